@@ -1,0 +1,315 @@
+// Package sqltext holds SQL text utilities shared by the stages: a lexer that
+// knows literals, quoted identifiers and comments, statement splitting, and
+// extraction of the tables a query reads.
+package sqltext
+
+import "strings"
+
+// TokenKind classifies a token.
+type TokenKind int
+
+// The token kinds.
+const (
+	Space        TokenKind = iota // white space
+	LineComment                   // -- … to end of line
+	BlockComment                  // /* … */ (nesting allowed, as PostgreSQL does)
+	String                        // '…' with '' escapes; also E'…', X'…', N'…' and $tag$…$tag$
+	QuotedIdent                   // "…", `…` or […]
+	Number                        // 12, 1.5, .5, 1e3, 0x1F
+	Word                          // keyword or bare identifier
+	Param                         // ?, ?1, $1, :name, @name
+	Punct                         // operators and punctuation: ( ) , ; . and the rest
+)
+
+// Token is one lexical token. Text is the exact source text, so joining the
+// Text of all tokens gives back the input.
+type Token struct {
+	Kind TokenKind
+	Text string
+	Pos  int // byte offset in the input
+}
+
+// Trivia reports whether t is white space or a comment.
+func (t Token) Trivia() bool { return t.Kind == Space || t.Kind == LineComment || t.Kind == BlockComment }
+
+// Is reports whether t is the word w, case-insensitively.
+func (t Token) Is(w string) bool { return t.Kind == Word && strings.EqualFold(t.Text, w) }
+
+// Ident returns the identifier t names: a bare word as written, a quoted
+// identifier without its quotes (doubled quotes undone). ok is false for
+// other tokens.
+func (t Token) Ident() (name string, ok bool) {
+	switch t.Kind {
+	case Word:
+		return t.Text, true
+	case QuotedIdent:
+		if len(t.Text) < 2 {
+			return "", false
+		}
+		q := t.Text[0]
+		inner := t.Text[1 : len(t.Text)-1]
+		switch q {
+		case '"':
+			return strings.ReplaceAll(inner, `""`, `"`), true
+		case '`':
+			return strings.ReplaceAll(inner, "``", "`"), true
+		}
+		return inner, true
+	}
+	return "", false
+}
+
+// Lex splits s into tokens. It never fails: an unterminated literal or
+// comment runs to the end of the input, as an engine would report it.
+func Lex(s string) []Token {
+	var toks []Token
+	i := 0
+	for i < len(s) {
+		start := i
+		kind := Punct
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			kind = Space
+			for i < len(s) && strings.IndexByte(" \t\n\r\f\v", s[i]) >= 0 {
+				i++
+			}
+		case c == '-' && i+1 < len(s) && s[i+1] == '-':
+			kind = LineComment
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < len(s) && s[i+1] == '*':
+			kind = BlockComment
+			depth := 0
+			for i < len(s) {
+				if strings.HasPrefix(s[i:], "/*") {
+					depth++
+					i += 2
+				} else if strings.HasPrefix(s[i:], "*/") {
+					depth--
+					i += 2
+					if depth == 0 {
+						break
+					}
+				} else {
+					i++
+				}
+			}
+		case c == '\'':
+			kind = String
+			i = quoted(s, i, '\'')
+		case (c == 'E' || c == 'e' || c == 'X' || c == 'x' || c == 'N' || c == 'n' || c == 'B' || c == 'b') && i+1 < len(s) && s[i+1] == '\'':
+			kind = String
+			if c == 'E' || c == 'e' {
+				i = escaped(s, i+1)
+			} else {
+				i = quoted(s, i+1, '\'')
+			}
+		case c == '"' || c == '`':
+			kind = QuotedIdent
+			i = quoted(s, i, c)
+		case c == '[':
+			kind = QuotedIdent
+			if j := strings.IndexByte(s[i:], ']'); j >= 0 {
+				i += j + 1
+			} else {
+				i = len(s)
+			}
+		case c == '$' && i+1 < len(s) && isDigit(s[i+1]):
+			kind = Param
+			i++
+			for i < len(s) && isDigit(s[i]) {
+				i++
+			}
+		case c == '$':
+			if end, ok := dollarQuoted(s, i); ok {
+				kind = String
+				i = end
+			} else {
+				i++
+			}
+		case isDigit(c) || (c == '.' && i+1 < len(s) && isDigit(s[i+1])):
+			kind = Number
+			i = number(s, i)
+		case isIdentStart(c):
+			kind = Word
+			for i < len(s) && isIdentPart(s[i]) {
+				i++
+			}
+		case c == '?':
+			kind = Param
+			i++
+			for i < len(s) && isDigit(s[i]) {
+				i++
+			}
+		case (c == ':' || c == '@') && i+1 < len(s) && isIdentStart(s[i+1]) && !(c == ':' && i > 0 && s[i-1] == ':'):
+			kind = Param
+			i++
+			for i < len(s) && isIdentPart(s[i]) {
+				i++
+			}
+		default:
+			i += operatorLen(s[i:])
+		}
+		toks = append(toks, Token{Kind: kind, Text: s[start:i], Pos: start})
+	}
+	return toks
+}
+
+// quoted scans a literal opened by q at s[i], where a doubled q escapes it.
+func quoted(s string, i int, q byte) int {
+	i++
+	for i < len(s) {
+		if s[i] == q {
+			if i+1 < len(s) && s[i+1] == q {
+				i += 2
+				continue
+			}
+			return i + 1
+		}
+		i++
+	}
+	return len(s)
+}
+
+// escaped scans a PostgreSQL E'…' literal opened at s[i], where backslash
+// escapes too.
+func escaped(s string, i int) int {
+	i++
+	for i < len(s) {
+		switch s[i] {
+		case '\\':
+			i += 2
+			continue
+		case '\'':
+			if i+1 < len(s) && s[i+1] == '\'' {
+				i += 2
+				continue
+			}
+			return i + 1
+		}
+		i++
+	}
+	return len(s)
+}
+
+// dollarQuoted scans a PostgreSQL $tag$…$tag$ literal at s[i].
+func dollarQuoted(s string, i int) (int, bool) {
+	j := i + 1
+	for j < len(s) && isIdentPart(s[j]) && s[j] != '$' {
+		j++
+	}
+	if j >= len(s) || s[j] != '$' {
+		return 0, false
+	}
+	tag := s[i : j+1]
+	if k := strings.Index(s[j+1:], tag); k >= 0 {
+		return j + 1 + k + len(tag), true
+	}
+	return len(s), true
+}
+
+func number(s string, i int) int {
+	if strings.HasPrefix(s[i:], "0x") || strings.HasPrefix(s[i:], "0X") {
+		i += 2
+		for i < len(s) && strings.IndexByte("0123456789abcdefABCDEF", s[i]) >= 0 {
+			i++
+		}
+		return i
+	}
+	for i < len(s) && (isDigit(s[i]) || s[i] == '.') {
+		i++
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if j < len(s) && isDigit(s[j]) {
+			i = j
+			for i < len(s) && isDigit(s[i]) {
+				i++
+			}
+		}
+	}
+	return i
+}
+
+var operators = []string{"<=>", "->>", "#>>", "::", "<=", ">=", "<>", "!=", "==", "||", "<<", ">>", "->", "#>", "@>", "<@", "~*", "!~", "&&"}
+
+func operatorLen(s string) int {
+	for _, op := range operators {
+		if strings.HasPrefix(s, op) {
+			return len(op)
+		}
+	}
+	// One byte, or one whole UTF-8 sequence for a stray non-ASCII rune.
+	if s[0] < 0x80 {
+		return 1
+	}
+	n := 1
+	for n < len(s) && n < 4 && s[n]&0xC0 == 0x80 {
+		n++
+	}
+	return n
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isIdentStart(c byte) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80
+}
+
+func isIdentPart(c byte) bool { return isIdentStart(c) || isDigit(c) || c == '$' }
+
+// Significant returns the tokens that are not white space or comments.
+func Significant(toks []Token) []Token {
+	out := make([]Token, 0, len(toks))
+	for _, t := range toks {
+		if !t.Trivia() {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Statements splits s at top-level semicolons and returns each statement's
+// text, trimmed of surrounding white space and its final semicolon.
+// Semicolons inside literals, quoted identifiers and comments do not split;
+// a piece made only of white space and comments is not a statement.
+func Statements(s string) []string {
+	var out []string
+	toks := Lex(s)
+	start, significant := 0, false
+	flush := func(end int) {
+		if significant {
+			out = append(out, strings.TrimSpace(s[start:end]))
+		}
+	}
+	for _, t := range toks {
+		if t.Kind == Punct && t.Text == ";" {
+			flush(t.Pos)
+			start, significant = t.Pos+1, false
+			continue
+		}
+		if !t.Trivia() {
+			significant = true
+		}
+	}
+	flush(len(s))
+	return out
+}
+
+// StripTrailing returns sql without trailing white space, comments and
+// semicolons after its last significant token.
+func StripTrailing(sql string) string {
+	toks := Lex(sql)
+	end := 0
+	for _, t := range toks {
+		if !t.Trivia() && !(t.Kind == Punct && t.Text == ";") {
+			end = t.Pos + len(t.Text)
+		}
+	}
+	return strings.TrimSpace(sql[:end])
+}

@@ -1,0 +1,110 @@
+// Package schema is the schema model — tables, views, columns, types, keys,
+// comments — with introspection per dialect and rendering of a subset as DDL
+// for a prompt. The schema model, not a vector store, is the source of truth
+// for what a prompt shows.
+package schema
+
+import (
+	"strings"
+
+	text2sql "github.com/text2sql-go/text2sql"
+)
+
+// Database is the schema of one database.
+type Database struct {
+	Name    string
+	Dialect text2sql.Dialect
+	Tables  []*Table // in introspection order (sorted by schema, then name)
+}
+
+// Table is a table or view.
+type Table struct {
+	// Schema is the namespace ("public", "sales"); empty for SQLite main.
+	Schema      string
+	Name        string
+	Kind        TableKind
+	Columns     []Column
+	PrimaryKey  []string // column names, in key order
+	ForeignKeys []ForeignKey
+	Comment     string // COMMENT ON text, where the engine has one
+}
+
+// TableKind says what sort of relation a Table is.
+type TableKind string
+
+// The table kinds.
+const (
+	KindTable            TableKind = "table"
+	KindView             TableKind = "view"
+	KindMaterializedView TableKind = "materialized view"
+)
+
+// Column is one column of a table or view.
+type Column struct {
+	Name    string
+	Type    string // as declared; may be empty in SQLite
+	NotNull bool
+	Comment string
+}
+
+// ForeignKey is a reference from Columns of a table to RefColumns of RefTable.
+type ForeignKey struct {
+	Columns    []string
+	RefSchema  string
+	RefTable   string
+	RefColumns []string // may be empty in SQLite: the referenced primary key
+}
+
+// QualifiedName is the table's name as a query would write it without
+// quoting: "schema.name" when Schema is set, else "name".
+func (t *Table) QualifiedName() string {
+	if t.Schema == "" {
+		return t.Name
+	}
+	return t.Schema + "." + t.Name
+}
+
+// Column returns the column named name (exact match first, then
+// case-insensitive), or nil.
+func (t *Table) Column(name string) *Column {
+	for i := range t.Columns {
+		if t.Columns[i].Name == name {
+			return &t.Columns[i]
+		}
+	}
+	for i := range t.Columns {
+		if strings.EqualFold(t.Columns[i].Name, name) {
+			return &t.Columns[i]
+		}
+	}
+	return nil
+}
+
+// Lookup finds a table by "name" or "schema.name": an exact match first,
+// then a case-insensitive one. An unqualified name matches a table in any
+// schema only when exactly one table has that name. It returns nil when no
+// table matches.
+func (d *Database) Lookup(name string) *Table {
+	sch, base := "", name
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		sch, base = name[:i], name[i+1:]
+	}
+	for _, eq := range []func(a, b string) bool{func(a, b string) bool { return a == b }, strings.EqualFold} {
+		var found *Table
+		n := 0
+		for _, t := range d.Tables {
+			if !eq(t.Name, base) {
+				continue
+			}
+			if sch != "" && !eq(t.Schema, sch) {
+				continue
+			}
+			found = t
+			n++
+		}
+		if n == 1 || (n > 1 && sch != "") {
+			return found
+		}
+	}
+	return nil
+}

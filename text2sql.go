@@ -1,0 +1,358 @@
+package text2sql
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Dialect names the SQL dialect of the target database. It decides identifier
+// quoting, the functions a prompt may mention and the checks applied.
+type Dialect string
+
+// The dialects this module knows.
+const (
+	DialectSQLite   Dialect = "sqlite"
+	DialectPostgres Dialect = "postgres"
+	DialectMySQL    Dialect = "mysql"
+)
+
+// Kind is the kind of a knowledge item.
+type Kind string
+
+// The knowledge kinds. Only the question of an example is indexed; its SQL
+// travels with the item.
+const (
+	KindTable   Kind = "table"   // what a table stores, its joins, the questions it answers, synonyms
+	KindColumn  Kind = "column"  // meaning, units and range of a column
+	KindRule    Kind = "rule"    // a business rule
+	KindExample Kind = "example" // a verified question → SQL pair
+	KindValue   Kind = "value"   // distinct text values of a low-cardinality column
+)
+
+// Stage names a step of the pipeline. A judge's verdict names one of
+// StageRetrieval, StagePlan or StageSQL as the faulty stage.
+type Stage string
+
+// The pipeline stages, in order.
+const (
+	StageRetrieval Stage = "retrieval"
+	StagePlan      Stage = "plan"
+	StageSQL       Stage = "sql" // generation of the SQL
+	StageExecution Stage = "execution"
+	StageJudge     Stage = "judge"
+)
+
+// Retriever finds what a question needs from the knowledge base.
+type Retriever interface {
+	Retrieve(ctx context.Context, req RetrieveRequest) (*Context, error)
+}
+
+// Planner decomposes a question into a structured plan before SQL is written.
+type Planner interface {
+	Plan(ctx context.Context, req PlanRequest) (*Plan, error)
+}
+
+// Generator writes SQL for a question from the retrieved context.
+type Generator interface {
+	Generate(ctx context.Context, req GenerateRequest) (*Candidate, error)
+}
+
+// Executor runs one statement as untrusted input. A refused or failing
+// statement is data in Result.Error; a Go error means the executor itself
+// cannot work (database unreachable, context cancelled).
+type Executor interface {
+	Execute(ctx context.Context, req ExecuteRequest) (*Result, error)
+}
+
+// Guard checks a statement the way an Executor would, without running it.
+// It returns nil or a *SQLError with the refusal kind. Knowledge bases use
+// it to check verified examples when they are added.
+type Guard interface {
+	Check(ctx context.Context, sql string) error
+}
+
+// Judge reviews a whole attempt and says whether it answers the question,
+// and if not, which stage is at fault.
+type Judge interface {
+	Judge(ctx context.Context, req JudgeRequest) (*Verdict, error)
+}
+
+// Model is one chat/completion call to a language model.
+type Model interface {
+	Complete(ctx context.Context, req ModelRequest) (*ModelResponse, error)
+}
+
+// Embedder turns text into vectors. Name and Dimension identify the vector
+// space; both enter the index fingerprint, so changing either rebuilds it.
+type Embedder interface {
+	// EmbedDocuments returns one vector per text, each of length Dimension().
+	EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error)
+	// EmbedQuery returns the vector of a search query.
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
+	Name() string
+	Dimension() int
+}
+
+// RetrieverFunc lets a plain function serve as a Retriever.
+type RetrieverFunc func(ctx context.Context, req RetrieveRequest) (*Context, error)
+
+// Retrieve calls f.
+func (f RetrieverFunc) Retrieve(ctx context.Context, req RetrieveRequest) (*Context, error) {
+	return f(ctx, req)
+}
+
+// PlannerFunc lets a plain function serve as a Planner.
+type PlannerFunc func(ctx context.Context, req PlanRequest) (*Plan, error)
+
+// Plan calls f.
+func (f PlannerFunc) Plan(ctx context.Context, req PlanRequest) (*Plan, error) { return f(ctx, req) }
+
+// GeneratorFunc lets a plain function serve as a Generator.
+type GeneratorFunc func(ctx context.Context, req GenerateRequest) (*Candidate, error)
+
+// Generate calls f.
+func (f GeneratorFunc) Generate(ctx context.Context, req GenerateRequest) (*Candidate, error) {
+	return f(ctx, req)
+}
+
+// ExecutorFunc lets a plain function serve as an Executor.
+type ExecutorFunc func(ctx context.Context, req ExecuteRequest) (*Result, error)
+
+// Execute calls f.
+func (f ExecutorFunc) Execute(ctx context.Context, req ExecuteRequest) (*Result, error) {
+	return f(ctx, req)
+}
+
+// JudgeFunc lets a plain function serve as a Judge.
+type JudgeFunc func(ctx context.Context, req JudgeRequest) (*Verdict, error)
+
+// Judge calls f.
+func (f JudgeFunc) Judge(ctx context.Context, req JudgeRequest) (*Verdict, error) { return f(ctx, req) }
+
+// ModelFunc lets a plain function serve as a Model.
+type ModelFunc func(ctx context.Context, req ModelRequest) (*ModelResponse, error)
+
+// Complete calls f.
+func (f ModelFunc) Complete(ctx context.Context, req ModelRequest) (*ModelResponse, error) {
+	return f(ctx, req)
+}
+
+// RetrieveRequest asks for the context of one question.
+type RetrieveRequest struct {
+	Question string
+	// Terms are extra search terms, e.g. a judge's hints on a retry.
+	Terms []string
+	// RequiredTables are always shown, e.g. tables a judge found missing.
+	RequiredTables []string
+}
+
+// Item is one retrieved knowledge item.
+type Item struct {
+	ID     string `json:"id"` // stable, e.g. "table:students", "example:q3"
+	Kind   Kind   `json:"kind"`
+	Text   string `json:"text"`
+	Table  string `json:"table,omitempty"`  // the table a table/column/value item is about
+	Column string `json:"column,omitempty"` // the column a column/value item is about
+	SQL    string `json:"sql,omitempty"`    // an example's SQL
+	// Score is the fused Reciprocal Rank Fusion score: sum of 1/(k+rank) over
+	// the rankings that found the item (k=60 by default), so at most 2/61.
+	Score float64 `json:"score"`
+	// Similarity is the cosine similarity of the query and item vectors,
+	// in [-1, 1]; 0 when the vector search did not return the item.
+	Similarity float64 `json:"similarity"`
+	// Provenance says how the item was found: "bm25", "vector", "bm25+vector".
+	Provenance string `json:"provenance"`
+}
+
+// TableRef is a table shown to the model, with why it is shown.
+type TableRef struct {
+	Name string `json:"name"` // as in the schema model, schema-qualified when not in the default schema
+	// Reason is "retrieved", "via example <id>", "join path", or "required".
+	Reason string  `json:"reason"`
+	Score  float64 `json:"score"` // best fused score of an item about this table; 0 when linked
+}
+
+// ExampleMatch is a verified example that matches the question closely
+// enough for its SQL to be reused without a model call.
+type ExampleMatch struct {
+	ID       string `json:"id"`
+	Question string `json:"question"`
+	SQL      string `json:"sql"`
+	// Similarity is 1 for a match of the normalised text, else the cosine
+	// similarity of the two questions' vectors.
+	Similarity float64 `json:"similarity"`
+}
+
+// Context is what the retriever found for a question.
+type Context struct {
+	Question string     `json:"question"`
+	Dialect  Dialect    `json:"dialect"`
+	Items    []Item     `json:"items"`  // ranked by Score, highest first, within per-kind quotas
+	Tables   []TableRef `json:"tables"` // the tables shown, in rank order
+	// Schema is the DDL of Tables rendered from the schema model (full
+	// column lists, keys and foreign keys), ready for a prompt.
+	Schema string `json:"schema"`
+	// LowConfidence is set when the best match is weak: the question may
+	// not be about this database.
+	LowConfidence bool `json:"low_confidence"`
+	// BestSimilarity is the highest cosine similarity of any item, in [-1, 1].
+	BestSimilarity float64 `json:"best_similarity"`
+	// Match is a verified example close enough to reuse, or nil.
+	Match *ExampleMatch `json:"match,omitempty"`
+}
+
+// Plan is a structured decomposition of a question.
+type Plan struct {
+	Database    string       `json:"database"`
+	Objects     []PlanObject `json:"objects"`
+	Instruction []string     `json:"instruction"` // ordered steps: joins, filters, grouping, ordering
+	Output      string       `json:"output"`      // the columns and shape of the answer
+	Calls       []ModelCall  `json:"calls,omitempty"`
+}
+
+// PlanObject is a table, column or value a plan uses.
+type PlanObject struct {
+	Kind  string `json:"kind"` // "table", "column" or "value"
+	Name  string `json:"name"` // "table" or "table.column"; for a value, the column it filters
+	Value string `json:"value,omitempty"`
+}
+
+// PlanRequest asks for a plan.
+type PlanRequest struct {
+	Question string
+	Context  *Context
+	Attempts []Attempt // earlier attempts, oldest first
+	Hints    []string  // a judge's hints for this stage
+}
+
+// GenerateRequest asks for SQL.
+type GenerateRequest struct {
+	Question string
+	Context  *Context
+	Plan     *Plan     // nil when no planner ran
+	Attempts []Attempt // earlier attempts with their errors and verdicts, oldest first
+	Hints    []string  // a judge's hints for this stage
+}
+
+// Candidate is what a generator returns.
+type Candidate struct {
+	Answerable  bool   `json:"answerable"`
+	SQL         string `json:"sql"`
+	Explanation string `json:"explanation"`
+	// Calls are the model calls made to produce this candidate (one, or two
+	// when a malformed answer was re-asked); none when an example was reused.
+	Calls []ModelCall `json:"calls,omitempty"`
+}
+
+// ExecuteRequest asks an executor to run one statement.
+type ExecuteRequest struct {
+	SQL string
+	// MaxRows caps the rows read; 0 means the executor's default. Reading
+	// stops at MaxRows+1 and the result is marked truncated.
+	MaxRows int
+	// Timeout bounds this one execution; 0 means the executor's default.
+	Timeout time.Duration
+}
+
+// Result is the outcome of one execution. Error is nil on success.
+type Result struct {
+	Columns   []string      `json:"columns"`
+	Rows      [][]any       `json:"rows"`
+	RowCount  int           `json:"row_count"` // len(Rows)
+	Truncated bool          `json:"truncated"` // more rows existed than the cap
+	Duration  time.Duration `json:"duration"`  // wall time of this execution
+	Error     *SQLError     `json:"error,omitempty"`
+}
+
+// JudgeRequest asks a judge to review an attempt.
+type JudgeRequest struct {
+	Question string
+	Context  *Context
+	Plan     *Plan
+	Current  Attempt   // the attempt under review
+	Attempts []Attempt // earlier attempts, oldest first
+	Warnings []string  // warnings of deterministic checks
+}
+
+// Verdict is a judge's review.
+type Verdict struct {
+	OK bool `json:"ok"`
+	// Stage is the faulty stage when !OK: StageRetrieval, StagePlan or StageSQL.
+	Stage  Stage    `json:"stage,omitempty"`
+	Reason string   `json:"reason,omitempty"`
+	Hints  []string `json:"hints,omitempty"`
+	// Terms and Tables guide a new retrieval when Stage is StageRetrieval.
+	Terms  []string    `json:"terms,omitempty"`
+	Tables []string    `json:"tables,omitempty"`
+	Calls  []ModelCall `json:"calls,omitempty"`
+}
+
+// Attempt is one pass through generation (and, when it ran, execution and
+// judging).
+type Attempt struct {
+	N         int        `json:"n"` // 1-based
+	Plan      *Plan      `json:"plan,omitempty"`
+	Candidate *Candidate `json:"candidate,omitempty"`
+	Result    *Result    `json:"result,omitempty"`
+	Verdict   *Verdict   `json:"verdict,omitempty"`
+	// Error is why this attempt failed before a result: an unparsable model
+	// answer, for instance. Execution errors are in Result.Error.
+	Error string `json:"error,omitempty"`
+}
+
+// Role is the author of a chat message.
+type Role string
+
+// The chat roles.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Message is one turn of a conversation with a model.
+type Message struct {
+	Role    Role   `json:"role"`
+	Content string `json:"content"`
+}
+
+// ModelRequest is one call to a model.
+type ModelRequest struct {
+	System   string    // system instruction
+	Messages []Message // the conversation, oldest first
+	// Schema, when set, is a JSON Schema the answer must follow; providers
+	// that support structured output enforce it, others get it in the prompt.
+	Schema json.RawMessage
+	// Temperature in [0, 2]; nil means the provider's default.
+	Temperature *float64
+	// MaxTokens caps the answer; 0 means the provider's default.
+	MaxTokens int
+}
+
+// ModelResponse is a model's answer.
+type ModelResponse struct {
+	Text  string `json:"text"`
+	Model string `json:"model"` // the model that answered, as the provider names it
+	Usage Usage  `json:"usage"`
+}
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens}
+}
+
+// ModelCall records one model call for the trace.
+type ModelCall struct {
+	Model    string        `json:"model"`
+	Usage    Usage         `json:"usage"`
+	Duration time.Duration `json:"duration"`
+	// Prompt is the system instruction and messages sent, for the host's
+	// eyes only: services must not return it to clients.
+	Prompt string `json:"-"`
+}
