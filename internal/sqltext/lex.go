@@ -30,7 +30,9 @@ type Token struct {
 }
 
 // Trivia reports whether t is white space or a comment.
-func (t Token) Trivia() bool { return t.Kind == Space || t.Kind == LineComment || t.Kind == BlockComment }
+func (t Token) Trivia() bool {
+	return t.Kind == Space || t.Kind == LineComment || t.Kind == BlockComment
+}
 
 // Is reports whether t is the word w, case-insensitively.
 func (t Token) Is(w string) bool { return t.Kind == Word && strings.EqualFold(t.Text, w) }

@@ -39,7 +39,7 @@ func Tables(sql string) []TableRef {
 	var (
 		out    []TableRef
 		seen   = map[string]bool{}
-		parens []string    // word before each open paren
+		parens []string        // word before each open paren
 		active = []bool{false} // FROM list open at each depth
 	)
 	add := func(r TableRef) {
