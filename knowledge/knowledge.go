@@ -3,6 +3,8 @@
 // values, built in Go or loaded from a YAML or JSON file.
 package knowledge
 
+import text2sql "github.com/text2sql-go/text2sql"
+
 // Base is a knowledge base. The zero value is empty and usable.
 type Base struct {
 	Tables   []TableNote  `json:"tables,omitempty" yaml:"tables,omitempty"`
@@ -52,4 +54,17 @@ type ValueList struct {
 	Table  string   `json:"table" yaml:"table"`
 	Column string   `json:"column" yaml:"column"`
 	Values []string `json:"values" yaml:"values"`
+}
+
+// Document is one indexed chunk of the knowledge base: what a retriever
+// searches. IDs are stable across builds: "table:<table>",
+// "column:<table>.<column>", "rule:<id>", "example:<id>",
+// "value:<table>.<column>".
+type Document struct {
+	ID     string
+	Kind   text2sql.Kind
+	Text   string // the indexed text; for an example, only its question
+	Table  string // the table a table/column/value document is about
+	Column string // the column a column/value document is about
+	SQL    string // an example's SQL
 }
