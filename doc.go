@@ -1,0 +1,25 @@
+// Package text2sql is a retrieval-augmented text-to-SQL pipeline: a question
+// in plain English goes in; the answer, the SQL that produced it and how it
+// was checked come out.
+//
+// The pipeline is composed of small stage interfaces — Retriever, Planner,
+// Generator, Executor, Judge — plus Model and Embedder, each with default
+// implementations in sub-packages:
+//
+//	retriever/       hybrid BM25 + vector retrieval fused by Reciprocal Rank Fusion
+//	generator/       LLM SQL generation with structured JSON output
+//	executor/sqlite  guarded read-only SQLite execution
+//	executor/        guarded execution on any database/sql driver
+//	llm/gemini, llm/openai, llm/llmtest   models (llmtest is a scripted fake for tests)
+//	embed/hashing, embed/gemini, embed/openai  embedders (hashing is the offline default)
+//	schema/, knowledge/  the schema model and the knowledge base
+//
+// This package imports only the standard library; a heavy dependency lives in
+// the sub-package that needs it.
+//
+// Generated SQL is untrusted input: executors refuse anything but one
+// read-only statement and run it on a read-only connection with a row cap
+// and a time limit. Refusals and SQL errors are data (Result.Error, an
+// *SQLError with a stable ErrorKind) that the repair loop feeds back to the
+// generator.
+package text2sql

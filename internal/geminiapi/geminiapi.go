@@ -1,0 +1,177 @@
+// Package geminiapi holds what llm/gemini and embed/gemini share: building
+// a google.golang.org/genai client for the Gemini API (Developer API
+// backend, API key auth, the SDK's own retries off), running calls through
+// the retry loop and mapping failures to *text2sql.ModelError with the API
+// key scrubbed from every message.
+package geminiapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/retry"
+)
+
+// Provider is the ModelError.Provider of Gemini failures.
+const Provider = "gemini"
+
+// DefaultBaseURL is the Gemini API endpoint.
+const DefaultBaseURL = "https://generativelanguage.googleapis.com/"
+
+// Config configures a Client.
+type Config struct {
+	APIKey     string       // required
+	BaseURL    string       // "" means DefaultBaseURL
+	HTTPClient *http.Client // nil means a new default client; never modified
+	Policy     retry.Policy
+}
+
+// Client is a genai client plus the retry policy and the key to scrub.
+type Client struct {
+	GenAI  *genai.Client
+	Policy retry.Policy
+	key    string
+}
+
+// New builds a Client. It returns an error wrapping
+// text2sql.ErrInvalidConfig when the key is missing or the base URL is not
+// an absolute http(s) URL. The SDK does not read the environment for the
+// key, backend or base URL: Config is the only source.
+func New(ctx context.Context, cfg Config) (*Client, error) {
+	if strings.TrimSpace(cfg.APIKey) == "" {
+		return nil, fmt.Errorf("%w: gemini: APIKey is required (set Options.APIKey, or use FromEnv with GEMINI_API_KEY)", text2sql.ErrInvalidConfig)
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: gemini: BaseURL %q is not an absolute http(s) URL", text2sql.ErrInvalidConfig, retry.Redact(base, cfg.APIKey))
+	}
+	gc, err := genai.NewClient(ctx, &genai.ClientConfig{
+		APIKey:     cfg.APIKey,
+		Backend:    genai.BackendGeminiAPI,
+		HTTPClient: retry.WrapClient(cfg.HTTPClient),
+		HTTPOptions: genai.HTTPOptions{
+			BaseURL: base,
+			// RetryOptions stays nil: the SDK then sends each request
+			// once, and our loop does the retrying.
+		},
+	})
+	if err != nil {
+		// The SDK prints its whole config, key included, in some errors.
+		return nil, fmt.Errorf("%w: gemini: %s", text2sql.ErrInvalidConfig, retry.Redact(err.Error(), cfg.APIKey))
+	}
+	return &Client{GenAI: gc, Policy: cfg.Policy, key: cfg.APIKey}, nil
+}
+
+// Do runs fn under the retry policy. fn's errors are mapped by Error; fn may
+// also return a *text2sql.ModelError of its own (a blocked prompt), which is
+// kept, its message scrubbed.
+func (c *Client) Do(ctx context.Context, fn func(ctx context.Context) error) error {
+	return c.Policy.Do(ctx, func(ctx context.Context) error {
+		tctx, tr := retry.Track(ctx)
+		err := fn(tctx)
+		if err == nil {
+			return nil
+		}
+		return c.Error(ctx, err, tr)
+	})
+}
+
+// Error maps an SDK error to what callers see:
+//   - ctx ended: an error wrapping ctx.Err();
+//   - an HTTP error response: *text2sql.ModelError with the status,
+//     Retryable for 429/5xx, and the server's wait (Retry-After header or
+//     google.rpc.RetryInfo) attached for the retry loop;
+//   - a 2xx response the SDK could not decode: non-retryable ModelError
+//     "invalid response";
+//   - no response (connection failure): ModelError with StatusCode 0,
+//     Retryable;
+//   - anything else (the SDK refused the request): non-retryable ModelError.
+//
+// Every message has the API key and credential-like URL parameters removed.
+func (c *Client) Error(ctx context.Context, err error, tr *retry.Tracker) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", Provider, ctx.Err())
+	}
+	var me *text2sql.ModelError
+	if errors.As(err, &me) {
+		cp := *me
+		cp.Message = retry.Redact(cp.Message, c.key)
+		return &cp
+	}
+	status, hdr := tr.Last()
+	var apiErr genai.APIError
+	isAPI := errors.As(err, &apiErr)
+	if status == 0 && isAPI {
+		status = apiErr.Code
+	}
+	switch {
+	case status >= 300 || (isAPI && status != 0):
+		msg := err.Error()
+		if isAPI {
+			msg = apiErr.Message
+			if msg == "" {
+				msg = http.StatusText(status)
+			}
+			if apiErr.Status != "" && !strings.Contains(msg, apiErr.Status) {
+				msg += " [" + apiErr.Status + "]"
+			}
+		}
+		out := &text2sql.ModelError{
+			Provider:   Provider,
+			StatusCode: status,
+			Message:    retry.Redact(msg, c.key),
+			Retryable:  retry.Retryable(status),
+		}
+		wait, ok := retry.ParseRetryAfter(hdr)
+		if !ok && isAPI {
+			wait, ok = retryInfo(apiErr.Details)
+		}
+		if ok && out.Retryable {
+			return retry.After(out, wait)
+		}
+		return out
+	case status >= 200:
+		return &text2sql.ModelError{
+			Provider:   Provider,
+			StatusCode: status,
+			Message:    "invalid response: " + retry.Redact(err.Error(), c.key),
+		}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return &text2sql.ModelError{
+			Provider:  Provider,
+			Message:   "request failed: " + retry.Redact(ue.Err.Error(), c.key),
+			Retryable: true,
+		}
+	}
+	return &text2sql.ModelError{Provider: Provider, Message: retry.Redact(err.Error(), c.key)}
+}
+
+// retryInfo reads the wait of a google.rpc.RetryInfo error detail, e.g.
+// {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37s"}.
+func retryInfo(details []map[string]any) (time.Duration, bool) {
+	for _, d := range details {
+		t, _ := d["@type"].(string)
+		if !strings.HasSuffix(t, "google.rpc.RetryInfo") {
+			continue
+		}
+		s, _ := d["retryDelay"].(string)
+		if v, err := time.ParseDuration(s); err == nil && v >= 0 {
+			return v, true
+		}
+	}
+	return 0, false
+}

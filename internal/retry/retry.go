@@ -1,0 +1,210 @@
+// Package retry runs provider HTTP calls with bounded retries and helps turn
+// their failures into *text2sql.ModelError values that never hold a secret.
+//
+// It is shared by the model and embedding providers (llm/gemini, llm/openai,
+// embed/gemini, embed/openai). The loop retries only errors that are a
+// *text2sql.ModelError with Retryable set (HTTP 429, 5xx, or no response at
+// all), waits with exponential backoff and jitter, honours a server-requested
+// delay (Retry-After, retry-after-ms, Google RetryInfo) and stops as soon as
+// the context ends.
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/text2sql-go/text2sql"
+)
+
+// Defaults of a Policy's zero fields.
+const (
+	DefaultMaxRetries = 3
+	DefaultBaseDelay  = 500 * time.Millisecond
+	DefaultMaxDelay   = 60 * time.Second
+)
+
+// Policy says how often and how long to retry.
+type Policy struct {
+	// MaxRetries is the number of retries after the first attempt. 0 means
+	// DefaultMaxRetries; a negative value means no retry at all.
+	MaxRetries int
+	// BaseDelay is the wait before the first retry; it doubles on each
+	// further retry, and a random jitter takes up to half of it off. 0 means
+	// DefaultBaseDelay.
+	BaseDelay time.Duration
+	// MaxDelay caps every wait. A server asking for a longer wait ends the
+	// retries at once with the last error. 0 means DefaultMaxDelay.
+	MaxDelay time.Duration
+	// Sleep waits d or until ctx ends, returning ctx.Err() in that case.
+	// nil means a timer. Tests replace it to record waits.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// New returns a Policy from provider options: maxRetries, baseDelay and
+// maxDelay as documented on the Policy fields.
+func New(maxRetries int, baseDelay, maxDelay time.Duration) Policy {
+	return Policy{MaxRetries: maxRetries, BaseDelay: baseDelay, MaxDelay: maxDelay}
+}
+
+func (p Policy) retries() int {
+	switch {
+	case p.MaxRetries < 0:
+		return 0
+	case p.MaxRetries == 0:
+		return DefaultMaxRetries
+	}
+	return p.MaxRetries
+}
+
+func (p Policy) base() time.Duration {
+	if p.BaseDelay <= 0 {
+		return DefaultBaseDelay
+	}
+	return p.BaseDelay
+}
+
+func (p Policy) max() time.Duration {
+	if p.MaxDelay <= 0 {
+		return DefaultMaxDelay
+	}
+	return p.MaxDelay
+}
+
+// Backoff returns the wait before retry number n (0 for the first retry):
+// BaseDelay·2ⁿ capped at MaxDelay, less a random jitter of up to half.
+func (p Policy) Backoff(n int) time.Duration {
+	d := p.base()
+	for i := 0; i < n && d < p.max(); i++ {
+		d *= 2
+	}
+	d = min(d, p.max())
+	half := d / 2
+	if half > 0 {
+		d = half + rand.N(half+1)
+	}
+	return d
+}
+
+func (p Policy) sleep(ctx context.Context, d time.Duration) error {
+	if p.Sleep != nil {
+		return p.Sleep(ctx, d)
+	}
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Do calls fn until it returns nil, returns an error that is not retryable,
+// the retries are spent, or ctx ends.
+//
+// An error is retryable when it is (or wraps) a *text2sql.ModelError with
+// Retryable set. fn may wrap its error with After to ask for a minimum wait.
+//
+// Do returns nil; fn's last error (with the After wrapper removed; when
+// retries were made, a *text2sql.ModelError's message says how many attempts
+// there were); or, when ctx ends before or between attempts, an error
+// wrapping ctx.Err() (so errors.Is(err, context.DeadlineExceeded) or
+// context.Canceled holds) that also names the last attempt's failure.
+func (p Policy) Do(ctx context.Context, fn func(ctx context.Context) error) error {
+	var last error
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return ctxError(err, last)
+		}
+		err := fn(ctx)
+		if err == nil {
+			return nil
+		}
+		wait, hinted := hint(err)
+		err = strip(err)
+		last = err
+		if ctx.Err() != nil {
+			return ctxError(ctx.Err(), last)
+		}
+		var me *text2sql.ModelError
+		if !errors.As(err, &me) || !me.Retryable {
+			return err
+		}
+		if attempt >= p.retries() {
+			return annotate(err, fmt.Sprintf("gave up after %d attempts", attempt+1))
+		}
+		if hinted && wait > p.max() {
+			return annotate(err, fmt.Sprintf("server asked to wait %v", wait.Round(time.Millisecond)))
+		}
+		d := max(p.Backoff(attempt), wait)
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+			// Waiting would outlast the caller's deadline: say so now
+			// rather than sleep into it.
+			return annotate(err, fmt.Sprintf("next retry in %v would pass the context deadline", d.Round(time.Millisecond)))
+		}
+		if serr := p.sleep(ctx, d); serr != nil {
+			return ctxError(serr, last)
+		}
+	}
+}
+
+func ctxError(ctxErr, last error) error {
+	if last == nil {
+		return ctxErr
+	}
+	return fmt.Errorf("%w (last attempt: %v)", ctxErr, last)
+}
+
+// annotate returns a copy of a *text2sql.ModelError err with note appended
+// to its message; other errors are returned as they are.
+func annotate(err error, note string) error {
+	if me, ok := err.(*text2sql.ModelError); ok {
+		c := *me
+		c.Message += " (" + note + ")"
+		return &c
+	}
+	return err
+}
+
+// hintError carries a server-requested wait along with an error.
+type hintError struct {
+	err   error
+	after time.Duration
+}
+
+func (h *hintError) Error() string { return h.err.Error() }
+func (h *hintError) Unwrap() error { return h.err }
+
+// After wraps err with a server-requested minimum wait before the next
+// attempt. Do removes the wrapper. A nil err or a non-positive d returns err.
+func After(err error, d time.Duration) error {
+	if err == nil || d <= 0 {
+		return err
+	}
+	return &hintError{err: err, after: d}
+}
+
+func hint(err error) (time.Duration, bool) {
+	if h, ok := err.(*hintError); ok {
+		return h.after, true
+	}
+	return 0, false
+}
+
+func strip(err error) error {
+	if h, ok := err.(*hintError); ok {
+		return h.err
+	}
+	return err
+}
+
+// Retryable reports whether an HTTP status is worth retrying: 429 and 5xx.
+func Retryable(status int) bool {
+	return status == 429 || status >= 500
+}

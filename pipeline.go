@@ -1,0 +1,496 @@
+package text2sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// DefaultMaxRepairs is the number of repairs Ask makes when Config.MaxRepairs
+// is zero.
+const DefaultMaxRepairs = 2
+
+// Config assembles a Pipeline. Zero values mean the documented defaults.
+type Config struct {
+	Retriever Retriever // required
+	Generator Generator // required
+	// Executor runs the SQL; required by Ask and Execute, not by Generate.
+	Executor Executor
+	Planner  Planner // optional; nil skips planning
+	Judge    Judge   // optional; nil skips judging
+	// MaxRepairs bounds the attempts after the first: an execution error or
+	// a judge's rejection sends the run back at most this many times.
+	// 0 means DefaultMaxRepairs; a negative value means no repair.
+	MaxRepairs int
+	// MaxRows caps the rows of each execution (the result is marked
+	// truncated); 0 means the executor's default.
+	MaxRows int
+	// Timeout bounds each execution; 0 means the executor's default.
+	Timeout time.Duration
+	// DisableExampleReuse turns off answering with a verified example's SQL
+	// (Context.Match) without a model call.
+	DisableExampleReuse bool
+	// DisableNoProgress turns off no-progress detection: by default a repair
+	// that returns the same SQL as an earlier failed attempt ends the run.
+	DisableNoProgress bool
+}
+
+// Pipeline runs retrieve → plan → generate → execute → judge with repair.
+// It is safe for concurrent use when its stages are.
+type Pipeline struct {
+	cfg Config
+}
+
+// New validates cfg and returns a Pipeline holding a copy of it. A missing
+// Retriever or Generator is an error wrapping ErrInvalidConfig.
+func New(cfg Config) (*Pipeline, error) {
+	if cfg.Retriever == nil {
+		return nil, invalidConfig("Retriever is required")
+	}
+	if cfg.Generator == nil {
+		return nil, invalidConfig("Generator is required")
+	}
+	if cfg.MaxRows < 0 {
+		return nil, invalidConfig("MaxRows %d is negative", cfg.MaxRows)
+	}
+	if cfg.Timeout < 0 {
+		return nil, invalidConfig("Timeout %v is negative", cfg.Timeout)
+	}
+	switch {
+	case cfg.MaxRepairs == 0:
+		cfg.MaxRepairs = DefaultMaxRepairs
+	case cfg.MaxRepairs < 0:
+		cfg.MaxRepairs = 0
+	}
+	return &Pipeline{cfg: cfg}, nil
+}
+
+// Status is the outcome of a run.
+type Status string
+
+// The run outcomes.
+const (
+	// StatusAnswered: the SQL executed without error; no judge reviewed it.
+	StatusAnswered Status = "answered"
+	// StatusVerified: the SQL executed and the judge accepted the answer.
+	StatusVerified Status = "verified"
+	// StatusUnverified: the repair budget was spent with the judge still
+	// rejecting; Answer holds the best attempt that executed.
+	StatusUnverified Status = "unverified"
+	// StatusDeclined: the generator marked the question not answerable from
+	// this database. Not an error; nothing was executed.
+	StatusDeclined Status = "declined"
+	// StatusGenerated: Generate produced SQL; nothing was executed.
+	StatusGenerated Status = "generated"
+	// StatusFailed: no attempt produced a usable result; Ask also returns
+	// an error.
+	StatusFailed Status = "failed"
+)
+
+// Answer is the outcome of Ask or Generate. Its fields describe the final
+// attempt; Attempts holds every attempt, oldest first.
+type Answer struct {
+	Question    string   `json:"question"`
+	Status      Status   `json:"status"`
+	SQL         string   `json:"sql"`
+	Explanation string   `json:"explanation"`
+	Result      *Result  `json:"result,omitempty"`
+	Context     *Context `json:"context,omitempty"`
+	Plan        *Plan    `json:"plan,omitempty"`
+	Verdict     *Verdict `json:"verdict,omitempty"`
+	// ReusedExample is the ID of the verified example whose SQL was reused
+	// without a model call, or "".
+	ReusedExample string    `json:"reused_example,omitempty"`
+	Attempts      []Attempt `json:"attempts"`
+	Trace         Trace     `json:"trace"`
+}
+
+// Trace records what each stage did.
+type Trace struct {
+	Steps      []Step        `json:"steps"`
+	Usage      Usage         `json:"usage"`       // total over every model call
+	ModelCalls int           `json:"model_calls"` // total
+	Duration   time.Duration `json:"duration"`    // wall time of the whole run
+}
+
+// Step is one stage run in a trace.
+type Step struct {
+	Stage    Stage         `json:"stage"`
+	Attempt  int           `json:"attempt"` // the attempt it belongs to; 0 before the first
+	Duration time.Duration `json:"duration"`
+	Usage    Usage         `json:"usage"`
+	// Outcome is a short description: "ok", "reused example q3",
+	// "error: …", "rejected: …", "declined".
+	Outcome string      `json:"outcome"`
+	Calls   []ModelCall `json:"calls,omitempty"`
+}
+
+func (t *Trace) add(stage Stage, attempt int, start time.Time, calls []ModelCall, outcome string) {
+	s := Step{Stage: stage, Attempt: attempt, Duration: time.Since(start), Outcome: outcome, Calls: calls}
+	for _, c := range calls {
+		s.Usage = s.Usage.Add(c.Usage)
+	}
+	t.Steps = append(t.Steps, s)
+	t.Usage = t.Usage.Add(s.Usage)
+	t.ModelCalls += len(calls)
+}
+
+// Generate retrieves context and generates SQL without executing it. The
+// answer's status is StatusGenerated, or StatusDeclined when the generator
+// marks the question not answerable. A reusable verified example is
+// returned without a model call unless reuse is disabled.
+func (p *Pipeline) Generate(ctx context.Context, question string) (*Answer, error) {
+	r := p.newRun(question)
+	defer r.finish()
+	if err := r.retrieve(ctx, RetrieveRequest{Question: question}); err != nil {
+		return r.fail(err)
+	}
+	if m := r.ans.Context.Match; m != nil && !p.cfg.DisableExampleReuse {
+		r.reuse(m)
+		r.ans.Status = StatusGenerated
+		return r.ans, nil
+	}
+	if err := r.plan(ctx, nil); err != nil {
+		return r.fail(err)
+	}
+	a, err := r.generate(ctx, nil)
+	if err != nil {
+		return r.fail(err)
+	}
+	r.settle(a)
+	r.ans.Status = StatusGenerated
+	if !a.Candidate.Answerable {
+		r.ans.Status = StatusDeclined
+	}
+	return r.ans, nil
+}
+
+// Ask answers a question: retrieve, plan (when a planner is set), generate,
+// execute, judge (when a judge is set), repairing as described on Config.
+//
+// The returned Answer is nil only when the pipeline has no Executor. On
+// failure it has StatusFailed, every attempt and the trace, and the error
+// says why: ErrRepairsExhausted when every attempt failed (wrapping the
+// last error), an *OutputError when the model's answer held no usable SQL,
+// a *ModelError (ErrModel) when a provider failed, ErrEmptyQuestion, or the
+// context's error when cancelled.
+func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
+	if p.cfg.Executor == nil {
+		return nil, invalidConfig("Ask needs an Executor")
+	}
+	r := p.newRun(question)
+	defer r.finish()
+	if err := r.retrieve(ctx, RetrieveRequest{Question: question}); err != nil {
+		return r.fail(err)
+	}
+	if m := r.ans.Context.Match; m != nil && !p.cfg.DisableExampleReuse {
+		a := r.reuse(m)
+		if err := r.execute(ctx, a); err != nil {
+			return r.fail(err)
+		}
+		if a.Result.Error == nil {
+			r.settle(a)
+			r.ans.Status = StatusAnswered
+			return r.ans, nil
+		}
+		// The example no longer runs: fall through to generation, which
+		// sees the failed attempt.
+		r.ans.ReusedExample = ""
+	}
+
+	redo := StagePlan // the stage the next attempt starts from
+	var hints []string
+	for {
+		if redo == StageRetrieval {
+			if err := r.retrieve(ctx, r.nextRetrieval()); err != nil {
+				return r.fail(err)
+			}
+			redo = StagePlan
+		}
+		if redo == StagePlan {
+			if err := r.plan(ctx, hints); err != nil {
+				return r.fail(err)
+			}
+		}
+		a, err := r.generate(ctx, hints)
+		hints = nil
+		var outErr *OutputError
+		switch {
+		case errors.As(err, &outErr):
+			// The generator has already re-asked within its own bound.
+			a.Error = err.Error()
+			r.ans.Attempts = append(r.ans.Attempts, *a)
+			return r.fail(err)
+		case err != nil:
+			return r.fail(err)
+		}
+		if !a.Candidate.Answerable {
+			r.settle(a)
+			r.ans.Attempts = append(r.ans.Attempts, *a)
+			r.ans.Status = StatusDeclined
+			return r.ans, nil
+		}
+		if prev := r.repeated(a.Candidate.SQL); prev != 0 && !p.cfg.DisableNoProgress {
+			a.Error = fmt.Sprintf("no progress: same SQL as attempt %d", prev)
+			r.ans.Attempts = append(r.ans.Attempts, *a)
+			r.trace.add(StageSQL, a.N, time.Now(), nil, "stopped: "+a.Error)
+			return r.exhausted(errors.New(a.Error))
+		}
+		if err := r.execute(ctx, a); err != nil {
+			return r.fail(err)
+		}
+		if a.Result.Error != nil {
+			r.ans.Attempts = append(r.ans.Attempts, *a)
+			if !r.canRepair() {
+				return r.exhausted(a.Result.Error)
+			}
+			redo = StageSQL
+			continue
+		}
+		if p.cfg.Judge == nil {
+			r.settle(a)
+			r.ans.Attempts = append(r.ans.Attempts, *a)
+			r.ans.Status = StatusAnswered
+			return r.ans, nil
+		}
+		v, err := r.judge(ctx, a)
+		if err != nil {
+			return r.fail(err)
+		}
+		a.Verdict = v
+		r.ans.Attempts = append(r.ans.Attempts, *a)
+		if v.OK {
+			r.settle(a)
+			r.ans.Status = StatusVerified
+			return r.ans, nil
+		}
+		if !r.canRepair() {
+			return r.unverified()
+		}
+		redo, hints = v.Stage, v.Hints
+		if redo != StageRetrieval && redo != StagePlan {
+			redo = StageSQL
+		}
+		r.lastVerdict = v
+	}
+}
+
+// Execute runs sql through the configured executor with the pipeline's row
+// cap and timeout: the same guard Ask uses. A refusal or SQL error is in
+// Result.Error; the error return is for an executor that cannot work.
+func (p *Pipeline) Execute(ctx context.Context, sql string) (*Result, error) {
+	if p.cfg.Executor == nil {
+		return nil, invalidConfig("Execute needs an Executor")
+	}
+	return p.cfg.Executor.Execute(ctx, ExecuteRequest{SQL: sql, MaxRows: p.cfg.MaxRows, Timeout: p.cfg.Timeout})
+}
+
+// run is the state of one Ask or Generate call.
+type run struct {
+	p           *Pipeline
+	ans         *Answer
+	trace       *Trace
+	start       time.Time
+	curPlan       *Plan
+	repairs     int
+	lastVerdict *Verdict
+}
+
+func (p *Pipeline) newRun(question string) *run {
+	ans := &Answer{Question: question}
+	return &run{p: p, ans: ans, trace: &ans.Trace, start: time.Now()}
+}
+
+func (r *run) finish() { r.trace.Duration = time.Since(r.start) }
+
+func (r *run) fail(err error) (*Answer, error) {
+	r.ans.Status = StatusFailed
+	return r.ans, err
+}
+
+// exhausted ends a run whose every attempt failed.
+func (r *run) exhausted(last error) (*Answer, error) {
+	if a := r.bestExecuted(); a != nil && r.p.cfg.Judge != nil {
+		return r.unverified()
+	}
+	return r.fail(fmt.Errorf("%w after %d attempts: %w", ErrRepairsExhausted, len(r.ans.Attempts), last))
+}
+
+// unverified ends a run whose budget is spent with no accepted attempt.
+func (r *run) unverified() (*Answer, error) {
+	a := r.bestExecuted()
+	if a == nil {
+		return r.fail(fmt.Errorf("%w: no attempt executed", ErrRepairsExhausted))
+	}
+	r.settle(a)
+	r.ans.Status = StatusUnverified
+	return r.ans, nil
+}
+
+// bestExecuted returns the latest attempt that executed without error.
+func (r *run) bestExecuted() *Attempt {
+	for i := len(r.ans.Attempts) - 1; i >= 0; i-- {
+		a := &r.ans.Attempts[i]
+		if a.Result != nil && a.Result.Error == nil {
+			return a
+		}
+	}
+	return nil
+}
+
+func (r *run) canRepair() bool {
+	if r.repairs >= r.p.cfg.MaxRepairs {
+		return false
+	}
+	r.repairs++
+	return true
+}
+
+// settle copies attempt a's outcome onto the answer.
+func (r *run) settle(a *Attempt) {
+	if a.Candidate != nil {
+		r.ans.SQL = a.Candidate.SQL
+		r.ans.Explanation = a.Candidate.Explanation
+	}
+	r.ans.Result = a.Result
+	r.ans.Plan = a.Plan
+	r.ans.Verdict = a.Verdict
+}
+
+// repeated returns the number of an earlier attempt with the same SQL
+// (compared without white space differences), or 0.
+func (r *run) repeated(sql string) int {
+	norm := strings.Join(strings.Fields(sql), " ")
+	for _, a := range r.ans.Attempts {
+		if a.Candidate != nil && strings.Join(strings.Fields(a.Candidate.SQL), " ") == norm {
+			return a.N
+		}
+	}
+	return 0
+}
+
+func (r *run) retrieve(ctx context.Context, req RetrieveRequest) error {
+	if strings.TrimSpace(req.Question) == "" {
+		return ErrEmptyQuestion
+	}
+	start := time.Now()
+	c, err := r.p.cfg.Retriever.Retrieve(ctx, req)
+	if err != nil {
+		r.trace.add(StageRetrieval, len(r.ans.Attempts), start, nil, "error: "+err.Error())
+		return fmt.Errorf("retrieve: %w", err)
+	}
+	r.ans.Context = c
+	outcome := fmt.Sprintf("ok: %d items, %d tables", len(c.Items), len(c.Tables))
+	if c.LowConfidence {
+		outcome += ", low confidence"
+	}
+	r.trace.add(StageRetrieval, len(r.ans.Attempts), start, nil, outcome)
+	return nil
+}
+
+// nextRetrieval is the request of a retrieval redone on a judge's verdict.
+func (r *run) nextRetrieval() RetrieveRequest {
+	req := RetrieveRequest{Question: r.ans.Question}
+	if v := r.lastVerdict; v != nil {
+		req.Terms, req.RequiredTables = v.Terms, v.Tables
+	}
+	return req
+}
+
+func (r *run) plan(ctx context.Context, hints []string) error {
+	if r.p.cfg.Planner == nil {
+		return nil
+	}
+	start := time.Now()
+	pl, err := r.p.cfg.Planner.Plan(ctx, PlanRequest{Question: r.ans.Question, Context: r.ans.Context, Attempts: r.ans.Attempts, Hints: hints})
+	if err != nil {
+		r.trace.add(StagePlan, len(r.ans.Attempts)+1, start, nil, "error: "+err.Error())
+		return fmt.Errorf("plan: %w", err)
+	}
+	r.curPlan = pl
+	r.trace.add(StagePlan, len(r.ans.Attempts)+1, start, pl.Calls, "ok")
+	return nil
+}
+
+// generate makes the next attempt's candidate. On an *OutputError the
+// attempt is returned with the error.
+func (r *run) generate(ctx context.Context, hints []string) (*Attempt, error) {
+	a := &Attempt{N: len(r.ans.Attempts) + 1, Plan: r.curPlan}
+	start := time.Now()
+	c, err := r.p.cfg.Generator.Generate(ctx, GenerateRequest{
+		Question: r.ans.Question, Context: r.ans.Context, Plan: r.curPlan, Attempts: r.ans.Attempts, Hints: hints,
+	})
+	var calls []ModelCall
+	if c != nil {
+		calls = c.Calls
+	}
+	if err != nil {
+		r.trace.add(StageSQL, a.N, start, calls, "error: "+err.Error())
+		var outErr *OutputError
+		if errors.As(err, &outErr) {
+			return a, err
+		}
+		return nil, fmt.Errorf("generate: %w", err)
+	}
+	a.Candidate = c
+	outcome := "ok"
+	if !c.Answerable {
+		outcome = "declined"
+	}
+	r.trace.add(StageSQL, a.N, start, calls, outcome)
+	return a, nil
+}
+
+// reuse makes an attempt from a verified example without a model call.
+func (r *run) reuse(m *ExampleMatch) *Attempt {
+	a := &Attempt{N: 1, Candidate: &Candidate{
+		Answerable:  true,
+		SQL:         m.SQL,
+		Explanation: fmt.Sprintf("Reused verified example %s (%q, similarity %.2f).", m.ID, m.Question, m.Similarity),
+	}}
+	r.ans.ReusedExample = m.ID
+	r.trace.add(StageSQL, a.N, time.Now(), nil, "reused example "+m.ID)
+	r.settle(a)
+	return a
+}
+
+func (r *run) execute(ctx context.Context, a *Attempt) error {
+	start := time.Now()
+	res, err := r.p.Execute(ctx, a.Candidate.SQL)
+	if err != nil {
+		r.trace.add(StageExecution, a.N, start, nil, "error: "+err.Error())
+		return fmt.Errorf("execute: %w", err)
+	}
+	if res == nil {
+		return fmt.Errorf("execute: executor returned no result")
+	}
+	a.Result = res
+	outcome := fmt.Sprintf("ok: %d rows", res.RowCount)
+	if res.Truncated {
+		outcome += " (truncated)"
+	}
+	if res.Error != nil {
+		outcome = "error: " + res.Error.Error()
+	}
+	r.trace.add(StageExecution, a.N, start, nil, outcome)
+	return nil
+}
+
+func (r *run) judge(ctx context.Context, a *Attempt) (*Verdict, error) {
+	start := time.Now()
+	v, err := r.p.cfg.Judge.Judge(ctx, JudgeRequest{
+		Question: r.ans.Question, Context: r.ans.Context, Plan: r.curPlan, Current: *a, Attempts: r.ans.Attempts,
+	})
+	if err != nil {
+		r.trace.add(StageJudge, a.N, start, nil, "error: "+err.Error())
+		return nil, fmt.Errorf("judge: %w", err)
+	}
+	outcome := "ok"
+	if !v.OK {
+		outcome = fmt.Sprintf("rejected (%s): %s", v.Stage, v.Reason)
+	}
+	r.trace.add(StageJudge, a.N, start, v.Calls, outcome)
+	return v, nil
+}
