@@ -293,7 +293,7 @@ type run struct {
 	ans         *Answer
 	trace       *Trace
 	start       time.Time
-	curPlan       *Plan
+	curPlan     *Plan
 	repairs     int
 	lastVerdict *Verdict
 }
