@@ -104,10 +104,13 @@ func (e *OutputError) Unwrap() error { return e.Err }
 // ModelError is a failed provider call. It never holds an API key.
 type ModelError struct {
 	Provider string // "gemini", "openai"
-	// StatusCode is the HTTP status, or 0 when no response arrived.
+	// StatusCode is the HTTP status, or 0 when no response arrived. A 200
+	// means the response arrived but was unusable (undecodable body,
+	// blocked prompt, empty answer).
 	StatusCode int
 	Message    string
-	// Retryable is true for 429 and 5xx responses.
+	// Retryable is true for 429 and 5xx responses and for connection
+	// failures where no response arrived.
 	Retryable bool
 }
 

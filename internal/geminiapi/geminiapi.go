@@ -31,13 +31,13 @@ type Config struct {
 	APIKey     string       // required
 	BaseURL    string       // "" means DefaultBaseURL
 	HTTPClient *http.Client // nil means a new default client; never modified
-	Policy     retry.Policy
+	Policy     retry.Policy // how failed calls are retried
 }
 
 // Client is a genai client plus the retry policy and the key to scrub.
 type Client struct {
-	GenAI  *genai.Client
-	Policy retry.Policy
+	GenAI  *genai.Client // the SDK client; call it inside Do
+	Policy retry.Policy  // how Do retries
 	key    string
 }
 
@@ -124,7 +124,9 @@ func (c *Client) Error(ctx context.Context, err error, tr *retry.Tracker) error 
 			if msg == "" {
 				msg = http.StatusText(status)
 			}
-			if apiErr.Status != "" && !strings.Contains(msg, apiErr.Status) {
+			// Status is a canonical code such as UNAVAILABLE, or the
+			// HTTP status line when the body was not JSON.
+			if apiErr.Status != "" && !strings.Contains(msg, apiErr.Status) && !startsWithDigit(apiErr.Status) {
 				msg += " [" + apiErr.Status + "]"
 			}
 		}
@@ -175,3 +177,5 @@ func retryInfo(details []map[string]any) (time.Duration, bool) {
 	}
 	return 0, false
 }
+
+func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }

@@ -121,7 +121,8 @@ const MaxMessage = 600
 
 // Redact returns s with every secret (empty ones are ignored), every
 // credential-like URL query parameter and every bearer token replaced by
-// "[REDACTED]", cut to MaxMessage bytes (on a rune boundary, with "…").
+// "[REDACTED]", white space runs (newlines included) collapsed to one
+// space, cut to MaxMessage bytes (on a rune boundary, with "…").
 func Redact(s string, secrets ...string) string {
 	for _, sec := range secrets {
 		if sec != "" {
@@ -130,7 +131,7 @@ func Redact(s string, secrets ...string) string {
 	}
 	s = keyParam.ReplaceAllString(s, "${1}[REDACTED]")
 	s = bearer.ReplaceAllString(s, "${1}[REDACTED]")
-	s = strings.TrimSpace(s)
+	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > MaxMessage {
 		cut := MaxMessage
 		for cut > 0 && !utf8.RuneStart(s[cut]) {

@@ -137,6 +137,9 @@ func (p Policy) Do(ctx context.Context, fn func(ctx context.Context) error) erro
 			return err
 		}
 		if attempt >= p.retries() {
+			if attempt == 0 {
+				return err
+			}
 			return annotate(err, fmt.Sprintf("gave up after %d attempts", attempt+1))
 		}
 		if hinted && wait > p.max() {
@@ -157,6 +160,9 @@ func (p Policy) Do(ctx context.Context, fn func(ctx context.Context) error) erro
 func ctxError(ctxErr, last error) error {
 	if last == nil {
 		return ctxErr
+	}
+	if errors.Is(last, ctxErr) {
+		return last
 	}
 	return fmt.Errorf("%w (last attempt: %v)", ctxErr, last)
 }

@@ -1,0 +1,97 @@
+// Package httpfake is a scripted HTTP server for the provider tests: it
+// answers with canned replies in order and records every request it got.
+package httpfake
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+)
+
+// Reply is one canned answer.
+type Reply struct {
+	Status int               // 200 when 0
+	Header map[string]string // extra response headers
+	Body   string            // sent as application/json
+	// Block holds the request until the client gives up (or the server
+	// closes), to test deadlines.
+	Block bool
+}
+
+// Request is one request as the server received it.
+type Request struct {
+	Method string      // e.g. "POST"
+	Path   string      // URL path, e.g. "/v1/embeddings"
+	Query  string      // raw query, without "?"
+	Header http.Header // request headers
+	Body   []byte      // request body
+}
+
+// Server is a running fake. The last reply repeats once the others are used.
+type Server struct {
+	*httptest.Server
+	mu      sync.Mutex
+	replies []Reply
+	reqs    []Request
+	// Handle, when set, computes the reply from the request instead of
+	// the script.
+	Handle func(r Request) Reply
+}
+
+// New starts a Server answering replies in order; t's cleanup closes it.
+func New(t testing.TB, replies ...Reply) *Server {
+	s := &Server{replies: replies}
+	done := make(chan struct{})
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
+		s.mu.Lock()
+		n := len(s.reqs)
+		s.reqs = append(s.reqs, req)
+		var rep Reply
+		switch {
+		case s.Handle != nil:
+		case n < len(s.replies):
+			rep = s.replies[n]
+		case len(s.replies) > 0:
+			rep = s.replies[len(s.replies)-1]
+		}
+		h := s.Handle
+		s.mu.Unlock()
+		if h != nil {
+			rep = h(req)
+		}
+		if rep.Block {
+			select {
+			case <-r.Context().Done():
+			case <-done:
+			}
+			return
+		}
+		for k, v := range rep.Header {
+			w.Header().Set(k, v)
+		}
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		if rep.Status == 0 {
+			rep.Status = http.StatusOK
+		}
+		w.WriteHeader(rep.Status)
+		_, _ = io.WriteString(w, rep.Body)
+	}))
+	t.Cleanup(func() {
+		close(done)
+		s.Server.Close()
+	})
+	return s
+}
+
+// Requests returns the requests received so far, oldest first.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.reqs...)
+}

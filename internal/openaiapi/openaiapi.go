@@ -1,0 +1,153 @@
+// Package openaiapi holds what llm/openai and embed/openai share: the
+// request options for github.com/openai/openai-go/v3 services (explicit base
+// URL and key, no OPENAI_* environment, the SDK's own retries off), running
+// calls through the retry loop and mapping failures to
+// *text2sql.ModelError with the API key scrubbed from every message.
+package openaiapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/retry"
+)
+
+// Provider is the ModelError.Provider of OpenAI-compatible failures.
+const Provider = "openai"
+
+// DefaultBaseURL is the OpenAI API root.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Config configures a Client.
+type Config struct {
+	APIKey     string       // may be empty for local servers
+	BaseURL    string       // "" means DefaultBaseURL
+	HTTPClient *http.Client // nil means a new default client; never modified
+	Policy     retry.Policy // how failed calls are retried
+}
+
+// Client holds the SDK request options plus the retry policy and the key
+// to scrub.
+type Client struct {
+	Options []option.RequestOption // for openai.New…Service; call the service inside Do
+	Policy  retry.Policy           // how Do retries
+	BaseURL string                 // as resolved, without a trailing slash
+	key     string
+}
+
+// New builds a Client. It returns an error wrapping
+// text2sql.ErrInvalidConfig when the base URL is not an absolute http(s)
+// URL. Services built from Options do not read OPENAI_API_KEY,
+// OPENAI_BASE_URL or other OPENAI_* variables: Config is the only source.
+func New(cfg Config) (*Client, error) {
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: openai: BaseURL %q is not an absolute http(s) URL", text2sql.ErrInvalidConfig, retry.Redact(cfg.BaseURL, cfg.APIKey))
+	}
+	opts := []option.RequestOption{
+		option.WithBaseURL(base + "/"),
+		option.WithHTTPClient(retry.WrapClient(cfg.HTTPClient)),
+		option.WithMaxRetries(0),
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	return &Client{Options: opts, Policy: cfg.Policy, BaseURL: base, key: cfg.APIKey}, nil
+}
+
+// Do runs fn under the retry policy; fn's errors are mapped by Error.
+func (c *Client) Do(ctx context.Context, fn func(ctx context.Context) error) error {
+	return c.Policy.Do(ctx, func(ctx context.Context) error {
+		tctx, tr := retry.Track(ctx)
+		err := fn(tctx)
+		if err == nil {
+			return nil
+		}
+		return c.Error(ctx, err, tr)
+	})
+}
+
+// Error maps an SDK error to what callers see:
+//   - ctx ended: an error wrapping ctx.Err();
+//   - a *text2sql.ModelError made by the caller: kept, message scrubbed;
+//   - an HTTP error response: *text2sql.ModelError with the status and the
+//     server's message, Retryable for 429/5xx, and the server's wait
+//     (retry-after-ms, Retry-After) attached for the retry loop;
+//   - a 2xx response the SDK could not decode: non-retryable ModelError
+//     "invalid response";
+//   - no response (connection failure): ModelError with StatusCode 0,
+//     Retryable;
+//   - anything else: non-retryable ModelError.
+//
+// Every message has the API key, bearer tokens and credential-like URL
+// parameters removed.
+func (c *Client) Error(ctx context.Context, err error, tr *retry.Tracker) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", Provider, ctx.Err())
+	}
+	var me *text2sql.ModelError
+	if errors.As(err, &me) {
+		cp := *me
+		cp.Message = retry.Redact(cp.Message, c.key)
+		return &cp
+	}
+	status, hdr := tr.Last()
+	var apiErr *openai.Error
+	isAPI := errors.As(err, &apiErr)
+	if isAPI && status == 0 {
+		status = apiErr.StatusCode
+		if apiErr.Response != nil {
+			hdr = apiErr.Response.Header
+		}
+	}
+	switch {
+	case status >= 300:
+		msg := ""
+		if isAPI {
+			msg = apiErr.Message
+			if apiErr.Code != "" && !strings.Contains(msg, apiErr.Code) {
+				msg += " [" + apiErr.Code + "]"
+			}
+		}
+		if strings.TrimSpace(msg) == "" {
+			msg = http.StatusText(status)
+		}
+		out := &text2sql.ModelError{
+			Provider:   Provider,
+			StatusCode: status,
+			Message:    retry.Redact(msg, c.key),
+			Retryable:  retry.Retryable(status),
+		}
+		if wait, ok := retry.ParseRetryAfter(hdr); ok && out.Retryable {
+			return retry.After(out, wait)
+		}
+		return out
+	case status >= 200:
+		return &text2sql.ModelError{
+			Provider:   Provider,
+			StatusCode: status,
+			Message:    "invalid response: " + retry.Redact(err.Error(), c.key),
+		}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return &text2sql.ModelError{
+			Provider:  Provider,
+			Message:   "request failed: " + retry.Redact(ue.Err.Error(), c.key),
+			Retryable: true,
+		}
+	}
+	return &text2sql.ModelError{Provider: Provider, Message: retry.Redact(err.Error(), c.key)}
+}

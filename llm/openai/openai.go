@@ -1,0 +1,296 @@
+// Package openai is a text2sql.Model over the Chat Completions API of OpenAI
+// and of OpenAI-compatible servers (Ollama at http://localhost:11434/v1,
+// vLLM, LM Studio, llama.cpp server, Azure-compatible gateways), through the
+// github.com/openai/openai-go/v3 SDK.
+//
+// Each Complete call is one POST {BaseURL}/chat/completions, with
+// "Authorization: Bearer <APIKey>" when a key is set. Failed calls are
+// retried by this package (the SDK's own retries are off): up to
+// MaxRetries times on HTTP 429, 5xx or a connection failure, waiting
+// RetryBaseDelay·2ⁿ less up to half of it as jitter, or longer when the
+// server asks (retry-after-ms, Retry-After), and never past the context's
+// deadline. The OPENAI_* environment variables are not read, except by
+// FromEnv.
+//
+// The API key never appears in an error: every message is scrubbed of it.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/openaiapi"
+	"github.com/text2sql-go/text2sql/internal/retry"
+)
+
+// DefaultModel is the model used when Options.Model is empty.
+const DefaultModel = "gpt-4o-mini"
+
+// DefaultBaseURL is the OpenAI API root used when Options.BaseURL is empty.
+const DefaultBaseURL = openaiapi.DefaultBaseURL
+
+// Environment variables read by FromEnv.
+const (
+	EnvAPIKey  = "OPENAI_API_KEY"
+	EnvBaseURL = "OPENAI_BASE_URL"
+)
+
+// JSON modes: how ModelRequest.Schema reaches the server.
+const (
+	// JSONSchema sends response_format {"type": "json_schema", "json_schema":
+	// {"name": "response", "strict": true, "schema": <Schema>}}. Strict mode
+	// makes OpenAI enforce the schema, and requires every object in it to
+	// list all its properties as required and set additionalProperties to
+	// false. The default.
+	JSONSchema = "schema"
+	// JSONObject sends response_format {"type": "json_object"} (valid JSON,
+	// no schema) and appends the schema to the system message; for servers
+	// without json_schema support.
+	JSONObject = "object"
+	// JSONOff sends no response_format and appends the schema to the system
+	// message.
+	JSONOff = "off"
+)
+
+// The fields that can carry ModelRequest.MaxTokens.
+const (
+	MaxCompletionTokens = "max_completion_tokens" // OpenAI's current field, required by reasoning models
+	MaxTokens           = "max_tokens"            // the legacy field most compatible servers read
+)
+
+// Options configure a Model. Everything is optional for a local server;
+// OpenAI itself needs APIKey.
+type Options struct {
+	// APIKey is sent as a bearer token; empty sends no Authorization
+	// header (local servers). Never appears in errors.
+	APIKey string
+	// Model is the model ID (DefaultModel when empty), e.g. "gpt-4.1" or,
+	// on Ollama, "qwen2.5-coder:7b".
+	Model string
+	// BaseURL is the API root including the version path (DefaultBaseURL
+	// when empty), e.g. "http://localhost:11434/v1".
+	BaseURL string
+	// MaxRetries is the number of retries after the first attempt: 0 means
+	// 3, a negative value means none.
+	MaxRetries int
+	// RetryBaseDelay is the wait before the first retry, doubled at each
+	// further one (500ms when 0).
+	RetryBaseDelay time.Duration
+	// MaxRetryDelay caps each wait (60s when 0). A server asking for a
+	// longer wait ends the retries with its error.
+	MaxRetryDelay time.Duration
+	// HTTPClient sends the requests (a new default client when nil). It is
+	// copied, not modified.
+	HTTPClient *http.Client
+	// JSONMode is JSONSchema (when empty), JSONObject or JSONOff; it only
+	// matters for requests with a Schema.
+	JSONMode string
+	// MaxTokensField names the request field for ModelRequest.MaxTokens:
+	// MaxCompletionTokens or MaxTokens. Empty means MaxCompletionTokens
+	// with the default BaseURL and MaxTokens with any other.
+	MaxTokensField string
+}
+
+// Model is a text2sql.Model over an OpenAI-compatible Chat Completions API.
+// It is safe for concurrent use.
+type Model struct {
+	client   *openaiapi.Client
+	chat     openai.ChatCompletionService
+	model    string
+	jsonMode string
+	maxField string
+}
+
+var _ text2sql.Model = (*Model)(nil)
+
+// New returns a Model. It makes no request. It returns an error wrapping
+// text2sql.ErrInvalidConfig when BaseURL is not an absolute http(s) URL or
+// JSONMode or MaxTokensField hold an unknown value.
+func New(opts Options) (*Model, error) {
+	mode := opts.JSONMode
+	switch mode {
+	case "":
+		mode = JSONSchema
+	case JSONSchema, JSONObject, JSONOff:
+	default:
+		return nil, fmt.Errorf("%w: openai: JSONMode %q is not %q, %q or %q", text2sql.ErrInvalidConfig, mode, JSONSchema, JSONObject, JSONOff)
+	}
+	c, err := openaiapi.New(openaiapi.Config{
+		APIKey:     opts.APIKey,
+		BaseURL:    opts.BaseURL,
+		HTTPClient: opts.HTTPClient,
+		Policy:     retry.New(opts.MaxRetries, opts.RetryBaseDelay, opts.MaxRetryDelay),
+	})
+	if err != nil {
+		return nil, err
+	}
+	field := opts.MaxTokensField
+	switch field {
+	case "":
+		field = MaxTokens
+		if c.BaseURL == DefaultBaseURL {
+			field = MaxCompletionTokens
+		}
+	case MaxTokens, MaxCompletionTokens:
+	default:
+		return nil, fmt.Errorf("%w: openai: MaxTokensField %q is not %q or %q", text2sql.ErrInvalidConfig, field, MaxCompletionTokens, MaxTokens)
+	}
+	model := opts.Model
+	if model == "" {
+		model = DefaultModel
+	}
+	return &Model{
+		client:   c,
+		chat:     openai.NewChatCompletionService(c.Options...),
+		model:    model,
+		jsonMode: mode,
+		maxField: field,
+	}, nil
+}
+
+// FromEnv is New with Options.APIKey taken from OPENAI_API_KEY and
+// Options.BaseURL from OPENAI_BASE_URL when they are empty.
+func FromEnv(opts Options) (*Model, error) {
+	if opts.APIKey == "" {
+		opts.APIKey = os.Getenv(EnvAPIKey)
+	}
+	if opts.BaseURL == "" {
+		opts.BaseURL = os.Getenv(EnvBaseURL)
+	}
+	return New(opts)
+}
+
+// Name returns the configured model ID.
+func (m *Model) Name() string { return m.model }
+
+// Complete sends req as one chat completion and returns the answer.
+//
+// Mapping: req.System becomes a leading "system" message; req.Messages
+// follow in order as "user" or "assistant" messages; req.Schema becomes a
+// response_format as JSONMode says; Temperature sets temperature;
+// MaxTokens > 0 sets the field named by MaxTokensField.
+//
+// The answer's Text is choices[0].message.content; Model is the response's
+// model (the configured one when absent); Usage is usage.prompt_tokens and
+// usage.completion_tokens (zero when the server sends no usage).
+//
+// Errors: an error wrapping text2sql.ErrInvalidConfig when req.Schema is
+// not valid JSON; an error wrapping ctx.Err() when ctx ends (errors.Is with
+// context.DeadlineExceeded or context.Canceled); otherwise a
+// *text2sql.ModelError (errors.Is(err, text2sql.ErrModel)) with Provider
+// "openai": StatusCode and Retryable for HTTP failures, and StatusCode 200,
+// Retryable false, for an undecodable body, no choices, a refusal, or an
+// empty answer (the message names the finish reason, e.g. length or
+// content_filter).
+func (m *Model) Complete(ctx context.Context, req text2sql.ModelRequest) (*text2sql.ModelResponse, error) {
+	params := openai.ChatCompletionNewParams{Model: m.model}
+	system := req.System
+	if len(req.Schema) > 0 {
+		if !json.Valid(req.Schema) {
+			return nil, fmt.Errorf("%w: openai: ModelRequest.Schema is not valid JSON", text2sql.ErrInvalidConfig)
+		}
+		switch m.jsonMode {
+		case JSONSchema:
+			params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
+				OfJSONSchema: &openai.ResponseFormatJSONSchemaParam{
+					JSONSchema: openai.ResponseFormatJSONSchemaJSONSchemaParam{
+						Name:   "response",
+						Strict: openai.Bool(true),
+						Schema: json.RawMessage(req.Schema),
+					},
+				},
+			}
+		case JSONObject:
+			params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
+				OfJSONObject: &openai.ResponseFormatJSONObjectParam{},
+			}
+			system = withSchema(system, req.Schema)
+		case JSONOff:
+			system = withSchema(system, req.Schema)
+		}
+	}
+	if system != "" {
+		params.Messages = append(params.Messages, openai.SystemMessage(system))
+	}
+	for _, msg := range req.Messages {
+		if msg.Role == text2sql.RoleAssistant {
+			params.Messages = append(params.Messages, openai.AssistantMessage(msg.Content))
+		} else {
+			params.Messages = append(params.Messages, openai.UserMessage(msg.Content))
+		}
+	}
+	if req.Temperature != nil {
+		params.Temperature = openai.Float(*req.Temperature)
+	}
+	if req.MaxTokens > 0 {
+		if m.maxField == MaxCompletionTokens {
+			params.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+		} else {
+			params.MaxTokens = openai.Int(int64(req.MaxTokens))
+		}
+	}
+
+	var out *text2sql.ModelResponse
+	err := m.client.Do(ctx, func(ctx context.Context) error {
+		resp, err := m.chat.New(ctx, params)
+		if err != nil {
+			return err
+		}
+		out, err = m.answer(resp)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// withSchema appends the JSON Schema to a system instruction, for servers
+// that cannot enforce it.
+func withSchema(system string, schema json.RawMessage) string {
+	s := "Answer with a single JSON value that follows this JSON Schema:\n" + string(schema)
+	if strings.TrimSpace(system) == "" {
+		return s
+	}
+	return system + "\n\n" + s
+}
+
+func (m *Model) answer(resp *openai.ChatCompletion) (*text2sql.ModelResponse, error) {
+	fail := func(format string, args ...any) error {
+		return &text2sql.ModelError{Provider: openaiapi.Provider, StatusCode: http.StatusOK, Message: fmt.Sprintf(format, args...)}
+	}
+	if resp == nil || len(resp.Choices) == 0 {
+		return nil, fail("no choices in response")
+	}
+	ch := resp.Choices[0]
+	if ch.Message.Refusal != "" {
+		return nil, fail("model refused: %s", ch.Message.Refusal)
+	}
+	if strings.TrimSpace(ch.Message.Content) == "" {
+		reason := ch.FinishReason
+		if reason == "" {
+			reason = "unspecified"
+		}
+		return nil, fail("empty answer (finish reason %s)", reason)
+	}
+	name := resp.Model
+	if name == "" {
+		name = m.model
+	}
+	return &text2sql.ModelResponse{
+		Text:  ch.Message.Content,
+		Model: name,
+		Usage: text2sql.Usage{
+			InputTokens:  int(resp.Usage.PromptTokens),
+			OutputTokens: int(resp.Usage.CompletionTokens),
+		},
+	}, nil
+}
