@@ -1,11 +1,55 @@
 // Package knowledge is the knowledge base a retriever searches: table notes,
 // column notes, business rules, verified examples (question → SQL) and cell
 // values, built in Go or loaded from a YAML or JSON file.
+//
+// # File format
+//
+// A knowledge file is one YAML document (or the same structure in JSON)
+// with five optional lists. Field names are those of the struct tags below;
+// unknown fields are errors, reported with their line and column.
+//
+//	tables:                       # TableNote
+//	  - table: enrollments
+//	    description: Which student takes which course, per term, with the grade.
+//	    synonyms: [registration, class roster]
+//	    joins: [enrollments.course_id = courses.course_id]
+//	    questions: [How many students take each class?]
+//	columns:                      # ColumnNote
+//	  - table: enrollments
+//	    column: grade_points
+//	    description: '"Average grade" means AVG(grade_points).'
+//	    units: grade points
+//	    range: 0.00 to 4.00, NULL while in progress
+//	rules:                        # Rule; id optional (see AutoID)
+//	  - id: enrolled
+//	    text: '"Enrolled" excludes rows whose status is ''withdrawn''.'
+//	    tables: [enrollments]
+//	examples:                     # Example; id optional (see AutoID)
+//	  - id: students-per-course
+//	    question: How many students are enrolled in each course?
+//	    sql: |
+//	      SELECT c.title, COUNT(DISTINCT e.student_id) AS students
+//	      FROM courses AS c JOIN enrollments AS e ON e.course_id = c.course_id
+//	      GROUP BY c.course_id, c.title
+//	values:                       # ValueList, usually from CollectValues
+//	  - table: enrollments
+//	    column: status
+//	    values: [completed, enrolled, withdrawn]
+//
+// # Trust
+//
+// Load and Parse check the format and the structure only. Before a base is
+// used, Validate it against the schema with the executor's guard: an
+// example's SQL is untrusted until the guard has passed it (AddExample
+// checks it when it is added). Cell values are data, shown quoted.
 package knowledge
 
 import text2sql "github.com/text2sql-go/text2sql"
 
-// Base is a knowledge base. The zero value is empty and usable.
+// Base is a knowledge base. The zero value is empty and usable. The Add
+// methods must not run concurrently with any other use of the base; the
+// reading methods (Documents, Fingerprint, Validate, Encode) may run
+// concurrently with each other.
 type Base struct {
 	Tables   []TableNote  `json:"tables,omitempty" yaml:"tables,omitempty"`
 	Columns  []ColumnNote `json:"columns,omitempty" yaml:"columns,omitempty"`
@@ -59,7 +103,9 @@ type ValueList struct {
 // Document is one indexed chunk of the knowledge base: what a retriever
 // searches. IDs are stable across builds: "table:<table>",
 // "column:<table>.<column>", "rule:<id>", "example:<id>",
-// "value:<table>.<column>".
+// "value:<table>.<column>", where <table> is the table's qualified name in
+// the schema model (Table.QualifiedName) and <column> its column name as
+// the schema spells it. See Base.Documents.
 type Document struct {
 	ID     string
 	Kind   text2sql.Kind
@@ -67,4 +113,10 @@ type Document struct {
 	Table  string // the table a table/column/value document is about
 	Column string // the column a column/value document is about
 	SQL    string // an example's SQL
+	// Tables are the schema tables a rule or example concerns, as the
+	// schema model names them (Table.QualifiedName), for schema linking:
+	// a rule's Tables, an example's tables read by its SQL. Unknown names
+	// are left out. Without a schema, a rule's Tables are kept as written
+	// and an example's are empty.
+	Tables []string
 }

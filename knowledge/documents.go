@@ -1,0 +1,340 @@
+package knowledge
+
+import (
+	"strings"
+	"unicode"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// Documents chunks the base into the documents a retriever indexes, in this
+// order, each kind in a deterministic order:
+//
+//   - one "table" document per table and view of db, in schema order: its
+//     name and the name split into words, the note's description (else the
+//     table comment), synonyms, joins, questions, the tables it references
+//     and is referenced by (foreign keys), and its columns (names split into
+//     words). A table without a note still gets one, so a search by name or
+//     column finds it;
+//   - one "column" document per column note, in note order: table, column,
+//     type, description, units and range;
+//   - one "rule" document per rule, in order: its text and tables;
+//   - one "example" document per example, in order: Text is the question
+//     only, the SQL is in Document.SQL and the tables it reads in Tables;
+//   - one "value" document per value list, in order: table, column and its
+//     values, each written as an SQL string literal. Values are data to
+//     match literals in questions, never instructions.
+//
+// With a schema, table and column names are the schema's (so IDs are the
+// same however a note spells them), and notes, rules' tables and value
+// lists about tables or columns db does not have are left out (Validate
+// reports them). With a nil db, one table document is made per table note
+// and names are used as written. When two items would share an ID, the
+// first wins. A nil base gives the table documents of db alone.
+func (b *Base) Documents(db *schema.Database) []Document {
+	if b == nil {
+		b = &Base{}
+	}
+	var (
+		docs []Document
+		seen = map[string]bool{}
+	)
+	add := func(d Document) {
+		if seen[d.ID] {
+			return
+		}
+		seen[d.ID] = true
+		docs = append(docs, d)
+	}
+	// resolve maps a table name to the schema's; ok is false when db has no
+	// such table.
+	resolve := func(name string) (*schema.Table, string, bool) {
+		if db == nil {
+			return nil, name, name != ""
+		}
+		t := db.Lookup(name)
+		if t == nil {
+			return nil, "", false
+		}
+		return t, t.QualifiedName(), true
+	}
+
+	// Table documents.
+	notes := map[string]*TableNote{}
+	for i := range b.Tables {
+		n := &b.Tables[i]
+		if _, name, ok := resolve(n.Table); ok {
+			key := strings.ToLower(name)
+			if notes[key] == nil {
+				notes[key] = n
+			}
+		}
+	}
+	if db != nil {
+		for _, t := range db.Tables {
+			add(tableDocument(db, t, t.QualifiedName(), notes[strings.ToLower(t.QualifiedName())]))
+		}
+	} else {
+		for i := range b.Tables {
+			n := &b.Tables[i]
+			if n.Table != "" {
+				add(tableDocument(nil, nil, n.Table, n))
+			}
+		}
+	}
+
+	// Column documents.
+	for _, n := range b.Columns {
+		t, tname, ok := resolve(n.Table)
+		if !ok || n.Column == "" {
+			continue
+		}
+		cname, ctype := n.Column, ""
+		if t != nil {
+			c := t.Column(n.Column)
+			if c == nil {
+				continue
+			}
+			cname, ctype = c.Name, c.Type
+		}
+		var s strings.Builder
+		s.WriteString("Column " + tname + "." + cname)
+		if w := words(cname); w != strings.ToLower(cname) {
+			s.WriteString(" (" + w + ")")
+		}
+		s.WriteString(" of table " + tname)
+		if ctype != "" {
+			s.WriteString(", type " + ctype)
+		}
+		s.WriteString(".")
+		sentence(&s, "", n.Description)
+		sentence(&s, "Units: ", n.Units)
+		sentence(&s, "Range: ", n.Range)
+		add(Document{ID: "column:" + tname + "." + cname, Kind: text2sql.KindColumn, Text: s.String(), Table: tname, Column: cname})
+	}
+
+	// Rule documents.
+	for _, r := range b.Rules {
+		id := r.ID
+		if id == "" {
+			id = AutoID("rule", r.Text)
+		}
+		var tables []string
+		for _, tn := range r.Tables {
+			if _, name, ok := resolve(tn); ok {
+				tables = appendUnique(tables, name)
+			}
+		}
+		text := collapse(r.Text)
+		if len(tables) > 0 {
+			text += "\nTables: " + strings.Join(tables, ", ") + "."
+		}
+		add(Document{ID: "rule:" + id, Kind: text2sql.KindRule, Text: text, Tables: tables})
+	}
+
+	// Example documents: only the question is indexed.
+	for _, ex := range b.Examples {
+		id := ex.ID
+		if id == "" {
+			id = AutoID("ex", ex.Question)
+		}
+		var tables []string
+		if db != nil {
+			for _, ref := range sqltext.Tables(ex.SQL) {
+				name := ref.Name
+				if ref.Schema != "" {
+					name = ref.Schema + "." + ref.Name
+				}
+				if _, canon, ok := resolve(name); ok {
+					tables = appendUnique(tables, canon)
+				}
+			}
+		}
+		add(Document{ID: "example:" + id, Kind: text2sql.KindExample, Text: collapse(ex.Question), SQL: ex.SQL, Tables: tables})
+	}
+
+	// Value documents.
+	for _, v := range b.Values {
+		t, tname, ok := resolve(v.Table)
+		if !ok || v.Column == "" || len(v.Values) == 0 {
+			continue
+		}
+		cname := v.Column
+		if t != nil {
+			c := t.Column(v.Column)
+			if c == nil {
+				continue
+			}
+			cname = c.Name
+		}
+		var s strings.Builder
+		s.WriteString("Values of " + tname + "." + cname)
+		if w := words(cname); w != strings.ToLower(cname) {
+			s.WriteString(" (" + w + ")")
+		}
+		s.WriteString(": ")
+		for i, val := range v.Values {
+			if i > 0 {
+				s.WriteString(", ")
+			}
+			s.WriteString(Literal(val))
+		}
+		s.WriteString(".")
+		add(Document{ID: "value:" + tname + "." + cname, Kind: text2sql.KindValue, Text: s.String(), Table: tname, Column: cname})
+	}
+	return docs
+}
+
+// tableDocument renders the document of one table; t is nil without a
+// schema, n is nil for a table without a note.
+func tableDocument(db *schema.Database, t *schema.Table, name string, n *TableNote) Document {
+	var s strings.Builder
+	kind := "Table"
+	if t != nil && t.Kind != "" && t.Kind != schema.KindTable {
+		kind = "View"
+		if t.Kind == schema.KindMaterializedView {
+			kind = "Materialized view"
+		}
+	}
+	s.WriteString(kind + " " + name)
+	base := name
+	if t != nil {
+		base = t.Name
+	}
+	if w := words(base); w != strings.ToLower(base) {
+		s.WriteString(" (" + w + ")")
+	}
+	s.WriteString(".")
+	desc := ""
+	if n != nil {
+		desc = n.Description
+	}
+	if strings.TrimSpace(desc) == "" && t != nil {
+		desc = t.Comment
+	}
+	sentence(&s, "", desc)
+	if n != nil {
+		list(&s, "Also called: ", n.Synonyms, ", ")
+		list(&s, "Joins: ", n.Joins, "; ")
+		list(&s, "Answers questions such as: ", n.Questions, " ")
+	}
+	if t != nil {
+		var refs []string
+		for _, fk := range t.ForeignKeys {
+			ref := fk.RefTable
+			if fk.RefSchema != "" && fk.RefSchema != t.Schema {
+				ref = fk.RefSchema + "." + ref
+			}
+			refs = appendUnique(refs, ref+" (by "+strings.Join(fk.Columns, ", ")+")")
+		}
+		list(&s, "References: ", refs, ", ")
+		var back []string
+		for _, o := range db.Tables {
+			for _, fk := range o.ForeignKeys {
+				rs := fk.RefSchema
+				if rs == "" {
+					rs = o.Schema
+				}
+				if strings.EqualFold(fk.RefTable, t.Name) && strings.EqualFold(rs, t.Schema) {
+					back = appendUnique(back, o.QualifiedName()+" (by "+strings.Join(fk.Columns, ", ")+")")
+				}
+			}
+		}
+		list(&s, "Referenced by: ", back, ", ")
+		cols := make([]string, len(t.Columns))
+		for i, c := range t.Columns {
+			cols[i] = c.Name
+			if w := words(c.Name); w != strings.ToLower(c.Name) {
+				cols[i] += " (" + w + ")"
+			}
+		}
+		list(&s, "Columns: ", cols, ", ")
+	}
+	return Document{ID: "table:" + name, Kind: text2sql.KindTable, Text: s.String(), Table: name}
+}
+
+// sentence appends "\n" + prefix + text, ending with a full stop, when text
+// is not blank.
+func sentence(s *strings.Builder, prefix, text string) {
+	text = collapse(text)
+	if text == "" {
+		return
+	}
+	s.WriteString("\n" + prefix + text)
+	if !strings.HasSuffix(text, ".") && !strings.HasSuffix(text, "?") && !strings.HasSuffix(text, "!") {
+		s.WriteString(".")
+	}
+}
+
+// list appends a sentence made of the non-blank items joined by sep.
+func list(s *strings.Builder, prefix string, items []string, sep string) {
+	var keep []string
+	for _, it := range items {
+		if it = collapse(it); it != "" {
+			keep = append(keep, it)
+		}
+	}
+	if len(keep) > 0 {
+		sentence(s, prefix, strings.Join(keep, sep))
+	}
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// words splits an identifier into lower-case words: snake_case, camelCase,
+// PascalCase, dotted.names, kebab-case and digit runs. "Song_release_year"
+// gives "song release year", "HTTPServerID" gives "http server id".
+func words(ident string) string {
+	rs := []rune(ident)
+	var (
+		out []string
+		cur []rune
+	)
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	for i, r := range rs {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush()
+			continue
+		}
+		if len(cur) > 0 {
+			prev := cur[len(cur)-1]
+			switch {
+			case unicode.IsUpper(r) && unicode.IsLower(prev),
+				unicode.IsDigit(r) != unicode.IsDigit(prev):
+				flush()
+			case unicode.IsUpper(r) && unicode.IsUpper(prev) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
+				flush() // "HTTPServer": the S starts a new word
+			}
+		}
+		cur = append(cur, r)
+	}
+	flush()
+	return strings.Join(out, " ")
+}
+
+// Literal writes a value as an SQL string literal: in single quotes, quotes
+// doubled, control characters (line breaks, tabs…) replaced by spaces so a
+// value stays on one line. It is how values are shown to a model: as data.
+func Literal(v string) string {
+	v = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, v)
+	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+}
