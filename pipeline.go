@@ -232,11 +232,15 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 			r.ans.Status = StatusDeclined
 			return r.ans, nil
 		}
-		if prev := r.repeated(a.Candidate.SQL); prev != 0 && !p.cfg.DisableNoProgress {
-			a.Error = fmt.Sprintf("no progress: same SQL as attempt %d", prev)
+		if prev := r.repeated(a.Candidate.SQL); prev != nil && !p.cfg.DisableNoProgress {
+			a.Error = fmt.Sprintf("no progress: same SQL as attempt %d", prev.N)
 			r.ans.Attempts = append(r.ans.Attempts, *a)
 			r.trace.add(StageSQL, a.N, time.Now(), nil, "stopped: "+a.Error)
-			return r.exhausted(errors.New(a.Error))
+			var cause error = errors.New("rejected by the judge")
+			if prev.Result != nil && prev.Result.Error != nil {
+				cause = prev.Result.Error
+			}
+			return r.exhausted(fmt.Errorf("%s: %w", a.Error, cause))
 		}
 		if err := r.execute(ctx, a); err != nil {
 			return r.fail(err)
@@ -359,16 +363,17 @@ func (r *run) settle(a *Attempt) {
 	r.ans.Verdict = a.Verdict
 }
 
-// repeated returns the number of an earlier attempt with the same SQL
-// (compared without white space differences), or 0.
-func (r *run) repeated(sql string) int {
+// repeated returns an earlier attempt with the same SQL (compared without
+// white space differences), or nil.
+func (r *run) repeated(sql string) *Attempt {
 	norm := strings.Join(strings.Fields(sql), " ")
-	for _, a := range r.ans.Attempts {
+	for i := range r.ans.Attempts {
+		a := &r.ans.Attempts[i]
 		if a.Candidate != nil && strings.Join(strings.Fields(a.Candidate.SQL), " ") == norm {
-			return a.N
+			return a
 		}
 	}
-	return 0
+	return nil
 }
 
 func (r *run) retrieve(ctx context.Context, req RetrieveRequest) error {

@@ -1,0 +1,414 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	text2sql "github.com/text2sql-go/text2sql"
+)
+
+func askCmd(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "ask QUESTION",
+		Short: "Answer a question: retrieve, generate SQL, run it",
+		Long: `Answer a question: retrieve context, generate SQL with the configured
+model, run it through the guard and print the rows.
+
+Without a provider (--provider or GEMINI_API_KEY / OPENAI_API_KEY), ask
+prints the retrieved context and the prompt it would send, unless the
+question matches a verified example, whose SQL is then run.`,
+		Args: questionArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			q := strings.Join(args, " ")
+			env, err := o.open(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer env.Close()
+			out := cmd.OutOrStdout()
+			if env.pipeline == nil {
+				return askOffline(ctx, o, env, q, out, cmd.ErrOrStderr())
+			}
+			ans, err := env.pipeline.Ask(ctx, q)
+			if o.json {
+				if ans != nil {
+					if jerr := writeJSON(out, newAnswerJSON(ans, err)); jerr != nil {
+						return jerr
+					}
+				}
+			} else if ans != nil {
+				printAnswer(out, ans)
+			}
+			return answerExit(ans, err)
+		},
+	}
+}
+
+// askOffline answers without a model: a matching verified example is run;
+// otherwise the context and the prompt are printed.
+func askOffline(ctx context.Context, o *options, env *env, q string, out, errOut io.Writer) error {
+	c, err := env.retriever.Retrieve(ctx, text2sql.RetrieveRequest{Question: q})
+	if err != nil {
+		return err
+	}
+	if c.Match != nil {
+		res, err := env.executor.Execute(ctx, text2sql.ExecuteRequest{SQL: c.Match.SQL, MaxRows: o.maxRows, Timeout: o.timeout})
+		if err != nil {
+			return err
+		}
+		ans := &text2sql.Answer{Question: q, Status: text2sql.StatusAnswered, SQL: c.Match.SQL, Result: res, Context: c, ReusedExample: c.Match.ID,
+			Explanation: fmt.Sprintf("Reused verified example %s (%q).", c.Match.ID, c.Match.Question)}
+		if res.Error != nil {
+			ans.Status = text2sql.StatusFailed
+		}
+		if o.json {
+			if err := writeJSON(out, newAnswerJSON(ans, nil)); err != nil {
+				return err
+			}
+		} else {
+			printAnswer(out, ans)
+		}
+		return answerExit(ans, nil)
+	}
+	system, user, err := env.generator.Prompt(text2sql.GenerateRequest{Question: q, Context: c})
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(out, map[string]any{"context": newContextJSON(c), "system": system, "prompt": user, "provider": nil})
+	}
+	printContext(out, c)
+	fmt.Fprintf(out, "\n== system instruction\n%s\n\n== prompt\n%s\n", system, user)
+	fmt.Fprintln(errOut, "\nNo model provider is configured: set GEMINI_API_KEY or OPENAI_API_KEY (or --provider openai --base-url http://localhost:11434/v1 for Ollama) to generate and run SQL.")
+	return nil
+}
+
+func contextCmd(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "context QUESTION",
+		Short: "Show what the retriever finds: items with kinds, scores and provenance, and the tables shown",
+		Args:  questionArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env, err := o.open(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer env.Close()
+			c, err := env.retriever.Retrieve(cmd.Context(), text2sql.RetrieveRequest{Question: strings.Join(args, " ")})
+			if err != nil {
+				return err
+			}
+			if o.json {
+				return writeJSON(cmd.OutOrStdout(), newContextJSON(c))
+			}
+			printContext(cmd.OutOrStdout(), c)
+			return nil
+		},
+	}
+}
+
+func promptCmd(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "prompt QUESTION",
+		Short: "Print the exact prompt the generator would send",
+		Args:  questionArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env, err := o.open(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer env.Close()
+			q := strings.Join(args, " ")
+			c, err := env.retriever.Retrieve(cmd.Context(), text2sql.RetrieveRequest{Question: q})
+			if err != nil {
+				return err
+			}
+			system, user, err := env.generator.Prompt(text2sql.GenerateRequest{Question: q, Context: c})
+			if err != nil {
+				return err
+			}
+			if o.json {
+				return writeJSON(cmd.OutOrStdout(), map[string]string{"system": system, "prompt": user})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "== system instruction\n%s\n\n== prompt\n%s\n", system, user)
+			return nil
+		},
+	}
+}
+
+func runCmd(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "run SQL",
+		Short: "Run SQL through the guard (one read-only statement, row cap, timeout)",
+		Long:  "Run SQL through the guard. Use - to read the SQL from standard input.",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sql := strings.Join(args, " ")
+			if sql == "-" {
+				b, err := io.ReadAll(cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				sql = string(b)
+			}
+			env, err := o.open(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer env.Close()
+			res, err := env.executor.Execute(cmd.Context(), text2sql.ExecuteRequest{SQL: sql, MaxRows: o.maxRows, Timeout: o.timeout})
+			if err != nil {
+				return err
+			}
+			if o.json {
+				if err := writeJSON(cmd.OutOrStdout(), newResultJSON(res)); err != nil {
+					return err
+				}
+			} else {
+				printResult(cmd.OutOrStdout(), res)
+			}
+			if res.Error != nil {
+				return &exitErr{code: exitSQL, err: fmt.Errorf("%s: %s", res.Error.Kind, res.Error.Message)}
+			}
+			return nil
+		},
+	}
+}
+
+func questionArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 || strings.TrimSpace(strings.Join(args, " ")) == "" {
+		return &exitErr{code: exitUsage, err: errors.New("a question is required")}
+	}
+	return nil
+}
+
+// answerExit maps an answer to the command's error.
+func answerExit(ans *text2sql.Answer, err error) error {
+	if err != nil {
+		code := exitError
+		if errors.Is(err, text2sql.ErrRepairsExhausted) {
+			code = exitSQL
+		}
+		return &exitErr{code: code, err: err}
+	}
+	switch {
+	case ans.Status == text2sql.StatusDeclined:
+		return &exitErr{code: exitDeclined, err: errors.New("declined: the question does not look answerable from this database")}
+	case ans.Result != nil && ans.Result.Error != nil:
+		return &exitErr{code: exitSQL, err: fmt.Errorf("%s: %s", ans.Result.Error.Kind, ans.Result.Error.Message)}
+	}
+	return nil
+}
+
+// JSON output shapes. They are part of the CLI's contract: fields are only
+// ever added.
+
+type resultJSON struct {
+	Columns    []string           `json:"columns"`
+	Rows       [][]any            `json:"rows"`
+	RowCount   int                `json:"row_count"`
+	Truncated  bool               `json:"truncated"`
+	DurationMS float64            `json:"duration_ms"`
+	Error      *text2sql.SQLError `json:"error,omitempty"`
+}
+
+func newResultJSON(r *text2sql.Result) *resultJSON {
+	if r == nil {
+		return nil
+	}
+	rows := r.Rows
+	if rows == nil {
+		rows = [][]any{}
+	}
+	cols := r.Columns
+	if cols == nil {
+		cols = []string{}
+	}
+	return &resultJSON{Columns: cols, Rows: rows, RowCount: r.RowCount, Truncated: r.Truncated, DurationMS: ms(r.Duration), Error: r.Error}
+}
+
+type contextJSON struct {
+	Question       string                 `json:"question"`
+	Tables         []text2sql.TableRef    `json:"tables"`
+	Items          []text2sql.Item        `json:"items"`
+	LowConfidence  bool                   `json:"low_confidence"`
+	BestSimilarity float64                `json:"best_similarity"`
+	Match          *text2sql.ExampleMatch `json:"match,omitempty"`
+	Schema         string                 `json:"schema"`
+}
+
+func newContextJSON(c *text2sql.Context) *contextJSON {
+	if c == nil {
+		return nil
+	}
+	return &contextJSON{Question: c.Question, Tables: nonNil(c.Tables), Items: nonNil(c.Items), LowConfidence: c.LowConfidence,
+		BestSimilarity: c.BestSimilarity, Match: c.Match, Schema: c.Schema}
+}
+
+type attemptJSON struct {
+	N           int               `json:"n"`
+	SQL         string            `json:"sql,omitempty"`
+	Explanation string            `json:"explanation,omitempty"`
+	Result      *resultJSON       `json:"result,omitempty"`
+	Verdict     *text2sql.Verdict `json:"verdict,omitempty"`
+	Error       string            `json:"error,omitempty"`
+}
+
+type stepJSON struct {
+	Stage        text2sql.Stage `json:"stage"`
+	Attempt      int            `json:"attempt"`
+	DurationMS   float64        `json:"duration_ms"`
+	InputTokens  int            `json:"input_tokens"`
+	OutputTokens int            `json:"output_tokens"`
+	ModelCalls   int            `json:"model_calls"`
+	Outcome      string         `json:"outcome"`
+}
+
+type answerJSON struct {
+	Question      string          `json:"question"`
+	Status        text2sql.Status `json:"status"`
+	SQL           string          `json:"sql"`
+	Explanation   string          `json:"explanation"`
+	ReusedExample string          `json:"reused_example,omitempty"`
+	Result        *resultJSON     `json:"result,omitempty"`
+	Context       *contextJSON    `json:"context,omitempty"`
+	Attempts      []attemptJSON   `json:"attempts"`
+	Steps         []stepJSON      `json:"steps"`
+	Usage         text2sql.Usage  `json:"usage"`
+	ModelCalls    int             `json:"model_calls"`
+	DurationMS    float64         `json:"duration_ms"`
+	Error         string          `json:"error,omitempty"`
+}
+
+func newAnswerJSON(a *text2sql.Answer, err error) *answerJSON {
+	out := &answerJSON{Question: a.Question, Status: a.Status, SQL: a.SQL, Explanation: a.Explanation, ReusedExample: a.ReusedExample,
+		Result: newResultJSON(a.Result), Context: newContextJSON(a.Context), Attempts: []attemptJSON{}, Steps: []stepJSON{},
+		Usage: a.Trace.Usage, ModelCalls: a.Trace.ModelCalls, DurationMS: ms(a.Trace.Duration)}
+	if err != nil {
+		out.Error = err.Error()
+	}
+	for _, at := range a.Attempts {
+		aj := attemptJSON{N: at.N, Result: newResultJSON(at.Result), Verdict: at.Verdict, Error: at.Error}
+		if at.Candidate != nil {
+			aj.SQL, aj.Explanation = at.Candidate.SQL, at.Candidate.Explanation
+		}
+		out.Attempts = append(out.Attempts, aj)
+	}
+	for _, s := range a.Trace.Steps {
+		out.Steps = append(out.Steps, stepJSON{Stage: s.Stage, Attempt: s.Attempt, DurationMS: ms(s.Duration),
+			InputTokens: s.Usage.InputTokens, OutputTokens: s.Usage.OutputTokens, ModelCalls: len(s.Calls), Outcome: s.Outcome})
+	}
+	return out
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// Human-readable output.
+
+func printContext(w io.Writer, c *text2sql.Context) {
+	fmt.Fprintf(w, "== tables shown (%d)\n", len(c.Tables))
+	for i, t := range c.Tables {
+		fmt.Fprintf(w, "%2d. %-30s %s\n", i+1, t.Name, t.Reason)
+	}
+	fmt.Fprintf(w, "\n== retrieved items (%d)\n", len(c.Items))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tID\tSCORE\tSIMILARITY\tFOUND BY")
+	for _, it := range c.Items {
+		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.3f\t%s\n", it.Kind, it.ID, it.Score, it.Similarity, it.Provenance)
+	}
+	tw.Flush()
+	if c.LowConfidence {
+		fmt.Fprintf(w, "\nlow confidence: best similarity %.3f — the question may not be about this database\n", c.BestSimilarity)
+	}
+	if c.Match != nil {
+		fmt.Fprintf(w, "\nmatches verified example %s (similarity %.3f): %s\n", c.Match.ID, c.Match.Similarity, c.Match.Question)
+	}
+}
+
+func printAnswer(w io.Writer, a *text2sql.Answer) {
+	fmt.Fprintf(w, "status: %s\n", a.Status)
+	if a.ReusedExample != "" {
+		fmt.Fprintf(w, "reused verified example %s (no model call)\n", a.ReusedExample)
+	}
+	if a.SQL != "" {
+		fmt.Fprintf(w, "\n%s\n", a.SQL)
+	}
+	if a.Explanation != "" {
+		fmt.Fprintf(w, "\n%s\n", a.Explanation)
+	}
+	if len(a.Attempts) > 1 {
+		fmt.Fprintln(w, "\n== repair trail")
+		for _, at := range a.Attempts {
+			line := fmt.Sprintf("attempt %d: ", at.N)
+			switch {
+			case at.Error != "":
+				line += at.Error
+			case at.Result != nil && at.Result.Error != nil:
+				line += at.Result.Error.Error()
+			case at.Verdict != nil && !at.Verdict.OK:
+				line += fmt.Sprintf("judge: fault in %s: %s", at.Verdict.Stage, at.Verdict.Reason)
+			default:
+				line += "ok"
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	if a.Result != nil {
+		fmt.Fprintln(w)
+		printResult(w, a.Result)
+	}
+	if a.Trace.ModelCalls > 0 {
+		fmt.Fprintf(w, "\n%d model calls, %d input + %d output tokens, %v\n", a.Trace.ModelCalls, a.Trace.Usage.InputTokens, a.Trace.Usage.OutputTokens, a.Trace.Duration.Round(time.Millisecond))
+	}
+}
+
+func printResult(w io.Writer, r *text2sql.Result) {
+	if r.Error != nil {
+		fmt.Fprintf(w, "error (%s): %s\n", r.Error.Kind, r.Error.Message)
+		if r.Error.Hint != "" {
+			fmt.Fprintf(w, "hint: %s\n", r.Error.Hint)
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(r.Columns, "\t"))
+	for _, row := range r.Rows {
+		cells := make([]string, len(row))
+		for i, v := range row {
+			if v == nil {
+				cells[i] = "NULL"
+			} else {
+				cells[i] = fmt.Sprint(v)
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	tw.Flush()
+	more := ""
+	if r.Truncated {
+		more = " (truncated at the row cap)"
+	}
+	fmt.Fprintf(w, "(%d rows%s)\n", r.RowCount, more)
+}

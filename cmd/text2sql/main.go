@@ -1,0 +1,66 @@
+// Command text2sql asks a database questions in plain English: it shows the
+// retrieved context, the exact prompt, the SQL and the rows, and runs SQL
+// through the same guard the library uses.
+//
+//	text2sql ask --demo "How many students take each class?"
+//	text2sql context --db chinook.sqlite --json "Which artists have the most albums?"
+//	text2sql prompt --demo "Who teaches Linear Algebra?"
+//	text2sql run --demo "SELECT count(*) FROM students"
+//
+// Exit status: 0 success, 1 error, 2 usage, 3 the SQL was refused or failed,
+// 4 the question was declined.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitError    = 1
+	exitUsage    = 2
+	exitSQL      = 3
+	exitDeclined = 4
+)
+
+// exitErr carries an exit code out of a command.
+type exitErr struct {
+	code int
+	err  error
+}
+
+func (e *exitErr) Error() string { return e.err.Error() }
+func (e *exitErr) Unwrap() error { return e.err }
+
+func main() {
+	root := newRoot()
+	if err := root.Execute(); err != nil {
+		code := exitError
+		var ee *exitErr
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		fmt.Fprintln(os.Stderr, "text2sql:", err)
+		os.Exit(code)
+	}
+}
+
+func newRoot() *cobra.Command {
+	o := &options{}
+	root := &cobra.Command{
+		Use:           "text2sql",
+		Short:         "Ask a database questions in plain English",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	o.bind(root)
+	root.AddCommand(askCmd(o), contextCmd(o), promptCmd(o), runCmd(o))
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitErr{code: exitUsage, err: err}
+	})
+	return root
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/demo"
+	"github.com/text2sql-go/text2sql/executor/sqlite"
+	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/knowledge"
+	"github.com/text2sql-go/text2sql/llm/gemini"
+	"github.com/text2sql-go/text2sql/llm/openai"
+	"github.com/text2sql-go/text2sql/retriever"
+)
+
+// options are the flags shared by every command.
+type options struct {
+	db         string
+	knowledge  string
+	demo       bool
+	json       bool
+	provider   string
+	model      string
+	baseURL    string
+	indexDir   string
+	maxRows    int
+	timeout    time.Duration
+	maxRepairs int
+}
+
+func (o *options) bind(root *cobra.Command) {
+	f := root.PersistentFlags()
+	f.StringVar(&o.db, "db", "", "SQLite database file (opened read-only)")
+	f.StringVar(&o.knowledge, "knowledge", "", "knowledge file (YAML or JSON): table/column notes, rules, verified examples")
+	f.BoolVar(&o.demo, "demo", false, "use the bundled demo database (a university registrar) and its knowledge file")
+	f.BoolVar(&o.json, "json", false, "print JSON (stable, documented in the README)")
+	f.StringVar(&o.provider, "provider", "", "model provider: gemini or openai (default: gemini if GEMINI_API_KEY is set, else openai if OPENAI_API_KEY or --base-url is set)")
+	f.StringVar(&o.model, "model", "", "model name (default: the provider's default)")
+	f.StringVar(&o.baseURL, "base-url", "", "provider base URL, e.g. http://localhost:11434/v1 for Ollama")
+	f.StringVar(&o.indexDir, "index-dir", "", "directory of the persistent vector index (default: the user cache directory)")
+	f.IntVar(&o.maxRows, "max-rows", 1000, "row cap per query; the result is marked truncated beyond it")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "time limit per query")
+	f.IntVar(&o.maxRepairs, "max-repairs", text2sql.DefaultMaxRepairs, "repairs after a failed attempt (0: none)")
+}
+
+// env is everything a command may need, built from the options.
+type env struct {
+	executor  *sqlite.Executor
+	retriever *retriever.Hybrid
+	generator *generator.Generator
+	pipeline  *text2sql.Pipeline // nil when no provider is configured
+}
+
+func (e *env) Close() error { return e.executor.Close() }
+
+// open builds the components. withModel asks for a model provider; without
+// one configured, pipeline stays nil.
+func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
+	path, kb, err := o.source()
+	if err != nil {
+		return nil, err
+	}
+	ex, err := sqlite.Open(path, sqlite.Options{MaxRows: o.maxRows, Timeout: o.timeout})
+	if err != nil {
+		return nil, err
+	}
+	e := &env{executor: ex}
+	if err := kb.Validate(ctx, ex.Schema(), ex); err != nil {
+		ex.Close()
+		return nil, fmt.Errorf("knowledge file: %w", err)
+	}
+	store, err := o.store(path)
+	if err != nil {
+		ex.Close()
+		return nil, err
+	}
+	e.retriever, err = retriever.NewHybrid(ctx, retriever.HybridOptions{
+		Schema:    ex.Schema(),
+		Knowledge: kb,
+		Store:     store,
+	})
+	if err != nil {
+		ex.Close()
+		return nil, err
+	}
+	var model text2sql.Model
+	if withModel {
+		if model, err = o.newModel(ctx); err != nil {
+			ex.Close()
+			return nil, err
+		}
+	}
+	e.generator, err = generator.New(model, generator.Options{Dialect: text2sql.DialectSQLite})
+	if err != nil {
+		ex.Close()
+		return nil, err
+	}
+	if model != nil {
+		maxRepairs := o.maxRepairs
+		if maxRepairs == 0 {
+			maxRepairs = -1
+		}
+		e.pipeline, err = text2sql.New(text2sql.Config{
+			Retriever: e.retriever, Generator: e.generator, Executor: ex,
+			MaxRepairs: maxRepairs, MaxRows: o.maxRows, Timeout: o.timeout,
+		})
+		if err != nil {
+			ex.Close()
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// source returns the database path and knowledge base the flags name.
+func (o *options) source() (string, *knowledge.Base, error) {
+	if o.demo == (o.db != "") {
+		return "", nil, &exitErr{code: exitUsage, err: errors.New("give exactly one of --db PATH or --demo")}
+	}
+	var (
+		path = o.db
+		kb   = &knowledge.Base{}
+		err  error
+	)
+	if o.demo {
+		if path, err = demo.Ensure(""); err != nil {
+			return "", nil, err
+		}
+		if o.knowledge == "" {
+			if kb, err = demo.Knowledge(); err != nil {
+				return "", nil, err
+			}
+		}
+	}
+	if o.knowledge != "" {
+		if kb, err = knowledge.Load(o.knowledge); err != nil {
+			return "", nil, err
+		}
+	}
+	return path, kb, nil
+}
+
+// store opens the persistent vector index for the database at path.
+func (o *options) store(path string) (retriever.Store, error) {
+	dir := o.indexDir
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return retriever.NewMemoryStore(), nil
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256([]byte(abs))
+		dir = filepath.Join(cache, "text2sql", "index", hex.EncodeToString(sum[:8]))
+	}
+	return retriever.OpenChromem(dir)
+}
+
+// newModel returns the configured model, or nil when none is configured.
+func (o *options) newModel(ctx context.Context) (text2sql.Model, error) {
+	provider := o.provider
+	if provider == "" {
+		switch {
+		case os.Getenv("GEMINI_API_KEY") != "":
+			provider = "gemini"
+		case os.Getenv("OPENAI_API_KEY") != "" || o.baseURL != "":
+			provider = "openai"
+		default:
+			return nil, nil
+		}
+	}
+	switch provider {
+	case "gemini":
+		key := os.Getenv("GEMINI_API_KEY")
+		if key == "" {
+			return nil, &exitErr{code: exitUsage, err: errors.New("--provider gemini needs GEMINI_API_KEY")}
+		}
+		return gemini.New(ctx, gemini.Options{APIKey: key, Model: o.model, BaseURL: o.baseURL})
+	case "openai":
+		return openai.New(openai.Options{APIKey: os.Getenv("OPENAI_API_KEY"), Model: o.model, BaseURL: o.baseURL})
+	}
+	return nil, &exitErr{code: exitUsage, err: fmt.Errorf("unknown provider %q: use gemini or openai", o.provider)}
+}

@@ -1,0 +1,286 @@
+package text2sql_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/demo"
+	"github.com/text2sql-go/text2sql/executor/sqlite"
+	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/llm/llmtest"
+	"github.com/text2sql-go/text2sql/retriever"
+)
+
+// demoStack is the default stack on a private copy of the demo database.
+type demoStack struct {
+	path      string
+	executor  *sqlite.Executor
+	retriever *retriever.Hybrid
+}
+
+func newDemoStack(t *testing.T) *demoStack {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "registrar.sqlite")
+	if err := demo.Create(path); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ex.Close() })
+	kb, err := demo.Knowledge()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ret, err := retriever.NewHybrid(context.Background(), retriever.HybridOptions{Schema: ex.Schema(), Knowledge: kb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &demoStack{path: path, executor: ex, retriever: ret}
+}
+
+// pipeline builds a pipeline whose generator talks to model.
+func (s *demoStack) pipeline(t *testing.T, model text2sql.Model, cfg text2sql.Config) *text2sql.Pipeline {
+	t.Helper()
+	gen, err := generator.New(model, generator.Options{Dialect: text2sql.DialectSQLite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Retriever, cfg.Generator, cfg.Executor = s.retriever, gen, s.executor
+	p, err := text2sql.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (s *demoStack) checksum(t *testing.T) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+func reply(sql string) string {
+	b, _ := json.Marshal(map[string]any{"answerable": true, "sql": sql, "explanation": "scripted"})
+	return string(b)
+}
+
+func TestAskFirstTime(t *testing.T) {
+	s := newDemoStack(t)
+	m := llmtest.New(reply("SELECT count(*) FROM students"))
+	ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), "How many pupils are registered?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Status != text2sql.StatusAnswered || m.CallCount() != 1 || len(ans.Attempts) != 1 {
+		t.Fatalf("status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
+	}
+	if got := ans.Result.Rows[0][0]; got != int64(200) {
+		t.Errorf("count = %v, want 200 students", got)
+	}
+	if ans.Trace.ModelCalls != 1 || ans.Trace.Usage.InputTokens == 0 {
+		t.Errorf("trace: %d calls, usage %+v", ans.Trace.ModelCalls, ans.Trace.Usage)
+	}
+	var stages []text2sql.Stage
+	for _, st := range ans.Trace.Steps {
+		stages = append(stages, st.Stage)
+	}
+	if strings.Join(stagesStrings(stages), ",") != "retrieval,sql,execution" {
+		t.Errorf("stages = %v", stages)
+	}
+}
+
+func stagesStrings(s []text2sql.Stage) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = string(x)
+	}
+	return out
+}
+
+func TestAskRepairsExecutionError(t *testing.T) {
+	s := newDemoStack(t)
+	m := llmtest.New(reply("SELECT nope FROM students"), reply("SELECT count(*) FROM students"))
+	ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), "How many students are there?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Status != text2sql.StatusAnswered || m.CallCount() != 2 || len(ans.Attempts) != 2 {
+		t.Fatalf("status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
+	}
+	if k := ans.Attempts[0].Result.Error.Kind; k != text2sql.KindUnknownColumn {
+		t.Errorf("first attempt kind = %s, want unknown_column", k)
+	}
+	// The repair prompt shows the failed SQL and its error.
+	second := m.Calls()[1].Messages
+	last := second[len(second)-1].Content
+	if !strings.Contains(last, "SELECT nope FROM students") || !strings.Contains(last, "nope") {
+		t.Errorf("repair prompt does not show the failed attempt:\n%s", last)
+	}
+}
+
+// Case C4 #29: a model that always answers the same failing SQL.
+func TestAskRepairsExhausted(t *testing.T) {
+	s := newDemoStack(t)
+	m := llmtest.New(reply("SELECT nope FROM students")).RepeatLast()
+	ans, err := s.pipeline(t, m, text2sql.Config{MaxRepairs: 3, DisableNoProgress: true}).Ask(context.Background(), "How many students are there?")
+	if !errors.Is(err, text2sql.ErrRepairsExhausted) {
+		t.Fatalf("err = %v, want ErrRepairsExhausted", err)
+	}
+	if m.CallCount() != 4 || len(ans.Attempts) != 4 || ans.Status != text2sql.StatusFailed {
+		t.Fatalf("%d calls, %d attempts, status %s; want 4, 4, failed", m.CallCount(), len(ans.Attempts), ans.Status)
+	}
+	var sqlErr *text2sql.SQLError
+	if !errors.As(err, &sqlErr) || sqlErr.Kind != text2sql.KindUnknownColumn {
+		t.Errorf("last error = %v, want the unknown_column error", err)
+	}
+
+	// With no-progress detection (the default) it stops at the second
+	// identical candidate.
+	m = llmtest.New(reply("SELECT nope FROM students")).RepeatLast()
+	ans, err = s.pipeline(t, m, text2sql.Config{MaxRepairs: 3}).Ask(context.Background(), "How many students are there?")
+	if !errors.Is(err, text2sql.ErrRepairsExhausted) || m.CallCount() != 2 || len(ans.Attempts) != 2 {
+		t.Fatalf("no-progress: err %v, %d calls, %d attempts; want 2 calls", err, m.CallCount(), len(ans.Attempts))
+	}
+}
+
+func TestAskDeclines(t *testing.T) {
+	s := newDemoStack(t)
+	m := llmtest.New(`{"answerable": false, "sql": "", "explanation": "This database holds university records, not geography."}`)
+	ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), "What is the capital of France?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Status != text2sql.StatusDeclined || ans.Result != nil {
+		t.Fatalf("status %s, result %v; want declined with nothing executed", ans.Status, ans.Result)
+	}
+	if !ans.Context.LowConfidence {
+		t.Error("an off-topic question should retrieve with low confidence")
+	}
+	for _, st := range ans.Trace.Steps {
+		if st.Stage == text2sql.StageExecution {
+			t.Error("a declined question must not execute anything")
+		}
+	}
+}
+
+func TestAskReusesVerifiedExample(t *testing.T) {
+	s := newDemoStack(t)
+	kb, _ := demo.Knowledge()
+	ex := kb.Examples[0]
+	m := llmtest.New() // any call would fail
+	ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), strings.ToUpper(ex.Question))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.ReusedExample != ex.ID || m.CallCount() != 0 || ans.Result == nil || ans.Result.Error != nil {
+		t.Fatalf("reused %q, %d calls, result %+v", ans.ReusedExample, m.CallCount(), ans.Result)
+	}
+
+	// Reuse can be turned off.
+	m = llmtest.New(reply(ex.SQL))
+	ans, err = s.pipeline(t, m, text2sql.Config{DisableExampleReuse: true}).Ask(context.Background(), ex.Question)
+	if err != nil || ans.ReusedExample != "" || m.CallCount() != 1 {
+		t.Fatalf("reuse off: err %v, reused %q, %d calls", err, ans.ReusedExample, m.CallCount())
+	}
+}
+
+// Case C1 #11 (library entry point) and C1 #1: a destructive answer is
+// refused, the database file is byte-identical afterwards.
+func TestAskRefusesWrites(t *testing.T) {
+	s := newDemoStack(t)
+	before := s.checksum(t)
+	for _, stub := range []string{"DROP TABLE students;", "\n  drop\ttable students ;  ", "SELECT 1; DROP TABLE students; SELECT 2;"} {
+		m := llmtest.New(stub).RepeatLast()
+		ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), "Drop the students table")
+		if !errors.Is(err, text2sql.ErrRepairsExhausted) || !errors.Is(err, text2sql.ErrRefused) {
+			t.Fatalf("%q: err = %v, want a refusal", stub, err)
+		}
+		k := ans.Attempts[0].Result.Error.Kind
+		if k != text2sql.KindNotReadOnly && k != text2sql.KindMultipleStatements {
+			t.Errorf("%q: kind %s", stub, k)
+		}
+	}
+	p := s.pipeline(t, llmtest.New(), text2sql.Config{})
+	res, err := p.Execute(context.Background(), "DROP TABLE students")
+	if err != nil || res.Error == nil || res.Error.Kind != text2sql.KindNotReadOnly {
+		t.Fatalf("Execute: %v %+v", err, res)
+	}
+	if s.checksum(t) != before {
+		t.Fatal("the database file changed")
+	}
+}
+
+// Case C2 #28: a model that answers fenced SQL with a comment runs on the
+// first call.
+func TestAskFencedSQLWithComment(t *testing.T) {
+	s := newDemoStack(t)
+	m := llmtest.New("```sql\n-- count rows\nSELECT COUNT(*) FROM courses\n```").RepeatLast()
+	ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), "How many classes are offered?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.CallCount() != 1 || ans.Result.Rows[0][0] != int64(36) {
+		t.Fatalf("%d calls, rows %v", m.CallCount(), ans.Result.Rows)
+	}
+}
+
+func TestGenerateDoesNotExecute(t *testing.T) {
+	s := newDemoStack(t)
+	m := llmtest.New(reply("SELECT title FROM courses ORDER BY title"))
+	ans, err := s.pipeline(t, m, text2sql.Config{}).Generate(context.Background(), "List the course titles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Status != text2sql.StatusGenerated || ans.Result != nil || ans.SQL == "" {
+		t.Fatalf("status %s, result %v, sql %q", ans.Status, ans.Result, ans.SQL)
+	}
+}
+
+func TestAskJudgeRollsBackToFaultyStage(t *testing.T) {
+	s := newDemoStack(t)
+	m := llmtest.New(reply("SELECT count(*) FROM instructors"), reply("SELECT count(*) FROM students"))
+	var retrievals int
+	counting := text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Context, error) {
+		retrievals++
+		return s.retriever.Retrieve(ctx, req)
+	})
+	judge := text2sql.JudgeFunc(func(ctx context.Context, req text2sql.JudgeRequest) (*text2sql.Verdict, error) {
+		if strings.Contains(req.Current.Candidate.SQL, "students") {
+			return &text2sql.Verdict{OK: true}, nil
+		}
+		return &text2sql.Verdict{Stage: text2sql.StageSQL, Reason: "counts the wrong table", Hints: []string{"count students"}}, nil
+	})
+	gen, _ := generator.New(m, generator.Options{})
+	p, err := text2sql.New(text2sql.Config{Retriever: counting, Generator: gen, Executor: s.executor, Judge: judge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans, err := p.Ask(context.Background(), "How many students are there?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Status != text2sql.StatusVerified || m.CallCount() != 2 || retrievals != 1 {
+		t.Fatalf("status %s, %d model calls, %d retrievals; want verified, 2, 1", ans.Status, m.CallCount(), retrievals)
+	}
+	if !strings.Contains(m.Calls()[1].Messages[len(m.Calls()[1].Messages)-1].Content, "count students") {
+		t.Error("the judge's hint did not reach the generator")
+	}
+}
+
+func TestNewValidatesConfig(t *testing.T) {
+	if _, err := text2sql.New(text2sql.Config{}); !errors.Is(err, text2sql.ErrInvalidConfig) {
+		t.Fatalf("err = %v, want ErrInvalidConfig", err)
+	}
+}
