@@ -1,0 +1,263 @@
+package executor
+
+import (
+	"strconv"
+	"strings"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+)
+
+// writeWords start statements that change data or schema. As the first
+// keyword of a statement (or of a CTE body) they make it not read-only.
+var writeWords = set(`insert update delete replace merge upsert create drop alter truncate rename
+	grant revoke comment reindex analyze analyse lock unlock optimize repair load handler refresh`)
+
+// forbiddenWords start statements that are not queries and not plain writes:
+// attaching files, changing settings, transaction control, maintenance,
+// procedural code. They are refused as forbidden statements.
+var forbiddenWords = set(`attach detach pragma vacuum copy set reset begin start commit end rollback
+	savepoint release abort explain describe desc show use call exec execute do listen notify unlisten
+	prepare deallocate declare fetch move close discard checkpoint cluster security import export flush
+	kill shutdown install uninstall backup restore`)
+
+// deepWriteWords are keywords that only occur in data-modifying SQL, found
+// at any nesting depth: INSERT INTO, DELETE FROM, UPDATE … SET, SELECT … INTO,
+// RETURNING, DDL. A word followed by "(" (a function call such as MySQL's
+// INSERT()) or preceded by "." (a qualified column) is not a keyword.
+var deepWriteWords = set(`insert update delete merge upsert truncate drop create alter into returning`)
+
+func set(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}
+
+// CheckText is the lexical statement check every guarded executor runs
+// first. It accepts exactly one query — SELECT, WITH … SELECT, VALUES, or
+// one of these in parentheses — and returns nil, or a *text2sql.SQLError
+// whose Kind is one of:
+//
+//   - KindEmpty: no statement (only white space, comments and semicolons).
+//   - KindMultipleStatements: more than one statement. Semicolons inside
+//     literals, quoted identifiers and comments do not count, nor does a
+//     trailing semicolon or comment. The text is split under every lexical
+//     convention in sqltext.Conventions (standard, SQLite, MySQL) and must
+//     hold one statement under each, so a comment or escape that one
+//     engine reads differently cannot smuggle a second statement in.
+//   - KindNotReadOnly: a write or DDL (INSERT, UPDATE, DELETE, REPLACE,
+//     CREATE, DROP, ALTER, …), SELECT … INTO, a data-modifying CTE, a
+//     RETURNING clause or a locking clause (FOR UPDATE, FOR SHARE,
+//     LOCK IN SHARE MODE).
+//   - KindForbiddenStatement: any other statement: ATTACH, DETACH, PRAGMA,
+//     VACUUM, COPY, SET, transaction control, EXPLAIN, CALL, or a keyword
+//     this check does not know.
+//   - KindDialect: a nested block comment, which engines read differently.
+//   - KindSyntax: text that does not start with a keyword, or starts with
+//     a misspelt SELECT, WITH or VALUES ("SELEC").
+//
+// The check is lexical, not a parse: it is the first of several layers.
+// Engine-level guards (an authorizer, a read-only transaction) back it.
+// Functions are not checked here; executors check them against an
+// allow-list where the engine allows it.
+func CheckText(sql string) *text2sql.SQLError {
+	stmts := sqltext.Statements(sql)
+	most := len(stmts)
+	for _, c := range sqltext.Conventions {
+		if n := sqltext.CountStatements(sql, c); n > most {
+			most = n
+		}
+	}
+	switch {
+	case len(stmts) == 0:
+		return &text2sql.SQLError{Kind: text2sql.KindEmpty, Message: "no SQL statement"}
+	case most > 1:
+		return &text2sql.SQLError{Kind: text2sql.KindMultipleStatements,
+			Message: strconv.Itoa(most) + " statements; exactly one query is allowed and none of them was run"}
+	}
+	toks := sqltext.Lex(stmts[0])
+	for _, t := range toks {
+		if t.Kind == sqltext.BlockComment && strings.Contains(t.Text[2:], "/*") {
+			return &text2sql.SQLError{Kind: text2sql.KindDialect,
+				Message: "nested block comment: engines disagree on where it ends"}
+		}
+	}
+	return checkQuery(sqltext.Significant(toks))
+}
+
+// checkQuery checks the significant tokens of one statement.
+func checkQuery(toks []sqltext.Token) *text2sql.SQLError {
+	i := skipOpenParens(toks, 0)
+	if i >= len(toks) {
+		return refuseFirst(toks, 0)
+	}
+	switch {
+	case toks[i].Is("select"), toks[i].Is("values"):
+	case toks[i].Is("with"):
+		if e := checkWith(toks, i+1); e != nil {
+			return e
+		}
+	default:
+		return refuseFirst(toks, i)
+	}
+	return deepScan(toks)
+}
+
+// checkWith checks the CTE list that starts at toks[i] (after WITH) and the
+// statement that follows it: every CTE body and the main statement must be
+// queries.
+func checkWith(toks []sqltext.Token, i int) *text2sql.SQLError {
+	if i < len(toks) && toks[i].Is("recursive") {
+		i++
+	}
+	for i < len(toks) {
+		if _, ok := toks[i].Ident(); !ok {
+			return nil // malformed: the engine reports it
+		}
+		i++
+		if i < len(toks) && toks[i].Text == "(" { // column list
+			i = skipGroup(toks, i)
+		}
+		if i >= len(toks) || !toks[i].Is("as") {
+			return nil
+		}
+		i++
+		for i < len(toks) && (toks[i].Is("not") || toks[i].Is("materialized")) {
+			i++
+		}
+		if i >= len(toks) || toks[i].Text != "(" {
+			return nil
+		}
+		if b := skipOpenParens(toks, i); b < len(toks) {
+			if e := bodyKeyword(toks[b], "common table expression"); e != nil {
+				return e
+			}
+		}
+		i = skipGroup(toks, i)
+		if i < len(toks) && toks[i].Text == "," {
+			i++
+			continue
+		}
+		break
+	}
+	if i = skipOpenParens(toks, i); i < len(toks) {
+		return bodyKeyword(toks[i], "statement after WITH")
+	}
+	return nil
+}
+
+// bodyKeyword checks the first keyword of a CTE body or of the statement
+// after a WITH clause.
+func bodyKeyword(t sqltext.Token, where string) *text2sql.SQLError {
+	w := strings.ToLower(t.Text)
+	switch {
+	case t.Kind != sqltext.Word, w == "select", w == "values", w == "with":
+		return nil
+	case writeWords[w]:
+		return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
+			Message: "data-modifying " + where + " (" + strings.ToUpper(w) + "); only queries are allowed"}
+	}
+	return &text2sql.SQLError{Kind: text2sql.KindForbiddenStatement,
+		Message: strings.ToUpper(w) + " is not allowed as a " + where + "; only queries are allowed"}
+}
+
+// refuseFirst refuses a statement whose first keyword, toks[i], does not
+// start a query.
+func refuseFirst(toks []sqltext.Token, i int) *text2sql.SQLError {
+	if i >= len(toks) {
+		return &text2sql.SQLError{Kind: text2sql.KindForbiddenStatement,
+			Message: "not a query; only SELECT, WITH … SELECT and VALUES are allowed"}
+	}
+	w := strings.ToLower(toks[i].Text)
+	if toks[i].Kind == sqltext.Word && writeWords[w] {
+		return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
+			Message: strings.ToUpper(w) + " changes the database; only SELECT, WITH … SELECT and VALUES are allowed"}
+	}
+	if toks[i].Kind != sqltext.Word || !forbiddenWords[w] && nearQueryKeyword(w) {
+		// Not a statement keyword at all, or a misspelt SELECT/WITH/VALUES.
+		return &text2sql.SQLError{Kind: text2sql.KindSyntax,
+			Message: "near " + strconv.Quote(toks[i].Text) + ": a statement must start with SELECT, WITH or VALUES"}
+	}
+	return &text2sql.SQLError{Kind: text2sql.KindForbiddenStatement,
+		Message: strings.ToUpper(w) + " is not allowed; only SELECT, WITH … SELECT and VALUES are allowed"}
+}
+
+// nearQueryKeyword reports whether w is within two edits of SELECT, WITH or
+// VALUES: a typo rather than another statement.
+func nearQueryKeyword(w string) bool {
+	for _, k := range []string{"select", "with", "values"} {
+		if editDistance(w, k) <= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// deepScan looks for keywords of data-modifying SQL and locking clauses at
+// any depth of a query.
+func deepScan(toks []sqltext.Token) *text2sql.SQLError {
+	for i, t := range toks {
+		if t.Kind != sqltext.Word {
+			continue
+		}
+		if i > 0 && toks[i-1].Kind == sqltext.Punct && toks[i-1].Text == "." {
+			continue
+		}
+		next := ""
+		if i+1 < len(toks) {
+			next = strings.ToLower(toks[i+1].Text)
+		}
+		w := strings.ToLower(t.Text)
+		switch {
+		case deepWriteWords[w] && next != "(":
+			if w == "update" && i > 0 && toks[i-1].Is("for") || w == "update" && i > 1 && toks[i-1].Is("key") && toks[i-2].Is("no") {
+				return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
+					Message: "locking clause (FOR UPDATE) takes row locks; only plain queries are allowed"}
+			}
+			if w == "into" {
+				return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
+					Message: "INTO writes its result; only plain queries are allowed"}
+			}
+			return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
+				Message: strings.ToUpper(w) + " inside the query changes the database; only queries are allowed"}
+		case w == "for" && (next == "share" || next == "key" || next == "no"):
+			return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
+				Message: "locking clause (FOR " + strings.ToUpper(next) + ") takes row locks; only plain queries are allowed"}
+		case w == "lock" && next == "in":
+			return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
+				Message: "locking clause (LOCK IN SHARE MODE) takes row locks; only plain queries are allowed"}
+		}
+	}
+	return nil
+}
+
+// skipOpenParens returns the index of the first token at or after i that
+// is not "(".
+func skipOpenParens(toks []sqltext.Token, i int) int {
+	for i < len(toks) && toks[i].Kind == sqltext.Punct && toks[i].Text == "(" {
+		i++
+	}
+	return i
+}
+
+// skipGroup returns the index after the parenthesis group opening at toks[i].
+func skipGroup(toks []sqltext.Token, i int) int {
+	depth := 0
+	for ; i < len(toks); i++ {
+		if toks[i].Kind != sqltext.Punct {
+			continue
+		}
+		switch toks[i].Text {
+		case "(":
+			depth++
+		case ")":
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return i
+}

@@ -1,0 +1,169 @@
+package executor
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+)
+
+func TestCheckText(t *testing.T) {
+	ok := []string{
+		"SELECT 1",
+		"select name from singer;",
+		"  SELECT ';' AS x ; -- trailing ; comment",
+		"SELECT 1; /* done */",
+		"WITH a AS (SELECT 1) SELECT * FROM a",
+		"WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t",
+		"with a(x) as materialized (select 1), b as not materialized (values (2)) select * from a, b",
+		"WITH a AS (WITH b AS (SELECT 1) SELECT * FROM b) SELECT * FROM a",
+		"VALUES (1), (2)",
+		"(SELECT 1) UNION (SELECT 2)",
+		"((SELECT 1))",
+		`SELECT "insert", t."delete", t.update, [into] FROM t`,
+		"SELECT replace(name, 'a', 'b'), insert('abc', 1, 1, 'x') FROM t",
+		"SELECT x FROM t WHERE name LIKE '%update%' OR name = 'DELETE FROM t; DROP TABLE t'",
+		"SELECT substring(x FROM 1 FOR 2) FROM t",
+		"SELECT created_at, updated_by, deleted FROM t",
+		"SELECT a -- comment; DROP TABLE t\nFROM t",
+	}
+	for _, q := range ok {
+		if se := CheckText(q); se != nil {
+			t.Errorf("CheckText(%q) = %v, want nil", q, se)
+		}
+	}
+	refused := []struct {
+		q    string
+		kind text2sql.ErrorKind
+	}{
+		{"", text2sql.KindEmpty},
+		{" ;; ", text2sql.KindEmpty},
+		{"-- only a comment", text2sql.KindEmpty},
+		{"SELECT 1; DROP TABLE employees; SELECT 2;", text2sql.KindMultipleStatements},
+		{"SELECT 1;SELECT 2", text2sql.KindMultipleStatements},
+		{"DROP TABLE IF EXISTS cmd_exec;CREATE TABLE cmd_exec(o text);COPY cmd_exec FROM PROGRAM 'id';SELECT * FROM cmd_exec;", text2sql.KindMultipleStatements},
+		{"SELECT 1 /* /* */ ; DROP TABLE t; -- */", text2sql.KindMultipleStatements},
+		{"SELECT $a$; DROP TABLE t; SELECT $a$", text2sql.KindMultipleStatements},
+		{"SELECT '\\''; DROP TABLE t; -- '", text2sql.KindMultipleStatements},
+		{"SELECT 1 /*! ; DROP TABLE t */", text2sql.KindMultipleStatements},
+		{"SELECT 1 # ; DROP TABLE t", text2sql.KindMultipleStatements},
+		{"SELECT E'\\'; DROP TABLE t; --'", text2sql.KindMultipleStatements},
+		{"SELECT 1 /* /* nested */ */", text2sql.KindDialect},
+		{"DROP TABLE Employee;", text2sql.KindNotReadOnly},
+		{"\n  drop\ttable city_stats ;  ", text2sql.KindNotReadOnly},
+		{"/* x */ DELETE FROM t", text2sql.KindNotReadOnly},
+		{"insert into t values (1)", text2sql.KindNotReadOnly},
+		{"UPDATE t SET x = 1", text2sql.KindNotReadOnly},
+		{"REPLACE INTO t VALUES (1)", text2sql.KindNotReadOnly},
+		{"CREATE TABLE x (a)", text2sql.KindNotReadOnly},
+		{"ALTER TABLE t ADD COLUMN y", text2sql.KindNotReadOnly},
+		{"TRUNCATE t", text2sql.KindNotReadOnly},
+		{"(DELETE FROM t)", text2sql.KindNotReadOnly},
+		{"WITH x AS (SELECT 1) DELETE FROM messages -- limit", text2sql.KindNotReadOnly},
+		{"WITH d AS (DELETE FROM users RETURNING *) SELECT * FROM d", text2sql.KindNotReadOnly},
+		{"WITH a AS (SELECT 1), d AS ((UPDATE t SET x = 1 RETURNING x)) SELECT * FROM d", text2sql.KindNotReadOnly},
+		{"SELECT * INTO loot FROM users", text2sql.KindNotReadOnly},
+		{"SELECT * FROM users FOR UPDATE", text2sql.KindNotReadOnly},
+		{"SELECT * FROM users FOR NO KEY UPDATE", text2sql.KindNotReadOnly},
+		{"SELECT * FROM users FOR SHARE", text2sql.KindNotReadOnly},
+		{"SELECT * FROM users FOR KEY SHARE", text2sql.KindNotReadOnly},
+		{"SELECT * FROM users LOCK IN SHARE MODE", text2sql.KindNotReadOnly},
+		{"SELECT 1 INTO OUTFILE '/tmp/x'", text2sql.KindNotReadOnly},
+		{"SELECT * FROM (SELECT 1) x WHERE EXISTS (INSERT INTO t VALUES (1))", text2sql.KindNotReadOnly},
+		{"/* x */ VACUUM INTO '/tmp/exfil.db'", text2sql.KindForbiddenStatement},
+		{"-- x\nATTACH DATABASE '/tmp/other.db' AS o", text2sql.KindForbiddenStatement},
+		{"PRAGMA user_version = 42", text2sql.KindForbiddenStatement},
+		{"PRAGMA writable_schema = ON", text2sql.KindForbiddenStatement},
+		{"COPY (SELECT 1) TO PROGRAM 'id'", text2sql.KindForbiddenStatement},
+		{"COPY (SELECT 'x') TO '/tmp/pwn.txt'", text2sql.KindForbiddenStatement},
+		{"BEGIN", text2sql.KindForbiddenStatement},
+		{"COMMIT", text2sql.KindForbiddenStatement},
+		{"SET role postgres", text2sql.KindForbiddenStatement},
+		{"EXPLAIN ANALYZE DELETE FROM t", text2sql.KindForbiddenStatement},
+		{"DETACH o", text2sql.KindForbiddenStatement},
+		{"CALL p()", text2sql.KindForbiddenStatement},
+		{"FROBNICATE t", text2sql.KindForbiddenStatement},
+		{"WITH a AS (SELECT 1) PRAGMA x", text2sql.KindForbiddenStatement},
+		{"SELEC name FROM t", text2sql.KindSyntax},
+		{"42", text2sql.KindSyntax},
+		{"* FROM t", text2sql.KindSyntax},
+	}
+	for _, c := range refused {
+		se := CheckText(c.q)
+		if se == nil {
+			t.Errorf("CheckText(%q) = nil, want %s", c.q, c.kind)
+			continue
+		}
+		if se.Kind != c.kind {
+			t.Errorf("CheckText(%q) = %s (%s), want %s", c.q, se.Kind, se.Message, c.kind)
+		}
+		if se.Message == "" {
+			t.Errorf("CheckText(%q): empty message", c.q)
+		}
+		if se.Kind.Refusal() && !errors.Is(se, text2sql.ErrRefused) {
+			t.Errorf("CheckText(%q): not ErrRefused", c.q)
+		}
+	}
+}
+
+func TestCountStatementsConventions(t *testing.T) {
+	cases := []struct {
+		s    string
+		want [3]int // Standard, SQLite, MySQL
+	}{
+		{"SELECT 1", [3]int{1, 1, 1}},
+		{"SELECT 1; ", [3]int{1, 1, 1}},
+		{"SELECT 1 /* /* */ ; SELECT 2 */", [3]int{1, 2, 2}},
+		{"SELECT $a$;$a$", [3]int{1, 2, 2}},
+		{"SELECT '\\'; SELECT 2; '", [3]int{3, 3, 1}},
+		{"SELECT 1 # ; x", [3]int{2, 2, 1}},
+		{"SELECT 1 --x\n; SELECT 2", [3]int{2, 2, 2}},
+		{"SELECT [a;b]", [3]int{1, 1, 2}},
+		{"SELECT `a;b`", [3]int{1, 1, 1}},
+		{"/*! SELECT 1 */", [3]int{0, 0, 1}},
+	}
+	for _, c := range cases {
+		var got [3]int
+		for i, conv := range sqltext.Conventions {
+			got[i] = sqltext.CountStatements(c.s, conv)
+		}
+		if got != c.want {
+			t.Errorf("CountStatements(%q) = %v, want %v", c.s, got, c.want)
+		}
+	}
+}
+
+func FuzzCheckText(f *testing.F) {
+	for _, s := range []string{
+		"SELECT 1", "SELECT 1; DROP TABLE t", "WITH a AS (SELECT 1) SELECT * FROM a", "SELECT ';'",
+		"SELECT 1 /* /* */ ; x */", "SELECT '\\'; x; '", "SELECT $a$;$a$", "VALUES (1)", "(SELECT 1)",
+		"WITH x AS (SELECT 1) DELETE FROM t", "SELECT * FROM t FOR UPDATE", "PRAGMA x", "", ";", "--",
+		"SELECT \"a;b\" FROM [c;d] WHERE e = `f;g`", "/*! ; */", "SELECT 1 # ;",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		se := CheckText(s)
+		if se == nil {
+			for _, c := range sqltext.Conventions {
+				if n := sqltext.CountStatements(s, c); n != 1 {
+					t.Fatalf("accepted %q with %d statements under convention %d", s, n, c)
+				}
+			}
+			toks := sqltext.Significant(sqltext.Lex(sqltext.Statements(s)[0]))
+			i := skipOpenParens(toks, 0)
+			if i >= len(toks) || !(toks[i].Is("select") || toks[i].Is("with") || toks[i].Is("values")) {
+				t.Fatalf("accepted %q, which does not start with a query keyword", s)
+			}
+			return
+		}
+		if se.Message == "" || se.Kind == "" {
+			t.Fatalf("CheckText(%q) = %+v", s, se)
+		}
+		if strings.TrimSpace(s) == "" && se.Kind != text2sql.KindEmpty {
+			t.Fatalf("blank %q: %s", s, se.Kind)
+		}
+	})
+}

@@ -1,0 +1,261 @@
+package executor
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// Classify maps an engine error message to an error kind, best effort, from
+// the wording of SQLite, PostgreSQL and MySQL messages: "no such table",
+// `relation "x" does not exist` and "Table 'x' doesn't exist" give
+// KindUnknownTable; "no such column", `column "x" does not exist` and
+// "Unknown column" give KindUnknownColumn; syntax and incomplete-input
+// errors give KindSyntax; interrupts, statement timeouts and cancellations
+// give KindTimeout; "string or blob too big" and similar length errors give
+// KindTooLarge; writes refused by a read-only database or transaction give
+// KindNotReadOnly; authorization failures give KindForbiddenStatement.
+// Anything else is KindRuntime.
+func Classify(msg string) text2sql.ErrorKind {
+	m := strings.ToLower(msg)
+	has := func(subs ...string) bool {
+		for _, s := range subs {
+			if strings.Contains(m, s) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("no such table", "no such view") ||
+		strings.HasPrefix(m, "relation ") && has("does not exist") ||
+		has("table '", "table \"") && has("doesn't exist", "does not exist"):
+		return text2sql.KindUnknownTable
+	case has("no such column", "unknown column") || has("column ") && has("does not exist"):
+		return text2sql.KindUnknownColumn
+	case has("syntax error", "incomplete input", "unrecognized token", "you have an error in your sql syntax"):
+		return text2sql.KindSyntax
+	case has("interrupted", "statement timeout", "canceling statement due to", "query execution was interrupted",
+		"maximum statement execution time exceeded", context.DeadlineExceeded.Error()):
+		return text2sql.KindTimeout
+	case has("string or blob too big", "too big", "too large", "too long", "exceeds the maximum", "out of memory"):
+		return text2sql.KindTooLarge
+	case has("readonly database", "read-only transaction", "read only transaction", "read-only mode",
+		"cannot execute statement in a read only", "read only mode"):
+		return text2sql.KindNotReadOnly
+	case has("not authorized", "authorization denied", "is prohibited", "permission denied", "access denied",
+		"too many attached databases"):
+		return text2sql.KindForbiddenStatement
+	}
+	return text2sql.KindRuntime
+}
+
+// UnknownName returns the table or column name an "unknown table/column"
+// message is about, as written in the query (possibly qualified:
+// "ck.cell_name"), or "" when the message names none.
+func UnknownName(msg string) string {
+	for _, p := range []string{"no such table: ", "no such column: ", "no such view: "} {
+		if i := strings.Index(msg, p); i >= 0 {
+			return strings.TrimSpace(firstLine(msg[i+len(p):]))
+		}
+	}
+	// PostgreSQL: relation "x" does not exist / column "x" does not exist /
+	// column t.x does not exist.
+	for _, p := range []string{"relation ", "column "} {
+		if i := strings.Index(msg, p); i >= 0 {
+			rest := msg[i+len(p):]
+			if j := strings.Index(rest, " does not exist"); j >= 0 {
+				return strings.Trim(rest[:j], `"`)
+			}
+		}
+	}
+	// MySQL: Table 'db.x' doesn't exist / Unknown column 'x' in 'field list'.
+	for _, p := range []string{"Table '", "Unknown column '"} {
+		if i := strings.Index(msg, p); i >= 0 {
+			rest := msg[i+len(p):]
+			if j := strings.IndexByte(rest, '\''); j >= 0 {
+				name := rest[:j]
+				if p == "Table '" {
+					if k := strings.LastIndexByte(name, '.'); k >= 0 {
+						name = name[k+1:]
+					}
+				}
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// Suggest returns a hint for an unknown table or column, or "" when it has
+// none. name is the unknown name as the error message gives it (see
+// UnknownName); query is the failing SQL, used to resolve aliases and to
+// prefer the tables the query reads.
+//
+// For a table, the hint names the closest real table or view by edit
+// distance (case-insensitive): `did you mean "topics"?`. For a column, it
+// names the tables of db that have a column of exactly that name, preferring
+// tables the query reads (`column "cell_name" is in table cell_kpi_4g`), or
+// else the closest column of the tables the query reads. A name is offered
+// only when its edit distance is at most max(1, len/3), capped at 3.
+func Suggest(db *schema.Database, kind text2sql.ErrorKind, name, query string) string {
+	if db == nil || name == "" {
+		return ""
+	}
+	switch kind {
+	case text2sql.KindUnknownTable:
+		if i := strings.LastIndexByte(name, '.'); i >= 0 && !strings.EqualFold(name[:i], "main") {
+			// A qualified name: try the whole name against qualified tables too.
+			if t := db.Lookup(name); t != nil {
+				return `did you mean "` + t.QualifiedName() + `"?`
+			}
+		}
+		base := name
+		if i := strings.LastIndexByte(name, '.'); i >= 0 {
+			base = name[i+1:]
+		}
+		var cands []string
+		for _, t := range db.Tables {
+			cands = append(cands, t.Name)
+		}
+		// A table of that name in another schema (PostgreSQL search_path).
+		var qualified []string
+		for _, t := range db.Tables {
+			if strings.EqualFold(t.Name, base) && t.Schema != "" {
+				qualified = append(qualified, t.QualifiedName())
+			}
+		}
+		if len(qualified) > 0 {
+			return `did you mean "` + strings.Join(qualified, `" or "`) + `"?`
+		}
+		if best := closest(base, cands); best != "" {
+			return `did you mean "` + best + `"?`
+		}
+	case text2sql.KindUnknownColumn:
+		qual, col := "", name
+		if i := strings.LastIndexByte(name, '.'); i >= 0 {
+			qual, col = name[:i], name[i+1:]
+		}
+		read := queryTables(db, query)
+		// The alias or table the column was qualified with.
+		var qualTable *schema.Table
+		if qual != "" {
+			for _, r := range sqltext.Tables(query) {
+				if strings.EqualFold(r.Alias, qual) || strings.EqualFold(r.Name, qual) {
+					qualTable = db.Lookup(qualifiedRef(r))
+					break
+				}
+			}
+		}
+		var having []string
+		seen := map[*schema.Table]bool{}
+		for _, t := range append(read, db.Tables...) {
+			if seen[t] || t == qualTable {
+				continue
+			}
+			seen[t] = true
+			if t.Column(col) != nil {
+				having = append(having, t.QualifiedName())
+			}
+		}
+		if len(having) > 3 {
+			having = having[:3]
+		}
+		if len(having) > 0 {
+			return `column "` + col + `" is in table ` + strings.Join(having, ", ")
+		}
+		var cands []string
+		owner := map[string]string{}
+		scope := read
+		if qualTable != nil {
+			scope = []*schema.Table{qualTable}
+		}
+		for _, t := range scope {
+			for _, c := range t.Columns {
+				if _, ok := owner[c.Name]; !ok {
+					owner[c.Name] = t.QualifiedName()
+					cands = append(cands, c.Name)
+				}
+			}
+		}
+		if best := closest(col, cands); best != "" {
+			return `did you mean "` + best + `" (table ` + owner[best] + `)?`
+		}
+	}
+	return ""
+}
+
+func qualifiedRef(r sqltext.TableRef) string {
+	if r.Schema == "" {
+		return r.Name
+	}
+	return r.Schema + "." + r.Name
+}
+
+// queryTables returns the tables of db that query reads, in order.
+func queryTables(db *schema.Database, query string) []*schema.Table {
+	var out []*schema.Table
+	for _, r := range sqltext.Tables(query) {
+		if t := db.Lookup(qualifiedRef(r)); t != nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// closest returns the candidate nearest to name by case-insensitive edit
+// distance, or "" when none is near enough. Ties go to the first in sorted
+// order, so the answer is deterministic.
+func closest(name string, cands []string) string {
+	limit := len(name) / 3
+	if limit < 1 {
+		limit = 1
+	}
+	if limit > 3 {
+		limit = 3
+	}
+	sorted := append([]string(nil), cands...)
+	sort.Strings(sorted)
+	best, bestD := "", limit+1
+	for _, c := range sorted {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if bestD == 0 && strings.EqualFold(best, name) && best == name {
+		return "" // the name exists: nothing to suggest
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

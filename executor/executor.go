@@ -1,0 +1,281 @@
+// Package executor holds the guarded executors: generated SQL is untrusted
+// input, so each executor checks a statement before it reaches the engine
+// and runs it under engine-level limits.
+//
+// This package has the lexical statement check shared by every executor
+// (CheckText), error classification helpers, and a generic Executor for any
+// database/sql driver. Engine-specific executors live in sub-packages
+// (executor/sqlite) and import their driver; this package imports none.
+package executor
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// The defaults of every guarded executor.
+const (
+	// DefaultMaxRows is the row cap when neither the request nor the
+	// options set one.
+	DefaultMaxRows = 1000
+	// DefaultTimeout bounds one execution when neither the request nor
+	// the options set a limit.
+	DefaultTimeout = 10 * time.Second
+)
+
+// ErrClosed is returned by an executor's methods after Close.
+var ErrClosed = errors.New("text2sql/executor: executor is closed")
+
+// Options configures a generic Executor. Zero values mean the defaults;
+// negative values are treated as zero.
+type Options struct {
+	// MaxRows caps the rows of a result (default DefaultMaxRows). A
+	// request's own MaxRows takes precedence.
+	MaxRows int
+	// Timeout bounds one execution (default DefaultTimeout). A request's
+	// own Timeout takes precedence.
+	Timeout time.Duration
+	// Schema, when set, is used for hints on unknown tables and columns.
+	Schema *schema.Database
+}
+
+// Executor is a guarded executor for any database/sql driver. For each
+// statement it runs CheckText, then prepares and runs the statement inside a
+// read-only transaction (sql.TxOptions{ReadOnly: true}) that is always
+// rolled back, under a time limit given by the context and a row cap.
+// Error kinds are derived from the engine's messages (Classify).
+//
+// The read-only transaction is only as strong as the driver makes it:
+// PostgreSQL and MySQL enforce it, go-sqlite3 ignores it (the rollback
+// still undoes writes). Prefer the engine-specific executors where one
+// exists (executor/sqlite), which add engine-level guards.
+//
+// An Executor is safe for concurrent use.
+type Executor struct {
+	db   *sql.DB
+	opts Options
+}
+
+// New returns a generic guarded executor over db. It does not take
+// ownership of db: closing db is the caller's business.
+func New(db *sql.DB, opts Options) *Executor {
+	return &Executor{db: db, opts: opts}
+}
+
+// Limits returns the row cap and time limit of one execution: the
+// request's own values when positive, else maxRows and timeout (an
+// executor's options) when positive, else DefaultMaxRows and
+// DefaultTimeout.
+func Limits(req text2sql.ExecuteRequest, maxRows int, timeout time.Duration) (int, time.Duration) {
+	if req.MaxRows > 0 {
+		maxRows = req.MaxRows
+	}
+	if maxRows <= 0 {
+		maxRows = DefaultMaxRows
+	}
+	if req.Timeout > 0 {
+		timeout = req.Timeout
+	}
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return maxRows, timeout
+}
+
+// Execute runs req.SQL as untrusted input. A refused or failing statement
+// is returned as Result.Error (a *text2sql.SQLError); the error return is
+// non-nil only when the executor cannot work: db is nil, the connection
+// fails, or ctx is cancelled by the caller (then it is ctx.Err()). Reaching
+// the executor's own time limit is a KindTimeout result, not an error.
+// Rows hold driver values; []byte values of non-binary columns become
+// strings.
+func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
+	start := time.Now()
+	if e.db == nil {
+		return nil, fmt.Errorf("%w: executor: nil *sql.DB", text2sql.ErrInvalidConfig)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res := &text2sql.Result{}
+	done := func() (*text2sql.Result, error) {
+		res.RowCount = len(res.Rows)
+		res.Duration = time.Since(start)
+		return res, nil
+	}
+	if se := CheckText(req.SQL); se != nil {
+		res.Error = se
+		return done()
+	}
+	maxRows, timeout := Limits(req, e.opts.MaxRows, e.opts.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	q := sqltext.StripTrailing(req.SQL)
+
+	tx, err := e.db.BeginTx(cctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if cctx.Err() != nil {
+			res.Error = TimeoutError(timeout)
+			return done()
+		}
+		return nil, fmt.Errorf("executor: begin read-only transaction: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // always rolled back; nothing to commit
+
+	err = e.run(cctx, tx, q, maxRows, res)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if connectionError(err) {
+			return nil, fmt.Errorf("executor: %w", err)
+		}
+		res.Rows, res.Truncated = nil, false
+		res.Error = e.sqlError(cctx, err, q, timeout)
+	}
+	return done()
+}
+
+func (e *Executor) run(ctx context.Context, tx *sql.Tx, q string, maxRows int, res *text2sql.Result) error {
+	stmt, err := tx.PrepareContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	rows, err := stmt.QueryContext(ctx)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	res.Columns = cols
+	binary := make([]bool, len(cols))
+	if types, err := rows.ColumnTypes(); err == nil {
+		for i, t := range types {
+			binary[i] = BinaryType(t.DatabaseTypeName())
+		}
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if len(res.Rows) == maxRows {
+			res.Truncated = true
+			break
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		row := make([]any, len(cols))
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok && !binary[i] {
+				row[i] = string(b)
+			} else {
+				row[i] = v
+			}
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	return rows.Err()
+}
+
+// BinaryType reports whether a driver's database type name is a binary
+// type (BLOB, BYTEA, BINARY, VARBINARY, …) whose []byte values should stay
+// bytes rather than become text.
+func BinaryType(name string) bool {
+	n := strings.ToUpper(name)
+	return strings.Contains(n, "BLOB") || strings.Contains(n, "BYTEA") || strings.Contains(n, "BINARY") ||
+		n == "BIT" || n == "GEOMETRY"
+}
+
+// Check runs CheckText and then prepares query inside a read-only
+// transaction that is rolled back, without executing it. It returns nil or
+// a *text2sql.SQLError (refusals, syntax errors, unknown tables or
+// columns); any other error means the executor cannot work.
+func (e *Executor) Check(ctx context.Context, query string) error {
+	if e.db == nil {
+		return fmt.Errorf("%w: executor: nil *sql.DB", text2sql.ErrInvalidConfig)
+	}
+	if se := CheckText(query); se != nil {
+		return se
+	}
+	_, timeout := Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tx, err := e.db.BeginTx(cctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("executor: begin read-only transaction: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck
+	q := sqltext.StripTrailing(query)
+	stmt, err := tx.PrepareContext(cctx, q)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if connectionError(err) {
+			return fmt.Errorf("executor: %w", err)
+		}
+		return e.sqlError(cctx, err, q, timeout)
+	}
+	return stmt.Close()
+}
+
+func (e *Executor) sqlError(ctx context.Context, err error, q string, timeout time.Duration) *text2sql.SQLError {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return TimeoutError(timeout)
+	}
+	return EngineError(err.Error(), e.opts.Schema, q)
+}
+
+// EngineError turns an engine error message into a *text2sql.SQLError: its
+// Kind from Classify, its Message msg, and for unknown tables and columns a
+// Hint from Suggest when db is not nil.
+func EngineError(msg string, db *schema.Database, query string) *text2sql.SQLError {
+	se := &text2sql.SQLError{Kind: Classify(msg), Message: msg}
+	if se.Kind == text2sql.KindUnknownTable || se.Kind == text2sql.KindUnknownColumn {
+		se.Hint = Suggest(db, se.Kind, UnknownName(msg), query)
+	}
+	return se
+}
+
+// TimeoutError is the result error of an execution stopped at its time
+// limit.
+func TimeoutError(limit time.Duration) *text2sql.SQLError {
+	return &text2sql.SQLError{Kind: text2sql.KindTimeout,
+		Message: "the query was stopped at its time limit of " + limit.String()}
+}
+
+// connectionError reports whether err means the database cannot be reached,
+// as opposed to an error about the statement.
+func connectionError(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}

@@ -1,0 +1,197 @@
+package executor_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/internal/shareddata"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+func spider(t *testing.T) (*sql.DB, *schema.Database) {
+	t.Helper()
+	path := shareddata.Path(t, "spider", "database", "concert_singer", "concert_singer.sqlite")
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	sch, err := schema.InspectSQLite(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, sch
+}
+
+func execute(t *testing.T, e *executor.Executor, req text2sql.ExecuteRequest) *text2sql.Result {
+	t.Helper()
+	res, err := e.Execute(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Execute(%q): %v", req.SQL, err)
+	}
+	if res.RowCount != len(res.Rows) {
+		t.Fatalf("RowCount %d, %d rows", res.RowCount, len(res.Rows))
+	}
+	return res
+}
+
+func TestGenericExecutorSpider(t *testing.T) {
+	db, sch := spider(t)
+	e := executor.New(db, executor.Options{Schema: sch, MaxRows: 3})
+	var _ text2sql.Executor = e
+	var _ text2sql.Guard = e
+
+	res := execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT count(*) FROM singer;"})
+	if res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(6)}}) || res.Columns[0] != "count(*)" {
+		t.Fatalf("%+v", res)
+	}
+	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT name, country FROM singer ORDER BY singer_id"})
+	if res.Error != nil || res.RowCount != 3 || !res.Truncated {
+		t.Fatalf("cap: %+v", res)
+	}
+	if _, ok := res.Rows[0][0].(string); !ok {
+		t.Errorf("text value is %T", res.Rows[0][0])
+	}
+	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT name FROM singer", MaxRows: 100})
+	if res.RowCount != 6 || res.Truncated {
+		t.Fatalf("request cap: %+v", res)
+	}
+	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT name FROM singr"})
+	if res.Error == nil || res.Error.Kind != text2sql.KindUnknownTable || res.Error.Hint != `did you mean "singer"?` {
+		t.Fatalf("unknown table: %+v", res.Error)
+	}
+	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT T1.stadium_id FROM singer AS T1"})
+	if res.Error == nil || res.Error.Kind != text2sql.KindUnknownColumn || !strings.Contains(res.Error.Hint, "stadium") {
+		t.Fatalf("unknown column: %+v", res.Error)
+	}
+	for q, kind := range map[string]text2sql.ErrorKind{
+		"DROP TABLE singer":             text2sql.KindNotReadOnly,
+		"SELECT 1; DROP TABLE singer":   text2sql.KindMultipleStatements,
+		"PRAGMA user_version = 1":       text2sql.KindForbiddenStatement,
+		"SELECT name FROM singer WHERE": text2sql.KindSyntax,
+		"   ":                           text2sql.KindEmpty,
+		"SELECT zeroblob(10) FROM singer x WHERE x.nope = 1": text2sql.KindUnknownColumn,
+	} {
+		res := execute(t, e, text2sql.ExecuteRequest{SQL: q})
+		if res.Error == nil || res.Error.Kind != kind {
+			t.Errorf("%q: %+v, want %s", q, res.Error, kind)
+		}
+	}
+	if err := e.Check(context.Background(), "SELECT name FROM singer"); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+	var se *text2sql.SQLError
+	if err := e.Check(context.Background(), "SELECT name FROM singr"); !errors.As(err, &se) || se.Kind != text2sql.KindUnknownTable {
+		t.Errorf("Check unknown table: %v", err)
+	}
+	if err := e.Check(context.Background(), "DELETE FROM singer"); !errors.Is(err, text2sql.ErrRefused) {
+		t.Errorf("Check delete: %v", err)
+	}
+}
+
+// The executor's time limit gives a timeout result; the caller's
+// cancellation a Go error; the executor works on afterwards.
+func TestGenericTimeoutAndCancel(t *testing.T) {
+	dir := t.TempDir()
+	db, err := sql.Open("sqlite3", filepath.Join(dir, "x.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE TABLE t (x)"); err != nil {
+		t.Fatal(err)
+	}
+	e := executor.New(db, executor.Options{Timeout: 100 * time.Millisecond})
+	forever := "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
+	start := time.Now()
+	res := execute(t, e, text2sql.ExecuteRequest{SQL: forever})
+	if res.Error == nil || res.Error.Kind != text2sql.KindTimeout || time.Since(start) > 2*time.Second {
+		t.Fatalf("timeout: %+v after %v", res.Error, time.Since(start))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if _, err := e.Execute(ctx, text2sql.ExecuteRequest{SQL: forever, Timeout: 10 * time.Second}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("caller cancel: %v", err)
+	}
+	if res := execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT 1"}); res.Error != nil {
+		t.Fatalf("after: %v", res.Error)
+	}
+	if _, err := executor.New(nil, executor.Options{}).Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT 1"}); !errors.Is(err, text2sql.ErrInvalidConfig) {
+		t.Errorf("nil db: %v", err)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	cases := map[string]text2sql.ErrorKind{
+		"no such table: topic":                                   text2sql.KindUnknownTable,
+		`relation "orders" does not exist`:                       text2sql.KindUnknownTable,
+		"Error 1146 (42S02): Table 'shop.topic' doesn't exist":   text2sql.KindUnknownTable,
+		"no such column: ck.cell_name":                           text2sql.KindUnknownColumn,
+		`column "nope" does not exist`:                           text2sql.KindUnknownColumn,
+		"Error 1054 (42S22): Unknown column 'x' in 'field list'": text2sql.KindUnknownColumn,
+		`near "FROM": syntax error`:                              text2sql.KindSyntax,
+		"incomplete input":                                       text2sql.KindSyntax,
+		"interrupted":                                            text2sql.KindTimeout,
+		"canceling statement due to statement timeout":           text2sql.KindTimeout,
+		"string or blob too big":                                 text2sql.KindTooLarge,
+		"attempt to write a readonly database":                   text2sql.KindNotReadOnly,
+		"cannot execute INSERT in a read-only transaction":       text2sql.KindNotReadOnly,
+		"not authorized":                                         text2sql.KindForbiddenStatement,
+		"integer overflow":                                       text2sql.KindRuntime,
+	}
+	for msg, kind := range cases {
+		if got := executor.Classify(msg); got != kind {
+			t.Errorf("Classify(%q) = %s, want %s", msg, got, kind)
+		}
+	}
+	names := map[string]string{
+		"no such table: main.topic":                                "main.topic",
+		"no such column: ck.cell_name":                             "ck.cell_name",
+		`relation "orders" does not exist`:                         "orders",
+		"Error 1146 (42S02): Table 'shop.topic' doesn't exist":     "topic",
+		"Error 1054 (42S22): Unknown column 'x.y' in 'field list'": "x.y",
+		"syntax error": "",
+	}
+	for msg, want := range names {
+		if got := executor.UnknownName(msg); got != want {
+			t.Errorf("UnknownName(%q) = %q, want %q", msg, got, want)
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	db := &schema.Database{Tables: []*schema.Table{
+		{Name: "topics", Columns: []schema.Column{{Name: "id"}, {Name: "name"}}},
+		{Schema: "sales", Name: "orders", Columns: []schema.Column{{Name: "id"}}},
+	}}
+	cases := []struct {
+		kind        text2sql.ErrorKind
+		name, query string
+		want        string
+	}{
+		{text2sql.KindUnknownTable, "topic", "SELECT * FROM topic", `did you mean "topics"?`},
+		{text2sql.KindUnknownTable, "orders", "SELECT count(*) FROM orders", `did you mean "sales.orders"?`},
+		{text2sql.KindUnknownTable, "xyz", "SELECT * FROM xyz", ""},
+		{text2sql.KindUnknownColumn, "t.nam", "SELECT t.nam FROM topics t", `did you mean "name" (table topics)?`},
+		{text2sql.KindUnknownColumn, "zzz", "SELECT zzz FROM topics", ""},
+		{text2sql.KindSyntax, "topic", "", ""},
+	}
+	for _, c := range cases {
+		if got := executor.Suggest(db, c.kind, c.name, c.query); got != c.want {
+			t.Errorf("Suggest(%s, %q) = %q, want %q", c.kind, c.name, got, c.want)
+		}
+	}
+	if got := executor.Suggest(nil, text2sql.KindUnknownTable, "x", ""); got != "" {
+		t.Errorf("nil schema: %q", got)
+	}
+}

@@ -1,0 +1,511 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor"
+)
+
+const employees = `
+CREATE TABLE Employee (id INTEGER PRIMARY KEY, name TEXT);
+INSERT INTO Employee VALUES (1, 'Ada'), (2, 'Grace');
+CREATE TABLE employees (id INTEGER PRIMARY KEY, name TEXT);
+INSERT INTO employees VALUES (1, 'Ada');
+CREATE TABLE city_stats (city TEXT, population INTEGER);
+INSERT INTO city_stats VALUES ('Toronto', 2930000);
+CREATE TABLE messages (id INTEGER PRIMARY KEY, body TEXT);
+INSERT INTO messages VALUES (1, 'hi'), (2, 'there'), (3, '!');
+CREATE INDEX messages_body ON messages (body);
+PRAGMA user_version = 7;
+`
+
+func userVersion(t *testing.T, path string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v int
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// C1 #1: DROP TABLE is refused as not read-only whatever the case and white
+// space; the table survives; with the statement check bypassed, SQLite
+// itself refuses the write.
+func TestC1DropTable(t *testing.T) {
+	path := makeDB(t, "emp.db", employees)
+	untouched(t, path)
+	e := open(t, path, Options{})
+	for _, q := range []string{
+		"DROP TABLE Employee;",
+		"\n  drop\ttable city_stats ;  ",
+		"DrOp TaBlE Employee",
+		"/* cleanup */ DROP TABLE IF EXISTS Employee -- bye",
+		"(DROP TABLE Employee)",
+	} {
+		before := e.authCalls.Load()
+		wantKind(t, q, run(t, e, q), text2sql.KindNotReadOnly)
+		if e.authCalls.Load() != before {
+			t.Errorf("%q: the refused statement reached SQLite", q)
+		}
+	}
+	if count(t, path, "Employee") != 2 || count(t, path, "city_stats") != 1 {
+		t.Fatal("a table lost rows")
+	}
+
+	// Bypass the lexical check: the authorizer refuses at prepare time.
+	bypass := open(t, path, Options{skipTextCheck: true})
+	for _, q := range []string{"DROP TABLE Employee;", "\n  drop\ttable city_stats ;  "} {
+		res := run(t, bypass, q)
+		wantKind(t, q, res, text2sql.KindNotReadOnly)
+		if !strings.Contains(res.Error.Message, "schema change") {
+			t.Errorf("%q: message %q does not name the action", q, res.Error.Message)
+		}
+	}
+
+	// No authorizer either: the connection is read-only (mode=ro,
+	// query_only) and SQLite answers SQLITE_READONLY.
+	bare := open(t, path, Options{skipTextCheck: true, noAuthorizer: true})
+	wantKind(t, "DROP TABLE Employee", run(t, bare, "DROP TABLE Employee"), text2sql.KindNotReadOnly)
+	_, err := bare.DB().Exec("DROP TABLE Employee")
+	var serr sqlite3.Error
+	if !errors.As(err, &serr) || serr.Code != sqlite3.ErrReadonly {
+		t.Fatalf("DROP through the bare read-only handle: %v, want SQLITE_READONLY", err)
+	}
+	// mode=ro alone (no query_only) is enough.
+	roOnly := open(t, path, Options{skipTextCheck: true, noAuthorizer: true, noQueryOnly: true})
+	_, err = roOnly.DB().Exec("DROP TABLE Employee")
+	if !errors.As(err, &serr) || serr.Code != sqlite3.ErrReadonly {
+		t.Fatalf("DROP with mode=ro only: %v, want SQLITE_READONLY", err)
+	}
+	// And through the guarded handle the authorizer says no.
+	if _, err := e.DB().Exec("DROP TABLE Employee"); err == nil || !strings.Contains(err.Error(), "not authorized") {
+		t.Fatalf("DROP through DB(): %v, want not authorized", err)
+	}
+	if count(t, path, "Employee") != 2 || count(t, path, "city_stats") != 1 {
+		t.Fatal("a table lost rows")
+	}
+}
+
+// C1 #2a: several statements are refused and none runs, not even the
+// first SELECT: SQLite's authorizer, which it calls while compiling any
+// statement, is never called.
+func TestC1MultipleStatements(t *testing.T) {
+	path := makeDB(t, "emp.db", employees)
+	untouched(t, path)
+	e := open(t, path, Options{})
+	for _, q := range []string{
+		"SELECT 1; DROP TABLE employees; SELECT 2;",
+		"SELECT 1;DROP TABLE employees",
+		"SELECT name FROM employees; SELECT 2",
+		"SELECT 1 /* /* */ ; DROP TABLE employees; -- */", // nested comment read the SQLite way
+		"SELECT $a$; DROP TABLE employees; SELECT $a$",    // dollar quote is not a string in SQLite
+		"SELECT '\\'; DROP TABLE employees; SELECT '\\'",  // backslash escapes, MySQL's way
+	} {
+		before := e.authCalls.Load()
+		wantKind(t, q, run(t, e, q), text2sql.KindMultipleStatements)
+		if e.authCalls.Load() != before {
+			t.Errorf("%q: part of a refused text reached SQLite", q)
+		}
+	}
+	if count(t, path, "employees") != 1 {
+		t.Fatal("employees lost rows")
+	}
+	// A semicolon in a literal, identifier or comment, or a trailing
+	// comment after the final semicolon, is still one statement.
+	for _, q := range []string{
+		"SELECT ';' AS x;",
+		`SELECT name AS "a;b" FROM employees /* ; */`,
+		"SELECT 1; -- trailing comment",
+		"SELECT 1;;\n",
+	} {
+		before := e.authCalls.Load()
+		res := run(t, e, q)
+		if res.Error != nil || len(res.Rows) != 1 {
+			t.Errorf("%q: %v %v", q, res.Error, res.Rows)
+		}
+		if e.authCalls.Load() == before {
+			t.Errorf("%q: accepted statement did not reach SQLite?", q)
+		}
+	}
+	for _, q := range []string{"", "  ;; ", "-- nothing\n/* at all */;"} {
+		wantKind(t, q, run(t, e, q), text2sql.KindEmpty)
+	}
+}
+
+// C1 #7: a data-modifying statement after a CTE is refused; the row count
+// is unchanged; bypassing the check meets the authorizer, and without it
+// the read-only connection (SQLITE_READONLY).
+func TestC1CTEDelete(t *testing.T) {
+	path := makeDB(t, "msg.db", employees)
+	untouched(t, path)
+	q := "WITH x AS (SELECT 1) DELETE FROM messages -- limit"
+	e := open(t, path, Options{})
+	wantKind(t, q, run(t, e, q), text2sql.KindNotReadOnly)
+	for _, v := range []string{
+		"with x as (select 1) insert into messages values (9, 'x')",
+		"WITH x AS (SELECT 1) UPDATE messages SET body = ''",
+		"WITH d AS (DELETE FROM messages RETURNING *) SELECT * FROM d",
+		"WITH RECURSIVE a AS (SELECT 1), b(n) AS (INSERT INTO messages VALUES (5, 'x') RETURNING id) SELECT * FROM b",
+		"REPLACE INTO messages VALUES (1, 'x')",
+		"SELECT * FROM messages FOR UPDATE",
+		"SELECT * INTO loot FROM messages",
+	} {
+		wantKind(t, v, run(t, e, v), text2sql.KindNotReadOnly)
+	}
+	wantKind(t, q, run(t, open(t, path, Options{skipTextCheck: true}), q), text2sql.KindNotReadOnly)
+	_, err := open(t, path, Options{noAuthorizer: true}).DB().Exec(q)
+	var serr sqlite3.Error
+	if !errors.As(err, &serr) || serr.Code != sqlite3.ErrReadonly {
+		t.Fatalf("bypass on the bare read-only handle: %v, want SQLITE_READONLY", err)
+	}
+	if count(t, path, "messages") != 3 {
+		t.Fatal("messages lost rows")
+	}
+}
+
+// C1 #8: VACUUM INTO, ATTACH and PRAGMA are refused, with or without the
+// lexical check; no file is created; user_version is unchanged; the DSN is
+// a file: URI with mode=ro; a CREATE through the handle fails.
+func TestC1AttachVacuumPragma(t *testing.T) {
+	path := makeDB(t, "emp.db", employees)
+	untouched(t, path)
+	dir := filepath.Dir(path)
+	exfil, other := filepath.Join(dir, "exfil.db"), filepath.Join(dir, "other.db")
+	stmts := []string{
+		"/* x */ VACUUM INTO '" + exfil + "'",
+		"-- x\nATTACH DATABASE '" + other + "' AS o",
+		"PRAGMA user_version = 42",
+		"PRAGMA writable_schema = ON",
+		"VACUUM",
+		"DETACH DATABASE main",
+		"BEGIN IMMEDIATE",
+		"SAVEPOINT s1",
+		"ANALYZE",
+		"REINDEX",
+		"SELECT * FROM pragma_table_info('messages')",
+	}
+	kinds := []text2sql.ErrorKind{
+		text2sql.KindForbiddenStatement, text2sql.KindForbiddenStatement, text2sql.KindForbiddenStatement,
+		text2sql.KindForbiddenStatement, text2sql.KindForbiddenStatement, text2sql.KindForbiddenStatement,
+		text2sql.KindForbiddenStatement, text2sql.KindForbiddenStatement, text2sql.KindNotReadOnly,
+		text2sql.KindNotReadOnly, text2sql.KindForbiddenFunction,
+	}
+	e := open(t, path, Options{})
+	bypass := open(t, path, Options{skipTextCheck: true})
+	for i, q := range stmts {
+		wantKind(t, q, run(t, e, q), kinds[i])
+		// Even on the read-only handle without the lexical check, the
+		// authorizer refuses them. VACUUM passes the authorizer at
+		// prepare time (it attaches its target only when it runs), so
+		// sqlite3_stmt_readonly stops it first, as not read-only; so does
+		// SQLite's read-only check for a bare REINDEX, which has nothing
+		// to authorize.
+		res := run(t, bypass, q)
+		if res.Error == nil || !res.Error.Kind.Refusal() {
+			t.Fatalf("bypass %q: %+v", q, res.Error)
+		}
+		if strings.Contains(q, "VACUUM") || q == "REINDEX" {
+			if res.Error.Kind != text2sql.KindNotReadOnly {
+				t.Errorf("bypass %q: %+v", q, res.Error)
+			}
+			continue
+		}
+		if res.Error.Kind != kinds[i] {
+			t.Errorf("bypass %q: kind %s (%s), want %s", q, res.Error.Kind, res.Error.Message, kinds[i])
+		}
+	}
+	// Without the authorizer, SQLITE_LIMIT_ATTACHED = 0 still stops ATTACH
+	// and VACUUM INTO (which attaches its target), and the read-only
+	// connection the PRAGMA write.
+	bare := open(t, path, Options{skipTextCheck: true, noAuthorizer: true})
+	for _, q := range append(stmts[:3], "REINDEX") {
+		if _, err := bare.DB().Exec(q); err == nil {
+			t.Errorf("bare handle ran %q", q)
+		}
+	}
+	for _, f := range []string{exfil, other} {
+		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s was created", f)
+		}
+	}
+	if v := userVersion(t, path); v != 7 {
+		t.Errorf("user_version = %d, want 7", v)
+	}
+
+	// The DSN really used.
+	if !strings.HasPrefix(e.dsn, "file:") || !strings.Contains(e.dsn, "mode=ro") || !strings.Contains(e.dsn, "_query_only=1") {
+		t.Errorf("DSN %q", e.dsn)
+	}
+	var file string
+	if err := bare.DB().QueryRow(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&file); err != nil || file != path {
+		t.Errorf("connection opened %q (%v), want %q", file, err, path)
+	}
+	var qo int
+	if err := bare.DB().QueryRow(`PRAGMA query_only`).Scan(&qo); err != nil || qo != 1 {
+		t.Errorf("query_only = %d (%v)", qo, err)
+	}
+	for _, h := range []*sql.DB{e.DB(), bare.DB()} {
+		if _, err := h.Exec("CREATE TABLE pwn (x)"); err == nil {
+			t.Error("CREATE through the handle succeeded")
+		}
+	}
+	if got := listDir(t, dir); !reflect.DeepEqual(got, []string{"emp.db"}) {
+		t.Errorf("files in the database directory: %q", got)
+	}
+}
+
+// DSN escapes characters that mean something in a URI, and Open finds the
+// file under such a name.
+func TestDSNEscaping(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "we?ird #1 100%.db")
+	src := makeDB(t, "src.db", "CREATE TABLE t (x); INSERT INTO t VALUES (42);")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dsn, err := DSN(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(dsn, "file:///") || strings.Count(dsn, "?") != 1 || strings.Contains(dsn, "#") ||
+		!strings.HasSuffix(dsn, "?mode=ro&_query_only=1") {
+		t.Errorf("DSN %q", dsn)
+	}
+	e := open(t, path, Options{})
+	res := run(t, e, "SELECT x FROM t")
+	if res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(42)}}) {
+		t.Fatalf("%+v", res)
+	}
+	if got := listDir(t, dir); !reflect.DeepEqual(got, []string{"we?ird #1 100%.db"}) {
+		t.Errorf("files: %q", got)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.db")
+	if _, err := Open(missing, Options{}); !errors.Is(err, text2sql.ErrInvalidConfig) || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Error("Open created the missing file")
+	}
+	if _, err := Open(dir, Options{}); !errors.Is(err, text2sql.ErrInvalidConfig) {
+		t.Errorf("directory: %v", err)
+	}
+	junk := filepath.Join(dir, "junk.db")
+	os.WriteFile(junk, []byte("this is not a database, just some text long enough to have a header....."), 0o644)
+	if _, err := Open(junk, Options{}); !errors.Is(err, text2sql.ErrInvalidConfig) {
+		t.Errorf("junk file: %v", err)
+	}
+	good := makeDB(t, "g.db", "CREATE TABLE t (x)")
+	if _, err := Open(good, Options{MaxRows: -1}); !errors.Is(err, text2sql.ErrInvalidConfig) {
+		t.Errorf("negative MaxRows: %v", err)
+	}
+	e, err := Open(good, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	if _, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT 1"}); !errors.Is(err, executor.ErrClosed) {
+		t.Errorf("Execute after Close: %v", err)
+	}
+	if err := e.Check(context.Background(), "SELECT 1"); !errors.Is(err, executor.ErrClosed) {
+		t.Errorf("Check after Close: %v", err)
+	}
+	if err := e.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// C1 #6 negative control: a recursive CTE runs and returns 1..5.
+func TestC1RecursiveCTE(t *testing.T) {
+	e := open(t, makeDB(t, "x.db", "CREATE TABLE t (x)"), Options{})
+	res := run(t, e, "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t")
+	want := [][]any{{int64(1)}, {int64(2)}, {int64(3)}, {int64(4)}, {int64(5)}}
+	if res.Error != nil || !reflect.DeepEqual(res.Rows, want) || !reflect.DeepEqual(res.Columns, []string{"n"}) {
+		t.Fatalf("%+v", res)
+	}
+	if err := e.Check(context.Background(), "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// C1 #40: load_extension is refused as a forbidden function, and
+// extension loading is off in the driver even without the authorizer.
+func TestC1LoadExtension(t *testing.T) {
+	path := makeDB(t, "x.db", "CREATE TABLE t (x)")
+	untouched(t, path)
+	q := "SELECT load_extension('/tmp/x.so')"
+	for _, opts := range []Options{{}, {skipTextCheck: true}} {
+		res := run(t, open(t, path, opts), q)
+		wantKind(t, q, res, text2sql.KindForbiddenFunction)
+		if !strings.Contains(res.Error.Message, "load_extension") {
+			t.Errorf("message %q does not name the function", res.Error.Message)
+		}
+	}
+	err := open(t, path, Options{}).Check(context.Background(), q)
+	var se *text2sql.SQLError
+	if !errors.As(err, &se) || se.Kind != text2sql.KindForbiddenFunction {
+		t.Errorf("Check: %v", err)
+	}
+	// Other functions off the allow-list, as a scalar, in a subquery, in
+	// a view-like CTE, or as a table-valued pragma.
+	e := open(t, path, Options{})
+	for _, q := range []string{
+		"SELECT fts3_tokenizer('simple')",
+		"SELECT x FROM t WHERE x IN (SELECT authenticate('u', 'p'))",
+		"WITH c AS (SELECT sqlite_compileoption_get(0) AS o) SELECT o FROM c",
+		"SELECT * FROM pragma_compile_options",
+	} {
+		wantKind(t, q, run(t, e, q), text2sql.KindForbiddenFunction)
+	}
+	// Extension loading is disabled in the driver: even a connection
+	// without our authorizer cannot call it.
+	bare := open(t, path, Options{skipTextCheck: true, noAuthorizer: true})
+	if _, err := bare.DB().Exec(q); err == nil || !strings.Contains(err.Error(), "not authorized") {
+		t.Errorf("load_extension without the authorizer: %v", err)
+	}
+	// The allow-list can be extended.
+	ext := open(t, path, Options{AllowFunctions: []string{"Pragma_Table_Info"}})
+	res := run(t, ext, "SELECT name FROM pragma_table_info('t')")
+	if res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{"x"}}) {
+		t.Errorf("allowed pragma function: %+v", res)
+	}
+	wantKind(t, "PRAGMA table_info(t)", run(t, ext, "PRAGMA table_info(t)"), text2sql.KindForbiddenStatement)
+}
+
+// The allow-list covers what real queries use.
+func TestAllowedFunctions(t *testing.T) {
+	e := open(t, makeDB(t, "x.db", `CREATE TABLE t (x INTEGER, s TEXT, d TEXT);
+		INSERT INTO t VALUES (1, 'abc', '2024-01-31'), (2, 'b%c', '2023-12-01');`), Options{})
+	for _, q := range []string{
+		"SELECT abs(-x), upper(s), lower(s), length(s), substr(s, 1, 2), substring(s, 2), instr(s, 'b'), replace(s, 'a', 'z'), trim(s), round(x / 3.0, 2), coalesce(NULL, x), ifnull(NULL, 1), nullif(x, 1), iif(x > 1, 'y', 'n'), typeof(x), printf('%05d', x), format('%s', s), hex(s), quote(s), char(65), unicode('A'), cast(x AS REAL) FROM t",
+		"SELECT count(*), count(DISTINCT s), sum(x), total(x), avg(x), min(x), max(x), group_concat(s, ',') FROM t",
+		"SELECT date(d), time('12:00'), datetime(d), julianday(d), strftime('%Y', d), unixepoch(d), date('now') IS NOT NULL, CURRENT_DATE IS NOT NULL FROM t",
+		"SELECT row_number() OVER (ORDER BY x), rank() OVER w, dense_rank() OVER w, lag(x) OVER w, lead(x) OVER w, first_value(x) OVER w, ntile(2) OVER w, percent_rank() OVER w, cume_dist() OVER w FROM t WINDOW w AS (ORDER BY x)",
+		"SELECT json_extract('{\"a\":[1,2]}', '$.a[1]'), json_array(1, 2), json_object('k', x), '{\"a\":1}' -> '$.a', '{\"a\":1}' ->> 'a', json_array_length('[1]'), json_valid('{}') FROM t",
+		"SELECT value FROM json_each('[1,2,3]')",
+		"SELECT s FROM t WHERE s LIKE 'a%' OR s GLOB 'b*' OR s LIKE 'b\\%c' ESCAPE '\\'",
+		"SELECT x FROM t ORDER BY random() LIMIT 1",
+		"SELECT CASE WHEN x BETWEEN 1 AND 2 THEN 'in' ELSE 'out' END, x IN (1, 3), EXISTS (SELECT 1 FROM t) FROM t",
+		"VALUES (1, 'a'), (2, 'b')",
+		"(SELECT 1)",
+		"SELECT zeroblob(10), randomblob(4) IS NOT NULL, length(zeroblob(100))",
+	} {
+		res := run(t, e, q)
+		if res.Error != nil {
+			if q == "(SELECT 1)" && res.Error.Kind == text2sql.KindSyntax {
+				continue // SQLite has no parenthesised top-level SELECT; the check lets the engine say so
+			}
+			t.Errorf("%q: %v", q, res.Error)
+		}
+	}
+}
+
+// C1 #11 (library entry points): the executor and the guard give the
+// same refusal for DROP TABLE, and the generic executor (which this
+// package's check is shared with) does too.
+func TestC1EntryPoints(t *testing.T) {
+	path := makeDB(t, "t.db", "CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+	untouched(t, path)
+	e := open(t, path, Options{})
+	var (
+		_ text2sql.Executor = e
+		_ text2sql.Guard    = e
+	)
+	plain, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	gen := executor.New(plain, executor.Options{})
+	entry := map[string]func(string) *text2sql.SQLError{
+		"sqlite.Execute": func(q string) *text2sql.SQLError { return run(t, e, q).Error },
+		"sqlite.Check":   func(q string) *text2sql.SQLError { return asSQLError(e.Check(context.Background(), q)) },
+		"executor.Execute": func(q string) *text2sql.SQLError {
+			res, err := gen.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Error
+		},
+		"executor.Check":     func(q string) *text2sql.SQLError { return asSQLError(gen.Check(context.Background(), q)) },
+		"executor.CheckText": func(q string) *text2sql.SQLError { return executor.CheckText(q) },
+	}
+	for name, f := range entry {
+		se := f("DROP TABLE t")
+		if se == nil || se.Kind != text2sql.KindNotReadOnly || !errors.Is(se, text2sql.ErrRefused) {
+			t.Errorf("%s: %v", name, se)
+		}
+		if se := f("SELECT x FROM t"); se != nil {
+			t.Errorf("%s refused a query: %v", name, se)
+		}
+	}
+	if count(t, path, "t") != 1 {
+		t.Fatal("t lost rows")
+	}
+}
+
+func asSQLError(err error) *text2sql.SQLError {
+	if err == nil {
+		return nil
+	}
+	var se *text2sql.SQLError
+	if errors.As(err, &se) {
+		return se
+	}
+	return &text2sql.SQLError{Kind: "go-error", Message: err.Error()}
+}
+
+// Check prepares without stepping: a query that would run forever is
+// accepted at once, and refusals match Execute's.
+func TestCheck(t *testing.T) {
+	path := makeDB(t, "t.db", "CREATE TABLE topics (id INTEGER, name TEXT);")
+	e := open(t, path, Options{Timeout: 50 * 1e6})
+	forever := "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
+	if err := e.Check(context.Background(), forever); err != nil {
+		t.Fatalf("Check(forever) = %v", err)
+	}
+	cases := map[string]text2sql.ErrorKind{
+		"SELECT name FROM topic":              text2sql.KindUnknownTable,
+		"SELECT nme FROM topics":              text2sql.KindUnknownColumn,
+		"SELEC name FROM topics":              text2sql.KindSyntax,
+		"SELECT name FROM topics WHERE":       text2sql.KindSyntax,
+		"SELECT load_extension('x')":          text2sql.KindForbiddenFunction,
+		"DELETE FROM topics":                  text2sql.KindNotReadOnly,
+		"SELECT 1; SELECT 2":                  text2sql.KindMultipleStatements,
+		"  ":                                  text2sql.KindEmpty,
+		"PRAGMA user_version":                 text2sql.KindForbiddenStatement,
+		"SELECT nosuchfunc(name) FROM topics": text2sql.KindRuntime,
+	}
+	for q, kind := range cases {
+		se := asSQLError(e.Check(context.Background(), q))
+		if se == nil || se.Kind != kind {
+			t.Errorf("Check(%q) = %v, want %s", q, se, kind)
+		}
+	}
+	se := asSQLError(e.Check(context.Background(), "SELECT name FROM topic"))
+	if se == nil || !strings.Contains(se.Hint, "topics") {
+		t.Errorf("hint: %+v", se)
+	}
+}

@@ -1,0 +1,517 @@
+// Package sqlite is the guarded SQLite executor. It runs generated SQL, which
+// is untrusted input, against a SQLite database file in layers, each enough
+// on its own where SQLite allows:
+//
+//  1. executor.CheckText: exactly one statement, and a query (SELECT,
+//     WITH … SELECT, VALUES), lexically.
+//  2. The connection: opened through a "file:" URI with mode=ro (the file
+//     is opened read-only) and _query_only=1 (PRAGMA query_only), with no
+//     attached databases allowed (SQLITE_LIMIT_ATTACHED = 0), strings and
+//     blobs bounded (SQLITE_LIMIT_LENGTH) and extension loading left off.
+//  3. An authorizer on every connection that allows only reading and
+//     allow-listed functions, denying every write, DDL, ATTACH, DETACH,
+//     PRAGMA, VACUUM and transaction control when the statement is prepared.
+//  4. sqlite3_stmt_readonly on the prepared statement.
+//  5. Bounds: a row cap and a time limit per call.
+//
+// This package imports github.com/mattn/go-sqlite3, which needs cgo.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// The defaults of Options.
+const (
+	// DefaultMaxLength is the default SQLITE_LIMIT_LENGTH: the largest
+	// string or blob a statement may build or return, in bytes (10 MiB).
+	DefaultMaxLength = 10 << 20
+	// DefaultMaxSQLLength is the default SQLITE_LIMIT_SQL_LENGTH: the
+	// longest statement text, in bytes (1 MiB).
+	DefaultMaxSQLLength = 1 << 20
+	// DefaultMaxOpenConns is the default size of the connection pool.
+	DefaultMaxOpenConns = 4
+)
+
+// Options configures Open. Zero values mean the defaults; negative values
+// are an error.
+type Options struct {
+	// MaxRows caps the rows of a result (default executor.DefaultMaxRows,
+	// 1000). Reading stops at MaxRows+1 and the result is marked
+	// truncated. A request's own MaxRows takes precedence.
+	MaxRows int
+	// Timeout bounds one execution (default executor.DefaultTimeout, 10s).
+	// The statement is interrupted when it is reached. A request's own
+	// Timeout takes precedence.
+	Timeout time.Duration
+	// MaxLength bounds every string and blob, in bytes (default
+	// DefaultMaxLength). A statement that builds a longer value fails with
+	// KindTooLarge.
+	MaxLength int
+	// MaxSQLLength bounds the statement text, in bytes (default
+	// DefaultMaxSQLLength).
+	MaxSQLLength int
+	// AllowFunctions extends DefaultFunctions with more function names
+	// (case-insensitive), e.g. application-defined functions, or
+	// "pragma_table_info" to allow that table-valued pragma function.
+	AllowFunctions []string
+	// MaxOpenConns bounds the connection pool (default
+	// DefaultMaxOpenConns).
+	MaxOpenConns int
+
+	// Test knobs: they switch layers off so tests can show that the
+	// remaining ones hold on their own.
+	skipTextCheck bool // no executor.CheckText
+	noAuthorizer  bool // no authorizer
+	noQueryOnly   bool // no _query_only=1 in the DSN
+}
+
+// Executor is the guarded SQLite executor. It implements text2sql.Executor
+// and text2sql.Guard and is safe for concurrent use.
+type Executor struct {
+	db        *sql.DB
+	dsn       string
+	opts      Options
+	allow     map[string]bool
+	schema    *schema.Database
+	closed    atomic.Bool
+	maxLength int
+	// authCalls counts authorizer calls on every connection: SQLite calls
+	// the authorizer while it compiles a statement, so a statement that
+	// leaves it unchanged never reached SQLite.
+	authCalls atomic.Int64
+}
+
+// Open opens the SQLite database file at path read-only and returns a
+// guarded executor over it, with the schema inspected once (Schema).
+//
+// The file must exist: Open never creates one. A missing path, a
+// directory, a file that is not a SQLite database or a negative option is
+// an error wrapping text2sql.ErrInvalidConfig.
+func Open(path string, opts Options) (*Executor, error) {
+	if opts.MaxRows < 0 || opts.Timeout < 0 || opts.MaxLength < 0 || opts.MaxSQLLength < 0 || opts.MaxOpenConns < 0 {
+		return nil, fmt.Errorf("%w: sqlite: negative limit in Options", text2sql.ErrInvalidConfig)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: sqlite: database file %s does not exist", text2sql.ErrInvalidConfig, path)
+		}
+		return nil, fmt.Errorf("%w: sqlite: %v", text2sql.ErrInvalidConfig, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: sqlite: %s is not a regular file", text2sql.ErrInvalidConfig, path)
+	}
+	if opts.MaxLength == 0 {
+		opts.MaxLength = DefaultMaxLength
+	}
+	if opts.MaxSQLLength == 0 {
+		opts.MaxSQLLength = DefaultMaxSQLLength
+	}
+	if opts.MaxOpenConns == 0 {
+		opts.MaxOpenConns = DefaultMaxOpenConns
+	}
+	dsn, err := DSN(path, !opts.noQueryOnly)
+	if err != nil {
+		return nil, fmt.Errorf("%w: sqlite: %v", text2sql.ErrInvalidConfig, err)
+	}
+	e := &Executor{dsn: dsn, opts: opts, allow: map[string]bool{}, maxLength: opts.MaxLength}
+	for _, f := range DefaultFunctions {
+		e.allow[f] = true
+	}
+	for _, f := range opts.AllowFunctions {
+		e.allow[strings.ToLower(strings.TrimSpace(f))] = true
+	}
+
+	// Inspect the schema through a handle without the authorizer (which
+	// denies the pragma functions introspection needs), but read-only too.
+	idb := sql.OpenDB(&connector{dsn: dsn, limits: e.limits(), noAuth: true})
+	idb.SetMaxOpenConns(1)
+	sch, err := schema.InspectSQLite(context.Background(), idb)
+	idb.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%w: sqlite: cannot read %s as a SQLite database: %v", text2sql.ErrInvalidConfig, path, err)
+	}
+	if sch.Name == "" || sch.Name == "main" {
+		sch.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	e.schema = sch
+
+	e.db = sql.OpenDB(&connector{dsn: dsn, limits: e.limits(), allow: e.allow, noAuth: opts.noAuthorizer, calls: &e.authCalls})
+	e.db.SetMaxOpenConns(opts.MaxOpenConns)
+	e.db.SetMaxIdleConns(opts.MaxOpenConns)
+	return e, nil
+}
+
+// DSN returns the go-sqlite3 data source name Open uses for path: a "file:"
+// URI of the absolute path, percent-encoded (so "?", "#" and "%" in a file
+// name cannot be read as URI syntax), with mode=ro and, when queryOnly,
+// _query_only=1. SQLite honours mode=ro only in a URI filename; a plain
+// path with "?mode=ro" would be ignored by some drivers.
+func DSN(path string, queryOnly bool) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // a Windows drive path: file:///C:/…
+	}
+	u := url.URL{Scheme: "file", Path: p}
+	dsn := u.String() + "?mode=ro"
+	if queryOnly {
+		dsn += "&_query_only=1"
+	}
+	return dsn, nil
+}
+
+// limits returns the SQLite limits set on every connection.
+func (e *Executor) limits() map[int]int {
+	return map[int]int{
+		sqlite3.SQLITE_LIMIT_ATTACHED:       0,
+		sqlite3.SQLITE_LIMIT_LENGTH:         e.opts.MaxLength,
+		sqlite3.SQLITE_LIMIT_SQL_LENGTH:     e.opts.MaxSQLLength,
+		sqlite3.SQLITE_LIMIT_WORKER_THREADS: 0,
+	}
+}
+
+// Schema returns the schema inspected at Open (dialect sqlite). Callers
+// must not modify it.
+func (e *Executor) Schema() *schema.Database { return e.schema }
+
+// DB returns the guarded read-only handle: every connection has the
+// authorizer and the limits, so statements run through it directly are
+// refused the same way at the engine level (without the lexical check,
+// the row cap or the time limit). The pragma functions are refused on it
+// too, so use Schema rather than schema.InspectSQLite on this handle.
+// Callers must not close it; use Close.
+func (e *Executor) DB() *sql.DB { return e.db }
+
+// Close closes the database handle. Later calls to Execute and Check
+// return executor.ErrClosed.
+func (e *Executor) Close() error {
+	if e.closed.Swap(true) {
+		return nil
+	}
+	return e.db.Close()
+}
+
+// Execute runs req.SQL as untrusted input and returns its rows, up to the
+// row cap, or the reason it was refused or failed in Result.Error:
+// refusals of executor.CheckText (nothing reaches SQLite), denials of the
+// authorizer (KindNotReadOnly for writes and DDL, KindForbiddenStatement
+// for ATTACH, PRAGMA, VACUUM and transaction control, KindForbiddenFunction
+// naming the function), and engine errors (KindUnknownTable and
+// KindUnknownColumn with a Hint from the schema, KindSyntax, KindTimeout,
+// KindTooLarge, KindRuntime).
+//
+// Values are int64, float64, string (TEXT), []byte (BLOB) or nil, exactly
+// as SQLite stores them: text in DATE, DATETIME, TIMESTAMP columns stays
+// text and integers in BOOLEAN columns stay integers.
+//
+// The error return is non-nil only when the executor cannot work: it is
+// closed (executor.ErrClosed), no connection can be had, or ctx is done
+// before the statement finishes (then it is ctx.Err()); the executor's own
+// time limit gives a KindTimeout result instead.
+func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
+	start := time.Now()
+	if e.closed.Load() {
+		return nil, executor.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res := &text2sql.Result{}
+	done := func() (*text2sql.Result, error) {
+		res.RowCount = len(res.Rows)
+		res.Duration = time.Since(start)
+		return res, nil
+	}
+	if !e.opts.skipTextCheck {
+		if se := executor.CheckText(req.SQL); se != nil {
+			res.Error = se
+			return done()
+		}
+	}
+	maxRows, timeout := executor.Limits(req, e.opts.MaxRows, e.opts.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	q := sqltext.StripTrailing(req.SQL)
+
+	var se *text2sql.SQLError
+	err := e.withConn(ctx, cctx, func(c *guardedConn) error {
+		err := e.run(cctx, c, q, maxRows, res)
+		if err != nil && ctx.Err() == nil {
+			se = e.sqlError(cctx, c, err, q, timeout)
+		}
+		return err
+	})
+	if err != nil && se == nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			se = executor.TimeoutError(timeout)
+		} else {
+			return nil, err
+		}
+	}
+	if se != nil {
+		res.Columns, res.Rows, res.Truncated = nil, nil, false
+		res.Error = se
+	}
+	return done()
+}
+
+// withConn runs f on a dedicated connection of the pool, so the
+// authorizer's record belongs to this call alone. Errors getting the
+// connection are returned as they are; errors of f too.
+func (e *Executor) withConn(ctx, cctx context.Context, f func(*guardedConn) error) error {
+	conn, err := e.db.Conn(cctx)
+	if err != nil {
+		if e.closed.Load() {
+			return executor.ErrClosed
+		}
+		return fmt.Errorf("sqlite: connection: %w", err)
+	}
+	defer conn.Close()
+	var ferr error
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*guardedConn)
+		if !ok {
+			return fmt.Errorf("sqlite: unexpected driver connection %T", dc)
+		}
+		c.auth.reset()
+		ferr = f(c)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return ferr
+}
+
+// run prepares q (its first statement only: SQLite prepares one statement
+// at a time), refuses it unless SQLite deems it read-only, and reads up to
+// maxRows+1 rows into res.
+func (e *Executor) run(ctx context.Context, c *guardedConn, q string, maxRows int, res *text2sql.Result) error {
+	ds, err := c.SQLiteConn.PrepareContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
+	stmt := ds.(*sqlite3.SQLiteStmt)
+	if !stmt.Readonly() {
+		return errNotReadOnlyStmt
+	}
+	dr, err := stmt.QueryContext(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer dr.Close()
+	rows := dr.(*sqlite3.SQLiteRows)
+	res.Columns = append([]string(nil), rows.Columns()...)
+	// go-sqlite3 turns values of columns declared DATE, DATETIME or
+	// TIMESTAMP into time.Time (the zero time when the text does not parse)
+	// and of BOOLEAN columns into bool, keyed on the declared types it
+	// caches for the statement. Blank them so values come back exactly as
+	// SQLite stores them. rawValue below covers a driver that stops
+	// honouring this.
+	dts := rows.DeclTypes()
+	for i := range dts {
+		dts[i] = ""
+	}
+	dest := make([]driver.Value, len(res.Columns))
+	for {
+		if err := rows.Next(dest); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		if len(res.Rows) == maxRows {
+			res.Truncated = true
+			return nil
+		}
+		row := make([]any, len(dest))
+		for i, v := range dest {
+			row[i] = rawValue(v)
+		}
+		res.Rows = append(res.Rows, row)
+	}
+}
+
+var errNotReadOnlyStmt = errors.New("statement is not read-only")
+
+// rawValue returns v as SQLite stores it.
+func rawValue(v driver.Value) any {
+	switch x := v.(type) {
+	case time.Time:
+		return x.Format(sqlite3.SQLiteTimestampFormats[0])
+	case bool:
+		if x {
+			return int64(1)
+		}
+		return int64(0)
+	}
+	return v
+}
+
+// sqlError maps an error of run to a *text2sql.SQLError.
+func (e *Executor) sqlError(cctx context.Context, c *guardedConn, err error, q string, timeout time.Duration) *text2sql.SQLError {
+	if errors.Is(err, errNotReadOnlyStmt) {
+		return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly, Message: "SQLite reports the statement is not read-only"}
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return executor.TimeoutError(timeout)
+	}
+	msg := err.Error()
+	var serr sqlite3.Error
+	if errors.As(err, &serr) {
+		switch serr.Code {
+		case sqlite3.ErrInterrupt:
+			return executor.TimeoutError(timeout)
+		case sqlite3.ErrTooBig:
+			return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+				Message: msg + fmt.Sprintf(" (strings and blobs are limited to %d bytes)", e.maxLength)}
+		case sqlite3.ErrReadonly:
+			return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly, Message: msg}
+		}
+	}
+	if d := c.auth.denied(); d != nil {
+		low := strings.ToLower(msg)
+		if strings.Contains(low, "not authorized") || strings.Contains(low, "authorization denied") ||
+			strings.Contains(low, "prohibited") || errors.As(err, &serr) && serr.Code == sqlite3.ErrAuth {
+			return d
+		}
+	}
+	return executor.EngineError(msg, e.schema, q)
+}
+
+// Check runs the checks of Execute without running the statement: the
+// lexical check, then preparing it on a guarded connection (the authorizer
+// runs at prepare time) and sqlite3_stmt_readonly. It returns nil, or a
+// *text2sql.SQLError: a refusal, or an error SQLite reports when it
+// prepares the statement (syntax, unknown table or column, unknown
+// function). Any other error means the executor cannot work.
+func (e *Executor) Check(ctx context.Context, query string) error {
+	if e.closed.Load() {
+		return executor.ErrClosed
+	}
+	if se := executor.CheckText(query); se != nil {
+		return se
+	}
+	_, timeout := executor.Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	q := sqltext.StripTrailing(query)
+	var se *text2sql.SQLError
+	err := e.withConn(ctx, cctx, func(c *guardedConn) error {
+		ds, err := c.SQLiteConn.PrepareContext(cctx, q)
+		if err == nil {
+			if !ds.(*sqlite3.SQLiteStmt).Readonly() {
+				err = errNotReadOnlyStmt
+			}
+			ds.Close()
+		}
+		if err != nil && ctx.Err() == nil {
+			se = e.sqlError(cctx, c, err, q, timeout)
+		}
+		return err
+	})
+	if se != nil {
+		return se
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	return nil
+}
+
+// connector opens guarded connections: the go-sqlite3 driver on a
+// read-only DSN, then the limits and the authorizer on each new
+// connection. A connector per Executor (rather than one globally
+// registered driver) lets each executor have its own allow-list.
+type connector struct {
+	dsn    string
+	limits map[int]int
+	allow  map[string]bool
+	noAuth bool
+	calls  *atomic.Int64
+}
+
+var baseDriver = &sqlite3.SQLiteDriver{}
+
+// Connect opens one connection.
+func (c *connector) Connect(context.Context) (driver.Conn, error) {
+	dc, err := baseDriver.Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	conn := dc.(*sqlite3.SQLiteConn)
+	for id, v := range c.limits {
+		conn.SetLimit(id, v)
+	}
+	for id, v := range c.limits {
+		if got := conn.GetLimit(id); got > v {
+			conn.Close()
+			return nil, fmt.Errorf("sqlite: limit %d is %d, want at most %d", id, got, v)
+		}
+	}
+	auth := &authState{allow: c.allow, calls: c.calls}
+	if !c.noAuth {
+		conn.RegisterAuthorizer(auth.authorize)
+	}
+	return &guardedConn{SQLiteConn: conn, auth: auth}, nil
+}
+
+// Driver returns the underlying go-sqlite3 driver.
+func (c *connector) Driver() driver.Driver { return baseDriver }
+
+// guardedConn is a go-sqlite3 connection with its authorizer state. It
+// resets the authorizer's record before each statement it is given.
+type guardedConn struct {
+	*sqlite3.SQLiteConn
+	auth *authState
+}
+
+func (g *guardedConn) Prepare(query string) (driver.Stmt, error) {
+	g.auth.reset()
+	return g.SQLiteConn.Prepare(query)
+}
+
+func (g *guardedConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	g.auth.reset()
+	return g.SQLiteConn.PrepareContext(ctx, query)
+}
+
+func (g *guardedConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	g.auth.reset()
+	return g.SQLiteConn.QueryContext(ctx, query, args)
+}
+
+func (g *guardedConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	g.auth.reset()
+	return g.SQLiteConn.ExecContext(ctx, query, args)
+}
