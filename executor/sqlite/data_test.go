@@ -9,45 +9,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/birdschema"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 )
-
-// plainQuery runs q through a plain go-sqlite3 connection and returns its
-// rows with go-sqlite3's time conversion undone the way Spider stores
-// times ("2006-01-02 15:04:05").
-func plainQuery(db *sql.DB, q string) ([][]any, error) {
-	rows, err := db.Query(q)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out [][]any
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		for i, v := range vals {
-			switch x := v.(type) {
-			case time.Time:
-				vals[i] = x.Format("2006-01-02 15:04:05")
-			case bool:
-				vals[i] = map[bool]int64{false: 0, true: 1}[x]
-			}
-		}
-		out = append(out, vals)
-	}
-	return out, rows.Err()
-}
 
 // Every Spider dev gold query (on the 19 databases present) passes Check
 // and Execute, and Execute returns exactly what a plain connection returns.
@@ -100,7 +66,7 @@ func TestSpiderGold(t *testing.T) {
 			t.Errorf("%s: Execute(%q) = %v", dbID, q, res.Error)
 			continue
 		}
-		want, err := plainQuery(plains[dbID], q)
+		want, err := shareddata.PlainRows(plains[dbID], q)
 		if err != nil {
 			t.Errorf("%s: plain %q: %v", dbID, q, err)
 			continue

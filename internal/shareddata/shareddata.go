@@ -4,9 +4,12 @@
 package shareddata
 
 import (
+	"database/sql"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // Dir returns the shared data directory: $TEXT2SQL_SHARED_DATA if set, else
@@ -44,4 +47,78 @@ func Path(tb testing.TB, elem ...string) string {
 		tb.Skipf("shared test data %s not found", p)
 	}
 	return p
+}
+
+// SpiderQuestion is one Spider dev question.
+type SpiderQuestion struct {
+	DBID     string `json:"db_id"`
+	Question string `json:"question"`
+	Query    string `json:"query"` // the gold SQL
+}
+
+// SpiderDev returns the Spider dev questions whose database is present
+// under spider/database, and the number left out because theirs is missing
+// (wta_1: 62). It skips the test when the data is absent.
+func SpiderDev(tb testing.TB) (qs []SpiderQuestion, missing int) {
+	tb.Helper()
+	b, err := os.ReadFile(Path(tb, "spider", "dev.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var all []SpiderQuestion
+	if err := json.Unmarshal(b, &all); err != nil {
+		tb.Fatal(err)
+	}
+	for _, q := range all {
+		if _, err := os.Stat(SpiderDB(tb, q.DBID)); err != nil {
+			missing++
+			continue
+		}
+		qs = append(qs, q)
+	}
+	return qs, missing
+}
+
+// SpiderDB returns the path of a Spider database file (which may not exist).
+func SpiderDB(tb testing.TB, dbID string) string {
+	return filepath.Join(Path(tb, "spider", "database"), dbID, dbID+".sqlite")
+}
+
+// PlainRows runs q through a plain database/sql connection and returns its
+// rows with go-sqlite3's conversions undone the way Spider stores values:
+// time.Time back to "2006-01-02 15:04:05", bool back to 0/1, []byte to
+// string. It is the reference a guarded executor's rows are compared with.
+func PlainRows(db *sql.DB, q string) ([][]any, error) {
+	rows, err := db.Query(q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		for i, v := range vals {
+			switch x := v.(type) {
+			case time.Time:
+				vals[i] = x.Format("2006-01-02 15:04:05")
+			case bool:
+				vals[i] = map[bool]int64{false: 0, true: 1}[x]
+			case []byte:
+				vals[i] = string(x)
+			}
+		}
+		out = append(out, vals)
+	}
+	return out, rows.Err()
 }
