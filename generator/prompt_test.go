@@ -3,7 +3,6 @@ package generator
 import (
 	"errors"
 	"fmt"
-	"github.com/text2sql-go/text2sql/executor"
 	"regexp"
 	"strings"
 	"testing"
