@@ -1,0 +1,235 @@
+package bm25
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTokenize(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+	}{
+		{"student_id", []string{"student", "id", "student_id"}},
+		{"StudentID", []string{"student", "id", "student_id"}},
+		{"studentId", []string{"student", "id", "student_id"}},
+		{"students_id", []string{"student", "id", "student_id"}},
+		{"HTTPServer", []string{"http", "server", "http_server"}},
+		{"orders.created_at", []string{"order", "created", "created_at"}},
+		{"address2", []string{"address", "2", "address_2"}},
+		{"How many singers do we have?", []string{"many", "singer"}},
+		{"List the classes and categories!", []string{"class", "category"}},
+		{"singer's age", []string{"singer", "age"}},
+		{"is_active", []string{"active", "is_active"}},
+		{"__x__", []string{"x"}},
+		{"", nil},
+		{"?!. ", nil},
+		{"Straße Ünïcode", []string{"straße", "ünïcode"}},
+	}
+	for _, c := range cases {
+		if got := Tokenize(c.in); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Tokenize(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got, want := Words("the Singer_ID of concerts"), []string{"singer", "id", "concert"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Words = %q, want %q", got, want)
+	}
+	if got, want := Parts("Singers in the Concerts"), []string{"singer", "in", "the", "concert"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Parts = %q, want %q", got, want)
+	}
+	if got, want := Identifiers("singer_id and FirstName, age"), []string{"singer_id", "first_name"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Identifiers = %q, want %q", got, want)
+	}
+}
+
+func TestStem(t *testing.T) {
+	for in, want := range map[string]string{
+		"singers": "singer", "classes": "class", "categories": "category", "class": "class",
+		"status": "status", "analysis": "analysis", "matches": "match", "boxes": "box",
+		"people": "person", "courses": "course", "cities": "city", "ties": "tie",
+		"campus": "campus", "famous": "famous", "statistics": "statistics", "leaves": "leaf",
+		"id": "id", "ids": "ids", "bus": "bus", "addresses": "address", "horses": "horse",
+		"x2s": "x2s", "series": "series", "running": "running",
+	} {
+		if got := Stem(in); got != want {
+			t.Errorf("Stem(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSearch(t *testing.T) {
+	docs := []string{
+		"singer: singer_id, name, country, song_name, age",
+		"concert: concert_id, concert_name, theme, stadium_id, year",
+		"stadium: stadium_id, location, name, capacity, highest, lowest, average",
+		"singer_in_concert: concert_id, singer_id",
+	}
+	ix := New(docs, Params{})
+	if ix.Len() != 4 || ix.Params() != DefaultParams() {
+		t.Fatalf("Len %d Params %+v", ix.Len(), ix.Params())
+	}
+	hits := ix.Search("names and countries of singers", 10)
+	if len(hits) < 2 || hits[0].Doc != 0 || hits[1].Doc != 3 {
+		t.Fatalf("singers: %+v", hits)
+	}
+	for i := 1; i < len(hits); i++ {
+		if hits[i].Score > hits[i-1].Score {
+			t.Fatalf("not sorted: %+v", hits)
+		}
+	}
+	if hits := ix.Search("stadium capacity", 1); len(hits) != 1 || hits[0].Doc != 2 {
+		t.Fatalf("capacity: %+v", hits)
+	}
+	even := func(d int) bool { return d%2 == 0 }
+	if hits := ix.SearchFilter(Tokenize("names and countries of singers"), 10, even); len(hits) != 2 || hits[0].Doc != 0 || hits[1].Doc != 2 {
+		t.Fatalf("filter: %+v", hits)
+	}
+	if hits := ix.SearchFilter(Tokenize("singer"), 10, func(int) bool { return false }); hits != nil {
+		t.Fatalf("filter none: %+v", hits)
+	}
+	if hits := ix.Search("zebra", 5); hits != nil {
+		t.Fatalf("zebra: %+v", hits)
+	}
+	if hits := ix.Search("", 5); hits != nil {
+		t.Fatalf("empty: %+v", hits)
+	}
+	var nilIx *Index
+	if nilIx.SearchTerms([]string{"a"}, 3) != nil {
+		t.Fatal("nil index")
+	}
+	if New(nil, Params{}).Search("singer", 3) != nil {
+		t.Fatal("empty index")
+	}
+}
+
+// TestScoreFormula checks one score against the formula computed by hand.
+func TestScoreFormula(t *testing.T) {
+	docs := [][]string{{"a", "b", "a"}, {"b", "c"}, {"c"}}
+	p := Params{K1: 1.5, B: 0.5}
+	ix := NewTokens(docs, p)
+	hits := ix.SearchTerms([]string{"a", "b", "a"}, 0)
+	avg := 2.0
+	idf := func(n float64) float64 { return math.Log(1 + (3-n+0.5)/(n+0.5)) }
+	sat := func(tf, dl float64) float64 { return tf * (p.K1 + 1) / (tf + p.K1*(1-p.B+p.B*dl/avg)) }
+	want0 := idf(1)*sat(2, 3) + idf(2)*sat(1, 3)
+	want1 := idf(2) * sat(1, 2)
+	if len(hits) != 2 || hits[0].Doc != 0 || hits[1].Doc != 1 {
+		t.Fatalf("hits %+v", hits)
+	}
+	if math.Abs(hits[0].Score-want0) > 1e-5 || math.Abs(hits[1].Score-want1) > 1e-5 {
+		t.Fatalf("scores %v %v, want %v %v", hits[0].Score, hits[1].Score, want0, want1)
+	}
+}
+
+func TestParamsNormalised(t *testing.T) {
+	got := Params{K1: math.NaN(), B: 3}.normalised()
+	if got.K1 != 1.2 || got.B != 1 {
+		t.Fatalf("%+v", got)
+	}
+	got = Params{K1: 0, B: -1}.normalised()
+	if got.K1 != 0 || got.B != 0 {
+		t.Fatalf("%+v", got)
+	}
+}
+
+func TestConcurrentSearch(t *testing.T) {
+	ix := New(synthetic(2000, 1), Params{})
+	want := ix.Search("customer order amount", 10)
+	done := make(chan bool)
+	for g := 0; g < 8; g++ {
+		go func() {
+			defer func() { done <- true }()
+			for i := 0; i < 200; i++ {
+				if got := ix.Search("customer order amount", 10); !reflect.DeepEqual(got, want) {
+					t.Error("concurrent search differs")
+					return
+				}
+			}
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		<-done
+	}
+}
+
+var words = strings.Fields(`customer order amount product price invoice payment shipment warehouse employee
+department salary manager region country city address phone email supplier category brand review rating
+account balance transaction branch loan credit card student course enrollment grade teacher class school
+flight airport airline passenger ticket seat hotel room booking guest movie actor director genre studio
+song singer album artist concert stadium team player match season league coach game score tournament`)
+
+// synthetic returns n documents that look like table descriptions.
+func synthetic(n int, seed uint64) []string {
+	r := rand.New(rand.NewPCG(seed, 1))
+	docs := make([]string, n)
+	for i := range docs {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s_%s_%d:", words[r.IntN(len(words))], words[r.IntN(len(words))], i)
+		for j := 0; j < 20; j++ {
+			fmt.Fprintf(&b, " %s_%s", words[r.IntN(len(words))], words[r.IntN(len(words))])
+		}
+		docs[i] = b.String()
+	}
+	return docs
+}
+
+func TestSearchSpeed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing test")
+	}
+	ix := New(synthetic(20000, 2), Params{})
+	const reps = 200
+	start := time.Now()
+	for i := 0; i < reps; i++ {
+		ix.Search("What is the total amount of orders per customer in each region?", 50)
+	}
+	per := time.Since(start) / reps
+	t.Logf("BM25 search over 20,000 documents: %v per query (race detector %v)", per, raceEnabled)
+	if !raceEnabled && per > time.Millisecond { // typically about 0.1 ms
+		t.Fatalf("search too slow: %v", per)
+	}
+}
+
+func BenchmarkSearch20k(b *testing.B) {
+	ix := New(synthetic(20000, 2), Params{})
+	q := Tokenize("What is the total amount of orders per customer in each region?")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ix.SearchTerms(q, 50)
+	}
+}
+
+func BenchmarkBuild20k(b *testing.B) {
+	docs := synthetic(20000, 2)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		New(docs, Params{})
+	}
+}
+
+func BenchmarkTokenize(b *testing.B) {
+	s := "SELECT T1.singer_id, StudentName FROM singer_in_concert: How many singers do we have in 2014?"
+	for i := 0; i < b.N; i++ {
+		Tokenize(s)
+	}
+}
+
+func FuzzTokenize(f *testing.F) {
+	for _, s := range []string{"student_id", "HTTPServer", "a.b.c", "x2y", "ÀÉ_ü", "\xff\xfe", "__"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, tok := range Tokenize(s) {
+			if tok == "" {
+				t.Fatalf("empty token from %q", s)
+			}
+		}
+		ix := New([]string{s, "other"}, Params{})
+		ix.Search(s, 3)
+	})
+}

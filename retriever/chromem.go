@@ -1,0 +1,231 @@
+package retriever
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+	"sync"
+
+	chromem "github.com/philippgille/chromem-go"
+	text2sql "github.com/text2sql-go/text2sql"
+)
+
+// Names of the chromem-go collections a ChromemStore uses.
+const (
+	chromemDocs = "text2sql-index"
+	chromemMeta = "text2sql-index-meta"
+	markerID    = "index"
+)
+
+// errChromemEmbed is returned by the embedding function given to chromem-go:
+// the retriever always passes its own vectors, so chromem must never embed.
+var errChromemEmbed = errors.New("retriever: chromem store: embedding by chromem-go is disabled; vectors come from the retriever's Embedder")
+
+func refuseEmbedding(context.Context, string) ([]float32, error) { return nil, errChromemEmbed }
+
+// ChromemStore is the default persistent Store: a chromem-go
+// (github.com/philippgille/chromem-go) database in a directory, one gob file
+// per document, loaded into memory on open and searched exhaustively by
+// cosine similarity. It holds two collections: "text2sql-index" with the
+// documents (metadata "kind") and "text2sql-index-meta" whose collection
+// metadata and single marker document hold the fingerprint; the marker is
+// written after the last document, so a build interrupted half-way leaves
+// no fingerprint.
+//
+// One directory holds one index: give each database its own directory.
+// Two processes must not build into the same directory at once.
+// ChromemStore is safe for concurrent use.
+type ChromemStore struct {
+	dir string
+	db  *chromem.DB
+	mu  sync.RWMutex
+	col *chromem.Collection
+	dim int // vector length of the stored documents, 0 when unknown
+}
+
+var _ Store = (*ChromemStore)(nil)
+
+// OpenChromem opens, or creates, the persistent chromem-go database in dir
+// (created with mode 0700 if missing). Existing documents are loaded into
+// memory. It fails when dir is empty, is not a directory, or holds files
+// chromem-go cannot read.
+func OpenChromem(dir string) (*ChromemStore, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("%w: retriever: chromem store: empty directory", text2sql.ErrInvalidConfig)
+	}
+	db, err := chromem.NewPersistentDB(dir, false)
+	if err != nil {
+		return nil, fmt.Errorf("retriever: chromem store %s: %w", dir, err)
+	}
+	col, err := db.GetOrCreateCollection(chromemDocs, nil, refuseEmbedding)
+	if err != nil {
+		return nil, fmt.Errorf("retriever: chromem store %s: %w", dir, err)
+	}
+	s := &ChromemStore{dir: dir, db: db, col: col}
+	if meta := db.GetCollection(chromemMeta, refuseEmbedding); meta != nil {
+		if doc, err := meta.GetByID(context.Background(), markerID); err == nil {
+			s.dim, _ = strconv.Atoi(doc.Metadata["dimension"])
+		}
+	}
+	return s, nil
+}
+
+// Dir returns the directory of the database.
+func (s *ChromemStore) Dir() string { return s.dir }
+
+// Add implements Store. Documents are written to disk as they are added.
+func (s *ChromemStore) Add(ctx context.Context, records []Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	docs := make([]chromem.Document, 0, len(records))
+	for _, r := range records {
+		if r.ID == "" {
+			return errors.New("retriever: chromem store: record with an empty ID")
+		}
+		if len(r.Vector) == 0 {
+			return fmt.Errorf("retriever: chromem store: record %q has no vector", r.ID)
+		}
+		if s.dim == 0 {
+			s.dim = len(r.Vector)
+		}
+		if len(r.Vector) != s.dim {
+			return fmt.Errorf("retriever: chromem store: record %q has %d dimensions, the store %d", r.ID, len(r.Vector), s.dim)
+		}
+		n2, err := checkVector(r.Vector)
+		if err != nil {
+			return fmt.Errorf("retriever: chromem store: record %q: %w", r.ID, err)
+		}
+		if n2 == 0 {
+			continue // chromem would divide by zero
+		}
+		v := make([]float32, len(r.Vector))
+		inv := 1 / math.Sqrt(n2)
+		for i, x := range r.Vector {
+			v[i] = float32(float64(x) * inv)
+		}
+		docs = append(docs, chromem.Document{
+			ID:        r.ID,
+			Metadata:  map[string]string{"kind": string(r.Kind)},
+			Embedding: v,
+			Content:   r.Text,
+		})
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	if err := s.col.AddDocuments(ctx, docs, max(1, runtime.GOMAXPROCS(0))); err != nil {
+		return fmt.Errorf("retriever: chromem store: %w", err)
+	}
+	return nil
+}
+
+// Query implements Store.
+func (s *ChromemStore) Query(ctx context.Context, vector []float32, k int, kind text2sql.Kind) ([]Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n := s.col.Count()
+	if k <= 0 || n == 0 {
+		return nil, nil
+	}
+	if s.dim != 0 && len(vector) != s.dim {
+		return nil, fmt.Errorf("retriever: chromem store: query has %d dimensions, the store %d", len(vector), s.dim)
+	}
+	n2, err := checkVector(vector)
+	if err != nil {
+		return nil, fmt.Errorf("retriever: chromem store: query: %w", err)
+	}
+	if n2 == 0 {
+		return nil, nil
+	}
+	var where map[string]string
+	if kind != "" {
+		where = map[string]string{"kind": string(kind)}
+	}
+	res, err := s.col.QueryEmbedding(ctx, vector, min(k, n), where, nil)
+	if err != nil {
+		return nil, fmt.Errorf("retriever: chromem store: %w", err)
+	}
+	hits := make([]Hit, 0, len(res))
+	for _, r := range res {
+		sim := float64(r.Similarity)
+		if math.IsNaN(sim) {
+			continue
+		}
+		hits = append(hits, Hit{ID: r.ID, Kind: text2sql.Kind(r.Metadata["kind"]), Similarity: max(-1, min(1, sim))})
+	}
+	return hits, nil
+}
+
+// Count implements Store.
+func (s *ChromemStore) Count(ctx context.Context) (int, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.col.Count(), nil
+}
+
+// Fingerprint implements Store: the marker's fingerprint, or "" when there
+// is no marker or the number of documents differs from the one recorded
+// with it (files removed or added by hand).
+func (s *ChromemStore) Fingerprint(ctx context.Context) (string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	meta := s.db.GetCollection(chromemMeta, refuseEmbedding)
+	if meta == nil {
+		return "", nil
+	}
+	doc, err := meta.GetByID(ctx, markerID)
+	if err != nil {
+		return "", nil // no marker: not committed
+	}
+	if n, err := strconv.Atoi(doc.Metadata["documents"]); err != nil || n != s.col.Count() {
+		return "", nil
+	}
+	return doc.Metadata["fingerprint"], nil
+}
+
+// SetFingerprint implements Store: it replaces the meta collection, whose
+// metadata and marker document record fp, the document count and the
+// vector dimension.
+func (s *ChromemStore) SetFingerprint(ctx context.Context, fp string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.db.DeleteCollection(chromemMeta); err != nil {
+		return fmt.Errorf("retriever: chromem store: %w", err)
+	}
+	md := map[string]string{"fingerprint": fp, "documents": strconv.Itoa(s.col.Count()), "dimension": strconv.Itoa(s.dim)}
+	meta, err := s.db.CreateCollection(chromemMeta, md, refuseEmbedding)
+	if err != nil {
+		return fmt.Errorf("retriever: chromem store: %w", err)
+	}
+	if err := meta.AddDocument(ctx, chromem.Document{ID: markerID, Metadata: md, Embedding: []float32{1}, Content: fp}); err != nil {
+		return fmt.Errorf("retriever: chromem store: %w", err)
+	}
+	return nil
+}
+
+// Reset implements Store: it deletes both collections (and their files)
+// and creates an empty document collection.
+func (s *ChromemStore) Reset(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, name := range []string{chromemMeta, chromemDocs} {
+		if err := s.db.DeleteCollection(name); err != nil {
+			return fmt.Errorf("retriever: chromem store: %w", err)
+		}
+	}
+	col, err := s.db.CreateCollection(chromemDocs, nil, refuseEmbedding)
+	if err != nil {
+		return fmt.Errorf("retriever: chromem store: %w", err)
+	}
+	s.col, s.dim = col, 0
+	return nil
+}

@@ -1,0 +1,230 @@
+package retriever
+
+import (
+	"slices"
+	"strings"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/knowledge"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// maxJoinHops is the longest foreign-key path, in edges, searched to
+// connect a table to those already chosen: up to two bridge tables.
+const maxJoinHops = 3
+
+// Reasons a table is shown.
+const (
+	reasonRetrieved = "retrieved"
+	reasonJoin      = "join path"
+	reasonRequired  = "required"
+	reasonExample   = "via example "
+)
+
+type shownTable struct {
+	table *schema.Table
+	ref   text2sql.TableRef
+}
+
+// tablesOf resolves the schema tables a document is about: a table,
+// column or value document's Table, a rule's or example's Tables. Names
+// the schema does not have are left out.
+func tablesOf(db *schema.Database, d knowledge.Document) []*schema.Table {
+	var out []*schema.Table
+	add := func(name string) {
+		if t := db.Lookup(name); t != nil && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	switch d.Kind {
+	case text2sql.KindRule, text2sql.KindExample:
+		for _, name := range d.Tables {
+			add(name)
+		}
+	default:
+		if d.Table != "" {
+			add(d.Table)
+		}
+	}
+	return out
+}
+
+// fkGraph returns the undirected foreign-key graph of db: for each table,
+// the tables it references or is referenced by, in schema order, without
+// self-references.
+func fkGraph(db *schema.Database) map[*schema.Table][]*schema.Table {
+	g := map[*schema.Table][]*schema.Table{}
+	link := func(a, b *schema.Table) {
+		for _, x := range g[a] {
+			if x == b {
+				return
+			}
+		}
+		g[a] = append(g[a], b)
+	}
+	for _, t := range db.Tables {
+		if t == nil {
+			continue
+		}
+		for _, fk := range t.ForeignKeys {
+			name := fk.RefTable
+			switch {
+			case fk.RefSchema != "":
+				name = fk.RefSchema + "." + name
+			case t.Schema != "":
+				if db.Lookup(t.Schema+"."+name) != nil {
+					name = t.Schema + "." + name
+				}
+			}
+			ref := db.Lookup(name)
+			if ref == nil || ref == t {
+				continue
+			}
+			link(t, ref)
+			link(ref, t)
+		}
+	}
+	return g
+}
+
+// bridges returns the tables strictly between from and the nearest table
+// of set on a shortest foreign-key path of at most maxJoinHops edges, in
+// path order from the set towards from; nil when from is adjacent to set
+// or no such path exists (ok is false then).
+func (h *Hybrid) bridges(from *schema.Table, set map[*schema.Table]bool) (path []*schema.Table, ok bool) {
+	if len(set) == 0 {
+		return nil, false
+	}
+	prev := map[*schema.Table]*schema.Table{from: nil}
+	frontier := []*schema.Table{from}
+	for depth := 0; depth < maxJoinHops && len(frontier) > 0; depth++ {
+		var next []*schema.Table
+		for _, t := range frontier {
+			for _, n := range h.graph[t] {
+				if _, seen := prev[n]; seen {
+					continue
+				}
+				prev[n] = t
+				if set[n] {
+					for p := prev[n]; p != from; p = prev[p] {
+						path = append(path, p)
+					}
+					return path, true
+				}
+				next = append(next, n)
+			}
+		}
+		frontier = next
+	}
+	return nil, false
+}
+
+// chooseTables picks the tables to show.
+//
+// Candidates, in order: the tables of the items, best item first (the
+// table a table, column or value item is about, a rule's tables, the
+// tables an example's SQL reads: "via example <id>"), then the rest of the
+// fused table ranking (up to candidatePool deep), so a table whose own
+// document missed the quota can still come in through its neighbours.
+//
+// Tables are then chosen greedily, at most MaxTables: the first candidate,
+// then at each step the candidate with the best position, where a
+// foreign-key neighbour of a chosen table counts neighbourLead positions
+// ahead (tables that join are asked about together); each is followed by
+// the bridge tables on the shortest foreign-key path to the tables already
+// chosen ("join path") when they fit. Last, each required table not yet
+// shown, with its bridges while room is left.
+func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, required []string) []shownTable {
+	type cand struct {
+		t      *schema.Table
+		reason string
+		score  float64 // fused score of the best item about t
+	}
+	var cands []cand
+	seen := map[*schema.Table]bool{}
+	push := func(t *schema.Table, reason string, score float64) {
+		if t != nil && !seen[t] {
+			seen[t] = true
+			cands = append(cands, cand{t, reason, score})
+		}
+	}
+	for _, it := range items {
+		i, ok := h.byID[it.ID]
+		if !ok {
+			continue
+		}
+		d := h.docs[i]
+		switch d.Kind {
+		case text2sql.KindExample:
+			for _, t := range h.docTables[i] {
+				push(t, reasonExample+strings.TrimPrefix(d.ID, "example:"), 0)
+			}
+		default:
+			for _, t := range h.docTables[i] {
+				push(t, reasonRetrieved, it.Score)
+			}
+		}
+	}
+	for _, c := range tableCands {
+		for _, t := range h.docTables[c.doc] {
+			push(t, reasonRetrieved, c.score)
+		}
+	}
+
+	var out []shownTable
+	in := map[*schema.Table]bool{}
+	add := func(t *schema.Table, reason string, score float64, limit int) {
+		if t == nil || in[t] || len(out) >= limit {
+			return
+		}
+		path, _ := h.bridges(t, in)
+		in[t] = true
+		out = append(out, shownTable{t, text2sql.TableRef{Name: t.QualifiedName(), Reason: reason, Score: score}})
+		if len(out)+len(path) > limit {
+			return
+		}
+		for _, b := range path {
+			if !in[b] {
+				in[b] = true
+				out = append(out, shownTable{b, text2sql.TableRef{Name: b.QualifiedName(), Reason: reasonJoin}})
+			}
+		}
+	}
+	for len(out) < h.maxTables {
+		best, bestPos := -1, 0
+		for i, c := range cands {
+			if in[c.t] {
+				continue
+			}
+			pos := i
+			if len(out) > 0 && h.adjacent(c.t, in) {
+				pos -= h.neighbourLead
+			}
+			if best < 0 || pos < bestPos {
+				best, bestPos = i, pos
+			}
+		}
+		if best < 0 {
+			break
+		}
+		add(cands[best].t, cands[best].reason, cands[best].score, h.maxTables)
+	}
+	for _, name := range required {
+		t := h.db.Lookup(strings.TrimSpace(name))
+		if t == nil || in[t] {
+			continue
+		}
+		add(t, reasonRequired, 0, max(h.maxTables, len(out)+1)) // always shown
+	}
+	return out
+}
+
+// adjacent reports whether t has a foreign key to or from a table of set.
+func (h *Hybrid) adjacent(t *schema.Table, set map[*schema.Table]bool) bool {
+	for _, n := range h.graph[t] {
+		if set[n] {
+			return true
+		}
+	}
+	return false
+}
