@@ -156,7 +156,8 @@ type Item struct {
 	Column string `json:"column,omitempty"` // the column a column/value item is about
 	SQL    string `json:"sql,omitempty"`    // an example's SQL
 	// Score is the fused Reciprocal Rank Fusion score: sum of 1/(k+rank) over
-	// the rankings that found the item (k=60 by default), so at most 2/61.
+	// the rankings that found the item (k=60 by default), so at most 2/61;
+	// a reranker, when configured, replaces it with its own relevance.
 	Score float64 `json:"score"`
 	// Similarity is the cosine similarity of the query and item vectors,
 	// in [-1, 1]; 0 when the vector search did not return the item.
