@@ -181,7 +181,7 @@ func runCmd(o *options) *cobra.Command {
 				printResult(cmd.OutOrStdout(), res)
 			}
 			if res.Error != nil {
-				return &exitErr{code: exitSQL, err: fmt.Errorf("%s: %s", res.Error.Kind, res.Error.Message)}
+				return &exitErr{code: exitSQL, err: res.Error, quiet: !o.json}
 			}
 			return nil
 		},

@@ -29,8 +29,9 @@ const (
 
 // exitErr carries an exit code out of a command.
 type exitErr struct {
-	code int
-	err  error
+	code  int
+	err   error
+	quiet bool // the output already shows the error
 }
 
 func (e *exitErr) Error() string { return e.err.Error() }
@@ -44,7 +45,9 @@ func main() {
 		if errors.As(err, &ee) {
 			code = ee.code
 		}
-		fmt.Fprintln(os.Stderr, "text2sql:", err)
+		if ee == nil || !ee.quiet {
+			fmt.Fprintln(os.Stderr, "text2sql:", err)
+		}
 		os.Exit(code)
 	}
 }

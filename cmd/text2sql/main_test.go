@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/text2sql-go/text2sql/internal/shareddata"
+)
+
+// cli runs the command line in-process and returns stdout, stderr and the
+// exit code main would use.
+func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	root := newRoot()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(append(args, "--index-dir", t.TempDir()))
+	err := root.Execute()
+	if err != nil {
+		code = exitError
+		var ee *exitErr
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		errOut.WriteString(err.Error())
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestContextRanksSinger(t *testing.T) {
+	db := shareddata.SpiderDB(t, "concert_singer")
+	out, _, code := cli(t, "context", "--db", db, "--json", "How many singers do we have?")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var c struct {
+		Tables []struct{ Name, Reason string }
+		Items  []struct{ ID, Kind, Provenance string }
+	}
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatal(err, out)
+	}
+	if len(c.Tables) == 0 || c.Tables[0].Name != "singer" || len(c.Items) == 0 {
+		t.Fatalf("tables %+v", c.Tables)
+	}
+}
+
+func TestContextDemoLinksThroughExamples(t *testing.T) {
+	out, _, code := cli(t, "context", "--demo", "--json", "How many students take each class?")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var c struct {
+		Tables []struct{ Name, Reason string }
+	}
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatal(err)
+	}
+	shown := map[string]string{}
+	for _, tb := range c.Tables {
+		shown[tb.Name] = tb.Reason
+	}
+	if _, ok := shown["enrollments"]; !ok {
+		t.Errorf("enrollments not shown: %+v", c.Tables)
+	}
+	if _, ok := shown["courses"]; !ok {
+		t.Errorf("courses not shown: %+v", c.Tables)
+	}
+	via := false
+	for _, r := range shown {
+		via = via || strings.HasPrefix(r, "via example ")
+	}
+	if !via {
+		t.Errorf("no table linked through an example: %+v", c.Tables)
+	}
+}
+
+// Case C1 #11 (CLI entry point): a write is refused with the kind and exit 3.
+func TestRunRefuses(t *testing.T) {
+	out, _, code := cli(t, "run", "--demo", "--json", "DROP TABLE students")
+	if code != exitSQL {
+		t.Fatalf("exit %d, want %d", code, exitSQL)
+	}
+	var r struct {
+		Error struct{ Kind string }
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Error.Kind != "not_read_only" {
+		t.Fatalf("kind %q", r.Error.Kind)
+	}
+	out, _, code = cli(t, "run", "--demo", "--json", "SELECT count(*) FROM students")
+	if code != 0 || !strings.Contains(out, `"row_count": 1`) {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+}
+
+func TestAskWithoutProviderPrintsPrompt(t *testing.T) {
+	t.Setenv("GEMINI_API_KEY", "")
+	t.Setenv("OPENAI_API_KEY", "")
+	out, errOut, code := cli(t, "ask", "--demo", "Which instructors were hired before 2010?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"== tables shown", "== prompt", "CREATE TABLE instructors"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if !strings.Contains(errOut, "GEMINI_API_KEY") {
+		t.Errorf("no hint on configuring a provider: %q", errOut)
+	}
+}
+
+// ask with an OpenAI-compatible server (here a local fake speaking the chat
+// completions protocol) generates, runs and prints the rows.
+func TestAskWithOpenAICompatibleServer(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test-secret")
+	t.Setenv("GEMINI_API_KEY", "")
+	var calls int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		content, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT count(*) AS n FROM instructors WHERE hire_year < 2010", "explanation": "counts"})
+		json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "local-model",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": string(content)}}},
+			"usage": map[string]any{"prompt_tokens": 900, "completion_tokens": 20, "total_tokens": 920},
+		})
+	}))
+	defer srv.Close()
+	out, errOut, code := cli(t, "ask", "--demo", "--json", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "local-model",
+		"How many instructors were hired before 2010?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var a struct {
+		Status     string
+		SQL        string
+		ModelCalls int `json:"model_calls"`
+		Result     struct {
+			Columns []string
+			Rows    [][]any
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatal(err, out)
+	}
+	if a.Status != "answered" || calls != 1 || a.ModelCalls != 1 || len(a.Result.Rows) != 1 {
+		t.Fatalf("%+v, %d calls", a, calls)
+	}
+	if strings.Contains(out+errOut, "sk-test-secret") {
+		t.Error("the API key leaked into the output")
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	if _, _, code := cli(t, "context", "How many?"); code != exitUsage {
+		t.Errorf("no --db/--demo: exit %d, want %d", code, exitUsage)
+	}
+	if _, _, code := cli(t, "context", "--demo"); code != exitUsage {
+		t.Errorf("no question: exit %d, want %d", code, exitUsage)
+	}
+	missing := filepath.Join(t.TempDir(), "missing.sqlite")
+	if _, _, code := cli(t, "run", "--db", missing, "SELECT 1"); code == 0 {
+		t.Error("a missing database file must fail")
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("opening a missing database created it")
+	}
+	bad := filepath.Join(t.TempDir(), "k.yaml")
+	os.WriteFile(bad, []byte("examples:\n  - id: x\n    question: drop it\n    sql: DROP TABLE students\n"), 0o600)
+	if _, errOut, code := cli(t, "context", "--demo", "--knowledge", bad, "Anything?"); code == 0 || !strings.Contains(errOut, "x") {
+		t.Errorf("a knowledge file with a write example must be refused: exit %d %s", code, errOut)
+	}
+
+}
