@@ -21,6 +21,9 @@ var (
 	// ErrRepairsExhausted: every attempt failed and MaxRepairs is spent.
 	// The Answer carries every attempt and the last error.
 	ErrRepairsExhausted = errors.New("text2sql: repairs exhausted")
+	// ErrBudgetExhausted: the run made Config.MaxModelCalls model calls
+	// without an attempt the judge accepted and none that executed.
+	ErrBudgetExhausted = errors.New("text2sql: model-call budget exhausted")
 	// ErrRefused: a statement was refused by a guard. The *SQLError says why.
 	ErrRefused = errors.New("text2sql: statement refused")
 	// ErrSchemaTooLarge: even the best-ranked table does not fit in the

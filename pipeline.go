@@ -35,6 +35,51 @@ type Config struct {
 	// DisableNoProgress turns off no-progress detection: by default a repair
 	// that returns the same SQL as an earlier failed attempt ends the run.
 	DisableNoProgress bool
+	// Checker runs deterministic checks before execution (failures are
+	// repaired like execution errors) and after it (warnings go to the
+	// judge). Optional.
+	Checker Checker
+	// MaxModelCalls bounds the model calls of one run, over every stage;
+	// 0 means DefaultMaxModelCalls, a negative value means no bound.
+	MaxModelCalls int
+	// PlanWhen and JudgeWhen decide when the planner and the judge run
+	// (when set): the zero value WhenAlways, or WhenHard.
+	PlanWhen, JudgeWhen When
+	// Hard tells a hard question from an easy one for WhenHard; nil means
+	// DefaultHard. sql is "" when asked before generation.
+	Hard func(c *Context, sql string) bool
+}
+
+// DefaultMaxModelCalls is the model-call budget of one run when
+// Config.MaxModelCalls is zero.
+const DefaultMaxModelCalls = 16
+
+// When says when an optional stage runs.
+type When int
+
+// The stage policies.
+const (
+	WhenAlways When = iota // every run
+	WhenHard               // only when Config.Hard says the question is hard
+)
+
+// DefaultHard is the default difficulty test: the retrieval is low
+// confidence, or three or more tables are shown, or the SQL aggregates
+// over a join.
+func DefaultHard(c *Context, sql string) bool {
+	if c != nil && (c.LowConfidence || len(c.Tables) >= 3) {
+		return true
+	}
+	up := strings.ToUpper(sql)
+	if !strings.Contains(up, "JOIN") {
+		return false
+	}
+	for _, agg := range []string{"GROUP BY", "COUNT(", "SUM(", "AVG(", "MIN(", "MAX("} {
+		if strings.Contains(up, agg) {
+			return true
+		}
+	}
+	return false
 }
 
 // Pipeline runs retrieve → plan → generate → execute → judge with repair.
@@ -63,6 +108,20 @@ func New(cfg Config) (*Pipeline, error) {
 		cfg.MaxRepairs = DefaultMaxRepairs
 	case cfg.MaxRepairs < 0:
 		cfg.MaxRepairs = 0
+	}
+	switch {
+	case cfg.MaxModelCalls == 0:
+		cfg.MaxModelCalls = DefaultMaxModelCalls
+	case cfg.MaxModelCalls < 0:
+		cfg.MaxModelCalls = int(^uint(0) >> 1)
+	}
+	for _, w := range []When{cfg.PlanWhen, cfg.JudgeWhen} {
+		if w != WhenAlways && w != WhenHard {
+			return nil, invalidConfig("unknown When %d", w)
+		}
+	}
+	if cfg.Hard == nil {
+		cfg.Hard = DefaultHard
 	}
 	return &Pipeline{cfg: cfg}, nil
 }
@@ -203,6 +262,9 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 	redo := StagePlan // the stage the next attempt starts from
 	var hints []string
 	for {
+		if r.trace.ModelCalls >= p.cfg.MaxModelCalls {
+			return r.budgetSpent()
+		}
 		if redo == StageRetrieval {
 			if err := r.retrieve(ctx, r.nextRetrieval()); err != nil {
 				return r.fail(err)
@@ -242,8 +304,14 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 			}
 			return r.exhausted(fmt.Errorf("%s: %w", a.Error, cause))
 		}
-		if err := r.execute(ctx, a); err != nil {
+		failed, err := r.check(ctx, a)
+		if err != nil {
 			return r.fail(err)
+		}
+		if !failed {
+			if err := r.execute(ctx, a); err != nil {
+				return r.fail(err)
+			}
 		}
 		if a.Result.Error != nil {
 			r.ans.Attempts = append(r.ans.Attempts, *a)
@@ -253,7 +321,10 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 			redo = StageSQL
 			continue
 		}
-		if p.cfg.Judge == nil {
+		if err := r.warn(ctx, a); err != nil {
+			return r.fail(err)
+		}
+		if p.cfg.Judge == nil || (p.cfg.JudgeWhen == WhenHard && !p.cfg.Hard(r.ans.Context, a.Candidate.SQL)) {
 			r.settle(a)
 			r.ans.Attempts = append(r.ans.Attempts, *a)
 			r.ans.Status = StatusAnswered
@@ -320,6 +391,14 @@ func (r *run) exhausted(last error) (*Answer, error) {
 		return r.unverified()
 	}
 	return r.fail(fmt.Errorf("%w after %d attempts: %w", ErrRepairsExhausted, len(r.ans.Attempts), last))
+}
+
+// budgetSpent ends a run that reached MaxModelCalls.
+func (r *run) budgetSpent() (*Answer, error) {
+	if r.bestExecuted() != nil {
+		return r.unverified()
+	}
+	return r.fail(fmt.Errorf("%w: %d calls", ErrBudgetExhausted, r.trace.ModelCalls))
 }
 
 // unverified ends a run whose budget is spent with no accepted attempt.
@@ -405,7 +484,7 @@ func (r *run) nextRetrieval() RetrieveRequest {
 }
 
 func (r *run) plan(ctx context.Context, hints []string) error {
-	if r.p.cfg.Planner == nil {
+	if r.p.cfg.Planner == nil || (r.p.cfg.PlanWhen == WhenHard && !r.p.cfg.Hard(r.ans.Context, "")) {
 		return nil
 	}
 	start := time.Now()
@@ -483,10 +562,54 @@ func (r *run) execute(ctx context.Context, a *Attempt) error {
 	return nil
 }
 
+// check runs the checker before execution. When it fails the SQL, the
+// failures become the attempt's result error, as an execution error would.
+func (r *run) check(ctx context.Context, a *Attempt) (failed bool, err error) {
+	if r.p.cfg.Checker == nil {
+		return false, nil
+	}
+	start := time.Now()
+	rep, err := r.p.cfg.Checker.Check(ctx, CheckRequest{SQL: a.Candidate.SQL, Context: r.ans.Context})
+	if err != nil {
+		r.trace.add(StageCheck, a.N, start, nil, "error: "+err.Error())
+		return false, fmt.Errorf("check: %w", err)
+	}
+	if rep == nil || len(rep.Failures) == 0 {
+		r.trace.add(StageCheck, a.N, start, nil, "ok")
+		return false, nil
+	}
+	e := *rep.Failures[0]
+	for _, f := range rep.Failures[1:] {
+		e.Message += "; " + f.Message
+		if f.Hint != "" {
+			e.Hint = strings.TrimPrefix(e.Hint+"; "+f.Hint, "; ")
+		}
+	}
+	a.Result = &Result{Error: &e}
+	r.trace.add(StageCheck, a.N, start, nil, "failed: "+e.Error())
+	return true, nil
+}
+
+// warn collects the checker's warnings on an executed attempt.
+func (r *run) warn(ctx context.Context, a *Attempt) error {
+	if r.p.cfg.Checker == nil {
+		return nil
+	}
+	rep, err := r.p.cfg.Checker.Check(ctx, CheckRequest{SQL: a.Candidate.SQL, Context: r.ans.Context, Result: a.Result})
+	if err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	if rep != nil {
+		a.Warnings = rep.Warnings
+	}
+	return nil
+}
+
 func (r *run) judge(ctx context.Context, a *Attempt) (*Verdict, error) {
 	start := time.Now()
 	v, err := r.p.cfg.Judge.Judge(ctx, JudgeRequest{
 		Question: r.ans.Question, Context: r.ans.Context, Plan: r.curPlan, Current: *a, Attempts: r.ans.Attempts,
+		Warnings: a.Warnings,
 	})
 	if err != nil {
 		r.trace.add(StageJudge, a.N, start, nil, "error: "+err.Error())

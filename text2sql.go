@@ -38,7 +38,8 @@ type Stage string
 const (
 	StageRetrieval Stage = "retrieval"
 	StagePlan      Stage = "plan"
-	StageSQL       Stage = "sql" // generation of the SQL
+	StageSQL       Stage = "sql"   // generation of the SQL
+	StageCheck     Stage = "check" // deterministic checks of the SQL
 	StageExecution Stage = "execution"
 	StageJudge     Stage = "judge"
 )
@@ -70,6 +71,31 @@ type Executor interface {
 // it to check verified examples when they are added.
 type Guard interface {
 	Check(ctx context.Context, sql string) error
+}
+
+// Checker runs deterministic checks (no model) on generated SQL: before
+// execution (CheckRequest.Result nil) its failures go back to the generator
+// like execution errors; after execution (Result set) its warnings go to the
+// judge.
+type Checker interface {
+	Check(ctx context.Context, req CheckRequest) (*CheckReport, error)
+}
+
+// CheckRequest asks for the deterministic checks of one statement.
+type CheckRequest struct {
+	SQL     string
+	Context *Context
+	Result  *Result // nil before execution
+}
+
+// CheckReport is what the deterministic checks found.
+type CheckReport struct {
+	// Failures are errors the SQL cannot be right with: unknown tables or
+	// columns (with a hint), constructs of another dialect.
+	Failures []*SQLError
+	// Warnings are doubts for the judge: integer division in a ratio, an
+	// empty result, a LIMIT cutting through ties.
+	Warnings []string
 }
 
 // Judge reviews a whole attempt and says whether it answers the question,
@@ -129,6 +155,14 @@ type JudgeFunc func(ctx context.Context, req JudgeRequest) (*Verdict, error)
 
 // Judge calls f.
 func (f JudgeFunc) Judge(ctx context.Context, req JudgeRequest) (*Verdict, error) { return f(ctx, req) }
+
+// CheckerFunc lets a plain function serve as a Checker.
+type CheckerFunc func(ctx context.Context, req CheckRequest) (*CheckReport, error)
+
+// Check calls f.
+func (f CheckerFunc) Check(ctx context.Context, req CheckRequest) (*CheckReport, error) {
+	return f(ctx, req)
+}
 
 // ModelFunc lets a plain function serve as a Model.
 type ModelFunc func(ctx context.Context, req ModelRequest) (*ModelResponse, error)
@@ -297,6 +331,8 @@ type Attempt struct {
 	Candidate *Candidate `json:"candidate,omitempty"`
 	Result    *Result    `json:"result,omitempty"`
 	Verdict   *Verdict   `json:"verdict,omitempty"`
+	// Warnings are the deterministic checks' warnings on the executed SQL.
+	Warnings []string `json:"warnings,omitempty"`
 	// Error is why this attempt failed before a result: an unparsable model
 	// answer, for instance. Execution errors are in Result.Error.
 	Error string `json:"error,omitempty"`
