@@ -146,7 +146,8 @@ func promptCmd(o *options) *cobra.Command {
 }
 
 func runCmd(o *options) *cobra.Command {
-	return &cobra.Command{
+	ak := &answerKeyFlags{}
+	c := &cobra.Command{
 		Use:   "run SQL",
 		Short: "Run SQL through the guard (one read-only statement, row cap, timeout)",
 		Long:  "Run SQL through the guard. Use - to read the SQL from standard input.",
@@ -169,6 +170,9 @@ func runCmd(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if ak.key != "" {
+				return ak.check(cmd.Context(), cmd.OutOrStdout(), o.json, env.executor, sql, res)
+			}
 			if o.json {
 				if err := writeJSON(cmd.OutOrStdout(), newResultJSON(res)); err != nil {
 					return err
@@ -182,6 +186,8 @@ func runCmd(o *options) *cobra.Command {
 			return nil
 		},
 	}
+	ak.bind(c)
+	return c
 }
 
 func questionArgs(cmd *cobra.Command, args []string) error {

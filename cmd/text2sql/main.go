@@ -8,7 +8,7 @@
 //	text2sql run --demo "SELECT count(*) FROM students"
 //
 // Exit status: 0 success, 1 error, 2 usage, 3 the SQL was refused or failed,
-// 4 the question was declined.
+// 4 the question was declined, 5 the result does not match the answer key.
 package main
 
 import (
@@ -61,7 +61,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	o.bind(root)
-	root.AddCommand(askCmd(o), contextCmd(o), promptCmd(o), runCmd(o))
+	root.AddCommand(askCmd(o), contextCmd(o), promptCmd(o), runCmd(o), evalCmd(o))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitErr{code: exitUsage, err: err}
 	})

@@ -1,0 +1,52 @@
+package eval
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// The text classifier agrees with the parsed-form classifier (the
+// official rules on Spider's own parse) on every Spider dev query.
+func TestSpiderHardnessOfSQLAgrees(t *testing.T) {
+	ds := spiderDev(t)
+	bad := 0
+	for _, q := range ds.Questions {
+		if h := SpiderHardnessOfSQL(q.GoldSQL); h != q.Difficulty {
+			bad++
+			t.Logf("%d: %s from the text, %s from the parse: %s", q.Index, h, q.Difficulty, q.GoldSQL)
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d disagree", bad, len(ds.Questions))
+	}
+}
+
+func TestSpiderHardnessCases(t *testing.T) {
+	for sql, want := range map[string]string{
+		"SELECT count(*) FROM singer":                                                              HardnessEasy,
+		"SELECT name FROM singer WHERE age > 20":                                                   HardnessEasy,
+		"SELECT name, country FROM singer WHERE age > 20":                                          HardnessMedium,
+		"SELECT T1.name FROM a AS T1 JOIN b AS T2 ON T1.id = T2.id WHERE T2.x = 1":                 HardnessMedium,
+		"SELECT name FROM a WHERE x BETWEEN 1 AND 5 AND y LIKE '%z%' ORDER BY name LIMIT 3":        HardnessExtra,
+		"SELECT name FROM a WHERE id NOT IN (SELECT id FROM b)":                                    HardnessHard,
+		"SELECT name FROM a INTERSECT SELECT name FROM b":                                          HardnessHard,
+		"SELECT a, count(*) FROM t GROUP BY a HAVING count(*) > 1 ORDER BY count(*) DESC":          HardnessExtra,
+		"SELECT name FROM a WHERE x = 1 UNION SELECT name FROM b WHERE y = (SELECT max(y) FROM b)": HardnessHard,
+		"SELECT name FROM a WHERE x = 1 AND y = 2 UNION SELECT name FROM b":                        HardnessExtra,
+		"": HardnessEasy,
+	} {
+		if got := SpiderHardnessOfSQL(sql); got != want {
+			t.Errorf("%q: %s, want %s", sql, got, want)
+		}
+	}
+	if _, err := SpiderHardness(json.RawMessage(`[1]`)); err == nil {
+		t.Fatal("want an error for a non-object")
+	}
+	if _, err := SpiderHardness(json.RawMessage(`{`)); err == nil {
+		t.Fatal("want an error for bad JSON")
+	}
+	// A parsed form with odd shapes does not panic.
+	if h, err := SpiderHardness(json.RawMessage(`{"select": 3, "from": [], "where": [[true], "or", "x"], "orderBy": ["asc", [[0, null, 5]]], "having": ["and"]}`)); err != nil || h == "" {
+		t.Fatal(h, err)
+	}
+}

@@ -1,0 +1,157 @@
+package eval
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	text2sql "github.com/text2sql-go/text2sql"
+)
+
+func run(t *testing.T, ex text2sql.Executor, q string) *text2sql.Result {
+	t.Helper()
+	r, err := ex.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Error != nil {
+		t.Fatalf("%s: %v", q, r.Error)
+	}
+	return r
+}
+
+func orderCheck(t *testing.T, ex text2sql.Executor, q string) *OrderReport {
+	t.Helper()
+	rep, err := OrderCheck(context.Background(), ex, q, run(t, ex, q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func hasWarning(rep *OrderReport, kind string) bool {
+	if rep == nil {
+		return false
+	}
+	for _, w := range rep.Warnings {
+		if strings.HasPrefix(w, kind+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// C6 #37 (mini_dev#49): t(v TEXT) with '9', '10', NULL; the gold
+// SELECT v FROM t ORDER BY v LIMIT 1 returns NULL (SQLite sorts NULLs
+// first), and the harness warns about ORDER BY over NULLs and over
+// numbers stored as text.
+func TestC6OrderByNullsAndNumericText(t *testing.T) {
+	ex := openExec(t, newDB(t, "c37.sqlite", "CREATE TABLE t(v TEXT)", "INSERT INTO t VALUES ('9'), ('10'), (NULL)"))
+	const gold = "SELECT v FROM t ORDER BY v LIMIT 1"
+	r := run(t, ex, gold)
+	if len(r.Rows) != 1 || r.Rows[0][0] != nil {
+		t.Fatalf("SQLite should return NULL first: %v", r.Rows)
+	}
+	rep := orderCheck(t, ex, gold)
+	if !hasWarning(rep, WarnOrderNulls) || !hasWarning(rep, WarnOrderNumericText) {
+		t.Fatalf("warnings %v", rep.Warnings)
+	}
+	if rep.Nondeterministic {
+		t.Fatalf("no tie here: %s", rep.Detail)
+	}
+	// The variant without NULLs still warns about numeric text.
+	rep = orderCheck(t, ex, "SELECT v FROM t WHERE v IS NOT NULL ORDER BY v DESC")
+	if hasWarning(rep, WarnOrderNulls) || !hasWarning(rep, WarnOrderNumericText) {
+		t.Fatalf("warnings %v", rep.Warnings)
+	}
+}
+
+// A gold whose LIMIT cuts through tied rows is nondeterministic, reported
+// as such.
+func TestOrderCheckTies(t *testing.T) {
+	ex := openExec(t, newDB(t, "ties.sqlite",
+		"CREATE TABLE s(name TEXT, age INT, city TEXT)",
+		"INSERT INTO s VALUES ('ann', 30, 'Rome'), ('bob', 30, 'Oslo'), ('cid', 25, 'Rome'), ('dan', 40, 'Oslo'), ('eve', 40, 'Oslo')",
+	))
+	tests := []struct {
+		sql    string
+		nondet bool
+	}{
+		{"SELECT name FROM s ORDER BY age DESC LIMIT 1", true},          // dan/eve tie at 40
+		{"SELECT name FROM s ORDER BY age DESC LIMIT 2", false},         // both 40s in
+		{"SELECT name FROM s ORDER BY age DESC LIMIT 3", true},          // ann/bob tie at 30
+		{"SELECT name FROM s ORDER BY age DESC, name LIMIT 1", false},   // tie broken
+		{"SELECT city FROM s ORDER BY age DESC LIMIT 1", false},         // tied rows agree on city
+		{"SELECT name FROM s ORDER BY age LIMIT 1", false},              // cid alone at 25
+		{"SELECT name FROM s ORDER BY age DESC LIMIT 1 OFFSET 1", true}, // dan/eve straddle the offset
+		{"SELECT name FROM s ORDER BY age DESC LIMIT 1, 2", true},       // the same, SQLite form
+		{"SELECT city, count(*) AS n FROM s GROUP BY city ORDER BY n DESC LIMIT 1", false},
+		{"SELECT name FROM s ORDER BY 1 LIMIT 2", false}, // by position, unique
+		{"SELECT name FROM s LIMIT 2", true},             // no ORDER BY: any 2 rows
+		{"SELECT count(*) FROM s LIMIT 1", false},        // one row only
+		{"SELECT name FROM s WHERE age = 30 UNION SELECT name FROM s WHERE age = 40 ORDER BY name LIMIT 2", false},
+		{"SELECT name FROM s WHERE name IN (SELECT name FROM s ORDER BY age LIMIT 1)", false}, // inner LIMIT: not checked
+		{"SELECT max(age) AS m, name FROM s GROUP BY city ORDER BY m DESC LIMIT 1", false},
+	}
+	for _, tc := range tests {
+		rep := orderCheck(t, ex, tc.sql)
+		got := rep != nil && rep.Nondeterministic
+		if got != tc.nondet {
+			t.Errorf("%s: nondeterministic %v, want %v (%+v)", tc.sql, got, tc.nondet, rep)
+		}
+		if rep != nil && hasWarning(rep, WarnOrderUnchecked) {
+			t.Errorf("%s: unchecked: %v", tc.sql, rep.Warnings)
+		}
+	}
+	if rep := orderCheck(t, ex, "SELECT name FROM s"); rep != nil {
+		t.Fatalf("no ORDER BY or LIMIT: %+v", rep)
+	}
+	rep := orderCheck(t, ex, "SELECT name FROM s ORDER BY age DESC LIMIT 1")
+	if !strings.Contains(rep.Detail, "rows 1 to 2") {
+		t.Fatal(rep.Detail)
+	}
+}
+
+func TestTopLevelOrderBy(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"SELECT a FROM t ORDER BY a":                                     true,
+		"SELECT a FROM t WHERE b = (SELECT max(b) FROM u ORDER BY b)":    false,
+		"WITH x AS (SELECT a FROM t ORDER BY a) SELECT a FROM x":         false,
+		"SELECT a FROM t UNION SELECT a FROM u ORDER BY a":               true,
+		"SELECT 'order by' FROM t":                                       false,
+		"SELECT a FROM t -- order by a":                                  false,
+		"SELECT a FROM (SELECT a FROM t ORDER BY a LIMIT 3) ORDER BY a;": true,
+		"select a from t order   by a":                                   true,
+	} {
+		if got := TopLevelOrderBy(sql); got != want {
+			t.Errorf("TopLevelOrderBy(%q) = %v", sql, got)
+		}
+	}
+	// The Spider evaluator's rule is a substring test.
+	if !SpiderOrderMatters("SELECT a FROM t WHERE b IN (SELECT b FROM u ORDER BY c LIMIT 1)") || SpiderOrderMatters("SELECT a FROM t order  by a") {
+		t.Fatal("SpiderOrderMatters")
+	}
+}
+
+func TestSpiderRewrite(t *testing.T) {
+	tests := []struct {
+		in         string
+		prediction bool
+		keep       bool
+		want       string
+	}{
+		{"SELECT DISTINCT name FROM t WHERE a > = 1", false, false, "SELECT  name FROM t WHERE a >= 1"},
+		{"SELECT count(DISTINCT name) FROM t", false, false, "SELECT count( name) FROM t"},
+		{"SELECT DISTINCT name FROM t", false, true, "SELECT DISTINCT name FROM t"},
+		{"SELECT 'distinct', \"distinct\" FROM t", false, false, "SELECT 'distinct', \"distinct\" FROM t"},
+		{"SELECT total_value FROM t WHERE x = 'value'", true, false, "SELECT total_1 FROM t WHERE x = '1'"},
+		{"SELECT total_value FROM t", false, false, "SELECT total_value FROM t"},
+		{"SELECT * FROM t WHERE y = YEAR ( curdate( ) ) - 1", false, false, "SELECT * FROM t WHERE y = 2020- 1"},
+		{"SELECT a FROM t WHERE a ! = 1 AND b < = 2", false, false, "SELECT a FROM t WHERE a != 1 AND b <= 2"},
+	}
+	for _, tc := range tests {
+		if got := SpiderRewrite(tc.in, tc.prediction, tc.keep); got != tc.want {
+			t.Errorf("SpiderRewrite(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,304 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// GeneratorFunc builds the generator that answers question q, whose
+// database has schema sch. It may return one shared generator.
+type GeneratorFunc func(ctx context.Context, q *Question, sch *schema.Database) (text2sql.Generator, error)
+
+// OracleGenerator returns a GeneratorFunc that answers each question with
+// an Oracle for its gold SQL, rendering prompts with prompter (nil: no
+// prompt is built).
+func OracleGenerator(prompter Prompter) GeneratorFunc {
+	return func(_ context.Context, q *Question, sch *schema.Database) (text2sql.Generator, error) {
+		if q.GoldSQL == "" {
+			return nil, fmt.Errorf("%w: question %s has expected rows, no gold SQL for the oracle", ErrDataset, q.ID)
+		}
+		return &Oracle{Gold: q.GoldSQL, Schema: sch, Prompter: prompter}, nil
+	}
+}
+
+// PipelineOptions configure RunPipeline.
+type PipelineOptions struct {
+	Options
+	// Generator builds each question's generator. Required.
+	Generator GeneratorFunc
+	// Retriever builds each database's retriever (once per database);
+	// nil means DefaultRetriever.
+	Retriever RetrieverFunc
+	// Name names the system in the report (Report.Predictions), e.g.
+	// "oracle" or the model.
+	Name string
+	// Configure, when set, adjusts the pipeline configuration of question
+	// q, whose database has schema sch, before text2sql.New: a Checker (for
+	// instance one built from sch probing through cfg.Executor), a
+	// Planner, a Judge, MaxRepairs… Retriever, Generator, Executor, MaxRows
+	// and Timeout are set already.
+	Configure func(cfg *text2sql.Config, q *Question, sch *schema.Database)
+	// OracleCheck adds Report.Oracle: EX against strict table recall,
+	// question by question. Use it with OracleGenerator.
+	OracleCheck bool
+}
+
+// RunPipeline answers every question of ds with a text2sql.Pipeline —
+// the database's retriever, the question's generator, the database's
+// guarded executor — and scores the SQL it answers with as Score scores a
+// predictions file. The question text given to the pipeline is
+// Question.Prompt (BIRD evidence included). The report adds, from the
+// answers' traces, retrieval recall (from the context each answer was
+// generated from), latency per stage and token usage per stage.
+//
+// A question the pipeline declines or fails has OutcomeNoSQL with the
+// reason as Kind ("declined", "repairs_exhausted", "model",
+// "invalid_output", "no_sql", "schema_too_large", "error"); when it failed
+// after producing SQL, that SQL is scored (and fails). Errors: a nil
+// Generator (text2sql.ErrInvalidConfig), a retriever that cannot be built,
+// an executor that cannot work, ctx's error; ErrNotComparable (with the
+// report) when no question could be scored; an error wrapping
+// text2sql.ErrModel (with the report) when every question failed on a
+// model provider error, so an outage is not mistaken for an EX of 0.
+func RunPipeline(ctx context.Context, ds *Dataset, opts PipelineOptions) (*Report, error) {
+	if opts.Generator == nil {
+		return nil, fmt.Errorf("%w: eval: RunPipeline needs a Generator", text2sql.ErrInvalidConfig)
+	}
+	s, err := newScorer(ds, opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	defer s.dbs.Close()
+	mk := opts.Retriever
+	if mk == nil {
+		mk = DefaultRetriever
+	}
+	rs := &retrievers{dbs: s.dbs, make: mk, m: map[string]*retrieverEntry{}}
+	start := time.Now()
+	recs := make([]Record, len(ds.Questions))
+	err = forEach(ctx, len(ds.Questions), opts.parallel(), opts.Progress, func(ctx context.Context, i int) error {
+		q := &ds.Questions[i]
+		rec := newRecord(q)
+		defer func() { recs[i] = rec }()
+		why, err := s.notComparable(ctx, q)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			rec.Outcome, rec.Error = OutcomeExcluded, why
+			return nil
+		}
+		r, sch, err := rs.get(ctx, q.DB)
+		if err != nil {
+			return err
+		}
+		gen, err := opts.Generator(ctx, q, sch)
+		if err != nil {
+			return err
+		}
+		ex, err := s.dbs.Executor(ctx, q.DB)
+		if err != nil {
+			return err
+		}
+		cfg := text2sql.Config{Retriever: r, Generator: gen, Executor: ex, MaxRows: s.opts.maxRows(), Timeout: s.opts.timeout()}
+		if opts.Configure != nil {
+			opts.Configure(&cfg, q, sch)
+		}
+		p, err := text2sql.New(cfg)
+		if err != nil {
+			return err
+		}
+		ans, askErr := p.Ask(ctx, q.Prompt())
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		predSQL := ""
+		if ans != nil {
+			fillTrace(&rec, ans)
+			if ans.Context != nil && q.GoldSQL != "" {
+				rr := RecallOf(sch, q.GoldSQL, ans.Context)
+				rec.Recall = &rr
+			}
+			predSQL = ans.SQL
+			if predSQL == "" {
+				for k := len(ans.Attempts) - 1; k >= 0 && predSQL == ""; k-- {
+					if c := ans.Attempts[k].Candidate; c != nil && c.Answerable {
+						predSQL = c.SQL
+					}
+				}
+			}
+		}
+		if predSQL == "" {
+			rec.Outcome, rec.Kind = OutcomeNoSQL, noSQLKind(ans, askErr)
+			if askErr != nil {
+				rec.Error = askErr.Error()
+			} else if ans != nil {
+				rec.Error = ans.Explanation
+			}
+			return nil
+		}
+		g, err := s.runGold(ctx, q)
+		if err != nil {
+			return err
+		}
+		return s.score(ctx, q, g, predSQL, &rec)
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep := buildReport(ds, s.cmp.Mode, s.rewrite, recs)
+	rep.Predictions = opts.Name
+	rep.WallMS = ms(time.Since(start))
+	addPipelineStats(rep, ds)
+	if opts.OracleCheck {
+		rep.Oracle = oracleCheck(recs)
+	}
+	if !rep.Comparable {
+		return rep, fmt.Errorf("%w: %s", ErrNotComparable, rep.Note)
+	}
+	if f := rep.Failures; len(f) == 1 && f[0].Kind == "model" && f[0].Count == rep.Total {
+		first := ""
+		for _, rec := range recs {
+			if rec.Kind == "model" {
+				first = rec.Error
+				break
+			}
+		}
+		rep.Note = "every question failed with a model provider error: " + first
+		return rep, fmt.Errorf("eval: every question failed with a model provider error (%w): %s", text2sql.ErrModel, first)
+	}
+	return rep, nil
+}
+
+func noSQLKind(ans *text2sql.Answer, err error) string {
+	switch {
+	case ans != nil && ans.Status == text2sql.StatusDeclined:
+		return "declined"
+	case errors.Is(err, text2sql.ErrRepairsExhausted):
+		return "repairs_exhausted"
+	case errors.Is(err, text2sql.ErrModel):
+		return "model"
+	case errors.Is(err, text2sql.ErrInvalidOutput):
+		return "invalid_output"
+	case errors.Is(err, text2sql.ErrNoSQL):
+		return "no_sql"
+	case errors.Is(err, text2sql.ErrSchemaTooLarge):
+		return "schema_too_large"
+	}
+	return "error"
+}
+
+// fillTrace copies an answer's trace onto rec: stages summed per stage.
+func fillTrace(rec *Record, ans *text2sql.Answer) {
+	rec.Status, rec.Attempts = ans.Status, len(ans.Attempts)
+	rec.ModelCalls = ans.Trace.ModelCalls
+	rec.PipelineMS = ms(ans.Trace.Duration)
+	rec.InputTokens, rec.OutputTokens = ans.Trace.Usage.InputTokens, ans.Trace.Usage.OutputTokens
+	idx := map[text2sql.Stage]int{}
+	for _, st := range ans.Trace.Steps {
+		i, ok := idx[st.Stage]
+		if !ok {
+			i = len(rec.Stages)
+			idx[st.Stage] = i
+			rec.Stages = append(rec.Stages, StageRecord{Stage: st.Stage})
+		}
+		rec.Stages[i].MS += ms(st.Duration)
+		rec.Stages[i].InputTokens += st.Usage.InputTokens
+		rec.Stages[i].OutputTokens += st.Usage.OutputTokens
+	}
+}
+
+// addPipelineStats adds per-stage latency and tokens and the recall
+// report to rep from its records.
+func addPipelineStats(rep *Report, ds *Dataset) {
+	lat := map[string][]float64{}
+	in, out := map[string][]int{}, map[string][]int{}
+	var recall []RecallRecord
+	for _, rec := range rep.Records {
+		if rec.Outcome == OutcomeExcluded {
+			continue
+		}
+		if rec.PipelineMS > 0 {
+			lat["pipeline"] = append(lat["pipeline"], rec.PipelineMS)
+		}
+		for _, st := range rec.Stages {
+			k := string(st.Stage)
+			lat[k] = append(lat[k], st.MS)
+			if st.InputTokens+st.OutputTokens > 0 {
+				in[k] = append(in[k], st.InputTokens)
+				out[k] = append(out[k], st.OutputTokens)
+			}
+		}
+		if rec.Recall != nil {
+			r := *rec.Recall
+			r.ID, r.DB, r.Difficulty = rec.ID, rec.DB, rec.Difficulty
+			recall = append(recall, r)
+		}
+	}
+	for k, xs := range lat {
+		rep.Latency[k] = percentiles(xs)
+	}
+	if len(in) > 0 {
+		rep.Tokens = map[string]TokenStats{}
+		for k := range in {
+			is, os := append([]int(nil), in[k]...), append([]int(nil), out[k]...)
+			ts := TokenStats{N: len(is)}
+			for i := range is {
+				ts.Input += is[i]
+				ts.Output += os[i]
+			}
+			sort.Ints(is)
+			sort.Ints(os)
+			ts.InputP50, ts.InputP95 = intRank(is, 0.5), intRank(is, 0.95)
+			ts.OutputP50, ts.OutputP95 = intRank(os, 0.5), intRank(os, 0.95)
+			rep.Tokens[k] = ts
+		}
+	}
+	if len(recall) > 0 {
+		rep.Recall = RecallReportOf(ds, recall)
+	}
+}
+
+// oracleCheck compares, question by question, an oracle run's outcome
+// with the strict table recall of its retrieval.
+func oracleCheck(recs []Record) *OracleCheck {
+	c := &OracleCheck{}
+	n, correct, strict := 0, 0, 0
+	for _, rec := range recs {
+		if rec.Outcome == OutcomeExcluded {
+			continue
+		}
+		n++
+		ok := rec.Outcome == OutcomeCorrect
+		recalled := rec.Recall != nil && rec.Recall.Strict
+		if ok {
+			correct++
+		}
+		if recalled {
+			strict++
+		}
+		switch {
+		case recalled && !ok:
+			why := string(rec.Outcome)
+			if rec.Kind != "" {
+				why += " " + rec.Kind
+			}
+			if rec.Error != "" {
+				why += ": " + rec.Error
+			} else if rec.Diff != "" {
+				why += ": " + rec.Diff
+			}
+			c.RecalledNotCorrect = append(c.RecalledNotCorrect, rec.ID+" ("+why+")")
+		case ok && !recalled:
+			c.NotRecalledCorrect = append(c.NotRecalledCorrect, rec.ID)
+		}
+	}
+	c.EX, c.StrictTableRecall = frac(correct, n), frac(strict, n)
+	return c
+}

@@ -1,0 +1,492 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/retriever"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// GoldRefs are the schema tables and columns a query reads.
+type GoldRefs struct {
+	// Tables are the schema tables of the FROM and JOIN clauses at any
+	// depth (QualifiedName), in order of first appearance; common table
+	// expressions are not tables.
+	Tables []string `json:"tables"`
+	// Columns are the column references, each once.
+	Columns []ColumnRef `json:"columns"`
+	// Unresolved are table names of the query that match no schema table.
+	Unresolved []string `json:"unresolved,omitempty"`
+}
+
+// ColumnRef is a column a query reads. Tables has one table when the
+// reference is qualified (alias.column, resolved through the query's
+// aliases) or fits one of the query's tables; several when a bare name
+// fits several of them (then it counts as shown when any of them is).
+type ColumnRef struct {
+	Column string   `json:"column"` // the column's name as in the schema
+	Tables []string `json:"tables"` // the candidate tables (QualifiedName)
+}
+
+// notColumn are words that are never a bare column reference.
+var notColumn = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`select from where group by order having limit offset join inner left right
+		full outer cross natural on using as and or not in like glob between is null distinct all asc desc
+		union intersect except case when then else end exists cast with recursive true false collate escape
+		nulls first last over partition window filter`) {
+		notColumn[w] = true
+	}
+}
+
+// ExtractGoldRefs returns the tables and columns sql reads in db. Tables
+// come from sqltext.Tables (FROM and JOIN at any depth, aliases noted) and
+// are looked up in db (schema.Database.Lookup). Columns are the
+// identifiers of sql that name a column of one of those tables: alias.col
+// and table.col resolve through the qualifier; a bare name resolves to
+// the query's tables that have such a column. "*" is not counted as a
+// column. It is a lexical analysis: it needs no parse and never fails.
+func ExtractGoldRefs(db *schema.Database, sql string) GoldRefs {
+	var refs GoldRefs
+	byName := map[string]*schema.Table{} // alias or name (lower) → table
+	var tables []*schema.Table
+	seen := map[*schema.Table]bool{}
+	for _, r := range sqltext.Tables(sql) {
+		name := r.Name
+		if r.Schema != "" {
+			name = r.Schema + "." + r.Name
+		}
+		var t *schema.Table
+		if db != nil {
+			t = db.Lookup(name)
+		}
+		if t == nil {
+			refs.Unresolved = append(refs.Unresolved, name)
+			continue
+		}
+		if !seen[t] {
+			seen[t] = true
+			tables = append(tables, t)
+			refs.Tables = append(refs.Tables, t.QualifiedName())
+		}
+		byName[strings.ToLower(r.Name)] = t
+		if r.Alias != "" {
+			byName[strings.ToLower(r.Alias)] = t
+		}
+	}
+	toks := sqltext.Significant(sqltext.Lex(sql))
+	colSeen := map[string]bool{}
+	add := func(col string, ts []*schema.Table) {
+		if len(ts) == 0 {
+			return
+		}
+		ref := ColumnRef{}
+		for _, t := range ts {
+			c := t.Column(col)
+			if ref.Column == "" {
+				ref.Column = c.Name
+			}
+			ref.Tables = append(ref.Tables, t.QualifiedName())
+		}
+		k := strings.ToLower(strings.Join(ref.Tables, ",") + "." + ref.Column)
+		if !colSeen[k] {
+			colSeen[k] = true
+			refs.Columns = append(refs.Columns, ref)
+		}
+	}
+	isDot := func(i int) bool {
+		return i >= 0 && i < len(toks) && toks[i].Kind == sqltext.Punct && toks[i].Text == "."
+	}
+	for i := 0; i < len(toks); i++ {
+		name, ok := toks[i].Ident()
+		if !ok {
+			continue
+		}
+		if isDot(i + 1) {
+			if i+2 < len(toks) {
+				col, ok := toks[i+2].Ident()
+				if t := byName[strings.ToLower(name)]; ok && t != nil && t.Column(col) != nil && !isDot(i+3) {
+					add(col, []*schema.Table{t})
+				}
+			}
+			i += 2
+			continue
+		}
+		if isDot(i-1) || (i+1 < len(toks) && toks[i+1].Kind == sqltext.Punct && toks[i+1].Text == "(") {
+			continue
+		}
+		if toks[i].Kind == sqltext.Word && notColumn[strings.ToLower(name)] {
+			continue
+		}
+		var ts []*schema.Table
+		for _, t := range tables {
+			if t.Column(name) != nil {
+				ts = append(ts, t)
+			}
+		}
+		add(name, ts)
+	}
+	return refs
+}
+
+// RecallRecord is one question's retrieval recall.
+type RecallRecord struct {
+	ID         string `json:"id,omitempty"`         // Question.ID (empty inside a Record)
+	DB         string `json:"db,omitempty"`         // the database (empty inside a Record)
+	Difficulty string `json:"difficulty,omitempty"` // Question.Difficulty (empty inside a Record)
+	// GoldTables are the tables the gold SQL reads; Shown the tables the
+	// retriever showed (Context.Tables); Missing the gold tables not
+	// shown.
+	GoldTables []string `json:"gold_tables"`
+	Shown      []string `json:"shown"`             // Context.Tables names, in rank order
+	Missing    []string `json:"missing,omitempty"` // gold tables not shown
+	// Strict: every gold table was shown.
+	Strict bool `json:"strict"`
+	// GoldColumns counts the gold column references; ColumnsRecalled
+	// those whose table was shown (the prompt shows full tables).
+	GoldColumns     int `json:"gold_columns"`
+	ColumnsRecalled int `json:"columns_recalled"` // gold columns whose table was shown
+	// ColumnsShown counts the columns of the shown tables.
+	ColumnsShown int      `json:"columns_shown"`
+	Unresolved   []string `json:"unresolved,omitempty"` // gold table names that match no schema table
+}
+
+// RecallOf compares the tables a retriever showed with the gold query's
+// references.
+func RecallOf(db *schema.Database, goldSQL string, c *text2sql.Context) RecallRecord {
+	refs := ExtractGoldRefs(db, goldSQL)
+	rec := RecallRecord{GoldTables: nonNilStrings(refs.Tables), Shown: []string{}, Unresolved: refs.Unresolved,
+		GoldColumns: len(refs.Columns)}
+	shown := map[string]bool{}
+	if c != nil {
+		for _, t := range c.Tables {
+			rec.Shown = append(rec.Shown, t.Name)
+			shown[strings.ToLower(t.Name)] = true
+			if db != nil {
+				if st := db.Lookup(t.Name); st != nil {
+					rec.ColumnsShown += len(st.Columns)
+				}
+			}
+		}
+	}
+	rec.Strict = len(refs.Unresolved) == 0
+	for _, t := range refs.Tables {
+		if !shown[strings.ToLower(t)] {
+			rec.Missing = append(rec.Missing, t)
+			rec.Strict = false
+		}
+	}
+	for _, col := range refs.Columns {
+		for _, t := range col.Tables {
+			if shown[strings.ToLower(t)] {
+				rec.ColumnsRecalled++
+				break
+			}
+		}
+	}
+	return rec
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// RecallStats aggregate recall over a set of questions. Fractions are in
+// [0, 1] and nil over no question.
+type RecallStats struct {
+	Name      string `json:"name,omitempty"` // the difficulty or database; empty overall
+	Questions int    `json:"questions"`      // questions measured
+	// StrictTableRecall is the share of questions whose every gold table
+	// was shown (Strict is their number).
+	Strict            int      `json:"strict"`
+	StrictTableRecall *float64 `json:"strict_table_recall"` // Strict / Questions
+	// TableRecall is gold tables shown / gold tables, over all questions.
+	TableRecall *float64 `json:"table_recall"`
+	// ColumnRecall is gold columns whose table was shown / gold columns.
+	ColumnRecall     *float64 `json:"column_recall"`
+	MeanTablesShown  float64  `json:"mean_tables_shown"`  // tables shown per question
+	MeanColumnsShown float64  `json:"mean_columns_shown"` // columns of the shown tables per question
+	MeanGoldTables   float64  `json:"mean_gold_tables"`   // gold tables per question
+	MeanGoldColumns  float64  `json:"mean_gold_columns"`  // gold column references per question
+
+	goldTables, goldShown, goldCols, colsShown, tablesShown, columnsShown int
+}
+
+func (s *RecallStats) add(r *RecallRecord) {
+	s.Questions++
+	if r.Strict {
+		s.Strict++
+	}
+	s.goldTables += len(r.GoldTables)
+	s.goldShown += len(r.GoldTables) - len(r.Missing)
+	s.goldCols += r.GoldColumns
+	s.colsShown += r.ColumnsRecalled
+	s.tablesShown += len(r.Shown)
+	s.columnsShown += r.ColumnsShown
+}
+
+func (s *RecallStats) finish() {
+	s.StrictTableRecall = frac(s.Strict, s.Questions)
+	s.TableRecall = frac(s.goldShown, s.goldTables)
+	s.ColumnRecall = frac(s.colsShown, s.goldCols)
+	if s.Questions > 0 {
+		n := float64(s.Questions)
+		s.MeanTablesShown = float64(s.tablesShown) / n
+		s.MeanColumnsShown = float64(s.columnsShown) / n
+		s.MeanGoldTables = float64(s.goldTables) / n
+		s.MeanGoldColumns = float64(s.goldCols) / n
+	}
+}
+
+// RecallReport is the retrieval recall of a dataset, overall, by
+// difficulty and by database.
+type RecallReport struct {
+	Dataset      string        `json:"dataset"`       // Dataset.Name
+	Overall      RecallStats   `json:"overall"`       // every question measured
+	ByDifficulty []RecallStats `json:"by_difficulty"` // by Question.Difficulty
+	ByDatabase   []RecallStats `json:"by_database"`   // by database ID
+	// Excluded counts questions not measured (database missing and not
+	// materialised); Exclusions says why.
+	Excluded   int         `json:"excluded"`
+	Exclusions []Exclusion `json:"exclusions,omitempty"` // by database and reason
+	// Materialized lists the databases whose schema came from tables.json
+	// (empty databases built by internal/birdschema).
+	Materialized []string `json:"materialized,omitempty"`
+	// Unresolved counts questions whose gold SQL names a table the schema
+	// lacks (they never count as strict).
+	Unresolved int `json:"unresolved"`
+	// Records are per question, in question order.
+	Records []RecallRecord `json:"-"`
+}
+
+// RecallReportOf aggregates per-question records (in question order) of
+// ds into a report.
+func RecallReportOf(ds *Dataset, recs []RecallRecord) *RecallReport {
+	r := &RecallReport{Dataset: ds.Name, Records: recs}
+	byDiff, byDB := map[string]*RecallStats{}, map[string]*RecallStats{}
+	get := func(m map[string]*RecallStats, k string) *RecallStats {
+		s := m[k]
+		if s == nil {
+			s = &RecallStats{Name: k}
+			m[k] = s
+		}
+		return s
+	}
+	for i := range recs {
+		rec := &recs[i]
+		r.Overall.add(rec)
+		get(byDiff, rec.Difficulty).add(rec)
+		get(byDB, rec.DB).add(rec)
+		if len(rec.Unresolved) > 0 {
+			r.Unresolved++
+		}
+	}
+	r.Overall.finish()
+	collect := func(m map[string]*RecallStats, less func(a, b string) bool) []RecallStats {
+		out := make([]RecallStats, 0, len(m))
+		for _, s := range m {
+			s.finish()
+			out = append(out, *s)
+		}
+		sort.Slice(out, func(i, j int) bool { return less(out[i].Name, out[j].Name) })
+		return out
+	}
+	r.ByDifficulty = collect(byDiff, func(a, b string) bool {
+		if difficultyOrder[a] != difficultyOrder[b] {
+			return difficultyOrder[a] < difficultyOrder[b]
+		}
+		return a < b
+	})
+	r.ByDatabase = collect(byDB, func(a, b string) bool { return a < b })
+	return r
+}
+
+// RetrieverFunc builds the retriever of one database from its schema.
+type RetrieverFunc func(ctx context.Context, db string, sch *schema.Database) (text2sql.Retriever, error)
+
+// DefaultRetriever is the module's default retriever for a database with
+// no knowledge file: retriever.NewHybrid over the schema alone (feature
+// hashing embedder, in-memory store, default quotas and table cap).
+func DefaultRetriever(ctx context.Context, _ string, sch *schema.Database) (text2sql.Retriever, error) {
+	return retriever.NewHybrid(ctx, retriever.HybridOptions{Schema: sch})
+}
+
+// retrievers builds one retriever per database, once.
+type retrievers struct {
+	dbs  *Databases
+	make RetrieverFunc
+	mu   sync.Mutex
+	m    map[string]*retrieverEntry
+}
+
+type retrieverEntry struct {
+	once sync.Once
+	r    text2sql.Retriever
+	err  error
+}
+
+func (rs *retrievers) get(ctx context.Context, db string) (text2sql.Retriever, *schema.Database, error) {
+	sch, err := rs.dbs.Schema(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	rs.mu.Lock()
+	e := rs.m[db]
+	if e == nil {
+		e = &retrieverEntry{}
+		rs.m[db] = e
+	}
+	rs.mu.Unlock()
+	e.once.Do(func() {
+		e.r, e.err = rs.make(ctx, db, sch)
+		if e.err != nil {
+			e.err = fmt.Errorf("eval: retriever for %s: %w", db, e.err)
+		}
+	})
+	return e.r, sch, e.err
+}
+
+// RecallOptions configure Recall. Zero values mean the defaults.
+type RecallOptions struct {
+	// Retriever builds each database's retriever; nil means
+	// DefaultRetriever.
+	Retriever RetrieverFunc
+	// Materialize measures the questions of missing databases on empty
+	// databases built from the dataset's tables.json (DatabaseOptions).
+	Materialize bool
+	// Parallel is the number of questions retrieved at once; 0 means
+	// 2 × GOMAXPROCS.
+	Parallel int
+	// Progress is called after each question (see Options.Progress).
+	Progress func(done, total int)
+}
+
+// Recall retrieves the context of every question of ds (the question text
+// with its evidence, Question.Prompt) and compares the tables shown with
+// the tables and columns of the gold SQL (ExtractGoldRefs, against the
+// database's schema). Questions of missing databases are excluded unless
+// opts.Materialize and tables.json has their schema; questions with
+// expected rows and no gold SQL are excluded. Errors: a retriever or
+// executor that fails, or ctx's error.
+func Recall(ctx context.Context, ds *Dataset, opts RecallOptions) (*RecallReport, error) {
+	dbs := OpenDatabases(ds, DatabaseOptions{Materialize: opts.Materialize})
+	defer dbs.Close()
+	mk := opts.Retriever
+	if mk == nil {
+		mk = DefaultRetriever
+	}
+	rs := &retrievers{dbs: dbs, make: mk, m: map[string]*retrieverEntry{}}
+	recs := make([]RecallRecord, len(ds.Questions))
+	why := make([]string, len(ds.Questions))
+	par := opts.Parallel
+	if par <= 0 {
+		par = (&Options{}).parallel()
+	}
+	err := forEach(ctx, len(ds.Questions), par, opts.Progress, func(ctx context.Context, i int) error {
+		q := &ds.Questions[i]
+		switch {
+		case q.GoldSQL == "":
+			why[i] = "no gold SQL"
+			return nil
+		case q.Excluded != "" && !opts.Materialize:
+			why[i] = q.Excluded
+			return nil
+		case q.Excluded != "":
+			sch, err := ds.TableSchema(q.DB)
+			if err != nil {
+				return err
+			}
+			if sch == nil {
+				why[i] = q.Excluded
+				return nil
+			}
+		}
+		r, sch, err := rs.get(ctx, q.DB)
+		if err != nil {
+			return err
+		}
+		c, err := r.Retrieve(ctx, text2sql.RetrieveRequest{Question: q.Prompt()})
+		if err != nil {
+			return fmt.Errorf("eval: retrieve question %s: %w", q.ID, err)
+		}
+		rec := RecallOf(sch, q.GoldSQL, c)
+		rec.ID, rec.DB, rec.Difficulty = q.ID, q.DB, q.Difficulty
+		recs[i] = rec
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var kept []RecallRecord
+	excl := map[string]*Exclusion{}
+	var order []string
+	for i := range recs {
+		if why[i] == "" {
+			kept = append(kept, recs[i])
+			continue
+		}
+		q := &ds.Questions[i]
+		k := q.DB + "\x00" + why[i]
+		if excl[k] == nil {
+			excl[k] = &Exclusion{Reason: why[i], DB: q.DB}
+			order = append(order, k)
+		}
+		excl[k].Count++
+		if len(excl[k].IDs) < 20 {
+			excl[k].IDs = append(excl[k].IDs, q.ID)
+		}
+	}
+	rep := RecallReportOf(ds, kept)
+	for _, k := range order {
+		rep.Excluded += excl[k].Count
+		rep.Exclusions = append(rep.Exclusions, *excl[k])
+	}
+	rep.Materialized = dbs.materialized()
+	return rep, nil
+}
+
+func (r *RecallReport) markdown(b *strings.Builder) {
+	r.markdownBody(b, "## Retrieval recall\n\n")
+}
+
+func (r *RecallReport) markdownBody(b *strings.Builder, title string) {
+	b.WriteString(title)
+	if len(r.Materialized) > 0 {
+		fmt.Fprintf(b, "Schemas of %d databases come from tables.json (empty databases).\n\n", len(r.Materialized))
+	}
+	o := r.Overall
+	fmt.Fprintf(b, "%d questions: strict table recall **%s** (%d), table recall %s, column recall %s; %.2f tables (%.1f columns) shown on average for %.2f gold tables (%.2f gold columns).",
+		o.Questions, pct(o.StrictTableRecall), o.Strict, pct(o.TableRecall), pct(o.ColumnRecall), o.MeanTablesShown, o.MeanColumnsShown, o.MeanGoldTables, o.MeanGoldColumns)
+	fmt.Fprintln(b)
+	fmt.Fprintln(b)
+	writeExclusions(b, r.Exclusions)
+	table := func(name string, ss []RecallStats) {
+		fmt.Fprintf(b, "| %s | questions | strict table recall | table recall | column recall | tables shown | columns shown |\n|---|---:|---:|---:|---:|---:|---:|\n", name)
+		for _, s := range ss {
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %.2f | %.1f |\n", s.Name, s.Questions, pct(s.StrictTableRecall), pct(s.TableRecall),
+				pct(s.ColumnRecall), s.MeanTablesShown, s.MeanColumnsShown)
+		}
+		fmt.Fprintln(b)
+	}
+	table("difficulty", r.ByDifficulty)
+	table("database", r.ByDatabase)
+}
+
+// WriteMarkdown writes the recall report as Markdown.
+func (r *RecallReport) WriteMarkdown(w io.Writer) error {
+	b := &strings.Builder{}
+	r.markdownBody(b, fmt.Sprintf("# Retrieval recall: %s\n\n", r.Dataset))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
