@@ -47,6 +47,14 @@ type Options struct {
 	Timeout time.Duration
 	// Schema, when set, is used for hints on unknown tables and columns.
 	Schema *schema.Database
+	// Statement, when set, turns a query that passed CheckText (trailing
+	// semicolons removed) into the text the executor prepares, given the
+	// execution's row cap and time limit (Check passes 0 rows), e.g. to
+	// add an engine's own limits: executor/mysql sends
+	// SET STATEMENT max_statement_time=…, sql_select_limit=… FOR <query>
+	// to MariaDB. It must not change what the query reads. Hints for
+	// unknown tables and columns are computed on the query itself.
+	Statement func(query string, maxRows int, timeout time.Duration) string
 }
 
 // Executor is a guarded executor for any database/sql driver. For each
@@ -121,6 +129,10 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	q := sqltext.StripTrailing(req.SQL)
+	stmt := q
+	if e.opts.Statement != nil {
+		stmt = e.opts.Statement(q, maxRows, timeout)
+	}
 
 	tx, err := e.db.BeginTx(cctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -135,7 +147,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	}
 	defer tx.Rollback() //nolint:errcheck // always rolled back; nothing to commit
 
-	err = e.run(cctx, tx, q, maxRows, res)
+	err = e.run(cctx, tx, stmt, maxRows, res)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -229,7 +241,11 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 	}
 	defer tx.Rollback() //nolint:errcheck
 	q := sqltext.StripTrailing(query)
-	stmt, err := tx.PrepareContext(cctx, q)
+	text := q
+	if e.opts.Statement != nil {
+		text = e.opts.Statement(q, 0, timeout)
+	}
+	stmt, err := tx.PrepareContext(cctx, text)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

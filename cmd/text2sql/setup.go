@@ -14,7 +14,6 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/demo"
-	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/llm/gemini"
@@ -25,6 +24,7 @@ import (
 // options are the flags shared by every command.
 type options struct {
 	db         string
+	dsn        string // PostgreSQL or MySQL instead of db (see openExecutor)
 	knowledge  string
 	demo       bool
 	json       bool
@@ -40,6 +40,7 @@ type options struct {
 func (o *options) bind(root *cobra.Command) {
 	f := root.PersistentFlags()
 	f.StringVar(&o.db, "db", "", "SQLite database file (opened read-only)")
+	f.StringVar(&o.dsn, "dsn", "", "database server instead of --db: postgres://user@host/db (PostgreSQL; ?search_path=s sets the default schemas) or mysql://user@host/db (MySQL, MariaDB)")
 	f.StringVar(&o.knowledge, "knowledge", "", "knowledge file (YAML or JSON): table/column notes, rules, verified examples")
 	f.BoolVar(&o.demo, "demo", false, "use the bundled demo database (a university registrar) and its knowledge file")
 	f.BoolVar(&o.json, "json", false, "print JSON (stable, documented in the README)")
@@ -54,10 +55,12 @@ func (o *options) bind(root *cobra.Command) {
 
 // env is everything a command may need, built from the options.
 type env struct {
-	executor  *sqlite.Executor
+	executor  guarded
 	retriever *retriever.Hybrid
 	generator *generator.Generator
 	pipeline  *text2sql.Pipeline // nil when no provider is configured
+	kb        *knowledge.Base    // the knowledge base, validated against the schema
+	model     text2sql.Model     // nil when no provider is configured
 }
 
 func (e *env) Close() error { return e.executor.Close() }
@@ -69,11 +72,11 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	ex, err := sqlite.Open(path, sqlite.Options{MaxRows: o.maxRows, Timeout: o.timeout})
+	ex, err := o.openExecutor(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	e := &env{executor: ex}
+	e := &env{executor: ex, kb: kb}
 	if err := kb.Validate(ctx, ex.Schema(), ex); err != nil {
 		ex.Close()
 		return nil, fmt.Errorf("knowledge file: %w", err)
@@ -99,21 +102,14 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 			return nil, err
 		}
 	}
-	e.generator, err = generator.New(model, generator.Options{Dialect: text2sql.DialectSQLite})
+	e.generator, err = generator.New(model, generator.Options{Dialect: ex.Schema().Dialect})
 	if err != nil {
 		ex.Close()
 		return nil, err
 	}
+	e.model = model
 	if model != nil {
-		maxRepairs := o.maxRepairs
-		if maxRepairs == 0 {
-			maxRepairs = -1
-		}
-		e.pipeline, err = text2sql.New(text2sql.Config{
-			Retriever: e.retriever, Generator: e.generator, Executor: ex,
-			MaxRepairs: maxRepairs, MaxRows: o.maxRows, Timeout: o.timeout,
-		})
-		if err != nil {
+		if e.pipeline, err = o.newPipeline(e); err != nil {
 			ex.Close()
 			return nil, err
 		}
@@ -121,10 +117,25 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 	return e, nil
 }
 
+// newPipeline assembles the pipeline of e's components with the flags'
+// limits. Without a model its Generate fails, but verified examples are
+// still reused and Execute works (what serve and mcp offer without a
+// provider).
+func (o *options) newPipeline(e *env) (*text2sql.Pipeline, error) {
+	maxRepairs := o.maxRepairs
+	if maxRepairs == 0 {
+		maxRepairs = -1
+	}
+	return text2sql.New(text2sql.Config{
+		Retriever: e.retriever, Generator: e.generator, Executor: e.executor,
+		MaxRepairs: maxRepairs, MaxRows: o.maxRows, Timeout: o.timeout,
+	})
+}
+
 // source returns the database path and knowledge base the flags name.
 func (o *options) source() (string, *knowledge.Base, error) {
-	if o.demo == (o.db != "") {
-		return "", nil, &exitErr{code: exitUsage, err: errors.New("give exactly one of --db PATH or --demo")}
+	if n := btoi(o.demo) + btoi(o.db != "") + btoi(o.dsn != ""); n != 1 {
+		return "", nil, &exitErr{code: exitUsage, err: errors.New("give exactly one of --db PATH, --dsn DSN or --demo")}
 	}
 	var (
 		path = o.db
@@ -157,7 +168,7 @@ func (o *options) store(path string) (retriever.Store, error) {
 		if err != nil {
 			return retriever.NewMemoryStore(), nil
 		}
-		abs, err := filepath.Abs(path)
+		abs, err := o.indexKey(path)
 		if err != nil {
 			return nil, err
 		}

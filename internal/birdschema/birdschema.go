@@ -78,25 +78,7 @@ func (s *Schema) DDL() ([]string, error) {
 		return nil, err
 	}
 	ok := func(i int) bool { return i > 0 && i < len(cols) && cols[i].table >= 0 }
-	pks := make([][]int, len(s.TableNames))
-	for _, pk := range s.PrimaryKeys {
-		var idx []int
-		switch v := pk.(type) {
-		case float64:
-			idx = []int{int(v)}
-		case []any:
-			for _, x := range v {
-				if f, isNum := x.(float64); isNum {
-					idx = append(idx, int(f))
-				}
-			}
-		}
-		if len(idx) == 0 || !ok(idx[0]) {
-			continue
-		}
-		t := cols[idx[0]].table
-		pks[t] = idx
-	}
+	pks := s.primaryKeys(cols)
 	fks := make([][]string, len(s.TableNames))
 	for _, fk := range s.ForeignKeys {
 		if len(fk) != 2 || !ok(fk[0]) || !ok(fk[1]) {
@@ -132,6 +114,30 @@ func (s *Schema) DDL() ([]string, error) {
 		out[ti] = "CREATE TABLE " + quote(tn) + " (\n  " + strings.Join(defs, ",\n  ") + "\n)"
 	}
 	return out, nil
+}
+
+// primaryKeys returns, per table, the column indexes of its primary key.
+func (s *Schema) primaryKeys(cols []column) [][]int {
+	ok := func(i int) bool { return i > 0 && i < len(cols) && cols[i].table >= 0 }
+	pks := make([][]int, len(s.TableNames))
+	for _, pk := range s.PrimaryKeys {
+		var idx []int
+		switch v := pk.(type) {
+		case float64:
+			idx = []int{int(v)}
+		case []any:
+			for _, x := range v {
+				if f, isNum := x.(float64); isNum && ok(int(f)) {
+					idx = append(idx, int(f))
+				}
+			}
+		}
+		if len(idx) == 0 || !ok(idx[0]) {
+			continue
+		}
+		pks[cols[idx[0]].table] = idx
+	}
+	return pks
 }
 
 func quote(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }

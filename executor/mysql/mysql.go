@@ -1,0 +1,325 @@
+// Package mysql is the guarded executor for MySQL and MariaDB, built on the
+// generic executor (package executor) with the go-sql-driver/mysql driver:
+//
+//  1. executor.CheckText: exactly one statement, and a query, lexically.
+//  2. The statement is prepared (the binary protocol takes one statement)
+//     and run inside START TRANSACTION READ ONLY, always rolled back.
+//  3. Bounds: a time limit enforced by the server — MariaDB runs the
+//     statement as SET STATEMENT max_statement_time=… FOR <query>; MySQL
+//     gets a /*+ MAX_EXECUTION_TIME(…) */ hint after the query's first
+//     top-level SELECT — backed by the context deadline; a row cap (on
+//     MariaDB also sql_select_limit=cap+1, so the server stops at the cap
+//     unless the query has its own LIMIT; rows beyond it are otherwise
+//     read and discarded by the driver when the result is closed).
+//
+// Functions are not checked against an allow-list (there is no MySQL
+// parser here): connect as a user with only SELECT privileges on what
+// the model may read, without FILE, PROCESS or SUPER.
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	mysqldrv "github.com/go-sql-driver/mysql"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// grace is how long the client waits beyond the time limit, so that the
+// server's own limit fires first and the connection survives.
+const grace = time.Second
+
+// DefaultMaxOpenConns is the pool size of a handle made by Open.
+const DefaultMaxOpenConns = 4
+
+// Options configures Open and New. Zero values mean the defaults;
+// negative values are an error.
+type Options struct {
+	// MaxRows caps the rows of a result (default executor.DefaultMaxRows).
+	// A request's own MaxRows takes precedence.
+	MaxRows int
+	// Timeout bounds one execution (default executor.DefaultTimeout),
+	// enforced by the server. A request's own Timeout takes precedence.
+	Timeout time.Duration
+	// MaxOpenConns bounds the pool of a handle made by Open (default
+	// DefaultMaxOpenConns).
+	MaxOpenConns int
+}
+
+// Flavor is the kind of server.
+type Flavor string
+
+// The server flavors.
+const (
+	MariaDB Flavor = "mariadb"
+	MySQL   Flavor = "mysql"
+)
+
+// Executor is the guarded MySQL/MariaDB executor. It implements
+// text2sql.Executor and text2sql.Guard and is safe for concurrent use.
+type Executor struct {
+	gen     *executor.Executor
+	db      *sql.DB
+	owned   bool
+	opts    Options
+	flavor  Flavor
+	version string
+	schema  *schema.Database
+	closed  atomic.Bool
+}
+
+// DSN converts a mysql:// URL (mysql://user:password@host:port/db?params)
+// to the driver's form (user:password@tcp(host:port)/db?params); any other
+// string is returned as it is. The port defaults to 3306.
+func DSN(s string) (string, error) {
+	if !strings.HasPrefix(s, "mysql://") && !strings.HasPrefix(s, "mariadb://") {
+		return s, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("%w: mysql: DSN is not a valid URL", text2sql.ErrInvalidConfig)
+	}
+	cfg := mysqldrv.NewConfig()
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	cfg.Net = "tcp"
+	cfg.Addr = u.Host
+	if u.Port() == "" {
+		cfg.Addr = u.Hostname() + ":3306"
+	}
+	cfg.DBName = strings.TrimPrefix(u.Path, "/")
+	out := cfg.FormatDSN()
+	if u.RawQuery != "" {
+		if strings.Contains(out, "?") {
+			out += "&" + u.RawQuery
+		} else {
+			out += "?" + u.RawQuery
+		}
+	}
+	return out, nil
+}
+
+// IsDSN reports whether s looks like a MySQL DSN: a mysql:// or
+// mariadb:// URL, or the driver's own form (…@tcp(…)/… or …@unix(…)/…).
+func IsDSN(s string) bool {
+	return strings.HasPrefix(s, "mysql://") || strings.HasPrefix(s, "mariadb://") ||
+		strings.Contains(s, "@tcp(") || strings.Contains(s, "@unix(")
+}
+
+// Open connects to the server named by dsn (the driver's form or a
+// mysql:// URL, see DSN), which must name a database, and returns a guarded
+// executor with its own pool, closed by Close. Multi-statement mode is
+// forced off and dates stay text (parseTime off). The schema of the DSN's
+// database is inspected once (Schema).
+//
+// A malformed DSN or invalid Options is an error wrapping
+// text2sql.ErrInvalidConfig; a server that cannot be reached is a plain
+// error. Errors never include the password.
+func Open(ctx context.Context, dsn string, opts Options) (*Executor, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	d, err := DSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := mysqldrv.ParseDSN(d)
+	if err != nil {
+		return nil, fmt.Errorf("%w: mysql: DSN: %v", text2sql.ErrInvalidConfig, redact(err, cfg))
+	}
+	cfg.MultiStatements = false
+	cfg.ParseTime = false
+	conn, err := mysqldrv.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: mysql: %v", text2sql.ErrInvalidConfig, err)
+	}
+	db := sql.OpenDB(conn)
+	n := opts.MaxOpenConns
+	if n == 0 {
+		n = DefaultMaxOpenConns
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	e, err := New(ctx, db, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	e.owned = true
+	return e, nil
+}
+
+func redact(err error, cfg *mysqldrv.Config) string {
+	msg := err.Error()
+	if cfg != nil && cfg.Passwd != "" {
+		msg = strings.ReplaceAll(msg, cfg.Passwd, "…")
+	}
+	return msg
+}
+
+func (o *Options) validate() error {
+	if o.MaxRows < 0 || o.Timeout < 0 || o.MaxOpenConns < 0 {
+		return fmt.Errorf("%w: mysql: negative limit in Options", text2sql.ErrInvalidConfig)
+	}
+	return nil
+}
+
+// New returns a guarded executor over db, a handle of the go-sql-driver
+// driver on a DSN that names a database and does not enable
+// multiStatements. It asks the server for its version (to choose how to
+// bound time) and inspects the schema once with ctx. It does not take
+// ownership of db: Close leaves it open.
+func New(ctx context.Context, db *sql.DB, opts Options) (*Executor, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	if db == nil {
+		return nil, fmt.Errorf("%w: mysql: nil *sql.DB", text2sql.ErrInvalidConfig)
+	}
+	e := &Executor{db: db, opts: opts}
+	if err := db.QueryRowContext(ctx, `SELECT VERSION()`).Scan(&e.version); err != nil {
+		return nil, fmt.Errorf("mysql: server version: %w", err)
+	}
+	e.flavor = MySQL
+	if strings.Contains(strings.ToLower(e.version), "mariadb") {
+		e.flavor = MariaDB
+	}
+	sch, err := schema.InspectMySQL(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	e.schema = sch
+	timeout := opts.Timeout
+	if timeout == 0 {
+		timeout = executor.DefaultTimeout
+	}
+	e.gen = executor.New(db, executor.Options{
+		MaxRows:   opts.MaxRows,
+		Timeout:   timeout + grace,
+		Schema:    sch,
+		Statement: e.statement,
+	})
+	return e, nil
+}
+
+// statement adds the server-side limits to a checked query; timeout is the
+// generic executor's, which includes the grace.
+func (e *Executor) statement(q string, maxRows int, timeout time.Duration) string {
+	limit := timeout - grace
+	if limit <= 0 {
+		limit = time.Millisecond
+	}
+	if e.flavor == MariaDB {
+		return MariaDBStatement(q, maxRows, limit)
+	}
+	return MySQLStatement(q, limit)
+}
+
+// MariaDBStatement returns q run under MariaDB's SET STATEMENT with
+// max_statement_time (seconds, microsecond precision) and, when maxRows >
+// 0, sql_select_limit = maxRows+1 (which applies to the top-level SELECT
+// when it has no LIMIT of its own).
+func MariaDBStatement(q string, maxRows int, limit time.Duration) string {
+	s := "SET STATEMENT max_statement_time=" + strconv.FormatFloat(limit.Seconds(), 'f', 6, 64)
+	if maxRows > 0 {
+		s += ", sql_select_limit=" + strconv.Itoa(maxRows+1)
+	}
+	return s + " FOR " + q
+}
+
+// MySQLStatement returns q with a /*+ MAX_EXECUTION_TIME(ms) */ hint after
+// its first top-level SELECT keyword (after any WITH clause), or q as it
+// is when it has none (a parenthesised query or VALUES): the context
+// deadline then bounds it.
+func MySQLStatement(q string, limit time.Duration) string {
+	ms := limit.Milliseconds()
+	if ms < 1 {
+		ms = 1
+	}
+	depth := 0
+	for _, t := range sqltext.Lex(q) {
+		switch {
+		case t.Kind == sqltext.Punct && t.Text == "(":
+			depth++
+		case t.Kind == sqltext.Punct && t.Text == ")":
+			depth--
+		case depth == 0 && t.Is("select"):
+			end := t.Pos + len(t.Text)
+			return q[:end] + " /*+ MAX_EXECUTION_TIME(" + strconv.FormatInt(ms, 10) + ") */" + q[end:]
+		}
+	}
+	return q
+}
+
+// Flavor reports whether the server is MariaDB or MySQL.
+func (e *Executor) Flavor() Flavor { return e.flavor }
+
+// Version is the server's VERSION().
+func (e *Executor) Version() string { return e.version }
+
+// Schema returns the schema inspected when the executor was made (dialect
+// mysql; see schema.InspectMySQL). Callers must not modify it.
+func (e *Executor) Schema() *schema.Database { return e.schema }
+
+// DB returns the underlying handle, unguarded. Callers must not close it.
+func (e *Executor) DB() *sql.DB { return e.db }
+
+// Close closes the pool when Open made it. Later calls to Execute and
+// Check return executor.ErrClosed. Close is idempotent.
+func (e *Executor) Close() error {
+	if e.closed.Swap(true) || !e.owned {
+		return nil
+	}
+	return e.db.Close()
+}
+
+// Execute runs req.SQL as untrusted input (see the package comment) and
+// returns its rows up to the row cap, or the reason it was refused or
+// failed in Result.Error: refusals of executor.CheckText, and server
+// errors classified by executor.Classify — unknown table or column (with
+// a hint from the schema), syntax, KindNotReadOnly for a write the
+// read-only transaction refuses (error 1792), KindTimeout when the time
+// limit stops the statement. Values are int64, float64, string (text,
+// DECIMAL, dates and times as MySQL prints them), []byte for binary
+// columns, or nil.
+//
+// The error return is non-nil only when the executor cannot work:
+// closed (executor.ErrClosed), no connection, or ctx done (ctx.Err()).
+func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
+	if e.closed.Load() {
+		return nil, executor.ErrClosed
+	}
+	maxRows, timeout := executor.Limits(req, e.opts.MaxRows, e.opts.Timeout)
+	req.MaxRows, req.Timeout = maxRows, timeout+grace
+	res, err := e.gen.Execute(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if res.Error != nil && res.Error.Kind == text2sql.KindTimeout {
+		res.Error = executor.TimeoutError(timeout)
+	}
+	return res, nil
+}
+
+// Check runs executor.CheckText and then prepares the statement inside a
+// read-only transaction that is rolled back, without running it. It
+// returns nil or a *text2sql.SQLError (refusals, syntax errors, unknown
+// tables or columns); any other error means the executor cannot work.
+func (e *Executor) Check(ctx context.Context, query string) error {
+	if e.closed.Load() {
+		return executor.ErrClosed
+	}
+	return e.gen.Check(ctx, query)
+}

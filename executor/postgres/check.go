@@ -1,0 +1,404 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+)
+
+// Checker is the statement check of the PostgreSQL executor, on the parse
+// tree PostgreSQL's own parser (libpg_query, through pg_query_go) builds.
+// It needs no server. A Checker is immutable and safe for concurrent use;
+// it implements text2sql.Guard, so a knowledge base can check examples
+// offline with it.
+//
+// A statement passes when:
+//
+//   - the text holds exactly one statement (else KindEmpty or
+//     KindMultipleStatements; nothing of a refused text is run);
+//   - it is a query: SELECT, WITH … SELECT, VALUES, TABLE, or a set
+//     operation of these. Writes and DDL (INSERT, UPDATE, DELETE, MERGE,
+//     CREATE, DROP, ALTER, TRUNCATE, LOCK, GRANT, COMMENT, REFRESH, …)
+//     are KindNotReadOnly; every other statement (COPY, DO, SET, RESET,
+//     SHOW, CALL, EXPLAIN, transaction control, LISTEN, NOTIFY, PREPARE,
+//     EXECUTE, DECLARE, VACUUM, …) is KindForbiddenStatement;
+//   - no SELECT anywhere in it has an INTO clause or a locking clause
+//     (FOR UPDATE, FOR NO KEY UPDATE, FOR SHARE, FOR KEY SHARE):
+//     KindNotReadOnly;
+//   - every WITH query (common table expression), at any depth, is a
+//     query: a data-modifying one (WITH d AS (DELETE … RETURNING *)) is
+//     KindNotReadOnly;
+//   - every function call — scalar, aggregate, window, or in FROM
+//     (including LATERAL and ROWS FROM), at any depth — names a function
+//     on the allow-list (DefaultFunctions plus Options.AllowFunctions).
+//     A call qualified with pg_catalog is checked by its bare name; one
+//     qualified with another schema must be on the list with its schema.
+//     A function that does not exist in PostgreSQL but does in another
+//     dialect (strftime, ifnull, group_concat, …) is KindDialect with the
+//     PostgreSQL equivalent as the hint; any other is
+//     KindForbiddenFunction. The allow-list decides, not a block-list:
+//     pg_sleep, pg_terminate_backend, lo_import, dblink, nextval,
+//     set_config, pg_advisory_lock, pg_read_file and every other function
+//     not on the list are refused;
+//   - an operator written OPERATOR(schema.op) names a pg_catalog operator
+//     (KindForbiddenFunction otherwise), and TABLESAMPLE uses the
+//     built-in SYSTEM or BERNOULLI method.
+//
+// Text that is not valid UTF-8 is KindSyntax (SQLSTATE 22021, as the
+// server would say). Text that does not parse is KindSyntax with SQLSTATE
+// 42601 and the parser's message and position; a few constructs of other
+// dialects that PostgreSQL cannot parse (SELECT TOP n, backquoted
+// identifiers, LIMIT offset, count) are KindDialect with a hint.
+//
+// The check first walks the encoded parse tree (fast path); only a
+// statement it does not accept outright is decoded and walked in full,
+// which decides and words the refusal.
+type Checker struct {
+	allow map[string]bool
+}
+
+// NewChecker returns a Checker whose allow-list is DefaultFunctions plus
+// extra. Each extra entry is a function name as PostgreSQL stores it
+// (lower case unless it was created with a quoted name), optionally
+// schema-qualified: "my_func" allows my_func(…) and pg_catalog.my_func(…);
+// "util.my_func" allows util.my_func(…).
+func NewChecker(extra []string) *Checker {
+	c := &Checker{allow: make(map[string]bool, len(DefaultFunctions)+len(extra))}
+	for _, f := range DefaultFunctions {
+		c.allow[f] = true
+	}
+	for _, f := range extra {
+		if f = strings.TrimSpace(f); f != "" {
+			c.allow[f] = true
+		}
+	}
+	return c
+}
+
+// Check implements text2sql.Guard: it returns nil or the *text2sql.SQLError
+// of CheckSQL. It never contacts a server; ctx is unused.
+func (c *Checker) Check(_ context.Context, query string) error {
+	if se := c.CheckSQL(query); se != nil {
+		return se
+	}
+	return nil
+}
+
+// CheckSQL checks one statement and returns nil when it may run, or the
+// refusal (see Checker).
+func (c *Checker) CheckSQL(query string) *text2sql.SQLError {
+	if !utf8.ValidString(query) {
+		return &text2sql.SQLError{Kind: text2sql.KindSyntax, SQLState: "22021",
+			Message: "the statement is not valid UTF-8"}
+	}
+	buf, err := pgparser.ParseToProtobuf(query)
+	if err != nil {
+		return syntaxError(query, err)
+	}
+	if c.fastOK(buf) {
+		return nil
+	}
+	return c.fullCheck(buf)
+}
+
+// fullCheck checks the decoded parse tree and words the refusal.
+func (c *Checker) fullCheck(buf []byte) *text2sql.SQLError {
+	tree := &pg_query.ParseResult{}
+	if err := proto.Unmarshal(buf, tree); err != nil {
+		return &text2sql.SQLError{Kind: text2sql.KindSyntax, Message: "cannot read the parse tree: " + err.Error()}
+	}
+	switch n := len(tree.Stmts); {
+	case n == 0:
+		return &text2sql.SQLError{Kind: text2sql.KindEmpty, Message: "no SQL statement"}
+	case n > 1:
+		return &text2sql.SQLError{Kind: text2sql.KindMultipleStatements,
+			Message: strconv.Itoa(n) + " statements; exactly one query is allowed and none of them was run"}
+	}
+	stmt := tree.Stmts[0].GetStmt()
+	if stmt == nil {
+		return &text2sql.SQLError{Kind: text2sql.KindEmpty, Message: "no SQL statement"}
+	}
+	top := nodeMessage(stmt)
+	if _, ok := top.(*pg_query.SelectStmt); !ok {
+		return statementError(top, "")
+	}
+	var found *text2sql.SQLError
+	walk(top.ProtoReflect(), func(m proto.Message) bool {
+		found = c.checkNode(m)
+		return found == nil
+	})
+	return found
+}
+
+// nodeMessage returns the message a Node wraps.
+func nodeMessage(n *pg_query.Node) proto.Message {
+	m := n.ProtoReflect()
+	od := m.Descriptor().Oneofs().ByName("node")
+	if od == nil {
+		return n
+	}
+	fd := m.WhichOneof(od)
+	if fd == nil {
+		return n
+	}
+	return m.Get(fd).Message().Interface()
+}
+
+// walk calls f on m and every message below it, depth first, until f
+// returns false. It reports whether the walk ran to the end.
+func walk(m protoreflect.Message, f func(proto.Message) bool) bool {
+	if !f(m.Interface()) {
+		return false
+	}
+	ok := true
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := 0; i < l.Len() && ok; i++ {
+				ok = walk(l.Get(i).Message(), f)
+			}
+		case fd.IsMap():
+		case fd.Message() != nil:
+			ok = walk(v.Message(), f)
+		}
+		return ok
+	})
+	return ok
+}
+
+// checkNode checks one node of a query's tree.
+func (c *Checker) checkNode(m proto.Message) *text2sql.SQLError {
+	switch n := m.(type) {
+	case *pg_query.SelectStmt:
+		if n.IntoClause != nil {
+			return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
+				Message: "SELECT … INTO creates a table; only plain queries are allowed"}
+		}
+		if len(n.LockingClause) > 0 {
+			return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
+				Message: "locking clause (" + lockingName(n.LockingClause[0]) + ") takes row locks; only plain queries are allowed"}
+		}
+	case *pg_query.CommonTableExpr:
+		if q := n.GetCtequery(); q != nil {
+			if inner := nodeMessage(q); !isSelect(inner) {
+				return statementError(inner, n.Ctename)
+			}
+		}
+	case *pg_query.FuncCall:
+		return c.checkFunc(n)
+	case *pg_query.RangeTableSample:
+		name := strings.Join(names(n.Method), ".")
+		if name != "system" && name != "bernoulli" && name != "pg_catalog.system" && name != "pg_catalog.bernoulli" {
+			return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+				Message: "TABLESAMPLE method " + name + " is not allowed; use SYSTEM or BERNOULLI"}
+		}
+	case *pg_query.A_Expr:
+		if op := names(n.Name); len(op) > 1 && !(len(op) == 2 && op[0] == "pg_catalog") {
+			return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+				Message: "operator OPERATOR(" + strings.Join(op, ".") + ") is not a built-in operator; only pg_catalog operators are allowed"}
+		}
+	case *pg_query.RawStmt:
+	default:
+		// Any other statement node below the top (none but WITH queries
+		// can hold one, but the check does not rely on the grammar).
+		if strings.HasSuffix(string(m.ProtoReflect().Descriptor().Name()), "Stmt") {
+			return statementError(m, "")
+		}
+	}
+	return nil
+}
+
+func isSelect(m proto.Message) bool {
+	_, ok := m.(*pg_query.SelectStmt)
+	return ok
+}
+
+// checkFunc checks a function call against the allow-list.
+func (c *Checker) checkFunc(f *pg_query.FuncCall) *text2sql.SQLError {
+	parts := names(f.Funcname)
+	if len(parts) == 0 {
+		return nil
+	}
+	base := parts[len(parts)-1]
+	switch {
+	case len(parts) == 1 && c.allow[base]:
+		return nil
+	case len(parts) == 2 && parts[0] == "pg_catalog" && c.allow[base]:
+		return nil
+	case len(parts) > 1 && c.allow[strings.Join(parts, ".")]:
+		return nil
+	}
+	full := strings.Join(parts, ".")
+	if len(parts) == 1 {
+		if alt, ok := otherDialect[base]; ok {
+			return &text2sql.SQLError{Kind: text2sql.KindDialect,
+				Message: "function " + base + " is not a PostgreSQL function (it belongs to another SQL dialect)",
+				Hint:    "in PostgreSQL use " + alt}
+		}
+	}
+	return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+		Message: "function " + full + " is not on the allow-list of read-only functions"}
+}
+
+// names returns the strings of a name list (String nodes).
+func names(list []*pg_query.Node) []string {
+	out := make([]string, 0, len(list))
+	for _, n := range list {
+		if s := n.GetString_(); s != nil {
+			out = append(out, s.Sval)
+		} else if n.GetAStar() != nil {
+			out = append(out, "*")
+		}
+	}
+	return out
+}
+
+func lockingName(n *pg_query.Node) string {
+	lc := n.GetLockingClause()
+	if lc == nil {
+		return "FOR UPDATE"
+	}
+	switch lc.Strength {
+	case pg_query.LockClauseStrength_LCS_FORKEYSHARE:
+		return "FOR KEY SHARE"
+	case pg_query.LockClauseStrength_LCS_FORSHARE:
+		return "FOR SHARE"
+	case pg_query.LockClauseStrength_LCS_FORNOKEYUPDATE:
+		return "FOR NO KEY UPDATE"
+	}
+	return "FOR UPDATE"
+}
+
+// writeStatements are the statement nodes that change data or schema,
+// besides every Create…, Alter…, Drop… and Grant… node.
+var writeStatements = map[string]bool{
+	"InsertStmt": true, "UpdateStmt": true, "DeleteStmt": true, "MergeStmt": true, "TruncateStmt": true,
+	"LockStmt": true, "RefreshMatViewStmt": true, "RenameStmt": true, "CommentStmt": true, "SecLabelStmt": true,
+	"ReindexStmt": true, "ClusterStmt": true, "DefineStmt": true, "IndexStmt": true, "ViewStmt": true,
+	"RuleStmt": true, "CompositeTypeStmt": true, "ImportForeignSchemaStmt": true, "ReassignOwnedStmt": true,
+}
+
+// statementError refuses a statement node that is not a query. cte names
+// the WITH query holding it, if any.
+func statementError(m proto.Message, cte string) *text2sql.SQLError {
+	name := string(m.ProtoReflect().Descriptor().Name())
+	words := statementWords(m, name)
+	write := writeStatements[name]
+	for _, p := range []string{"Create", "Alter", "Drop", "Grant"} {
+		if strings.HasPrefix(name, p) {
+			write = true
+		}
+	}
+	if v, ok := m.(*pg_query.VacuumStmt); ok && !v.IsVacuumcmd {
+		write = true // ANALYZE
+	}
+	if cte != "" {
+		kind := text2sql.KindForbiddenStatement
+		what := words + " is not allowed in WITH query " + strconv.Quote(cte)
+		if write {
+			kind = text2sql.KindNotReadOnly
+			what = "data-modifying WITH query " + strconv.Quote(cte) + " (" + words + ")"
+		}
+		return &text2sql.SQLError{Kind: kind, Message: what + "; every WITH query must be a SELECT"}
+	}
+	if write {
+		return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
+			Message: words + " changes the database; only SELECT, WITH … SELECT and VALUES are allowed"}
+	}
+	return &text2sql.SQLError{Kind: text2sql.KindForbiddenStatement,
+		Message: words + " is not allowed; only SELECT, WITH … SELECT and VALUES are allowed"}
+}
+
+// statementWords names a statement node in SQL words: DeleteStmt →
+// "DELETE", CreateTableAsStmt → "CREATE TABLE AS".
+func statementWords(m proto.Message, name string) string {
+	switch n := m.(type) {
+	case *pg_query.VariableSetStmt:
+		if n.Kind == pg_query.VariableSetKind_VAR_RESET || n.Kind == pg_query.VariableSetKind_VAR_RESET_ALL {
+			return "RESET"
+		}
+		return "SET"
+	case *pg_query.VariableShowStmt:
+		return "SHOW"
+	case *pg_query.TransactionStmt:
+		return "transaction control (" + strings.TrimPrefix(n.Kind.String(), "TRANS_STMT_") + ")"
+	case *pg_query.VacuumStmt:
+		if !n.IsVacuumcmd {
+			return "ANALYZE"
+		}
+		return "VACUUM"
+	case *pg_query.CopyStmt:
+		return "COPY"
+	case *pg_query.DoStmt:
+		return "DO"
+	case *pg_query.ExplainStmt:
+		return "EXPLAIN"
+	case *pg_query.ExecuteStmt:
+		return "EXECUTE"
+	case *pg_query.DeclareCursorStmt:
+		return "DECLARE CURSOR"
+	}
+	name = strings.TrimSuffix(name, "Stmt")
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && unicode.IsUpper(r) {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
+}
+
+// syntaxError turns a parse error into a KindSyntax error, or KindDialect
+// for a construct of another dialect.
+func syntaxError(query string, err error) *text2sql.SQLError {
+	msg := err.Error()
+	var perr *pgparser.Error
+	if errors.As(err, &perr) {
+		msg = perr.Message
+		if perr.Cursorpos > 0 {
+			msg += fmt.Sprintf(" (at character %d)", perr.Cursorpos)
+		}
+	}
+	if se := dialectConstruct(query); se != nil {
+		se.Message += "; PostgreSQL says: " + msg
+		return se
+	}
+	return &text2sql.SQLError{Kind: text2sql.KindSyntax, Message: msg, SQLState: "42601"}
+}
+
+// dialectConstruct looks for syntax of another dialect in a text that
+// PostgreSQL could not parse.
+func dialectConstruct(query string) *text2sql.SQLError {
+	toks := sqltext.Significant(sqltext.Lex(query))
+	for i, t := range toks {
+		switch {
+		case t.Kind == sqltext.QuotedIdent && strings.HasPrefix(t.Text, "`"):
+			return &text2sql.SQLError{Kind: text2sql.KindDialect,
+				Message: "backquoted identifier " + t.Text + " is MySQL syntax",
+				Hint:    `quote identifiers with double quotes in PostgreSQL: "name"`}
+		case t.Is("top") && i > 0 && (toks[i-1].Is("select") || toks[i-1].Is("distinct")):
+			return &text2sql.SQLError{Kind: text2sql.KindDialect,
+				Message: "SELECT TOP is SQL Server syntax",
+				Hint:    "use ORDER BY … LIMIT n in PostgreSQL"}
+		case t.Is("limit") && i+3 < len(toks) && toks[i+1].Kind == sqltext.Number && toks[i+2].Text == "," && toks[i+3].Kind == sqltext.Number:
+			return &text2sql.SQLError{Kind: text2sql.KindDialect,
+				Message: "LIMIT offset, count is MySQL/SQLite syntax",
+				Hint:    "use LIMIT " + toks[i+3].Text + " OFFSET " + toks[i+1].Text + " in PostgreSQL"}
+		}
+	}
+	return nil
+}

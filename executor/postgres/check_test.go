@@ -1,0 +1,275 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/shareddata"
+)
+
+// The statement check without a server: what it accepts and what it
+// refuses, with which kind.
+func TestChecker(t *testing.T) {
+	c := NewChecker([]string{"util.safe_fn", "my_fn"})
+	accept := []string{
+		`SELECT 1`,
+		`select 1;`,
+		`SELECT 1; -- trailing comment`,
+		`(SELECT 1) UNION (SELECT 2) ORDER BY 1`,
+		`VALUES (1, 'a'), (2, 'b')`,
+		`TABLE users`,
+		`WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t`,
+		`WITH a AS MATERIALIZED (SELECT 1 AS x), b AS NOT MATERIALIZED (SELECT x FROM a) SELECT * FROM b`,
+		`SELECT name, count(*) FILTER (WHERE x > 1), string_agg(s, ',' ORDER BY s), percentile_cont(0.5) WITHIN GROUP (ORDER BY price) FROM t GROUP BY ROLLUP (name)`,
+		`SELECT row_number() OVER w, lag(x, 1) OVER (PARTITION BY y ORDER BY z) FROM t WINDOW w AS (ORDER BY x)`,
+		`SELECT EXTRACT(YEAR FROM d), date_trunc('month', d), d AT TIME ZONE 'UTC', to_char(d, 'YYYY'), now() - interval '1 day', CURRENT_DATE, age(d) FROM t`,
+		`SELECT substring(s FROM 2 FOR 3), position('a' IN s), overlay(s PLACING 'x' FROM 1), trim(BOTH ' ' FROM s), s SIMILAR TO 'a%', s ILIKE '%ann%', s ~* 'x' FROM t`,
+		`SELECT coalesce(a, b), nullif(a, 0), greatest(a, b), least(a, b), CASE WHEN a THEN 1 END, a IS DISTINCT FROM b, x::text, CAST(x AS numeric(10,2)), int4(x) FROM t`,
+		`SELECT j->>'a', j #> '{a,b}', jsonb_build_object('k', 1), jsonb_path_query(j, '$.a'), ARRAY[1,2] && ARRAY[2], unnest(ARRAY[1,2]) FROM t`,
+		`SELECT * FROM t, LATERAL (SELECT * FROM generate_series(1, t.n)) g, unnest(ARRAY[1,2]) WITH ORDINALITY u(v, i)`,
+		`SELECT * FROM json_to_recordset('[{"a":1}]') AS x(a int)`,
+		`SELECT pg_catalog.lower(s), util.safe_fn(1), my_fn(2), pg_catalog.my_fn(3) FROM t`,
+		`SELECT * FROM t TABLESAMPLE SYSTEM (10)`,
+		`SELECT x FROM t WHERE x IN (SELECT y FROM u WHERE EXISTS (SELECT 1 FROM v))`,
+		`SELECT 'SELECT 1; DROP TABLE t' AS s, $$ ; DELETE FROM t; $$ AS d, E'it\'s; x' AS e`,
+		`SELECT "DELETE", "into" FROM "FOR UPDATE"`,
+		`SELECT * FROM t ORDER BY x FETCH FIRST 5 ROWS WITH TIES`,
+		`SELECT 1 /* nested /* comment */ still */`,
+	}
+	for _, q := range accept {
+		if se := c.CheckSQL(q); se != nil {
+			t.Errorf("refused %q: %v", q, se)
+		}
+	}
+	refuse := map[string]text2sql.ErrorKind{
+		``:                         text2sql.KindEmpty,
+		`;;`:                       text2sql.KindEmpty,
+		`/* nothing */`:            text2sql.KindEmpty,
+		`SELECT 1; SELECT 2`:       text2sql.KindMultipleStatements,
+		`SELECT 1;;DELETE FROM t`:  text2sql.KindMultipleStatements,
+		`INSERT INTO t VALUES (1)`: text2sql.KindNotReadOnly,
+		`UPDATE t SET x = 1`:       text2sql.KindNotReadOnly,
+		`DELETE FROM t`:            text2sql.KindNotReadOnly,
+		`MERGE INTO t USING u ON true WHEN MATCHED THEN DELETE`: text2sql.KindNotReadOnly,
+		`TRUNCATE t`:                     text2sql.KindNotReadOnly,
+		`CREATE TABLE x (a int)`:         text2sql.KindNotReadOnly,
+		`CREATE TABLE x AS SELECT 1`:     text2sql.KindNotReadOnly,
+		`CREATE VIEW v AS SELECT 1`:      text2sql.KindNotReadOnly,
+		`DROP TABLE t`:                   text2sql.KindNotReadOnly,
+		`ALTER TABLE t ADD COLUMN y int`: text2sql.KindNotReadOnly,
+		`GRANT ALL ON t TO public`:       text2sql.KindNotReadOnly,
+		`COMMENT ON TABLE t IS 'x'`:      text2sql.KindNotReadOnly,
+		`LOCK TABLE t`:                   text2sql.KindNotReadOnly,
+		`REFRESH MATERIALIZED VIEW mv`:   text2sql.KindNotReadOnly,
+		`ANALYZE t`:                      text2sql.KindNotReadOnly,
+		`SELECT * INTO x FROM t`:         text2sql.KindNotReadOnly,
+		`SELECT * FROM t FOR UPDATE`:     text2sql.KindNotReadOnly,
+		`WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d`: text2sql.KindNotReadOnly,
+		`WITH x AS (SELECT 1) DELETE FROM t`:                    text2sql.KindNotReadOnly,
+		`COPY t TO STDOUT`:                                      text2sql.KindForbiddenStatement,
+		`DO $$ BEGIN PERFORM 1; END $$`:                         text2sql.KindForbiddenStatement,
+		`SET search_path TO x`:                                  text2sql.KindForbiddenStatement,
+		`SET LOCAL ROLE postgres`:                               text2sql.KindForbiddenStatement,
+		`RESET ALL`:                                             text2sql.KindForbiddenStatement,
+		`SHOW ALL`:                                              text2sql.KindForbiddenStatement,
+		`CALL p()`:                                              text2sql.KindForbiddenStatement,
+		`BEGIN`:                                                 text2sql.KindForbiddenStatement,
+		`COMMIT`:                                                text2sql.KindForbiddenStatement,
+		`ROLLBACK`:                                              text2sql.KindForbiddenStatement,
+		`SAVEPOINT s`:                                           text2sql.KindForbiddenStatement,
+		`START TRANSACTION READ WRITE`:                          text2sql.KindForbiddenStatement,
+		`LISTEN c`:                                              text2sql.KindForbiddenStatement,
+		`NOTIFY c, 'x'`:                                         text2sql.KindForbiddenStatement,
+		`UNLISTEN *`:                                            text2sql.KindForbiddenStatement,
+		`EXPLAIN SELECT 1`:                                      text2sql.KindForbiddenStatement,
+		`EXPLAIN ANALYZE DELETE FROM t`:                         text2sql.KindForbiddenStatement,
+		`PREPARE p AS SELECT 1`:                                 text2sql.KindForbiddenStatement,
+		`EXECUTE p`:                                             text2sql.KindForbiddenStatement,
+		`DECLARE c CURSOR FOR SELECT 1`:                         text2sql.KindForbiddenStatement,
+		`FETCH ALL FROM c`:                                      text2sql.KindForbiddenStatement,
+		`VACUUM`:                                                text2sql.KindForbiddenStatement,
+		`DISCARD ALL`:                                           text2sql.KindForbiddenStatement,
+		`LOAD 'x'`:                                              text2sql.KindForbiddenStatement,
+		`CHECKPOINT`:                                            text2sql.KindForbiddenStatement,
+		`SELECT pg_sleep(1)`:                                    text2sql.KindForbiddenFunction,
+		`SELECT util.other_fn(1)`:                               text2sql.KindForbiddenFunction,
+		`SELECT other.my_fn(1)`:                                 text2sql.KindForbiddenFunction,
+		`SELECT a.b.c(1)`:                                       text2sql.KindForbiddenFunction,
+		`SELEC 1`:                                               text2sql.KindSyntax,
+		`SELECT (1`:                                             text2sql.KindSyntax,
+		`SELECT 'unterminated`:                                  text2sql.KindSyntax,
+		`SELECT TOP 5 * FROM t`:                                 text2sql.KindDialect,
+		"SELECT `a` FROM t":                                     text2sql.KindDialect,
+		`SELECT * FROM t LIMIT 5, 10`:                           text2sql.KindDialect,
+		`SELECT iif(a, 1, 2) FROM t`:                            text2sql.KindDialect,
+	}
+	for q, kind := range refuse {
+		se := c.CheckSQL(q)
+		if se == nil || se.Kind != kind {
+			t.Errorf("CheckSQL(%q) = %v, want %s", q, se, kind)
+		}
+		if err := c.Check(context.Background(), q); err == nil {
+			t.Errorf("Check(%q) = nil", q)
+		}
+	}
+	if err := c.Check(context.Background(), "SELECT 1"); err != nil {
+		t.Errorf("Check(SELECT 1) = %v", err)
+	}
+}
+
+// Every allow-listed function exists on the server, and all but a
+// reviewed few are immutable or stable; none of the functions the issue
+// names is on the list.
+func TestAllowListOnServer(t *testing.T) {
+	db, _ := testDB(t)
+	rows, err := db.Query(`SELECT p.proname, max(p.provolatile::text) FILTER (WHERE p.provolatile = 'v') IS NOT NULL
+		FROM pg_proc p WHERE p.pronamespace = 'pg_catalog'::regnamespace GROUP BY p.proname`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	volatile := map[string]bool{}
+	exists := map[string]bool{}
+	for rows.Next() {
+		var name string
+		var v bool
+		if err := rows.Scan(&name, &v); err != nil {
+			t.Fatal(err)
+		}
+		exists[name] = true
+		volatile[name] = v
+	}
+	// Newer than PostgreSQL 15, or not in pg_proc under this name (the
+	// parser's own forms).
+	newer := map[string]bool{"any_value": true, "random_normal": true, "array_sample": true, "array_shuffle": true,
+		"date_add": true, "date_subtract": true, "erf": true, "erfc": true, "casefold": true, "json_scalar": true,
+		"json_serialize": true, "json_agg_strict": true, "jsonb_agg_strict": true, "json_object_agg_strict": true,
+		"jsonb_object_agg_strict": true, "json_object_agg_unique": true, "jsonb_object_agg_unique": true,
+		"json_object_agg_unique_strict": true, "jsonb_object_agg_unique_strict": true, "regexp_like": false,
+		"char": true, "timestamptz": true, "bool": true, "system_user": true}
+	reviewed := map[string]bool{"random": true, "random_normal": true, "clock_timestamp": true, "timeofday": true,
+		"gen_random_uuid": true, "array_sample": true, "array_shuffle": true, "to_timestamp": false}
+	var missing, vol []string
+	for _, f := range DefaultFunctions {
+		if !exists[f] && !newer[f] {
+			missing = append(missing, f)
+		}
+		if volatile[f] && !reviewed[f] {
+			vol = append(vol, f)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(vol)
+	if len(missing) > 0 {
+		t.Errorf("not functions on this server: %s", strings.Join(missing, " "))
+	}
+	if len(vol) > 0 {
+		t.Errorf("volatile functions on the allow-list: %s", strings.Join(vol, " "))
+	}
+	allow := map[string]bool{}
+	for _, f := range DefaultFunctions {
+		allow[f] = true
+	}
+	for _, f := range strings.Fields(`pg_sleep pg_sleep_for pg_sleep_until pg_terminate_backend pg_cancel_backend
+		lo_import lo_export lo_get lo_put lo_create lo_unlink lo_open dblink dblink_exec nextval setval currval
+		set_config current_setting pg_advisory_lock pg_advisory_xact_lock pg_try_advisory_lock pg_read_file
+		pg_read_binary_file pg_ls_dir pg_stat_file pg_reload_conf pg_rotate_logfile pg_switch_wal pg_notify
+		query_to_xml table_to_xml cursor_to_xml database_to_xml schema_to_xml ts_stat ts_rewrite txid_current
+		pg_current_xact_id pg_logical_emit_message pg_file_write pg_promote setseed load_extension`) {
+		if allow[f] {
+			t.Errorf("%s is on the allow-list", f)
+		}
+	}
+	for name := range otherDialect {
+		if exists[name] && name != "char" {
+			t.Errorf("%s is a PostgreSQL function but listed as another dialect's", name)
+		}
+	}
+}
+
+// The check never panics; its fast path never accepts what the full check
+// refuses; an accepted text stays accepted with a trailing semicolon.
+func FuzzChecker(f *testing.F) {
+	for _, s := range []string{`SELECT 1`, `WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d`, `SELECT pg_sleep(1)`,
+		`SELECT 1; DROP TABLE t`, `COPY t TO STDOUT`, `SELECT * FROM t FOR UPDATE`, "SELECT 'a''b' /* c */ -- d\n", `$$`} {
+		f.Add(s)
+	}
+	c := NewChecker(nil)
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			if c.CheckSQL(s) == nil {
+				t.Errorf("invalid UTF-8 accepted: %q", s)
+			}
+			return
+		}
+		if buf, err := pgparser.ParseToProtobuf(s); err == nil && c.fastOK(buf) && c.fullCheck(buf) != nil {
+			t.Errorf("fast path accepts what the full check refuses: %q", s)
+		}
+		se := c.CheckSQL(s)
+		if se != nil {
+			return
+		}
+		if se2 := c.CheckSQL(s + "\n;"); se2 != nil && !strings.Contains(s, "--") {
+			t.Errorf("%q accepted but %q refused: %v", s, s+"\n;", se2)
+		}
+	})
+}
+
+// The fast path accepts exactly what the full check accepts, on every
+// query the tests know: the BIRD and Spider gold queries and the
+// statements of the checker tests.
+func TestFastPathAgrees(t *testing.T) {
+	c := NewChecker([]string{"util.safe_fn", "my_fn"})
+	var qs []string
+	for _, g := range spiderGold(t) {
+		qs = append(qs, g[0])
+	}
+	qs = append(qs, fastPathSamples...)
+	b, err := os.ReadFile(shareddata.Path(t, "bird", "mini_dev", "mini_dev_postgresql.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bird []struct{ SQL string }
+	if err := json.Unmarshal(b, &bird); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range bird {
+		qs = append(qs, q.SQL)
+	}
+	n := 0
+	for _, q := range qs {
+		buf, err := pgparser.ParseToProtobuf(q)
+		if err != nil {
+			continue
+		}
+		n++
+		fast, full := c.fastOK(buf), c.fullCheck(buf) == nil
+		if fast && !full {
+			t.Errorf("fast path accepts what the full check refuses: %q", q)
+		}
+		if full && !fast && !strings.Contains(strings.ToUpper(q), "TABLESAMPLE") && !strings.Contains(strings.ToUpper(q), "OPERATOR(") {
+			t.Errorf("fast path sends an accepted query to the full check: %q", q)
+		}
+	}
+	t.Logf("%d parsed statements compared", n)
+}
+
+var fastPathSamples = []string{
+	`SELECT 1`, `VALUES (1)`, `TABLE t`, `SELECT * FROM t FOR UPDATE`, `SELECT * INTO x FROM t`,
+	`WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d`, `WITH a AS (SELECT 1) SELECT * FROM a`,
+	`SELECT pg_sleep(1)`, `SELECT pg_catalog.pg_sleep(1)`, `SELECT pg_catalog.lower('x')`, `SELECT public.lower('x')`,
+	`SELECT util.safe_fn(1)`, `SELECT my_fn(1)`, `SELECT a.b.c(1)`, `SELECT 1 OPERATOR(pg_catalog.+) 2`,
+	`SELECT 1 OPERATOR(public.+) 2`, `SELECT * FROM t TABLESAMPLE SYSTEM (1)`, `SELECT * FROM t TABLESAMPLE x (1)`,
+	`SELECT 1; SELECT 2`, `DROP TABLE t`, `COPY t TO STDOUT`, `SELECT count(*) FILTER (WHERE pg_sleep(1) IS NULL) FROM t`,
+	`SELECT * FROM t, LATERAL (SELECT lo_import('x')) x`, `SELECT * FROM ROWS FROM (generate_series(1,2), pg_sleep(1))`,
+	`SELECT ""()`, `SELECT x FROM t WHERE a = ANY (SELECT b FROM u FOR SHARE)`, `SELECT (SELECT 1 FOR UPDATE)`,
+	`SELECT EXTRACT(year FROM now()), substring('x' FROM 1), 'a' SIMILAR TO 'b', now() AT TIME ZONE 'UTC'`,
+}

@@ -1,0 +1,159 @@
+package postgres
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// kindOf maps a SQLSTATE to an error kind. Codes it does not know are
+// classified from the message, as the generic executor does.
+func kindOf(code, msg string) text2sql.ErrorKind {
+	switch code {
+	case "42P01", "3F000": // undefined_table, invalid_schema_name
+		return text2sql.KindUnknownTable
+	case "42703": // undefined_column
+		return text2sql.KindUnknownColumn
+	case "42601": // syntax_error
+		return text2sql.KindSyntax
+	case "57014", "55P03", "25P03": // query_canceled, lock_not_available, idle_in_transaction_session_timeout
+		return text2sql.KindTimeout
+	case "25006": // read_only_sql_transaction
+		return text2sql.KindNotReadOnly
+	case "42501": // insufficient_privilege
+		return text2sql.KindForbiddenStatement
+	case "54000", "54001", "53200", "22001": // program_limit_exceeded, statement_too_complex, out_of_memory, string_data_right_truncation
+		return text2sql.KindTooLarge
+	}
+	if strings.HasPrefix(code, "22") || strings.HasPrefix(code, "42") || strings.HasPrefix(code, "2") {
+		return text2sql.KindRuntime
+	}
+	return executor.Classify(msg)
+}
+
+// sqlError turns a server error into a *text2sql.SQLError with its
+// SQLSTATE, and for unknown tables and columns a hint that knows
+// PostgreSQL's case folding and schemas.
+func (e *Executor) sqlError(pe *pgconn.PgError, query string) *text2sql.SQLError {
+	msg := pe.Message
+	if pe.Detail != "" {
+		msg += " (" + pe.Detail + ")"
+	}
+	if pe.Position > 0 {
+		msg += " (at character " + strconv.Itoa(int(pe.Position)) + ")"
+	}
+	se := &text2sql.SQLError{Kind: kindOf(pe.Code, pe.Message), Message: msg, SQLState: pe.Code}
+	switch se.Kind {
+	case text2sql.KindUnknownTable:
+		se.Hint = tableHint(e.schema, e.searchPath, executor.UnknownName(pe.Message), query)
+	case text2sql.KindUnknownColumn:
+		se.Hint = columnHint(e.schema, executor.UnknownName(pe.Message), query)
+		if se.Hint == "" && pe.Hint != "" {
+			se.Hint = pe.Hint
+		}
+		if se.Hint == "" {
+			se.Hint = executor.Suggest(e.schema, se.Kind, executor.UnknownName(pe.Message), query)
+		}
+	default:
+		se.Hint = pe.Hint
+	}
+	return se
+}
+
+// foldNote explains a hint that only differs from the query by case.
+const foldNote = " (PostgreSQL folds unquoted names to lower case: write a mixed-case name in double quotes)"
+
+// tableHint suggests the table a query meant by name, the relation name
+// PostgreSQL reports (already case-folded; "schema.name" when qualified).
+// In order:
+//
+//  1. Tables of exactly that name in schemas not on the search path
+//     (or in another schema than the one named): "did you mean
+//     sales.orders?" — one, or up to three joined by "or". The query
+//     is not rewritten: the hint lets the repair loop qualify the name.
+//  2. Tables whose name differs only by case: `did you mean "Riskitems"?`
+//     with a note on case folding.
+//  3. The closest name by edit distance (executor.Suggest).
+//
+// Names in hints are written as SQL: quoted where PostgreSQL needs it,
+// schema-qualified when the schema is not on the search path.
+func tableHint(db *schema.Database, searchPath []string, name, query string) string {
+	if db == nil || name == "" {
+		return ""
+	}
+	sch, base := "", name
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		sch, base = name[:i], name[i+1:]
+	}
+	onPath := map[string]bool{}
+	for _, s := range searchPath {
+		onPath[s] = true
+	}
+	show := func(t *schema.Table) string {
+		if sch == "" && onPath[t.Schema] {
+			return schema.Quote(text2sql.DialectPostgres, t.Name)
+		}
+		return schema.QuoteTable(text2sql.DialectPostgres, t)
+	}
+	var exact, folded []string
+	for _, t := range db.Tables {
+		switch {
+		case t.Name == base && (sch != "" && t.Schema != sch || sch == "" && !onPath[t.Schema]):
+			exact = append(exact, schema.QuoteTable(text2sql.DialectPostgres, t))
+		case t.Name != base && strings.EqualFold(t.Name, base) && (sch == "" || strings.EqualFold(t.Schema, sch)):
+			folded = append(folded, show(t))
+		}
+	}
+	if len(exact) > 3 {
+		exact = exact[:3]
+	}
+	if len(exact) > 0 {
+		return "did you mean " + strings.Join(exact, " or ") + "?"
+	}
+	if len(folded) > 0 {
+		return "did you mean " + strings.Join(folded, " or ") + "?" + foldNote
+	}
+	return executor.Suggest(db, text2sql.KindUnknownTable, name, query)
+}
+
+// columnHint suggests a column whose name differs from the (case-folded)
+// unknown one only by case, in the tables the query reads: `did you
+// mean "FirstName"?` with a note on case folding. It returns "" when
+// there is none.
+func columnHint(db *schema.Database, name, query string) string {
+	if db == nil || name == "" {
+		return ""
+	}
+	col := name
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		col = name[i+1:]
+	}
+	seen := map[string]bool{}
+	var found []string
+	for _, r := range sqltext.Tables(query) {
+		ref := r.Name
+		if r.Schema != "" {
+			ref = r.Schema + "." + r.Name
+		}
+		t := db.Lookup(ref)
+		if t == nil {
+			continue
+		}
+		for _, c := range t.Columns {
+			if c.Name != col && strings.EqualFold(c.Name, col) && !seen[c.Name] {
+				seen[c.Name] = true
+				found = append(found, schema.Quote(text2sql.DialectPostgres, c.Name))
+			}
+		}
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	return "did you mean " + strings.Join(found, " or ") + "?" + foldNote
+}

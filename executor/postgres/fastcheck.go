@@ -1,0 +1,192 @@
+package postgres
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The fast path of the statement check walks the protobuf encoding of the
+// parse tree with the message descriptors, without building the Go tree.
+// It accepts only what the full check (checkNode over the decoded tree)
+// accepts, and is stricter where that is simpler: anything it does not
+// accept goes to the full check, which decides and words the refusal.
+// TestFastPathAgrees checks the two agree.
+
+var (
+	descParseResult = (&pg_query.ParseResult{}).ProtoReflect().Descriptor()
+	descNode        = (&pg_query.Node{}).ProtoReflect().Descriptor()
+	descString      = (&pg_query.String{}).ProtoReflect().Descriptor()
+	descSelect      = (&pg_query.SelectStmt{}).ProtoReflect().Descriptor()
+
+	numStmts         = descParseResult.Fields().ByName("stmts").Number()
+	numRawStmt       = (&pg_query.RawStmt{}).ProtoReflect().Descriptor().Fields().ByName("stmt").Number()
+	numNodeSelect    = descNode.Fields().ByName("select_stmt").Number()
+	numNodeString    = descNode.Fields().ByName("string").Number()
+	numStringSval    = descString.Fields().ByName("sval").Number()
+	numSelectInto    = descSelect.Fields().ByName("into_clause").Number()
+	numSelectLocking = descSelect.Fields().ByName("locking_clause").Number()
+	numCTEQuery      = (&pg_query.CommonTableExpr{}).ProtoReflect().Descriptor().Fields().ByName("ctequery").Number()
+	numFuncName      = (&pg_query.FuncCall{}).ProtoReflect().Descriptor().Fields().ByName("funcname").Number()
+	numAExprName     = (&pg_query.A_Expr{}).ProtoReflect().Descriptor().Fields().ByName("name").Number()
+)
+
+// fastOK reports whether the encoded parse result certainly passes the
+// check: one statement, a SELECT, and nothing below it the full check
+// would refuse.
+func (c *Checker) fastOK(buf []byte) bool {
+	var stmt []byte
+	n := 0
+	ok := fields(buf, func(num protowire.Number, typ protowire.Type, v []byte) bool {
+		if num == numStmts {
+			n++
+			stmt = v
+		}
+		return true
+	})
+	if !ok || n != 1 {
+		return false
+	}
+	var node []byte
+	if !fields(stmt, func(num protowire.Number, typ protowire.Type, v []byte) bool {
+		if num == numRawStmt {
+			node = v
+		}
+		return true
+	}) || node == nil {
+		return false
+	}
+	if nodeKind(node) != numNodeSelect {
+		return false
+	}
+	return c.fastWalk(descNode, node)
+}
+
+// fields calls f for every field of an encoded message, with the value's
+// bytes for length-delimited fields (nil for others). It returns false on
+// malformed input or when f does.
+func fields(b []byte, f func(protowire.Number, protowire.Type, []byte) bool) bool {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return false
+		}
+		b = b[n:]
+		var v []byte
+		if typ == protowire.BytesType {
+			v, n = protowire.ConsumeBytes(b)
+		} else {
+			n = protowire.ConsumeFieldValue(num, typ, b)
+		}
+		if n < 0 {
+			return false
+		}
+		b = b[n:]
+		if !f(num, typ, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeKind returns the field number of the message a Node holds (which
+// says its type), or 0.
+func nodeKind(node []byte) protowire.Number {
+	var kind protowire.Number
+	fields(node, func(num protowire.Number, typ protowire.Type, v []byte) bool {
+		kind = num
+		return true
+	})
+	return kind
+}
+
+// fastWalk checks an encoded message of type md and everything below it.
+func (c *Checker) fastWalk(md protoreflect.MessageDescriptor, b []byte) bool {
+	name := md.Name()
+	switch name {
+	case "FuncCall":
+		if !c.fastFunc(b) {
+			return false
+		}
+	case "RangeTableSample":
+		return false // rare: the full check looks at the method
+	case "RawStmt", "SelectStmt":
+	default:
+		if strings.HasSuffix(string(name), "Stmt") {
+			return false
+		}
+	}
+	fds := md.Fields()
+	opParts := 0
+	return fields(b, func(num protowire.Number, typ protowire.Type, v []byte) bool {
+		switch {
+		case name == "SelectStmt" && (num == numSelectInto || num == numSelectLocking):
+			return false
+		case name == "CommonTableExpr" && num == numCTEQuery && nodeKind(v) != numNodeSelect:
+			return false
+		case name == "A_Expr" && num == numAExprName:
+			// An operator written OPERATOR(schema.op) has a qualified
+			// name: the full check decides.
+			if opParts++; opParts > 1 {
+				return false
+			}
+		}
+		if typ != protowire.BytesType {
+			return true
+		}
+		fd := fds.ByNumber(num)
+		if fd == nil {
+			return false
+		}
+		if fd.Kind() != protoreflect.MessageKind {
+			return true // a string or packed scalars
+		}
+		return c.fastWalk(fd.Message(), v)
+	})
+}
+
+// fastFunc reports whether an encoded FuncCall names an allow-listed
+// function (see Checker.checkFunc).
+func (c *Checker) fastFunc(b []byte) bool {
+	var parts []string
+	if !fields(b, func(num protowire.Number, typ protowire.Type, v []byte) bool {
+		if num != numFuncName {
+			return true
+		}
+		s, ok := nodeString(v)
+		if ok {
+			parts = append(parts, s)
+		}
+		return ok
+	}) {
+		return false
+	}
+	switch {
+	case len(parts) == 1:
+		return c.allow[parts[0]]
+	case len(parts) == 2 && parts[0] == "pg_catalog" && c.allow[parts[1]]:
+		return true
+	}
+	return len(parts) > 1 && c.allow[strings.Join(parts, ".")]
+}
+
+// nodeString decodes a Node holding a String.
+func nodeString(node []byte) (string, bool) {
+	var s string
+	found := false
+	ok := fields(node, func(num protowire.Number, typ protowire.Type, v []byte) bool {
+		if num != numNodeString {
+			return false
+		}
+		found = true
+		return fields(v, func(num protowire.Number, typ protowire.Type, v []byte) bool {
+			if num == numStringSval {
+				s = string(v)
+			}
+			return true
+		})
+	})
+	return s, ok && found
+}

@@ -1,0 +1,458 @@
+// Package postgres is the guarded PostgreSQL executor. It runs generated
+// SQL, which is untrusted input, in layers, each enough on its own where
+// PostgreSQL allows:
+//
+//  1. The statement check (Checker) on PostgreSQL's own parse tree
+//     (github.com/pganalyze/pg_query_go): exactly one query, no write,
+//     DDL, SELECT … INTO, locking clause or data-modifying WITH query,
+//     no statement but a query, and only allow-listed functions. A
+//     refused statement never reaches the server.
+//  2. The transaction: the statement runs inside BEGIN READ ONLY with
+//     SET LOCAL statement_timeout, lock_timeout and
+//     idle_in_transaction_session_timeout, optionally SET LOCAL ROLE to a
+//     role the host names (a read-only role is the strongest layer: it
+//     also stops what a read-only transaction allows, such as COPY TO a
+//     file for a superuser), and is always rolled back. A role protects
+//     only as far as the session's own user allows: a superuser may SET
+//     ROLE back to itself, so connect as a user that is not one.
+//     Session-level advisory locks, which even a read-only transaction
+//     may take, are released after the rollback.
+//  3. The protocol: the statement is sent alone through the extended query
+//     protocol, which refuses a text holding several statements, so even
+//     without layer 1 no second statement can run after one that ends
+//     the read-only transaction.
+//  4. Bounds: a row cap enforced by the server (the portal is executed
+//     for at most cap+1 rows, so the rest of the result is never
+//     computed), a time limit (the server's statement_timeout, backed by
+//     a cancel request from the client), a bound on the statement's
+//     length and one on the size of a result row, checked before the row
+//     is read into memory.
+//
+// The setup, the statement and the rollback are pipelined in one round
+// trip.
+//
+// The executor uses the pgx driver (github.com/jackc/pgx/v5/stdlib) and
+// pg_query_go, which needs cgo.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// The defaults of Options.
+const (
+	// DefaultLockTimeout bounds the wait for a lock (lock_timeout), capped
+	// at the statement's time limit.
+	DefaultLockTimeout = 2 * time.Second
+	// DefaultMaxSQLLength bounds the statement text, in bytes (1 MiB).
+	DefaultMaxSQLLength = 1 << 20
+	// DefaultMaxOpenConns is the pool size of a handle made by Open.
+	DefaultMaxOpenConns = 4
+	// DefaultMaxRowBytes bounds one result row as the server sends it
+	// (16 MiB).
+	DefaultMaxRowBytes = 16 << 20
+	// cancelGrace is how long after the time limit the client waits for
+	// the server's own statement_timeout before it sends a cancel request.
+	cancelGrace = time.Second
+	// breakGrace is how long after a cancel request the client waits for
+	// the server before it breaks the connection.
+	breakGrace = 3 * time.Second
+)
+
+// Options configures Open and New. Zero values mean the defaults;
+// negative durations and counts are an error.
+type Options struct {
+	// MaxRows caps the rows of a result (default executor.DefaultMaxRows,
+	// 1000). The server executes the statement for at most MaxRows+1 rows
+	// and the result is marked truncated when the extra row exists. A
+	// request's own MaxRows takes precedence.
+	MaxRows int
+	// Timeout bounds one execution (default executor.DefaultTimeout, 10s):
+	// it is the transaction's statement_timeout. A request's own Timeout
+	// takes precedence.
+	Timeout time.Duration
+	// LockTimeout is the transaction's lock_timeout (default
+	// DefaultLockTimeout, at most the time limit).
+	LockTimeout time.Duration
+	// IdleTimeout is the transaction's idle_in_transaction_session_timeout
+	// (default: the time limit plus 5s), which ends the session should the
+	// client stall inside the transaction.
+	IdleTimeout time.Duration
+	// Role, when set, is the role every statement runs as (SET LOCAL ROLE,
+	// the name quoted exactly as given). The connection's user must be a
+	// member of it, and should not be a superuser (which may SET ROLE
+	// back to itself). Name a role that can only read what the model may
+	// read.
+	Role string
+	// SearchPath, when set, is the transaction's search_path (SET LOCAL
+	// search_path, each schema quoted exactly as given); otherwise the
+	// session's own. Hints for unknown tables treat the schemas on it as
+	// visible without qualification.
+	SearchPath []string
+	// Schemas are the schemas introspected for Schema (default: every
+	// non-system schema).
+	Schemas []string
+	// AllowFunctions extends DefaultFunctions (see NewChecker for the
+	// form of the names).
+	AllowFunctions []string
+	// MaxSQLLength bounds the statement text in bytes (default
+	// DefaultMaxSQLLength); a longer text is refused with KindTooLarge.
+	MaxSQLLength int
+	// MaxOpenConns bounds the pool of a handle made by Open (default
+	// DefaultMaxOpenConns). New leaves the host's handle as it is.
+	MaxOpenConns int
+	// MaxRowBytes bounds the size of one result row as the server sends
+	// it: its values in text form plus 4 bytes each, in bytes (default
+	// DefaultMaxRowBytes). A larger row stops the execution with
+	// KindTooLarge before it is read into memory (the connection is
+	// closed, which ends the statement on the server).
+	MaxRowBytes int
+
+	// skipCheck is a test knob: it switches the statement check off so
+	// tests can show that the remaining layers hold on their own.
+	skipCheck bool
+}
+
+// Executor is the guarded PostgreSQL executor. It implements
+// text2sql.Executor and text2sql.Guard and is safe for concurrent use.
+type Executor struct {
+	db         *sql.DB
+	owned      bool
+	opts       Options
+	checker    *Checker
+	schema     *schema.Database
+	searchPath []string
+	closed     atomic.Bool
+	// sent counts the statements sent to the server (test hook): a
+	// refused statement leaves it unchanged.
+	sent atomic.Int64
+}
+
+// Open connects to the PostgreSQL server named by dsn (a postgres:// URL
+// or a key=value string, as pgx accepts) and returns a guarded executor
+// with its own connection pool, closed by Close. The schema is inspected
+// once (Schema).
+//
+// An unparsable DSN or invalid Options is an error wrapping
+// text2sql.ErrInvalidConfig; a server that cannot be reached is a plain
+// error. Errors never include the DSN's password.
+func Open(ctx context.Context, dsn string, opts Options) (*Executor, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: postgres: DSN: %v", text2sql.ErrInvalidConfig, err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	n := opts.MaxOpenConns
+	if n == 0 {
+		n = DefaultMaxOpenConns
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	e, err := newExecutor(ctx, db, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	e.owned = true
+	return e, nil
+}
+
+// New returns a guarded executor over db, which must use the pgx driver
+// (github.com/jackc/pgx/v5/stdlib: sql.Open("pgx", …) or stdlib.OpenDB).
+// It inspects the schema once with ctx (Schema) and learns the session's
+// search_path when Options.SearchPath is not set. It does not take
+// ownership of db: Close leaves it open.
+//
+// Invalid Options or a handle of another driver is an error wrapping
+// text2sql.ErrInvalidConfig; a failing connection or introspection query
+// is a plain error.
+func New(ctx context.Context, db *sql.DB, opts Options) (*Executor, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	return newExecutor(ctx, db, opts)
+}
+
+func (o *Options) validate() error {
+	if o.MaxRows < 0 || o.Timeout < 0 || o.LockTimeout < 0 || o.IdleTimeout < 0 || o.MaxSQLLength < 0 || o.MaxOpenConns < 0 || o.MaxRowBytes < 0 {
+		return fmt.Errorf("%w: postgres: negative limit in Options", text2sql.ErrInvalidConfig)
+	}
+	for _, s := range o.SearchPath {
+		if s == "" {
+			return fmt.Errorf("%w: postgres: empty schema name in SearchPath", text2sql.ErrInvalidConfig)
+		}
+	}
+	if o.MaxSQLLength == 0 {
+		o.MaxSQLLength = DefaultMaxSQLLength
+	}
+	if o.MaxRowBytes == 0 {
+		o.MaxRowBytes = DefaultMaxRowBytes
+	}
+	return nil
+}
+
+func newExecutor(ctx context.Context, db *sql.DB, opts Options) (*Executor, error) {
+	if db == nil {
+		return nil, fmt.Errorf("%w: postgres: nil *sql.DB", text2sql.ErrInvalidConfig)
+	}
+	e := &Executor{db: db, opts: opts, checker: NewChecker(opts.AllowFunctions)}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	err = conn.Raw(func(dc any) error {
+		if _, ok := dc.(*stdlib.Conn); !ok {
+			return fmt.Errorf("%w: postgres: the handle's driver connection is %T; open it with the pgx driver (github.com/jackc/pgx/v5/stdlib)", text2sql.ErrInvalidConfig, dc)
+		}
+		return nil
+	})
+	if err == nil && len(opts.SearchPath) == 0 {
+		var js string
+		if err = conn.QueryRowContext(ctx, `SELECT to_json(current_schemas(false))::text`).Scan(&js); err == nil {
+			err = json.Unmarshal([]byte(js), &e.searchPath)
+		}
+		if err != nil {
+			err = fmt.Errorf("postgres: search_path: %w", err)
+		}
+	}
+	conn.Close()
+	if err != nil {
+		return nil, err
+	}
+	if len(opts.SearchPath) > 0 {
+		e.searchPath = append([]string(nil), opts.SearchPath...)
+	}
+	if e.schema, err = schema.InspectPostgres(ctx, db, opts.Schemas); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Schema returns the schema inspected when the executor was made (dialect
+// postgres; see schema.InspectPostgres). Callers must not modify it.
+func (e *Executor) Schema() *schema.Database { return e.schema }
+
+// SearchPath returns the schemas the executor treats as visible without
+// qualification: Options.SearchPath, or the session's search_path (its
+// existing schemas) when the executor was made.
+func (e *Executor) SearchPath() []string { return append([]string(nil), e.searchPath...) }
+
+// Checker returns the executor's statement check, usable without a
+// server.
+func (e *Executor) Checker() *Checker { return e.checker }
+
+// DB returns the underlying handle. Statements run on it directly are not
+// guarded. Callers must not close it; use Close.
+func (e *Executor) DB() *sql.DB { return e.db }
+
+// Close closes the connection pool when Open made it (a handle given to
+// New stays open). Later calls to Execute and Check return
+// executor.ErrClosed. Close is idempotent.
+func (e *Executor) Close() error {
+	if e.closed.Swap(true) || !e.owned {
+		return nil
+	}
+	return e.db.Close()
+}
+
+// Execute runs req.SQL as untrusted input and returns its rows, up to the
+// row cap, or the reason it was refused or failed in Result.Error:
+// refusals of the statement check (nothing reaches the server; see
+// Checker), KindTooLarge for a text longer than MaxSQLLength, and server
+// errors with their SQLSTATE: 42P01 KindUnknownTable and 42703
+// KindUnknownColumn with a Hint (case folding, other schemas, close
+// names), 42601 KindSyntax, 57014 (statement_timeout) and 55P03
+// (lock_timeout) KindTimeout, 25006 KindNotReadOnly, 42501
+// KindForbiddenStatement, 54000/53200 KindTooLarge, others
+// KindRuntime; a row larger than MaxRowBytes is KindTooLarge.
+//
+// Values come as PostgreSQL prints them, typed where JSON has a type:
+// boolean → bool; smallint, integer, bigint, oid → int64; real, double
+// precision → float64 (NaN and ±Infinity as the strings "NaN",
+// "Infinity", "-Infinity"); numeric → int64 when integral and in range,
+// else float64 (digits beyond float64 precision are lost; NaN and
+// infinities as strings); bytea → []byte; NULL → nil; every other type
+// (text, varchar, date, timestamp, interval, json, uuid, arrays, enums,
+// …) → its text form as a string, e.g. "2024-01-31",
+// "2024-01-31 12:00:00", "{1,2}".
+//
+// The error return is non-nil only when the executor cannot work: it is
+// closed (executor.ErrClosed), no connection can be had, the session
+// setup fails (e.g. SET ROLE to a role the user is not a member of), the
+// connection breaks, or ctx is done before the statement finishes (then
+// it is ctx.Err(), and a cancel request has stopped the statement on the
+// server). Reaching the time limit is a KindTimeout result.
+func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
+	start := time.Now()
+	if e.closed.Load() {
+		return nil, executor.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res := &text2sql.Result{}
+	done := func() (*text2sql.Result, error) {
+		res.RowCount = len(res.Rows)
+		res.Duration = time.Since(start)
+		return res, nil
+	}
+	if se := e.precheck(req.SQL); se != nil {
+		res.Error = se
+		return done()
+	}
+	maxRows, timeout := executor.Limits(req, e.opts.MaxRows, e.opts.Timeout)
+	q := sqltext.StripTrailing(req.SQL)
+	out, err := e.roundTrip(ctx, q, maxRows, timeout, false)
+	if err != nil {
+		return nil, err
+	}
+	if out.err != nil {
+		res.Error = out.err
+	} else {
+		res.Columns, res.Rows, res.Truncated = out.columns, out.rows, out.truncated
+	}
+	return done()
+}
+
+// Check runs the statement check and then has the server parse and
+// analyse the statement (Parse and Describe inside the same read-only
+// transaction, rolled back), without executing or planning it. It
+// returns nil, or a *text2sql.SQLError: a refusal, or an error the server
+// reports for the statement (syntax, unknown table or column, type
+// errors). Any other error means the executor cannot work.
+func (e *Executor) Check(ctx context.Context, query string) error {
+	if e.closed.Load() {
+		return executor.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if se := e.precheck(query); se != nil {
+		return se
+	}
+	_, timeout := executor.Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
+	out, err := e.roundTrip(ctx, sqltext.StripTrailing(query), 0, timeout, true)
+	if err != nil {
+		return err
+	}
+	if out.err != nil {
+		return out.err
+	}
+	return nil
+}
+
+// precheck bounds the text and runs the statement check.
+func (e *Executor) precheck(query string) *text2sql.SQLError {
+	if len(query) > e.opts.MaxSQLLength {
+		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+			Message: "the statement is " + strconv.Itoa(len(query)) + " bytes; the limit is " + strconv.Itoa(e.opts.MaxSQLLength)}
+	}
+	if e.opts.skipCheck {
+		return nil
+	}
+	return e.checker.CheckSQL(query)
+}
+
+// setupSQL is the simple-protocol text that opens the guarded
+// transaction.
+func (e *Executor) setupSQL(timeout time.Duration) string {
+	lock := e.opts.LockTimeout
+	if lock == 0 {
+		lock = DefaultLockTimeout
+	}
+	if lock > timeout {
+		lock = timeout
+	}
+	idle := e.opts.IdleTimeout
+	if idle == 0 {
+		idle = timeout + 5*time.Second
+	}
+	var b strings.Builder
+	b.WriteString("BEGIN READ ONLY; SET LOCAL statement_timeout = ")
+	b.WriteString(millis(timeout))
+	b.WriteString("; SET LOCAL lock_timeout = ")
+	b.WriteString(millis(lock))
+	b.WriteString("; SET LOCAL idle_in_transaction_session_timeout = ")
+	b.WriteString(millis(idle))
+	if len(e.opts.SearchPath) > 0 {
+		b.WriteString("; SET LOCAL search_path TO ")
+		for i, s := range e.opts.SearchPath {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(pgx.Identifier{s}.Sanitize())
+		}
+	}
+	if e.opts.Role != "" {
+		b.WriteString("; SET LOCAL ROLE ")
+		b.WriteString(pgx.Identifier{e.opts.Role}.Sanitize())
+	}
+	return b.String()
+}
+
+// millis renders d in whole milliseconds, at least 1.
+func millis(d time.Duration) string {
+	ms := d.Milliseconds()
+	if ms < 1 {
+		ms = 1
+	}
+	return strconv.FormatInt(ms, 10)
+}
+
+// errConnBroken marks a connection left in an unknown state; it is closed.
+var errConnBroken = errors.New("postgres: connection broken")
+
+// roundTrip runs the pipeline on a dedicated connection of the pool.
+func (e *Executor) roundTrip(ctx context.Context, q string, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if e.closed.Load() {
+			return nil, executor.ErrClosed
+		}
+		return nil, fmt.Errorf("postgres: connection: %w", err)
+	}
+	defer conn.Close()
+	var out *outcome
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("%w: postgres: driver connection %T is not pgx", text2sql.ErrInvalidConfig, dc)
+		}
+		pc := c.Conn().PgConn()
+		if pc.IsClosed() || pc.IsBusy() || pc.TxStatus() != 'I' {
+			pc.Close(context.Background())
+			return errConnBroken
+		}
+		out, err = e.pipeline(ctx, pc, q, maxRows, timeout, describeOnly)
+		return err
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	return out, nil
+}
