@@ -1,0 +1,451 @@
+package check_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/check"
+	"github.com/text2sql-go/text2sql/demo"
+	"github.com/text2sql-go/text2sql/executor/sqlite"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// newDB creates a SQLite database from script in a temporary directory
+// and opens the guarded executor on it.
+func newDB(t *testing.T, script string) *sqlite.Executor {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.sqlite")
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(script); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ex, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ex.Close() })
+	return ex
+}
+
+// demoDB opens the demo registrar database.
+func demoDB(t *testing.T) *sqlite.Executor {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "registrar.sqlite")
+	if err := demo.Create(path); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ex.Close() })
+	return ex
+}
+
+// withDialect returns a copy of db marked as dialect d, for the checks of
+// another engine over the same tables.
+func withDialect(db *schema.Database, d text2sql.Dialect) *schema.Database {
+	cp := *db
+	cp.Dialect = d
+	return &cp
+}
+
+// one asserts that rep has exactly one failure, of kind, and returns it.
+func one(t *testing.T, sql string, rep check.Report, kind text2sql.ErrorKind) *text2sql.SQLError {
+	t.Helper()
+	if len(rep.Failures) != 1 {
+		t.Fatalf("%s: %d failures %v, want exactly one of kind %s", sql, len(rep.Failures), rep.Failures, kind)
+	}
+	f := rep.Failures[0]
+	if f.Kind != kind {
+		t.Fatalf("%s: failure %v, want kind %s", sql, f, kind)
+	}
+	return f
+}
+
+// C3 #24a: an unknown table is reported with the closest real name.
+func TestUnknownTableHint(t *testing.T) {
+	ex := newDB(t, `CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE tickets(id INTEGER); CREATE TABLE domains(id INTEGER);`)
+	c := check.New(ex.Schema(), text2sql.DialectSQLite)
+	q := "SELECT name FROM topic"
+	f := one(t, q, c.Check(q), text2sql.KindUnknownTable)
+	if !strings.Contains(f.Message, "topic") || !strings.Contains(f.Hint, `"topics"`) {
+		t.Errorf("failure = %q, hint %q; want the table topic named and the hint \"topics\"", f.Message, f.Hint)
+	}
+	if !errors.Is(c.Check(q).Err(), f) && c.Check(q).Err().Kind != text2sql.KindUnknownTable {
+		t.Errorf("Err() = %v", c.Check(q).Err())
+	}
+	if rep := c.Check("SELECT name FROM topics"); !rep.OK() {
+		t.Errorf("the repaired query fails: %v", rep.Failures)
+	}
+}
+
+// C3 #24b: an unknown column through an alias is reported on the aliased
+// table, with the table that has the column as the hint.
+func TestUnknownColumnThroughAlias(t *testing.T) {
+	ex := newDB(t, `CREATE TABLE circle_kpi_4g(date TEXT, circle_name TEXT); CREATE TABLE cell_kpi_4g(date TEXT, circle_name TEXT, cell_name TEXT);`)
+	c := check.New(ex.Schema(), text2sql.DialectSQLite)
+	q := "SELECT ck.date, COUNT(DISTINCT ck.cell_name) FROM circle_kpi_4g ck GROUP BY ck.date"
+	f := one(t, q, c.Check(q), text2sql.KindUnknownColumn)
+	if !strings.Contains(f.Message, "cell_name") || !strings.Contains(f.Message, "circle_kpi_4g") {
+		t.Errorf("message %q should name cell_name and circle_kpi_4g", f.Message)
+	}
+	if !strings.Contains(f.Hint, "cell_kpi_4g") {
+		t.Errorf("hint %q should name cell_kpi_4g", f.Hint)
+	}
+	if err := ex.Check(context.Background(), q); err == nil {
+		t.Errorf("the engine accepts %s", q)
+	}
+}
+
+// C4 #25: TOP is named as another dialect's construct on SQLite and
+// PostgreSQL; the repair with LIMIT passes.
+func TestTopIsDialect(t *testing.T) {
+	ex := newDB(t, `CREATE TABLE artists(id INTEGER PRIMARY KEY, name TEXT);`)
+	q := "SELECT TOP 5 name FROM artists ORDER BY name"
+	for _, d := range []text2sql.Dialect{text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL} {
+		c := check.New(withDialect(ex.Schema(), d), d)
+		f := one(t, q, c.Check(q), text2sql.KindDialect)
+		if !strings.Contains(f.Message, "TOP") || !strings.Contains(f.Hint, "LIMIT 5") {
+			t.Errorf("%s: %v; want TOP named and LIMIT 5 hinted", d, f)
+		}
+		if !errors.Is(f, text2sql.ErrRefused) {
+			t.Errorf("%s: a dialect failure should be a refusal", d)
+		}
+		if rep := c.Check("SELECT name FROM artists ORDER BY name LIMIT 5"); !rep.OK() {
+			t.Errorf("%s: the repaired query fails: %v", d, rep.Failures)
+		}
+	}
+}
+
+// C4 #26: ILIKE, EXTRACT and NOW() are named on SQLite; the same ILIKE
+// query is accepted on PostgreSQL.
+func TestPostgresConstructsOnSQLite(t *testing.T) {
+	ex := newDB(t, `CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE t(id INTEGER PRIMARY KEY, created TEXT);`)
+	lite := check.New(ex.Schema(), text2sql.DialectSQLite)
+	pg := check.New(withDialect(ex.Schema(), text2sql.DialectPostgres), text2sql.DialectPostgres)
+	cases := []struct{ sql, construct, hint string }{
+		{"SELECT name FROM users WHERE name ILIKE '%ann%'", "ILIKE", "LIKE"},
+		{"SELECT id FROM t WHERE EXTRACT(year FROM created) = 2023", "EXTRACT", "strftime('%Y', created)"},
+		{"SELECT NOW() - created FROM t", "NOW()", "datetime('now')"},
+	}
+	for _, tc := range cases {
+		f := one(t, tc.sql, lite.Check(tc.sql), text2sql.KindDialect)
+		if !strings.Contains(f.Message, tc.construct) {
+			t.Errorf("%s: %q does not name %s", tc.sql, f.Message, tc.construct)
+		}
+		if !strings.Contains(f.Hint, strings.Split(tc.hint, "(")[0]) {
+			t.Errorf("%s: hint %q does not suggest %s", tc.sql, f.Hint, tc.hint)
+		}
+		if err := ex.Check(context.Background(), tc.sql); err == nil {
+			t.Errorf("the engine accepts %s", tc.sql)
+		}
+		if rep := pg.Check(tc.sql); !rep.OK() {
+			t.Errorf("PostgreSQL: %s fails: %v", tc.sql, rep.Failures)
+		}
+	}
+	// Variants: NOT ILIKE, lower-case, qualified columns.
+	for _, q := range []string{
+		"select u.name from users u where u.name not ilike 'x%'",
+		"SELECT id FROM t WHERE extract(MONTH from t.created) = 1",
+		"SELECT id FROM t WHERE created < now()",
+	} {
+		if rep := lite.Check(q); len(rep.Failures) != 1 || rep.Failures[0].Kind != text2sql.KindDialect {
+			t.Errorf("SQLite: %s: %v, want one dialect failure", q, rep.Failures)
+		}
+		if rep := pg.Check(q); !rep.OK() {
+			t.Errorf("PostgreSQL: %s: %v", q, rep.Failures)
+		}
+	}
+	// A column named like a construct is not one.
+	ex2 := newDB(t, `CREATE TABLE w(top INTEGER, ilike TEXT, now TEXT);`)
+	c2 := check.New(ex2.Schema(), text2sql.DialectSQLite)
+	for _, q := range []string{"SELECT top, ilike, now FROM w", "SELECT w.top FROM w ORDER BY top LIMIT 2"} {
+		if rep := c2.Check(q); !rep.OK() {
+			t.Errorf("%s: %v", q, rep.Failures)
+		}
+	}
+}
+
+// Constructs of other dialects, per target.
+func TestDialectConstructs(t *testing.T) {
+	ex := newDB(t, `CREATE TABLE sales(id INTEGER PRIMARY KEY, region TEXT, amount REAL, tags TEXT, day TEXT);`)
+	lite := ex.Schema()
+	cases := []struct {
+		d         text2sql.Dialect
+		sql       string
+		construct string // "" means accepted
+	}{
+		{text2sql.DialectSQLite, "SELECT region, COUNT(*) FROM sales GROUP BY region WITH ROLLUP", "WITH ROLLUP"},
+		{text2sql.DialectPostgres, "SELECT region, COUNT(*) FROM sales GROUP BY region WITH ROLLUP", "WITH ROLLUP"},
+		{text2sql.DialectMySQL, "SELECT region, COUNT(*) FROM sales GROUP BY region WITH ROLLUP", ""},
+		{text2sql.DialectPostgres, "SELECT region, COUNT(*) FROM sales GROUP BY ROLLUP (region)", ""},
+		{text2sql.DialectSQLite, "SELECT region, COUNT(*) FROM sales GROUP BY ROLLUP (region)", "ROLLUP"},
+		{text2sql.DialectSQLite, "SELECT amount::int FROM sales", "::"},
+		{text2sql.DialectMySQL, "SELECT amount::int FROM sales", "::"},
+		{text2sql.DialectPostgres, "SELECT amount::int, day::date, '{a}'::text[] FROM sales", ""},
+		{text2sql.DialectPostgres, "SELECT `region` FROM sales", "backtick"},
+		{text2sql.DialectSQLite, "SELECT `region` FROM sales", ""},
+		{text2sql.DialectMySQL, "SELECT `region` FROM sales", ""},
+		{text2sql.DialectPostgres, "SELECT [region] FROM sales", "square-bracket"},
+		{text2sql.DialectSQLite, "SELECT [region] FROM [sales]", ""},
+		{text2sql.DialectPostgres, "SELECT (ARRAY[1, 2])[1], region FROM sales", ""},
+		{text2sql.DialectPostgres, "SELECT IFNULL(region, '') FROM sales", "IFNULL()"},
+		{text2sql.DialectSQLite, "SELECT IFNULL(region, '') FROM sales", ""},
+		{text2sql.DialectPostgres, "SELECT region FROM sales LIMIT 10, 5", "LIMIT offset, count"},
+		{text2sql.DialectSQLite, "SELECT region FROM sales LIMIT 10, 5", ""},
+		{text2sql.DialectSQLite, "SELECT DISTINCT ON (region) region, amount FROM sales", "DISTINCT ON"},
+		{text2sql.DialectPostgres, "SELECT DISTINCT ON (region) region, amount FROM sales ORDER BY region, amount DESC", ""},
+		{text2sql.DialectMySQL, "SELECT a.region FROM sales a FULL OUTER JOIN sales b ON a.id = b.id", "FULL OUTER JOIN"},
+		{text2sql.DialectSQLite, "SELECT a.region FROM sales a FULL OUTER JOIN sales b ON a.id = b.id", ""},
+		{text2sql.DialectMySQL, "SELECT region FROM sales ORDER BY amount DESC NULLS LAST", "NULLS LAST"},
+		{text2sql.DialectSQLite, "SELECT region FROM sales ORDER BY amount DESC NULLS LAST", ""},
+		{text2sql.DialectSQLite, "SELECT region FROM sales FETCH FIRST 3 ROWS ONLY", "FETCH FIRST"},
+		{text2sql.DialectSQLite, "SELECT region FROM sales WHERE day > date('now') - INTERVAL '7 days'", "INTERVAL"},
+		{text2sql.DialectPostgres, "SELECT region FROM sales WHERE day::date > current_date - INTERVAL 7 DAY", "INTERVAL 7"},
+		{text2sql.DialectMySQL, "SELECT region FROM sales WHERE day > DATE_SUB(CURDATE(), INTERVAL 7 DAY)", ""},
+		{text2sql.DialectSQLite, "SELECT region FROM sales WHERE YEAR(day) = 2024", "YEAR()"},
+		{text2sql.DialectSQLite, "SELECT strftime('%Y', day) AS year FROM sales WHERE CAST(strftime('%Y', day) AS INTEGER) = 2024", ""},
+		{text2sql.DialectPostgres, "SELECT strftime('%Y', day) FROM sales", "STRFTIME()"},
+		{text2sql.DialectMySQL, "SELECT strftime('%Y', day) FROM sales", "STRFTIME()"},
+		{text2sql.DialectPostgres, "SELECT region FROM sales WHERE region REGEXP '^N'", "REGEXP"},
+		{text2sql.DialectSQLite, "SELECT region FROM sales WHERE region <=> 'N'", "<=>"},
+		{text2sql.DialectPostgres, "SELECT region FROM sales WHERE id == 1", "=="},
+		{text2sql.DialectSQLite, "SELECT region FROM sales WHERE id == 1", ""},
+		{text2sql.DialectSQLite, "SELECT value FROM sales, string_split(tags, ',')", "STRING_SPLIT()"},
+		{text2sql.DialectSQLite, "SELECT j.value FROM sales, json_each(sales.tags) AS j", ""},
+	}
+	for _, tc := range cases {
+		c := check.New(withDialect(lite, tc.d), tc.d)
+		rep := c.Check(tc.sql)
+		if tc.construct == "" {
+			if !rep.OK() {
+				t.Errorf("%s: %s: %v, want accepted", tc.d, tc.sql, rep.Failures)
+			}
+			continue
+		}
+		f := one(t, string(tc.d)+": "+tc.sql, rep, text2sql.KindDialect)
+		if !strings.Contains(f.Message, tc.construct) {
+			t.Errorf("%s: %s: %q does not name %s", tc.d, tc.sql, f.Message, tc.construct)
+		}
+		if f.Hint == "" {
+			t.Errorf("%s: %s: no hint", tc.d, tc.sql)
+		}
+		if tc.d == text2sql.DialectSQLite {
+			if err := ex.Check(context.Background(), tc.sql); err == nil {
+				t.Errorf("the SQLite engine accepts %s", tc.sql)
+			}
+		}
+	}
+}
+
+// Valid queries over the demo database: every name resolves (CTEs and
+// their columns, subquery aliases, select-list aliases in ORDER BY /
+// GROUP BY / HAVING / WHERE, quoted and qualified names, correlated
+// subqueries, window functions, table-valued functions). The engine
+// accepts each, and so must the checker.
+func TestValidQueriesPass(t *testing.T) {
+	ex := demoDB(t)
+	c := check.New(ex.Schema(), text2sql.DialectSQLite)
+	ctx := context.Background()
+	for _, q := range []string{
+		`SELECT s.first_name AS name, COUNT(*) AS n FROM students s JOIN enrollments e ON e.student_id = s.student_id GROUP BY name HAVING n > 2 ORDER BY n DESC, name`,
+		`WITH per(course, n) AS (SELECT course_id, COUNT(*) FROM enrollments GROUP BY course_id) SELECT c.title, per.n FROM per JOIN courses c ON c.course_id = per.course ORDER BY per.n DESC LIMIT 3`,
+		`WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t`,
+		`WITH x AS (SELECT student_id, AVG(grade_points) AS avg_gp FROM enrollments GROUP BY student_id) SELECT s.last_name, x.avg_gp FROM x JOIN students s USING (student_id) WHERE x.avg_gp > (SELECT AVG(avg_gp) FROM x)`,
+		`SELECT sub.dept, sub.total FROM (SELECT d.name AS dept, SUM(c.credits) AS total FROM departments d JOIN courses c ON c.department_id = d.department_id GROUP BY d.name) AS sub WHERE sub.total > 10`,
+		`SELECT "first_name", [last_name], ` + "`email`" + ` FROM "students" WHERE "students".entry_year = 2023`,
+		`SELECT main.students.first_name FROM main.students`,
+		`SELECT first_name FROM students WHERE last_name = "O'Connor"`,
+		`SELECT first_name FROM students s WHERE EXISTS (SELECT 1 FROM enrollments e WHERE e.student_id = s.student_id AND e.status = 'completed')`,
+		`SELECT first_name FROM students WHERE student_id NOT IN (SELECT student_id FROM enrollments)`,
+		`SELECT title, RANK() OVER w AS r, SUM(credits) OVER (PARTITION BY department_id ORDER BY credits ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running FROM courses WINDOW w AS (ORDER BY credits DESC)`,
+		`SELECT CASE WHEN grade_points >= 3.5 THEN 'high' ELSE 'low' END AS band, COUNT(*) FROM enrollments WHERE grade_points IS NOT NULL GROUP BY band`,
+		`SELECT CAST(COUNT(*) AS REAL) / (SELECT COUNT(*) FROM students) FROM enrollments WHERE status = 'withdrawn'`,
+		`SELECT title FROM courses WHERE title = 'databases' COLLATE NOCASE ORDER BY title COLLATE NOCASE`,
+		`SELECT rowid, first_name FROM students ORDER BY rowid LIMIT 2`,
+		`SELECT j.value FROM json_each('[1,2,3]') AS j`,
+		`SELECT value FROM json_each('[1,2]')`,
+		`SELECT first_name FROM students UNION SELECT first_name FROM instructors ORDER BY first_name`,
+		`SELECT d.name FROM departments d NATURAL JOIN courses LIMIT 1`,
+		`SELECT i.last_name FROM instructors i LEFT JOIN courses c ON c.instructor_id = i.instructor_id WHERE c.course_id IS NULL`,
+		`SELECT strftime('%Y', 'now') AS year, date('now', '-1 month'), julianday('now') - julianday('2020-01-01')`,
+		`SELECT * FROM (VALUES (1, 'a'), (2, 'b'))`,
+		`SELECT s.* FROM students AS s WHERE s.major_department_id IS NULL`,
+		`SELECT e.term, COUNT(DISTINCT e.student_id) FILTER (WHERE e.status = 'completed') FROM enrollments e GROUP BY 1 ORDER BY 2 DESC`,
+		`SELECT title FROM courses WHERE course_id IN courses_ids`,
+		`SELECT (SELECT COUNT(*) FROM enrollments e WHERE e.course_id = c.course_id) AS n, c.title FROM courses c ORDER BY n DESC`,
+		`SELECT first_name AS fn FROM students WHERE fn LIKE 'A%'`,
+		`SELECT first_name || ' ' || last_name AS full FROM students ORDER BY full`,
+		`SELECT COUNT(*) FROM students, departments WHERE students.major_department_id = departments.department_id`,
+		`SELECT x.n FROM (SELECT COUNT(*) AS n FROM students) x, (SELECT 1) y`,
+		`SELECT total(credits), group_concat(code, ', ') FROM courses`,
+		`SELECT iif(credits > 3, 'heavy', 'light') AS load, typeof(credits) FROM courses`,
+		`SELECT first_name FROM students WHERE entry_year BETWEEN 2020 AND 2023 AND email GLOB '*@*'`,
+	} {
+		if q == `SELECT title FROM courses WHERE course_id IN courses_ids` {
+			continue // a table that does not exist is an engine error; kept out
+		}
+		if err := ex.Check(ctx, q); err != nil {
+			t.Errorf("test case invalid, the engine rejects it: %v\n  %s", err, q)
+			continue
+		}
+		if rep := c.Check(q); !rep.OK() {
+			t.Errorf("false failure %v\n  %s", rep.Failures, q)
+		}
+	}
+}
+
+// Invalid names over the demo database: each is reported with the right
+// kind, and the engine rejects each too.
+func TestInvalidNamesFail(t *testing.T) {
+	ex := demoDB(t)
+	c := check.New(ex.Schema(), text2sql.DialectSQLite)
+	ctx := context.Background()
+	cases := []struct {
+		sql  string
+		kind text2sql.ErrorKind
+		want string // in message or hint
+	}{
+		{`SELECT first_name FROM student`, text2sql.KindUnknownTable, `"students"`},
+		{`SELECT s.first_name FROM students s JOIN enrolments e ON e.student_id = s.student_id`, text2sql.KindUnknownTable, `"enrollments"`},
+		{`SELECT s.firstname FROM students s`, text2sql.KindUnknownColumn, `"first_name"`},
+		{`SELECT grade FROM enrollments`, text2sql.KindUnknownColumn, "grade"},
+		{`SELECT title FROM courses ORDER BY credit DESC`, text2sql.KindUnknownColumn, `"credits"`},
+		{`SELECT title FROM courses WHERE department_id IN (SELECT id FROM departments)`, text2sql.KindUnknownColumn, "no such column: id"},
+		{`WITH per AS (SELECT course_id, COUNT(*) AS n FROM enrollments GROUP BY course_id) SELECT per.total FROM per`, text2sql.KindUnknownColumn, "per.total"},
+		{`SELECT sub.total FROM (SELECT COUNT(*) AS n FROM students) AS sub`, text2sql.KindUnknownColumn, "sub.total"},
+		{`SELECT x.first_name FROM students s`, text2sql.KindUnknownColumn, "s (students)"},
+		{`SELECT students.first_name FROM students s`, text2sql.KindUnknownColumn, "students.first_name"},
+		{`SELECT c.title, d.name FROM courses c`, text2sql.KindUnknownColumn, "d.name"},
+		{`SELECT c.* FROM courses AS co`, text2sql.KindUnknownTable, "c.*"},
+		{`SELECT first_name AS fn, fn || '!' FROM students`, text2sql.KindUnknownColumn, "fn"},
+		{`SELECT e.grade_points FROM enrollments e WHERE e.statu = 'completed'`, text2sql.KindUnknownColumn, `"status"`},
+		{`SELECT title FROM courses c WHERE EXISTS (SELECT 1 FROM enrollments e WHERE e.course = c.course_id)`, text2sql.KindUnknownColumn, "e.course"},
+		{`SELECT title FROM courses WHERE credits = (SELECT MAX(credit) FROM courses)`, text2sql.KindUnknownColumn, "credit"},
+		{`SELECT d.name, COUNT(*) FROM departments d JOIN courses c USING (dept_id) GROUP BY d.name`, text2sql.KindUnknownColumn, "dept_id"},
+	}
+	for _, tc := range cases {
+		if err := ex.Check(ctx, tc.sql); err == nil {
+			t.Errorf("test case invalid, the engine accepts it: %s", tc.sql)
+			continue
+		}
+		rep := c.Check(tc.sql)
+		if rep.OK() {
+			t.Errorf("not caught: %s", tc.sql)
+			continue
+		}
+		f := rep.Failures[0]
+		if f.Kind != tc.kind || !strings.Contains(f.Message+" "+f.Hint, tc.want) {
+			t.Errorf("%s:\n  got %v, want kind %s mentioning %q", tc.sql, f, tc.kind, tc.want)
+		}
+	}
+}
+
+// PostgreSQL folds and quotes differently: a double-quoted name is always
+// an identifier; a whole-row reference names a table.
+func TestPostgresNames(t *testing.T) {
+	db := &schema.Database{Name: "shop", Dialect: text2sql.DialectPostgres, Tables: []*schema.Table{
+		{Schema: "public", Name: "users", Columns: []schema.Column{{Name: "id", Type: "integer", NotNull: true}, {Name: "name", Type: "text"}}, PrimaryKey: []string{"id"}},
+		{Schema: "sales", Name: "orders", Columns: []schema.Column{{Name: "id", Type: "integer"}, {Name: "user_id", Type: "integer"}, {Name: "total", Type: "numeric"}}},
+	}}
+	c := check.New(db, "")
+	if c.Dialect() != text2sql.DialectPostgres {
+		t.Fatalf("dialect %s", c.Dialect())
+	}
+	for _, q := range []string{
+		`SELECT u.name, o.total FROM public.users u JOIN sales.orders o ON o.user_id = u.id`,
+		`SELECT users FROM users`,
+		`SELECT n.nspname FROM pg_catalog.pg_namespace n`,
+		`SELECT table_name FROM information_schema.tables`,
+		`SELECT g FROM generate_series(1, 3) AS g`,
+		`SELECT x.v FROM unnest(ARRAY[1, 2]) AS x(v)`,
+		`SELECT name FROM users WHERE name ILIKE 'a%' AND id = ANY('{1,2}'::int[])`,
+		`SELECT EXTRACT(YEAR FROM now()), date_trunc('month', now()) AT TIME ZONE 'UTC', now() - INTERVAL '1 day'`,
+		`SELECT make_interval(days => 3)`,
+		`SELECT name FROM users ORDER BY name NULLS LAST`,
+	} {
+		if rep := c.Check(q); !rep.OK() {
+			t.Errorf("false failure %v\n  %s", rep.Failures, q)
+		}
+	}
+	q := `SELECT name FROM users WHERE name = "Alice"`
+	f := one(t, q, c.Check(q), text2sql.KindUnknownColumn)
+	if !strings.Contains(f.Hint, "'Alice'") {
+		t.Errorf("hint %q should suggest single quotes", f.Hint)
+	}
+	q = `SELECT x FROM sales.nothere`
+	one(t, q, c.Check(q), text2sql.KindUnknownTable)
+	// An unknown schema is not the checker's to judge.
+	if rep := c.Check(`SELECT a FROM elsewhere.t`); !rep.OK() {
+		t.Errorf("unknown schema: %v", rep.Failures)
+	}
+}
+
+// MySQL reads "…" as a string, so an unresolved one is no failure.
+func TestMySQLNames(t *testing.T) {
+	db := &schema.Database{Name: "shop", Dialect: text2sql.DialectMySQL, Tables: []*schema.Table{
+		{Name: "users", Columns: []schema.Column{{Name: "id", Type: "int"}, {Name: "name", Type: "varchar(40)"}}},
+	}}
+	c := check.New(db, "")
+	for _, q := range []string{
+		`SELECT name FROM users WHERE name = "Alice"`,
+		`SELECT shop.users.name FROM shop.users`,
+		"SELECT `name` FROM `users` WHERE MATCH (name) AGAINST ('al' IN NATURAL LANGUAGE MODE)",
+		`SELECT DATE_ADD(NOW(), INTERVAL id DAY), TIMESTAMPDIFF(YEAR, NOW(), NOW()), CONVERT(name, CHAR), CAST(id AS SIGNED) FROM users`,
+		`SELECT 1 FROM dual`,
+		`SELECT GROUP_CONCAT(name ORDER BY name SEPARATOR ', ') FROM users`,
+	} {
+		if rep := c.Check(q); !rep.OK() {
+			t.Errorf("false failure %v\n  %s", rep.Failures, q)
+		}
+	}
+	q := `SELECT nam FROM users`
+	one(t, q, c.Check(q), text2sql.KindUnknownColumn)
+}
+
+// Err combines several failures into one SQLError.
+func TestReportErr(t *testing.T) {
+	ex := demoDB(t)
+	c := check.New(ex.Schema(), text2sql.DialectSQLite)
+	if err := c.Failure("SELECT 1"); err != nil {
+		t.Errorf("Err() = %v, want nil", err)
+	}
+	rep := c.Check("SELECT TOP 3 titel FROM course")
+	if len(rep.Failures) != 2 {
+		t.Fatalf("failures = %v", rep.Failures)
+	}
+	e := rep.Err()
+	if e.Kind != rep.Failures[0].Kind || !strings.Contains(e.Message, "TOP") || !strings.Contains(e.Message, "course") || !strings.Contains(e.Hint, `"courses"`) {
+		t.Errorf("Err() = %v", e)
+	}
+}
+
+// Text that is not one statement, or that the checker cannot parse, is
+// left to the guard and the engine: no failure.
+func TestNotOneStatement(t *testing.T) {
+	ex := demoDB(t)
+	c := check.New(ex.Schema(), text2sql.DialectSQLite)
+	for _, q := range []string{"", ";", "SELECT 1; SELECT nope FROM nothere", "SELECT (", "SELECT nope FROM (", "DROP TABLE nothere", "EXPLAIN SELECT nope FROM nothere"} {
+		if rep := c.Check(q); !rep.OK() {
+			t.Errorf("%q: %v", q, rep.Failures)
+		}
+	}
+	// Without a schema, only the dialect checks run.
+	nc := check.New(nil, "")
+	if rep := nc.Check("SELECT nope FROM nothere"); !rep.OK() {
+		t.Errorf("nil schema: %v", rep.Failures)
+	}
+	if rep := nc.Check("SELECT TOP 1 nope FROM nothere"); len(rep.Failures) != 1 {
+		t.Errorf("nil schema, TOP: %v", rep.Failures)
+	}
+}

@@ -1,0 +1,253 @@
+// Package stagekit holds what the LLM-backed stages other than the
+// generator share: one structured model call with a bounded re-ask,
+// lenient reading of a JSON object from a model's answer, and rendering of
+// the retrieved context, plans and earlier attempts for a prompt.
+package stagekit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/generator"
+)
+
+// Retry is returned by a Call's Parse when the answer cannot be used and
+// the model should be asked again: Note is what it is told, Err is the
+// error returned when no re-ask is left (an *text2sql.OutputError).
+type Retry struct {
+	Note string // sent to the model as the next user message
+	Err  error  // returned when no re-ask is left
+}
+
+// Error returns Err's message.
+func (r *Retry) Error() string { return r.Err.Error() }
+
+// Unwrap returns Err.
+func (r *Retry) Unwrap() error { return r.Err }
+
+// Call is one structured model call with a bounded re-ask.
+type Call struct {
+	Model       text2sql.Model  // the model called
+	System      string          // the system instruction
+	User        string          // the first user message
+	Schema      json.RawMessage // the answer's JSON Schema (structured output)
+	Temperature float64         // in [0, 2]
+	// MaxReasks bounds the extra calls made when Parse returns a *Retry.
+	MaxReasks int
+	// Parse reads an answer: nil when it is usable, a *Retry when the
+	// model should try again, any other error to stop at once.
+	Parse func(text string) error
+}
+
+// maxEcho bounds the malformed answer echoed back in a re-ask, in runes.
+const maxEcho = 1000
+
+// Run makes the call and returns every model call made, each with its
+// prompt (generator.Transcript), and the error that ended it: nil, the
+// *Retry's Err when the re-asks are spent, the model's error wrapped, or
+// ctx's error.
+func (c Call) Run(ctx context.Context) ([]text2sql.ModelCall, error) {
+	if c.Model == nil {
+		return nil, fmt.Errorf("%w: no model", text2sql.ErrInvalidConfig)
+	}
+	temp := c.Temperature
+	msgs := []text2sql.Message{{Role: text2sql.RoleUser, Content: c.User}}
+	var calls []text2sql.ModelCall
+	for n := 0; ; n++ {
+		if err := ctx.Err(); err != nil {
+			return calls, err
+		}
+		req := text2sql.ModelRequest{System: c.System, Messages: append([]text2sql.Message(nil), msgs...), Schema: c.Schema, Temperature: &temp}
+		start := time.Now()
+		resp, err := c.Model.Complete(ctx, req)
+		if err != nil {
+			return calls, fmt.Errorf("model call: %w", err)
+		}
+		if resp == nil {
+			return calls, fmt.Errorf("model call: %w: no response", text2sql.ErrModel)
+		}
+		calls = append(calls, text2sql.ModelCall{Model: resp.Model, Usage: resp.Usage, Duration: time.Since(start),
+			Prompt: generator.Transcript(req.System, req.Messages)})
+		perr := c.Parse(resp.Text)
+		if perr == nil {
+			return calls, nil
+		}
+		var r *Retry
+		if !errors.As(perr, &r) {
+			return calls, perr
+		}
+		if n >= c.MaxReasks {
+			return calls, r.Err
+		}
+		msgs = append(msgs,
+			text2sql.Message{Role: text2sql.RoleAssistant, Content: Cut(resp.Text, maxEcho)},
+			text2sql.Message{Role: text2sql.RoleUser, Content: r.Note})
+	}
+}
+
+// Object is a decoded JSON object with its values kept raw.
+type Object map[string]json.RawMessage
+
+// Get returns the value of the first of keys present: an exact match,
+// else one that differs in case or in "_" and "-".
+func (o Object) Get(keys ...string) (json.RawMessage, bool) {
+	for _, k := range keys {
+		if v, ok := o[k]; ok {
+			return v, true
+		}
+	}
+	norm := func(s string) string {
+		return strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(s))
+	}
+	for _, k := range keys {
+		for ok, v := range o {
+			if norm(ok) == norm(k) {
+				return v, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// String reads a string value (any other JSON value is rendered as JSON;
+// null is "").
+func String(v json.RawMessage) string {
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		return strings.TrimSpace(s)
+	}
+	if t := strings.TrimSpace(string(v)); t != "null" {
+		return t
+	}
+	return ""
+}
+
+// Strings reads a list of strings: an array (non-string entries rendered
+// as JSON, empty ones dropped), or one string split into lines.
+func Strings(v json.RawMessage) []string {
+	var arr []json.RawMessage
+	if err := json.Unmarshal(v, &arr); err == nil {
+		var out []string
+		for _, x := range arr {
+			if s := String(x); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	var out []string
+	for _, line := range strings.Split(String(v), "\n") {
+		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "-*•"))
+		if line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// Bool reads a boolean leniently: true/false, or the strings "true",
+// "false", "yes", "no".
+func Bool(v json.RawMessage) (b, ok bool) {
+	if err := json.Unmarshal(v, &b); err == nil {
+		return b, true
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "true", "yes":
+			return true, true
+		case "false", "no":
+			return false, true
+		}
+	}
+	return false, false
+}
+
+// maxObjectStarts bounds the "{" positions tried.
+const maxObjectStarts = 256
+
+// FindObject returns the last JSON object in text (whole, in a code
+// fence or after prose) for which accept is true, searching nested
+// objects too. It never panics.
+func FindObject(text string, accept func(Object) bool) (Object, bool) {
+	var (
+		last  Object
+		found bool
+		tries int
+	)
+	for i := 0; i < len(text) && tries < maxObjectStarts; i++ {
+		if text[i] != '{' {
+			continue
+		}
+		tries++
+		dec := json.NewDecoder(strings.NewReader(text[i:]))
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			continue
+		}
+		if o, ok := find(v, accept, 0); ok {
+			last, found = o, true
+		}
+		i += int(dec.InputOffset()) - 1
+	}
+	return last, found
+}
+
+func find(v any, accept func(Object) bool, depth int) (Object, bool) {
+	if depth > 4 {
+		return nil, false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		o := Object{}
+		for k, val := range x {
+			b, err := json.Marshal(val)
+			if err != nil {
+				return nil, false
+			}
+			o[k] = b
+		}
+		if accept(o) {
+			return o, true
+		}
+		for _, val := range x {
+			if o, ok := find(val, accept, depth+1); ok {
+				return o, true
+			}
+		}
+	case []any:
+		for _, val := range x {
+			if o, ok := find(val, accept, depth+1); ok {
+				return o, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// Cut returns s cut to at most n runes, with "…" when it was cut.
+func Cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for k := 0; k < n; k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i] + "…"
+}
+
+// OneLine collapses white space, newlines included.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Indent indents the lines after the first of s by pad.
+func Indent(s, pad string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\n"+pad)
+}

@@ -1,0 +1,53 @@
+package judge_test
+
+import (
+	"errors"
+	"testing"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/judge"
+)
+
+// FuzzParseVerdict: ParseVerdict never panics; a rejection always names a
+// stage of the three, an acceptance none.
+func FuzzParseVerdict(f *testing.F) {
+	for _, s := range []string{`{"ok": true}`, `{"ok": false, "stage": "plan", "hints": "a\nb"}`, `{"ok": "yes"`, "```json\n{\"correct\": false, \"fault\": \"schema\"}\n```", `{"ok": false, "stage": 3}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		v, err := judge.ParseVerdict(text)
+		if err != nil {
+			var oe *text2sql.OutputError
+			if !errors.As(err, &oe) || oe.Raw != text {
+				t.Fatalf("err = %v", err)
+			}
+			return
+		}
+		switch {
+		case v.OK && (v.Stage != "" || v.Terms != nil || v.Tables != nil):
+			t.Fatalf("accepted verdict with a stage: %+v", v)
+		case !v.OK && v.Stage != text2sql.StageRetrieval && v.Stage != text2sql.StagePlan && v.Stage != text2sql.StageSQL:
+			t.Fatalf("rejection without a stage: %+v", v)
+		}
+	})
+}
+
+// FuzzSample: Sample never panics and stays within its budget whatever
+// the values.
+func FuzzSample(f *testing.F) {
+	f.Add("a", "b\nc", 100, 3)
+	f.Add("", "'''", 1, 0)
+	f.Fuzz(func(t *testing.T, col, val string, budget, rows int) {
+		if rows < 0 || rows > 500 {
+			return
+		}
+		res := &text2sql.Result{Columns: []string{col, "x"}, RowCount: rows}
+		for i := 0; i < rows; i++ {
+			res.Rows = append(res.Rows, []any{val, []byte(val)})
+		}
+		s := judge.Sample(res, budget)
+		if s == "" {
+			t.Fatal("empty sample")
+		}
+	})
+}

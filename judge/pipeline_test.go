@@ -1,0 +1,134 @@
+package judge_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/check"
+	"github.com/text2sql-go/text2sql/demo"
+	"github.com/text2sql-go/text2sql/executor/sqlite"
+	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/judge"
+	"github.com/text2sql-go/text2sql/llm/llmtest"
+	"github.com/text2sql-go/text2sql/planner"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// script answers each stage's calls in turn, telling the stages apart by
+// their system instructions, and records the prompts.
+type script struct {
+	mu      sync.Mutex
+	replies map[string][]string
+	prompts map[string][]string
+}
+
+func (s *script) model(t *testing.T) *llmtest.Model {
+	return llmtest.Func(func(req text2sql.ModelRequest) (string, error) {
+		stage := ""
+		switch {
+		case strings.HasPrefix(req.System, "You plan queries"):
+			stage = "plan"
+		case strings.HasPrefix(req.System, "You translate questions"):
+			stage = "sql"
+		case strings.HasPrefix(req.System, "You review one attempt"):
+			stage = "judge"
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.prompts[stage] = append(s.prompts[stage], req.Messages[len(req.Messages)-1].Content)
+		if len(s.replies[stage]) == 0 {
+			t.Errorf("unexpected %q call", stage)
+			return "", llmtest.ErrExhausted
+		}
+		r := s.replies[stage][0]
+		s.replies[stage] = s.replies[stage][1:]
+		return r, nil
+	})
+}
+
+// The stages wired into the pipeline on the demo database: the plan is
+// made once; a TOP is caught by the checker before execution and fixed;
+// the judge rejects the SQL with a hint, the redo keeps retrieval and
+// plan, and the judge accepts. Exactly 1 plan, 3 generate and 2 judge
+// calls.
+func TestStagesInPipeline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "registrar.sqlite")
+	if err := demo.Create(path); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	db := ex.Schema()
+	question := "Which course has the best average grade?"
+	retrievals := 0
+	ret := text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Context, error) {
+		retrievals++
+		tables := []*schema.Table{db.Lookup("courses"), db.Lookup("enrollments")}
+		return &text2sql.Context{Question: req.Question, Dialect: text2sql.DialectSQLite, Schema: db.DDL(tables),
+			Tables: []text2sql.TableRef{{Name: "courses", Reason: "retrieved", Score: 0.03}, {Name: "enrollments", Reason: "retrieved", Score: 0.02}}}, nil
+	})
+	s := &script{prompts: map[string][]string{}, replies: map[string][]string{
+		"plan": {`{"database": "registrar", "objects": [{"kind": "table", "name": "courses", "value": ""}, {"kind": "column", "name": "enrollments.grade_points", "value": ""}],
+		  "instruction": ["Join enrollments to courses on course_id.", "Average grade_points per course.", "Keep the best."], "output": "title"}`},
+		"sql": {
+			`{"answerable": true, "sql": "SELECT TOP 1 c.title FROM courses c JOIN enrollments e ON e.course_id = c.course_id GROUP BY c.title ORDER BY AVG(e.grade_points) DESC", "explanation": "x"}`,
+			`{"answerable": true, "sql": "SELECT c.title FROM courses c JOIN enrollments e ON e.course_id = c.course_id GROUP BY c.title ORDER BY AVG(e.grade_points) LIMIT 1", "explanation": "x"}`,
+			`{"answerable": true, "sql": "SELECT c.title FROM courses c JOIN enrollments e ON e.course_id = c.course_id GROUP BY c.title ORDER BY AVG(e.grade_points) DESC LIMIT 1", "explanation": "x"}`,
+		},
+		"judge": {
+			`{"ok": false, "stage": "sql", "reason": "ascending order returns the worst course", "hints": ["sort DESC"], "terms": [], "tables": []}`,
+			`{"ok": true, "stage": "", "reason": "the best course", "hints": [], "terms": [], "tables": []}`,
+		},
+	}}
+	m := s.model(t)
+	pl, err := planner.New(m, planner.Options{Schema: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := generator.New(m, generator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jd, err := judge.New(m, judge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chk := check.New(db, text2sql.DialectSQLite)
+	p, err := text2sql.New(text2sql.Config{Retriever: ret, Planner: pl, Generator: gen, Judge: jd, Executor: chk.Executor(ex), MaxRepairs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans, err := p.Ask(context.Background(), question)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Status != text2sql.StatusVerified || len(ans.Attempts) != 3 || !strings.Contains(ans.SQL, "DESC LIMIT 1") {
+		t.Fatalf("status %s, %d attempts, SQL %q", ans.Status, len(ans.Attempts), ans.SQL)
+	}
+	if n := m.CallCount(); n != 6 || len(s.prompts["plan"]) != 1 || len(s.prompts["sql"]) != 3 || len(s.prompts["judge"]) != 2 || retrievals != 1 {
+		t.Errorf("%d calls: plan %d, sql %d, judge %d; %d retrievals", n, len(s.prompts["plan"]), len(s.prompts["sql"]), len(s.prompts["judge"]), retrievals)
+	}
+	first := ans.Attempts[0].Result
+	if first == nil || first.Error == nil || first.Error.Kind != text2sql.KindDialect || !strings.Contains(first.Error.Message, "TOP") {
+		t.Errorf("attempt 1 result: %+v", first)
+	}
+	if !strings.Contains(s.prompts["sql"][1], "TOP is not SQLite syntax") || !strings.Contains(s.prompts["sql"][0], "Translate this plan") {
+		t.Errorf("the generator did not see the plan or the dialect failure")
+	}
+	if !strings.Contains(s.prompts["judge"][0], "showing 1 of 1 rows") || !strings.Contains(s.prompts["judge"][1], "ascending order returns the worst course") {
+		t.Errorf("judge prompts lack the sample or the earlier review")
+	}
+	if ans.Plan == nil || ans.Plan.Objects[1].Name != "enrollments.grade_points" || len(ans.Plan.Calls) != 1 {
+		t.Errorf("plan %+v", ans.Plan)
+	}
+	if ans.Trace.ModelCalls != 6 {
+		t.Errorf("trace counts %d model calls", ans.Trace.ModelCalls)
+	}
+}
