@@ -37,7 +37,7 @@ type Config struct {
 	DisableNoProgress bool
 	// Checker runs deterministic checks before execution (failures are
 	// repaired like execution errors) and after it (warnings go to the
-	// judge). Optional.
+	// judge). Optional; see package check.
 	Checker Checker
 	// MaxModelCalls bounds the model calls of one run, over every stage;
 	// 0 means DefaultMaxModelCalls, a negative value means no bound.
@@ -304,11 +304,7 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 			}
 			return r.exhausted(fmt.Errorf("%s: %w", a.Error, cause))
 		}
-		failed, err := r.check(ctx, a)
-		if err != nil {
-			return r.fail(err)
-		}
-		if !failed {
+		if !r.check(a) {
 			if err := r.execute(ctx, a); err != nil {
 				return r.fail(err)
 			}
@@ -321,9 +317,7 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 			redo = StageSQL
 			continue
 		}
-		if err := r.warn(ctx, a); err != nil {
-			return r.fail(err)
-		}
+		r.warn(ctx, a)
 		if p.cfg.Judge == nil || (p.cfg.JudgeWhen == WhenHard && !p.cfg.Hard(r.ans.Context, a.Candidate.SQL)) {
 			r.settle(a)
 			r.ans.Attempts = append(r.ans.Attempts, *a)
@@ -331,6 +325,13 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 			return r.ans, nil
 		}
 		v, err := r.judge(ctx, a)
+		if errors.As(err, &outErr) {
+			// The judge's answer was unusable: the attempt executed but
+			// stays unverified.
+			a.Error = err.Error()
+			r.ans.Attempts = append(r.ans.Attempts, *a)
+			return r.unverified()
+		}
 		if err != nil {
 			return r.fail(err)
 		}
@@ -490,7 +491,18 @@ func (r *run) plan(ctx context.Context, hints []string) error {
 	start := time.Now()
 	pl, err := r.p.cfg.Planner.Plan(ctx, PlanRequest{Question: r.ans.Question, Context: r.ans.Context, Attempts: r.ans.Attempts, Hints: hints})
 	if err != nil {
-		r.trace.add(StagePlan, len(r.ans.Attempts)+1, start, nil, "error: "+err.Error())
+		var calls []ModelCall
+		if pl != nil {
+			calls = pl.Calls
+		}
+		var outErr *OutputError
+		if errors.As(err, &outErr) {
+			// An unusable plan is not fatal: generate from the question.
+			r.curPlan = nil
+			r.trace.add(StagePlan, len(r.ans.Attempts)+1, start, calls, "error: "+err.Error()+"; continuing without a plan")
+			return nil
+		}
+		r.trace.add(StagePlan, len(r.ans.Attempts)+1, start, calls, "error: "+err.Error())
 		return fmt.Errorf("plan: %w", err)
 	}
 	r.curPlan = pl
@@ -562,47 +574,27 @@ func (r *run) execute(ctx context.Context, a *Attempt) error {
 	return nil
 }
 
-// check runs the checker before execution. When it fails the SQL, the
-// failures become the attempt's result error, as an execution error would.
-func (r *run) check(ctx context.Context, a *Attempt) (failed bool, err error) {
+// check runs the checker before execution. A failure becomes the
+// attempt's result error, as an execution error would.
+func (r *run) check(a *Attempt) (failed bool) {
 	if r.p.cfg.Checker == nil {
-		return false, nil
+		return false
 	}
 	start := time.Now()
-	rep, err := r.p.cfg.Checker.Check(ctx, CheckRequest{SQL: a.Candidate.SQL, Context: r.ans.Context})
-	if err != nil {
-		r.trace.add(StageCheck, a.N, start, nil, "error: "+err.Error())
-		return false, fmt.Errorf("check: %w", err)
+	if e := r.p.cfg.Checker.Failure(a.Candidate.SQL); e != nil {
+		a.Result = &Result{Error: e}
+		r.trace.add(StageCheck, a.N, start, nil, "failed: "+e.Error())
+		return true
 	}
-	if rep == nil || len(rep.Failures) == 0 {
-		r.trace.add(StageCheck, a.N, start, nil, "ok")
-		return false, nil
-	}
-	e := *rep.Failures[0]
-	for _, f := range rep.Failures[1:] {
-		e.Message += "; " + f.Message
-		if f.Hint != "" {
-			e.Hint = strings.TrimPrefix(e.Hint+"; "+f.Hint, "; ")
-		}
-	}
-	a.Result = &Result{Error: &e}
-	r.trace.add(StageCheck, a.N, start, nil, "failed: "+e.Error())
-	return true, nil
+	r.trace.add(StageCheck, a.N, start, nil, "ok")
+	return false
 }
 
 // warn collects the checker's warnings on an executed attempt.
-func (r *run) warn(ctx context.Context, a *Attempt) error {
-	if r.p.cfg.Checker == nil {
-		return nil
+func (r *run) warn(ctx context.Context, a *Attempt) {
+	if r.p.cfg.Checker != nil {
+		a.Warnings = r.p.cfg.Checker.Warn(ctx, a.Candidate.SQL, a.Result)
 	}
-	rep, err := r.p.cfg.Checker.Check(ctx, CheckRequest{SQL: a.Candidate.SQL, Context: r.ans.Context, Result: a.Result})
-	if err != nil {
-		return fmt.Errorf("check: %w", err)
-	}
-	if rep != nil {
-		a.Warnings = rep.Warnings
-	}
-	return nil
 }
 
 func (r *run) judge(ctx context.Context, a *Attempt) (*Verdict, error) {
@@ -612,7 +604,11 @@ func (r *run) judge(ctx context.Context, a *Attempt) (*Verdict, error) {
 		Warnings: a.Warnings,
 	})
 	if err != nil {
-		r.trace.add(StageJudge, a.N, start, nil, "error: "+err.Error())
+		var calls []ModelCall
+		if v != nil {
+			calls = v.Calls
+		}
+		r.trace.add(StageJudge, a.N, start, calls, "error: "+err.Error())
 		return nil, fmt.Errorf("judge: %w", err)
 	}
 	outcome := "ok"

@@ -73,29 +73,19 @@ type Guard interface {
 	Check(ctx context.Context, sql string) error
 }
 
-// Checker runs deterministic checks (no model) on generated SQL: before
-// execution (CheckRequest.Result nil) its failures go back to the generator
-// like execution errors; after execution (Result set) its warnings go to the
-// judge.
+// Checker runs deterministic checks (no model) on generated SQL. Failure
+// runs before execution: a non-nil error goes back to the generator like an
+// execution error. Warn runs after a successful execution: its warnings go
+// to the judge. The default implementation is package check.
 type Checker interface {
-	Check(ctx context.Context, req CheckRequest) (*CheckReport, error)
-}
-
-// CheckRequest asks for the deterministic checks of one statement.
-type CheckRequest struct {
-	SQL     string
-	Context *Context
-	Result  *Result // nil before execution
-}
-
-// CheckReport is what the deterministic checks found.
-type CheckReport struct {
-	// Failures are errors the SQL cannot be right with: unknown tables or
-	// columns (with a hint), constructs of another dialect.
-	Failures []*SQLError
-	// Warnings are doubts for the judge: integer division in a ratio, an
-	// empty result, a LIMIT cutting through ties.
-	Warnings []string
+	// Failure returns nil, or one error standing for every reason the SQL
+	// cannot be right: unknown tables or columns (with a hint), constructs
+	// of another dialect.
+	Failure(sql string) *SQLError
+	// Warn returns doubts about an executed statement, each "kind: message":
+	// integer division in a ratio, NULLs in ORDER BY, an empty result, a
+	// LIMIT cutting through ties.
+	Warn(ctx context.Context, sql string, res *Result) []string
 }
 
 // Judge reviews a whole attempt and says whether it answers the question,
@@ -155,14 +145,6 @@ type JudgeFunc func(ctx context.Context, req JudgeRequest) (*Verdict, error)
 
 // Judge calls f.
 func (f JudgeFunc) Judge(ctx context.Context, req JudgeRequest) (*Verdict, error) { return f(ctx, req) }
-
-// CheckerFunc lets a plain function serve as a Checker.
-type CheckerFunc func(ctx context.Context, req CheckRequest) (*CheckReport, error)
-
-// Check calls f.
-func (f CheckerFunc) Check(ctx context.Context, req CheckRequest) (*CheckReport, error) {
-	return f(ctx, req)
-}
 
 // ModelFunc lets a plain function serve as a Model.
 type ModelFunc func(ctx context.Context, req ModelRequest) (*ModelResponse, error)

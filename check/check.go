@@ -72,6 +72,8 @@ func New(db *schema.Database, dialect text2sql.Dialect) *Checker {
 	return &Checker{db: db, dialect: dialect, probeTimeout: DefaultProbeTimeout, maxProbes: DefaultMaxProbes}
 }
 
+var _ text2sql.Checker = (*Checker)(nil)
+
 // WithProbe returns a copy of c that runs probe queries through ex in
 // Warn: at most DefaultMaxProbes read-only SELECTs per call, built from
 // the schema model's quoted names (never from the checked SQL, except the

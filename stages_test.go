@@ -1,0 +1,188 @@
+package text2sql_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/check"
+	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/judge"
+	"github.com/text2sql-go/text2sql/llm/llmtest"
+	"github.com/text2sql-go/text2sql/planner"
+)
+
+// stageScript is one scripted model serving the planner, the generator and
+// the judge, telling them apart by their system instructions, with replies
+// and a call count per stage.
+type stageScript struct {
+	mu      sync.Mutex
+	replies map[string][]string
+	calls   map[string]int
+}
+
+func (s *stageScript) model(t *testing.T) text2sql.Model {
+	return llmtest.Func(func(req text2sql.ModelRequest) (string, error) {
+		stage := "sql"
+		switch {
+		case strings.HasPrefix(req.System, "You plan queries"):
+			stage = "plan"
+		case strings.HasPrefix(req.System, "You review one attempt"):
+			stage = "judge"
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.calls[stage]++
+		rs := s.replies[stage]
+		if len(rs) == 0 {
+			t.Errorf("unexpected %s call", stage)
+			return "", llmtest.ErrExhausted
+		}
+		if len(rs) > 1 {
+			s.replies[stage] = rs[1:]
+		}
+		return rs[0], nil
+	})
+}
+
+const (
+	planReply = `{"database": "registrar", "objects": [{"kind": "table", "name": "students", "value": ""}], "instruction": ["Count the rows of students."], "output": "one number"}`
+	judgeOK   = `{"ok": true, "stage": "", "reason": "answers the question", "hints": [], "terms": [], "tables": []}`
+)
+
+func verdict(stage, reason string) string {
+	return `{"ok": false, "stage": "` + stage + `", "reason": "` + reason + `", "hints": ["look again"], "terms": ["pupil"], "tables": ["students"]}`
+}
+
+// stagePipeline wires the real planner, generator, judge and checker to one
+// scripted model, with a retriever that counts its calls.
+func (s *demoStack) stagePipeline(t *testing.T, sc *stageScript, cfg text2sql.Config) (*text2sql.Pipeline, *int) {
+	t.Helper()
+	m := sc.model(t)
+	db := s.executor.Schema()
+	pl, err := planner.New(m, planner.Options{Schema: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := generator.New(m, generator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jd, err := judge.New(m, judge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	retrievals := new(int)
+	cfg.Retriever = text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Context, error) {
+		*retrievals++
+		return s.retriever.Retrieve(ctx, req)
+	})
+	cfg.Planner, cfg.Generator, cfg.Judge, cfg.Executor = pl, gen, jd, s.executor
+	cfg.Checker = check.New(db, text2sql.DialectSQLite).WithProbe(s.executor)
+	p, err := text2sql.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, retrievals
+}
+
+func TestStagedRepair(t *testing.T) {
+	const good = "SELECT count(*) FROM students"
+	cases := []struct {
+		name       string
+		sql, judge []string
+		// want: calls per stage, retrievals, status
+		plan, gen, judges, retrievals int
+		status                        text2sql.Status
+	}{
+		{name: "verified first time", sql: []string{reply(good)}, judge: []string{judgeOK},
+			plan: 1, gen: 1, judges: 1, retrievals: 1, status: text2sql.StatusVerified},
+		// The checker catches an unknown column before execution; one
+		// repair fixes it, and no judge call is spent on the failure.
+		{name: "check failure then fix", sql: []string{reply("SELECT count(nope) FROM students"), reply(good)}, judge: []string{judgeOK},
+			plan: 1, gen: 2, judges: 1, retrievals: 1, status: text2sql.StatusVerified},
+		// A SQL fault keeps retrieval and plan.
+		{name: "sql fault", sql: []string{reply("SELECT count(*) FROM instructors"), reply(good)}, judge: []string{verdict("sql", "wrong table"), judgeOK},
+			plan: 1, gen: 2, judges: 2, retrievals: 1, status: text2sql.StatusVerified},
+		// A plan fault keeps the retrieval and redoes plan and SQL.
+		{name: "plan fault", sql: []string{reply("SELECT count(*) FROM instructors"), reply(good)}, judge: []string{verdict("plan", "plans the wrong table"), judgeOK},
+			plan: 2, gen: 2, judges: 2, retrievals: 1, status: text2sql.StatusVerified},
+		// A retrieval fault redoes everything.
+		{name: "retrieval fault", sql: []string{reply("SELECT count(*) FROM instructors"), reply(good)}, judge: []string{verdict("retrieval", "students table missing"), judgeOK},
+			plan: 2, gen: 2, judges: 2, retrievals: 2, status: text2sql.StatusVerified},
+		// A fix at the SQL stage that did not help escalates to the plan.
+		{name: "escalation", sql: []string{reply("SELECT count(*) FROM instructors"), reply("SELECT count(*) FROM courses"), reply(good)},
+			judge: []string{verdict("sql", "wrong table"), verdict("plan", "the SQL fix did not help: the plan is wrong"), judgeOK},
+			plan: 2, gen: 3, judges: 3, retrievals: 1, status: text2sql.StatusVerified},
+		// Repairs spent with the judge still rejecting: the best executed
+		// attempt, unverified, with every attempt.
+		{name: "budget exhausted", sql: []string{reply("SELECT count(*) FROM instructors"), reply("SELECT count(*) FROM courses"), reply("SELECT count(*) FROM departments")},
+			judge: []string{verdict("sql", "wrong table")},
+			plan: 1, gen: 3, judges: 3, retrievals: 1, status: text2sql.StatusUnverified},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newDemoStack(t)
+			sc := &stageScript{calls: map[string]int{}, replies: map[string][]string{"plan": {planReply}, "sql": c.sql, "judge": c.judge}}
+			p, retrievals := s.stagePipeline(t, sc, text2sql.Config{MaxRepairs: 2})
+			ans, err := p.Ask(context.Background(), "How many pupils are registered?")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ans.Status != c.status {
+				t.Errorf("status %s, want %s", ans.Status, c.status)
+			}
+			if sc.calls["plan"] != c.plan || sc.calls["sql"] != c.gen || sc.calls["judge"] != c.judges || *retrievals != c.retrievals {
+				t.Errorf("plan %d, sql %d, judge %d calls, %d retrievals; want %d, %d, %d, %d",
+					sc.calls["plan"], sc.calls["sql"], sc.calls["judge"], *retrievals, c.plan, c.gen, c.judges, c.retrievals)
+			}
+			if ans.Trace.ModelCalls != c.plan+c.gen+c.judges {
+				t.Errorf("trace counts %d model calls", ans.Trace.ModelCalls)
+			}
+			if len(ans.Attempts) != c.gen {
+				t.Errorf("%d attempts, want %d", len(ans.Attempts), c.gen)
+			}
+			if c.status == text2sql.StatusVerified && ans.SQL != good {
+				t.Errorf("SQL %q", ans.SQL)
+			}
+		})
+	}
+}
+
+// Case C4 #25: TOP is named by the dialect check before execution and the
+// repair gives LIMIT.
+func TestDialectRepair(t *testing.T) {
+	s := newDemoStack(t)
+	m := llmtest.New(reply("SELECT TOP 5 last_name FROM students ORDER BY last_name"),
+		reply("SELECT last_name FROM students ORDER BY last_name, student_id LIMIT 5"))
+	p := s.pipeline(t, m, text2sql.Config{Checker: check.New(s.executor.Schema(), text2sql.DialectSQLite)})
+	ans, err := p.Ask(context.Background(), "List five student surnames alphabetically")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := ans.Attempts[0].Result.Error
+	if first == nil || first.Kind != text2sql.KindDialect || !strings.Contains(first.Message, "TOP") {
+		t.Fatalf("first attempt: %+v", first)
+	}
+	if m.CallCount() != 2 || ans.Result.RowCount != 5 {
+		t.Fatalf("%d calls, %d rows", m.CallCount(), ans.Result.RowCount)
+	}
+	for _, st := range ans.Trace.Steps {
+		if st.Stage == text2sql.StageExecution && st.Attempt == 1 {
+			t.Error("the TOP query reached the database")
+		}
+	}
+}
+
+// The model-call budget ends a run with nothing executed as failed.
+func TestModelCallBudget(t *testing.T) {
+	s := newDemoStack(t)
+	m := llmtest.New(reply("SELECT nope FROM students"), reply("SELECT nope2 FROM students"), reply("SELECT nope3 FROM students"))
+	ans, err := s.pipeline(t, m, text2sql.Config{MaxRepairs: 5, MaxModelCalls: 2}).Ask(context.Background(), "How many students?")
+	if !errors.Is(err, text2sql.ErrBudgetExhausted) || m.CallCount() != 2 || ans.Status != text2sql.StatusFailed {
+		t.Fatalf("err %v, %d calls, status %s", err, m.CallCount(), ans.Status)
+	}
+}
