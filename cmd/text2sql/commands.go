@@ -266,6 +266,8 @@ type attemptJSON struct {
 	Explanation string            `json:"explanation,omitempty"`
 	Result      *resultJSON       `json:"result,omitempty"`
 	Verdict     *text2sql.Verdict `json:"verdict,omitempty"`
+	Warnings    []string          `json:"warnings,omitempty"`
+	Plan        *text2sql.Plan    `json:"plan,omitempty"`
 	Error       string            `json:"error,omitempty"`
 }
 
@@ -303,7 +305,7 @@ func newAnswerJSON(a *text2sql.Answer, err error) *answerJSON {
 		out.Error = err.Error()
 	}
 	for _, at := range a.Attempts {
-		aj := attemptJSON{N: at.N, Result: newResultJSON(at.Result), Verdict: at.Verdict, Error: at.Error}
+		aj := attemptJSON{N: at.N, Result: newResultJSON(at.Result), Verdict: at.Verdict, Warnings: at.Warnings, Plan: at.Plan, Error: at.Error}
 		if at.Candidate != nil {
 			aj.SQL, aj.Explanation = at.Candidate.SQL, at.Candidate.Explanation
 		}

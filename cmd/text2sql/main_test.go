@@ -191,3 +191,75 @@ func TestUsageErrors(t *testing.T) {
 	}
 
 }
+
+// openAIServer is a local server speaking the chat completions protocol;
+// answer picks the reply from the request's system instruction.
+func openAIServer(t *testing.T, answer func(system string) string) (*httptest.Server, *int) {
+	t.Helper()
+	calls := new(int)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		*calls++
+		var req struct {
+			Messages []struct{ Role, Content string }
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		system := ""
+		if len(req.Messages) > 0 && req.Messages[0].Role == "system" {
+			system = req.Messages[0].Content
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "local-model",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": answer(system)}}},
+			"usage": map[string]any{"prompt_tokens": 500, "completion_tokens": 20, "total_tokens": 520},
+		})
+	}))
+	t.Cleanup(srv.Close)
+	return srv, calls
+}
+
+// ask --plan --judge: the plan, the SQL and the judge's verdict each take
+// one call, and --json shows the attempt with its verdict and the steps.
+func TestAskPlanJudge(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "")
+	srv, calls := openAIServer(t, func(system string) string {
+		switch {
+		case strings.HasPrefix(system, "You plan queries"):
+			return `{"database": "registrar", "objects": [{"kind": "table", "name": "instructors", "value": ""}], "instruction": ["Count instructors."], "output": "a number"}`
+		case strings.HasPrefix(system, "You review one attempt"):
+			return `{"ok": true, "stage": "", "reason": "counts the instructors", "hints": [], "terms": [], "tables": []}`
+		}
+		return `{"answerable": true, "sql": "SELECT count(*) AS n FROM instructors", "explanation": "counts"}`
+	})
+	out, errOut, code := cli(t, "ask", "--demo", "--json", "--plan", "--judge", "--provider", "openai", "--base-url", srv.URL+"/v1",
+		"How many lecturers work here?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var a struct {
+		Status   string
+		Attempts []struct {
+			Verdict *struct{ OK bool }
+			Plan    *struct{ Instruction []string }
+		}
+		Steps []struct{ Stage string }
+	}
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatal(err, out)
+	}
+	if a.Status != "verified" || *calls != 3 || len(a.Attempts) != 1 || a.Attempts[0].Verdict == nil || a.Attempts[0].Plan == nil {
+		t.Fatalf("status %s, %d calls, %+v", a.Status, *calls, a.Attempts)
+	}
+	var stages []string
+	for _, s := range a.Steps {
+		stages = append(stages, s.Stage)
+	}
+	if got := strings.Join(stages, ","); got != "retrieval,plan,sql,check,execution,judge" {
+		t.Errorf("steps %s", got)
+	}
+	if _, _, code := cli(t, "ask", "--demo", "--judge=sometimes", "--provider", "openai", "--base-url", srv.URL+"/v1", "x?"); code != exitUsage {
+		t.Errorf("--judge=sometimes: exit %d", code)
+	}
+}

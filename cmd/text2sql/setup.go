@@ -13,11 +13,14 @@ import (
 	"github.com/spf13/cobra"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/judge"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/llm/gemini"
 	"github.com/text2sql-go/text2sql/llm/openai"
+	"github.com/text2sql-go/text2sql/planner"
 	"github.com/text2sql-go/text2sql/retriever"
 )
 
@@ -35,6 +38,9 @@ type options struct {
 	maxRows    int
 	timeout    time.Duration
 	maxRepairs int
+	plan       string // off, on or hard
+	judge      string // off, on or hard
+	noCheck    bool
 }
 
 func (o *options) bind(root *cobra.Command) {
@@ -51,6 +57,24 @@ func (o *options) bind(root *cobra.Command) {
 	f.IntVar(&o.maxRows, "max-rows", 1000, "row cap per query; the result is marked truncated beyond it")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "time limit per query")
 	f.IntVar(&o.maxRepairs, "max-repairs", text2sql.DefaultMaxRepairs, "repairs after a failed attempt (0: none)")
+	f.StringVar(&o.plan, "plan", "off", "plan before SQL: off, on, or hard (only for hard questions); --plan alone means on")
+	f.StringVar(&o.judge, "judge", "off", "LLM judge with staged repair: off, on, or hard; --judge alone means on")
+	f.Lookup("plan").NoOptDefVal = "on"
+	f.Lookup("judge").NoOptDefVal = "on"
+	f.BoolVar(&o.noCheck, "no-check", false, "skip the deterministic checks (unknown names, other dialects' syntax) before execution")
+}
+
+// stagePolicy reads an off/on/hard flag value.
+func stagePolicy(flag, v string) (on bool, when text2sql.When, err error) {
+	switch v {
+	case "off", "":
+		return false, text2sql.WhenAlways, nil
+	case "on":
+		return true, text2sql.WhenAlways, nil
+	case "hard":
+		return true, text2sql.WhenHard, nil
+	}
+	return false, 0, &exitErr{code: exitUsage, err: fmt.Errorf("--%s %q: use off, on or hard", flag, v)}
 }
 
 // env is everything a command may need, built from the options.
@@ -126,10 +150,38 @@ func (o *options) newPipeline(e *env) (*text2sql.Pipeline, error) {
 	if maxRepairs == 0 {
 		maxRepairs = -1
 	}
-	return text2sql.New(text2sql.Config{
+	cfg := text2sql.Config{
 		Retriever: e.retriever, Generator: e.generator, Executor: e.executor,
 		MaxRepairs: maxRepairs, MaxRows: o.maxRows, Timeout: o.timeout,
-	})
+	}
+	db := e.executor.Schema()
+	if !o.noCheck {
+		cfg.Checker = check.New(db, db.Dialect).WithProbe(e.executor)
+	}
+	planOn, planWhen, err := stagePolicy("plan", o.plan)
+	if err != nil {
+		return nil, err
+	}
+	judgeOn, judgeWhen, err := stagePolicy("judge", o.judge)
+	if err != nil {
+		return nil, err
+	}
+	if (planOn || judgeOn) && e.model == nil {
+		return nil, &exitErr{code: exitUsage, err: errors.New("--plan and --judge need a model provider")}
+	}
+	if planOn {
+		if cfg.Planner, err = planner.New(e.model, planner.Options{Dialect: db.Dialect, Schema: db}); err != nil {
+			return nil, err
+		}
+		cfg.PlanWhen = planWhen
+	}
+	if judgeOn {
+		if cfg.Judge, err = judge.New(e.model, judge.Options{Dialect: db.Dialect}); err != nil {
+			return nil, err
+		}
+		cfg.JudgeWhen = judgeWhen
+	}
+	return text2sql.New(cfg)
 }
 
 // source returns the database path and knowledge base the flags name.
