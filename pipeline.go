@@ -207,7 +207,8 @@ func (p *Pipeline) Generate(ctx context.Context, question string) (*Answer, erro
 		return r.fail(err)
 	}
 	if m := r.ans.Context.Match; m != nil && !p.cfg.DisableExampleReuse {
-		r.reuse(m)
+		a := r.reuse(m)
+		r.ans.Attempts = append(r.ans.Attempts, *a)
 		r.ans.Status = StatusGenerated
 		return r.ans, nil
 	}
@@ -215,6 +216,9 @@ func (p *Pipeline) Generate(ctx context.Context, question string) (*Answer, erro
 		return r.fail(err)
 	}
 	a, err := r.generate(ctx, nil)
+	if a != nil {
+		r.ans.Attempts = append(r.ans.Attempts, *a)
+	}
 	if err != nil {
 		return r.fail(err)
 	}
@@ -249,6 +253,7 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 		if err := r.execute(ctx, a); err != nil {
 			return r.fail(err)
 		}
+		r.ans.Attempts = append(r.ans.Attempts, *a)
 		if a.Result.Error == nil {
 			r.settle(a)
 			r.ans.Status = StatusAnswered

@@ -184,7 +184,7 @@ func TestAskReusesVerifiedExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ans.ReusedExample != ex.ID || m.CallCount() != 0 || ans.Result == nil || ans.Result.Error != nil {
+	if ans.ReusedExample != ex.ID || m.CallCount() != 0 || ans.Result == nil || ans.Result.Error != nil || len(ans.Attempts) != 1 {
 		t.Fatalf("reused %q, %d calls, result %+v", ans.ReusedExample, m.CallCount(), ans.Result)
 	}
 

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -61,6 +62,9 @@ type Options struct {
 type Generator struct {
 	model text2sql.Model
 	opts  Options
+	// readOnly caches the lexical check of example SQL (string → bool): the
+	// same examples come back request after request.
+	readOnly sync.Map
 }
 
 var _ text2sql.Generator = (*Generator)(nil)

@@ -203,7 +203,7 @@ func (g *Generator) gather(req text2sql.GenerateRequest) *material {
 			// Examples were checked by a guard when added; check again so an
 			// example loaded without one cannot teach the model a write
 			// (case C1 #10). Functions are left to the executor's guard.
-			if executor.CheckText(it.SQL) != nil {
+			if !g.exampleReadOnly(it.SQL) {
 				continue
 			}
 		}
@@ -622,4 +622,15 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // indent indents the lines after the first of s by pad.
 func indent(s, pad string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\n"+pad)
+}
+
+// exampleReadOnly reports whether an example's SQL passes the lexical
+// statement check (one read-only query), caching the answer.
+func (g *Generator) exampleReadOnly(sql string) bool {
+	if ok, found := g.readOnly.Load(sql); found {
+		return ok.(bool)
+	}
+	ok := executor.CheckText(sql) == nil
+	g.readOnly.Store(sql, ok)
+	return ok
 }

@@ -1,0 +1,360 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/spf13/cobra"
+
+	"github.com/text2sql-go/text2sql/eval"
+	"github.com/text2sql-go/text2sql/server"
+)
+
+// serveFlags are serve's own flags. Each has an environment variable,
+// used when the flag is not given.
+type serveFlags struct {
+	addr            string
+	auth            string
+	tokensFile      string
+	supabaseURL     string
+	jwksURL         string
+	jwtIssuer       string
+	jwtAudience     string
+	rate            int
+	rateWindow      time.Duration
+	origins         string
+	maxBody         int64
+	requestTimeout  time.Duration
+	shutdownTimeout time.Duration
+	answerKeys      string
+	exampleKeys     bool
+	answerMode      string
+	auditDB         string
+	noMCP           bool
+	noPage          bool
+	logFormat       string
+}
+
+// envFlags maps flag names to the environment variables that give their
+// default.
+var envFlags = map[string]string{
+	"addr":             "TEXT2SQL_ADDR",
+	"auth":             "TEXT2SQL_AUTH",
+	"tokens-file":      "TEXT2SQL_TOKENS_FILE",
+	"supabase-url":     "SUPABASE_URL",
+	"jwks-url":         "TEXT2SQL_JWKS_URL",
+	"jwt-issuer":       "TEXT2SQL_JWT_ISSUER",
+	"jwt-audience":     "TEXT2SQL_JWT_AUDIENCE",
+	"rate":             "TEXT2SQL_RATE",
+	"rate-window":      "TEXT2SQL_RATE_WINDOW",
+	"origins":          "TEXT2SQL_ORIGINS",
+	"max-body":         "TEXT2SQL_MAX_BODY",
+	"request-timeout":  "TEXT2SQL_REQUEST_TIMEOUT",
+	"shutdown-timeout": "TEXT2SQL_SHUTDOWN_TIMEOUT",
+	"answer-keys":      "TEXT2SQL_ANSWER_KEYS",
+	"answer-mode":      "TEXT2SQL_ANSWER_MODE",
+	"audit-db":         "TEXT2SQL_AUDIT_DB",
+	"log-format":       "TEXT2SQL_LOG_FORMAT",
+}
+
+func serveCmd(o *options) *cobra.Command {
+	f := &serveFlags{}
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the HTTP API, the web page and MCP over HTTP",
+		Long: `Serve the HTTP API (/v1/generate, /v1/run, /v1/ask, /health,
+/openapi.json), the web page (/) and the MCP server (/mcp) for the database
+the shared flags name (--db or --demo, --knowledge, --provider, ...).
+
+Authentication (--auth, required unless its settings are in the environment):
+  static    bearer tokens: TEXT2SQL_TOKENS="name:token,name2:token2" or
+            --tokens-file (one name:token per line)
+  supabase  a Supabase-compatible auth server: --supabase-url (SUPABASE_URL)
+            and SUPABASE_ANON_KEY
+  jwt       JWTs signed by a key of --jwks-url, checked against --jwt-issuer
+            and --jwt-audience
+  none      no authentication; only on a loopback address
+
+Every flag can come from the environment variable named in its help.
+Without a model provider, /v1/generate and /v1/ask answer only questions
+matching a verified example, and /v1/run works as usual.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := applyEnv(cmd); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			logger, err := newLogger(cmd.ErrOrStderr(), f.logFormat)
+			if err != nil {
+				return err
+			}
+			auth, closeAuth, err := f.authenticator(logger)
+			if err != nil {
+				return err
+			}
+			defer closeAuth()
+			env, err := o.open(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer env.Close()
+			cfg, closeCfg, err := serviceConfig(ctx, o, f, env, logger)
+			if err != nil {
+				return err
+			}
+			defer closeCfg()
+			cfg.Auth = auth
+			h, err := server.New(cfg)
+			if err != nil {
+				return err
+			}
+			return server.ListenAndServe(ctx, f.addr, h, server.ServeOptions{ShutdownTimeout: f.shutdownTimeout, Logger: logger})
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address (TEXT2SQL_ADDR); use :8080 or 0.0.0.0:8080 to listen on every interface")
+	fl.StringVar(&f.auth, "auth", "", "authentication: static, supabase, jwt or none (TEXT2SQL_AUTH); default: the one whose settings are in the environment")
+	fl.StringVar(&f.tokensFile, "tokens-file", "", "static tokens file, one name:token per line (TEXT2SQL_TOKENS_FILE); or TEXT2SQL_TOKENS=name:token,...")
+	fl.StringVar(&f.supabaseURL, "supabase-url", "", "Supabase project URL (SUPABASE_URL); the anon key comes from SUPABASE_ANON_KEY")
+	fl.StringVar(&f.jwksURL, "jwks-url", "", "JWKS URL for --auth jwt (TEXT2SQL_JWKS_URL)")
+	fl.StringVar(&f.jwtIssuer, "jwt-issuer", "", "required iss claim for --auth jwt (TEXT2SQL_JWT_ISSUER)")
+	fl.StringVar(&f.jwtAudience, "jwt-audience", "", "required aud claim for --auth jwt (TEXT2SQL_JWT_AUDIENCE)")
+	fl.IntVar(&f.rate, "rate", server.DefaultRateRequests, "requests per --rate-window per principal; 0 turns rate limiting off (TEXT2SQL_RATE)")
+	fl.DurationVar(&f.rateWindow, "rate-window", server.DefaultRateWindow, "rate-limit window (TEXT2SQL_RATE_WINDOW)")
+	fl.StringVar(&f.origins, "origins", "", "comma-separated origins allowed to call the API from a browser, e.g. https://quiz.example.org (TEXT2SQL_ORIGINS)")
+	fl.Int64Var(&f.maxBody, "max-body", server.DefaultMaxBodyBytes, "request body limit in bytes (TEXT2SQL_MAX_BODY)")
+	fl.DurationVar(&f.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "time limit of one request's pipeline work (TEXT2SQL_REQUEST_TIMEOUT)")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "wait for in-flight requests on SIGINT/SIGTERM (TEXT2SQL_SHUTDOWN_TIMEOUT)")
+	fl.StringVar(&f.answerKeys, "answer-keys", "", "YAML or JSON file mapping question ids to answer-key SQL, for /v1/run's question_id (TEXT2SQL_ANSWER_KEYS)")
+	fl.BoolVar(&f.exampleKeys, "examples-as-answer-keys", false, "use the knowledge base's verified examples as answer keys, keyed by example id")
+	fl.StringVar(&f.answerMode, "answer-mode", "spider", "answer-key comparison: spider, bird or strict (TEXT2SQL_ANSWER_MODE)")
+	fl.StringVar(&f.auditDB, "audit-db", "", "SQLite file to append the audit log to, table text2sql_audit (TEXT2SQL_AUDIT_DB); default: the log")
+	fl.BoolVar(&f.noMCP, "no-mcp", false, "do not serve MCP at /mcp")
+	fl.BoolVar(&f.noPage, "no-page", false, "do not serve the web page at /")
+	fl.StringVar(&f.logFormat, "log-format", "text", "log format on standard error: text or json (TEXT2SQL_LOG_FORMAT)")
+	return c
+}
+
+// applyEnv sets every flag not given on the command line from its
+// environment variable, when that is set.
+func applyEnv(cmd *cobra.Command) error {
+	for name, v := range envFlags {
+		fl := cmd.Flags().Lookup(name)
+		if fl == nil || fl.Changed {
+			continue
+		}
+		val, ok := os.LookupEnv(v)
+		if !ok || val == "" {
+			continue
+		}
+		if err := fl.Value.Set(val); err != nil {
+			return &exitErr{code: exitUsage, err: fmt.Errorf("%s: %v", v, err)}
+		}
+	}
+	return nil
+}
+
+func newLogger(w io.Writer, format string) (*slog.Logger, error) {
+	switch format {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	}
+	return nil, &exitErr{code: exitUsage, err: fmt.Errorf("unknown log format %q: use text or json", format)}
+}
+
+// authenticator builds the Authenticator --auth names, and a function
+// releasing it.
+func (f *serveFlags) authenticator(logger *slog.Logger) (server.Authenticator, func(), error) {
+	noop := func() {}
+	usage := func(format string, a ...any) (server.Authenticator, func(), error) {
+		return nil, noop, &exitErr{code: exitUsage, err: fmt.Errorf(format, a...)}
+	}
+	mode := f.auth
+	if mode == "" {
+		switch {
+		case os.Getenv("TEXT2SQL_TOKENS") != "" || f.tokensFile != "":
+			mode = "static"
+		case f.supabaseURL != "":
+			mode = "supabase"
+		case f.jwksURL != "":
+			mode = "jwt"
+		default:
+			return usage("choose authentication with --auth static|supabase|jwt|none (none only on a loopback address)")
+		}
+	}
+	switch mode {
+	case "none":
+		if !loopback(f.addr) {
+			return usage("--auth none is for local use: listen on a loopback address (e.g. --addr 127.0.0.1:8080), not %q", f.addr)
+		}
+		return server.NoAuth(), noop, nil
+	case "static":
+		spec := os.Getenv("TEXT2SQL_TOKENS")
+		if f.tokensFile != "" {
+			b, err := os.ReadFile(f.tokensFile)
+			if err != nil {
+				return nil, noop, err
+			}
+			spec = string(b)
+		}
+		m, err := server.ParseStaticTokens(spec)
+		if err != nil {
+			return usage("%v", err)
+		}
+		a, err := server.NewStaticTokens(m)
+		if err != nil {
+			return usage("%v", err)
+		}
+		return a, noop, nil
+	case "supabase":
+		a, err := server.NewSupabase(server.SupabaseOptions{URL: f.supabaseURL, AnonKey: os.Getenv("SUPABASE_ANON_KEY")})
+		if err != nil {
+			return usage("%v (set --supabase-url or SUPABASE_URL, and SUPABASE_ANON_KEY)", err)
+		}
+		return a, noop, nil
+	case "jwt":
+		a, err := server.NewJWT(server.JWTOptions{JWKSURL: f.jwksURL, Issuer: f.jwtIssuer, Audience: f.jwtAudience, Logger: logger})
+		if err != nil {
+			return usage("%v", err)
+		}
+		if f.jwtIssuer == "" {
+			logger.Warn("--auth jwt without --jwt-issuer: tokens of any issuer signed by these keys are accepted")
+		}
+		return a, func() { a.Close() }, nil
+	}
+	return usage("unknown --auth %q: use static, supabase, jwt or none", mode)
+}
+
+// loopback reports whether addr listens on a loopback address only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serviceConfig builds the server configuration shared by serve and mcp
+// (everything but Auth), and a function releasing what it opened. f may
+// be nil (mcp): no answer keys, no audit database, no rate limit.
+func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, logger *slog.Logger) (server.Config, func(), error) {
+	noop := func() {}
+	p := env.pipeline
+	if p == nil {
+		var err error
+		if p, err = o.newPipeline(env); err != nil {
+			return server.Config{}, noop, err
+		}
+		logger.Warn("no model provider is configured: questions are answered only when they match a verified example; set GEMINI_API_KEY or OPENAI_API_KEY (or --provider openai --base-url ...)")
+	}
+	st := env.retriever.Stats()
+	cfg := server.Config{
+		Pipeline: p,
+		Logger:   logger,
+		Info: server.Info{
+			Version: version(), Dialect: env.executor.Schema().Dialect, Fingerprint: st.Fingerprint,
+			Embedder: st.Embedder, Documents: st.Documents, Knowledge: st.Kinds,
+		},
+		Schema:   env.executor.Schema(),
+		Examples: env.kb.Examples,
+	}
+	if n, ok := env.model.(interface{ Name() string }); ok && n.Name() != "" {
+		cfg.Info.Models = []string{n.Name()}
+	}
+	if f == nil {
+		cfg.RateLimit.Unlimited = true
+		cfg.DisablePage = true
+		return cfg, noop, nil
+	}
+	cfg.RateLimit = server.RateLimit{Requests: f.rate, Window: f.rateWindow, Unlimited: f.rate == 0}
+	if f.rate < 0 {
+		return cfg, noop, &exitErr{code: exitUsage, err: errors.New("--rate must be 0 (off) or positive")}
+	}
+	for _, origin := range strings.Split(f.origins, ",") {
+		if origin = strings.TrimSpace(origin); origin != "" {
+			cfg.AllowedOrigins = append(cfg.AllowedOrigins, origin)
+		}
+	}
+	cfg.MaxBodyBytes, cfg.RequestTimeout = f.maxBody, f.requestTimeout
+	cfg.DisableMCP, cfg.DisablePage = f.noMCP, f.noPage
+	mode, err := eval.ParseMode(f.answerMode)
+	if err != nil {
+		return cfg, noop, &exitErr{code: exitUsage, err: err}
+	}
+	cfg.AnswerMode = mode
+	switch {
+	case f.answerKeys != "" && f.exampleKeys:
+		return cfg, noop, &exitErr{code: exitUsage, err: errors.New("give --answer-keys or --examples-as-answer-keys, not both")}
+	case f.answerKeys != "":
+		keys, err := loadAnswerKeys(f.answerKeys)
+		if err != nil {
+			return cfg, noop, err
+		}
+		cfg.AnswerKeys = keys
+	case f.exampleKeys:
+		cfg.AnswerKeys = server.ExampleAnswerKeys(env.kb.Examples)
+	}
+	if f.auditDB == "" {
+		return cfg, noop, nil
+	}
+	db, err := sql.Open("sqlite3", "file:"+f.auditDB+"?_busy_timeout=5000&_journal_mode=WAL")
+	if err != nil {
+		return cfg, noop, err
+	}
+	a, err := server.NewSQLAuditor(ctx, db, "")
+	if err != nil {
+		db.Close()
+		return cfg, noop, err
+	}
+	cfg.Auditor = a
+	return cfg, func() { db.Close() }, nil
+}
+
+// loadAnswerKeys reads a YAML or JSON map of question id → SQL. Integer
+// ids are read as their decimal text.
+func loadAnswerKeys(path string) (server.AnswerKeyMap, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("answer keys %s: %w", path, err)
+	}
+	keys := server.AnswerKeyMap{}
+	for id, v := range raw {
+		s, ok := v.(string)
+		if !ok || strings.TrimSpace(s) == "" {
+			return nil, fmt.Errorf("answer keys %s: the key of %q is not SQL text", path, id)
+		}
+		keys[id] = s
+	}
+	return keys, nil
+}
+
+// version is the module version the binary was built from, or "dev".
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

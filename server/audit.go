@@ -1,0 +1,164 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"time"
+)
+
+// AuditEvent records one statement the service ran or refused on a
+// caller's behalf: every execution of /v1/run, each executed attempt of
+// /v1/ask, and the MCP tools run_sql and ask. Answer-key queries are not
+// audited.
+type AuditEvent struct {
+	Time      time.Time // when the statement finished
+	RequestID string    // the HTTP request id; "" for MCP over stdio
+	// Principal is the caller's Principal.ID; Method how it was
+	// authenticated.
+	Principal string
+	Method    string
+	// Source is the entry point: "POST /v1/run", "POST /v1/ask",
+	// "mcp run_sql", "mcp ask".
+	Source     string
+	Question   string // the question asked; "" for run
+	QuestionID string // run's question_id, when given
+	SQL        string // the statement, as sent to the guard
+	// Outcome is "ok", or the error kind of the refusal or failure
+	// (text2sql.ErrorKind: "not_read_only", "syntax", …).
+	Outcome   string
+	Message   string // the refusal or error message; "" when ok
+	RowCount  int    // rows returned (at most the row cap)
+	Truncated bool   // more rows existed than the cap
+	// Duration is the statement's execution time as the executor measured
+	// it (0 for a refusal decided before execution).
+	Duration time.Duration
+}
+
+// Auditor receives audit events. Audit is called synchronously after each
+// statement, from many goroutines at once; an error is logged and does
+// not fail the request.
+type Auditor interface {
+	Audit(ctx context.Context, e AuditEvent) error
+}
+
+// AuditorFunc lets a plain function serve as an Auditor.
+type AuditorFunc func(ctx context.Context, e AuditEvent) error
+
+// Audit calls f.
+func (f AuditorFunc) Audit(ctx context.Context, e AuditEvent) error { return f(ctx, e) }
+
+// SlogAuditor writes each event as one log record, message "audit", at
+// level Info (ok) or Warn (refused or failed). It is the default Auditor,
+// on Config.Logger.
+type SlogAuditor struct {
+	Logger *slog.Logger // nil means slog.Default()
+}
+
+// Audit implements Auditor.
+func (a SlogAuditor) Audit(ctx context.Context, e AuditEvent) error {
+	l := a.Logger
+	if l == nil {
+		l = slog.Default()
+	}
+	level := slog.LevelInfo
+	if e.Outcome != "ok" {
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{
+		slog.String("request_id", e.RequestID),
+		slog.String("principal", e.Principal),
+		slog.String("source", e.Source),
+		slog.String("outcome", e.Outcome),
+		slog.Int("row_count", e.RowCount),
+		slog.Bool("truncated", e.Truncated),
+		slog.Float64("duration_ms", ms(e.Duration)),
+		slog.String("sql", e.SQL),
+	}
+	if e.Question != "" {
+		attrs = append(attrs, slog.String("question", e.Question))
+	}
+	if e.QuestionID != "" {
+		attrs = append(attrs, slog.String("question_id", e.QuestionID))
+	}
+	if e.Message != "" {
+		attrs = append(attrs, slog.String("message", e.Message))
+	}
+	l.LogAttrs(ctx, level, "audit", attrs...)
+	return nil
+}
+
+// SQLAuditor appends events to a table of a database/sql database: an
+// append-only audit log. NewSQLAuditor creates the table when missing,
+// with SQLite types; the database must be writable (keep it apart from
+// the read-only database questions run against). It is safe for
+// concurrent use.
+type SQLAuditor struct {
+	db     *sql.DB
+	insert string
+}
+
+var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// NewSQLAuditor creates table (a plain identifier; "" means
+// "text2sql_audit") in db if it does not exist and returns an Auditor
+// inserting into it. The columns are id, time (RFC 3339 UTC with
+// nanoseconds), request_id, principal, method, source, question,
+// question_id, sql, outcome, message, row_count, truncated (0/1) and
+// duration_ms.
+func NewSQLAuditor(ctx context.Context, db *sql.DB, table string) (*SQLAuditor, error) {
+	if db == nil {
+		return nil, errors.New("server: audit: no database")
+	}
+	if table == "" {
+		table = "text2sql_audit"
+	}
+	if !identRe.MatchString(table) {
+		return nil, fmt.Errorf("server: audit: %q is not a plain table name", table)
+	}
+	ddl := `CREATE TABLE IF NOT EXISTS ` + table + ` (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	time        TEXT    NOT NULL,
+	request_id  TEXT    NOT NULL,
+	principal   TEXT    NOT NULL,
+	method      TEXT    NOT NULL,
+	source      TEXT    NOT NULL,
+	question    TEXT    NOT NULL,
+	question_id TEXT    NOT NULL,
+	sql         TEXT    NOT NULL,
+	outcome     TEXT    NOT NULL,
+	message     TEXT    NOT NULL,
+	row_count   INTEGER NOT NULL,
+	truncated   INTEGER NOT NULL,
+	duration_ms REAL    NOT NULL
+)`
+	if _, err := db.ExecContext(ctx, ddl); err != nil {
+		return nil, fmt.Errorf("server: audit: creating %s: %w", table, err)
+	}
+	return &SQLAuditor{db: db, insert: `INSERT INTO ` + table +
+		` (time, request_id, principal, method, source, question, question_id, sql, outcome, message, row_count, truncated, duration_ms)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`}, nil
+}
+
+// Audit implements Auditor. It runs on a context detached from the
+// request's cancellation, so a client hanging up does not lose the
+// record.
+func (a *SQLAuditor) Audit(ctx context.Context, e AuditEvent) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	trunc := 0
+	if e.Truncated {
+		trunc = 1
+	}
+	_, err := a.db.ExecContext(ctx, a.insert, e.Time.UTC().Format(time.RFC3339Nano), e.RequestID, e.Principal, e.Method, e.Source,
+		e.Question, e.QuestionID, e.SQL, e.Outcome, e.Message, e.RowCount, trunc, ms(e.Duration))
+	if err != nil {
+		return fmt.Errorf("server: audit: %w", err)
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

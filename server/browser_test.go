@@ -1,0 +1,186 @@
+package server
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/llm/llmtest"
+)
+
+// chromium finds a Chromium or Chrome binary: $CHROME_PATH, or one of the
+// usual names on PATH. Without one, the test fails in CI (CI set) and is
+// skipped elsewhere; .ci/install-chromium.sh installs Debian's chromium.
+func chromium(t *testing.T) string {
+	if p := os.Getenv("CHROME_PATH"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	msg := "no Chromium or Chrome binary (set CHROME_PATH or run .ci/install-chromium.sh)"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg + "; CI is set, so the browser test may not be skipped")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// TestBrowserPage drives the web page in headless Chromium against the
+// real handler and a scripted model: type a question, see the SQL, run
+// it, see the rows and the answer-key match; then the error states (a
+// refused statement run with Ctrl+Enter, a refused token) and the repair
+// trail of Ask.
+func TestBrowserPage(t *testing.T) {
+	bin := chromium(t)
+	const good = "SELECT code, title FROM courses ORDER BY code LIMIT 3"
+	model := llmtest.Func(func(req text2sql.ModelRequest) (string, error) {
+		user := req.Messages[len(req.Messages)-1].Content
+		switch {
+		case strings.Contains(user, "Name two students") && strings.Contains(user, "nme"):
+			return answerJSON("SELECT first_name FROM students ORDER BY student_id LIMIT 2"), nil
+		case strings.Contains(user, "Name two students"):
+			return answerJSON("SELECT nme FROM students"), nil
+		}
+		return answerJSON(good), nil
+	})
+	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 2), AnswerKeys: AnswerKeyMap{"q1": good}})
+
+	dir := t.TempDir()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(dir),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("no-first-run", true),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	defer func() {
+		chromedp.Cancel(ctx)
+		cancel()
+	}()
+	// Start the browser without a deadline (a deadline on the first run
+	// would bound the browser's life), then bound the steps.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	step, cancelSteps := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelSteps()
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(step, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+	waitJS := func(what, expr string) {
+		t.Helper()
+		if _, err := chromedp.Run(step, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+	}
+
+	// Question → SQL → Run → rows, with the answer-key match.
+	err := chromedp.Do(step,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#question")),
+		chromedp.SendKeys(chromedp.CSS("#token"), testToken),
+		chromedp.SendKeys(chromedp.CSS("#question"), "Which courses come first by code?"),
+		chromedp.Click(chromedp.CSS("#generate")),
+		chromedp.WaitVisible(chromedp.CSS("#answer")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJS("the SQL", `document.getElementById("sql").value.includes("FROM courses")`)
+	if s := text("#explanation"); !strings.Contains(s, "Scripted") {
+		t.Errorf("explanation %q", s)
+	}
+	waitJS("the health line", `document.getElementById("health").textContent.includes("model")`)
+	tables, err := chromedp.Run(step, chromedp.Evaluate[string](`document.getElementById("tables").textContent`))
+	if err != nil || !strings.Contains(tables, "via example") {
+		t.Errorf("retrieved context %q %v", tables, err)
+	}
+	err = chromedp.Do(step,
+		chromedp.SendKeys(chromedp.CSS("#question-id"), "q1"),
+		chromedp.Click(chromedp.CSS("#run")),
+		chromedp.WaitVisible(chromedp.CSS("#rows tbody tr")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := chromedp.Run(step, chromedp.Evaluate[int](`document.querySelectorAll("#rows tbody tr").length`))
+	if err != nil || rows != 3 {
+		t.Errorf("%d result rows (%v)", rows, err)
+	}
+	if s := text("#rows thead"); !strings.Contains(s, "code") || !strings.Contains(s, "title") {
+		t.Errorf("header %q", s)
+	}
+	if s := text("#match"); !strings.Contains(s, "Matches the answer key") {
+		t.Errorf("match %q", s)
+	}
+	if path := os.Getenv("TEXT2SQL_SCREENSHOT"); path != "" {
+		chromedp.Do(step, chromedp.Evaluate[chromedp.Void](`document.getElementById("context").open = true`))
+		if png, err := chromedp.Run(step, chromedp.FullScreenshot(100)); err == nil {
+			os.WriteFile(path, png, 0o644)
+		}
+	}
+
+	// Keyboard only: edit the SQL into a write and run it with Ctrl+Enter.
+	err = chromedp.Do(step,
+		chromedp.SetValue(chromedp.CSS("#sql"), "DROP TABLE students"),
+		chromedp.Focus(chromedp.CSS("#sql")),
+		chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		chromedp.WaitVisible(chromedp.CSS("#error")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := text("#error"); !strings.Contains(s, "Refused") || !strings.Contains(s, "not_read_only") {
+		t.Errorf("refusal %q", s)
+	}
+	if s := text("#match"); !strings.Contains(s, "Does not match") {
+		t.Errorf("match after a refusal %q", s)
+	}
+
+	// A refused token: a clear message, focus on the token field.
+	err = chromedp.Do(step,
+		chromedp.SetValue(chromedp.CSS("#token"), "wrong-token-0123456789"),
+		chromedp.Click(chromedp.CSS("#generate")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJS("the token error", `document.getElementById("error").textContent.includes("token was refused")`)
+	waitJS("focus on the token field", `document.activeElement && document.activeElement.id === "token"`)
+
+	// Ask: the repair trail and the final rows.
+	err = chromedp.Do(step,
+		chromedp.SetValue(chromedp.CSS("#token"), testToken),
+		chromedp.SetValue(chromedp.CSS("#question"), "Name two students"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("question-id").value = ""`),
+		chromedp.Click(chromedp.CSS("#ask")),
+		chromedp.WaitVisible(chromedp.CSS("#trail")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := text("#attempts"); !strings.Contains(s, "nme") || !strings.Contains(s, "unknown_column") {
+		t.Errorf("trail %q", s)
+	}
+	waitJS("two rows", `document.querySelectorAll("#rows tbody tr").length === 2 && document.getElementById("error").hidden`)
+}

@@ -1,0 +1,137 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	text2sql "github.com/text2sql-go/text2sql"
+)
+
+// Code is the stable, machine-readable code of an error response. Codes
+// are only ever added; their HTTP statuses do not change.
+type Code string
+
+// The error codes, with their HTTP status.
+const (
+	CodeBadRequest       Code = "bad_request"            // 400: malformed JSON or a missing field
+	CodeEmptyQuestion    Code = "empty_question"         // 400: the question is empty or only white space
+	CodeUnauthorized     Code = "unauthorized"           // 401: no credentials or bad ones
+	CodeNotFound         Code = "not_found"              // 404: no such route
+	CodeMethodNotAllowed Code = "method_not_allowed"     // 405: the route exists for another method
+	CodeBodyTooLarge     Code = "body_too_large"         // 413: the body exceeds the configured limit
+	CodeUnsupportedMedia Code = "unsupported_media_type" // 415: the body is not application/json
+	CodeSchemaTooLarge   Code = "schema_too_large"       // 422: the schema does not fit the prompt budget
+	CodeRateLimited      Code = "rate_limited"           // 429: the principal's budget is spent; see Retry-After
+	CodeInternal         Code = "internal"               // 500: a bug or an unexpected failure; see the logs
+	CodeModelError       Code = "model_error"            // 502: the model provider failed
+	CodeAuthUnavailable  Code = "auth_unavailable"       // 503: the identity provider could not be asked
+	CodeNotConfigured    Code = "not_configured"         // 503: no model provider is configured
+	CodeExecutor         Code = "executor_unavailable"   // 503: the database cannot be reached
+	CodeTimeout          Code = "timeout"                // 504: the request took longer than the limit
+)
+
+// Failure codes of an answer: /v1/ask and /v1/generate answer 200 with
+// status "failed" and one of these in error.code when the pipeline ran but
+// produced no usable SQL.
+const (
+	CodeRepairsExhausted Code = "repairs_exhausted" // every attempt failed; see attempts
+	CodeBudgetExhausted  Code = "budget_exhausted"  // the model-call budget is spent
+	CodeNoSQL            Code = "no_sql"            // the model's answer held no SQL
+	CodeInvalidOutput    Code = "invalid_output"    // the model's answer was malformed
+)
+
+// ErrorBody is the body of every error response.
+type ErrorBody struct {
+	Error     ErrorDetail `json:"error"`
+	RequestID string      `json:"request_id"`
+}
+
+// ErrorDetail is the code and a human-readable message. Messages may
+// change; programs should test the code.
+type ErrorDetail struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+}
+
+var codeStatus = map[Code]int{
+	CodeBadRequest: 400, CodeEmptyQuestion: 400, CodeUnauthorized: 401, CodeNotFound: 404,
+	CodeMethodNotAllowed: 405, CodeBodyTooLarge: 413, CodeUnsupportedMedia: 415, CodeSchemaTooLarge: 422,
+	CodeRateLimited: 429, CodeInternal: 500, CodeModelError: 502, CodeAuthUnavailable: 503,
+	CodeNotConfigured: 503, CodeExecutor: 503, CodeTimeout: 504,
+}
+
+// Status returns the HTTP status of an error response with code c.
+func (c Code) Status() int {
+	if s, ok := codeStatus[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// writeError writes an error response.
+func writeError(w http.ResponseWriter, r *http.Request, code Code, msg string) {
+	writeJSON(w, code.Status(), ErrorBody{Error: ErrorDetail{Code: code, Message: msg}, RequestID: requestID(r.Context())})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"internal","message":"cannot encode the response"}}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// pipelineError maps an error of Ask or Generate that is not an answer
+// failure (see failureCode) to an error response code and a message safe
+// for clients: the messages name the kind of failure, never a prompt, a
+// provider's raw answer or a key.
+func pipelineError(err error) (Code, string) {
+	var me *text2sql.ModelError
+	switch {
+	case errors.Is(err, text2sql.ErrEmptyQuestion):
+		return CodeEmptyQuestion, "the question is empty"
+	case errors.Is(err, text2sql.ErrSchemaTooLarge):
+		return CodeSchemaTooLarge, "even the best-matching table does not fit in the prompt budget"
+	case errors.Is(err, context.DeadlineExceeded):
+		return CodeTimeout, "the request took longer than the time limit"
+	case errors.As(err, &me):
+		msg := "the model provider failed"
+		if me.StatusCode != 0 {
+			msg += " (HTTP " + strconv.Itoa(me.StatusCode) + ")"
+		}
+		if me.Retryable {
+			msg += "; retry later"
+		}
+		return CodeModelError, msg
+	case errors.Is(err, text2sql.ErrModel):
+		return CodeModelError, "the model provider failed"
+	case errors.Is(err, text2sql.ErrInvalidConfig):
+		return CodeNotConfigured, "the service cannot generate SQL: no model provider is configured"
+	}
+	return CodeInternal, "internal error; the request id identifies it in the service's logs"
+}
+
+// failureCode returns the answer-failure code of err, or "" when err is
+// not an answer failure.
+func failureCode(err error) Code {
+	var oe *text2sql.OutputError
+	switch {
+	case errors.Is(err, text2sql.ErrRepairsExhausted):
+		return CodeRepairsExhausted
+	case errors.Is(err, text2sql.ErrBudgetExhausted):
+		return CodeBudgetExhausted
+	case errors.As(err, &oe) && errors.Is(err, text2sql.ErrNoSQL):
+		return CodeNoSQL
+	case errors.As(err, &oe):
+		return CodeInvalidOutput
+	}
+	return ""
+}

@@ -1,0 +1,186 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor/postgres"
+	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/retriever"
+)
+
+// recursiveCTE is the negative control of C1 #6: it must run everywhere
+// and return 1..5.
+const recursiveCTE = "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t"
+
+// chokePoint sends every case through every entry point that executes
+// SQL — the library call (lib.Execute, the reference), POST /v1/run, POST
+// /v1/ask with a scripted model, and the MCP tools run_sql and ask — and
+// expects the same refusal kind everywhere (case C1 #11). withModel
+// builds a pipeline on the same database whose model always answers sql.
+func chokePoint(t *testing.T, lib *text2sql.Pipeline, withModel func(sql string) *text2sql.Pipeline, cases []string) {
+	ctx := context.Background()
+	want := map[string]text2sql.ErrorKind{}
+	for _, q := range cases {
+		res, err := lib.Execute(ctx, q)
+		if err != nil || res.Error == nil {
+			t.Fatalf("library ran %q: %v %+v", q, err, res)
+		}
+		want[q] = res.Error.Kind
+		if k := res.Error.Kind; !k.Refusal() && k != text2sql.KindTooLarge {
+			t.Errorf("%q: kind %q is neither a refusal nor a bound", q, k)
+		}
+	}
+	srv := testServer(t, Config{Pipeline: lib})
+	entry := map[string]func(t *testing.T, q string) (text2sql.ErrorKind, int){
+		"POST /v1/run": func(t *testing.T, q string) (text2sql.ErrorKind, int) {
+			var r RunResponse
+			do(t, srv, "POST", "/v1/run", testToken, map[string]string{"sql": q}).json(t, &r)
+			return kindOf(r.Error), r.RowCount
+		},
+		"POST /v1/ask": func(t *testing.T, q string) (text2sql.ErrorKind, int) {
+			s := testServer(t, Config{Pipeline: withModel(q)})
+			var a AnswerBody
+			do(t, s, "POST", "/v1/ask", testToken, map[string]string{"question": "Do it"}).json(t, &a)
+			if len(a.Attempts) != 1 || a.Attempts[0].Result == nil {
+				t.Fatalf("ask %q: %+v", q, a)
+			}
+			return kindOf(a.Attempts[0].Result.Error), a.Attempts[0].Result.RowCount
+		},
+		"MCP run_sql": func(t *testing.T, q string) (text2sql.ErrorKind, int) {
+			cs := mcpSession(t, Config{Pipeline: lib})
+			var r RunResponse
+			callTool(t, cs, "run_sql", map[string]any{"sql": q}, &r)
+			return kindOf(r.Error), r.RowCount
+		},
+		"MCP ask": func(t *testing.T, q string) (text2sql.ErrorKind, int) {
+			cs := mcpSession(t, Config{Pipeline: withModel(q)})
+			var a AnswerBody
+			callTool(t, cs, "ask", map[string]any{"question": "Do it"}, &a)
+			if len(a.Attempts) != 1 || a.Attempts[0].Result == nil {
+				t.Fatalf("ask %q: %+v", q, a)
+			}
+			return kindOf(a.Attempts[0].Result.Error), a.Attempts[0].Result.RowCount
+		},
+	}
+	for name, run := range entry {
+		t.Run(name, func(t *testing.T) {
+			for _, q := range cases {
+				if got, _ := run(t, q); got != want[q] {
+					t.Errorf("%q: kind %q, the library says %q", q, got, want[q])
+				}
+			}
+			if got, n := run(t, recursiveCTE); got != "" || n != 5 {
+				t.Errorf("recursive CTE: kind %q, %d rows", got, n)
+			}
+		})
+	}
+}
+
+// TestOneChokePointSQLite runs the SQLite C1 cases (#1, #2a, #3, #6, #7,
+// #8, #40, #41) through every entry point; nothing is written.
+func TestOneChokePointSQLite(t *testing.T) {
+	dir := t.TempDir()
+	exfil := filepath.Join(dir, "exfil.db")
+	other := filepath.Join(dir, "other.db")
+	cases := []string{
+		"DROP TABLE students;",
+		"\n  drop\ttable enrollments ;  ",
+		"SELECT 1; DROP TABLE students; SELECT 2;",
+		"DROP TABLE IF EXISTS cmd_exec;CREATE TABLE cmd_exec(o text);COPY cmd_exec FROM PROGRAM 'id';SELECT * FROM cmd_exec;",
+		"WITH d AS (DELETE FROM students RETURNING *) SELECT * FROM d",
+		"WITH x AS (SELECT 1) DELETE FROM enrollments -- limit",
+		"INSERT INTO departments (name, building) VALUES ('x', 'y')",
+		"UPDATE students SET first_name = 'x'",
+		"/* x */ VACUUM INTO '" + exfil + "'",
+		"-- x\nATTACH DATABASE '" + other + "' AS o",
+		"PRAGMA user_version = 42",
+		"PRAGMA writable_schema = ON",
+		"SELECT load_extension('/tmp/x.so')",
+		"SELECT zeroblob(2000000000)",
+		"BEGIN; DELETE FROM students; COMMIT",
+	}
+	students, enrollments := tableRows(t, "students"), tableRows(t, "enrollments")
+	chokePoint(t, newPipeline(t, nil, 0), func(q string) *text2sql.Pipeline { return newPipeline(t, sqlModel(q), -1) }, cases)
+	if s, e := tableRows(t, "students"), tableRows(t, "enrollments"); s != students || e != enrollments {
+		t.Errorf("rows changed: students %d→%d, enrollments %d→%d", students, s, enrollments, e)
+	}
+	res, _ := fixture.exec.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT user_version FROM pragma_user_version"})
+	if res != nil && res.Error == nil && fmt.Sprint(res.Rows[0][0]) == "42" {
+		t.Error("user_version was changed")
+	}
+	for _, f := range []string{exfil, other} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("%s was created", f)
+		}
+	}
+}
+
+// TestOneChokePointPostgres runs the PostgreSQL C1 cases (#1, #3, #5,
+// #6, #11, #40) through every entry point on a fresh database of the
+// test server (skipped without one, except in CI).
+func TestOneChokePointPostgres(t *testing.T) {
+	db, _ := dbtest.Postgres(t)
+	dbtest.Exec(t, db,
+		"CREATE TABLE users (id int PRIMARY KEY, name text)",
+		"INSERT INTO users VALUES (1, 'ada'), (2, 'grace')",
+		"CREATE SEQUENCE orders_id_seq",
+		"CREATE TABLE t (a int)",
+	)
+	ctx := context.Background()
+	ex, err := postgres.New(ctx, db, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ret, err := retriever.NewHybrid(ctx, retriever.HybridOptions{Schema: ex.Schema()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipeline := func(model text2sql.Model) *text2sql.Pipeline {
+		gen, err := generator.New(model, generator.Options{Dialect: text2sql.DialectPostgres})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := text2sql.New(text2sql.Config{Retriever: ret, Generator: gen, Executor: ex, MaxRepairs: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []string{
+		"DROP TABLE t",
+		"DROP TABLE users;",
+		"SELECT 1; DROP TABLE users; SELECT 2;",
+		"COPY (SELECT 1) TO PROGRAM 'id'",
+		"SELECT * INTO loot FROM users",
+		"SELECT * FROM users FOR UPDATE",
+		"SELECT pg_terminate_backend(123)",
+		"SELECT lo_import('/etc/passwd')",
+		"SELECT * FROM dblink('host=10.0.0.1','SELECT 1') AS t(a int)",
+		"SELECT nextval('orders_id_seq')",
+		"SELECT set_config('role','postgres',false)",
+		"SELECT pg_advisory_lock(1)",
+		"WITH d AS (DELETE FROM users RETURNING *) SELECT * FROM d",
+		"WITH s AS (SELECT pg_sleep(5)) SELECT * FROM s",
+	}
+	chokePoint(t, pipeline(nil), func(q string) *text2sql.Pipeline { return pipeline(sqlModel(q)) }, cases)
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM users").Scan(&n); err != nil || n != 2 {
+		t.Errorf("users: %d rows, %v", n, err)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil {
+		t.Errorf("t was dropped: %v", err)
+	}
+}
+
+func kindOf(e *SQLErrorBody) text2sql.ErrorKind {
+	if e == nil {
+		return ""
+	}
+	return e.Kind
+}

@@ -1,0 +1,241 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/llm/llmtest"
+)
+
+// openAPI is the served document, decoded, with helpers to validate
+// bodies against it.
+type openAPI struct {
+	doc map[string]any
+}
+
+func (o openAPI) obj(v any, path ...string) map[string]any {
+	for _, p := range path {
+		m, _ := v.(map[string]any)
+		v = m[p]
+	}
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// rewrite copies v with "#/components/schemas/X" references turned into
+// "#/$defs/X".
+func rewrite(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if s, ok := e.(string); ok && k == "$ref" {
+				out[k] = strings.Replace(s, "#/components/schemas/", "#/$defs/", 1)
+				continue
+			}
+			out[k] = rewrite(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = rewrite(e)
+		}
+		return out
+	}
+	return v
+}
+
+// resolve compiles schema (from the document) with the document's
+// component schemas as $defs.
+func (o openAPI) resolve(t *testing.T, schema map[string]any) *jsonschema.Resolved {
+	t.Helper()
+	root := rewrite(schema).(map[string]any)
+	root["$defs"] = rewrite(o.obj(o.doc, "components", "schemas"))
+	b, _ := json.Marshal(root)
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("schema: %v", err)
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatalf("resolving %s: %v", b, err)
+	}
+	return r
+}
+
+// response returns the documented response of an operation, following a
+// reference to components/responses.
+func (o openAPI) response(method, path string, status int) map[string]any {
+	r := o.obj(o.doc, "paths", path, strings.ToLower(method), "responses", strconv.Itoa(status))
+	if ref, ok := r["$ref"].(string); ok {
+		r = o.obj(o.doc, "components", "responses", strings.TrimPrefix(ref, "#/components/responses/"))
+	}
+	return r
+}
+
+// check validates a real answer against the document.
+func (o openAPI) check(t *testing.T, method, path string, r response) {
+	t.Helper()
+	doc := o.response(method, path, r.status)
+	if doc == nil {
+		t.Errorf("%s %s: status %d is not documented (%s)", method, path, r.status, r.body)
+		return
+	}
+	schema := o.obj(doc, "content", "application/json", "schema")
+	if schema == nil {
+		t.Errorf("%s %s %d: no JSON schema", method, path, r.status)
+		return
+	}
+	for h := range o.obj(doc, "headers") {
+		if r.header.Get(h) == "" {
+			t.Errorf("%s %s %d: documented header %s missing", method, path, r.status, h)
+		}
+	}
+	var v any
+	if err := json.Unmarshal(r.body, &v); err != nil {
+		t.Errorf("%s %s %d: %v", method, path, r.status, err)
+		return
+	}
+	if err := o.resolve(t, schema).Validate(v); err != nil {
+		t.Errorf("%s %s %d: the body does not match the document: %v\n%s", method, path, r.status, err, r.body)
+	}
+}
+
+// checkRequest validates a request body against the document.
+func (o openAPI) checkRequest(t *testing.T, method, path string, body any) {
+	t.Helper()
+	schema := o.obj(o.doc, "paths", path, strings.ToLower(method), "requestBody", "content", "application/json", "schema")
+	if schema == nil {
+		t.Fatalf("%s %s: no request schema", method, path)
+	}
+	b, _ := json.Marshal(body)
+	var v any
+	json.Unmarshal(b, &v)
+	if err := o.resolve(t, schema).Validate(v); err != nil {
+		t.Errorf("%s %s: request %s does not match the document: %v", method, path, b, err)
+	}
+}
+
+func TestOpenAPI(t *testing.T) {
+	judge := text2sql.JudgeFunc(func(_ context.Context, req text2sql.JudgeRequest) (*text2sql.Verdict, error) {
+		if req.Current.N == 1 {
+			return &text2sql.Verdict{OK: false, Stage: text2sql.StageSQL, Reason: "wrong columns", Hints: []string{"use code"}}, nil
+		}
+		return &text2sql.Verdict{OK: true}, nil
+	})
+	model := llmtest.New(answerJSON("SELECT nme FROM students"), answerJSON("SELECT title FROM courses LIMIT 2"),
+		answerJSON("SELECT code FROM courses LIMIT 2")).RepeatLast()
+	gen, _ := generator.New(model, generator.Options{})
+	p, err := text2sql.New(text2sql.Config{Retriever: fixture.ret, Generator: gen, Executor: fixture.exec, Judge: judge,
+		MaxRepairs: 3, DisableExampleReuse: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := testServer(t, Config{Pipeline: p, RateLimit: RateLimit{Requests: 12, Window: time.Hour}, MaxBodyBytes: 2048,
+		AnswerKeys: AnswerKeyMap{"7": "SELECT 1"}, Info: Info{Models: []string{"scripted"}, Dialect: text2sql.DialectSQLite,
+			Fingerprint: "abc", Knowledge: map[text2sql.Kind]int{text2sql.KindTable: 5}}})
+
+	r := do(t, srv, "GET", "/openapi.json", "", nil)
+	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+		t.Fatalf("openapi.json: %d", r.status)
+	}
+	var o openAPI
+	r.json(t, &o.doc)
+	if o.doc["openapi"] != "3.1.0" {
+		t.Errorf("openapi %v", o.doc["openapi"])
+	}
+
+	// The documented operations are exactly the routes.
+	var documented []string
+	for path, ops := range o.obj(o.doc, "paths") {
+		for method := range ops.(map[string]any) {
+			documented = append(documented, strings.ToUpper(method)+" "+path)
+		}
+	}
+	sort.Strings(documented)
+	registered := slices.Clone(routes)
+	sort.Strings(registered)
+	if !slices.Equal(documented, registered) {
+		t.Errorf("documented %v, registered %v", documented, registered)
+	}
+
+	// The validation catches a wrong shape.
+	health := o.resolve(t, o.obj(o.response("GET", "/health", 200), "content", "application/json", "schema"))
+	for _, bad := range []string{`{"status":"ok"}`, `{"status":"ok","models":[],"dialect":"","index":{"fingerprint":"","embedder":"","documents":0},"knowledge":{},"auth":"none","mcp":true,"extra":1}`} {
+		var v any
+		json.Unmarshal([]byte(bad), &v)
+		if health.Validate(v) == nil {
+			t.Errorf("%s validated", bad)
+		}
+	}
+
+	// Real answers, every documented shape that can be produced here.
+	q := map[string]string{"question": "List two course codes"}
+	run := map[string]any{"sql": "SELECT 1", "question_id": "7"}
+	o.checkRequest(t, "POST", "/v1/generate", q)
+	o.checkRequest(t, "POST", "/v1/run", run)
+	o.checkRequest(t, "POST", "/v1/run", map[string]any{"sql": "SELECT 1", "question_id": 7})
+	o.check(t, "GET", "/health", do(t, srv, "GET", "/health", "", nil))
+	o.check(t, "GET", "/openapi.json", r)
+	o.check(t, "POST", "/v1/generate", do(t, srv, "POST", "/v1/generate", testToken, q))
+	o.check(t, "POST", "/v1/run", do(t, srv, "POST", "/v1/run", testToken, run))
+	o.check(t, "POST", "/v1/run", do(t, srv, "POST", "/v1/run", testToken, map[string]string{"sql": "DROP TABLE students"}))
+	o.check(t, "POST", "/v1/run", do(t, srv, "POST", "/v1/run", testToken, map[string]string{"sql": "SELECT NULL, 1.5, 'x', x'00ff'"}))
+	ask := do(t, srv, "POST", "/v1/ask", testToken, q)
+	var a AnswerBody
+	ask.json(t, &a)
+	if a.Status != text2sql.StatusVerified || len(a.Attempts) != 2 || a.Attempts[0].Verdict == nil || a.Attempts[0].Verdict.OK {
+		t.Errorf("ask: %s", ask.body)
+	}
+	o.check(t, "POST", "/v1/ask", ask)
+	o.check(t, "POST", "/v1/ask", do(t, srv, "POST", "/v1/ask", testToken, map[string]string{"question": ""}))
+	o.check(t, "POST", "/v1/ask", do(t, srv, "POST", "/v1/ask", "", q))
+	o.check(t, "POST", "/v1/run", do(t, srv, "POST", "/v1/run", testToken, "[1,2"))
+	o.check(t, "POST", "/v1/run", do(t, srv, "POST", "/v1/run", testToken, `{"sql":"`+strings.Repeat("x", 3000)+`"}`))
+	for i := 0; i < 12; i++ {
+		r = do(t, srv, "POST", "/v1/generate", testToken, q)
+	}
+	if r.status != 429 {
+		t.Fatalf("no 429: %d", r.status)
+	}
+	o.check(t, "POST", "/v1/generate", r)
+
+	// A failed answer and provider failures.
+	srv = testServer(t, Config{Pipeline: newPipeline(t, sqlModel("DROP TABLE students"), -1)})
+	o.check(t, "POST", "/v1/ask", do(t, srv, "POST", "/v1/ask", testToken, q))
+	o.check(t, "POST", "/v1/generate", do(t, srv, "POST", "/v1/generate", testToken, map[string]string{"question": "  "}))
+	srv = testServer(t, Config{Pipeline: newPipeline(t, nil, 0)})
+	o.check(t, "POST", "/v1/generate", do(t, srv, "POST", "/v1/generate", testToken, q))
+	fail := text2sql.ModelFunc(func(context.Context, text2sql.ModelRequest) (*text2sql.ModelResponse, error) {
+		return nil, &text2sql.ModelError{Provider: "openai", StatusCode: 500, Retryable: true}
+	})
+	srv = testServer(t, Config{Pipeline: newPipeline(t, fail, 0)})
+	o.check(t, "POST", "/v1/ask", do(t, srv, "POST", "/v1/ask", testToken, q))
+
+	// Every error code is documented.
+	enum := o.obj(o.doc, "components", "schemas", "ErrorDetail", "properties", "code")["enum"].([]any)
+	for c := range codeStatus {
+		if !slices.Contains(enum, any(string(c))) {
+			t.Errorf("code %s is not in the document", c)
+		}
+	}
+	for _, c := range []Code{CodeRepairsExhausted, CodeBudgetExhausted, CodeNoSQL, CodeInvalidOutput} {
+		if !slices.Contains(enum, any(string(c))) {
+			t.Errorf("code %s is not in the document", c)
+		}
+	}
+	if len(OpenAPI()) != len(openAPIDoc) {
+		t.Error("OpenAPI()")
+	}
+}

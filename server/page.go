@@ -1,0 +1,50 @@
+package server
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+)
+
+//go:embed web
+var webFS embed.FS
+
+//go:embed openapi.json
+var openAPIDoc []byte
+
+// OpenAPI returns the OpenAPI 3.1 document served at /openapi.json.
+func OpenAPI() []byte { return append([]byte(nil), openAPIDoc...) }
+
+func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Write(openAPIDoc)
+}
+
+// pageCSP allows only the page's own script, style and API calls.
+const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// pageHandler serves the web page: / is web/index.html, /assets/* the
+// rest of web/.
+func pageHandler() http.Handler {
+	sub, err := fs.Sub(webFS, "web")
+	if err != nil {
+		panic(err)
+	}
+	files := http.FileServerFS(sub)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", pageCSP)
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cache-Control", "no-cache")
+		if r.URL.Path == "/" {
+			http.ServeFileFS(w, r, sub, "index.html")
+			return
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = r.URL.Path[len("/assets"):]
+		files.ServeHTTP(w, r2)
+	})
+}

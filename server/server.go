@@ -1,0 +1,698 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/cors"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/eval"
+	"github.com/text2sql-go/text2sql/knowledge"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxBodyBytes   = 64 << 10
+	DefaultRequestTimeout = 2 * time.Minute
+	// MaxQuestionRunes bounds a question's length; longer ones are refused
+	// with 400 bad_request before any model call.
+	MaxQuestionRunes = 4000
+)
+
+// Config assembles the service. Zero values mean the documented defaults;
+// Pipeline and Auth are required.
+type Config struct {
+	// Pipeline answers questions and runs SQL; required. Every statement a
+	// route or an MCP tool runs goes through Pipeline.Execute or
+	// Pipeline.Ask: the pipeline's executor is the one guard.
+	Pipeline *text2sql.Pipeline
+	// Auth authenticates every /v1/* and /mcp request; required. Use
+	// NoAuth() explicitly for local use without authentication.
+	Auth Authenticator
+	// RateLimit limits requests per principal; the zero value is 60 per
+	// minute.
+	RateLimit RateLimit
+	// AllowedOrigins are the origins browsers may call the API from
+	// (CORS), e.g. "https://quiz.example.org"; "*" allows any. Empty means
+	// same-origin only (no CORS headers).
+	AllowedOrigins []string
+	// Auditor receives every executed or refused statement; nil means
+	// SlogAuditor on Logger.
+	Auditor Auditor
+	// Logger receives one record per request and the audit events; nil
+	// means slog.Default(). Records never hold credentials, keys or
+	// prompts.
+	Logger *slog.Logger
+	// MaxBodyBytes bounds request bodies; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// RequestTimeout bounds the pipeline work of one request; 0 means
+	// DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// AnswerKeys, when set, lets /v1/run and the MCP tool run_sql check a
+	// result against a question's answer key (question_id).
+	AnswerKeys AnswerKeys
+	// AnswerMode is how results are compared with an answer key; "" means
+	// eval.ModeSpider (rows as a multiset, any column order, in sequence
+	// when the key has a top-level ORDER BY).
+	AnswerMode eval.Mode
+	// Info is shown by GET /health.
+	Info Info
+	// Schema is described by the MCP tool describe_schema; nil makes the
+	// tool report that no schema is configured.
+	Schema *schema.Database
+	// Examples are listed by the MCP tool list_examples.
+	Examples []knowledge.Example
+	// DisableMCP turns off the MCP endpoint /mcp.
+	DisableMCP bool
+	// DisablePage turns off the web page at GET /.
+	DisablePage bool
+	// MCPSessionTimeout closes MCP sessions idle this long; 0 means 30
+	// minutes.
+	MCPSessionTimeout time.Duration
+}
+
+// Info describes the deployment for GET /health.
+type Info struct {
+	Version     string           // the service's version, free text
+	Models      []string         // model names, e.g. "gemini-2.5-flash"
+	Dialect     text2sql.Dialect // the target database's dialect
+	Fingerprint string           // the retrieval index fingerprint (retriever.Stats.Fingerprint)
+	Embedder    string           // the embedder's name
+	Documents   int              // indexed documents
+	// Knowledge counts documents per kind (retriever.Stats.Kinds).
+	Knowledge map[text2sql.Kind]int
+}
+
+// AnswerKeys maps a question id to its answer-key SQL.
+type AnswerKeys interface {
+	// AnswerKey returns the answer key of the question id, or ok false
+	// when it has none. An error means the keys cannot be read.
+	AnswerKey(ctx context.Context, questionID string) (sql string, ok bool, err error)
+}
+
+// AnswerKeyMap is an in-memory AnswerKeys: question id → answer-key SQL.
+type AnswerKeyMap map[string]string
+
+// AnswerKey implements AnswerKeys.
+func (m AnswerKeyMap) AnswerKey(_ context.Context, id string) (string, bool, error) {
+	s, ok := m[id]
+	return s, ok, nil
+}
+
+// ExampleAnswerKeys returns the verified examples as answer keys, keyed
+// by example id: the quiz setting, where each quiz question is an example.
+func ExampleAnswerKeys(examples []knowledge.Example) AnswerKeyMap {
+	m := AnswerKeyMap{}
+	for _, e := range examples {
+		m[e.ID] = e.SQL
+	}
+	return m
+}
+
+// service is the state shared by the HTTP handlers and the MCP tools.
+type service struct {
+	cfg     Config
+	log     *slog.Logger
+	lim     *limiter
+	audit   Auditor
+	timeout time.Duration
+	health  HealthResponse
+
+	// inflight maps the nonce the HTTP layer gives an authenticated MCP
+	// request to its principal, for the MCP tools.
+	inflight sync.Map // string → *callInfo
+}
+
+type callInfo struct {
+	p     *Principal
+	reqID string
+}
+
+// New returns the service's HTTP handler:
+//
+//	GET  /health        status, models, index fingerprint, knowledge counts (no auth)
+//	POST /v1/generate   {question} → SQL, explanation, retrieved context; nothing runs
+//	POST /v1/run        {sql, question_id?} → rows through the guard, answer-key match
+//	POST /v1/ask        {question} → the full answer with its repair trail
+//	GET  /openapi.json  the OpenAPI 3.1 description of these routes (no auth)
+//	GET  /              the web page (no auth; it asks for a token)
+//	     /mcp           the MCP server over streamable HTTP (same auth)
+//
+// Errors are JSON ErrorBody values with a stable Code. Every response has
+// an X-Request-Id header (the client's, when it sent a valid one).
+// Errors: a missing Pipeline or Auth, an unknown AnswerMode.
+func New(cfg Config) (http.Handler, error) {
+	s, err := newService(cfg)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", s.handleHealth)
+	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
+	v1 := func(h http.HandlerFunc) http.Handler {
+		return s.authenticate(s.rateLimit(s.jsonBody(h)))
+	}
+	mux.Handle("POST /v1/generate", v1(s.handleGenerate))
+	mux.Handle("POST /v1/run", v1(s.handleRun))
+	mux.Handle("POST /v1/ask", v1(s.handleAsk))
+	if !cfg.DisablePage {
+		mux.Handle("GET /{$}", pageHandler())
+		mux.Handle("GET /assets/", pageHandler())
+	}
+	if !cfg.DisableMCP {
+		ms, err := s.mcpServer()
+		if err != nil {
+			return nil, err
+		}
+		timeout := cfg.MCPSessionTimeout
+		if timeout == 0 {
+			timeout = 30 * time.Minute
+		}
+		mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, &mcp.StreamableHTTPOptions{
+			SessionTimeout:      timeout,
+			MaxRequestBodyBytes: s.maxBody(),
+		})
+		mux.Handle("/mcp", s.authenticate(s.mcpCall(mh)))
+	}
+	var h http.Handler = s.route(mux)
+	if len(cfg.AllowedOrigins) > 0 {
+		h = cors.New(cors.Options{
+			AllowedOrigins: cfg.AllowedOrigins,
+			AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodDelete},
+			AllowedHeaders: []string{"Authorization", "Content-Type", "X-Request-Id", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID"},
+			ExposedHeaders: []string{"X-Request-Id", "Retry-After", "Mcp-Session-Id"},
+			MaxAge:         600,
+		}).Handler(h)
+	}
+	if IsNoAuth(cfg.Auth) {
+		s.log.Warn("authentication is off (no-auth mode): every request acts as the principal \"local\"; use it only on a loopback address")
+	}
+	return s.observe(h), nil
+}
+
+func newService(cfg Config) (*service, error) {
+	if cfg.Pipeline == nil {
+		return nil, fmt.Errorf("%w: server: Pipeline is required", text2sql.ErrInvalidConfig)
+	}
+	if cfg.Auth == nil {
+		return nil, fmt.Errorf("%w: server: Auth is required (use server.NoAuth() for local use without authentication)", text2sql.ErrInvalidConfig)
+	}
+	if cfg.AnswerMode != "" {
+		if _, err := eval.ParseMode(string(cfg.AnswerMode)); err != nil {
+			return nil, fmt.Errorf("%w: server: %v", text2sql.ErrInvalidConfig, err)
+		}
+	}
+	if cfg.MaxBodyBytes < 0 || cfg.RequestTimeout < 0 || cfg.MCPSessionTimeout < 0 {
+		return nil, fmt.Errorf("%w: server: negative MaxBodyBytes, RequestTimeout or MCPSessionTimeout", text2sql.ErrInvalidConfig)
+	}
+	s := &service{cfg: cfg, log: cfg.Logger, lim: newLimiter(cfg.RateLimit), audit: cfg.Auditor, timeout: cfg.RequestTimeout}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.audit == nil {
+		s.audit = SlogAuditor{Logger: s.log}
+	}
+	if s.timeout == 0 {
+		s.timeout = DefaultRequestTimeout
+	}
+	s.health = HealthResponse{
+		Status: "ok", Version: cfg.Info.Version, Models: append([]string{}, cfg.Info.Models...), Dialect: cfg.Info.Dialect,
+		Index:     IndexInfo{Fingerprint: cfg.Info.Fingerprint, Embedder: cfg.Info.Embedder, Documents: cfg.Info.Documents},
+		Knowledge: map[string]int{}, Auth: authName(cfg.Auth), MCP: !cfg.DisableMCP,
+	}
+	for k, n := range cfg.Info.Knowledge {
+		s.health.Knowledge[string(k)] = n
+	}
+	return s, nil
+}
+
+func authName(a Authenticator) string {
+	switch a.(type) {
+	case noAuth:
+		return "none"
+	case *StaticTokens:
+		return "static"
+	case *Supabase:
+		return "supabase"
+	case *JWT:
+		return "jwt"
+	}
+	return "custom"
+}
+
+func (s *service) maxBody() int64 {
+	if s.cfg.MaxBodyBytes > 0 {
+		return s.cfg.MaxBodyBytes
+	}
+	return DefaultMaxBodyBytes
+}
+
+// routes lists the patterns New registers for the API (not the page or
+// /mcp), for the OpenAPI test.
+var routes = []string{"GET /health", "GET /openapi.json", "POST /v1/generate", "POST /v1/run", "POST /v1/ask"}
+
+// route serves mux, answering unmatched requests with JSON 404 and 405
+// errors instead of the mux's plain text.
+func (s *service) route(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		rec := &headerRecorder{h: http.Header{}}
+		mux.ServeHTTP(rec, r)
+		switch rec.status {
+		case http.StatusMethodNotAllowed:
+			if allow := rec.h.Get("Allow"); allow != "" {
+				w.Header().Set("Allow", allow)
+			}
+			writeError(w, r, CodeMethodNotAllowed, "method "+r.Method+" is not allowed here")
+		case http.StatusMovedPermanently, http.StatusPermanentRedirect, http.StatusTemporaryRedirect, http.StatusFound:
+			// The mux redirects to the cleaned path.
+			for k, v := range rec.h {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.status)
+		default:
+			writeError(w, r, CodeNotFound, "no such route")
+		}
+	})
+}
+
+// headerRecorder captures the status and headers of the mux's own
+// not-found, method-not-allowed and redirect answers.
+type headerRecorder struct {
+	h      http.Header
+	status int
+}
+
+func (h *headerRecorder) Header() http.Header         { return h.h }
+func (h *headerRecorder) Write(b []byte) (int, error) { return len(b), nil }
+func (h *headerRecorder) WriteHeader(code int) {
+	if h.status == 0 {
+		h.status = code
+	}
+}
+
+// reqInfo is what the observing middleware learns about a request from
+// the inner handlers.
+type reqInfo struct {
+	id        string
+	principal string
+	code      Code
+}
+
+type reqInfoKey struct{}
+
+func requestID(ctx context.Context) string {
+	if ri, ok := ctx.Value(reqInfoKey{}).(*reqInfo); ok {
+		return ri.id
+	}
+	return ""
+}
+
+func info(ctx context.Context) *reqInfo {
+	ri, _ := ctx.Value(reqInfoKey{}).(*reqInfo)
+	return ri
+}
+
+var requestIDRe = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+func newID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// statusWriter records the status and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Flush lets the MCP handler stream server-sent events.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observe assigns the request id, recovers panics and logs one record per
+// request: method, path (without the query), status, duration, bytes,
+// principal id, error code. Never headers, bodies or queries.
+func (s *service) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if !requestIDRe.MatchString(id) {
+			id = newID()
+		}
+		ri := &reqInfo{id: id}
+		r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
+		w.Header().Set("X-Request-Id", id)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.LogAttrs(r.Context(), slog.LevelError, "panic", slog.String("request_id", id),
+					slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
+				if sw.status == 0 {
+					writeError(sw, r, CodeInternal, "internal error; the request id identifies it in the service's logs")
+				}
+			}
+			level := slog.LevelInfo
+			if sw.status >= 500 {
+				level = slog.LevelError
+			}
+			attrs := []slog.Attr{
+				slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", sw.status), slog.Float64("duration_ms", ms(time.Since(start))), slog.Int64("bytes", sw.bytes),
+			}
+			if ri.principal != "" {
+				attrs = append(attrs, slog.String("principal", ri.principal))
+			}
+			if ri.code != "" {
+				attrs = append(attrs, slog.String("code", string(ri.code)))
+			}
+			s.log.LogAttrs(r.Context(), level, "request", attrs...)
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// fail writes an error response and notes its code for the log.
+func (s *service) fail(w http.ResponseWriter, r *http.Request, code Code, msg string) {
+	if ri := info(r.Context()); ri != nil {
+		ri.code = code
+	}
+	writeError(w, r, code, msg)
+}
+
+// authenticate lets a request through only with a principal, which it
+// puts in the request context.
+func (s *service) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.cfg.Auth.Authenticate(r)
+		switch {
+		case err == nil && p != nil && p.ID != "":
+		case err == nil || errors.Is(err, ErrUnauthenticated):
+			w.Header().Set("WWW-Authenticate", `Bearer realm="text2sql"`)
+			s.fail(w, r, CodeUnauthorized, "a valid bearer token is required")
+			return
+		default:
+			s.log.LogAttrs(r.Context(), slog.LevelError, "authentication failed", slog.String("request_id", requestID(r.Context())),
+				slog.String("error", err.Error()))
+			s.fail(w, r, CodeAuthUnavailable, "the identity provider could not be reached; try again")
+			return
+		}
+		if ri := info(r.Context()); ri != nil {
+			ri.principal = p.ID
+		}
+		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	})
+}
+
+// rateLimit spends one token of the principal's budget.
+func (s *service) rateLimit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, _ := PrincipalFromContext(r.Context())
+		if ok, wait := s.lim.allow(p.ID); !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
+			s.fail(w, r, CodeRateLimited, fmt.Sprintf("rate limit reached; retry in %d s", retryAfterSeconds(wait)))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// jsonBody requires a JSON body and bounds its size.
+func (s *service) jsonBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil || mt != "application/json" {
+			s.fail(w, r, CodeUnsupportedMedia, "the body must be application/json")
+			return
+		}
+		if r.ContentLength > s.maxBody() {
+			s.fail(w, r, CodeBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", s.maxBody()))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody())
+		next.ServeHTTP(w, r)
+	})
+}
+
+// decode reads one JSON object into v, answering 400 or 413 itself.
+func (s *service) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(r.Body)
+	err := dec.Decode(v)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = errors.New("unexpected data after the JSON object")
+		}
+	}
+	if err == nil {
+		return true
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		s.fail(w, r, CodeBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", mbe.Limit))
+		return false
+	}
+	msg := "the body is not a valid JSON object"
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) && ute.Field != "" {
+		msg = fmt.Sprintf("field %q has the wrong type", ute.Field)
+	}
+	s.fail(w, r, CodeBadRequest, msg)
+	return false
+}
+
+// work returns the context of pipeline work: the request's, bounded by
+// the timeout. The principal is already in it.
+func (s *service) work(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.timeout)
+}
+
+func (s *service) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.health)
+}
+
+// apiError is an error outcome of an operation shared by HTTP and MCP.
+type apiError struct {
+	code Code
+	msg  string
+}
+
+func (e *apiError) Error() string { return string(e.code) + ": " + e.msg }
+
+func checkQuestion(q string) *apiError {
+	if strings.TrimSpace(q) == "" {
+		return &apiError{CodeEmptyQuestion, "the question is empty"}
+	}
+	if utf8.RuneCountInString(q) > MaxQuestionRunes {
+		return &apiError{CodeBadRequest, fmt.Sprintf("the question is longer than %d characters", MaxQuestionRunes)}
+	}
+	return nil
+}
+
+func (s *service) handleGenerate(w http.ResponseWriter, r *http.Request) {
+	var req QuestionRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	ctx, cancel := s.work(r.Context())
+	defer cancel()
+	b, aerr := s.generate(ctx, req.Question)
+	s.reply(w, r, b, aerr)
+}
+
+func (s *service) handleAsk(w http.ResponseWriter, r *http.Request) {
+	var req QuestionRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	ctx, cancel := s.work(r.Context())
+	defer cancel()
+	b, aerr := s.ask(ctx, "POST /v1/ask", req.Question)
+	s.reply(w, r, b, aerr)
+}
+
+func (s *service) handleRun(w http.ResponseWriter, r *http.Request) {
+	var req RunRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	ctx, cancel := s.work(r.Context())
+	defer cancel()
+	b, aerr := s.run(ctx, "POST /v1/run", req.SQL, string(req.QuestionID))
+	s.reply(w, r, b, aerr)
+}
+
+func (s *service) reply(w http.ResponseWriter, r *http.Request, body any, aerr *apiError) {
+	if aerr != nil {
+		s.fail(w, r, aerr.code, aerr.msg)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// generate runs Pipeline.Generate.
+func (s *service) generate(ctx context.Context, question string) (*AnswerBody, *apiError) {
+	if aerr := checkQuestion(question); aerr != nil {
+		return nil, aerr
+	}
+	ans, err := s.cfg.Pipeline.Generate(ctx, question)
+	return s.answer(ctx, ans, err)
+}
+
+// ask runs Pipeline.Ask and audits every statement it ran.
+func (s *service) ask(ctx context.Context, source, question string) (*AnswerBody, *apiError) {
+	if aerr := checkQuestion(question); aerr != nil {
+		return nil, aerr
+	}
+	ans, err := s.cfg.Pipeline.Ask(ctx, question)
+	if ans != nil {
+		audited := false
+		for _, at := range ans.Attempts {
+			if at.Result != nil && at.Candidate != nil {
+				s.record(ctx, source, question, "", at.Candidate.SQL, at.Result)
+				audited = true
+			}
+		}
+		if !audited && ans.Result != nil {
+			// A reused verified example runs without an attempt record.
+			s.record(ctx, source, question, "", ans.SQL, ans.Result)
+		}
+	}
+	return s.answer(ctx, ans, err)
+}
+
+// answer converts the outcome of Ask or Generate.
+func (s *service) answer(ctx context.Context, ans *text2sql.Answer, err error) (*AnswerBody, *apiError) {
+	if err != nil && (ans == nil || failureCode(err) == "") {
+		code, msg := pipelineError(err)
+		level := slog.LevelError
+		switch ctx.Err() {
+		case context.DeadlineExceeded:
+			code, msg, level = CodeTimeout, "the request took longer than the time limit", slog.LevelWarn
+		case context.Canceled:
+			// The client went away; nobody reads the answer.
+			code, msg, level = CodeTimeout, "the request was cancelled", slog.LevelInfo
+		}
+		s.log.LogAttrs(ctx, level, "pipeline failed", slog.String("request_id", requestID(ctx)),
+			slog.String("code", string(code)), slog.String("error", err.Error()))
+		return nil, &apiError{code, msg}
+	}
+	return newAnswerBody(requestID(ctx), ans, err), nil
+}
+
+// run executes one statement through Pipeline.Execute, audits it and,
+// with a question id, checks it against the answer key.
+func (s *service) run(ctx context.Context, source, sql, questionID string) (*RunResponse, *apiError) {
+	res, err := s.cfg.Pipeline.Execute(ctx, sql)
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return nil, &apiError{CodeTimeout, "the request took longer than the time limit"}
+		}
+		s.log.LogAttrs(ctx, slog.LevelError, "executor failed", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
+		if errors.Is(err, text2sql.ErrInvalidConfig) {
+			return nil, &apiError{CodeNotConfigured, "the service has no database configured"}
+		}
+		return nil, &apiError{CodeExecutor, "the database cannot be reached"}
+	}
+	if res == nil {
+		return nil, &apiError{CodeInternal, "the executor returned no result"}
+	}
+	s.record(ctx, source, "", questionID, sql, res)
+	out := &RunResponse{RequestID: requestID(ctx), ResultBody: *newResultBody(res)}
+	if questionID != "" && s.cfg.AnswerKeys != nil {
+		s.match(ctx, out, sql, questionID, res)
+	}
+	return out, nil
+}
+
+// match fills out.Matched from the answer key of questionID, when it has
+// one.
+func (s *service) match(ctx context.Context, out *RunResponse, sql, questionID string, res *text2sql.Result) {
+	key, ok, err := s.cfg.AnswerKeys.AnswerKey(ctx, questionID)
+	if err != nil {
+		s.log.LogAttrs(ctx, slog.LevelError, "answer keys unavailable", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
+		return
+	}
+	if !ok {
+		return
+	}
+	f := false
+	if res.Error != nil {
+		out.Matched, out.MatchSummary = &f, "the statement was refused or failed"
+		return
+	}
+	// Both the key and the candidate run through the pipeline's guard.
+	exec := text2sql.ExecutorFunc(func(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
+		return s.cfg.Pipeline.Execute(ctx, req.SQL)
+	})
+	chk, err := eval.CheckAnswer(ctx, exec, sql, key, s.cfg.AnswerMode)
+	if err != nil {
+		s.log.LogAttrs(ctx, slog.LevelError, "answer key check failed", slog.String("request_id", requestID(ctx)),
+			slog.String("question_id", questionID), slog.String("error", err.Error()))
+		return
+	}
+	out.Matched, out.MatchSummary = &chk.Matched, chk.Summary
+}
+
+// record sends one statement to the auditor.
+func (s *service) record(ctx context.Context, source, question, questionID, sql string, res *text2sql.Result) {
+	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: source, Question: question, QuestionID: questionID,
+		SQL: sql, Outcome: "ok", RowCount: res.RowCount, Truncated: res.Truncated, Duration: res.Duration}
+	if p, ok := PrincipalFromContext(ctx); ok {
+		e.Principal, e.Method = p.ID, p.Method
+	}
+	if res.Error != nil {
+		e.Outcome, e.Message = string(res.Error.Kind), res.Error.Message
+	}
+	if err := s.audit.Audit(ctx, e); err != nil {
+		s.log.LogAttrs(ctx, slog.LevelError, "audit failed", slog.String("request_id", e.RequestID), slog.String("error", err.Error()))
+	}
+}

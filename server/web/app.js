@@ -1,0 +1,220 @@
+// The text2sql page: no framework, no build step. Every value from the
+// service is inserted with textContent, never as HTML.
+"use strict";
+
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const el = {
+    health: $("health"), token: $("token"), forget: $("forget"), question: $("question"),
+    generate: $("generate"), ask: $("ask"), status: $("status"), error: $("error"),
+    answer: $("answer"), sql: $("sql"), questionId: $("question-id"), run: $("run"),
+    low: $("low-confidence"), reused: $("reused"), explanation: $("explanation"),
+    tables: $("tables"), items: $("items"), trail: $("trail"), attempts: $("attempts"),
+    result: $("result"), match: $("match"), resultMeta: $("result-meta"), rows: $("rows"),
+  };
+  const TOKEN_KEY = "text2sql.token";
+  const buttons = [el.generate, el.ask, el.run];
+
+  try { el.token.value = sessionStorage.getItem(TOKEN_KEY) || ""; } catch (e) { /* storage disabled */ }
+  el.token.addEventListener("change", () => {
+    try { sessionStorage.setItem(TOKEN_KEY, el.token.value.trim()); } catch (e) { /* ignore */ }
+  });
+  el.forget.addEventListener("click", () => {
+    el.token.value = "";
+    try { sessionStorage.removeItem(TOKEN_KEY); } catch (e) { /* ignore */ }
+    el.token.focus();
+  });
+
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+  function add(parent, tag, text, cls) {
+    const n = document.createElement(tag);
+    if (text !== undefined && text !== null) n.textContent = String(text);
+    if (cls) n.className = cls;
+    parent.appendChild(n);
+    return n;
+  }
+  function setStatus(text) { el.status.textContent = text || ""; }
+  function showError(text, focusTarget) {
+    el.error.textContent = text;
+    el.error.hidden = false;
+    (focusTarget || el.error).focus();
+  }
+  function hideError() { el.error.hidden = true; el.error.textContent = ""; }
+  function busy(on) { buttons.forEach((b) => { b.disabled = on; }); }
+
+  // api posts body to path and returns the parsed JSON of a 2xx answer;
+  // otherwise it throws an Error whose message is for people.
+  async function api(path, body) {
+    const headers = { "Content-Type": "application/json", "Accept": "application/json" };
+    const token = el.token.value.trim();
+    if (token) headers["Authorization"] = "Bearer " + token;
+    let resp;
+    try {
+      resp = await fetch(path, { method: "POST", headers, body: JSON.stringify(body), credentials: "omit" });
+    } catch (e) {
+      throw new Error("The service cannot be reached. Check your connection and try again.");
+    }
+    let data = null;
+    try { data = await resp.json(); } catch (e) { /* not JSON */ }
+    if (resp.ok && data) return data;
+    const code = data && data.error ? data.error.code : "";
+    const msg = data && data.error ? data.error.message : "HTTP " + resp.status;
+    const rid = data && data.request_id ? " (request " + data.request_id + ")" : "";
+    const err = new Error(msg + rid);
+    err.code = code;
+    if (resp.status === 401) {
+      err.message = token ? "Your access token was refused. Enter a valid token." : "An access token is required. Enter it above.";
+      err.focus = el.token;
+    } else if (resp.status === 429) {
+      const after = resp.headers.get("Retry-After");
+      err.message = "Too many requests. Try again in " + (after || "a few") + " seconds.";
+    } else if (code === "empty_question") {
+      err.focus = el.question;
+    }
+    throw err;
+  }
+
+  function renderContext(ctx) {
+    clear(el.tables);
+    const tbody = el.items.tBodies[0];
+    clear(tbody);
+    if (!ctx) return;
+    for (const t of ctx.tables) {
+      const li = add(el.tables, "li");
+      add(li, "code", t.name);
+      add(li, "span", " — " + t.reason);
+    }
+    for (const it of ctx.items) {
+      const tr = add(tbody, "tr");
+      add(tr, "td", it.kind);
+      add(tr, "td", it.name);
+      add(tr, "td", it.score.toFixed(4));
+      add(tr, "td", it.similarity.toFixed(3));
+      add(tr, "td", it.provenance);
+    }
+  }
+
+  function errorText(e) {
+    return e.kind + ": " + e.message + (e.hint ? " (hint: " + e.hint + ")" : "");
+  }
+
+  function renderTrail(attempts) {
+    clear(el.attempts);
+    el.trail.hidden = !attempts || attempts.length < 2;
+    if (el.trail.hidden) return;
+    for (const a of attempts) {
+      const li = add(el.attempts, "li");
+      add(li, "code", a.sql || "(no SQL)");
+      let outcome = "ok";
+      if (a.error) outcome = a.error;
+      else if (a.result && a.result.error) outcome = errorText(a.result.error);
+      else if (a.verdict && !a.verdict.ok) outcome = "judge: fault in " + a.verdict.stage + ": " + a.verdict.reason;
+      add(li, "div", "→ " + outcome, outcome === "ok" ? "" : "muted");
+    }
+  }
+
+  function renderAnswer(a) {
+    el.answer.hidden = false;
+    el.sql.value = a.sql || "";
+    el.explanation.textContent = a.explanation || (a.status === "declined" ? "The model declined: the question does not look answerable from this database." : "");
+    el.low.hidden = !a.low_confidence;
+    el.reused.hidden = !a.reused_example;
+    el.reused.textContent = a.reused_example ? "Reused verified example " + a.reused_example + " (no model call)." : "";
+    renderContext(a.context);
+    renderTrail(a.attempts);
+  }
+
+  function renderResult(r, matched, summary) {
+    el.result.hidden = false;
+    const thead = el.rows.tHead, tbody = el.rows.tBodies[0];
+    clear(thead); clear(tbody);
+    el.match.hidden = matched === undefined || matched === null;
+    if (!el.match.hidden) {
+      el.match.className = matched ? "matched" : "mismatched";
+      el.match.textContent = (matched ? "✓ Matches the answer key" : "✗ Does not match the answer key") + (summary ? " — " + summary : "");
+    }
+    if (r.error) {
+      el.resultMeta.textContent = "";
+      showError((r.error.refused ? "Refused — " : "The statement failed — ") + errorText(r.error), el.sql);
+      return;
+    }
+    const hr = add(thead, "tr");
+    for (const c of r.columns) add(hr, "th", c).scope = "col";
+    for (const row of r.rows) {
+      const tr = add(tbody, "tr");
+      for (const v of row) {
+        if (v === null) add(tr, "td", "NULL", "null");
+        else add(tr, "td", v);
+      }
+    }
+    el.resultMeta.textContent = r.row_count + (r.row_count === 1 ? " row" : " rows") +
+      (r.truncated ? " (truncated at the row cap)" : "") + " in " + r.duration_ms.toFixed(1) + " ms";
+    el.result.focus();
+  }
+
+  async function generate() {
+    const q = el.question.value.trim();
+    if (!q) { showError("Type a question first.", el.question); return; }
+    hideError(); busy(true); setStatus("Writing SQL…");
+    try {
+      const a = await api("v1/generate", { question: q });
+      el.result.hidden = true;
+      renderAnswer(a);
+      if (a.status === "failed" && a.error) showError("No usable SQL: " + a.error.message);
+      setStatus(a.status === "declined" ? "Declined." : "SQL ready: review it, then Run.");
+      if (a.status !== "failed") el.sql.focus();
+    } catch (e) {
+      setStatus(""); showError(e.message, e.focus);
+    } finally { busy(false); }
+  }
+
+  async function ask() {
+    const q = el.question.value.trim();
+    if (!q) { showError("Type a question first.", el.question); return; }
+    hideError(); busy(true); setStatus("Answering…");
+    try {
+      const a = await api("v1/ask", { question: q });
+      renderAnswer(a);
+      if (a.result) renderResult(a.result);
+      else el.result.hidden = true;
+      if (a.status === "failed" && a.error) showError("No answer: " + a.error.message);
+      setStatus("Status: " + a.status + ".");
+    } catch (e) {
+      setStatus(""); showError(e.message, e.focus);
+    } finally { busy(false); }
+  }
+
+  async function run() {
+    const sql = el.sql.value.trim();
+    if (!sql) { showError("There is no SQL to run.", el.sql); return; }
+    hideError(); busy(true); setStatus("Running…");
+    const body = { sql };
+    const qid = el.questionId.value.trim();
+    if (qid) body.question_id = qid;
+    try {
+      const r = await api("v1/run", body);
+      renderResult(r, r.matched, r.match_summary);
+      setStatus(r.ok ? "Done." : "The statement was not run.");
+    } catch (e) {
+      setStatus(""); showError(e.message, e.focus);
+    } finally { busy(false); }
+  }
+
+  const ctrlEnter = (f) => (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); f(); }
+  };
+  el.generate.addEventListener("click", generate);
+  el.ask.addEventListener("click", ask);
+  el.run.addEventListener("click", run);
+  el.question.addEventListener("keydown", ctrlEnter(generate));
+  el.sql.addEventListener("keydown", ctrlEnter(run));
+
+  fetch("health").then((r) => r.json()).then((h) => {
+    const parts = [];
+    if (h.dialect) parts.push("Dialect " + h.dialect);
+    parts.push(h.models && h.models.length ? "model " + h.models.join(", ") : "no model configured: only verified examples are answered");
+    if (h.index && h.index.documents) parts.push(h.index.documents + " knowledge documents");
+    el.health.textContent = parts.join(" · ");
+    if (h.auth === "none") el.token.placeholder = "not needed: authentication is off";
+  }).catch(() => { el.health.textContent = "The service does not answer /health."; });
+})();
