@@ -116,12 +116,12 @@ func TestStagedRepair(t *testing.T) {
 		// A fix at the SQL stage that did not help escalates to the plan.
 		{name: "escalation", sql: []string{reply("SELECT count(*) FROM instructors"), reply("SELECT count(*) FROM courses"), reply(good)},
 			judge: []string{verdict("sql", "wrong table"), verdict("plan", "the SQL fix did not help: the plan is wrong"), judgeOK},
-			plan: 2, gen: 3, judges: 3, retrievals: 1, status: text2sql.StatusVerified},
+			plan:  2, gen: 3, judges: 3, retrievals: 1, status: text2sql.StatusVerified},
 		// Repairs spent with the judge still rejecting: the best executed
 		// attempt, unverified, with every attempt.
 		{name: "budget exhausted", sql: []string{reply("SELECT count(*) FROM instructors"), reply("SELECT count(*) FROM courses"), reply("SELECT count(*) FROM departments")},
 			judge: []string{verdict("sql", "wrong table")},
-			plan: 1, gen: 3, judges: 3, retrievals: 1, status: text2sql.StatusUnverified},
+			plan:  1, gen: 3, judges: 3, retrievals: 1, status: text2sql.StatusUnverified},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
