@@ -151,7 +151,12 @@ func runCmd(o *options) *cobra.Command {
 		Use:   "run SQL",
 		Short: "Run SQL through the guard (one read-only statement, row cap, timeout)",
 		Long:  "Run SQL through the guard. Use - to read the SQL from standard input.",
-		Args:  cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || strings.TrimSpace(strings.Join(args, " ")) == "" {
+				return &exitErr{code: exitUsage, err: errors.New("an SQL statement is required (or - to read it from standard input)")}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sql := strings.Join(args, " ")
 			if sql == "-" {

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -46,7 +47,11 @@ func main() {
 			code = ee.code
 		}
 		if ee == nil || !ee.quiet {
-			fmt.Fprintln(os.Stderr, "text2sql:", err)
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "text2sql: ") {
+				msg = "text2sql: " + msg
+			}
+			fmt.Fprintln(os.Stderr, msg)
 		}
 		os.Exit(code)
 	}

@@ -263,3 +263,16 @@ func TestAskPlanJudge(t *testing.T) {
 		t.Errorf("--judge=sometimes: exit %d", code)
 	}
 }
+
+func TestFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--demo"},
+		{"run", "--demo", "--max-rows", "-1", "SELECT 1"},
+		{"run", "--demo", "--timeout", "-1s", "SELECT 1"},
+		{"context", "--demo", "--plan=maybe", "Anything?"},
+	} {
+		if _, errOut, code := cli(t, args...); code != exitUsage {
+			t.Errorf("%q: exit %d (%s), want %d", args, code, errOut, exitUsage)
+		}
+	}
+}

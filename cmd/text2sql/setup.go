@@ -54,7 +54,7 @@ func (o *options) bind(root *cobra.Command) {
 	f.StringVar(&o.model, "model", "", "model name (default: the provider's default)")
 	f.StringVar(&o.baseURL, "base-url", "", "provider base URL, e.g. http://localhost:11434/v1 for Ollama")
 	f.StringVar(&o.indexDir, "index-dir", "", "directory of the persistent vector index (default: the user cache directory)")
-	f.IntVar(&o.maxRows, "max-rows", 1000, "row cap per query; the result is marked truncated beyond it")
+	f.IntVar(&o.maxRows, "max-rows", 1000, "row cap per query (0: the default, 1000); the result is marked truncated beyond it")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "time limit per query")
 	f.IntVar(&o.maxRepairs, "max-repairs", text2sql.DefaultMaxRepairs, "repairs after a failed attempt (0: none)")
 	f.StringVar(&o.plan, "plan", "off", "plan before SQL: off, on, or hard (only for hard questions); --plan alone means on")
@@ -62,6 +62,27 @@ func (o *options) bind(root *cobra.Command) {
 	f.Lookup("plan").NoOptDefVal = "on"
 	f.Lookup("judge").NoOptDefVal = "on"
 	f.BoolVar(&o.noCheck, "no-check", false, "skip the deterministic checks (unknown names, other dialects' syntax) before execution")
+}
+
+// validate checks the flags that need no database, as usage errors.
+func (o *options) validate() error {
+	usage := func(format string, args ...any) error {
+		return &exitErr{code: exitUsage, err: fmt.Errorf(format, args...)}
+	}
+	switch {
+	case o.maxRows < 0:
+		return usage("--max-rows %d: must be 0 (the default, 1000) or more", o.maxRows)
+	case o.timeout < 0:
+		return usage("--timeout %v: must be 0 (the default, 10s) or more", o.timeout)
+	case o.maxRepairs < 0:
+		return usage("--max-repairs %d: must be 0 or more", o.maxRepairs)
+	}
+	for _, f := range []struct{ name, v string }{{"plan", o.plan}, {"judge", o.judge}} {
+		if _, _, err := stagePolicy(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stagePolicy reads an off/on/hard flag value.
@@ -92,6 +113,9 @@ func (e *env) Close() error { return e.executor.Close() }
 // open builds the components. withModel asks for a model provider; without
 // one configured, pipeline stays nil.
 func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
 	path, kb, err := o.source()
 	if err != nil {
 		return nil, err

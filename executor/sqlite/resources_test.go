@@ -203,3 +203,23 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Many rows of large values stop at the result's byte bound with too_large
+// instead of holding rows × MaxLength bytes in memory.
+func TestResultByteBound(t *testing.T) {
+	path := makeDB(t, "x.db", "CREATE TABLE t (x); WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM c WHERE n < 1000) INSERT INTO t SELECT n FROM c")
+	rss := maxRSS(t)
+	e := open(t, path, Options{MaxResultBytes: 8 << 20})
+	q := "SELECT zeroblob(1000000) FROM t"
+	res := run(t, e, q)
+	wantKind(t, q, res, text2sql.KindTooLarge)
+	if !strings.Contains(res.Error.Message, "8388608 bytes") || res.Rows != nil {
+		t.Errorf("%+v", res.Error)
+	}
+	if res := run(t, e, "SELECT zeroblob(1000) FROM t"); res.Error != nil || res.RowCount != 1000 {
+		t.Fatalf("1000 x 1 KB under the bound: %+v", res.Error)
+	}
+	if grown := maxRSS(t) - rss; grown > 256<<20 {
+		t.Errorf("peak RSS grew by %d MiB", grown>>20)
+	}
+}

@@ -49,6 +49,9 @@ const (
 	DefaultMaxSQLLength = 1 << 20
 	// DefaultMaxOpenConns is the default size of the connection pool.
 	DefaultMaxOpenConns = 4
+	// DefaultMaxResultBytes is the default bound on the bytes of one
+	// result's values (32 MiB).
+	DefaultMaxResultBytes = 32 << 20
 )
 
 // Options configures Open. Zero values mean the defaults; negative values
@@ -69,6 +72,11 @@ type Options struct {
 	// MaxSQLLength bounds the statement text, in bytes (default
 	// DefaultMaxSQLLength).
 	MaxSQLLength int
+	// MaxResultBytes bounds the memory of one result: the bytes of its
+	// strings and blobs plus 16 per value (default DefaultMaxResultBytes).
+	// Reading stops when it is passed and the execution fails with
+	// KindTooLarge, so 1,000 rows of 10 MiB blobs cannot exhaust memory.
+	MaxResultBytes int
 	// AllowFunctions extends DefaultFunctions with more function names
 	// (case-insensitive), e.g. application-defined functions, or
 	// "pragma_table_info" to allow that table-valued pragma function.
@@ -107,7 +115,7 @@ type Executor struct {
 // directory, a file that is not a SQLite database or a negative option is
 // an error wrapping text2sql.ErrInvalidConfig.
 func Open(path string, opts Options) (*Executor, error) {
-	if opts.MaxRows < 0 || opts.Timeout < 0 || opts.MaxLength < 0 || opts.MaxSQLLength < 0 || opts.MaxOpenConns < 0 {
+	if opts.MaxRows < 0 || opts.Timeout < 0 || opts.MaxLength < 0 || opts.MaxSQLLength < 0 || opts.MaxOpenConns < 0 || opts.MaxResultBytes < 0 {
 		return nil, fmt.Errorf("%w: sqlite: negative limit in Options", text2sql.ErrInvalidConfig)
 	}
 	st, err := os.Stat(path)
@@ -128,6 +136,9 @@ func Open(path string, opts Options) (*Executor, error) {
 	}
 	if opts.MaxOpenConns == 0 {
 		opts.MaxOpenConns = DefaultMaxOpenConns
+	}
+	if opts.MaxResultBytes == 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
 	}
 	dsn, err := DSN(path, !opts.noQueryOnly)
 	if err != nil {
@@ -340,6 +351,7 @@ func (e *Executor) run(ctx context.Context, c *guardedConn, q string, maxRows in
 		dts[i] = ""
 	}
 	dest := make([]driver.Value, len(res.Columns))
+	size := 0
 	for {
 		if err := rows.Next(dest); err != nil {
 			if err == io.EOF {
@@ -354,12 +366,25 @@ func (e *Executor) run(ctx context.Context, c *guardedConn, q string, maxRows in
 		row := make([]any, len(dest))
 		for i, v := range dest {
 			row[i] = rawValue(v)
+			size += 16
+			switch x := row[i].(type) {
+			case string:
+				size += len(x)
+			case []byte:
+				size += len(x)
+			}
+		}
+		if size > e.opts.MaxResultBytes {
+			return errResultTooLarge
 		}
 		res.Rows = append(res.Rows, row)
 	}
 }
 
-var errNotReadOnlyStmt = errors.New("statement is not read-only")
+var (
+	errNotReadOnlyStmt = errors.New("statement is not read-only")
+	errResultTooLarge  = errors.New("result too large")
+)
 
 // rawValue returns v as SQLite stores it.
 func rawValue(v driver.Value) any {
@@ -379,6 +404,10 @@ func rawValue(v driver.Value) any {
 func (e *Executor) sqlError(cctx context.Context, c *guardedConn, err error, q string, timeout time.Duration) *text2sql.SQLError {
 	if errors.Is(err, errNotReadOnlyStmt) {
 		return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly, Message: "SQLite reports the statement is not read-only"}
+	}
+	if errors.Is(err, errResultTooLarge) {
+		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+			Message: fmt.Sprintf("the result exceeds %d bytes; select fewer or smaller columns, or fewer rows", e.opts.MaxResultBytes)}
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(cctx.Err(), context.DeadlineExceeded) {
 		return executor.TimeoutError(timeout)
