@@ -501,6 +501,9 @@ func writeExclusions(b *strings.Builder, ex []Exclusion) {
 	}
 	for _, reason := range order {
 		g := groups[reason]
+		if len(g.dbs) == 1 { // nothing grouped: name the database in full
+			reason = strings.ReplaceAll(reason, "<db>", strings.Trim(g.dbs[0], "`"))
+		}
 		fmt.Fprintf(b, "- excluded: %s of %s: %s\n", plural(g.n, "question"), strings.Join(g.dbs, ", "), reason)
 	}
 	if len(order) > 0 {
