@@ -1,7 +1,6 @@
 package check
 
 import (
-	"sort"
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -324,7 +323,7 @@ func (p *parser) columnHint(col string, src *source, sc *scope) string {
 			}
 		}
 	}
-	if best := closest(col, cands); best != "" {
+	if best := sqltext.Closest(col, cands); best != "" {
 		return `did you mean "` + best + `" (` + owner[best] + `)?`
 	}
 	return ""
@@ -349,47 +348,4 @@ func (p *parser) aliasHint(sc *scope) string {
 		return ""
 	}
 	return "qualify columns with one of: " + strings.Join(names, ", ")
-}
-
-// closest returns the candidate nearest to name by case-insensitive edit
-// distance, or "" when none is within max(1, len/3) (at most 3). Ties go
-// to the first in sorted order.
-func closest(name string, cands []string) string {
-	limit := min(max(len(name)/3, 1), 3)
-	sorted := append([]string(nil), cands...)
-	sort.Strings(sorted)
-	best, bestD := "", limit+1
-	for _, c := range sorted {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if strings.EqualFold(best, name) {
-		return ""
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	if len(a) > 256 || len(b) > 256 {
-		return max(len(a), len(b))
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

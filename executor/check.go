@@ -188,7 +188,7 @@ func refuseFirst(toks []sqltext.Token, i int) *text2sql.SQLError {
 // VALUES: a typo rather than another statement.
 func nearQueryKeyword(w string) bool {
 	for _, k := range []string{"select", "with", "values"} {
-		if editDistance(w, k) <= 2 {
+		if sqltext.EditDistance(w, k) <= 2 {
 			return true
 		}
 	}

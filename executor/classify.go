@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"sort"
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -139,7 +138,7 @@ func Suggest(db *schema.Database, kind text2sql.ErrorKind, name, query string) s
 		if len(qualified) > 0 {
 			return `did you mean "` + strings.Join(qualified, `" or "`) + `"?`
 		}
-		if best := closest(base, cands); best != "" {
+		if best := sqltext.Closest(base, cands); best != "" {
 			return `did you mean "` + best + `"?`
 		}
 	case text2sql.KindUnknownColumn:
@@ -189,7 +188,7 @@ func Suggest(db *schema.Database, kind text2sql.ErrorKind, name, query string) s
 				}
 			}
 		}
-		if best := closest(col, cands); best != "" {
+		if best := sqltext.Closest(col, cands); best != "" {
 			return `did you mean "` + best + `" (table ` + owner[best] + `)?`
 		}
 	}
@@ -212,50 +211,4 @@ func queryTables(db *schema.Database, query string) []*schema.Table {
 		}
 	}
 	return out
-}
-
-// closest returns the candidate nearest to name by case-insensitive edit
-// distance, or "" when none is near enough. Ties go to the first in sorted
-// order, so the answer is deterministic.
-func closest(name string, cands []string) string {
-	limit := len(name) / 3
-	if limit < 1 {
-		limit = 1
-	}
-	if limit > 3 {
-		limit = 3
-	}
-	sorted := append([]string(nil), cands...)
-	sort.Strings(sorted)
-	best, bestD := "", limit+1
-	for _, c := range sorted {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if bestD == 0 && strings.EqualFold(best, name) && best == name {
-		return "" // the name exists: nothing to suggest
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
