@@ -76,6 +76,7 @@ type SQLError struct {
 	SQLState string `json:"sqlstate,omitempty"`
 }
 
+// Error returns "kind: message", with " (hint: …)" when there is a hint.
 func (e *SQLError) Error() string {
 	s := string(e.Kind) + ": " + e.Message
 	if e.Hint != "" {
@@ -99,6 +100,7 @@ type OutputError struct {
 	Err error // ErrNoSQL or ErrInvalidOutput, possibly wrapped with detail
 }
 
+// Error returns the cause's message; the raw text is in Raw.
 func (e *OutputError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the cause.
@@ -117,6 +119,8 @@ type ModelError struct {
 	Retryable bool
 }
 
+// Error returns "provider: HTTP status: message" (no status when no
+// response arrived).
 func (e *ModelError) Error() string {
 	s := e.Provider + ": "
 	if e.StatusCode != 0 {
