@@ -1,5 +1,0 @@
-//go:build race
-
-package bm25
-
-const raceEnabled = true

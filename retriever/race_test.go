@@ -1,5 +1,0 @@
-//go:build race
-
-package retriever
-
-const raceEnabled = true
