@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/text2sql-go/text2sql/internal/stagekit"
 	"math"
 	"strings"
 	"sync"
@@ -214,7 +215,7 @@ func detail(err error) string {
 }
 
 // Transcript renders a system instruction and messages as one text, the
-// form kept in ModelCall.Prompt:
+// form kept in ModelCall.Prompt by every LLM-backed stage:
 //
 //	[system]
 //	…
@@ -222,14 +223,7 @@ func detail(err error) string {
 //	[user]
 //	…
 func Transcript(system string, msgs []text2sql.Message) string {
-	var b strings.Builder
-	b.WriteString("[system]\n")
-	b.WriteString(system)
-	for _, m := range msgs {
-		b.WriteString("\n\n[" + string(m.Role) + "]\n")
-		b.WriteString(m.Content)
-	}
-	return b.String()
+	return stagekit.Transcript(system, msgs)
 }
 
 // answerSchema is the JSON Schema of an answer.

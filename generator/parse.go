@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/text2sql-go/text2sql/internal/stagekit"
 	"maps"
 	"slices"
 	"strings"
@@ -105,7 +106,7 @@ func (a answer) isAnswer() bool {
 		return false
 	}
 	if hasOK {
-		if _, valid := jsonBool(ok); !valid {
+		if _, valid := stagekit.Bool(ok); !valid {
 			return false
 		}
 	}
@@ -116,10 +117,10 @@ func (a answer) isAnswer() bool {
 func fromJSON(a answer, fail func(error, string, ...any) error) (*text2sql.Candidate, error) {
 	c := &text2sql.Candidate{Answerable: true}
 	if v, ok := a.get(explanationKeys...); ok {
-		c.Explanation = jsonText(v)
+		c.Explanation = stagekit.String(v)
 	}
 	if v, ok := a.get(answerableKeys...); ok {
-		b, valid := jsonBool(v)
+		b, valid := stagekit.Bool(v)
 		if !valid {
 			return nil, fail(text2sql.ErrInvalidOutput, "answerable is %s, not a boolean", cut(string(v), 40))
 		}
@@ -162,36 +163,6 @@ func cleanSQL(s string) string {
 }
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
-
-// jsonBool reads a boolean, leniently: true/false, or the strings "true",
-// "false", "yes", "no".
-func jsonBool(v json.RawMessage) (b, ok bool) {
-	if err := json.Unmarshal(v, &b); err == nil {
-		return b, true
-	}
-	var s string
-	if err := json.Unmarshal(v, &s); err == nil {
-		switch strings.ToLower(strings.TrimSpace(s)) {
-		case "true", "yes":
-			return true, true
-		case "false", "no":
-			return false, true
-		}
-	}
-	return false, false
-}
-
-// jsonText reads a string, or renders any other value as JSON.
-func jsonText(v json.RawMessage) string {
-	var s string
-	if err := json.Unmarshal(v, &s); err == nil {
-		return strings.TrimSpace(s)
-	}
-	if isNull(v) {
-		return ""
-	}
-	return strings.TrimSpace(string(v))
-}
 
 // maxObjectStarts bounds the "{" positions tried, so a pathological answer
 // costs little.

@@ -78,14 +78,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 // also return a *text2sql.ModelError of its own (a blocked prompt), which is
 // kept, its message scrubbed.
 func (c *Client) Do(ctx context.Context, fn func(ctx context.Context) error) error {
-	return c.Policy.Do(ctx, func(ctx context.Context) error {
-		tctx, tr := retry.Track(ctx)
-		err := fn(tctx)
-		if err == nil {
-			return nil
-		}
-		return c.Error(ctx, err, tr)
-	})
+	return c.Policy.DoTracked(ctx, fn, c.Error)
 }
 
 // Error maps an SDK error to what callers see:

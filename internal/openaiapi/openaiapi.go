@@ -69,14 +69,7 @@ func New(cfg Config) (*Client, error) {
 
 // Do runs fn under the retry policy; fn's errors are mapped by Error.
 func (c *Client) Do(ctx context.Context, fn func(ctx context.Context) error) error {
-	return c.Policy.Do(ctx, func(ctx context.Context) error {
-		tctx, tr := retry.Track(ctx)
-		err := fn(tctx)
-		if err == nil {
-			return nil
-		}
-		return c.Error(ctx, err, tr)
-	})
+	return c.Policy.DoTracked(ctx, fn, c.Error)
 }
 
 // Error maps an SDK error to what callers see:

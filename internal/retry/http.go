@@ -141,3 +141,18 @@ func Redact(s string, secrets ...string) string {
 	}
 	return s
 }
+
+// DoTracked runs fn under p with each attempt's HTTP responses tracked,
+// mapping a failed attempt's error with mapErr (which sees the Tracker, for
+// SDK errors that hide the status or Retry-After) before p decides on a
+// retry.
+func (p Policy) DoTracked(ctx context.Context, fn func(ctx context.Context) error,
+	mapErr func(ctx context.Context, err error, tr *Tracker) error) error {
+	return p.Do(ctx, func(ctx context.Context) error {
+		tctx, tr := Track(ctx)
+		if err := fn(tctx); err != nil {
+			return mapErr(ctx, err, tr)
+		}
+		return nil
+	})
+}

@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/generator"
 )
 
 // Retry is returned by a Call's Parse when the answer cannot be used and
@@ -49,7 +48,7 @@ type Call struct {
 const maxEcho = 1000
 
 // Run makes the call and returns every model call made, each with its
-// prompt (generator.Transcript), and the error that ended it: nil, the
+// prompt (Transcript), and the error that ended it: nil, the
 // *Retry's Err when the re-asks are spent, the model's error wrapped, or
 // ctx's error.
 func (c Call) Run(ctx context.Context) ([]text2sql.ModelCall, error) {
@@ -73,7 +72,7 @@ func (c Call) Run(ctx context.Context) ([]text2sql.ModelCall, error) {
 			return calls, fmt.Errorf("model call: %w: no response", text2sql.ErrModel)
 		}
 		calls = append(calls, text2sql.ModelCall{Model: resp.Model, Usage: resp.Usage, Duration: time.Since(start),
-			Prompt: generator.Transcript(req.System, req.Messages)})
+			Prompt: Transcript(req.System, req.Messages)})
 		perr := c.Parse(resp.Text)
 		if perr == nil {
 			return calls, nil
@@ -250,4 +249,18 @@ func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // Indent indents the lines after the first of s by pad.
 func Indent(s, pad string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\n"+pad)
+}
+
+// Transcript renders a system instruction and messages as one text, the
+// form kept in ModelCall.Prompt: "[system]\n…" then "\n\n[role]\n…" per
+// message.
+func Transcript(system string, msgs []text2sql.Message) string {
+	var b strings.Builder
+	b.WriteString("[system]\n")
+	b.WriteString(system)
+	for _, m := range msgs {
+		b.WriteString("\n\n[" + string(m.Role) + "]\n")
+		b.WriteString(m.Content)
+	}
+	return b.String()
 }
