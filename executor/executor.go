@@ -31,7 +31,29 @@ const (
 	// DefaultTimeout bounds one execution when neither the request nor
 	// the options set a limit.
 	DefaultTimeout = 10 * time.Second
+	// DefaultMaxResultBytes bounds the memory of one result, in bytes
+	// (32 MiB): every engine's executor stops reading when a result
+	// passes it and reports KindTooLarge.
+	DefaultMaxResultBytes = 32 << 20
+	// DefaultMaxSQLLength bounds a statement's text, in bytes (1 MiB), on
+	// every engine; a longer text is refused with KindTooLarge before it
+	// reaches the engine.
+	DefaultMaxSQLLength = 1 << 20
 )
+
+// Privileged is implemented by executors that can tell whether their
+// login holds powers beyond reading data: a PostgreSQL superuser or a
+// member of pg_read_server_files, pg_write_server_files or
+// pg_execute_server_program; a MySQL/MariaDB login with FILE, SUPER,
+// PROCESS or write privileges. Such a login is where a guard bypass would
+// do harm, so hosts warn about it (the CLI on standard error, the service
+// in /health) and suggest a read-only login (text2sql grant).
+type Privileged interface {
+	// ElevatedPrivileges names the powers found when the executor was
+	// made, e.g. "superuser" or "FILE privilege"; nil when the login
+	// only reads.
+	ElevatedPrivileges() []string
+}
 
 // ErrClosed is returned by an executor's methods after Close.
 var ErrClosed = errors.New("text2sql/executor: executor is closed")

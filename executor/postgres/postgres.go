@@ -61,7 +61,7 @@ const (
 	// at the statement's time limit.
 	DefaultLockTimeout = 2 * time.Second
 	// DefaultMaxSQLLength bounds the statement text, in bytes (1 MiB).
-	DefaultMaxSQLLength = 1 << 20
+	DefaultMaxSQLLength = executor.DefaultMaxSQLLength
 	// DefaultMaxOpenConns is the pool size of a handle made by Open.
 	DefaultMaxOpenConns = 4
 	// DefaultMaxRowBytes bounds one result row as the server sends it

@@ -46,12 +46,12 @@ const (
 	DefaultMaxLength = 10 << 20
 	// DefaultMaxSQLLength is the default SQLITE_LIMIT_SQL_LENGTH: the
 	// longest statement text, in bytes (1 MiB).
-	DefaultMaxSQLLength = 1 << 20
+	DefaultMaxSQLLength = executor.DefaultMaxSQLLength
 	// DefaultMaxOpenConns is the default size of the connection pool.
 	DefaultMaxOpenConns = 4
 	// DefaultMaxResultBytes is the default bound on the bytes of one
 	// result's values (32 MiB).
-	DefaultMaxResultBytes = 32 << 20
+	DefaultMaxResultBytes = executor.DefaultMaxResultBytes
 )
 
 // Options configures Open. Zero values mean the defaults; negative values
