@@ -1,6 +1,7 @@
 package text2sql
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -117,6 +118,14 @@ type ModelError struct {
 	// Retryable is true for 429 and 5xx responses and for connection
 	// failures where no response arrived.
 	Retryable bool
+	// Timeout is true when the provider client's own time limit for one
+	// call (its Options.Timeout, every attempt and retry wait included)
+	// ended the call before an answer arrived; Message then names the
+	// limit and StatusCode is 0. Such an error also matches
+	// context.DeadlineExceeded with errors.Is. A deadline of the caller's
+	// context is not reported this way: the caller gets an error wrapping
+	// its own ctx.Err().
+	Timeout bool
 }
 
 // Error returns "provider: HTTP status: message" (no status when no
@@ -131,6 +140,11 @@ func (e *ModelError) Error() string {
 
 // Unwrap makes e match ErrModel.
 func (e *ModelError) Unwrap() error { return ErrModel }
+
+// Is makes a Timeout error match context.DeadlineExceeded.
+func (e *ModelError) Is(target error) bool {
+	return e.Timeout && target == context.DeadlineExceeded
+}
 
 func invalidConfig(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)

@@ -79,6 +79,13 @@ type Options struct {
 	RetryBaseDelay time.Duration
 	// MaxRetryDelay caps each wait (60s when 0).
 	MaxRetryDelay time.Duration
+	// Timeout bounds each request (one batch), every attempt and retry
+	// wait included: when it passes, the call returns a
+	// *text2sql.ModelError with Timeout set (errors.Is with
+	// context.DeadlineExceeded holds, and the message names the limit). 0
+	// means 60s (retry.DefaultTimeout); a negative value means no limit of
+	// its own. A shorter deadline on ctx still wins.
+	Timeout time.Duration
 	// HTTPClient sends the requests (a new default client when nil). It is
 	// copied, not modified.
 	HTTPClient *http.Client
@@ -125,6 +132,7 @@ func New(opts Options) (*Embedder, error) {
 		BaseURL:    opts.BaseURL,
 		HTTPClient: opts.HTTPClient,
 		Policy:     retry.New(opts.MaxRetries, opts.RetryBaseDelay, opts.MaxRetryDelay),
+		Timeout:    opts.Timeout,
 	})
 	if err != nil {
 		return nil, err
@@ -161,7 +169,9 @@ func (e *Embedder) Dimension() int { return e.dim }
 // text, in order. It sends ceil(len(texts)/BatchSize) requests, one after
 // the other; no texts means no request and an empty result.
 //
-// Errors: an error wrapping ctx.Err() when ctx ends; otherwise a
+// Errors: an error wrapping ctx.Err() when ctx ends; a *text2sql.ModelError
+// with Timeout set when a request outlasts Options.Timeout (errors.Is with
+// context.DeadlineExceeded holds); otherwise a
 // *text2sql.ModelError (errors.Is(err, text2sql.ErrModel)) with Provider
 // "openai" for a failed request, or with StatusCode 200 when the response
 // holds the wrong number of vectors, a bad index, or a vector of the wrong

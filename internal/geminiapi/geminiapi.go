@@ -32,13 +32,18 @@ type Config struct {
 	BaseURL    string       // "" means DefaultBaseURL
 	HTTPClient *http.Client // nil means a new default client; never modified
 	Policy     retry.Policy // how failed calls are retried
+	// Timeout bounds one call, every attempt and retry wait included: 0
+	// means retry.DefaultTimeout, a negative value no limit (see
+	// retry.Timeout).
+	Timeout time.Duration
 }
 
 // Client is a genai client plus the retry policy and the key to scrub.
 type Client struct {
-	GenAI  *genai.Client // the SDK client; call it inside Do
-	Policy retry.Policy  // how Do retries
-	key    string
+	GenAI   *genai.Client // the SDK client; call it inside Do
+	Policy  retry.Policy  // how Do retries
+	Timeout time.Duration // Config.Timeout resolved by retry.Timeout; 0: none
+	key     string
 }
 
 // New builds a Client. It returns an error wrapping
@@ -71,14 +76,18 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		// The SDK prints its whole config, key included, in some errors.
 		return nil, fmt.Errorf("%w: gemini: %s", text2sql.ErrInvalidConfig, retry.Redact(err.Error(), cfg.APIKey))
 	}
-	return &Client{GenAI: gc, Policy: cfg.Policy, key: cfg.APIKey}, nil
+	return &Client{GenAI: gc, Policy: cfg.Policy, Timeout: retry.Timeout(cfg.Timeout), key: cfg.APIKey}, nil
 }
 
-// Do runs fn under the retry policy. fn's errors are mapped by Error; fn may
-// also return a *text2sql.ModelError of its own (a blocked prompt), which is
-// kept, its message scrubbed.
+// Do runs fn under the retry policy, all of it within the client's time
+// limit (retry.Bound: a *text2sql.ModelError with Timeout set when the
+// limit ends it). fn's errors are mapped by Error; fn may also return a
+// *text2sql.ModelError of its own (a blocked prompt), which is kept, its
+// message scrubbed.
 func (c *Client) Do(ctx context.Context, fn func(ctx context.Context) error) error {
-	return c.Policy.DoTracked(ctx, fn, c.Error)
+	return retry.Bound(ctx, Provider, c.Timeout, func(ctx context.Context) error {
+		return c.Policy.DoTracked(ctx, fn, c.Error)
+	})
 }
 
 // Error maps an SDK error to what callers see:

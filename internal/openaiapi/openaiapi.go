@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -32,6 +33,10 @@ type Config struct {
 	BaseURL    string       // "" means DefaultBaseURL
 	HTTPClient *http.Client // nil means a new default client; never modified
 	Policy     retry.Policy // how failed calls are retried
+	// Timeout bounds one call, every attempt and retry wait included: 0
+	// means retry.DefaultTimeout, a negative value no limit (see
+	// retry.Timeout).
+	Timeout time.Duration
 }
 
 // Client holds the SDK request options plus the retry policy and the key
@@ -40,6 +45,7 @@ type Client struct {
 	Options []option.RequestOption // for openai.New…Service; call the service inside Do
 	Policy  retry.Policy           // how Do retries
 	BaseURL string                 // as resolved, without a trailing slash
+	Timeout time.Duration          // Config.Timeout resolved by retry.Timeout; 0: none
 	key     string
 }
 
@@ -64,12 +70,16 @@ func New(cfg Config) (*Client, error) {
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
-	return &Client{Options: opts, Policy: cfg.Policy, BaseURL: base, key: cfg.APIKey}, nil
+	return &Client{Options: opts, Policy: cfg.Policy, BaseURL: base, Timeout: retry.Timeout(cfg.Timeout), key: cfg.APIKey}, nil
 }
 
-// Do runs fn under the retry policy; fn's errors are mapped by Error.
+// Do runs fn under the retry policy, all of it within the client's time
+// limit (retry.Bound: a *text2sql.ModelError with Timeout set when the
+// limit ends it); fn's errors are mapped by Error.
 func (c *Client) Do(ctx context.Context, fn func(ctx context.Context) error) error {
-	return c.Policy.DoTracked(ctx, fn, c.Error)
+	return retry.Bound(ctx, Provider, c.Timeout, func(ctx context.Context) error {
+		return c.Policy.DoTracked(ctx, fn, c.Error)
+	})
 }
 
 // Error maps an SDK error to what callers see:

@@ -1,5 +1,6 @@
-// Package retry runs provider HTTP calls with bounded retries and helps turn
-// their failures into *text2sql.ModelError values that never hold a secret.
+// Package retry runs provider HTTP calls with bounded retries and an overall
+// time limit, and helps turn their failures into *text2sql.ModelError values
+// that never hold a secret.
 //
 // It is shared by the model and embedding providers (llm/gemini, llm/openai,
 // embed/gemini, embed/openai). The loop retries only errors that are a
@@ -25,6 +26,56 @@ const (
 	DefaultBaseDelay  = 500 * time.Millisecond
 	DefaultMaxDelay   = 60 * time.Second
 )
+
+// DefaultTimeout is the time limit of one provider call, every attempt and
+// retry wait included, when a provider's Options.Timeout is 0. A structured
+// answer takes a hosted model a few seconds, and a thinking model or a long
+// prompt a few tens of seconds; 60 s leaves room for that plus a quick
+// retry, and still reports a provider that never answers within a minute
+// instead of leaving the caller waiting for ever. Slow local models (a
+// large model on a CPU) may need a longer limit.
+const DefaultTimeout = 60 * time.Second
+
+// Timeout resolves a provider's Options.Timeout: 0 means DefaultTimeout; a
+// negative value means no limit of the client's own, returned as 0 (the
+// caller's context alone bounds the call).
+func Timeout(d time.Duration) time.Duration {
+	switch {
+	case d < 0:
+		return 0
+	case d == 0:
+		return DefaultTimeout
+	}
+	return d
+}
+
+// Bound runs fn with ctx limited to d; d <= 0 runs fn under ctx alone. fn
+// is one whole provider call, retries included (Policy.Do, DoTracked), so
+// d bounds all of it.
+//
+// When d, and not ctx's own deadline or cancellation, ended the call, Bound
+// returns a *text2sql.ModelError with Provider provider and Timeout set,
+// whose message names d: errors.Is with text2sql.ErrModel and with
+// context.DeadlineExceeded both hold. Otherwise it returns fn's error
+// unchanged, so a shorter deadline of the caller's still gives an error
+// wrapping ctx.Err().
+func Bound(ctx context.Context, provider string, d time.Duration, fn func(ctx context.Context) error) error {
+	if d <= 0 {
+		return fn(ctx)
+	}
+	limit := errors.New("model call time limit")
+	bctx, cancel := context.WithTimeoutCause(ctx, d, limit)
+	defer cancel()
+	err := fn(bctx)
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && context.Cause(bctx) == limit {
+		return &text2sql.ModelError{
+			Provider: provider,
+			Message:  fmt.Sprintf("no answer within %v, the time limit of one model call (Options.Timeout)", d),
+			Timeout:  true,
+		}
+	}
+	return err
+}
 
 // Policy says how often and how long to retry.
 type Policy struct {

@@ -9,7 +9,8 @@
 // MaxRetries times on HTTP 429, 5xx or a connection failure, waiting
 // RetryBaseDelay·2ⁿ less up to half of it as jitter, or longer when the
 // server asks (retry-after-ms, Retry-After), and never past the context's
-// deadline. The OPENAI_* environment variables are not read, except by
+// deadline. The whole call, retries included, ends within Options.Timeout
+// (60s by default). The OPENAI_* environment variables are not read, except by
 // FromEnv.
 //
 // The API key never appears in an error: every message is scrubbed of it.
@@ -87,6 +88,13 @@ type Options struct {
 	// MaxRetryDelay caps each wait (60s when 0). A server asking for a
 	// longer wait ends the retries with its error.
 	MaxRetryDelay time.Duration
+	// Timeout bounds one Complete call, every attempt and retry wait
+	// included: when it passes, Complete returns a *text2sql.ModelError
+	// with Timeout set (errors.Is with context.DeadlineExceeded holds, and
+	// the message names the limit). 0 means 60s (retry.DefaultTimeout: room
+	// for a thinking model's answer and a quick retry); a negative value
+	// means no limit of its own. A shorter deadline on ctx still wins.
+	Timeout time.Duration
 	// HTTPClient sends the requests (a new default client when nil). It is
 	// copied, not modified.
 	HTTPClient *http.Client
@@ -128,6 +136,7 @@ func New(opts Options) (*Model, error) {
 		BaseURL:    opts.BaseURL,
 		HTTPClient: opts.HTTPClient,
 		Policy:     retry.New(opts.MaxRetries, opts.RetryBaseDelay, opts.MaxRetryDelay),
+		Timeout:    opts.Timeout,
 	})
 	if err != nil {
 		return nil, err
@@ -184,7 +193,9 @@ func (m *Model) Name() string { return m.model }
 //
 // Errors: an error wrapping text2sql.ErrInvalidConfig when req.Schema is
 // not valid JSON; an error wrapping ctx.Err() when ctx ends (errors.Is with
-// context.DeadlineExceeded or context.Canceled); otherwise a
+// context.DeadlineExceeded or context.Canceled); a *text2sql.ModelError with
+// Timeout set when Options.Timeout passes first (errors.Is with
+// text2sql.ErrModel and context.DeadlineExceeded); otherwise a
 // *text2sql.ModelError (errors.Is(err, text2sql.ErrModel)) with Provider
 // "openai": StatusCode and Retryable for HTTP failures, and StatusCode 200,
 // Retryable false, for an undecodable body, no choices, a refusal, or an
