@@ -42,16 +42,24 @@ import (
 //     KindNotReadOnly;
 //   - every function call — scalar, aggregate, window, or in FROM
 //     (including LATERAL and ROWS FROM), at any depth — names a function
-//     on the allow-list (DefaultFunctions plus Options.AllowFunctions).
-//     A call qualified with pg_catalog is checked by its bare name; one
-//     qualified with another schema must be on the list with its schema.
-//     A function that does not exist in PostgreSQL but does in another
-//     dialect (strftime, ifnull, group_concat, …) is KindDialect with the
+//     on the allow-list: the pg_catalog functions the catalog's rule
+//     allows (see Catalog) plus Options.AllowFunctions. A call qualified
+//     with pg_catalog is checked by its bare name; one qualified with
+//     another schema must be allowed with its schema. A function that
+//     does not exist in PostgreSQL but does in another dialect
+//     (strftime, ifnull, group_concat, …) is KindDialect with the
 //     PostgreSQL equivalent as the hint; any other is
 //     KindForbiddenFunction. The allow-list decides, not a block-list:
 //     pg_sleep, pg_terminate_backend, lo_import, dblink, nextval,
 //     set_config, pg_advisory_lock, pg_read_file and every other function
-//     not on the list are refused;
+//     the rule does not allow are refused;
+//   - the same holds for calls written in attribute notation, which
+//     PostgreSQL reads as f(x) when f is not a column or field of x:
+//     t.f and s.t.f (the last name of a qualified column reference) and
+//     (expr).f (a field selection). Such a name is refused
+//     (KindForbiddenFunction) when it names a function of the catalog,
+//     in any schema, that is not on the allow-list; a name no function
+//     has can only be a column or field, and the server resolves it;
 //   - an operator written OPERATOR(schema.op) names a pg_catalog operator
 //     (KindForbiddenFunction otherwise), and TABLESAMPLE uses the
 //     built-in SYSTEM or BERNOULLI method.
@@ -66,25 +74,43 @@ import (
 // statement it does not accept outright is decoded and walked in full,
 // which decides and words the refusal.
 type Checker struct {
-	allow map[string]bool
+	cat   *Catalog
+	extra map[string]bool
 }
 
-// NewChecker returns a Checker whose allow-list is DefaultFunctions plus
-// extra. Each extra entry is a function name as PostgreSQL stores it
-// (lower case unless it was created with a quoted name), optionally
-// schema-qualified: "my_func" allows my_func(…) and pg_catalog.my_func(…);
-// "util.my_func" allows util.my_func(…).
-func NewChecker(extra []string) *Checker {
-	c := &Checker{allow: make(map[string]bool, len(DefaultFunctions)+len(extra))}
-	for _, f := range DefaultFunctions {
-		c.allow[f] = true
+// NewChecker returns a Checker whose allow-list is derived from cat (nil:
+// BuiltinCatalog) plus extra. Each extra entry is a function name as
+// PostgreSQL stores it (lower case unless it was created with a quoted
+// name), optionally schema-qualified: "my_func" allows my_func(…) and
+// pg_catalog.my_func(…); "util.my_func" allows util.my_func(…).
+func NewChecker(cat *Catalog, extra []string) *Checker {
+	if cat == nil {
+		cat = BuiltinCatalog()
 	}
+	c := &Checker{cat: cat, extra: make(map[string]bool, len(extra))}
 	for _, f := range extra {
 		if f = strings.TrimSpace(f); f != "" {
-			c.allow[f] = true
+			c.extra[f] = true
 		}
 	}
 	return c
+}
+
+// allowed reports whether a call of the function named by parts (its
+// schema-qualified name as written) is on the allow-list.
+func (c *Checker) allowed(parts []string) bool {
+	switch base := parts[len(parts)-1]; {
+	case len(parts) == 1 || len(parts) == 2 && parts[0] == "pg_catalog":
+		return c.extra[base] || c.cat.allowed[base]
+	default:
+		return c.extra[strings.Join(parts, ".")]
+	}
+}
+
+// attributeCall reports whether name, read in attribute notation (x.name
+// or (expr).name), could call a function that is not on the allow-list.
+func (c *Checker) attributeCall(name string) bool {
+	return c.cat.known[name] && !c.allowed([]string{name})
 }
 
 // Check implements text2sql.Guard: it returns nil or the *text2sql.SQLError
@@ -199,6 +225,18 @@ func (c *Checker) checkNode(m proto.Message) *text2sql.SQLError {
 		}
 	case *pg_query.FuncCall:
 		return c.checkFunc(n)
+	case *pg_query.ColumnRef:
+		if len(n.Fields) > 1 {
+			if last := n.Fields[len(n.Fields)-1].GetString_(); last != nil && c.attributeCall(last.Sval) {
+				return c.attributeError(strings.Join(names(n.Fields[:len(n.Fields)-1]), "."), last.Sval)
+			}
+		}
+	case *pg_query.A_Indirection:
+		for _, ind := range n.Indirection {
+			if f := ind.GetString_(); f != nil && c.attributeCall(f.Sval) {
+				return c.attributeError("(…)", f.Sval)
+			}
+		}
 	case *pg_query.RangeTableSample:
 		name := strings.Join(names(n.Method), ".")
 		if name != "system" && name != "bernoulli" && name != "pg_catalog.system" && name != "pg_catalog.bernoulli" {
@@ -229,19 +267,10 @@ func isSelect(m proto.Message) bool {
 // checkFunc checks a function call against the allow-list.
 func (c *Checker) checkFunc(f *pg_query.FuncCall) *text2sql.SQLError {
 	parts := names(f.Funcname)
-	if len(parts) == 0 {
+	if len(parts) == 0 || c.allowed(parts) {
 		return nil
 	}
 	base := parts[len(parts)-1]
-	switch {
-	case len(parts) == 1 && c.allow[base]:
-		return nil
-	case len(parts) == 2 && parts[0] == "pg_catalog" && c.allow[base]:
-		return nil
-	case len(parts) > 1 && c.allow[strings.Join(parts, ".")]:
-		return nil
-	}
-	full := strings.Join(parts, ".")
 	if len(parts) == 1 {
 		if alt, ok := otherDialect[base]; ok {
 			return &text2sql.SQLError{Kind: text2sql.KindDialect,
@@ -249,8 +278,27 @@ func (c *Checker) checkFunc(f *pg_query.FuncCall) *text2sql.SQLError {
 				Hint:    "in PostgreSQL use " + alt}
 		}
 	}
+	return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction, Message: c.notAllowed(parts)}
+}
+
+// notAllowed words why the function named by parts is refused.
+func (c *Checker) notAllowed(parts []string) string {
+	full := strings.Join(parts, ".")
+	base := parts[len(parts)-1]
+	switch {
+	case len(parts) > 2 || len(parts) == 2 && parts[0] != "pg_catalog":
+		return "function " + full + " is not a built-in function; only pg_catalog functions and those the host allows (Options.AllowFunctions) may be called"
+	case c.cat.why[base] != "":
+		return "function " + full + " is not allowed: " + c.cat.why[base]
+	}
+	return "function " + full + " is not on the allow-list of read-only functions"
+}
+
+// attributeError refuses x.name or (expr).name read as the call name(x).
+func (c *Checker) attributeError(x, name string) *text2sql.SQLError {
 	return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
-		Message: "function " + full + " is not on the allow-list of read-only functions"}
+		Message: x + "." + name + " is attribute notation for the call " + name + "(" + x + "), and " + c.notAllowed([]string{name}),
+		Hint:    "if " + name + " is meant as a column, check the table it belongs to"}
 }
 
 // names returns the strings of a name list (String nodes).

@@ -3,13 +3,15 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
-	"sort"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
@@ -18,7 +20,7 @@ import (
 // The statement check without a server: what it accepts and what it
 // refuses, with which kind.
 func TestChecker(t *testing.T) {
-	c := NewChecker([]string{"util.safe_fn", "my_fn"})
+	c := NewChecker(nil, []string{"util.safe_fn", "my_fn"})
 	accept := []string{
 		`SELECT 1`,
 		`select 1;`,
@@ -125,73 +127,66 @@ func TestChecker(t *testing.T) {
 	}
 }
 
-// Every allow-listed function exists on the server, and all but a
-// reviewed few are immutable or stable; none of the functions the issue
-// names is on the list.
-func TestAllowListOnServer(t *testing.T) {
+var updateCatalog = flag.Bool("update-catalog", false, "rewrite catalog.tsv from the test server's pg_catalog")
+
+// The allow-list derived from the server's catalog: the built-in snapshot
+// is the test server's pg_catalog (PostgreSQL 15); the functions the
+// issue found refused are allowed by the rule; every function the rule
+// allows is immutable or stable, or a reviewed volatile one; none of the
+// dangerous ones is allowed, by either catalog.
+func TestCatalogRule(t *testing.T) {
 	db, _ := testDB(t)
-	rows, err := db.Query(`SELECT p.proname, max(p.provolatile::text) FILTER (WHERE p.provolatile = 'v') IS NOT NULL
-		FROM pg_proc p WHERE p.pronamespace = 'pg_catalog'::regnamespace GROUP BY p.proname`)
-	if err != nil {
-		t.Fatal(err)
+	ctx := context.Background()
+	procs, err := loadProcs(ctx, db)
+	require.NoError(t, err)
+	var major int
+	require.NoError(t, db.QueryRow(`SELECT current_setting('server_version_num')::int / 10000`).Scan(&major))
+	if *updateCatalog {
+		require.Equal(t, 15, major, "the snapshot is of PostgreSQL 15")
+		require.NoError(t, os.WriteFile("catalog.tsv", []byte(formatTSV(procs)), 0o644))
 	}
-	defer rows.Close()
+	if major == 15 {
+		assert.Equal(t, builtinTSV, formatTSV(procs), "catalog.tsv is stale: go test ./executor/postgres -run TestCatalogRule -update-catalog")
+	}
+	live := newCatalog(procs)
 	volatile := map[string]bool{}
-	exists := map[string]bool{}
-	for rows.Next() {
-		var name string
-		var v bool
-		if err := rows.Scan(&name, &v); err != nil {
-			t.Fatal(err)
-		}
-		exists[name] = true
-		volatile[name] = v
-	}
-	// Newer than PostgreSQL 15, or not in pg_proc under this name (the
-	// parser's own forms).
-	newer := map[string]bool{"any_value": true, "random_normal": true, "array_sample": true, "array_shuffle": true,
-		"date_add": true, "date_subtract": true, "erf": true, "erfc": true, "casefold": true, "json_scalar": true,
-		"json_serialize": true, "json_agg_strict": true, "jsonb_agg_strict": true, "json_object_agg_strict": true,
-		"jsonb_object_agg_strict": true, "json_object_agg_unique": true, "jsonb_object_agg_unique": true,
-		"json_object_agg_unique_strict": true, "jsonb_object_agg_unique_strict": true, "regexp_like": false,
-		"char": true, "timestamptz": true, "bool": true, "system_user": true}
-	reviewed := map[string]bool{"random": true, "random_normal": true, "clock_timestamp": true, "timeofday": true,
-		"gen_random_uuid": true, "array_sample": true, "array_shuffle": true, "to_timestamp": false}
-	var missing, vol []string
-	for _, f := range DefaultFunctions {
-		if !exists[f] && !newer[f] {
-			missing = append(missing, f)
-		}
-		if volatile[f] && !reviewed[f] {
-			vol = append(vol, f)
+	for _, p := range procs {
+		if p.core && p.callable && p.volatility == 'v' {
+			volatile[p.name] = true
 		}
 	}
-	sort.Strings(missing)
-	sort.Strings(vol)
-	if len(missing) > 0 {
-		t.Errorf("not functions on this server: %s", strings.Join(missing, " "))
+	reviewed := map[string]bool{}
+	for _, n := range volatileAllowed {
+		reviewed[n] = true
 	}
-	if len(vol) > 0 {
-		t.Errorf("volatile functions on the allow-list: %s", strings.Join(vol, " "))
+	n := 0
+	for name, ok := range live.allowed {
+		if ok {
+			n++
+			assert.False(t, volatile[name] && !reviewed[name], "volatile %s allowed", name)
+		}
 	}
-	allow := map[string]bool{}
-	for _, f := range DefaultFunctions {
-		allow[f] = true
-	}
-	for _, f := range strings.Fields(`pg_sleep pg_sleep_for pg_sleep_until pg_terminate_backend pg_cancel_backend
-		lo_import lo_export lo_get lo_put lo_create lo_unlink lo_open dblink dblink_exec nextval setval currval
-		set_config current_setting pg_advisory_lock pg_advisory_xact_lock pg_try_advisory_lock pg_read_file
-		pg_read_binary_file pg_ls_dir pg_stat_file pg_reload_conf pg_rotate_logfile pg_switch_wal pg_notify
-		query_to_xml table_to_xml cursor_to_xml database_to_xml schema_to_xml ts_stat ts_rewrite txid_current
-		pg_current_xact_id pg_logical_emit_message pg_file_write pg_promote setseed load_extension`) {
-		if allow[f] {
-			t.Errorf("%s is on the allow-list", f)
+	t.Logf("%d pg_catalog function names allowed of %d", n, len(live.allowed))
+	for _, cat := range []*Catalog{live, BuiltinCatalog()} {
+		for _, f := range strings.Fields(`host format_type xpath lower count sum string_agg row_number date_trunc to_char
+			jsonb_path_query generate_series unnest random now age int4 numeric text regexp_replace array_agg`) {
+			assert.True(t, cat.allowed[f], "%s refused", f)
+		}
+		for _, f := range strings.Fields(`pg_sleep pg_sleep_for pg_sleep_until pg_terminate_backend pg_cancel_backend
+			lo_import lo_export lo_get lo_put lo_create lo_unlink lo_open loread nextval setval currval lastval
+			set_config current_setting pg_advisory_lock pg_advisory_xact_lock pg_try_advisory_lock pg_read_file
+			pg_read_binary_file pg_ls_dir pg_stat_file pg_reload_conf pg_rotate_logfile pg_switch_wal pg_notify
+			query_to_xml table_to_xml cursor_to_xml database_to_xml schema_to_xml ts_stat ts_rewrite txid_current
+			pg_current_xact_id pg_logical_emit_message pg_promote setseed pg_stat_reset_shared pg_stat_reset
+			pg_create_physical_replication_slot pg_create_logical_replication_slot pg_drop_replication_slot
+			pg_stat_get_activity pg_show_all_settings pg_config pg_export_snapshot pg_get_replication_slots
+			pg_log_backend_memory_contexts pg_listening_channels pg_cursor pg_current_logfile`) {
+			assert.False(t, cat.allowed[f], "%s allowed", f)
+			assert.True(t, cat.known[f], "%s unknown", f)
 		}
 	}
 	for name := range otherDialect {
-		if exists[name] && name != "char" {
-			t.Errorf("%s is a PostgreSQL function but listed as another dialect's", name)
-		}
+		assert.False(t, live.known[name] && name != "char", "%s is a PostgreSQL function but listed as another dialect's", name)
 	}
 }
 
@@ -202,7 +197,7 @@ func FuzzChecker(f *testing.F) {
 		`SELECT 1; DROP TABLE t`, `COPY t TO STDOUT`, `SELECT * FROM t FOR UPDATE`, "SELECT 'a''b' /* c */ -- d\n", `$$`} {
 		f.Add(s)
 	}
-	c := NewChecker(nil)
+	c := NewChecker(nil, nil)
 	f.Fuzz(func(t *testing.T, s string) {
 		if !utf8.ValidString(s) {
 			if c.CheckSQL(s) == nil {
@@ -227,7 +222,7 @@ func FuzzChecker(f *testing.F) {
 // query the tests know: the BIRD and Spider gold queries and the
 // statements of the checker tests.
 func TestFastPathAgrees(t *testing.T) {
-	c := NewChecker([]string{"util.safe_fn", "my_fn"})
+	c := NewChecker(nil, []string{"util.safe_fn", "my_fn"})
 	var qs []string
 	for _, g := range spiderGold(t) {
 		qs = append(qs, g[0])

@@ -438,7 +438,7 @@ func TestBIRDCheckPostgres(t *testing.T) {
 		t.Errorf("%d queries, want 500", len(qs))
 	}
 	// The statement check alone.
-	c := NewChecker(nil)
+	c := NewChecker(nil, nil)
 	refused := 0
 	for _, q := range qs {
 		if se := c.CheckSQL(q.SQL); se != nil {

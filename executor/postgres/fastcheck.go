@@ -31,6 +31,8 @@ var (
 	numCTEQuery      = (&pg_query.CommonTableExpr{}).ProtoReflect().Descriptor().Fields().ByName("ctequery").Number()
 	numFuncName      = (&pg_query.FuncCall{}).ProtoReflect().Descriptor().Fields().ByName("funcname").Number()
 	numAExprName     = (&pg_query.A_Expr{}).ProtoReflect().Descriptor().Fields().ByName("name").Number()
+	numColumnFields  = (&pg_query.ColumnRef{}).ProtoReflect().Descriptor().Fields().ByName("fields").Number()
+	numIndirection   = (&pg_query.A_Indirection{}).ProtoReflect().Descriptor().Fields().ByName("indirection").Number()
 )
 
 // fastOK reports whether the encoded parse result certainly passes the
@@ -110,6 +112,10 @@ func (c *Checker) fastWalk(md protoreflect.MessageDescriptor, b []byte) bool {
 		if !c.fastFunc(b) {
 			return false
 		}
+	case "ColumnRef", "A_Indirection":
+		if !c.fastAttribute(name, b) {
+			return false
+		}
 	case "RangeTableSample":
 		return false // rare: the full check looks at the method
 	case "RawStmt", "SelectStmt":
@@ -163,13 +169,35 @@ func (c *Checker) fastFunc(b []byte) bool {
 	}) {
 		return false
 	}
-	switch {
-	case len(parts) == 1:
-		return c.allow[parts[0]]
-	case len(parts) == 2 && parts[0] == "pg_catalog" && c.allow[parts[1]]:
-		return true
+	return len(parts) > 0 && c.allowed(parts)
+}
+
+// fastAttribute reports whether an encoded ColumnRef or A_Indirection
+// certainly calls no function in attribute notation (see
+// Checker.attributeCall): the last name of a qualified column reference,
+// and every field a field selection names.
+func (c *Checker) fastAttribute(kind protoreflect.Name, b []byte) bool {
+	num := numColumnFields
+	if kind == "A_Indirection" {
+		num = numIndirection
 	}
-	return len(parts) > 1 && c.allow[strings.Join(parts, ".")]
+	n := 0
+	last := ""
+	ok := fields(b, func(f protowire.Number, typ protowire.Type, v []byte) bool {
+		if f != num {
+			return true
+		}
+		n++
+		last = ""
+		if s, isString := nodeString(v); isString {
+			last = s
+			if kind == "A_Indirection" && c.attributeCall(s) {
+				return false
+			}
+		}
+		return true
+	})
+	return ok && (kind == "A_Indirection" || n < 2 || last == "" || !c.attributeCall(last))
 }
 
 // nodeString decodes a Node holding a String.

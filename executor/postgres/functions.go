@@ -1,88 +1,226 @@
 package postgres
 
-import "strings"
+import (
+	"context"
+	"database/sql"
+	_ "embed" // the built-in catalog snapshot
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+)
 
-// DefaultFunctions is the allow-list of the statement check: built-in
-// PostgreSQL functions that only compute a value from their arguments or
-// read the current time or session — aggregates, window functions,
-// mathematical, string, pattern-matching, date/time, formatting,
-// conditional, JSON, array, range, text-search and set-returning
-// functions, and the function-style casts (int4(x), text(x), …). The
-// SQL-standard syntax forms the parser turns into calls (EXTRACT,
-// SUBSTRING … FROM, POSITION, OVERLAY, TRIM, AT TIME ZONE, IS NORMALIZED,
-// SIMILAR TO, OVERLAPS, COLLATION FOR, XMLEXISTS, SYSTEM_USER) are on it
-// under the names they become.
+// The function allow-list is derived from a catalog — the server's own
+// pg_proc when the executor has a server (LoadCatalog), or a snapshot of
+// PostgreSQL 15's pg_catalog embedded in this package (BuiltinCatalog) —
+// by one rule rather than from a list of remembered names. A function
+// name is allowed when:
 //
-// Left off on purpose, among others: anything that sleeps (pg_sleep*),
-// signals or inspects other sessions (pg_terminate_backend,
-// pg_cancel_backend, pg_stat_*), touches files or large objects
-// (pg_read_file, pg_ls_dir, lo_*), reaches other servers (dblink*),
-// changes settings or sequences (set_config, nextval, setval), takes
-// locks (pg_advisory_*), sends notifications (pg_notify), runs a query
-// given as text (query_to_xml and the other *_to_xml, ts_stat,
-// ts_rewrite), or manages the server (pg_reload_conf, pg_switch_wal, …).
+//   - it is a function, aggregate or window function of pg_catalog;
+//   - every overload of it that SQL can call (no argument or result of
+//     type internal, trigger or a handler type) is immutable or stable,
+//     so it only computes a value from its arguments, the database
+//     and the session — or it is one of the volatile functions that
+//     only draw random numbers or read the clock (volatileAllowed);
+//   - it is in no denied category (deniedCategories): reading server
+//     files or running programs, large objects, managing the server or
+//     other sessions, statistics of other sessions, replication,
+//     settings, sleeping, advisory locks, sequences, notifications,
+//     transaction ids and snapshots, and functions that run a query or
+//     dump a whole table, schema or database given as text
+//     (query_to_xml, table_to_xml, ts_stat, …).
 //
-// Names are lower case, as PostgreSQL folds unquoted names. Extend the
-// list with Options.AllowFunctions; do not modify this slice.
-var DefaultFunctions = strings.Fields(`
-	count sum avg min max array_agg string_agg bool_and bool_or every bit_and bit_or bit_xor
-	json_agg jsonb_agg json_object_agg jsonb_object_agg json_agg_strict jsonb_agg_strict
-	json_object_agg_strict jsonb_object_agg_strict json_object_agg_unique jsonb_object_agg_unique
-	json_object_agg_unique_strict jsonb_object_agg_unique_strict
-	stddev stddev_pop stddev_samp variance var_pop var_samp corr covar_pop covar_samp
-	regr_avgx regr_avgy regr_count regr_intercept regr_r2 regr_slope regr_sxx regr_sxy regr_syy
-	mode percentile_cont percentile_disc any_value range_agg range_intersect_agg xmlagg
+// Functions of other schemas (extensions, the application's own) are
+// allowed only by name through Options.AllowFunctions.
 
-	row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value
+// volatileAllowed are the volatile pg_catalog functions that change
+// nothing: random numbers and the clock.
+var volatileAllowed = []string{"random", "random_normal", "clock_timestamp", "timeofday", "gen_random_uuid",
+	"array_shuffle", "array_sample"}
 
-	abs cbrt ceil ceiling degrees div exp factorial floor gcd lcm ln log log10 min_scale mod pi power pow
-	radians round scale sign sqrt trim_scale trunc width_bucket random random_normal
-	acos acosd asin asind atan atand atan2 atan2d cos cosd cot cotd sin sind tan tand
-	sinh cosh tanh asinh acosh atanh erf erfc
+// deniedCategories are the pg_catalog functions refused whatever their
+// volatility, by category; the patterns are path.Match globs on the name.
+var deniedCategories = []struct {
+	what     string // completes "function … is not allowed: it …"
+	patterns []string
+}{
+	{"reads server files, runs programs or reads the server's configuration files", []string{"pg_read_file*", "pg_read_binary_file*",
+		"pg_ls_*", "pg_stat_file", "pg_current_logfile", "pg_file_*", "pg_logdir_ls", "pg_config", "pg_control_*",
+		"pg_hba_file_rules", "pg_ident_file_mappings", "pg_show_all_file_settings", "pg_import_system_collations"}},
+	{"works on large objects", []string{"lo_*", "loread", "lowrite"}},
+	{"manages the server or other sessions", []string{"pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf",
+		"pg_rotate_logfile*", "pg_promote", "pg_switch_wal", "pg_create_restore_point", "pg_backup_*", "pg_start_backup",
+		"pg_stop_backup", "pg_wal_replay_*", "pg_log_*", "pg_blocking_pids", "pg_safe_snapshot_blocking_pids",
+		"pg_isolation_test_session_is_blocked", "pg_get_backend_memory_contexts", "pg_get_shmem_allocations",
+		"pg_lock_status", "pg_cursor", "pg_prepared_statement", "pg_prepared_xact", "pg_nextoid",
+		"pg_stop_making_pinned_objects", "binary_upgrade_*", "pg_extension_config_dump", "pg_event_trigger_*"}},
+	{"reads or resets statistics, which show other sessions' queries", []string{"pg_stat_*"}},
+	{"manages replication", []string{"*replication*", "pg_logical_*", "pg_*_slot*"}},
+	{"reads or changes settings", []string{"set_config", "current_setting", "pg_show_all_settings", "pg_settings_get_flags", "setseed"}},
+	{"sleeps", []string{"pg_sleep*"}},
+	{"takes advisory locks", []string{"pg_advisory*", "pg_try_advisory*"}},
+	{"uses sequences", []string{"nextval", "setval", "currval", "lastval", "pg_sequence_last_value"}},
+	{"sends or reads notifications", []string{"pg_notify", "pg_listening_channels", "pg_notification_queue_usage"}},
+	{"assigns or reads transaction ids and snapshots", []string{"txid_*", "pg_current_xact_id*", "pg_current_snapshot",
+		"pg_export_snapshot", "pg_xact_*", "pg_last_*"}},
+	{"runs a query or dumps a table, schema or database given as text", []string{"query_to_xml*", "cursor_to_xml*",
+		"table_to_xml*", "schema_to_xml*", "database_to_xml*", "ts_stat", "ts_rewrite"}},
+	{"reaches other servers", []string{"dblink*", "postgres_fdw_*"}},
+}
 
-	ascii bit_length btrim char_length character_length chr concat concat_ws format initcap left length
-	lower lpad ltrim md5 normalize is_normalized octet_length overlay position quote_ident quote_literal
-	quote_nullable repeat replace reverse right rpad rtrim split_part starts_with strpos substr substring
-	to_ascii to_hex translate upper unistr encode decode convert convert_from convert_to
-	sha224 sha256 sha384 sha512 bit_count get_bit get_byte set_bit set_byte casefold
-	regexp_count regexp_instr regexp_like regexp_match regexp_matches regexp_replace
-	regexp_split_to_array regexp_split_to_table regexp_substr similar_to_escape like_escape
-	string_to_array string_to_table array_to_string
+// denied returns what a denied category's function does, or "".
+func denied(name string) string {
+	for _, c := range deniedCategories {
+		for _, p := range c.patterns {
+			if ok, _ := path.Match(p, name); ok {
+				return c.what
+			}
+		}
+	}
+	return ""
+}
 
-	age clock_timestamp date_add date_bin date_part date_subtract date_trunc extract isfinite
-	justify_days justify_hours justify_interval make_date make_interval make_time make_timestamp
-	make_timestamptz now statement_timestamp timeofday transaction_timestamp timezone overlaps
-	to_char to_date to_number to_timestamp
+// Catalog is what the statement check knows of a server's functions: the
+// pg_catalog functions the allow-list is derived from (see the rule
+// above) and the name of every function in every schema, which attribute
+// notation (t.f, (expr).f) could call. It is immutable and safe for
+// concurrent use.
+type Catalog struct {
+	allowed map[string]bool
+	why     map[string]string // a refused pg_catalog name → the reason
+	known   map[string]bool
+}
 
-	num_nulls num_nonnulls pg_typeof pg_collation_for gen_random_uuid xmlexists
-	current_database current_schema current_schemas system_user version
+// proc is one pg_proc row as the rule reads it.
+type proc struct {
+	name       string
+	volatility byte // 'i' immutable, 's' stable, 'v' volatile
+	callable   bool // no argument or result SQL cannot hold
+	core       bool // in pg_catalog
+}
 
-	to_json to_jsonb array_to_json row_to_json json_build_array jsonb_build_array json_build_object
-	jsonb_build_object json_object jsonb_object json_array_elements jsonb_array_elements
-	json_array_elements_text jsonb_array_elements_text json_array_length jsonb_array_length
-	json_each jsonb_each json_each_text jsonb_each_text json_extract_path jsonb_extract_path
-	json_extract_path_text jsonb_extract_path_text json_object_keys jsonb_object_keys
-	json_populate_record jsonb_populate_record json_populate_recordset jsonb_populate_recordset
-	json_to_record jsonb_to_record json_to_recordset jsonb_to_recordset json_strip_nulls
-	jsonb_strip_nulls jsonb_set jsonb_set_lax jsonb_insert jsonb_pretty json_typeof jsonb_typeof
-	jsonb_path_exists jsonb_path_match jsonb_path_query jsonb_path_query_array jsonb_path_query_first
-	jsonb_path_exists_tz jsonb_path_match_tz jsonb_path_query_tz jsonb_path_query_array_tz
-	jsonb_path_query_first_tz json_scalar json_serialize
+func newCatalog(procs []proc) *Catalog {
+	c := &Catalog{allowed: map[string]bool{}, why: map[string]string{}, known: map[string]bool{}}
+	vol := map[string]bool{}
+	for _, n := range volatileAllowed {
+		vol[n] = true
+	}
+	for _, p := range procs {
+		c.known[p.name] = true
+		if !p.core || !p.callable {
+			continue
+		}
+		if _, seen := c.allowed[p.name]; !seen {
+			c.allowed[p.name] = true
+		}
+		if p.volatility == 'v' && !vol[p.name] {
+			c.allowed[p.name] = false
+			c.why[p.name] = "it is volatile (it may change state)"
+		}
+	}
+	for name, ok := range c.allowed {
+		if !ok {
+			continue
+		}
+		if what := denied(name); what != "" {
+			c.allowed[name] = false
+			c.why[name] = "it " + what
+		}
+	}
+	return c
+}
 
-	array_append array_cat array_dims array_fill array_length array_lower array_ndims array_position
-	array_positions array_prepend array_remove array_replace array_upper cardinality trim_array unnest
-	array_sample array_shuffle generate_series generate_subscripts
+// catalogQuery lists pg_proc: name, volatility, whether SQL can call it
+// (no argument of type internal, no result of a pseudo-type only the
+// server uses) and whether it is in pg_catalog. Procedures are left out:
+// a query cannot call them.
+const catalogQuery = `SELECT p.proname, p.provolatile::text,
+	NOT (p.prorettype = ANY ('{internal,trigger,event_trigger,language_handler,fdw_handler,index_am_handler,table_am_handler,tsm_handler}'::regtype[]::oid[])
+	     OR 'internal'::regtype = ANY (p.proargtypes::oid[])),
+	p.pronamespace = 'pg_catalog'::regnamespace
+FROM pg_proc p WHERE p.prokind <> 'p'`
 
-	lower_inc upper_inc lower_inf upper_inf isempty range_merge multirange
-	int4range int8range numrange tsrange tstzrange daterange
-	int4multirange int8multirange nummultirange tsmultirange tstzmultirange datemultirange
+// LoadCatalog reads the catalog of the server db is connected to. An
+// error is a failing query.
+func LoadCatalog(ctx context.Context, db *sql.DB) (*Catalog, error) {
+	procs, err := loadProcs(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return newCatalog(procs), nil
+}
 
-	to_tsvector to_tsquery plainto_tsquery phraseto_tsquery websearch_to_tsquery ts_rank ts_rank_cd
-	ts_headline setweight strip numnode querytree array_to_tsvector tsvector_to_array ts_delete ts_filter
+func loadProcs(ctx context.Context, db *sql.DB) ([]proc, error) {
+	rows, err := db.QueryContext(ctx, catalogQuery)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: function catalog: %w", err)
+	}
+	defer rows.Close()
+	var procs []proc
+	for rows.Next() {
+		var p proc
+		var vol string
+		if err := rows.Scan(&p.name, &vol, &p.callable, &p.core); err != nil {
+			return nil, fmt.Errorf("postgres: function catalog: %w", err)
+		}
+		if vol != "" {
+			p.volatility = vol[0]
+		}
+		procs = append(procs, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: function catalog: %w", err)
+	}
+	return procs, nil
+}
 
-	int2 int4 int8 float4 float8 numeric text varchar bpchar char date time timetz timestamp timestamptz
-	interval bool name
-`)
+//go:embed catalog.tsv
+var builtinTSV string
+
+// BuiltinCatalog returns the catalog of PostgreSQL 15's pg_catalog as
+// shipped in this package (catalog.tsv), for the check without a server.
+// It knows no function of other schemas, so a server's own catalog
+// (LoadCatalog) is what an executor uses.
+func BuiltinCatalog() *Catalog { return builtin }
+
+var builtin = newCatalog(parseTSV(builtinTSV))
+
+// parseTSV reads catalog.tsv: a line per distinct pg_catalog row of
+// catalogQuery, "name<TAB>volatility<TAB>callable(t|f)".
+func parseTSV(s string) []proc {
+	var procs []proc
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 || f[1] == "" {
+			continue
+		}
+		procs = append(procs, proc{name: f[0], volatility: f[1][0], callable: f[2] == "t", core: true})
+	}
+	return procs
+}
+
+// formatTSV writes the pg_catalog rows of procs in the form parseTSV
+// reads, sorted and without duplicates.
+func formatTSV(procs []proc) string {
+	seen := map[string]bool{}
+	var lines []string
+	for _, p := range procs {
+		if !p.core {
+			continue
+		}
+		cl := "f"
+		if p.callable {
+			cl = "t"
+		}
+		line := p.name + "\t" + string(p.volatility) + "\t" + cl
+		if !seen[line] {
+			seen[line] = true
+			lines = append(lines, line)
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n") + "\n"
+}
 
 // otherDialect maps functions of other SQL dialects that PostgreSQL does
 // not have to the PostgreSQL way of doing the same, for the hint of a

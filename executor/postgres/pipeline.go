@@ -27,6 +27,9 @@ const (
 	minBodyLen = 64 << 10
 	// pgMaxBodyLen is pgproto3's default limit, restored afterwards.
 	pgMaxBodyLen = 0x3fffffff - 1
+	// valueOverhead is what a value costs beyond its bytes when a result
+	// is measured against MaxResultBytes (as in the SQLite executor).
+	valueOverhead = 16
 )
 
 // rollbackSQL ends every guarded transaction. Session-level advisory
@@ -95,6 +98,8 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q string, ma
 		readErr           error
 		cells             []any
 		tooBig            *pgproto3.ExceededMaxBodyLenErr
+		resultBytes       int
+		overResult        bool
 	)
 	for phase := 0; phase < 3; {
 		msg, err := pc.ReceiveMessage(context.Background())
@@ -134,6 +139,12 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q string, ma
 				out.truncated = true
 				continue
 			}
+			for _, v := range m.Values {
+				resultBytes += len(v) + valueOverhead
+			}
+			if resultBytes > e.opts.MaxResultBytes {
+				overResult = true
+			}
 			// Cells are allocated for many rows at once.
 			if len(cells) < len(m.Values) {
 				cells = make([]any, len(m.Values)*min(rowChunk, maxRows-len(out.rows)))
@@ -153,12 +164,12 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q string, ma
 		case *pgproto3.CopyInResponse, *pgproto3.CopyOutResponse, *pgproto3.CopyBothResponse:
 			copying = true
 		}
-		if copying {
+		if copying || overResult {
 			break
 		}
 	}
 	cancelled := w.finish()
-	if readErr != nil || copying || cancelled || pc.TxStatus() != 'I' {
+	if readErr != nil || copying || overResult || cancelled || pc.TxStatus() != 'I' {
 		closeConn(pc)
 	}
 	if ctx.Err() != nil {
@@ -168,6 +179,9 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q string, ma
 	case copying:
 		return &outcome{err: &text2sql.SQLError{Kind: text2sql.KindForbiddenStatement,
 			Message: "COPY is not allowed; the connection was closed, which rolled the transaction back"}}, nil
+	case overResult:
+		return &outcome{err: &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+			Message: fmt.Sprintf("the result passed %d bytes (Options.MaxResultBytes) after %d rows; the statement was stopped — select fewer columns or rows, or aggregate", e.opts.MaxResultBytes, len(out.rows))}}, nil
 	case tooBig != nil:
 		return &outcome{err: &text2sql.SQLError{Kind: text2sql.KindTooLarge,
 			Message: fmt.Sprintf("a row of %d bytes exceeds the limit of %d bytes (Options.MaxRowBytes); the statement was stopped", tooBig.ActualBodyLen, e.opts.MaxRowBytes)}}, nil

@@ -5,8 +5,10 @@
 //  1. The statement check (Checker) on PostgreSQL's own parse tree
 //     (github.com/pganalyze/pg_query_go): exactly one query, no write,
 //     DDL, SELECT … INTO, locking clause or data-modifying WITH query,
-//     no statement but a query, and only allow-listed functions. A
-//     refused statement never reaches the server.
+//     no statement but a query, and only allow-listed functions, however
+//     a call is written (f(x), x.f, (x).f). The allow-list is derived
+//     from the server's own catalog by a rule (see Catalog). A refused
+//     statement never reaches the server.
 //  2. The transaction: the statement runs inside BEGIN READ ONLY with
 //     SET LOCAL statement_timeout, lock_timeout and
 //     idle_in_transaction_session_timeout, optionally SET LOCAL ROLE to a
@@ -25,8 +27,10 @@
 //     for at most cap+1 rows, so the rest of the result is never
 //     computed), a time limit (the server's statement_timeout, backed by
 //     a cancel request from the client), a bound on the statement's
-//     length and one on the size of a result row, checked before the row
-//     is read into memory.
+//     length, one on the size of a result row, checked before the row is
+//     read into memory, and one on the bytes of the whole result, counted
+//     as rows arrive; work_mem per transaction, and temp_file_limit where
+//     the login may set it (TempFileLimited).
 //
 // The setup, the statement and the rollback are pipelined in one round
 // trip.
@@ -67,6 +71,15 @@ const (
 	// DefaultMaxRowBytes bounds one result row as the server sends it
 	// (16 MiB).
 	DefaultMaxRowBytes = 16 << 20
+	// DefaultMaxResultBytes bounds a whole result (32 MiB).
+	DefaultMaxResultBytes = executor.DefaultMaxResultBytes
+	// DefaultTempFileLimit is the transaction's temp_file_limit, in bytes
+	// (512 MiB): what one statement may spill to temporary files for
+	// sorts and hashes larger than work_mem.
+	DefaultTempFileLimit = 512 << 20
+	// DefaultWorkMem is the transaction's work_mem, in bytes (16 MiB):
+	// the memory each sort or hash node may use before it spills.
+	DefaultWorkMem = 16 << 20
 	// cancelGrace is how long after the time limit the client waits for
 	// the server's own statement_timeout before it sends a cancel request.
 	cancelGrace = time.Second
@@ -108,8 +121,8 @@ type Options struct {
 	// Schemas are the schemas introspected for Schema (default: every
 	// non-system schema).
 	Schemas []string
-	// AllowFunctions extends DefaultFunctions (see NewChecker for the
-	// form of the names).
+	// AllowFunctions extends the allow-list the server's catalog gives
+	// (see Catalog; NewChecker for the form of the names).
 	AllowFunctions []string
 	// MaxSQLLength bounds the statement text in bytes (default
 	// DefaultMaxSQLLength); a longer text is refused with KindTooLarge.
@@ -123,6 +136,21 @@ type Options struct {
 	// KindTooLarge before it is read into memory (the connection is
 	// closed, which ends the statement on the server).
 	MaxRowBytes int
+	// MaxResultBytes bounds one result: the bytes of its values in text
+	// form plus 16 per value, counted while the rows arrive (default
+	// DefaultMaxResultBytes). A larger result stops the execution with
+	// KindTooLarge (the connection is closed, which ends the statement
+	// on the server).
+	MaxResultBytes int
+	// TempFileLimit is the transaction's temp_file_limit in bytes
+	// (default DefaultTempFileLimit; rounded down to kB). PostgreSQL lets
+	// only superusers, and roles granted SET on the parameter, change it:
+	// for other logins the server's own setting stays (Open checks which
+	// applies; see TempFileLimited).
+	TempFileLimit int64
+	// WorkMem is the transaction's work_mem in bytes (default
+	// DefaultWorkMem; rounded down to kB, at least 64 kB).
+	WorkMem int64
 
 	// skipCheck is a test knob: it switches the statement check off so
 	// tests can show that the remaining layers hold on their own.
@@ -138,6 +166,9 @@ type Executor struct {
 	checker    *Checker
 	schema     *schema.Database
 	searchPath []string
+	// tempLimited says the login may set temp_file_limit.
+	tempLimited bool
+	elevated    []string
 	closed     atomic.Bool
 	// sent counts the statements sent to the server (test hook): a
 	// refused statement leaves it unchanged.
@@ -193,7 +224,8 @@ func New(ctx context.Context, db *sql.DB, opts Options) (*Executor, error) {
 }
 
 func (o *Options) validate() error {
-	if o.MaxRows < 0 || o.Timeout < 0 || o.LockTimeout < 0 || o.IdleTimeout < 0 || o.MaxSQLLength < 0 || o.MaxOpenConns < 0 || o.MaxRowBytes < 0 {
+	if o.MaxRows < 0 || o.Timeout < 0 || o.LockTimeout < 0 || o.IdleTimeout < 0 || o.MaxSQLLength < 0 || o.MaxOpenConns < 0 ||
+		o.MaxRowBytes < 0 || o.MaxResultBytes < 0 || o.TempFileLimit < 0 || o.WorkMem < 0 {
 		return fmt.Errorf("%w: postgres: negative limit in Options", text2sql.ErrInvalidConfig)
 	}
 	for _, s := range o.SearchPath {
@@ -207,6 +239,15 @@ func (o *Options) validate() error {
 	if o.MaxRowBytes == 0 {
 		o.MaxRowBytes = DefaultMaxRowBytes
 	}
+	if o.MaxResultBytes == 0 {
+		o.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if o.TempFileLimit == 0 {
+		o.TempFileLimit = DefaultTempFileLimit
+	}
+	if o.WorkMem == 0 {
+		o.WorkMem = DefaultWorkMem
+	}
 	return nil
 }
 
@@ -214,7 +255,7 @@ func newExecutor(ctx context.Context, db *sql.DB, opts Options) (*Executor, erro
 	if db == nil {
 		return nil, fmt.Errorf("%w: postgres: nil *sql.DB", text2sql.ErrInvalidConfig)
 	}
-	e := &Executor{db: db, opts: opts, checker: NewChecker(opts.AllowFunctions)}
+	e := &Executor{db: db, opts: opts}
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
@@ -234,10 +275,18 @@ func newExecutor(ctx context.Context, db *sql.DB, opts Options) (*Executor, erro
 			err = fmt.Errorf("postgres: search_path: %w", err)
 		}
 	}
+	if err == nil {
+		err = e.inspectLogin(ctx, conn)
+	}
 	conn.Close()
 	if err != nil {
 		return nil, err
 	}
+	cat, err := LoadCatalog(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	e.checker = NewChecker(cat, opts.AllowFunctions)
 	if len(opts.SearchPath) > 0 {
 		e.searchPath = append([]string(nil), opts.SearchPath...)
 	}
@@ -246,6 +295,57 @@ func newExecutor(ctx context.Context, db *sql.DB, opts Options) (*Executor, erro
 	}
 	return e, nil
 }
+
+// loginQuery names the login's powers beyond reading data.
+const loginQuery = `SELECT r.rolsuper, r.rolreplication, r.rolbypassrls, r.rolcreaterole, r.rolcreatedb,
+	pg_has_role(r.oid, 'pg_read_server_files', 'MEMBER'),
+	pg_has_role(r.oid, 'pg_write_server_files', 'MEMBER'),
+	pg_has_role(r.oid, 'pg_execute_server_program', 'MEMBER')
+FROM pg_roles r WHERE r.rolname = session_user`
+
+// inspectLogin learns the login's powers (ElevatedPrivileges) and whether
+// it may set temp_file_limit.
+func (e *Executor) inspectLogin(ctx context.Context, conn *sql.Conn) error {
+	var super, repl, bypass, createRole, createDB, readFiles, writeFiles, program bool
+	if err := conn.QueryRowContext(ctx, loginQuery).Scan(&super, &repl, &bypass, &createRole, &createDB, &readFiles, &writeFiles, &program); err != nil {
+		return fmt.Errorf("postgres: login: %w", err)
+	}
+	for _, p := range []struct {
+		has  bool
+		name string
+	}{{super, "superuser"}, {readFiles, "member of pg_read_server_files"}, {writeFiles, "member of pg_write_server_files"},
+		{program, "member of pg_execute_server_program"}, {repl, "replication"}, {bypass, "bypasses row-level security"},
+		{createRole, "may create roles"}, {createDB, "may create databases"}} {
+		if p.has {
+			e.elevated = append(e.elevated, p.name)
+		}
+	}
+	// temp_file_limit is a superuser setting (PostgreSQL 15 also lets a
+	// role be granted SET on it): try it in a transaction of its own.
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("postgres: login: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only, nothing to keep
+	_, err = tx.ExecContext(ctx, "SET LOCAL temp_file_limit = "+kilobytes(e.opts.TempFileLimit))
+	e.tempLimited = err == nil
+	return nil
+}
+
+// ElevatedPrivileges implements executor.Privileged: the powers of the
+// login beyond reading data found when the executor was made
+// ("superuser", "member of pg_read_server_files", "member of
+// pg_write_server_files", "member of pg_execute_server_program",
+// "replication", "bypasses row-level security", "may create roles", "may
+// create databases"), nil for a login without them.
+func (e *Executor) ElevatedPrivileges() []string { return append([]string(nil), e.elevated...) }
+
+// TempFileLimited reports whether the login may set temp_file_limit, so
+// that Options.TempFileLimit bounds every statement's temporary files;
+// when it may not, the server's own temp_file_limit applies (set it in
+// postgresql.conf or with ALTER ROLE … SET, or GRANT SET ON PARAMETER
+// temp_file_limit on PostgreSQL 15 and later).
+func (e *Executor) TempFileLimited() bool { return e.tempLimited }
 
 // Schema returns the schema inspected when the executor was made (dialect
 // postgres; see schema.InspectPostgres). Callers must not modify it.
@@ -393,6 +493,12 @@ func (e *Executor) setupSQL(timeout time.Duration) string {
 	b.WriteString(millis(lock))
 	b.WriteString("; SET LOCAL idle_in_transaction_session_timeout = ")
 	b.WriteString(millis(idle))
+	b.WriteString("; SET LOCAL work_mem = ")
+	b.WriteString(kilobytes(max(e.opts.WorkMem, 64<<10)))
+	if e.tempLimited {
+		b.WriteString("; SET LOCAL temp_file_limit = ")
+		b.WriteString(kilobytes(e.opts.TempFileLimit))
+	}
 	if len(e.opts.SearchPath) > 0 {
 		b.WriteString("; SET LOCAL search_path TO ")
 		for i, s := range e.opts.SearchPath {
@@ -417,6 +523,9 @@ func millis(d time.Duration) string {
 	}
 	return strconv.FormatInt(ms, 10)
 }
+
+// kilobytes renders n bytes as a PostgreSQL memory setting in kB.
+func kilobytes(n int64) string { return strconv.FormatInt(n>>10, 10) }
 
 // errConnBroken marks a connection left in an unknown state; it is closed.
 var errConnBroken = errors.New("postgres: connection broken")
