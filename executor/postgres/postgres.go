@@ -169,7 +169,7 @@ type Executor struct {
 	// tempLimited says the login may set temp_file_limit.
 	tempLimited bool
 	elevated    []string
-	closed     atomic.Bool
+	closed      atomic.Bool
 	// sent counts the statements sent to the server (test hook): a
 	// refused statement leaves it unchanged.
 	sent atomic.Int64
