@@ -63,6 +63,23 @@ func set(words string) map[string]bool {
 // Functions are not checked here; executors check them against an
 // allow-list where the engine allows it.
 func CheckText(sql string) *text2sql.SQLError {
+	if se := CheckShape(sql); se != nil {
+		return se
+	}
+	return DeepScan(sql)
+}
+
+// CheckShape is the part of CheckText that an engine's own parser cannot
+// replace: the statement count under every lexical convention, nested
+// comments, the first keyword of the statement, of every CTE body and of
+// the statement after a WITH clause. It returns nil or the refusal.
+//
+// An executor whose engine decides read-only-ness on its own parse (the
+// SQLite executor: its authorizer and sqlite3_stmt_readonly) runs
+// CheckShape before the engine and DeepScan only to word the refusal of a
+// statement the engine could not prepare, so identifiers such as lock,
+// merge or truncate are read as the engine reads them.
+func CheckShape(sql string) *text2sql.SQLError {
 	stmts := sqltext.Statements(sql)
 	most := len(stmts)
 	for _, c := range sqltext.Conventions {
@@ -87,7 +104,21 @@ func CheckText(sql string) *text2sql.SQLError {
 	return checkQuery(sqltext.Significant(toks))
 }
 
-// checkQuery checks the significant tokens of one statement.
+// DeepScan is the part of CheckText that looks, lexically, for keywords
+// of data-modifying SQL and locking clauses at any depth of the first
+// statement of sql: INSERT, DELETE, … inside a query, SELECT … INTO,
+// RETURNING, FOR UPDATE/SHARE, LOCK IN SHARE MODE. It returns nil or the
+// refusal (KindNotReadOnly).
+func DeepScan(sql string) *text2sql.SQLError {
+	stmts := sqltext.Statements(sql)
+	if len(stmts) == 0 {
+		return nil
+	}
+	return deepScan(sqltext.Significant(sqltext.Lex(stmts[0])))
+}
+
+// checkQuery checks the first keywords of one statement's significant
+// tokens.
 func checkQuery(toks []sqltext.Token) *text2sql.SQLError {
 	i := skipOpenParens(toks, 0)
 	if i >= len(toks) {
@@ -102,7 +133,7 @@ func checkQuery(toks []sqltext.Token) *text2sql.SQLError {
 	default:
 		return refuseFirst(toks, i)
 	}
-	return deepScan(toks)
+	return nil
 }
 
 // checkWith checks the CTE list that starts at toks[i] (after WITH) and the

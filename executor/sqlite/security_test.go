@@ -14,6 +14,9 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const employees = `
@@ -507,5 +510,42 @@ func TestCheck(t *testing.T) {
 	se := asSQLError(e.Check(context.Background(), "SELECT name FROM topic"))
 	if se == nil || !strings.Contains(se.Hint, "topics") {
 		t.Errorf("hint: %+v", se)
+	}
+}
+
+// Issue 9's false refusals: columns named like keywords of writes and
+// locking clauses (lock, merge, truncate, update, …) are what SQLite reads
+// them as, because SQLite's own parse decides whether a query writes; a
+// construct SQLite cannot parse that would write or lock elsewhere is
+// still named as the refusal it is.
+func TestKeywordNamedColumns(t *testing.T) {
+	e := open(t, makeDB(t, "weird.db", `CREATE TABLE weird (id INTEGER PRIMARY KEY, "lock" INT, "merge" TEXT, "truncate" TEXT, "into" INT, "returning" INT, "update" INT);
+		INSERT INTO weird VALUES (1, 1, 'm', 't', 5, 6, 7), (2, 3, 'n', 'u', 8, 9, 10);`), Options{})
+	for q, want := range map[string]int{
+		`SELECT merge, truncate FROM weird`:                               2,
+		`SELECT id FROM weird WHERE lock IN (1, 2)`:                       1,
+		`SELECT id FROM weird WHERE lock in (SELECT 1)`:                   1,
+		`SELECT "into", "returning", "update" FROM weird`:                 2,
+		`SELECT w."update" FROM weird w WHERE w.merge = 'm'`:              1,
+		`SELECT count(*) FROM weird GROUP BY truncate HAVING lock IN (1)`: 1,
+	} {
+		res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
+		require.NoError(t, err)
+		require.Nil(t, res.Error, q)
+		assert.Len(t, res.Rows, want, q)
+		assert.NoError(t, e.Check(context.Background(), q), q)
+	}
+	for _, q := range []string{
+		`SELECT * FROM weird FOR UPDATE`,
+		`SELECT * INTO loot FROM weird`,
+		`SELECT * FROM weird LOCK IN SHARE MODE`,
+		`WITH d AS (DELETE FROM weird RETURNING *) SELECT * FROM d`,
+		`SELECT id FROM weird WHERE id IN (DELETE FROM weird RETURNING id)`,
+	} {
+		res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
+		require.NoError(t, err)
+		if assert.NotNil(t, res.Error, q) {
+			assert.Equal(t, text2sql.KindNotReadOnly, res.Error.Kind, q)
+		}
 	}
 }

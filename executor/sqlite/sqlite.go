@@ -2,8 +2,10 @@
 // is untrusted input, against a SQLite database file in layers, each enough
 // on its own where SQLite allows:
 //
-//  1. executor.CheckText: exactly one statement, and a query (SELECT,
-//     WITH … SELECT, VALUES), lexically.
+//  1. executor.CheckShape: exactly one statement, and a query (SELECT,
+//     WITH … SELECT, VALUES), lexically. Whether the query writes or
+//     locks anywhere is SQLite's to say, on its own parse (layers 3, 4),
+//     so a column named lock or merge is read as SQLite reads it.
 //  2. The connection: opened through a "file:" URI with mode=ro (the file
 //     is opened read-only) and _query_only=1 (PRAGMA query_only), with no
 //     attached databases allowed (SQLITE_LIMIT_ATTACHED = 0), strings and
@@ -227,7 +229,7 @@ func (e *Executor) Close() error {
 
 // Execute runs req.SQL as untrusted input and returns its rows, up to the
 // row cap, or the reason it was refused or failed in Result.Error:
-// refusals of executor.CheckText (nothing reaches SQLite), denials of the
+// refusals of executor.CheckShape (nothing reaches SQLite), denials of the
 // authorizer (KindNotReadOnly for writes and DDL, KindForbiddenStatement
 // for ATTACH, PRAGMA, VACUUM and transaction control, KindForbiddenFunction
 // naming the function), and engine errors (KindUnknownTable and
@@ -257,7 +259,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		return res, nil
 	}
 	if !e.opts.skipTextCheck {
-		if se := executor.CheckText(req.SQL); se != nil {
+		if se := executor.CheckShape(req.SQL); se != nil {
 			res.Error = se
 			return done()
 		}
@@ -425,6 +427,14 @@ func (e *Executor) sqlError(cctx context.Context, c *guardedConn, err error, q s
 			return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly, Message: msg}
 		}
 	}
+	if d := c.auth.denied(); d == nil && !e.opts.skipTextCheck && strings.Contains(msg, "syntax error") {
+		// SQLite could not prepare the statement: a construct of another
+		// engine that writes or locks (SELECT … INTO, FOR UPDATE, a
+		// data-modifying WITH query) is named as the refusal it is.
+		if se := executor.DeepScan(q); se != nil {
+			return se
+		}
+	}
 	if d := c.auth.denied(); d != nil {
 		low := strings.ToLower(msg)
 		if strings.Contains(low, "not authorized") || strings.Contains(low, "authorization denied") ||
@@ -435,8 +445,8 @@ func (e *Executor) sqlError(cctx context.Context, c *guardedConn, err error, q s
 	return executor.EngineError(msg, e.schema, q)
 }
 
-// Check runs the checks of Execute without running the statement: the
-// lexical check, then preparing it on a guarded connection (the authorizer
+// Check runs the checks of Execute without running the statement:
+// executor.CheckShape, then preparing it on a guarded connection (the authorizer
 // runs at prepare time) and sqlite3_stmt_readonly. It returns nil, or a
 // *text2sql.SQLError: a refusal, or an error SQLite reports when it
 // prepares the statement (syntax, unknown table or column, unknown
@@ -445,7 +455,7 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 	if e.closed.Load() {
 		return executor.ErrClosed
 	}
-	if se := executor.CheckText(query); se != nil {
+	if se := executor.CheckShape(query); se != nil {
 		return se
 	}
 	_, timeout := executor.Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
