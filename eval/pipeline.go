@@ -27,6 +27,16 @@ func OracleGenerator(prompter Prompter) GeneratorFunc {
 	}
 }
 
+// DefaultQuestionTimeout bounds the pipeline run of one question when
+// PipelineOptions.QuestionTimeout is 0: room for a full repair loop with a
+// planner and a judge on a slow model (about ten calls of 30 s), while one
+// stuck question still cannot hold up a run for longer than this.
+const DefaultQuestionTimeout = 5 * time.Minute
+
+// errQuestionTimeout is the cause of a question's context ending at
+// PipelineOptions.QuestionTimeout.
+var errQuestionTimeout = errors.New("eval: question time limit")
+
 // PipelineOptions configure RunPipeline.
 type PipelineOptions struct {
 	Options
@@ -47,6 +57,36 @@ type PipelineOptions struct {
 	// OracleCheck adds Report.Oracle: EX against strict table recall,
 	// question by question. Use it with OracleGenerator.
 	OracleCheck bool
+	// QuestionTimeout bounds the pipeline run of one question (retrieval,
+	// every model call, repairs and executions; not its gold query): when
+	// it passes, the question is recorded as OutcomeNoSQL with Kind
+	// "timeout" and the run goes on. 0 means DefaultQuestionTimeout; a
+	// negative value means no limit.
+	QuestionTimeout time.Duration
+}
+
+func (o PipelineOptions) questionTimeout() time.Duration {
+	switch {
+	case o.QuestionTimeout < 0:
+		return 0
+	case o.QuestionTimeout == 0:
+		return DefaultQuestionTimeout
+	}
+	return o.QuestionTimeout
+}
+
+// ask runs p on question within the question time limit d (none when 0).
+func ask(ctx context.Context, p *text2sql.Pipeline, question string, d time.Duration) (*text2sql.Answer, error) {
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, errQuestionTimeout)
+		defer cancel()
+	}
+	ans, err := p.Ask(ctx, question)
+	if err != nil && context.Cause(ctx) == errQuestionTimeout {
+		err = fmt.Errorf("%w: no answer within %v (QuestionTimeout): %w", errQuestionTimeout, d, err)
+	}
+	return ans, err
 }
 
 // RunPipeline answers every question of ds with a text2sql.Pipeline —
@@ -58,8 +98,9 @@ type PipelineOptions struct {
 // generated from), latency per stage and token usage per stage.
 //
 // A question the pipeline declines or fails has OutcomeNoSQL with the
-// reason as Kind ("declined", "repairs_exhausted", "model",
-// "invalid_output", "no_sql", "schema_too_large", "error"); when it failed
+// reason as Kind ("declined", "repairs_exhausted", "timeout" — the
+// question's time limit or a model call's —, "model", "invalid_output",
+// "no_sql", "schema_too_large", "error"); when it failed
 // after producing SQL, that SQL is scored (and fails). Errors: a nil
 // Generator (text2sql.ErrInvalidConfig), a retriever that cannot be built,
 // an executor that cannot work, ctx's error; ErrNotComparable (with the
@@ -114,7 +155,7 @@ func RunPipeline(ctx context.Context, ds *Dataset, opts PipelineOptions) (*Repor
 		if err != nil {
 			return err
 		}
-		ans, askErr := p.Ask(ctx, q.Prompt())
+		ans, askErr := ask(ctx, p, q.Prompt(), opts.questionTimeout())
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -182,6 +223,8 @@ func noSQLKind(ans *text2sql.Answer, err error) string {
 		return "declined"
 	case errors.Is(err, text2sql.ErrRepairsExhausted):
 		return "repairs_exhausted"
+	case errors.Is(err, errQuestionTimeout), errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
 	case errors.Is(err, text2sql.ErrModel):
 		return "model"
 	case errors.Is(err, text2sql.ErrInvalidOutput):

@@ -100,6 +100,8 @@ func pipelineError(err error) (Code, string) {
 		return CodeEmptyQuestion, "the question is empty"
 	case errors.Is(err, text2sql.ErrSchemaTooLarge):
 		return CodeSchemaTooLarge, "even the best-matching table does not fit in the prompt budget"
+	case errors.As(err, &me) && me.Timeout:
+		return CodeTimeout, "the model provider did not answer within the time limit of a model call"
 	case errors.Is(err, context.DeadlineExceeded):
 		return CodeTimeout, "the request took longer than the time limit"
 	case errors.As(err, &me):

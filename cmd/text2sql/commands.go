@@ -209,6 +209,9 @@ func answerExit(ans *text2sql.Answer, err error) error {
 		if errors.Is(err, text2sql.ErrRepairsExhausted) {
 			code = exitSQL
 		}
+		if me := (*text2sql.ModelError)(nil); errors.As(err, &me) && me.Timeout {
+			err = fmt.Errorf("%w; a slow model may need a longer --model-timeout", err)
+		}
 		return &exitErr{code: code, err: err}
 	}
 	switch {

@@ -37,6 +37,7 @@ type evalFlags struct {
 	noOrderCheck, topLevelOrder bool
 	parallel, limit             int
 	report, markdown, records   string
+	questionTimeout             time.Duration
 }
 
 func evalCmd(o *options) *cobra.Command {
@@ -62,7 +63,10 @@ when the gold says "order by"; the official rewrites on Spider), bird (set,
 column order fixed), strict (sequence, column order fixed).
 
 Each query runs through the guard with a 30s time limit and a 100000-row cap
-(--timeout and --max-rows change them), several questions at once.
+(--timeout and --max-rows change them), several questions at once. In a
+pipeline run each model call has --model-timeout and each question
+--question-timeout (5m); a question past its limit is a failure of kind
+timeout, and the run goes on.
 
 --json prints the report (an array of reports for several predictions
 files) with at least ex (0-1, null when nothing could be scored), correct,
@@ -92,6 +96,7 @@ total and excluded. Exit status 1 when no question could be scored.`,
 	fl.StringVar(&f.report, "report", "", "write the JSON report to this file")
 	fl.StringVar(&f.markdown, "markdown", "", "write the Markdown report to this file")
 	fl.StringVar(&f.records, "records", "", "write per-question records (JSON lines) to this file, for diffing runs")
+	fl.DurationVar(&f.questionTimeout, "question-timeout", eval.DefaultQuestionTimeout, "pipeline runs: time limit of one question, every model call and repair included; a question past it is a failure of kind timeout and the run goes on (0: the default)")
 	return c
 }
 
@@ -122,8 +127,11 @@ func runEval(cmd *cobra.Command, o *options, f *evalFlags) error {
 	if modes == 0 && !f.recall {
 		return usage("nothing to do: give --predictions FILE, --oracle, --provider NAME or --recall")
 	}
-	if f.limit < 0 || f.parallel < 0 || f.digits < 0 {
-		return usage("--limit, --parallel and --digits must not be negative")
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if f.limit < 0 || f.parallel < 0 || f.digits < 0 || f.questionTimeout < 0 {
+		return usage("--limit, --parallel, --digits and --question-timeout must not be negative")
 	}
 	if f.limit > 0 && len(f.predictions) > 0 {
 		return usage("--limit applies to pipeline and recall runs, not to scoring a predictions file (which must cover every question)")
@@ -168,7 +176,7 @@ func runEval(cmd *cobra.Command, o *options, f *evalFlags) error {
 		bar.describe("scoring")
 		reports, runErr = eval.Score(ctx, ds, preds, opts)
 	case f.oracle || provider:
-		po := eval.PipelineOptions{Options: opts}
+		po := eval.PipelineOptions{Options: opts, QuestionTimeout: f.questionTimeout}
 		if f.oracle {
 			prompter, err := generator.New(nil, generator.Options{Dialect: text2sql.DialectSQLite})
 			if err != nil {

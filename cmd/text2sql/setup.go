@@ -16,6 +16,7 @@ import (
 	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/internal/retry"
 	"github.com/text2sql-go/text2sql/judge"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/llm/gemini"
@@ -37,6 +38,7 @@ type options struct {
 	indexDir   string
 	maxRows    int
 	timeout    time.Duration
+	modelTime  time.Duration // --model-timeout: the limit of one model call
 	maxRepairs int
 	plan       string // off, on or hard
 	judge      string // off, on or hard
@@ -56,6 +58,7 @@ func (o *options) bind(root *cobra.Command) {
 	f.StringVar(&o.indexDir, "index-dir", "", "directory of the persistent vector index (default: the user cache directory)")
 	f.IntVar(&o.maxRows, "max-rows", 1000, "row cap per query (0: the default, 1000); the result is marked truncated beyond it")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "time limit per query")
+	f.DurationVar(&o.modelTime, "model-timeout", retry.DefaultTimeout, "time limit of one model call, its retries included (0: the default, 60s); a provider that does not answer in time fails the command")
 	f.IntVar(&o.maxRepairs, "max-repairs", text2sql.DefaultMaxRepairs, "repairs after a failed attempt (0: none)")
 	f.StringVar(&o.plan, "plan", "off", "plan before SQL: off, on, or hard (only for hard questions); --plan alone means on")
 	f.StringVar(&o.judge, "judge", "off", "LLM judge with staged repair: off, on, or hard; --judge alone means on")
@@ -74,6 +77,8 @@ func (o *options) validate() error {
 		return usage("--max-rows %d: must be 0 (the default, 1000) or more", o.maxRows)
 	case o.timeout < 0:
 		return usage("--timeout %v: must be 0 (the default, 10s) or more", o.timeout)
+	case o.modelTime < 0:
+		return usage("--model-timeout %v: must be 0 (the default, %v) or more", o.modelTime, retry.DefaultTimeout)
 	case o.maxRepairs < 0:
 		return usage("--max-repairs %d: must be 0 or more", o.maxRepairs)
 	}
@@ -273,9 +278,9 @@ func (o *options) newModel(ctx context.Context) (text2sql.Model, error) {
 		if key == "" {
 			return nil, &exitErr{code: exitUsage, err: errors.New("--provider gemini needs GEMINI_API_KEY")}
 		}
-		return gemini.New(ctx, gemini.Options{APIKey: key, Model: o.model, BaseURL: o.baseURL})
+		return gemini.New(ctx, gemini.Options{APIKey: key, Model: o.model, BaseURL: o.baseURL, Timeout: o.modelTime})
 	case "openai":
-		return openai.New(openai.Options{APIKey: os.Getenv("OPENAI_API_KEY"), Model: o.model, BaseURL: o.baseURL})
+		return openai.New(openai.Options{APIKey: os.Getenv("OPENAI_API_KEY"), Model: o.model, BaseURL: o.baseURL, Timeout: o.modelTime})
 	}
 	return nil, &exitErr{code: exitUsage, err: fmt.Errorf("unknown provider %q: use gemini or openai", o.provider)}
 }
