@@ -24,6 +24,7 @@ type agreement struct {
 	total, engineNames     int
 	caught, missed, falseF int
 	dialect                int
+	refused                map[text2sql.ErrorKind]int // by the guard
 }
 
 // compare checks one prediction: a failure the engine does not confirm is
@@ -35,6 +36,17 @@ func (a *agreement) compare(label string, c *check.Checker, ex *sqlite.Executor,
 	err := ex.Check(context.Background(), sql)
 	var se *text2sql.SQLError
 	engineName := errors.As(err, &se) && (se.Kind == text2sql.KindUnknownColumn || se.Kind == text2sql.KindUnknownTable)
+	if se != nil && se.Kind.Refusal() {
+		// Several statements and prose are what the model wrote; a query
+		// refused as a write or for a function is a false refusal.
+		if a.refused == nil {
+			a.refused = map[text2sql.ErrorKind]int{}
+		}
+		a.refused[se.Kind]++
+		if se.Kind == text2sql.KindNotReadOnly || se.Kind == text2sql.KindForbiddenFunction {
+			a.tb.Errorf("%s: the guard refused a published prediction (%v)\n  %s", label, se, oneLine(sql))
+		}
+	}
 	if engineName {
 		a.engineNames++
 		if rep.OK() {
@@ -58,8 +70,8 @@ func (a *agreement) compare(label string, c *check.Checker, ex *sqlite.Executor,
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func (a *agreement) log(title string) {
-	a.tb.Logf("%s: %d predictions; the engine reports an unknown name in %d, the checker catches %d and misses %d; %d false failures; %d dialect failures",
-		title, a.total, a.engineNames, a.caught, a.missed, a.falseF, a.dialect)
+	a.tb.Logf("%s: %d predictions; the engine reports an unknown name in %d, the checker catches %d and misses %d; %d false failures; %d dialect failures; refused by the guard: %v",
+		title, a.total, a.engineNames, a.caught, a.missed, a.falseF, a.dialect, a.refused)
 }
 
 // Published model predictions on Spider dev: the checker never fails a
