@@ -69,7 +69,7 @@ type Options struct {
 	Timeout time.Duration
 	// Schema, when set, is used for hints on unknown tables and columns.
 	Schema *schema.Database
-	// Statement, when set, turns a query that passed CheckText (trailing
+	// Statement, when set, turns a query that passed the check (trailing
 	// semicolons removed) into the text the executor prepares, given the
 	// execution's row cap and time limit (Check passes 0 rows), e.g. to
 	// add an engine's own limits: executor/mysql sends
@@ -77,10 +77,32 @@ type Options struct {
 	// to MariaDB. It must not change what the query reads. Hints for
 	// unknown tables and columns are computed on the query itself.
 	Statement func(query string, maxRows int, timeout time.Duration) string
+	// Check, when set, replaces CheckText as the statement check: it
+	// returns the text to run (the checked query without trailing
+	// semicolons, which Statement then receives) or the refusal. An
+	// engine-specific executor sets it to check on the engine's own terms.
+	Check func(query string) (string, *text2sql.SQLError)
+	// MaxSQLLength bounds the statement text, in bytes (default
+	// DefaultMaxSQLLength); a longer text is refused with KindTooLarge
+	// before it is checked.
+	MaxSQLLength int
+	// MaxResultBytes bounds the memory of one result: the bytes of its
+	// text and binary values plus 16 per value (default
+	// DefaultMaxResultBytes). Reading stops as soon as a row passes it,
+	// the statement is cancelled, and the execution fails with
+	// KindTooLarge.
+	MaxResultBytes int
+	// Conn, when set, gives each execution and check the connection it
+	// runs on instead of the pool of the handle passed to New: the
+	// executor runs its transaction on conn and calls release when the
+	// transaction has ended, successful or not. executor/mysql uses it to
+	// run every statement on a connection of its own that is closed
+	// afterwards, so no session state outlives a statement.
+	Conn func(ctx context.Context) (conn *sql.Conn, release func(), err error)
 }
 
 // Executor is a guarded executor for any database/sql driver. For each
-// statement it runs CheckText, then prepares and runs the statement inside a
+// statement it runs CheckText (or Options.Check), then prepares and runs the statement inside a
 // read-only transaction (sql.TxOptions{ReadOnly: true}) that is always
 // rolled back, under a time limit given by the context and a row cap.
 // Error kinds are derived from the engine's messages (Classify).
@@ -131,7 +153,7 @@ func Limits(req text2sql.ExecuteRequest, maxRows int, timeout time.Duration) (in
 // strings.
 func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
 	start := time.Now()
-	if e.db == nil {
+	if e.db == nil && e.opts.Conn == nil {
 		return nil, fmt.Errorf("%w: executor: nil *sql.DB", text2sql.ErrInvalidConfig)
 	}
 	if err := ctx.Err(); err != nil {
@@ -143,20 +165,23 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		res.Duration = time.Since(start)
 		return res, nil
 	}
-	if se := CheckText(req.SQL); se != nil {
+	q, se := e.check(req.SQL)
+	if se != nil {
 		res.Error = se
 		return done()
 	}
 	maxRows, timeout := Limits(req, e.opts.MaxRows, e.opts.Timeout)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	q := sqltext.StripTrailing(req.SQL)
 	stmt := q
 	if e.opts.Statement != nil {
 		stmt = e.opts.Statement(q, maxRows, timeout)
 	}
 
-	tx, err := e.db.BeginTx(cctx, &sql.TxOptions{ReadOnly: true})
+	tx, release, err := e.begin(cctx)
+	if release != nil {
+		defer release()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -169,8 +194,14 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	}
 	defer tx.Rollback() //nolint:errcheck // always rolled back; nothing to commit
 
-	err = e.run(cctx, tx, stmt, maxRows, res)
+	err = e.run(cctx, cancel, tx, stmt, maxRows, res)
 	if err != nil {
+		if errors.Is(err, errResultTooLarge) {
+			res.Rows, res.Truncated = nil, false
+			res.Error = &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+				Message: fmt.Sprintf("the result exceeds %d bytes; select fewer or smaller columns, or fewer rows", e.maxResultBytes())}
+			return done()
+		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -183,7 +214,57 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	return done()
 }
 
-func (e *Executor) run(ctx context.Context, tx *sql.Tx, q string, maxRows int, res *text2sql.Result) error {
+// errResultTooLarge stops run when a result passes MaxResultBytes.
+var errResultTooLarge = errors.New("result too large")
+
+// check runs the statement check and returns the text to run.
+func (e *Executor) check(query string) (string, *text2sql.SQLError) {
+	limit := e.opts.MaxSQLLength
+	if limit <= 0 {
+		limit = DefaultMaxSQLLength
+	}
+	if len(query) > limit {
+		return "", &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+			Message: fmt.Sprintf("the statement is %d bytes long; at most %d are allowed", len(query), limit)}
+	}
+	if e.opts.Check != nil {
+		return e.opts.Check(query)
+	}
+	if se := CheckText(query); se != nil {
+		return "", se
+	}
+	return sqltext.StripTrailing(query), nil
+}
+
+// begin starts the read-only transaction, on a connection of Options.Conn
+// when set; release, when not nil, must be called after the transaction
+// ends.
+func (e *Executor) begin(ctx context.Context) (*sql.Tx, func(), error) {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if e.opts.Conn == nil {
+		tx, err := e.db.BeginTx(ctx, opts)
+		return tx, nil, err
+	}
+	conn, release, err := e.opts.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	tx, err := conn.BeginTx(ctx, opts)
+	return tx, release, err
+}
+
+func (e *Executor) maxResultBytes() int {
+	if e.opts.MaxResultBytes > 0 {
+		return e.opts.MaxResultBytes
+	}
+	return DefaultMaxResultBytes
+}
+
+// run prepares and runs q in tx and reads its rows into res, up to maxRows
+// rows and Options.MaxResultBytes bytes; past the bytes it calls cancel,
+// so that the rest of the result is not read, and returns
+// errResultTooLarge.
+func (e *Executor) run(ctx context.Context, cancel func(), tx *sql.Tx, q string, maxRows int, res *text2sql.Result) error {
 	stmt, err := tx.PrepareContext(ctx, q)
 	if err != nil {
 		return err
@@ -210,6 +291,7 @@ func (e *Executor) run(ctx context.Context, tx *sql.Tx, q string, maxRows int, r
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	limit, size := e.maxResultBytes(), 0
 	for rows.Next() {
 		if len(res.Rows) == maxRows {
 			res.Truncated = true
@@ -220,11 +302,21 @@ func (e *Executor) run(ctx context.Context, tx *sql.Tx, q string, maxRows int, r
 		}
 		row := make([]any, len(cols))
 		for i, v := range vals {
-			if b, ok := v.([]byte); ok && !binary[i] {
-				row[i] = string(b)
-			} else {
-				row[i] = v
+			size += 16
+			switch x := v.(type) {
+			case []byte:
+				size += len(x)
+				if !binary[i] {
+					v = string(x)
+				}
+			case string:
+				size += len(x)
 			}
+			row[i] = v
+		}
+		if size > limit {
+			cancel()
+			return errResultTooLarge
 		}
 		res.Rows = append(res.Rows, row)
 	}
@@ -245,16 +337,20 @@ func BinaryType(name string) bool {
 // a *text2sql.SQLError (refusals, syntax errors, unknown tables or
 // columns); any other error means the executor cannot work.
 func (e *Executor) Check(ctx context.Context, query string) error {
-	if e.db == nil {
+	if e.db == nil && e.opts.Conn == nil {
 		return fmt.Errorf("%w: executor: nil *sql.DB", text2sql.ErrInvalidConfig)
 	}
-	if se := CheckText(query); se != nil {
+	q, se := e.check(query)
+	if se != nil {
 		return se
 	}
 	_, timeout := Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tx, err := e.db.BeginTx(cctx, &sql.TxOptions{ReadOnly: true})
+	tx, release, err := e.begin(cctx)
+	if release != nil {
+		defer release()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -262,7 +358,6 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 		return fmt.Errorf("executor: begin read-only transaction: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck
-	q := sqltext.StripTrailing(query)
 	text := q
 	if e.opts.Statement != nil {
 		text = e.opts.Statement(q, 0, timeout)

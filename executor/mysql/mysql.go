@@ -22,6 +22,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -52,8 +53,29 @@ type Options struct {
 	// enforced by the server. A request's own Timeout takes precedence.
 	Timeout time.Duration
 	// MaxOpenConns bounds the pool of a handle made by Open (default
-	// DefaultMaxOpenConns).
+	// DefaultMaxOpenConns). It serves the schema inspection at Open;
+	// statements run on connections of their own.
 	MaxOpenConns int
+	// MaxSQLLength bounds the statement text, in bytes (default
+	// executor.DefaultMaxSQLLength, 1 MiB); a longer text is refused with
+	// KindTooLarge before it is checked.
+	MaxSQLLength int
+	// MaxResultBytes bounds the memory of one result: the bytes of its
+	// values plus 16 per value (default executor.DefaultMaxResultBytes,
+	// 32 MiB). Reading stops as soon as a row passes it and the execution
+	// fails with KindTooLarge. On a handle made by Open the socket also
+	// stops reading MaxResultBytes plus 4 MiB into a statement's
+	// response, so a single row of many large values, which the driver
+	// reads whole, is bounded too.
+	MaxResultBytes int
+	// AllowFunctions extends DefaultFunctions (see NewChecker for the
+	// form of the names): stored or loadable functions the model may
+	// call.
+	AllowFunctions []string
+
+	// skipCheck is a test knob: it switches the statement check off so
+	// tests can show that the remaining layers hold on their own.
+	skipCheck bool
 }
 
 // Flavor is the kind of server.
@@ -68,14 +90,17 @@ const (
 // Executor is the guarded MySQL/MariaDB executor. It implements
 // text2sql.Executor and text2sql.Guard and is safe for concurrent use.
 type Executor struct {
-	gen     *executor.Executor
-	db      *sql.DB
-	owned   bool
-	opts    Options
-	flavor  Flavor
-	version string
-	schema  *schema.Database
-	closed  atomic.Bool
+	gen      *executor.Executor
+	db       *sql.DB
+	owned    bool
+	opts     Options
+	flavor   Flavor
+	version  string
+	schema   *schema.Database
+	checker  *Checker
+	sessions *sessions
+	elevated []string
+	closed   atomic.Bool
 }
 
 // DSN converts a mysql:// URL (mysql://user:password@host:port/db?params)
@@ -152,7 +177,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Executor, error) {
 	}
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
-	e, err := New(ctx, db, opts)
+	e, err := newExecutor(ctx, db, cfg, opts)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -170,7 +195,7 @@ func redact(err error, cfg *mysqldrv.Config) string {
 }
 
 func (o *Options) validate() error {
-	if o.MaxRows < 0 || o.Timeout < 0 || o.MaxOpenConns < 0 {
+	if o.MaxRows < 0 || o.Timeout < 0 || o.MaxOpenConns < 0 || o.MaxSQLLength < 0 || o.MaxResultBytes < 0 {
 		return fmt.Errorf("%w: mysql: negative limit in Options", text2sql.ErrInvalidConfig)
 	}
 	return nil
@@ -179,9 +204,27 @@ func (o *Options) validate() error {
 // New returns a guarded executor over db, a handle of the go-sql-driver
 // driver on a DSN that names a database and does not enable
 // multiStatements. It asks the server for its version (to choose how to
-// bound time) and inspects the schema once with ctx. It does not take
-// ownership of db: Close leaves it open.
+// bound time) and its sql_mode (to lex statements as the server will),
+// reads the login's grants (ElevatedPrivileges), and inspects the schema
+// once with ctx. It does not take ownership of db: Close leaves it open.
+// Each statement runs on a connection taken from db that is closed
+// afterwards, never returned to its pool; unlike Open, the bound on the
+// bytes a statement's response may take on the wire is not available.
+//
+// A session sql_mode of ORACLE (MariaDB), which changes the grammar (s.nextval
+// calls a sequence), is an error wrapping text2sql.ErrInvalidConfig.
 func New(ctx context.Context, db *sql.DB, opts Options) (*Executor, error) {
+	return newExecutor(ctx, db, nil, opts)
+}
+
+// pinnedSession selects the session state the check relies on:
+// SET NAMES pins the character set the statement text is sent in (it is
+// valid UTF-8), and sql_mode the rules the server lexes it by.
+const pinnedSession = "SET NAMES utf8mb4, SESSION sql_mode = '%s'"
+
+// newExecutor is New; cfg, when not nil (Open), is the configuration each
+// statement's connection is dialled with.
+func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Options) (*Executor, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
@@ -189,30 +232,77 @@ func New(ctx context.Context, db *sql.DB, opts Options) (*Executor, error) {
 		return nil, fmt.Errorf("%w: mysql: nil *sql.DB", text2sql.ErrInvalidConfig)
 	}
 	e := &Executor{db: db, opts: opts}
-	if err := db.QueryRowContext(ctx, `SELECT VERSION()`).Scan(&e.version); err != nil {
+	var sqlMode string
+	if err := db.QueryRowContext(ctx, `SELECT VERSION(), @@SESSION.sql_mode`).Scan(&e.version, &sqlMode); err != nil {
 		return nil, fmt.Errorf("mysql: server version: %w", err)
+	}
+	if strings.Trim(strings.ToUpper(sqlMode), "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_,") != "" {
+		return nil, fmt.Errorf("mysql: unexpected sql_mode %q", sqlMode)
+	}
+	if slices.Contains(strings.Split(strings.ToUpper(sqlMode), ","), "ORACLE") {
+		return nil, fmt.Errorf("%w: mysql: sql_mode ORACLE changes the grammar beyond what the statement check follows; connect with another sql_mode", text2sql.ErrInvalidConfig)
 	}
 	e.flavor = MySQL
 	if strings.Contains(strings.ToLower(e.version), "mariadb") {
 		e.flavor = MariaDB
 	}
+	elevated, err := elevatedPrivileges(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	e.elevated = elevated
 	sch, err := schema.InspectMySQL(ctx, db)
 	if err != nil {
 		return nil, err
 	}
 	e.schema = sch
+	e.checker = NewChecker(sqlMode, opts.AllowFunctions)
+	resultBytes := opts.MaxResultBytes
+	if resultBytes == 0 {
+		resultBytes = executor.DefaultMaxResultBytes
+	}
+	e.sessions = &sessions{cfg: cfg, db: db, wireLimit: int64(resultBytes) + wireSlack,
+		setup: fmt.Sprintf(pinnedSession, sqlMode)}
 	timeout := opts.Timeout
 	if timeout == 0 {
 		timeout = executor.DefaultTimeout
 	}
-	e.gen = executor.New(db, executor.Options{
-		MaxRows:   opts.MaxRows,
-		Timeout:   timeout + grace,
-		Schema:    sch,
-		Statement: e.statement,
+	check := e.checker.Prepare
+	if opts.skipCheck {
+		check = func(q string) (string, *text2sql.SQLError) { return sqltext.StripTrailingMySQL(q, e.checker.mode), nil }
+	}
+	e.gen = executor.New(nil, executor.Options{
+		MaxRows:        opts.MaxRows,
+		Timeout:        timeout + grace,
+		Schema:         sch,
+		Statement:      e.statement,
+		Check:          check,
+		MaxSQLLength:   opts.MaxSQLLength,
+		MaxResultBytes: resultBytes,
+		Conn: func(ctx context.Context) (*sql.Conn, func(), error) {
+			tripped, _ := ctx.Value(trippedKey{}).(*atomic.Bool)
+			if tripped == nil {
+				tripped = new(atomic.Bool)
+			}
+			return e.sessions.conn(ctx, tripped)
+		},
 	})
 	return e, nil
 }
+
+// trippedKey is the context key of the flag a statement's connection
+// sets when it stops at its byte bound.
+type trippedKey struct{}
+
+// ElevatedPrivileges implements executor.Privileged: the privileges
+// beyond reading that SHOW GRANTS listed when the executor was made
+// (see ElevatedGrants), e.g. "ALL PRIVILEGES ON *.*" or "FILE ON *.*";
+// nil for a login that only reads. Such a login is not refused.
+func (e *Executor) ElevatedPrivileges() []string { return e.elevated }
+
+// Checker returns the statement check the executor runs (configured for
+// the session's sql_mode and Options.AllowFunctions).
+func (e *Executor) Checker() *Checker { return e.checker }
 
 // statement adds the server-side limits to a checked query; timeout is the
 // generic executor's, which includes the grace.
@@ -287,11 +377,13 @@ func (e *Executor) Close() error {
 
 // Execute runs req.SQL as untrusted input (see the package comment) and
 // returns its rows up to the row cap, or the reason it was refused or
-// failed in Result.Error: refusals of executor.CheckText, and server
-// errors classified by executor.Classify — unknown table or column (with
-// a hint from the schema), syntax, KindNotReadOnly for a write the
-// read-only transaction refuses (error 1792), KindTimeout when the time
-// limit stops the statement. Values are int64, float64, string (text,
+// failed in Result.Error: refusals of the Checker, KindTooLarge for a
+// statement longer than Options.MaxSQLLength or a result past
+// Options.MaxResultBytes, and server errors classified by
+// executor.Classify — unknown table or column (with a hint from the
+// schema), syntax, KindNotReadOnly for a write the read-only transaction
+// refuses (error 1792), KindTimeout when the time limit stops the
+// statement. Values are int64, float64, string (text,
 // DECIMAL, dates and times as MySQL prints them), []byte for binary
 // columns, or nil.
 //
@@ -303,18 +395,25 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	}
 	maxRows, timeout := executor.Limits(req, e.opts.MaxRows, e.opts.Timeout)
 	req.MaxRows, req.Timeout = maxRows, timeout+grace
-	res, err := e.gen.Execute(ctx, req)
+	tripped := new(atomic.Bool)
+	res, err := e.gen.Execute(context.WithValue(ctx, trippedKey{}, tripped), req)
 	if err != nil {
 		return nil, err
 	}
-	if res.Error != nil && res.Error.Kind == text2sql.KindTimeout {
+	switch {
+	case res.Error == nil:
+	case tripped.Load():
+		res.Error = &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+			Message: fmt.Sprintf("the result exceeds %d bytes on the wire; select fewer or smaller columns, or fewer rows", e.sessions.wireLimit)}
+	case res.Error.Kind == text2sql.KindTimeout:
 		res.Error = executor.TimeoutError(timeout)
 	}
 	return res, nil
 }
 
-// Check runs executor.CheckText and then prepares the statement inside a
-// read-only transaction that is rolled back, without running it. It
+// Check runs the Checker and then prepares the statement inside a
+// read-only transaction that is rolled back, on a connection of its own,
+// without running it. It
 // returns nil or a *text2sql.SQLError (refusals, syntax errors, unknown
 // tables or columns); any other error means the executor cannot work.
 func (e *Executor) Check(ctx context.Context, query string) error {

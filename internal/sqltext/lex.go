@@ -280,9 +280,11 @@ func Significant(toks []Token) []Token {
 // text, trimmed of surrounding white space and its final semicolon.
 // Semicolons inside literals, quoted identifiers and comments do not split;
 // a piece made only of white space and comments is not a statement.
-func Statements(s string) []string {
+func Statements(s string) []string { return split(s, Lex(s)) }
+
+// split splits s, lexed as toks, at top-level semicolons (see Statements).
+func split(s string, toks []Token) []string {
 	var out []string
-	toks := Lex(s)
 	start, significant := 0, false
 	flush := func(end int) {
 		if significant {
@@ -305,8 +307,10 @@ func Statements(s string) []string {
 
 // StripTrailing returns sql without trailing white space, comments and
 // semicolons after its last significant token.
-func StripTrailing(sql string) string {
-	toks := Lex(sql)
+func StripTrailing(sql string) string { return stripTrailing(sql, Lex(sql)) }
+
+// stripTrailing is StripTrailing on sql lexed as toks.
+func stripTrailing(sql string, toks []Token) string {
 	end := 0
 	for _, t := range toks {
 		if !t.Trivia() && !(t.Kind == Punct && t.Text == ";") {

@@ -1,0 +1,141 @@
+package sqltext
+
+import "strings"
+
+// MySQLMode is the part of a MySQL/MariaDB session's sql_mode that changes
+// how a text is split into tokens.
+type MySQLMode struct {
+	// ANSIQuotes (sql_mode ANSI_QUOTES): "…" quotes an identifier, not a
+	// string.
+	ANSIQuotes bool
+	// NoBackslashEscapes (sql_mode NO_BACKSLASH_ESCAPES): a backslash is
+	// an ordinary character inside strings.
+	NoBackslashEscapes bool
+}
+
+// ParseMySQLMode returns the lexical part of an sql_mode value (the
+// comma-separated list @@sql_mode holds). The combination modes ANSI
+// (MySQL, MariaDB) and ORACLE, DB2, POSTGRESQL, MSSQL, MAXDB (MariaDB)
+// include ANSI_QUOTES.
+func ParseMySQLMode(sqlMode string) MySQLMode {
+	var m MySQLMode
+	for _, f := range strings.Split(strings.ToUpper(sqlMode), ",") {
+		switch strings.TrimSpace(f) {
+		case "ANSI_QUOTES", "ANSI", "ORACLE", "DB2", "POSTGRESQL", "MSSQL", "MAXDB":
+			m.ANSIQuotes = true
+		case "NO_BACKSLASH_ESCAPES":
+			m.NoBackslashEscapes = true
+		}
+	}
+	return m
+}
+
+// LexMySQL splits s into tokens by the rules of MySQL's and MariaDB's
+// lexers under mode m, so that joining the Text of all tokens gives back
+// s:
+//
+//   - '…' is a String, and so is "…" unless m.ANSIQuotes (then it is a
+//     QuotedIdent, as `…` always is). Inside strings a backslash escapes
+//     the next byte unless m.NoBackslashEscapes; a doubled quote escapes
+//     itself everywhere.
+//   - "#" starts a LineComment, and so does "--" when the byte after it is
+//     white space or a control character (or the text ends): "--1" is two
+//     minus signs and a number.
+//   - "/*" starts a BlockComment that ends at the first "*/" (comments do
+//     not nest). The comments whose content the server executes — /*! …
+//     */ and /*M! … */, with or without version digits — and optimizer
+//     hints /*+ … */ are BlockComments too: see ExecutableComment.
+//   - A word starting with a digit that is not a number (1abc) is a Word,
+//     as MySQL allows such identifiers; @name and ? are Params.
+//
+// Like Lex it never fails: an unterminated literal or comment runs to the
+// end of the input, where the server reports it.
+func LexMySQL(s string, m MySQLMode) []Token {
+	var toks []Token
+	i := 0
+	for i < len(s) {
+		start := i
+		kind := Punct
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			kind = Space
+			for i < len(s) && strings.IndexByte(" \t\n\r\f\v", s[i]) >= 0 {
+				i++
+			}
+		case c == '#' || c == '-' && i+1 < len(s) && s[i+1] == '-' && (i+2 >= len(s) || s[i+2] <= ' ' || s[i+2] == 0x7f):
+			kind = LineComment
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < len(s) && s[i+1] == '*':
+			kind = BlockComment
+			if j := indexFrom(s, i+2, "*/"); j >= 0 {
+				i = j + 2
+			} else {
+				i = len(s)
+			}
+		case c == '\'' || c == '"' && !m.ANSIQuotes:
+			kind = String
+			i = scanQuoted(s, i, c, !m.NoBackslashEscapes)
+		case c == '"' || c == '`':
+			kind = QuotedIdent
+			i = scanQuoted(s, i, c, false)
+		case isDigit(c) || (c == '.' && i+1 < len(s) && isDigit(s[i+1])):
+			kind = Number
+			i = number(s, i)
+			if c != '.' && i < len(s) && isIdentPart(s[i]) {
+				kind = Word
+				for i < len(s) && isIdentPart(s[i]) {
+					i++
+				}
+			}
+		case isIdentStart(c) || c == '$':
+			kind = Word
+			for i < len(s) && isIdentPart(s[i]) {
+				i++
+			}
+		case c == '?':
+			kind = Param
+			i++
+		case c == '@' && i+1 < len(s) && isIdentPart(s[i+1]):
+			kind = Param
+			i++
+			for i < len(s) && (isIdentPart(s[i]) || s[i] == '.') {
+				i++
+			}
+		default:
+			i += operatorLen(s[i:])
+		}
+		toks = append(toks, Token{Kind: kind, Text: s[start:i], Pos: start})
+	}
+	return toks
+}
+
+// ExecutableComment reports whether t is a comment whose content a MySQL
+// or MariaDB server reads as SQL: an executable comment (/*! … */,
+// /*!50000 … */, MariaDB's /*M! … */ and /*M!100000 … */) or an optimizer
+// hint (/*+ … */), which can set session variables (SET_VAR) and change
+// how the statement runs. It returns the comment's opening ("/*!",
+// "/*M!", "/*+") or "".
+func ExecutableComment(t Token) string {
+	if t.Kind != BlockComment {
+		return ""
+	}
+	for _, p := range []string{"/*!", "/*M!", "/*m!", "/*+"} {
+		if strings.HasPrefix(t.Text, p) {
+			return strings.ToUpper(p)
+		}
+	}
+	return ""
+}
+
+// StatementsMySQL is Statements with the tokens of LexMySQL.
+func StatementsMySQL(s string, m MySQLMode) []string {
+	return split(s, LexMySQL(s, m))
+}
+
+// StripTrailingMySQL is StripTrailing with the tokens of LexMySQL.
+func StripTrailingMySQL(s string, m MySQLMode) string {
+	return stripTrailing(s, LexMySQL(s, m))
+}
