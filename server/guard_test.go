@@ -167,8 +167,24 @@ func TestOneChokePointPostgres(t *testing.T) {
 		"SELECT pg_advisory_lock(1)",
 		"WITH d AS (DELETE FROM users RETURNING *) SELECT * FROM d",
 		"WITH s AS (SELECT pg_sleep(5)) SELECT * FROM s",
+		// Issue 9: calls in attribute notation, and a result too big.
+		"SELECT ('bgwriter'::text).pg_stat_reset_shared",
+		"SELECT ('slot'::name).pg_create_physical_replication_slot",
+		"SELECT f.pg_terminate_backend FROM unnest(ARRAY[pg_backend_pid()]) f",
+		"SELECT f.pg_read_file FROM unnest(ARRAY['/etc/passwd']) f",
+		"SELECT (3.0).pg_sleep",
+		"SELECT repeat('x', 10000000) FROM generate_series(1, 50)",
+	}
+	var stats string
+	serverState := `SELECT coalesce((SELECT stats_reset::text FROM pg_stat_bgwriter), '') || (SELECT count(*) FROM pg_replication_slots)::text`
+	if err := db.QueryRowContext(ctx, serverState).Scan(&stats); err != nil {
+		t.Fatal(err)
 	}
 	chokePoint(t, pipeline(nil), func(q string) *text2sql.Pipeline { return pipeline(sqlModel(q)) }, cases)
+	var after string
+	if err := db.QueryRowContext(ctx, serverState).Scan(&after); err != nil || after != stats {
+		t.Errorf("statistics reset or replication slot created: %q → %q (%v)", stats, after, err)
+	}
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM users").Scan(&n); err != nil || n != 2 {
 		t.Errorf("users: %d rows, %v", n, err)
