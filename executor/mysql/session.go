@@ -101,6 +101,9 @@ func (s *sessions) conn(ctx context.Context, tripped *atomic.Bool) (*sql.Conn, f
 // of its own that release closes.
 func (s *sessions) dial(ctx context.Context, tripped *atomic.Bool) (*sql.Conn, func(), error) {
 	cfg := s.cfg.Clone()
+	// The driver logs a read error before returning it; a statement
+	// stopped at its bound is reported in its result instead.
+	cfg.Logger = quietLogger{}
 	base := cfg.DialFunc
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var (
@@ -133,3 +136,8 @@ func (s *sessions) dial(ctx context.Context, tripped *atomic.Bool) (*sql.Conn, f
 		db.Close()
 	}, nil
 }
+
+// quietLogger drops the driver's log lines.
+type quietLogger struct{}
+
+func (quietLogger) Print(...any) {}

@@ -1,0 +1,377 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
+)
+
+var securityFixture = []string{
+	"CREATE TABLE singer (Singer_ID INT PRIMARY KEY, Name VARCHAR(40), Age INT)",
+	"INSERT INTO singer VALUES (1, 'Joe Sharp', 52), (2, 'Timbaland', 32), (3, 'Justin Brown', 29)",
+	"CREATE TABLE secrets (id INT PRIMARY KEY, note TEXT)",
+	"INSERT INTO secrets VALUES (1, 'alpha'), (2, 'beta')",
+	"CREATE SEQUENCE seq1",
+}
+
+// world is a test database under attack and the means to see that nothing
+// changed: table checksums, files written by the server, the next
+// session's state.
+type world struct {
+	e       *Executor
+	admin   *sql.DB
+	dsn     string
+	dbName  string
+	token   string // in every file name an attack tries to write
+	datadir string
+}
+
+func newWorld(t *testing.T, opts Options) *world {
+	t.Helper()
+	admin, dsn := dbtest.MySQL(t)
+	dbtest.Exec(t, admin, securityFixture...)
+	e, err := Open(context.Background(), dsn, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { e.Close() })
+	w := &world{e: e, admin: admin, dsn: dsn, token: dbtest.Name("t2s")}
+	require.NoError(t, admin.QueryRow("SELECT DATABASE(), @@datadir").Scan(&w.dbName, &w.datadir))
+	return w
+}
+
+// state is what an attack must leave as it was.
+type state struct {
+	checksums string
+	files     []string // files of the mysqld user in /tmp, the data directory and the test database's directory
+}
+
+func (w *world) state(t *testing.T) state {
+	t.Helper()
+	var s state
+	for _, tb := range []string{"singer", "secrets"} {
+		var name string
+		var sum sql.NullInt64
+		require.NoError(t, w.admin.QueryRow("CHECKSUM TABLE "+tb).Scan(&name, &sum))
+		var n int
+		require.NoError(t, w.admin.QueryRow("SELECT count(*) FROM "+tb).Scan(&n))
+		s.checksums += fmt.Sprintf("%s:%d:%d ", tb, n, sum.Int64)
+	}
+	uid := -1
+	if st, err := os.Stat(w.datadir); err == nil {
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			uid = int(sys.Uid)
+		}
+	}
+	for _, dir := range []string{os.TempDir(), "/tmp", w.datadir, filepath.Join(w.datadir, w.dbName)} {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue // the data directory may not be readable: the token check below still runs in /tmp
+		}
+		for _, en := range entries {
+			info, err := en.Info()
+			if err != nil {
+				continue
+			}
+			sys, ok := info.Sys().(*syscall.Stat_t)
+			if strings.Contains(en.Name(), w.token) || ok && int(sys.Uid) == uid {
+				s.files = append(s.files, filepath.Join(dir, en.Name())+"@"+info.ModTime().String())
+			}
+		}
+	}
+	return s
+}
+
+// assertUnchanged checks tables and files against before, and that a new
+// session of the executor sees no variable or lock an attack set.
+func (w *world) assertUnchanged(t *testing.T, before state) {
+	t.Helper()
+	after := w.state(t)
+	assert.Equal(t, before.checksums, after.checksums, "table rows changed")
+	assert.Equal(t, before.files, after.files, "files written by the server")
+	for _, f := range after.files {
+		assert.NotContains(t, f, w.token, "a file an attack named exists")
+	}
+	res := run(t, w.e, "SELECT @secret, @v, @x, @@SESSION.div_precision_increment = @@GLOBAL.div_precision_increment")
+	require.Nil(t, res.Error)
+	assert.Equal(t, [][]any{{nil, nil, nil, int64(1)}}, res.Rows, "session state reached the next query")
+	var holder sql.NullInt64
+	require.NoError(t, w.admin.QueryRow("SELECT IS_USED_LOCK(?)", w.token).Scan(&holder))
+	assert.False(t, holder.Valid, "named lock still held")
+}
+
+type attack struct {
+	sql  string
+	kind text2sql.ErrorKind
+}
+
+// attacks returns the attacks of issue 9 and variants of each kind, with
+// their file names made unique by w.token. T is replaced by the token.
+func (w *world) attacks() []attack {
+	ff := text2sql.KindForbiddenFunction
+	fs := text2sql.KindForbiddenStatement
+	ro := text2sql.KindNotReadOnly
+	list := []attack{
+		// Executable comments and hints, in every position.
+		{"SELECT 1 /*! INTO OUTFILE '/tmp/T_x' */ FROM DUAL", fs},
+		{"SELECT Name /*!50000 INTO OUTFILE '/tmp/T_y' */ FROM singer", fs},
+		{"SELECT Name /*!99999 INTO OUTFILE '/tmp/T_y2' */ FROM singer", fs},
+		{"SELECT 1 /*M! INTO OUTFILE '/tmp/T_m' */", fs},
+		{"SELECT 1 /*M!100000 INTO OUTFILE '/tmp/T_m2' */", fs},
+		{"SELECT 1 /*m!100000 , LOAD_FILE('/etc/hostname') */", fs},
+		{"/*!SELECT*/ 1 INTO OUTFILE '/tmp/T_lead'", fs},
+		{"SELECT * FROM (SELECT Name /*!, LOAD_FILE('/etc/hostname') */ FROM singer) d", fs},
+		{"SELECT Name FROM singer WHERE Age IN (SELECT Age /*!50000 INTO OUTFILE '/tmp/T_sub' */ FROM singer)", fs},
+		{"SELECT /*+ SET_VAR(max_statement_time=0) */ Name FROM singer", fs},
+		{"SELECT /*+ MAX_EXECUTION_TIME(0) */ 1", fs},
+		{"SELECT 1 /*T![clustered_index] '*/ , LOAD_FILE('/etc/hostname') -- ' */", ff},
+		// Backslash escapes and double-quoted strings.
+		{`SELECT 'a\' , ' INTO OUTFILE "/tmp/T_z" -- '`, ro},
+		{`SELECT "a\" , " INTO OUTFILE '/tmp/T_z2' -- "`, ro},
+		{`SELECT 'a\\' , LOAD_FILE('/etc/hostname') -- '`, ff},
+		{`SELECT "a\\" , SLEEP(3) -- "`, ff},
+		{`SELECT 'x\'', "y\"" INTO OUTFILE '/tmp/T_z3'`, ro},
+		{`SELECT "Name" FROM singer INTO OUTFILE '/tmp/T_z4'`, ro},
+		{`SELECT 'a''b\'' , LOAD_FILE('/etc/hostname') FROM singer -- '`, ff},
+		// "#" and "--" comments.
+		{"SELECT Name FROM singer # '\nINTO OUTFILE '/tmp/T_w' -- '", ro},
+		{"SELECT 1 --1 INTO OUTFILE '/tmp/T_v'\nFROM DUAL", ro},
+		{"SELECT 1 #\n, LOAD_FILE('/etc/hostname')", ff},
+		{"SELECT 1 -- x\nINTO OUTFILE '/tmp/T_v2'", ro},
+		{"SELECT 1 --\tx\n, SLEEP(2)", ff},
+		{"SELECT 1 --\x01 '\nINTO OUTFILE '/tmp/T_v3' -- '", text2sql.KindSyntax},
+		{"SELECT '#', LOAD_FILE('/etc/hostname') -- '", ff},
+		{"SELECT 2--1, LOAD_FILE('/etc/hostname')", ff},
+		// INTO everywhere.
+		{"SELECT 1 UNION SELECT 2 INTO OUTFILE '/tmp/T_u'", ro},
+		{"SELECT * FROM (SELECT 1 INTO OUTFILE '/tmp/T_s') d", ro},
+		{"SELECT Name FROM singer WHERE Age > (SELECT 1 INTO OUTFILE '/tmp/T_s2')", ro},
+		{"SELECT 1 INTO DUMPFILE '/tmp/T_d'", ro},
+		{"SELECT Name FROM singer INTO OUTFILE 'T_rel'", ro},
+		{"WITH c AS (SELECT 1 a) SELECT a FROM c INTO OUTFILE '/tmp/T_c'", ro},
+		{"SELECT Name INTO @v FROM singer LIMIT 1", ro},
+		{"SELECT 1 INTO @v", ro},
+		{"(SELECT Name FROM singer) INTO OUTFILE '/tmp/T_p'", ro},
+		// Variables and statements that change the session.
+		{"SELECT @secret := 'alice'", ro},
+		{"SELECT Name FROM singer WHERE (@x := Age) > 0", ro},
+		{"SELECT * FROM (SELECT @v := 1) d", ro},
+		{"SELECT @@SESSION.div_precision_increment := 10", ro},
+		{"SET @secret = 'alice'", fs},
+		{"SET SESSION sql_mode = 'ANSI_QUOTES'", fs},
+		{"SET STATEMENT max_statement_time=0 FOR SELECT 1", fs},
+		{"DO GET_LOCK('T', 0)", fs},
+		{"CALL p()", fs},
+		{"HANDLER singer OPEN", fs},
+		{"LOCK TABLES singer READ", ro},
+		{"PREPARE s FROM 'SELECT 1'", fs},
+		{"SHOW GRANTS", fs},
+		{"EXPLAIN SELECT 1", fs},
+		// Locking reads.
+		{"SELECT * FROM singer FOR UPDATE", ro},
+		{"SELECT * FROM singer FOR SHARE", ro},
+		{"SELECT * FROM singer LOCK IN SHARE MODE", ro},
+		{"SELECT * FROM singer FOR UPDATE NOWAIT", ro},
+		{"SELECT * FROM singer FOR UPDATE SKIP LOCKED", ro},
+		{"SELECT * FROM (SELECT * FROM singer FOR UPDATE) d", ro},
+		{"SELECT * FROM singer WHERE Age IN (SELECT Age FROM singer LOCK IN SHARE MODE)", ro},
+		// Writes, DDL and several statements.
+		{"DELETE FROM singer", ro},
+		{"INSERT INTO singer VALUES (9, 'x', 1)", ro},
+		{"CREATE TEMPORARY TABLE t (a INT)", ro},
+		{"SELECT 1; DROP TABLE singer", text2sql.KindMultipleStatements},
+		{"SELECT 1; SELECT 2", text2sql.KindMultipleStatements},
+		{"SELECT 'x' '; DELETE FROM singer'", ""},
+		// Sequences.
+		{"SELECT NEXT VALUE FOR seq1", ff},
+		{"SELECT nextval(seq1)", ff},
+		{"SELECT SETVAL(seq1, 100)", ff},
+		{"SELECT lastval(seq1)", ff},
+		{"SELECT PREVIOUS VALUE FOR seq1", text2sql.KindSyntax},
+		{"SELECT Name FROM singer WHERE Singer_ID = NEXT VALUE FOR seq1", ff},
+		// A stored function (one exists: it is still refused).
+		{"SELECT f_write()", ff},
+		{"SELECT " + "`" + "f_write" + "`" + "()", ff},
+		{"SELECT d.f_write() FROM singer d", ff},
+	}
+	// Every denied function, written as models and attackers write it.
+	for _, f := range []string{
+		"LOAD_FILE('/etc/hostname')", "SLEEP(2)", "BENCHMARK(10000000, MD5('x'))", "GET_LOCK('T', 0)",
+		"RELEASE_LOCK('T')", "RELEASE_ALL_LOCKS()", "IS_FREE_LOCK('T')", "IS_USED_LOCK('T')",
+		"MASTER_POS_WAIT('log', 1, 1)", "SOURCE_POS_WAIT('log', 1, 1)", "MASTER_GTID_WAIT('0-1-1', 1)",
+		"WAIT_FOR_EXECUTED_GTID_SET('x', 1)", "LAST_INSERT_ID(42)",
+	} {
+		name, args, _ := strings.Cut(f, "(")
+		lower := strings.ToLower(name)
+		list = append(list,
+			attack{"SELECT " + f, ff},
+			attack{"select " + lower + "(" + args, ff},
+			attack{"SELECT `" + lower + "`(" + args, ff},
+			attack{"SELECT " + name + "  (" + args, ff},
+			attack{"WITH c AS (SELECT " + f + " AS x) SELECT x FROM c", ff},
+			attack{"SELECT Name FROM singer WHERE Age > (SELECT " + lower + "(" + args + ")", ff},
+			attack{"SELECT Name FROM singer ORDER BY " + f, ff},
+			attack{"SELECT count(*) OVER (PARTITION BY " + f + ") FROM singer", ff},
+		)
+	}
+	if w.token != "" {
+		for i := range list {
+			list[i].sql = strings.ReplaceAll(list[i].sql, "T_", w.token+"_")
+			list[i].sql = strings.ReplaceAll(list[i].sql, "'T'", "'"+w.token+"'")
+		}
+	}
+	return list
+}
+
+// Every attack is refused with its kind before it reaches the server (no
+// connection is opened for it), and nothing changed: rows, files of the
+// server in /tmp and the data directory, the next session's variables and
+// named locks.
+func TestAttacksRefused(t *testing.T) {
+	w := newWorld(t, Options{Timeout: 5 * time.Second})
+	dbtest.Exec(t, w.admin, "CREATE FUNCTION f_write() RETURNS INT MODIFIES SQL DATA BEGIN DELETE FROM secrets; RETURN 1; END")
+	before := w.state(t)
+	counts := map[text2sql.ErrorKind]int{}
+	for _, a := range w.attacks() {
+		opened := w.e.sessions.opened.Load()
+		res := run(t, w.e, a.sql)
+		if a.kind == "" { // a string literal: it runs and returns the text
+			assert.Nil(t, res.Error, a.sql)
+			continue
+		}
+		if assert.NotNil(t, res.Error, "%q ran: %v", a.sql, res.Rows) {
+			assert.Equal(t, a.kind, res.Error.Kind, "%q: %s", a.sql, res.Error.Message)
+			assert.Empty(t, res.Rows)
+		}
+		assert.Equal(t, opened, w.e.sessions.opened.Load(), "%q reached the server", a.sql)
+		assert.Error(t, w.e.Checker().Check(context.Background(), a.sql), a.sql)
+		counts[a.kind]++
+	}
+	w.assertUnchanged(t, before)
+	t.Logf("%d attacks refused, by kind: %v", len(w.attacks())-1, counts)
+}
+
+// The false refusals of issue 9 run and return the right values.
+func TestNoFalseRefusals(t *testing.T) {
+	w := newWorld(t, Options{})
+	for q, want := range map[string][][]any{
+		`SELECT 'don\'t drop it' AS s`:                             {{"don't drop it"}},
+		"SELECT 1 AS x # drop the cache later":                     {{int64(1)}},
+		"SELECT 1 AS x -- delete this comment later":               {{int64(1)}},
+		`SELECT "say \"drop\"" AS s`:                               {{`say "drop"`}},
+		"SELECT 2--1 AS x":                                         {{int64(3)}},
+		"SELECT Name FROM singer WHERE Name = 'Timbaland' # into":  {{"Timbaland"}},
+		"SELECT 'a;b' AS s;":                                       {{"a;b"}},
+		"SELECT /* a plain comment */ count(*) FROM singer":        {{int64(3)}},
+		"SELECT `Name` FROM singer WHERE Age = 29 /* lock in */":   {{"Justin Brown"}},
+		"SELECT LAST_INSERT_ID() = 0, @@version IS NOT NULL, @nil": {{int64(1), int64(1), nil}},
+		"WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 3) SELECT sum(n) FROM c": {{"6"}},
+		"SELECT GROUP_CONCAT(Name ORDER BY Name SEPARATOR ',') FROM singer":                                {{"Joe Sharp,Justin Brown,Timbaland"}},
+	} {
+		res := run(t, w.e, q)
+		if assert.Nil(t, res.Error, q) {
+			assert.Equal(t, want, res.Rows, q)
+		}
+	}
+}
+
+// A statement longer than MaxSQLLength is refused before the check.
+func TestStatementLength(t *testing.T) {
+	w := newWorld(t, Options{MaxSQLLength: 1000})
+	res := run(t, w.e, "SELECT '"+strings.Repeat("x", 1000)+"'")
+	require.NotNil(t, res.Error)
+	assert.Equal(t, text2sql.KindTooLarge, res.Error.Kind)
+	d := newWorld(t, Options{})
+	res = run(t, d.e, "SELECT '"+strings.Repeat("x", 1<<20)+"'")
+	require.NotNil(t, res.Error)
+	assert.Equal(t, text2sql.KindTooLarge, res.Error.Kind)
+}
+
+// With the statement check switched off, a session still carries nothing
+// to the next statement: two principals run in parallel, one setting
+// variables, session variables and named locks, the other reading them;
+// every statement runs on a connection of its own (no connection id is
+// seen twice), the reader never sees the writer's values, and a lock is
+// gone once the statement that took it has returned.
+func TestSessionIsolationWithoutCheck(t *testing.T) {
+	w := newWorld(t, Options{skipCheck: true, Timeout: 5 * time.Second})
+	const rounds = 40
+	var (
+		mu  sync.Mutex
+		ids = map[int64]bool{}
+		wg  sync.WaitGroup
+	)
+	record := func(id any) {
+		mu.Lock()
+		defer mu.Unlock()
+		n, _ := id.(int64)
+		assert.False(t, ids[n], "connection %d reused", n)
+		ids[n] = true
+	}
+	lock := w.token
+	wg.Add(2)
+	go func() { // principal A
+		defer wg.Done()
+		for range rounds {
+			res := run(t, w.e, "SELECT CONNECTION_ID(), @secret := 'alice', GET_LOCK('"+lock+"', 0), @@SESSION.div_precision_increment")
+			if !assert.Nil(t, res.Error) {
+				return
+			}
+			record(res.Rows[0][0])
+			res = run(t, w.e, "SET @@SESSION.div_precision_increment = 10")
+			assert.Nil(t, res.Error, "SET runs without the check")
+		}
+	}()
+	go func() { // principal B
+		defer wg.Done()
+		for range rounds {
+			res := run(t, w.e, "SELECT CONNECTION_ID(), @secret, @@SESSION.div_precision_increment = @@GLOBAL.div_precision_increment")
+			if !assert.Nil(t, res.Error) {
+				return
+			}
+			record(res.Rows[0][0])
+			assert.Nil(t, res.Rows[0][1], "B read A's variable")
+			assert.Equal(t, int64(1), res.Rows[0][2], "B got A's session variable")
+		}
+	}()
+	wg.Wait()
+	assert.Len(t, ids, 2*rounds)
+	// The server releases a lock when its connection closes, which it
+	// sees right after the statement returns.
+	assert.Eventually(t, func() bool {
+		var holder sql.NullInt64
+		return w.admin.QueryRow("SELECT IS_USED_LOCK(?)", lock).Scan(&holder) == nil && !holder.Valid
+	}, 2*time.Second, 10*time.Millisecond, "named lock outlived its statement")
+	// A temporary table cannot even be made: the transaction is read-only.
+	res := run(t, w.e, "CREATE TEMPORARY TABLE tmp_a (a INT)")
+	require.NotNil(t, res.Error)
+	assert.Equal(t, text2sql.KindNotReadOnly, res.Error.Kind)
+}
+
+// The same isolation through New, on a host's handle: its connections are
+// closed after each statement, not put back into the pool.
+func TestSessionIsolationNew(t *testing.T) {
+	db, _ := dbtest.MySQL(t)
+	db.SetMaxIdleConns(4)
+	e, err := New(context.Background(), db, Options{skipCheck: true})
+	require.NoError(t, err)
+	seen := map[any]bool{}
+	for range 10 {
+		res := run(t, e, "SELECT CONNECTION_ID(), @secret, @secret := 'alice'")
+		require.Nil(t, res.Error)
+		assert.Nil(t, res.Rows[0][1])
+		assert.False(t, seen[res.Rows[0][0]])
+		seen[res.Rows[0][0]] = true
+	}
+}
