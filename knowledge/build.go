@@ -195,7 +195,7 @@ func (b *Base) AddExample(ctx context.Context, guard text2sql.Guard, ex Example)
 		return fmt.Errorf("%w: knowledge: AddExample needs a guard to check the example's SQL", text2sql.ErrInvalidConfig)
 	}
 	ex.ID = strings.TrimSpace(ex.ID)
-	ex.SQL = sqltext.StripTrailing(ex.SQL)
+	ex.SQL = sqltext.TrimTerminators(ex.SQL)
 	if ex.ID == "" {
 		ex.ID = AutoID("ex", ex.Question)
 	}
@@ -322,7 +322,7 @@ func (b *Base) normalize() error {
 	}
 	for i := range b.Examples {
 		ex := &b.Examples[i]
-		ex.SQL = sqltext.StripTrailing(ex.SQL)
+		ex.SQL = sqltext.TrimTerminators(ex.SQL)
 		if ex.ID = strings.TrimSpace(ex.ID); ex.ID == "" {
 			ex.ID = AutoID("ex", ex.Question)
 		}

@@ -58,7 +58,7 @@ func (b *Base) Fingerprint() string {
 		if id == "" {
 			id = AutoID("ex", ex.Question)
 		}
-		w.str(id, collapse(ex.Question), sqltext.StripTrailing(ex.SQL))
+		w.str(id, collapse(ex.Question), sqltext.TrimTerminators(ex.SQL))
 	}
 	w.section("values", len(b.Values))
 	for _, v := range b.Values {

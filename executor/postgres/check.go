@@ -234,7 +234,7 @@ func (c *Checker) checkNode(m proto.Message) *text2sql.SQLError {
 	case *pg_query.A_Indirection:
 		for _, ind := range n.Indirection {
 			if f := ind.GetString_(); f != nil && c.attributeCall(f.Sval) {
-				return c.attributeError("(…)", f.Sval)
+				return c.attributeError("(expr)", f.Sval)
 			}
 		}
 	case *pg_query.RangeTableSample:

@@ -112,19 +112,14 @@ func newCatalog(procs []proc) *Catalog {
 		}
 		if _, seen := c.allowed[p.name]; !seen {
 			c.allowed[p.name] = true
+			if what := denied(p.name); what != "" {
+				c.allowed[p.name] = false
+				c.why[p.name] = "it " + what
+			}
 		}
-		if p.volatility == 'v' && !vol[p.name] {
+		if p.volatility == 'v' && !vol[p.name] && c.allowed[p.name] {
 			c.allowed[p.name] = false
 			c.why[p.name] = "it is volatile (it may change state)"
-		}
-	}
-	for name, ok := range c.allowed {
-		if !ok {
-			continue
-		}
-		if what := denied(name); what != "" {
-			c.allowed[name] = false
-			c.why[name] = "it " + what
 		}
 	}
 	return c
