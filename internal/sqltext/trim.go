@@ -9,5 +9,7 @@ import "strings"
 // Removing a final semicolon never changes what a statement does: it is
 // a terminator, or part of a comment or of an unterminated literal.
 func TrimTerminators(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return r == ';' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f' || r == '\v' })
+	return strings.TrimFunc(s, func(r rune) bool {
+		return r == ';' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f' || r == '\v'
+	})
 }
