@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor/mysql"
 	"github.com/text2sql-go/text2sql/executor/postgres"
 	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
@@ -199,4 +200,58 @@ func kindOf(e *SQLErrorBody) text2sql.ErrorKind {
 		return ""
 	}
 	return e.Kind
+}
+
+// TestOneChokePointMariaDB runs issue 9's MariaDB attacks (executable
+// comments, lexing tricks, file and lock functions, user variables, a
+// result too big) through every entry point on a fresh database of the
+// test server, as root: no file is written, no row changes, no lock or
+// variable is left for the next session.
+func TestOneChokePointMariaDB(t *testing.T) {
+	db, _ := dbtest.MySQL(t)
+	dbtest.Exec(t, db, "CREATE TABLE singer (id INT PRIMARY KEY, Name TEXT)", "INSERT INTO singer VALUES (1, 'Ada'), (2, 'Joe')")
+	ctx := context.Background()
+	ex, err := mysql.New(ctx, db, mysql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ret, err := retriever.NewHybrid(ctx, retriever.HybridOptions{Schema: ex.Schema()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipeline := func(model text2sql.Model) *text2sql.Pipeline {
+		gen, err := generator.New(model, generator.Options{Dialect: text2sql.DialectMySQL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := text2sql.New(text2sql.Config{Retriever: ret, Generator: gen, Executor: ex, MaxRepairs: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	file := filepath.Join(os.TempDir(), dbtest.Name("text2sql_pwn"))
+	cases := []string{
+		"SELECT 1 /*! INTO OUTFILE '" + file + "' */ FROM DUAL",
+		"SELECT Name /*!50000 INTO OUTFILE '" + file + "' */ FROM singer",
+		"SELECT 'a\\' , ' INTO OUTFILE \"" + file + "\" -- '",
+		"SELECT Name FROM singer # '\nINTO OUTFILE '" + file + "' -- '",
+		"SELECT 1 --1 INTO OUTFILE '" + file + "'\nFROM DUAL",
+		"SELECT LOAD_FILE('/etc/hostname')",
+		"SELECT @secret := 'alice'",
+		"SELECT GET_LOCK('x', 0)",
+		"SELECT SLEEP(5)",
+		"DROP TABLE singer",
+		"SELECT Name FROM singer; DELETE FROM singer",
+		"WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 50) SELECT REPEAT('x', 10000000) FROM s",
+	}
+	chokePoint(t, pipeline(nil), func(q string) *text2sql.Pipeline { return pipeline(sqlModel(q)) }, cases)
+	var n, locked int
+	if err := db.QueryRowContext(ctx, "SELECT count(*), IS_USED_LOCK('x') IS NOT NULL FROM singer").Scan(&n, &locked); err != nil || n != 2 || locked != 0 {
+		t.Errorf("singer: %d rows, lock held %d, %v", n, locked, err)
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Errorf("%s was written", file)
+		os.Remove(file)
+	}
 }
