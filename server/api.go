@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor"
 )
 
 // The request and response bodies of the HTTP API (and the structured
@@ -31,6 +32,33 @@ type HealthResponse struct {
 	// "none" or "custom".
 	Auth string `json:"auth"`
 	MCP  bool   `json:"mcp"` // whether /mcp is served
+	// Login is the database login's standing; absent when the executor
+	// cannot tell (SQLite has no logins).
+	Login *Login `json:"login,omitempty"`
+}
+
+// Login describes the database login the service runs queries as.
+type Login struct {
+	// Elevated is true when the login holds powers beyond reading data (a
+	// PostgreSQL superuser or server-file role, FILE or SUPER on
+	// MySQL/MariaDB…): what a statement slipping past the guard could use.
+	// The service still runs; text2sql grant prints the SQL for a
+	// read-only login.
+	Elevated bool `json:"elevated"`
+	// Privileges names the powers found, e.g. "superuser"; empty when not
+	// elevated.
+	Privileges []string `json:"privileges"`
+}
+
+// LoginOf returns the login of an executor that can tell
+// (executor.Privileged), for Info.Login; nil when it cannot.
+func LoginOf(ex any) *Login {
+	p, ok := ex.(executor.Privileged)
+	if !ok {
+		return nil
+	}
+	privs := p.ElevatedPrivileges()
+	return &Login{Elevated: len(privs) > 0, Privileges: append([]string{}, privs...)}
 }
 
 // IndexInfo describes the retrieval index.

@@ -99,6 +99,9 @@ type Info struct {
 	Documents   int              // indexed documents
 	// Knowledge counts documents per kind (retriever.Stats.Kinds).
 	Knowledge map[text2sql.Kind]int
+	// Login is the database login's standing (LoginOf the executor); nil
+	// when the executor cannot tell.
+	Login *Login
 }
 
 // AnswerKeys maps a question id to its answer-key SQL.
@@ -236,7 +239,7 @@ func newService(cfg Config) (*service, error) {
 	s.health = HealthResponse{
 		Status: "ok", Version: cfg.Info.Version, Models: append([]string{}, cfg.Info.Models...), Dialect: cfg.Info.Dialect,
 		Index:     IndexInfo{Fingerprint: cfg.Info.Fingerprint, Embedder: cfg.Info.Embedder, Documents: cfg.Info.Documents},
-		Knowledge: map[string]int{}, Auth: authName(cfg.Auth), MCP: !cfg.DisableMCP,
+		Knowledge: map[string]int{}, Auth: authName(cfg.Auth), MCP: !cfg.DisableMCP, Login: cfg.Info.Login,
 	}
 	for k, n := range cfg.Info.Knowledge {
 		s.health.Knowledge[string(k)] = n

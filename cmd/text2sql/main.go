@@ -66,7 +66,8 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	o.bind(root)
-	root.AddCommand(askCmd(o), contextCmd(o), promptCmd(o), runCmd(o), evalCmd(o), serveCmd(o), mcpCmd(o), loadCmd(o))
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { o.errOut = cmd.ErrOrStderr() }
+	root.AddCommand(askCmd(o), contextCmd(o), promptCmd(o), runCmd(o), evalCmd(o), serveCmd(o), mcpCmd(o), loadCmd(o), grantCmd(o))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitErr{code: exitUsage, err: err}
 	})

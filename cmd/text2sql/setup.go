@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,6 +25,7 @@ import (
 	"github.com/text2sql-go/text2sql/llm/openai"
 	"github.com/text2sql-go/text2sql/planner"
 	"github.com/text2sql-go/text2sql/retriever"
+	"github.com/text2sql-go/text2sql/server"
 )
 
 // options are the flags shared by every command.
@@ -43,6 +46,7 @@ type options struct {
 	plan       string // off, on or hard
 	judge      string // off, on or hard
 	noCheck    bool
+	errOut     io.Writer // the command's standard error, for warnings
 }
 
 func (o *options) bind(root *cobra.Command) {
@@ -129,6 +133,7 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.warnElevated(ex)
 	e := &env{executor: ex, kb: kb}
 	if err := kb.Validate(ctx, ex.Schema(), ex); err != nil {
 		ex.Close()
@@ -168,6 +173,19 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 		}
 	}
 	return e, nil
+}
+
+// warnElevated warns on standard error when the login of ex holds powers
+// beyond reading data (server.LoginOf: executor.Privileged). It never
+// refuses the login: tests and first runs use such logins.
+func (o *options) warnElevated(ex guarded) {
+	l := server.LoginOf(ex)
+	if l == nil || !l.Elevated || o.errOut == nil {
+		return
+	}
+	fmt.Fprintf(o.errOut, "text2sql: warning: the database login has elevated privileges (%s); "+
+		"the statement guard is then the only layer between generated SQL and them. "+
+		"Connect as a read-only login: text2sql grant --dsn ... prints the SQL to create one.\n", strings.Join(l.Privileges, ", "))
 }
 
 // newPipeline assembles the pipeline of e's components with the flags'
