@@ -54,10 +54,10 @@ func newWorld(t *testing.T, opts Options) *world {
 // state is what an attack must leave as it was.
 type state struct {
 	checksums string
-	files     []string // files of the mysqld user in /tmp, the data directory and the test database's directory
+	files     []string // files of the server's user in /tmp, the data directory and the test database's directory
 }
 
-func (w *world) state(t *testing.T) state {
+func (w *world) state(t testing.TB) state {
 	t.Helper()
 	var s state
 	for _, tb := range []string{"singer", "secrets"} {
@@ -74,19 +74,32 @@ func (w *world) state(t *testing.T) state {
 			uid = int(sys.Uid)
 		}
 	}
-	for _, dir := range []string{os.TempDir(), "/tmp", w.datadir, filepath.Join(w.datadir, w.dbName)} {
+	// Names, not times: the server's own files change all the time. A
+	// file the server writes in /tmp is its user's; one in the data
+	// directory is new by name (other tests' databases aside); SELECT …
+	// INTO OUTFILE never overwrites.
+	for _, dir := range []string{"/tmp", os.TempDir(), w.datadir, filepath.Join(w.datadir, w.dbName)} {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			continue // the data directory may not be readable: the token check below still runs in /tmp
+			continue // the data directory may not be readable: /tmp is still checked
 		}
 		for _, en := range entries {
-			info, err := en.Info()
-			if err != nil {
-				continue
+			name := en.Name()
+			keep := strings.Contains(name, w.token)
+			switch dir {
+			case w.datadir:
+				keep = keep || !strings.HasPrefix(name, "text2sql_test_") && !strings.HasPrefix(name, "#")
+			case filepath.Join(w.datadir, w.dbName):
+				keep = true
+			default:
+				if info, err := en.Info(); err == nil {
+					if sys, ok := info.Sys().(*syscall.Stat_t); ok && int(sys.Uid) == uid {
+						keep = true
+					}
+				}
 			}
-			sys, ok := info.Sys().(*syscall.Stat_t)
-			if strings.Contains(en.Name(), w.token) || ok && int(sys.Uid) == uid {
-				s.files = append(s.files, filepath.Join(dir, en.Name())+"@"+info.ModTime().String())
+			if keep {
+				s.files = append(s.files, filepath.Join(dir, name))
 			}
 		}
 	}
