@@ -180,8 +180,8 @@ func TestFuzzOracle(t *testing.T) {
 		"SELECT @v := 1":                          "1 user variables",
 		"SELECT GET_LOCK('" + w.token + "', 0)":   "1 named locks",
 		"SET @@SESSION.div_precision_increment=9": "Com_set_option",
-		"DO 1":                                    "Com_do",
-		"SELECT Name FROM singer":                 "",
+		"DO 1":                    "Com_do",
+		"SELECT Name FROM singer": "",
 	} {
 		assert.Contains(t, engineOracle(t, w.e, q), want, q)
 		if want == "" {

@@ -1,20 +1,39 @@
-// Package mysql is the guarded executor for MySQL and MariaDB, built on the
-// generic executor (package executor) with the go-sql-driver/mysql driver:
+// Package mysql is the guarded executor for MySQL and MariaDB, with the
+// go-sql-driver/mysql driver. It runs generated SQL, which is untrusted
+// input, in layers, each enough on its own where the server allows:
 //
-//  1. executor.CheckText: exactly one statement, and a query, lexically.
-//  2. The statement is prepared (the binary protocol takes one statement)
-//     and run inside START TRANSACTION READ ONLY, always rolled back.
-//  3. Bounds: a time limit enforced by the server — MariaDB runs the
+//  1. The statement check (Checker): a lexical pass by MySQL's own rules
+//     under the session's sql_mode (backslash escapes, "…" strings, "#"
+//     and "-- " comments) that refuses executable comments (/*! */,
+//     /*M! */) and optimizer hints, then the parse tree of a maintained
+//     MySQL parser (github.com/pingcap/tidb/pkg/parser): exactly one
+//     query, no write, DDL, INTO OUTFILE/DUMPFILE/@var, locking read or
+//     variable assignment, no statement but a query, and only
+//     allow-listed functions (DefaultFunctions). The server is sent the
+//     text the parser read, comments blanked. A refused statement never
+//     reaches the server (no connection is opened for it).
+//  2. The transaction: the statement is prepared (the binary protocol
+//     takes one statement, and multiStatements is off) and run inside
+//     START TRANSACTION READ ONLY, always rolled back. The server refuses
+//     writes and temporary tables there (error 1792); it does not refuse
+//     SELECT … INTO OUTFILE, user variables, named locks or SET, which
+//     only layer 1 stops for a login with the FILE privilege — connect
+//     as a least-privilege login (ElevatedPrivileges reports the others).
+//  3. The session: every statement runs on a connection of its own,
+//     closed afterwards, with its character set and sql_mode pinned to
+//     what the check assumed; the driver resets nothing when
+//     database/sql reuses a connection, so nothing a statement leaves —
+//     user variables, named locks, temporary tables, session variables —
+//     reaches the next statement of any principal.
+//  4. Bounds: a time limit enforced by the server — MariaDB runs the
 //     statement as SET STATEMENT max_statement_time=… FOR <query>; MySQL
 //     gets a /*+ MAX_EXECUTION_TIME(…) */ hint after the query's first
 //     top-level SELECT — backed by the context deadline; a row cap (on
-//     MariaDB also sql_select_limit=cap+1, so the server stops at the cap
-//     unless the query has its own LIMIT; rows beyond it are otherwise
-//     read and discarded by the driver when the result is closed).
-//
-// Functions are not checked against an allow-list (there is no MySQL
-// parser here): connect as a user with only SELECT privileges on what
-// the model may read, without FILE, PROCESS or SUPER.
+//     MariaDB also sql_select_limit=cap+1, so the server stops at the
+//     cap unless the query has its own LIMIT); a bound on the
+//     statement's length; and a bound on a result's bytes, counted
+//     while rows are read and, on a handle made by Open, on the socket,
+//     so that even one row of many large values is never buffered whole.
 package mysql
 
 import (
@@ -339,7 +358,7 @@ func MySQLStatement(q string, limit time.Duration) string {
 		ms = 1
 	}
 	depth := 0
-	for _, t := range sqltext.Lex(q) {
+	for _, t := range sqltext.LexMySQL(q, sqltext.MySQLMode{}) {
 		switch {
 		case t.Kind == sqltext.Punct && t.Text == "(":
 			depth++
