@@ -404,6 +404,9 @@ func TestMySQLNames(t *testing.T) {
 		`SELECT DATE_ADD(NOW(), INTERVAL id DAY), TIMESTAMPDIFF(YEAR, NOW(), NOW()), CONVERT(name, CHAR), CAST(id AS SIGNED) FROM users`,
 		`SELECT 1 FROM dual`,
 		`SELECT GROUP_CONCAT(name ORDER BY name SEPARATOR ', ') FROM users`,
+		// Lexed by MySQL's rules: backslash escapes, "#" comments.
+		`SELECT name FROM users WHERE name = 'a\' OR nam = 1 -- '`,
+		"SELECT name FROM users # nam",
 	} {
 		if rep := c.Check(q); !rep.OK() {
 			t.Errorf("false failure %v\n  %s", rep.Failures, q)
