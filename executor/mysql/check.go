@@ -28,8 +28,10 @@ import (
 //
 // A statement passes when:
 //
-//   - it is valid UTF-8 and holds no control character outside string
-//     literals and quoted identifiers (else KindSyntax);
+//   - it is valid UTF-8, holds no control character outside string
+//     literals and quoted identifiers and, under ANSI_QUOTES, no backslash
+//     in a "…" identifier, which the parser would read as an escape (else
+//     KindSyntax);
 //   - it has no comment that the server executes: /*! … */, /*!50000 … */,
 //     /*M! … */, /*M!100000 … */, nor an optimizer hint /*+ … */ (which
 //     can SET_VAR session variables): KindForbiddenStatement. Comments are
@@ -160,6 +162,12 @@ func (c *Checker) Prepare(query string) (string, *text2sql.SQLError) {
 				return "", &text2sql.SQLError{Kind: text2sql.KindSyntax,
 					Message: fmt.Sprintf("control character %U outside a string literal at byte %d", r, t.Pos)}
 			}
+		}
+		if t.Kind == sqltext.QuotedIdent && t.Text[0] == '"' && strings.Contains(t.Text, `\`) {
+			// Under ANSI_QUOTES the server reads a backslash in "…" as itself,
+			// the parser as an escape: they would end the name apart.
+			return "", &text2sql.SQLError{Kind: text2sql.KindSyntax,
+				Message: fmt.Sprintf("backslash in the double-quoted identifier at byte %d; use a backquoted name", t.Pos)}
 		}
 		if open := sqltext.ExecutableComment(t); open != "" {
 			what := "executable comment " + open + " … */"
