@@ -195,3 +195,48 @@ func TestSuggest(t *testing.T) {
 		t.Errorf("nil schema: %q", got)
 	}
 }
+
+// Options.MaxResultBytes stops reading a result that passes it,
+// Options.MaxSQLLength refuses a long text, Options.Check replaces the
+// lexical check, and Options.Conn gives each execution its connection.
+func TestGenericBounds(t *testing.T) {
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(t.TempDir(), "b.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	big := "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 100) SELECT n, printf('%.*c', 10000, 'x') FROM r"
+	e := executor.New(db, executor.Options{MaxResultBytes: 100000, MaxSQLLength: 200})
+	res := execute(t, e, text2sql.ExecuteRequest{SQL: big})
+	if res.Error == nil || res.Error.Kind != text2sql.KindTooLarge || len(res.Rows) != 0 {
+		t.Errorf("result bytes: %+v", res)
+	}
+	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT '" + strings.Repeat("x", 200) + "'"})
+	if res.Error == nil || res.Error.Kind != text2sql.KindTooLarge {
+		t.Errorf("statement length: %+v", res.Error)
+	}
+	if res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT 1"}); res.Error != nil {
+		t.Errorf("small: %v", res.Error)
+	}
+	conns := 0
+	e = executor.New(nil, executor.Options{
+		Check: func(q string) (string, *text2sql.SQLError) {
+			if strings.Contains(q, "no") {
+				return "", &text2sql.SQLError{Kind: text2sql.KindForbiddenStatement, Message: "no"}
+			}
+			return q + " + 1", nil
+		},
+		Conn: func(ctx context.Context) (*sql.Conn, func(), error) {
+			conns++
+			c, err := db.Conn(ctx)
+			return c, func() { c.Close() }, err
+		},
+	})
+	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT 1"})
+	if res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(2)}}) || conns != 1 {
+		t.Errorf("Check and Conn: %+v, %d connections", res, conns)
+	}
+	if res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT 'no'"}); res.Error == nil || res.Error.Kind != text2sql.KindForbiddenStatement || conns != 1 {
+		t.Errorf("refused by Check: %+v, %d connections", res.Error, conns)
+	}
+}

@@ -1,0 +1,56 @@
+package mysql
+
+import (
+	"context"
+	"testing"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
+)
+
+// The cost of a connection per statement: BenchmarkExecute runs a small
+// query through the executor (check, fresh connection with the session
+// pinned, read-only transaction, prepare, execute, rollback, close);
+// BenchmarkPooledQuery runs the same query on a pooled connection of the
+// driver without any of it. The difference is what the guard costs per
+// statement.
+func BenchmarkExecute(b *testing.B) {
+	db, dsn := dbtest.MySQL(b)
+	dbtest.Exec(b, db, securityFixture...)
+	e, err := Open(context.Background(), dsn, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	for b.Loop() {
+		res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT Name FROM singer WHERE Age > 30"})
+		if err != nil || res.Error != nil {
+			b.Fatal(err, res.Error)
+		}
+	}
+}
+
+func BenchmarkPooledQuery(b *testing.B) {
+	db, _ := dbtest.MySQL(b)
+	dbtest.Exec(b, db, securityFixture...)
+	for b.Loop() {
+		rows, err := db.Query("SELECT Name FROM singer WHERE Age > 30")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rows.Next() {
+		}
+		rows.Close()
+	}
+}
+
+// BenchmarkChecker is the statement check alone, on a BIRD-sized query.
+func BenchmarkChecker(b *testing.B) {
+	c := NewChecker("", nil)
+	q := "SELECT T2.major_name FROM member AS T1 INNER JOIN major AS T2 ON T1.link_to_major = T2.major_id WHERE T1.phone = '809-555-3360' ORDER BY T2.major_name LIMIT 10"
+	for b.Loop() {
+		if se := c.CheckSQL(q); se != nil {
+			b.Fatal(se)
+		}
+	}
+}
