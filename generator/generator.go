@@ -28,6 +28,7 @@ import (
 	"unicode/utf8"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
 // Options configure a Generator. The zero value is usable: SQLite, the
@@ -66,9 +67,25 @@ type Generator struct {
 	// readOnly caches the lexical check of example SQL (string → bool): the
 	// same examples come back request after request.
 	readOnly sync.Map
+	// strip removes what follows the SQL of an answer by the target
+	// engine's lexical rules (MySQL's for DialectMySQL: "#" comments,
+	// "--" only before white space, executable comments kept).
+	strip func(string) string
 }
 
 var _ text2sql.Generator = (*Generator)(nil)
+
+// stripMySQL cuts what follows the SQL by MySQL's lexical rules, but
+// keeps a text holding an executable comment (/*! … */), which MySQL runs,
+// whole but for white space and semicolons, for the guard to refuse.
+func stripMySQL(s string) string {
+	for _, t := range sqltext.LexMySQL(s, sqltext.MySQLMode{}) {
+		if sqltext.ExecutableComment(t) != "" {
+			return sqltext.TrimTerminators(s)
+		}
+	}
+	return sqltext.StripTrailingMySQL(s, sqltext.MySQLMode{})
+}
 
 // New returns a Generator calling model. model may be nil for a Generator
 // that only renders prompts (Prompt); Generate then fails.
@@ -94,7 +111,11 @@ func New(model text2sql.Model, opts Options) (*Generator, error) {
 	case opts.MaxReasks < 0:
 		opts.MaxReasks = 0
 	}
-	return &Generator{model: model, opts: opts}, nil
+	strip := sqltext.StripTrailing
+	if opts.Dialect == text2sql.DialectMySQL {
+		strip = stripMySQL
+	}
+	return &Generator{model: model, opts: opts, strip: strip}, nil
 }
 
 // Prompt returns the system instruction and the user message Generate
@@ -172,7 +193,7 @@ func (g *Generator) Generate(ctx context.Context, req text2sql.GenerateRequest) 
 			Duration: time.Since(start),
 			Prompt:   Transcript(mreq.System, mreq.Messages),
 		})
-		c, perr := Parse(resp.Text)
+		c, perr := parse(resp.Text, g.strip)
 		if perr == nil {
 			c.Calls = calls
 			return c, nil

@@ -40,7 +40,11 @@ import (
 //     sql) → an *text2sql.OutputError wrapping text2sql.ErrNoSQL.
 //
 // The OutputError's Raw is text, unchanged.
-func Parse(text string) (*text2sql.Candidate, error) {
+func Parse(text string) (*text2sql.Candidate, error) { return parse(text, sqltext.StripTrailing) }
+
+// parse is Parse with strip, which removes the comments and semicolons
+// after the SQL of a JSON answer by the target engine's lexical rules.
+func parse(text string, strip func(string) string) (*text2sql.Candidate, error) {
 	fail := func(sentinel error, format string, args ...any) error {
 		err := sentinel
 		if format != "" {
@@ -53,7 +57,7 @@ func Parse(text string) (*text2sql.Candidate, error) {
 	}
 	blocks := sqltext.Fences(text)
 	if obj, ok := lastAnswerObject(text, blocks); ok {
-		return fromJSON(obj, fail)
+		return fromJSON(obj, fail, strip)
 	}
 	if sql, ok := sqltext.Extract(text); ok {
 		return &text2sql.Candidate{Answerable: true, SQL: sql}, nil
@@ -114,7 +118,7 @@ func (a answer) isAnswer() bool {
 }
 
 // fromJSON turns an answer object into a candidate.
-func fromJSON(a answer, fail func(error, string, ...any) error) (*text2sql.Candidate, error) {
+func fromJSON(a answer, fail func(error, string, ...any) error, strip func(string) string) (*text2sql.Candidate, error) {
 	c := &text2sql.Candidate{Answerable: true}
 	if v, ok := a.get(explanationKeys...); ok {
 		c.Explanation = stagekit.String(v)
@@ -137,7 +141,7 @@ func fromJSON(a answer, fail func(error, string, ...any) error) (*text2sql.Candi
 	if err := json.Unmarshal(v, &s); err != nil {
 		return nil, fail(text2sql.ErrInvalidOutput, "sql is %s, not a string", cut(string(v), 40))
 	}
-	c.SQL = cleanSQL(s)
+	c.SQL = cleanSQL(s, strip)
 	if c.SQL == "" {
 		return nil, fail(text2sql.ErrNoSQL, "answerable is true but sql is empty")
 	}
@@ -147,7 +151,7 @@ func fromJSON(a answer, fail func(error, string, ...any) error) (*text2sql.Candi
 // cleanSQL tidies the sql of a JSON answer: the statement inside a code
 // fence, without a "SQL:" label and the final semicolon. Anything else is
 // kept as written — the model meant it as SQL, and the guard decides.
-func cleanSQL(s string) string {
+func cleanSQL(s string, strip func(string) string) string {
 	s = strings.TrimSpace(s)
 	if strings.Contains(s, "```") || strings.Contains(s, "~~~") {
 		if x, ok := sqltext.Extract(s); ok {
@@ -159,7 +163,7 @@ func cleanSQL(s string) string {
 			s = rest
 		}
 	}
-	return sqltext.StripTrailing(strings.TrimSpace(s))
+	return strip(strings.TrimSpace(s))
 }
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
