@@ -15,6 +15,7 @@ import (
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // the parser's value expressions
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
@@ -155,6 +156,10 @@ func (c *Checker) Prepare(query string) (string, *text2sql.SQLError) {
 			Message: "the statement is not valid UTF-8"}
 	}
 	toks := sqltext.LexMySQL(query, c.mode)
+	if n := sqltext.Nesting(toks); n > executor.MaxNesting {
+		return "", &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+			Message: fmt.Sprintf("the statement nests %d levels of operators and parentheses; the limit is %d", n, executor.MaxNesting)}
+	}
 	blank := []byte(query)
 	for _, t := range toks {
 		if t.Kind != sqltext.String && t.Kind != sqltext.QuotedIdent {

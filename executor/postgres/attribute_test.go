@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
 )
 
 // serverState digests what the attribute-notation attacks of issue 9
@@ -203,4 +204,55 @@ func TestTempFileLimit(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, res.Error)
 	assert.Equal(t, "16MB", res.Rows[0][0])
+}
+
+// The server reads the statement as the check did, whatever the session's
+// lexical settings: with standard_conforming_strings off in the database
+// or a GBK client encoding in the DSN, a backslash cannot end a string
+// early and hide a call from the check.
+func TestLexingPinned(t *testing.T) {
+	db, _ := testDB(t, attackDB...)
+	var name string
+	require.NoError(t, db.QueryRow(`SELECT current_database()`).Scan(&name))
+	dbtest.Exec(t, db, `ALTER DATABASE `+name+` SET standard_conforming_strings = off`)
+	server := serverState(t, db)
+	for _, dsn := range []string{dsnOf(t, db), dsnOf(t, db) + "&client_encoding=GBK"} {
+		if !strings.Contains(dsn, "?") {
+			dsn = strings.Replace(dsn, "&", "?", 1)
+		}
+		e, err := Open(context.Background(), dsn, Options{})
+		require.NoError(t, err, dsn)
+		for q, want := range map[string]string{
+			"SELECT 'a\\' AS x, 1 AS w -- ', pg_stat_reset_shared('bgwriter') AS y --\nFROM users LIMIT 1": `a\`,
+			"SELECT E'\u20ac\\' , (pg_sleep(1)::text) AS y -- ' AS z FROM users LIMIT 1":                   "\u20ac' , (pg_sleep(1)::text) AS y -- ",
+		} {
+			res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
+			require.NoError(t, err)
+			if assert.Nil(t, res.Error, q) {
+				assert.Equal(t, want, res.Rows[0][0], q)
+			}
+		}
+		e.Close()
+	}
+	assert.Equal(t, server, serverState(t, db))
+}
+
+// Statements nested deeper than executor.MaxNesting are refused before
+// the parser sees them (libpg_query crashed the process on 1+1+…+1 with
+// 30,000 terms), through Execute, Check and the offline Checker alike.
+func TestDeepStatements(t *testing.T) {
+	db, _ := testDB(t)
+	e := newExec(t, db, Options{})
+	for _, q := range []string{
+		"SELECT 1" + strings.Repeat("+1", 30000),
+		strings.Repeat("SELECT 1 UNION ", 65000) + "SELECT 1",
+		"SELECT " + strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000),
+		"SELECT 1 WHERE " + strings.Repeat("NOT ", 20000) + "true",
+	} {
+		wantRefused(t, e, q, text2sql.KindTooLarge)
+		assert.Equal(t, text2sql.KindTooLarge, NewChecker(nil, nil).CheckSQL(q).Kind)
+	}
+	res := run(t, e, "SELECT 1"+strings.Repeat("+1", 500))
+	require.Nil(t, res.Error)
+	assert.Equal(t, int64(501), res.Rows[0][0])
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
@@ -64,7 +65,9 @@ import (
 //     (KindForbiddenFunction otherwise), and TABLESAMPLE uses the
 //     built-in SYSTEM or BERNOULLI method.
 //
-// Text that is not valid UTF-8 is KindSyntax (SQLSTATE 22021, as the
+// A statement nested deeper than executor.MaxNesting is KindTooLarge
+// (before it is parsed). Text that is not valid UTF-8 is KindSyntax
+// (SQLSTATE 22021, as the
 // server would say). Text that does not parse is KindSyntax with SQLSTATE
 // 42601 and the parser's message and position; a few constructs of other
 // dialects that PostgreSQL cannot parse (SELECT TOP n, backquoted
@@ -128,6 +131,10 @@ func (c *Checker) CheckSQL(query string) *text2sql.SQLError {
 	if !utf8.ValidString(query) {
 		return &text2sql.SQLError{Kind: text2sql.KindSyntax, SQLState: "22021",
 			Message: "the statement is not valid UTF-8"}
+	}
+	if n := sqltext.Nesting(sqltext.Lex(query)); n > executor.MaxNesting {
+		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+			Message: fmt.Sprintf("the statement nests %d levels of operators and parentheses; the limit is %d", n, executor.MaxNesting)}
 	}
 	buf, err := pgparser.ParseToProtobuf(query)
 	if err != nil {

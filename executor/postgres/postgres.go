@@ -487,7 +487,11 @@ func (e *Executor) setupSQL(timeout time.Duration) string {
 		idle = timeout + 5*time.Second
 	}
 	var b strings.Builder
-	b.WriteString("BEGIN READ ONLY; SET LOCAL statement_timeout = ")
+	// The server must read the statement as the check did: strings by
+	// the standard (a backslash is a character) and the text as UTF-8,
+	// whatever the database, the role or the DSN set.
+	b.WriteString("BEGIN READ ONLY; SET LOCAL standard_conforming_strings = on; SET LOCAL client_encoding = 'UTF8'")
+	b.WriteString("; SET LOCAL statement_timeout = ")
 	b.WriteString(millis(timeout))
 	b.WriteString("; SET LOCAL lock_timeout = ")
 	b.WriteString(millis(lock))
