@@ -123,3 +123,21 @@ func TestDefaultFunctions(t *testing.T) {
 		assert.False(t, seen[f], f)
 	}
 }
+
+// Statements nested deeper than executor.MaxNesting are refused before
+// the parser sees them; a chain of 500 terms still parses.
+func TestDeepStatements(t *testing.T) {
+	c := NewChecker("", nil)
+	for _, q := range []string{
+		"SELECT 1" + strings.Repeat("+1", 30000),
+		strings.Repeat("SELECT 1 UNION ", 65000) + "SELECT 1",
+		"SELECT " + strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000),
+		"SELECT 1 FROM DUAL WHERE " + strings.Repeat("NOT ", 20000) + "1",
+	} {
+		se := c.CheckSQL(q)
+		if assert.NotNil(t, se) {
+			assert.Equal(t, text2sql.KindTooLarge, se.Kind)
+		}
+	}
+	assert.Nil(t, c.CheckSQL("SELECT 1"+strings.Repeat("+1", 500)))
+}
