@@ -256,3 +256,42 @@ func TestDeepStatements(t *testing.T) {
 	require.Nil(t, res.Error)
 	assert.Equal(t, int64(501), res.Rows[0][0])
 }
+
+// The catalog read at Open may be older than the statement: a function
+// created later, or a volatile namesake of an allowed function in another
+// schema, is found by the resolution probe in the statement's own
+// transaction, and the statement does not run.
+func TestCatalogChangesAfterOpen(t *testing.T) {
+	db, _ := testDB(t, attackDB...)
+	e := newExec(t, db, Options{AllowFunctions: []string{"mine"}})
+	dbtest.Exec(t, db,
+		`CREATE TABLE calls (n int)`,
+		`CREATE FUNCTION public.evil(users) RETURNS int LANGUAGE sql VOLATILE AS 'INSERT INTO calls VALUES (1) RETURNING 1'`,
+		`CREATE FUNCTION public.lower(int) RETURNS int LANGUAGE sql VOLATILE AS 'INSERT INTO calls VALUES (2) RETURNING 2'`,
+		`CREATE FUNCTION public.mine(int) RETURNS int LANGUAGE sql VOLATILE AS 'SELECT $1'`)
+	for _, q := range []string{
+		`SELECT u.evil FROM users u`,
+		`SELECT (u).evil FROM users u`,
+		`SELECT lower(5)`,
+		`SELECT (5).lower`,
+		`SELECT name FROM users WHERE lower(id) = 1`,
+	} {
+		res := run(t, e, q)
+		wantKind(t, q, res, text2sql.KindForbiddenFunction)
+		assert.Contains(t, res.Error.Message, "catalog has function", q)
+		assert.Error(t, e.Check(context.Background(), q), q)
+	}
+	var n int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM calls`).Scan(&n))
+	assert.Zero(t, n, "a function created after Open ran")
+	for q, want := range map[string]any{
+		`SELECT u.name FROM users u WHERE u.id = 1`: "ada",
+		`SELECT pg_catalog.lower('ADA')`:            "ada",
+		`SELECT mine(7)`:                            int64(7),
+	} {
+		res := run(t, e, q)
+		if assert.Nil(t, res.Error, q) {
+			assert.Equal(t, want, res.Rows[0][0], q)
+		}
+	}
+}

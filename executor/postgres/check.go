@@ -110,6 +110,24 @@ func (c *Checker) allowed(parts []string) bool {
 	}
 }
 
+// attribute records a name in attribute position the check let through:
+// an allowed function's (x.f may call f(x)) or a presumed column's.
+func (c *Checker) attribute(name string, res *resolution) {
+	if c.allowed([]string{name}) {
+		res.call(name)
+	} else {
+		res.column(name)
+	}
+}
+
+// operatorError refuses an operator written OPERATOR(schema.op) outside
+// pg_catalog, wherever it is used (an expression, ORDER BY … USING, a
+// subquery comparison).
+func operatorError(op []string) *text2sql.SQLError {
+	return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+		Message: "operator OPERATOR(" + strings.Join(op, ".") + ") is not a built-in operator; only pg_catalog operators are allowed"}
+}
+
 // attributeCall reports whether name, read in attribute notation (x.name
 // or (expr).name), could call a function that is not on the allow-list.
 func (c *Checker) attributeCall(name string) bool {
@@ -128,6 +146,39 @@ func (c *Checker) Check(_ context.Context, query string) error {
 // CheckSQL checks one statement and returns nil when it may run, or the
 // refusal (see Checker).
 func (c *Checker) CheckSQL(query string) *text2sql.SQLError {
+	return c.check(query, nil)
+}
+
+// resolution holds the names an accepted statement leaves for the server
+// to resolve, which the executor has the server's catalog confirm in the
+// statement's own transaction (see Executor.Execute): the catalog read at
+// Open may be older than the statement.
+type resolution struct {
+	// columns are names in attribute position (x.f, (expr).f) taken for
+	// columns or fields because no function of the catalog has them and
+	// the allow-list does not allow them.
+	columns []string
+	// calls are the names of allowed functions called without a schema
+	// (f(x), and x.f read as f(x)), which must not resolve to a volatile
+	// function of another schema on the search path.
+	calls []string
+}
+
+func (r *resolution) column(name string) {
+	if r != nil {
+		r.columns = append(r.columns, name)
+	}
+}
+
+func (r *resolution) call(name string) {
+	if r != nil {
+		r.calls = append(r.calls, name)
+	}
+}
+
+// check is CheckSQL; when res is not nil it also collects the names
+// the server must resolve as the check assumed.
+func (c *Checker) check(query string, res *resolution) *text2sql.SQLError {
 	if !utf8.ValidString(query) {
 		return &text2sql.SQLError{Kind: text2sql.KindSyntax, SQLState: "22021",
 			Message: "the statement is not valid UTF-8"}
@@ -140,14 +191,17 @@ func (c *Checker) CheckSQL(query string) *text2sql.SQLError {
 	if err != nil {
 		return syntaxError(query, err)
 	}
-	if c.fastOK(buf) {
+	if c.fastOK(buf, res) {
 		return nil
 	}
-	return c.fullCheck(buf)
+	if res != nil {
+		*res = resolution{}
+	}
+	return c.fullCheck(buf, res)
 }
 
 // fullCheck checks the decoded parse tree and words the refusal.
-func (c *Checker) fullCheck(buf []byte) *text2sql.SQLError {
+func (c *Checker) fullCheck(buf []byte, res *resolution) *text2sql.SQLError {
 	tree := &pg_query.ParseResult{}
 	if err := proto.Unmarshal(buf, tree); err != nil {
 		return &text2sql.SQLError{Kind: text2sql.KindSyntax, Message: "cannot read the parse tree: " + err.Error()}
@@ -169,7 +223,7 @@ func (c *Checker) fullCheck(buf []byte) *text2sql.SQLError {
 	}
 	var found *text2sql.SQLError
 	walk(top.ProtoReflect(), func(m proto.Message) bool {
-		found = c.checkNode(m)
+		found = c.checkNode(m, res)
 		return found == nil
 	})
 	return found
@@ -213,7 +267,7 @@ func walk(m protoreflect.Message, f func(proto.Message) bool) bool {
 }
 
 // checkNode checks one node of a query's tree.
-func (c *Checker) checkNode(m proto.Message) *text2sql.SQLError {
+func (c *Checker) checkNode(m proto.Message, res *resolution) *text2sql.SQLError {
 	switch n := m.(type) {
 	case *pg_query.SelectStmt:
 		if n.IntoClause != nil {
@@ -231,18 +285,35 @@ func (c *Checker) checkNode(m proto.Message) *text2sql.SQLError {
 			}
 		}
 	case *pg_query.FuncCall:
+		if parts := names(n.Funcname); len(parts) == 1 {
+			res.call(parts[0])
+		}
 		return c.checkFunc(n)
 	case *pg_query.ColumnRef:
 		if len(n.Fields) > 1 {
-			if last := n.Fields[len(n.Fields)-1].GetString_(); last != nil && c.attributeCall(last.Sval) {
-				return c.attributeError(strings.Join(names(n.Fields[:len(n.Fields)-1]), "."), last.Sval)
+			if last := n.Fields[len(n.Fields)-1].GetString_(); last != nil {
+				if c.attributeCall(last.Sval) {
+					return c.attributeError(strings.Join(names(n.Fields[:len(n.Fields)-1]), "."), last.Sval)
+				}
+				c.attribute(last.Sval, res)
 			}
 		}
 	case *pg_query.A_Indirection:
 		for _, ind := range n.Indirection {
-			if f := ind.GetString_(); f != nil && c.attributeCall(f.Sval) {
-				return c.attributeError("(expr)", f.Sval)
+			if f := ind.GetString_(); f != nil {
+				if c.attributeCall(f.Sval) {
+					return c.attributeError("(expr)", f.Sval)
+				}
+				c.attribute(f.Sval, res)
 			}
+		}
+	case *pg_query.SortBy:
+		if op := names(n.UseOp); len(op) > 1 && !(len(op) == 2 && op[0] == "pg_catalog") {
+			return operatorError(op)
+		}
+	case *pg_query.SubLink:
+		if op := names(n.OperName); len(op) > 1 && !(len(op) == 2 && op[0] == "pg_catalog") {
+			return operatorError(op)
 		}
 	case *pg_query.RangeTableSample:
 		name := strings.Join(names(n.Method), ".")
@@ -252,8 +323,7 @@ func (c *Checker) checkNode(m proto.Message) *text2sql.SQLError {
 		}
 	case *pg_query.A_Expr:
 		if op := names(n.Name); len(op) > 1 && !(len(op) == 2 && op[0] == "pg_catalog") {
-			return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
-				Message: "operator OPERATOR(" + strings.Join(op, ".") + ") is not a built-in operator; only pg_catalog operators are allowed"}
+			return operatorError(op)
 		}
 	case *pg_query.RawStmt:
 	default:

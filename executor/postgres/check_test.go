@@ -205,7 +205,7 @@ func FuzzChecker(f *testing.F) {
 			}
 			return
 		}
-		if buf, err := pgparser.ParseToProtobuf(s); err == nil && c.fastOK(buf) && c.fullCheck(buf) != nil {
+		if buf, err := pgparser.ParseToProtobuf(s); err == nil && c.fastOK(buf, nil) && c.fullCheck(buf, nil) != nil {
 			t.Errorf("fast path accepts what the full check refuses: %q", s)
 		}
 		se := c.CheckSQL(s)
@@ -246,9 +246,14 @@ func TestFastPathAgrees(t *testing.T) {
 			continue
 		}
 		n++
-		fast, full := c.fastOK(buf), c.fullCheck(buf) == nil
+		var fr, sr resolution
+		fast, full := c.fastOK(buf, &fr), c.fullCheck(buf, &sr) == nil
 		if fast && !full {
 			t.Errorf("fast path accepts what the full check refuses: %q", q)
+		}
+		if fast && full {
+			assert.ElementsMatch(t, sr.columns, fr.columns, "columns to resolve: %q", q)
+			assert.ElementsMatch(t, sr.calls, fr.calls, "calls to resolve: %q", q)
 		}
 		if full && !fast && !strings.Contains(strings.ToUpper(q), "TABLESAMPLE") && !strings.Contains(strings.ToUpper(q), "OPERATOR(") {
 			t.Errorf("fast path sends an accepted query to the full check: %q", q)

@@ -33,12 +33,14 @@ var (
 	numAExprName     = (&pg_query.A_Expr{}).ProtoReflect().Descriptor().Fields().ByName("name").Number()
 	numColumnFields  = (&pg_query.ColumnRef{}).ProtoReflect().Descriptor().Fields().ByName("fields").Number()
 	numIndirection   = (&pg_query.A_Indirection{}).ProtoReflect().Descriptor().Fields().ByName("indirection").Number()
+	numSortUseOp     = (&pg_query.SortBy{}).ProtoReflect().Descriptor().Fields().ByName("use_op").Number()
+	numSubLinkOper   = (&pg_query.SubLink{}).ProtoReflect().Descriptor().Fields().ByName("oper_name").Number()
 )
 
 // fastOK reports whether the encoded parse result certainly passes the
 // check: one statement, a SELECT, and nothing below it the full check
 // would refuse.
-func (c *Checker) fastOK(buf []byte) bool {
+func (c *Checker) fastOK(buf []byte, res *resolution) bool {
 	var stmt []byte
 	n := 0
 	ok := fields(buf, func(num protowire.Number, typ protowire.Type, v []byte) bool {
@@ -63,7 +65,7 @@ func (c *Checker) fastOK(buf []byte) bool {
 	if nodeKind(node) != numNodeSelect {
 		return false
 	}
-	return c.fastWalk(descNode, node)
+	return c.fastWalk(descNode, node, res)
 }
 
 // fields calls f for every field of an encoded message, with the value's
@@ -105,15 +107,15 @@ func nodeKind(node []byte) protowire.Number {
 }
 
 // fastWalk checks an encoded message of type md and everything below it.
-func (c *Checker) fastWalk(md protoreflect.MessageDescriptor, b []byte) bool {
+func (c *Checker) fastWalk(md protoreflect.MessageDescriptor, b []byte, res *resolution) bool {
 	name := md.Name()
 	switch name {
 	case "FuncCall":
-		if !c.fastFunc(b) {
+		if !c.fastFunc(b, res) {
 			return false
 		}
 	case "ColumnRef", "A_Indirection":
-		if !c.fastAttribute(name, b) {
+		if !c.fastAttribute(name, b, res) {
 			return false
 		}
 	case "RangeTableSample":
@@ -132,7 +134,7 @@ func (c *Checker) fastWalk(md protoreflect.MessageDescriptor, b []byte) bool {
 			return false
 		case name == "CommonTableExpr" && num == numCTEQuery && nodeKind(v) != numNodeSelect:
 			return false
-		case name == "A_Expr" && num == numAExprName:
+		case name == "A_Expr" && num == numAExprName, name == "SortBy" && num == numSortUseOp, name == "SubLink" && num == numSubLinkOper:
 			// An operator written OPERATOR(schema.op) has a qualified
 			// name: the full check decides.
 			if opParts++; opParts > 1 {
@@ -149,13 +151,13 @@ func (c *Checker) fastWalk(md protoreflect.MessageDescriptor, b []byte) bool {
 		if fd.Kind() != protoreflect.MessageKind {
 			return true // a string or packed scalars
 		}
-		return c.fastWalk(fd.Message(), v)
+		return c.fastWalk(fd.Message(), v, res)
 	})
 }
 
 // fastFunc reports whether an encoded FuncCall names an allow-listed
 // function (see Checker.checkFunc).
-func (c *Checker) fastFunc(b []byte) bool {
+func (c *Checker) fastFunc(b []byte, res *resolution) bool {
 	var parts []string
 	if !fields(b, func(num protowire.Number, typ protowire.Type, v []byte) bool {
 		if num != numFuncName {
@@ -169,6 +171,9 @@ func (c *Checker) fastFunc(b []byte) bool {
 	}) {
 		return false
 	}
+	if len(parts) == 1 {
+		res.call(parts[0])
+	}
 	return len(parts) > 0 && c.allowed(parts)
 }
 
@@ -176,7 +181,7 @@ func (c *Checker) fastFunc(b []byte) bool {
 // certainly calls no function in attribute notation (see
 // Checker.attributeCall): the last name of a qualified column reference,
 // and every field a field selection names.
-func (c *Checker) fastAttribute(kind protoreflect.Name, b []byte) bool {
+func (c *Checker) fastAttribute(kind protoreflect.Name, b []byte, res *resolution) bool {
 	num := numColumnFields
 	if kind == "A_Indirection" {
 		num = numIndirection
@@ -191,13 +196,23 @@ func (c *Checker) fastAttribute(kind protoreflect.Name, b []byte) bool {
 		last = ""
 		if s, isString := nodeString(v); isString {
 			last = s
-			if kind == "A_Indirection" && c.attributeCall(s) {
-				return false
+			if kind == "A_Indirection" {
+				if c.attributeCall(s) {
+					return false
+				}
+				c.attribute(s, res)
 			}
 		}
 		return true
 	})
-	return ok && (kind == "A_Indirection" || n < 2 || last == "" || !c.attributeCall(last))
+	if !ok || kind == "A_Indirection" || n < 2 || last == "" {
+		return ok
+	}
+	if c.attributeCall(last) {
+		return false
+	}
+	c.attribute(last, res)
+	return true
 }
 
 // nodeString decodes a Node holding a String.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,9 +60,16 @@ type outcome struct {
 // one statement. The connection is closed whenever it may be left in an
 // unknown state (a broken read, a cancel request, a COPY), which also
 // ends the transaction on the server.
-func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q string, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
+func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q, probe string, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
 	fe := pc.Frontend()
 	fe.Send(&pgproto3.Query{String: e.setupSQL(timeout)})
+	// Phases end with a ReadyForQuery each: the setup, the probe when
+	// there is one (see Executor.resolveSQL), the statement, the rollback.
+	stmtPhase := 1
+	if probe != "" {
+		fe.Send(&pgproto3.Query{String: probe})
+		stmtPhase = 2
+	}
 	fe.Send(&pgproto3.Parse{Query: q})
 	if describeOnly {
 		fe.Send(&pgproto3.Describe{ObjectType: 'S'})
@@ -93,6 +101,7 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q string, ma
 	out := &outcome{}
 	var (
 		setupErr, stmtErr *pgconn.PgError
+		probeErr          *pgconn.PgError
 		oids              []uint32
 		empty, copying    bool
 		readErr           error
@@ -101,7 +110,7 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q string, ma
 		resultBytes       int
 		overResult        bool
 	)
-	for phase := 0; phase < 3; {
+	for phase := 0; phase < stmtPhase+2; {
 		msg, err := pc.ReceiveMessage(context.Background())
 		if err != nil {
 			readErr = err
@@ -119,11 +128,13 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q string, ma
 			switch {
 			case phase == 0 && setupErr == nil:
 				setupErr = pe
-			case phase == 1 && stmtErr == nil:
+			case phase < stmtPhase && probeErr == nil && setupErr == nil:
+				probeErr = pe
+			case phase == stmtPhase && stmtErr == nil:
 				stmtErr = pe
 			}
 		case *pgproto3.RowDescription:
-			if phase == 1 {
+			if phase == stmtPhase {
 				out.columns = make([]string, len(m.Fields))
 				oids = make([]uint32, len(m.Fields))
 				for i, f := range m.Fields {
@@ -132,7 +143,7 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q string, ma
 				}
 			}
 		case *pgproto3.DataRow:
-			if phase != 1 {
+			if phase != stmtPhase {
 				continue
 			}
 			if len(out.rows) >= maxRows {
@@ -158,7 +169,7 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q string, ma
 			}
 			out.rows = append(out.rows, row)
 		case *pgproto3.EmptyQueryResponse:
-			if phase == 1 {
+			if phase == stmtPhase {
 				empty = true
 			}
 		case *pgproto3.CopyInResponse, *pgproto3.CopyOutResponse, *pgproto3.CopyBothResponse:
@@ -192,6 +203,8 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q string, ma
 	case setupErr != nil:
 		return nil, fmt.Errorf("%w: postgres: session setup failed (check Options.Role and SearchPath): %s (SQLSTATE %s)",
 			text2sql.ErrInvalidConfig, setupErr.Message, setupErr.Code)
+	case probeErr != nil:
+		return &outcome{err: probeError(probeErr)}, nil
 	case stmtErr != nil && (stmtErr.Code == "57014" || cancelled):
 		return &outcome{err: timeoutError(timeout)}, nil
 	case stmtErr != nil:
@@ -200,6 +213,20 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q string, ma
 		return &outcome{err: &text2sql.SQLError{Kind: text2sql.KindEmpty, Message: "no SQL statement"}}, nil
 	}
 	return out, nil
+}
+
+// probeError turns the failure of the resolution probe into the refusal:
+// the probe casts the names it found to an integer, so the server's
+// message (22P02, invalid input syntax for type integer: "f, g") carries
+// them. Any other failure of the probe refuses the statement too.
+func probeError(pe *pgconn.PgError) *text2sql.SQLError {
+	found := pe.Message
+	if i := strings.IndexByte(found, '"'); i >= 0 && pe.Code == "22P02" {
+		found = strings.TrimSuffix(found[i+1:], `"`)
+	}
+	return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+		Message: "the server's catalog has function " + found + " where the check took the name for a column (attribute notation x.f calls f(x)) or for a built-in function; not on the allow-list",
+		Hint:    "qualify built-in functions with pg_catalog, or allow the function with Options.AllowFunctions"}
 }
 
 func timeoutError(limit time.Duration) *text2sql.SQLError {

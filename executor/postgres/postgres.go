@@ -415,13 +415,14 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		res.Duration = time.Since(start)
 		return res, nil
 	}
-	if se := e.precheck(req.SQL); se != nil {
+	names, se := e.precheck(req.SQL)
+	if se != nil {
 		res.Error = se
 		return done()
 	}
 	maxRows, timeout := executor.Limits(req, e.opts.MaxRows, e.opts.Timeout)
 	q := sqltext.StripTrailing(req.SQL)
-	out, err := e.roundTrip(ctx, q, maxRows, timeout, false)
+	out, err := e.roundTrip(ctx, q, e.resolveSQL(names), maxRows, timeout, false)
 	if err != nil {
 		return nil, err
 	}
@@ -446,11 +447,12 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if se := e.precheck(query); se != nil {
+	names, se := e.precheck(query)
+	if se != nil {
 		return se
 	}
 	_, timeout := executor.Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
-	out, err := e.roundTrip(ctx, sqltext.StripTrailing(query), 0, timeout, true)
+	out, err := e.roundTrip(ctx, sqltext.StripTrailing(query), e.resolveSQL(names), 0, timeout, true)
 	if err != nil {
 		return err
 	}
@@ -460,16 +462,63 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 	return nil
 }
 
-// precheck bounds the text and runs the statement check.
-func (e *Executor) precheck(query string) *text2sql.SQLError {
+// precheck bounds the text and runs the statement check; it returns the
+// names the server must resolve as the check assumed.
+func (e *Executor) precheck(query string) (resolution, *text2sql.SQLError) {
+	var names resolution
 	if len(query) > e.opts.MaxSQLLength {
-		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+		return names, &text2sql.SQLError{Kind: text2sql.KindTooLarge,
 			Message: "the statement is " + strconv.Itoa(len(query)) + " bytes; the limit is " + strconv.Itoa(e.opts.MaxSQLLength)}
 	}
 	if e.opts.skipCheck {
-		return nil
+		return names, nil
 	}
-	return e.checker.CheckSQL(query)
+	return names, e.checker.check(query, &names)
+}
+
+// resolveSQL returns the query that has the server confirm, inside the
+// statement's own transaction and so with the catalog as the statement
+// will see it, what the check assumed of the names it left to the server
+// (see resolution): that no function, in any schema, has a name taken
+// for a column in attribute position, and that no allowed function
+// called without a schema has a volatile namesake outside pg_catalog
+// (AllowFunctions names excepted). Functions created after Open are so
+// decided like the others. When an assumption fails the query fails with
+// the function names in its message (see probeError); "" when there is
+// nothing to confirm.
+func (e *Executor) resolveSQL(r resolution) string {
+	var calls []string
+	for _, c := range r.calls {
+		if !e.checker.extra[c] {
+			calls = append(calls, c)
+		}
+	}
+	if len(r.columns) == 0 && len(calls) == 0 {
+		return ""
+	}
+	// The first condition lets the server look the names up by index.
+	return "SELECT pg_catalog.string_agg(DISTINCT p.proname, ', ')::int FROM pg_catalog.pg_proc p WHERE p.proname = ANY (" +
+		textArray(append(append([]string(nil), r.columns...), calls...)) + ") AND (p.proname = ANY (" + textArray(r.columns) +
+		") OR p.pronamespace <> 'pg_catalog'::regnamespace AND p.provolatile = 'v') HAVING pg_catalog.count(*) > 0"
+}
+
+// textArray renders names as a text[] literal under standard_conforming_strings.
+func textArray(names []string) string {
+	seen := map[string]bool{}
+	var b strings.Builder
+	b.WriteString("ARRAY[")
+	for _, n := range names {
+		if seen[n] {
+			continue
+		}
+		if len(seen) > 0 {
+			b.WriteString(", ")
+		}
+		seen[n] = true
+		b.WriteString("'" + strings.ReplaceAll(n, "'", "''") + "'")
+	}
+	b.WriteString("]::text[]")
+	return b.String()
 }
 
 // setupSQL is the simple-protocol text that opens the guarded
@@ -535,7 +584,7 @@ func kilobytes(n int64) string { return strconv.FormatInt(n>>10, 10) }
 var errConnBroken = errors.New("postgres: connection broken")
 
 // roundTrip runs the pipeline on a dedicated connection of the pool.
-func (e *Executor) roundTrip(ctx context.Context, q string, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
+func (e *Executor) roundTrip(ctx context.Context, q, probe string, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -558,7 +607,7 @@ func (e *Executor) roundTrip(ctx context.Context, q string, maxRows int, timeout
 			pc.Close(context.Background())
 			return errConnBroken
 		}
-		out, err = e.pipeline(ctx, pc, q, maxRows, timeout, describeOnly)
+		out, err = e.pipeline(ctx, pc, q, probe, maxRows, timeout, describeOnly)
 		return err
 	})
 	if err != nil {
