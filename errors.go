@@ -46,6 +46,7 @@ const (
 	KindMultipleStatements ErrorKind = "multiple_statements" // more than one statement (refusal)
 	KindForbiddenFunction  ErrorKind = "forbidden_function"  // a function not on the allow-list (refusal)
 	KindForbiddenStatement ErrorKind = "forbidden_statement" // ATTACH, PRAGMA, VACUUM, COPY, SET, transaction control (refusal)
+	KindForbiddenTable     ErrorKind = "forbidden_table"     // a system catalog table or view, such as pg_authid (refusal)
 	KindEmpty              ErrorKind = "empty"               // no statement at all (refusal)
 	KindDialect            ErrorKind = "dialect"             // a construct of another dialect (refusal)
 	KindSyntax             ErrorKind = "syntax"              // the engine cannot parse it
@@ -60,7 +61,7 @@ const (
 // ran), as opposed to an error raised by the engine.
 func (k ErrorKind) Refusal() bool {
 	switch k {
-	case KindNotReadOnly, KindMultipleStatements, KindForbiddenFunction, KindForbiddenStatement, KindEmpty, KindDialect:
+	case KindNotReadOnly, KindMultipleStatements, KindForbiddenFunction, KindForbiddenStatement, KindForbiddenTable, KindEmpty, KindDialect:
 		return true
 	}
 	return false

@@ -129,7 +129,7 @@ type ResultBody struct {
 
 // SQLErrorBody is a refused or failing statement. Kind is a
 // text2sql.ErrorKind: "not_read_only", "multiple_statements",
-// "forbidden_function", "forbidden_statement", "empty", "dialect",
+// "forbidden_function", "forbidden_statement", "forbidden_table", "empty", "dialect",
 // "syntax", "unknown_table", "unknown_column", "timeout", "too_large",
 // "runtime". Refused is true when the statement never reached the engine.
 type SQLErrorBody struct {

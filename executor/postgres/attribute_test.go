@@ -295,3 +295,48 @@ func TestCatalogChangesAfterOpen(t *testing.T) {
 		}
 	}
 }
+
+// Findings of the attack on the guard: system catalog relations (whose
+// views run the denied functions for the reader), operators of other
+// schemas in ORDER BY … USING and subquery comparisons, SQL/JSON syntax
+// an older server reads as a plain call, and validators that load
+// libraries are refused before they reach the server.
+func TestSystemRelationsAndSyntax(t *testing.T) {
+	db, _ := testDB(t, attackDB...)
+	e := newExec(t, db, Options{})
+	for q, kind := range map[string]text2sql.ErrorKind{
+		`SELECT * FROM pg_hba_file_rules`:                                         text2sql.KindForbiddenTable,
+		`SELECT sourcefile, name, setting FROM pg_file_settings`:                  text2sql.KindForbiddenTable,
+		`SELECT pid, usename, query FROM pg_stat_activity`:                        text2sql.KindForbiddenTable,
+		`SELECT rolpassword FROM pg_catalog.pg_authid`:                            text2sql.KindForbiddenTable,
+		`SELECT name FROM users WHERE EXISTS (SELECT 1 FROM pg_settings)`:         text2sql.KindForbiddenTable,
+		`SELECT * FROM users u JOIN "pg_locks" l ON true`:                         text2sql.KindForbiddenTable,
+		`SELECT name FROM users ORDER BY name USING OPERATOR(public.<)`:           text2sql.KindForbiddenFunction,
+		`SELECT 'a' OPERATOR(public.=) ANY (SELECT name FROM users)`:              text2sql.KindForbiddenFunction,
+		`SELECT fmgr_c_validator(p.oid) FROM pg_proc p`:                           text2sql.KindForbiddenFunction,
+		`SELECT fmgr_sql_validator(1)`:                                            text2sql.KindForbiddenFunction,
+		`SELECT name FROM pg_available_extensions`:                                text2sql.KindForbiddenTable,
+		`SELECT pg_available_extension_versions()`:                                text2sql.KindForbiddenFunction,
+		`SELECT JSON_SCALAR(1)`:                                                   text2sql.KindDialect,
+		`SELECT JSON_SERIALIZE('{}'::json)`:                                       text2sql.KindDialect,
+		`SELECT JSON_VALUE('{"a":1}'::jsonb, '$.a')`:                              text2sql.KindDialect,
+		`SELECT * FROM JSON_TABLE('[1]'::jsonb, '$[*]' COLUMNS (x int PATH '$'))`: text2sql.KindDialect,
+	} {
+		wantRefused(t, e, q, kind)
+	}
+	// information_schema describes the database's own tables and stays
+	// readable; a table whose name merely contains pg_ too.
+	res := run(t, e, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_name = 'users'`)
+	require.Nil(t, res.Error)
+	assert.Equal(t, [][]any{{"users"}}, res.Rows)
+}
+
+// A server message quoting a huge value is cut.
+func TestLongErrorMessage(t *testing.T) {
+	db, _ := testDB(t)
+	e := newExec(t, db, Options{})
+	res := run(t, e, `SELECT repeat('x', 15000000)::int`)
+	require.NotNil(t, res.Error)
+	assert.Less(t, len(res.Error.Message), 3000)
+	assert.Contains(t, res.Error.Message, "bytes)")
+}

@@ -325,15 +325,63 @@ func (c *Checker) checkNode(m proto.Message, res *resolution) *text2sql.SQLError
 		if op := names(n.Name); len(op) > 1 && !(len(op) == 2 && op[0] == "pg_catalog") {
 			return operatorError(op)
 		}
+	case *pg_query.RangeVar:
+		if systemRelation(n) {
+			return &text2sql.SQLError{Kind: text2sql.KindForbiddenTable,
+				Message: "relation " + relationName(n) + " is part of the system catalog; only the database's own tables and views may be read",
+				Hint:    "query the application's tables; information_schema describes them"}
+		}
 	case *pg_query.RawStmt:
 	default:
+		name := string(m.ProtoReflect().Descriptor().Name())
+		if v, old := c.cat.tooNew(name); old {
+			return &text2sql.SQLError{Kind: text2sql.KindDialect,
+				Message: fmt.Sprintf("%s syntax needs PostgreSQL %d; this server is PostgreSQL %d", sqlJSONName(name), v, c.cat.major)}
+		}
 		// Any other statement node below the top (none but WITH queries
 		// can hold one, but the check does not rely on the grammar).
-		if strings.HasSuffix(string(m.ProtoReflect().Descriptor().Name()), "Stmt") {
+		if strings.HasSuffix(name, "Stmt") {
 			return statementError(m, "")
 		}
 	}
 	return nil
+}
+
+// systemRelation reports whether a relation reference reads the system
+// catalog: a relation of pg_catalog or pg_toast, or an unqualified name
+// starting with pg_ (every pg_catalog relation's name does, and
+// pg_catalog comes first on every search path unless it is listed), whose
+// views show other sessions' queries, settings, configuration files and
+// password hashes to a login allowed to read them.
+func systemRelation(rv *pg_query.RangeVar) bool {
+	switch rv.Schemaname {
+	case "pg_catalog", "pg_toast":
+		return true
+	case "":
+		return strings.HasPrefix(rv.Relname, "pg_")
+	}
+	return false
+}
+
+// relationName renders a relation reference as written, qualified.
+func relationName(rv *pg_query.RangeVar) string {
+	if rv.Schemaname != "" {
+		return rv.Schemaname + "." + rv.Relname
+	}
+	return rv.Relname
+}
+
+// sqlJSONName names the SQL/JSON construct a parse node stands for.
+func sqlJSONName(node string) string {
+	switch node {
+	case "JsonFuncExpr":
+		return "JSON_EXISTS/JSON_QUERY/JSON_VALUE"
+	case "MergeSupportFunc":
+		return "MERGE_ACTION"
+	case "JsonIsPredicate":
+		return "IS JSON"
+	}
+	return "SQL/JSON (" + node + ")"
 }
 
 func isSelect(m proto.Message) bool {

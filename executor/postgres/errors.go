@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"strconv"
+	"unicode/utf8"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -40,10 +41,28 @@ func kindOf(code, msg string) text2sql.ErrorKind {
 // sqlError turns a server error into a *text2sql.SQLError with its
 // SQLSTATE, and for unknown tables and columns a hint that knows
 // PostgreSQL's case folding and schemas.
+// maxMessage bounds the server's message and detail in a SQLError, in
+// bytes: a message quotes the offending value (invalid input syntax for
+// type integer: "…"), which a statement can make megabytes long.
+const maxMessage = 2048
+
+// cutMessage cuts s to maxMessage bytes at a rune boundary, saying how
+// long it was.
+func cutMessage(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	i := maxMessage
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
 func (e *Executor) sqlError(pe *pgconn.PgError, query string) *text2sql.SQLError {
-	msg := pe.Message
+	msg := cutMessage(pe.Message)
 	if pe.Detail != "" {
-		msg += " (" + pe.Detail + ")"
+		msg += " (" + cutMessage(pe.Detail) + ")"
 	}
 	if pe.Position > 0 {
 		msg += " (at character " + strconv.Itoa(int(pe.Position)) + ")"

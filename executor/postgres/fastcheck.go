@@ -21,20 +21,22 @@ var (
 	descString      = (&pg_query.String{}).ProtoReflect().Descriptor()
 	descSelect      = (&pg_query.SelectStmt{}).ProtoReflect().Descriptor()
 
-	numStmts         = descParseResult.Fields().ByName("stmts").Number()
-	numRawStmt       = (&pg_query.RawStmt{}).ProtoReflect().Descriptor().Fields().ByName("stmt").Number()
-	numNodeSelect    = descNode.Fields().ByName("select_stmt").Number()
-	numNodeString    = descNode.Fields().ByName("string").Number()
-	numStringSval    = descString.Fields().ByName("sval").Number()
-	numSelectInto    = descSelect.Fields().ByName("into_clause").Number()
-	numSelectLocking = descSelect.Fields().ByName("locking_clause").Number()
-	numCTEQuery      = (&pg_query.CommonTableExpr{}).ProtoReflect().Descriptor().Fields().ByName("ctequery").Number()
-	numFuncName      = (&pg_query.FuncCall{}).ProtoReflect().Descriptor().Fields().ByName("funcname").Number()
-	numAExprName     = (&pg_query.A_Expr{}).ProtoReflect().Descriptor().Fields().ByName("name").Number()
-	numColumnFields  = (&pg_query.ColumnRef{}).ProtoReflect().Descriptor().Fields().ByName("fields").Number()
-	numIndirection   = (&pg_query.A_Indirection{}).ProtoReflect().Descriptor().Fields().ByName("indirection").Number()
-	numSortUseOp     = (&pg_query.SortBy{}).ProtoReflect().Descriptor().Fields().ByName("use_op").Number()
-	numSubLinkOper   = (&pg_query.SubLink{}).ProtoReflect().Descriptor().Fields().ByName("oper_name").Number()
+	numStmts          = descParseResult.Fields().ByName("stmts").Number()
+	numRawStmt        = (&pg_query.RawStmt{}).ProtoReflect().Descriptor().Fields().ByName("stmt").Number()
+	numNodeSelect     = descNode.Fields().ByName("select_stmt").Number()
+	numNodeString     = descNode.Fields().ByName("string").Number()
+	numStringSval     = descString.Fields().ByName("sval").Number()
+	numSelectInto     = descSelect.Fields().ByName("into_clause").Number()
+	numSelectLocking  = descSelect.Fields().ByName("locking_clause").Number()
+	numCTEQuery       = (&pg_query.CommonTableExpr{}).ProtoReflect().Descriptor().Fields().ByName("ctequery").Number()
+	numFuncName       = (&pg_query.FuncCall{}).ProtoReflect().Descriptor().Fields().ByName("funcname").Number()
+	numAExprName      = (&pg_query.A_Expr{}).ProtoReflect().Descriptor().Fields().ByName("name").Number()
+	numColumnFields   = (&pg_query.ColumnRef{}).ProtoReflect().Descriptor().Fields().ByName("fields").Number()
+	numIndirection    = (&pg_query.A_Indirection{}).ProtoReflect().Descriptor().Fields().ByName("indirection").Number()
+	numSortUseOp      = (&pg_query.SortBy{}).ProtoReflect().Descriptor().Fields().ByName("use_op").Number()
+	numSubLinkOper    = (&pg_query.SubLink{}).ProtoReflect().Descriptor().Fields().ByName("oper_name").Number()
+	numRangeVarSchema = (&pg_query.RangeVar{}).ProtoReflect().Descriptor().Fields().ByName("schemaname").Number()
+	numRangeVarRel    = (&pg_query.RangeVar{}).ProtoReflect().Descriptor().Fields().ByName("relname").Number()
 )
 
 // fastOK reports whether the encoded parse result certainly passes the
@@ -118,11 +120,14 @@ func (c *Checker) fastWalk(md protoreflect.MessageDescriptor, b []byte, res *res
 		if !c.fastAttribute(name, b, res) {
 			return false
 		}
-	case "RangeTableSample":
-		return false // rare: the full check looks at the method
+	case "RangeTableSample", "RangeVar":
+		// Rare, or a relation's name decides: the full check looks.
+		if name == "RangeTableSample" || !c.fastRelation(b) {
+			return false
+		}
 	case "RawStmt", "SelectStmt":
 	default:
-		if strings.HasSuffix(string(name), "Stmt") {
+		if _, old := c.cat.tooNew(string(name)); old || strings.HasSuffix(string(name), "Stmt") {
 			return false
 		}
 	}
@@ -213,6 +218,22 @@ func (c *Checker) fastAttribute(kind protoreflect.Name, b []byte, res *resolutio
 	}
 	c.attribute(last, res)
 	return true
+}
+
+// fastRelation reports whether an encoded RangeVar certainly names no
+// system relation (see systemRelation).
+func (c *Checker) fastRelation(b []byte) bool {
+	var schema, rel string
+	ok := fields(b, func(num protowire.Number, typ protowire.Type, v []byte) bool {
+		switch num {
+		case numRangeVarSchema:
+			schema = string(v)
+		case numRangeVarRel:
+			rel = string(v)
+		}
+		return true
+	})
+	return ok && !systemRelation(&pg_query.RangeVar{Schemaname: schema, Relname: rel})
 }
 
 // nodeString decodes a Node holding a String.

@@ -66,6 +66,8 @@ var deniedCategories = []struct {
 	{"runs a query or dumps a table, schema or database given as text", []string{"query_to_xml*", "cursor_to_xml*",
 		"table_to_xml*", "schema_to_xml*", "database_to_xml*", "ts_stat", "ts_rewrite"}},
 	{"reaches other servers", []string{"dblink*", "postgres_fdw_*"}},
+	{"loads libraries or reads the server's installation files", []string{"*_validator", "pg_available_extension*",
+		"pg_extension_update_paths", "pg_tablespace_location", "pg_relation_filepath"}},
 }
 
 // denied returns what a denied category's function does, or "".
@@ -89,6 +91,9 @@ type Catalog struct {
 	allowed map[string]bool
 	why     map[string]string // a refused pg_catalog name → the reason
 	known   map[string]bool
+	// major is the server's major version (0: not known), for the
+	// constructs the parser knows and older servers read otherwise.
+	major int
 }
 
 // proc is one pg_proc row as the rule reads it.
@@ -142,7 +147,31 @@ func LoadCatalog(ctx context.Context, db *sql.DB) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newCatalog(procs), nil
+	c := newCatalog(procs)
+	var num int
+	if err := db.QueryRowContext(ctx, `SHOW server_version_num`).Scan(&num); err != nil {
+		return nil, fmt.Errorf("postgres: server version: %w", err)
+	}
+	c.major = num / 10000
+	return c, nil
+}
+
+// newerSyntax are the parse nodes of SQL/JSON constructs added after
+// PostgreSQL 15, by the major version that has them. An older server
+// parses the same text as a call of an ordinary function by that name
+// (JSON_SCALAR(x) as json_scalar(x)), which the check did not decide; so
+// they are refused on older servers (KindDialect).
+var newerSyntax = map[string]int{
+	"JsonObjectConstructor": 16, "JsonArrayConstructor": 16, "JsonArrayQueryConstructor": 16,
+	"JsonObjectAgg": 16, "JsonArrayAgg": 16, "JsonIsPredicate": 16,
+	"JsonFuncExpr": 17, "JsonTable": 17, "JsonScalarExpr": 17, "JsonSerializeExpr": 17, "MergeSupportFunc": 17,
+}
+
+// tooNew reports whether the parse node named node needs a newer server
+// than the catalog's, and that version.
+func (c *Catalog) tooNew(node string) (int, bool) {
+	v, ok := newerSyntax[node]
+	return v, ok && c.major > 0 && c.major < v
 }
 
 func loadProcs(ctx context.Context, db *sql.DB) ([]proc, error) {
