@@ -80,7 +80,7 @@ type Options struct {
 	// KindTooLarge before it is checked.
 	MaxSQLLength int
 	// MaxResultBytes bounds the memory of one result: the bytes of its
-	// values plus 16 per value (default executor.DefaultMaxResultBytes,
+	// values plus executor.ValueOverhead per value (default executor.DefaultMaxResultBytes,
 	// 32 MiB). Reading stops as soon as a row passes it and the execution
 	// fails with KindTooLarge. On a handle made by Open the socket also
 	// stops reading MaxResultBytes plus 4 MiB into a statement's

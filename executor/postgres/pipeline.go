@@ -28,9 +28,6 @@ const (
 	minBodyLen = 64 << 10
 	// pgMaxBodyLen is pgproto3's default limit, restored afterwards.
 	pgMaxBodyLen = 0x3fffffff - 1
-	// valueOverhead is what a value costs beyond its bytes when a result
-	// is measured against MaxResultBytes (as in the SQLite executor).
-	valueOverhead = 16
 )
 
 // rollbackSQL ends every guarded transaction. Session-level advisory
@@ -151,7 +148,7 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q, probe str
 				continue
 			}
 			for _, v := range m.Values {
-				resultBytes += len(v) + valueOverhead
+				resultBytes += len(v) + executor.ValueOverhead
 			}
 			if resultBytes > e.opts.MaxResultBytes {
 				overResult = true

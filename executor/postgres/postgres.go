@@ -137,7 +137,8 @@ type Options struct {
 	// closed, which ends the statement on the server).
 	MaxRowBytes int
 	// MaxResultBytes bounds one result: the bytes of its values in text
-	// form plus 16 per value, counted while the rows arrive (default
+	// form plus executor.ValueOverhead per value, counted while the rows
+	// arrive (default
 	// DefaultMaxResultBytes). A larger result stops the execution with
 	// KindTooLarge (the connection is closed, which ends the statement
 	// on the server).

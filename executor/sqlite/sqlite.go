@@ -75,7 +75,8 @@ type Options struct {
 	// DefaultMaxSQLLength).
 	MaxSQLLength int
 	// MaxResultBytes bounds the memory of one result: the bytes of its
-	// strings and blobs plus 16 per value (default DefaultMaxResultBytes).
+	// strings and blobs plus executor.ValueOverhead per value (default
+	// DefaultMaxResultBytes).
 	// Reading stops when it is passed and the execution fails with
 	// KindTooLarge, so 1,000 rows of 10 MiB blobs cannot exhaust memory.
 	MaxResultBytes int
@@ -368,7 +369,7 @@ func (e *Executor) run(ctx context.Context, c *guardedConn, q string, maxRows in
 		row := make([]any, len(dest))
 		for i, v := range dest {
 			row[i] = rawValue(v)
-			size += 16
+			size += executor.ValueOverhead
 			switch x := row[i].(type) {
 			case string:
 				size += len(x)
