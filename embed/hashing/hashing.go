@@ -129,7 +129,7 @@ func (e *Embedder) Embed(text string) []float32 {
 	const groupBits = 3
 	fs := make([]uint64, 0, 8*len(text)+8)
 	for _, t := range bm25.Tokenize(text) {
-		fs = append(fs, hashString('w', t, "")&^groupBits|0)
+		fs = append(fs, hashString('w', t, "")&^groupBits) // group 0
 	}
 	words := bm25.Words(text)
 	for i := 1; i < len(words); i++ {

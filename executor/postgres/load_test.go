@@ -124,7 +124,7 @@ func TestCopySQLite(t *testing.T) {
 	}
 
 	// Folded names: the plain ones in lower case, the rest exact.
-	rep, err = CopySQLite(ctx, src, db, "folded", CopyOptions{FoldNames: true})
+	_, err = CopySQLite(ctx, src, db, "folded", CopyOptions{FoldNames: true})
 	if err != nil {
 		t.Fatal(err)
 	}
