@@ -13,6 +13,7 @@ import (
 	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/retriever"
+	"github.com/text2sql-go/text2sql/schema"
 )
 
 // recursiveCTE is the negative control of C1 #6: it must run everywhere
@@ -138,21 +139,7 @@ func TestOneChokePointPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ret, err := retriever.NewHybrid(ctx, retriever.HybridOptions{Schema: ex.Schema()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pipeline := func(model text2sql.Model) *text2sql.Pipeline {
-		gen, err := generator.New(model, generator.Options{Dialect: text2sql.DialectPostgres})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := text2sql.New(text2sql.Config{Retriever: ret, Generator: gen, Executor: ex, MaxRepairs: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	pipeline := enginePipeline(t, ex, ex.Schema(), text2sql.DialectPostgres)
 	cases := []string{
 		"DROP TABLE t",
 		"DROP TABLE users;",
@@ -195,6 +182,28 @@ func TestOneChokePointPostgres(t *testing.T) {
 	}
 }
 
+// enginePipeline returns a builder of pipelines over ex (a server's
+// guarded executor) whose model is the one given, with the hybrid
+// retriever on sch and no repairs.
+func enginePipeline(t *testing.T, ex text2sql.Executor, sch *schema.Database, dialect text2sql.Dialect) func(text2sql.Model) *text2sql.Pipeline {
+	t.Helper()
+	ret, err := retriever.NewHybrid(context.Background(), retriever.HybridOptions{Schema: sch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(model text2sql.Model) *text2sql.Pipeline {
+		gen, err := generator.New(model, generator.Options{Dialect: dialect})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := text2sql.New(text2sql.Config{Retriever: ret, Generator: gen, Executor: ex, MaxRepairs: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
 func kindOf(e *SQLErrorBody) text2sql.ErrorKind {
 	if e == nil {
 		return ""
@@ -215,21 +224,7 @@ func TestOneChokePointMariaDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ret, err := retriever.NewHybrid(ctx, retriever.HybridOptions{Schema: ex.Schema()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pipeline := func(model text2sql.Model) *text2sql.Pipeline {
-		gen, err := generator.New(model, generator.Options{Dialect: text2sql.DialectMySQL})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := text2sql.New(text2sql.Config{Retriever: ret, Generator: gen, Executor: ex, MaxRepairs: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	pipeline := enginePipeline(t, ex, ex.Schema(), text2sql.DialectMySQL)
 	file := filepath.Join(os.TempDir(), dbtest.Name("text2sql_pwn"))
 	cases := []string{
 		"SELECT 1 /*! INTO OUTFILE '" + file + "' */ FROM DUAL",
