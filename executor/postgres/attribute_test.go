@@ -16,14 +16,16 @@ import (
 
 // serverState digests what the attribute-notation attacks of issue 9
 // changed on the server, beyond the database (state): statistics reset
-// times, replication slots and the sessions of the database.
+// times, replication slots and the files at the top of the data
+// directory.
 func serverState(t testing.TB, db *sql.DB) string {
 	t.Helper()
 	var s string
 	require.NoError(t, db.QueryRow(`SELECT coalesce((SELECT stats_reset::text FROM pg_stat_bgwriter), '') || '/' ||
 		coalesce((SELECT stats_reset::text FROM pg_stat_database WHERE datname = current_database()), '') || '/' ||
 		(SELECT count(*) FROM pg_replication_slots)::text || '/' ||
-		coalesce((SELECT string_agg(slot_name, ',') FROM pg_replication_slots), '')`).Scan(&s))
+		coalesce((SELECT string_agg(slot_name, ',') FROM pg_replication_slots), '') || '/' ||
+		(SELECT string_agg(f, ',' ORDER BY f) FROM pg_ls_dir('.') f)`).Scan(&s))
 	return s
 }
 
