@@ -34,6 +34,10 @@ var (
 	ErrModel = errors.New("text2sql: model call failed")
 	// ErrEmptyQuestion: the question is empty or only white space.
 	ErrEmptyQuestion = errors.New("text2sql: empty question")
+	// ErrNilResult is returned, wrapped with the stage's name ("retrieve:
+	// …"), when a stage — a Retriever, Planner, Generator, Executor or
+	// Judge — returns neither a value nor an error.
+	ErrNilResult = errors.New("text2sql: stage returned no result and no error")
 )
 
 // ErrorKind classifies an SQL refusal or failure. Kinds are stable strings

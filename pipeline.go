@@ -360,12 +360,17 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 
 // Execute runs sql through the configured executor with the pipeline's row
 // cap and timeout: the same guard Ask uses. A refusal or SQL error is in
-// Result.Error; the error return is for an executor that cannot work.
+// Result.Error; the error return is for an executor that cannot work, or
+// ErrNilResult for one that returned neither a result nor an error.
 func (p *Pipeline) Execute(ctx context.Context, sql string) (*Result, error) {
 	if p.cfg.Executor == nil {
 		return nil, invalidConfig("Execute needs an Executor")
 	}
-	return p.cfg.Executor.Execute(ctx, ExecuteRequest{SQL: sql, MaxRows: p.cfg.MaxRows, Timeout: p.cfg.Timeout})
+	res, err := p.cfg.Executor.Execute(ctx, ExecuteRequest{SQL: sql, MaxRows: p.cfg.MaxRows, Timeout: p.cfg.Timeout})
+	if err == nil && res == nil {
+		err = ErrNilResult
+	}
+	return res, err
 }
 
 // run is the state of one Ask or Generate call.
@@ -467,6 +472,9 @@ func (r *run) retrieve(ctx context.Context, req RetrieveRequest) error {
 	}
 	start := time.Now()
 	c, err := r.p.cfg.Retriever.Retrieve(ctx, req)
+	if err == nil && c == nil {
+		err = ErrNilResult
+	}
 	if err != nil {
 		r.trace.add(StageRetrieval, len(r.ans.Attempts), start, nil, "error: "+err.Error())
 		return fmt.Errorf("retrieve: %w", err)
@@ -495,6 +503,9 @@ func (r *run) plan(ctx context.Context, hints []string) error {
 	}
 	start := time.Now()
 	pl, err := r.p.cfg.Planner.Plan(ctx, PlanRequest{Question: r.ans.Question, Context: r.ans.Context, Attempts: r.ans.Attempts, Hints: hints})
+	if err == nil && pl == nil {
+		err = ErrNilResult
+	}
 	if err != nil {
 		var calls []ModelCall
 		if pl != nil {
@@ -526,6 +537,8 @@ func (r *run) generate(ctx context.Context, hints []string) (*Attempt, error) {
 	var calls []ModelCall
 	if c != nil {
 		calls = c.Calls
+	} else if err == nil {
+		err = ErrNilResult
 	}
 	if err != nil {
 		r.trace.add(StageSQL, a.N, start, calls, "error: "+err.Error())
@@ -563,9 +576,6 @@ func (r *run) execute(ctx context.Context, a *Attempt) error {
 	if err != nil {
 		r.trace.add(StageExecution, a.N, start, nil, "error: "+err.Error())
 		return fmt.Errorf("execute: %w", err)
-	}
-	if res == nil {
-		return fmt.Errorf("execute: executor returned no result")
 	}
 	a.Result = res
 	outcome := fmt.Sprintf("ok: %d rows", res.RowCount)
@@ -608,6 +618,9 @@ func (r *run) judge(ctx context.Context, a *Attempt) (*Verdict, error) {
 		Question: r.ans.Question, Context: r.ans.Context, Plan: r.curPlan, Current: *a, Attempts: r.ans.Attempts,
 		Warnings: a.Warnings,
 	})
+	if err == nil && v == nil {
+		err = ErrNilResult
+	}
 	if err != nil {
 		var calls []ModelCall
 		if v != nil {
