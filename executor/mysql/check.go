@@ -156,9 +156,9 @@ func (c *Checker) Prepare(query string) (string, *text2sql.SQLError) {
 			Message: "the statement is not valid UTF-8"}
 	}
 	toks := sqltext.LexMySQL(query, c.mode)
-	if n := sqltext.Nesting(toks); n > executor.MaxNesting {
+	if n := sqltext.DepthBound(toks); n > executor.MaxDepth {
 		return "", &text2sql.SQLError{Kind: text2sql.KindTooLarge,
-			Message: fmt.Sprintf("the statement nests %d levels of operators and parentheses; the limit is %d", n, executor.MaxNesting)}
+			Message: fmt.Sprintf("the statement could nest %d levels deep (its operators, keywords and names); the limit is %d", n, executor.MaxDepth)}
 	}
 	blank := []byte(query)
 	for _, t := range toks {

@@ -239,9 +239,11 @@ func TestLexingPinned(t *testing.T) {
 	assert.Equal(t, server, serverState(t, db))
 }
 
-// Statements nested deeper than executor.MaxNesting are refused before
-// the parser sees them (libpg_query crashed the process on 1+1+…+1 with
-// 30,000 terms), through Execute, Check and the offline Checker alike.
+// Statements whose depth bound passes executor.MaxDepth are refused
+// before the parser sees them (libpg_query crashed the process on
+// 1+1+…+1 with 30,000 terms, and on chains the operator count missed:
+// inside ARRAY[…], ISNULL, AT TIME ZONE, CROSS JOIN), through Execute,
+// Check and the offline Checker alike.
 func TestDeepStatements(t *testing.T) {
 	db, _ := testDB(t)
 	e := newExec(t, db, Options{})
@@ -250,6 +252,12 @@ func TestDeepStatements(t *testing.T) {
 		strings.Repeat("SELECT 1 UNION ", 65000) + "SELECT 1",
 		"SELECT " + strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000),
 		"SELECT 1 WHERE " + strings.Repeat("NOT ", 20000) + "true",
+		"SELECT ARRAY[1" + strings.Repeat("+1", 30000) + "]",
+		"SELECT true" + strings.Repeat(" ISNULL", 40000),
+		"SELECT true" + strings.Repeat(" NOTNULL", 40000),
+		"SELECT now()" + strings.Repeat(" AT TIME ZONE 'UTC'", 30000),
+		"SELECT 1 FROM users" + strings.Repeat(" CROSS JOIN users", 30000),
+		"SELECT 1 FROM users" + strings.Repeat(" NATURAL JOIN users", 30000),
 	} {
 		wantRefused(t, e, q, text2sql.KindTooLarge)
 		assert.Equal(t, text2sql.KindTooLarge, NewChecker(nil, nil).CheckSQL(q).Kind)

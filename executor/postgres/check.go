@@ -65,7 +65,7 @@ import (
 //     (KindForbiddenFunction otherwise), and TABLESAMPLE uses the
 //     built-in SYSTEM or BERNOULLI method.
 //
-// A statement nested deeper than executor.MaxNesting is KindTooLarge
+// A statement whose sqltext.DepthBound passes executor.MaxDepth is KindTooLarge
 // (before it is parsed). Text that is not valid UTF-8 is KindSyntax
 // (SQLSTATE 22021, as the
 // server would say). Text that does not parse is KindSyntax with SQLSTATE
@@ -183,9 +183,9 @@ func (c *Checker) check(query string, res *resolution) *text2sql.SQLError {
 		return &text2sql.SQLError{Kind: text2sql.KindSyntax, SQLState: "22021",
 			Message: "the statement is not valid UTF-8"}
 	}
-	if n := sqltext.Nesting(sqltext.Lex(query)); n > executor.MaxNesting {
+	if n := sqltext.DepthBound(sqltext.Lex(query)); n > executor.MaxDepth {
 		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
-			Message: fmt.Sprintf("the statement nests %d levels of operators and parentheses; the limit is %d", n, executor.MaxNesting)}
+			Message: fmt.Sprintf("the statement could nest %d levels deep (its operators, keywords and names); the limit is %d", n, executor.MaxDepth)}
 	}
 	buf, err := pgparser.ParseToProtobuf(query)
 	if err != nil {
