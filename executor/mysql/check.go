@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -393,6 +394,12 @@ func (c *Checker) checkNode(n ast.Node, cte string) *text2sql.SQLError {
 		return nil
 	case *ast.FuncCallExpr:
 		return c.checkFunc(x)
+	case *ast.TableName:
+		if systemSchemas[x.Schema.L] {
+			return &text2sql.SQLError{Kind: text2sql.KindForbiddenTable,
+				Message: "table " + x.Schema.O + "." + x.Name.O + " is part of the server's system schemas; only the database's own tables and views may be read",
+				Hint:    "query the application's tables"}
+		}
 	case *ast.AggregateFuncExpr:
 		return c.checkName(x.F, "aggregate function")
 	case *ast.WindowFuncExpr:
@@ -437,6 +444,40 @@ func intoError(o *ast.SelectIntoOption) *text2sql.SQLError {
 }
 
 // checkFunc checks a function call against the allow-list.
+// withoutStoredFunctions takes off the allow-list the names of the
+// current database's stored functions (unless the host named them in
+// extra): a name on the list that this server has no built-in for (one
+// of another MySQL or MariaDB version) would call the stored function.
+// It runs once, when the executor is made.
+func (c *Checker) withoutStoredFunctions(ctx context.Context, db *sql.DB, extra []string) error {
+	rows, err := db.QueryContext(ctx, `SELECT LOWER(ROUTINE_NAME) FROM information_schema.ROUTINES
+		WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'FUNCTION'`)
+	if err != nil {
+		return fmt.Errorf("mysql: stored functions: %w", err)
+	}
+	defer rows.Close()
+	keep := map[string]bool{}
+	for _, f := range extra {
+		keep[strings.ToLower(strings.TrimSpace(f))] = true
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return fmt.Errorf("mysql: stored functions: %w", err)
+		}
+		if !keep[name] {
+			delete(c.allow, name)
+		}
+	}
+	return rows.Err()
+}
+
+// systemSchemas hold the server's own tables and views: accounts and
+// password hashes (mysql.user, mysql.global_priv), other sessions'
+// statements (information_schema.processlist, performance_schema), the
+// server's settings.
+var systemSchemas = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true}
+
 func (c *Checker) checkFunc(f *ast.FuncCallExpr) *text2sql.SQLError {
 	name := f.FnName.L
 	if f.Schema.L != "" {

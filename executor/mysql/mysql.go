@@ -276,6 +276,9 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 	}
 	e.schema = sch
 	e.checker = NewChecker(sqlMode, opts.AllowFunctions)
+	if err := e.checker.withoutStoredFunctions(ctx, db, opts.AllowFunctions); err != nil {
+		return nil, err
+	}
 	resultBytes := opts.MaxResultBytes
 	if resultBytes == 0 {
 		resultBytes = executor.DefaultMaxResultBytes

@@ -329,7 +329,7 @@ func (c *Checker) checkNode(m proto.Message, res *resolution) *text2sql.SQLError
 		if systemRelation(n) {
 			return &text2sql.SQLError{Kind: text2sql.KindForbiddenTable,
 				Message: "relation " + relationName(n) + " is part of the system catalog; only the database's own tables and views may be read",
-				Hint:    "query the application's tables; information_schema describes them"}
+				Hint:    "query the application's tables"}
 		}
 	case *pg_query.RawStmt:
 	default:
@@ -348,14 +348,16 @@ func (c *Checker) checkNode(m proto.Message, res *resolution) *text2sql.SQLError
 }
 
 // systemRelation reports whether a relation reference reads the system
-// catalog: a relation of pg_catalog or pg_toast, or an unqualified name
-// starting with pg_ (every pg_catalog relation's name does, and
-// pg_catalog comes first on every search path unless it is listed), whose
-// views show other sessions' queries, settings, configuration files and
-// password hashes to a login allowed to read them.
+// catalog: a relation of pg_catalog, pg_toast or information_schema (whose
+// views read the same catalog rows: user_mapping_options shows foreign
+// servers' passwords), or an unqualified name starting with pg_ (every
+// pg_catalog relation's name does, and pg_catalog comes first on every
+// search path unless it is listed). The catalog's views show other
+// sessions' queries, settings, configuration files and password hashes to
+// a login allowed to read them.
 func systemRelation(rv *pg_query.RangeVar) bool {
 	switch rv.Schemaname {
-	case "pg_catalog", "pg_toast":
+	case "pg_catalog", "pg_toast", "information_schema":
 		return true
 	case "":
 		return strings.HasPrefix(rv.Relname, "pg_")
