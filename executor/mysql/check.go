@@ -157,9 +157,8 @@ func (c *Checker) Prepare(query string) (string, *text2sql.SQLError) {
 			Message: "the statement is not valid UTF-8"}
 	}
 	toks := sqltext.LexMySQL(query, c.mode)
-	if n := sqltext.DepthBound(toks); n > executor.MaxDepth {
-		return "", &text2sql.SQLError{Kind: text2sql.KindTooLarge,
-			Message: fmt.Sprintf("the statement could nest %d levels deep (its operators, keywords and names); the limit is %d", n, executor.MaxDepth)}
+	if se := executor.BoundsError(sqltext.Bounds(toks)); se != nil {
+		return "", se
 	}
 	blank := []byte(query)
 	for _, t := range toks {

@@ -137,6 +137,9 @@ func TestDeepStatements(t *testing.T) {
 		"SELECT " + strings.Repeat("BINARY ", 140000) + "'a'",
 		"SELECT " + strings.Repeat("CASE WHEN 1 THEN ", 40000) + "1" + strings.Repeat(" END", 40000),
 		"SELECT 1 FROM singer a" + strings.Repeat(" JOIN singer", 40000),
+		"SELECT 'x'" + strings.Repeat(" 'x'", 100000),
+		"SELECT 1" + strings.Repeat(",1", 400000),
+		"SELECT 1 IN (1" + strings.Repeat(",1", 400000) + ")",
 	} {
 		se := c.CheckSQL(q)
 		if assert.NotNil(t, se) {

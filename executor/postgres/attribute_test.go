@@ -258,6 +258,12 @@ func TestDeepStatements(t *testing.T) {
 		"SELECT now()" + strings.Repeat(" AT TIME ZONE 'UTC'", 30000),
 		"SELECT 1 FROM users" + strings.Repeat(" CROSS JOIN users", 30000),
 		"SELECT 1 FROM users" + strings.Repeat(" NATURAL JOIN users", 30000),
+		// Round 3: a lexer other than PostgreSQL's hid these.
+		"SELECT ARRAY['a]'] AS x, 1" + strings.Repeat("+1", 30000) + " AS y",
+		"SELECT " + strings.Repeat("@a", 30000),
+		"SELECT 1" + strings.Repeat("?1", 40000),
+		"SELECT 1" + strings.Repeat(",1", 400000),
+		"SELECT 1 IN (1" + strings.Repeat(",1", 400000) + ")",
 	} {
 		wantRefused(t, e, q, text2sql.KindTooLarge)
 		assert.Equal(t, text2sql.KindTooLarge, NewChecker(nil, nil).CheckSQL(q).Kind)
@@ -265,6 +271,14 @@ func TestDeepStatements(t *testing.T) {
 	res := run(t, e, "SELECT 1"+strings.Repeat("+1", 500))
 	require.Nil(t, res.Error)
 	assert.Equal(t, int64(501), res.Rows[0][0])
+	res = run(t, e, "SELECT count(*) FROM (VALUES (1)) v(x) WHERE x IN (1"+strings.Repeat(", 2", 10000)+")")
+	require.Nil(t, res.Error)
+	assert.Equal(t, int64(1), res.Rows[0][0])
+	// What follows the statement is cut by PostgreSQL's scanner: a -- inside
+	// a string is not a comment.
+	res = run(t, e, "SELECT ARRAY['a]', ' -- '] AS x -- trailing\n;")
+	require.Nil(t, res.Error)
+	assert.Equal(t, "{a],\" -- \"}", res.Rows[0][0])
 }
 
 // The catalog read at Open may be older than the statement: a function

@@ -65,8 +65,9 @@ import (
 //     (KindForbiddenFunction otherwise), and TABLESAMPLE uses the
 //     built-in SYSTEM or BERNOULLI method.
 //
-// A statement whose sqltext.DepthBound passes executor.MaxDepth is KindTooLarge
-// (before it is parsed). Text that is not valid UTF-8 is KindSyntax
+// A statement whose bounds by PostgreSQL's scanner pass executor.MaxDepth
+// or executor.MaxTokens (see sqltext.Bounds) is KindTooLarge, before it is
+// parsed. Text that is not valid UTF-8 is KindSyntax
 // (SQLSTATE 22021, as the
 // server would say). Text that does not parse is KindSyntax with SQLSTATE
 // 42601 and the parser's message and position; a few constructs of other
@@ -149,6 +150,42 @@ func (c *Checker) CheckSQL(query string) *text2sql.SQLError {
 	return c.check(query, nil)
 }
 
+// scanBounds measures query with PostgreSQL's own scanner (libpg_query's,
+// which does not recurse) as sqltext.Bounds does, and refuses it when its
+// bounds pass executor.MaxDepth or executor.MaxTokens, before the parser
+// builds a tree it could crash writing out. It returns the end of the
+// statement's last token that is not a comment or a semicolon (len(query)
+// when the text does not scan: the parser then reports the error).
+func scanBounds(query string) (int, *text2sql.SQLError) {
+	scan, err := pg_query.Scan(query)
+	if err != nil {
+		return len(query), nil
+	}
+	depth, tokens, end, prevString := 0, 0, 0, false
+	for _, t := range scan.Tokens {
+		switch t.Token {
+		case pg_query.Token_SQL_COMMENT, pg_query.Token_C_COMMENT:
+			continue
+		case pg_query.Token_ASCII_59:
+		default:
+			end = int(t.End)
+		}
+		tokens++
+		isString := t.Token == pg_query.Token_SCONST || t.Token == pg_query.Token_USCONST
+		switch t.Token {
+		case pg_query.Token_ICONST, pg_query.Token_FCONST, pg_query.Token_BCONST, pg_query.Token_XCONST,
+			pg_query.Token_SCONST, pg_query.Token_USCONST, pg_query.Token_ASCII_44:
+			if isString && prevString {
+				depth++
+			}
+		default:
+			depth++
+		}
+		prevString = isString
+	}
+	return end, executor.BoundsError(depth, tokens)
+}
+
 // resolution holds the names an accepted statement leaves for the server
 // to resolve, which the executor has the server's catalog confirm in the
 // statement's own transaction (see Executor.Execute): the catalog read at
@@ -162,6 +199,9 @@ type resolution struct {
 	// (f(x), and x.f read as f(x)), which must not resolve to a volatile
 	// function of another schema on the search path.
 	calls []string
+	// end is where the statement's last token ends, by PostgreSQL's
+	// scanner: what follows (comments, semicolons) is not sent.
+	end int
 }
 
 func (r *resolution) column(name string) {
@@ -183,9 +223,12 @@ func (c *Checker) check(query string, res *resolution) *text2sql.SQLError {
 		return &text2sql.SQLError{Kind: text2sql.KindSyntax, SQLState: "22021",
 			Message: "the statement is not valid UTF-8"}
 	}
-	if n := sqltext.DepthBound(sqltext.Lex(query)); n > executor.MaxDepth {
-		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
-			Message: fmt.Sprintf("the statement could nest %d levels deep (its operators, keywords and names); the limit is %d", n, executor.MaxDepth)}
+	end, se := scanBounds(query)
+	if se != nil {
+		return se
+	}
+	if res != nil {
+		res.end = end
 	}
 	buf, err := pgparser.ParseToProtobuf(query)
 	if err != nil {
@@ -195,7 +238,7 @@ func (c *Checker) check(query string, res *resolution) *text2sql.SQLError {
 		return nil
 	}
 	if res != nil {
-		*res = resolution{}
+		*res = resolution{end: res.end}
 	}
 	return c.fullCheck(buf, res)
 }

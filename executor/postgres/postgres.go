@@ -422,8 +422,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		return done()
 	}
 	maxRows, timeout := executor.Limits(req, e.opts.MaxRows, e.opts.Timeout)
-	q := sqltext.StripTrailing(req.SQL)
-	out, err := e.roundTrip(ctx, q, e.resolveSQL(names), maxRows, timeout, false)
+	out, err := e.roundTrip(ctx, names.text(req.SQL), e.resolveSQL(names), maxRows, timeout, false)
 	if err != nil {
 		return nil, err
 	}
@@ -453,7 +452,7 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 		return se
 	}
 	_, timeout := executor.Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
-	out, err := e.roundTrip(ctx, sqltext.StripTrailing(query), e.resolveSQL(names), 0, timeout, true)
+	out, err := e.roundTrip(ctx, names.text(query), e.resolveSQL(names), 0, timeout, true)
 	if err != nil {
 		return err
 	}
@@ -475,6 +474,16 @@ func (e *Executor) precheck(query string) (resolution, *text2sql.SQLError) {
 		return names, nil
 	}
 	return names, e.checker.check(query, &names)
+}
+
+// text returns the statement to send: query up to the end of its last
+// token by PostgreSQL's scanner (the whole text when the check was
+// skipped or could not scan it).
+func (r resolution) text(query string) string {
+	if r.end <= 0 || r.end > len(query) {
+		return sqltext.StripTrailing(query)
+	}
+	return strings.TrimSpace(query[:r.end])
 }
 
 // resolveSQL returns the query that has the server confirm, inside the

@@ -7,26 +7,28 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestDepthBound(t *testing.T) {
-	for q, want := range map[string]int{
-		`SELECT 1`:         1,
-		`SELECT 1 + 2 * 3`: 3,
-		`SELECT x FROM t WHERE x IN (-1, -2, 3, 4)`: 11,
-		`SELECT '1+1' /* + */ -- +`:                 1,
-		`SELECT ARRAY[1+1+1]`:                       5,
-		`SELECT a[1]`:                               3,
+func TestBounds(t *testing.T) {
+	for q, want := range map[string][2]int{
+		`SELECT 1`:         {1, 2},
+		`SELECT 1 + 2 * 3`: {3, 6},
+		`SELECT x FROM t WHERE x IN (-1, -2, 3, 4)`: {11, 18},
+		`SELECT '1+1' /* + */ -- +`:                 {1, 2},
+		`SELECT 'a' 'b' 'c'`:                        {3, 4},
+		`SELECT @a + ?`:                             {4, 4},
 	} {
-		assert.Equal(t, want, DepthBound(Lex(q)), q)
+		d, n := Bounds(LexMySQL(q, MySQLMode{}))
+		assert.Equal(t, want, [2]int{d, n}, q)
 	}
 	for _, deep := range []string{
 		"SELECT 1" + strings.Repeat("+1", 30000),
-		"SELECT ARRAY[1" + strings.Repeat("+1", 30000) + "]",
 		"SELECT true" + strings.Repeat(" ISNULL", 30000),
 		"SELECT 1 FROM t" + strings.Repeat(" CROSS JOIN t", 15000),
+		"SELECT 'x'" + strings.Repeat(" 'x'", 30000),
+		"SELECT 1" + strings.Repeat("?1", 30000),
 	} {
-		assert.Greater(t, DepthBound(Lex(deep)), 30000, deep[:20])
-		assert.Greater(t, DepthBound(LexMySQL(deep, MySQLMode{})), 30000, deep[:20])
+		d, _ := Bounds(LexMySQL(deep, MySQLMode{}))
+		assert.Greater(t, d, 30000, deep[:20])
 	}
-	long := "SELECT x FROM t WHERE x IN (" + strings.Repeat("1, ", 100000) + "2)"
-	assert.Less(t, DepthBound(Lex(long)), 20)
+	_, n := Bounds(LexMySQL("SELECT x FROM t WHERE x IN ("+strings.Repeat("1, ", 100000)+"2)", MySQLMode{}))
+	assert.Greater(t, n, 200000)
 }
