@@ -60,16 +60,22 @@ import (
 //     (expr).f (a field selection). Such a name is refused
 //     (KindForbiddenFunction) when it names a function of the catalog,
 //     in any schema, that is not on the allow-list; a name no function
-//     has can only be a column or field, and the server resolves it;
-//   - an operator written OPERATOR(schema.op) names a pg_catalog operator
+//     has can only be a column or field, and the server resolves it (the
+//     Executor has the server's catalog confirm that in the statement's
+//     own transaction);
+//   - an operator written OPERATOR(schema.op) — in an expression, ORDER
+//     BY … USING or a subquery comparison — names a pg_catalog operator
 //     (KindForbiddenFunction otherwise), and TABLESAMPLE uses the
-//     built-in SYSTEM or BERNOULLI method.
+//     built-in SYSTEM or BERNOULLI method;
+//   - no relation of the system catalog is read (KindForbiddenTable; see
+//     systemRelation), and no SQL/JSON construct newer than the server
+//     is used (KindDialect: an older server reads JSON_SCALAR(x) as a
+//     call of whatever function is named json_scalar).
 //
 // A statement whose bounds by PostgreSQL's scanner pass executor.MaxDepth
 // or executor.MaxTokens (see sqltext.Bounds) is KindTooLarge, before it is
-// parsed. Text that is not valid UTF-8 is KindSyntax
-// (SQLSTATE 22021, as the
-// server would say). Text that does not parse is KindSyntax with SQLSTATE
+// parsed. Text that is not valid UTF-8 is KindSyntax (SQLSTATE 22021, as
+// the server would say). Text that does not parse is KindSyntax with SQLSTATE
 // 42601 and the parser's message and position; a few constructs of other
 // dialects that PostgreSQL cannot parse (SELECT TOP n, backquoted
 // identifiers, LIMIT offset, count) are KindDialect with a hint.
