@@ -292,27 +292,33 @@ func nodeMessage(n *pg_query.Node) proto.Message {
 	return m.Get(fd).Message().Interface()
 }
 
-// walk calls f on m and every message below it, depth first, until f
+// walk calls f on m and every message below it, depth first and in
+// the fields' declaration order (Message.Range's order is undefined, and a statement
+// with two faults must be refused for the same one every time), until f
 // returns false. It reports whether the walk ran to the end.
 func walk(m protoreflect.Message, f func(proto.Message) bool) bool {
 	if !f(m.Interface()) {
 		return false
 	}
-	ok := true
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := 0; i < l.Len() && ok; i++ {
-				ok = walk(l.Get(i).Message(), f)
-			}
-		case fd.IsMap():
-		case fd.Message() != nil:
-			ok = walk(v.Message(), f)
+	fds := m.Descriptor().Fields()
+	for i := 0; i < fds.Len(); i++ {
+		fd := fds.Get(i)
+		if fd.Message() == nil || fd.IsMap() || !m.Has(fd) {
+			continue
 		}
-		return ok
-	})
-	return ok
+		v := m.Get(fd)
+		if fd.IsList() {
+			l := v.List()
+			for j := 0; j < l.Len(); j++ {
+				if !walk(l.Get(j).Message(), f) {
+					return false
+				}
+			}
+		} else if !walk(v.Message(), f) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkNode checks one node of a query's tree.
