@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/accuracy"
 )
 
 func res(cols []string, rows ...[]any) *text2sql.Result {
@@ -24,72 +25,72 @@ func TestCompareC6(t *testing.T) {
 	tests := []struct {
 		name       string
 		gold, pred *text2sql.Result
-		cmp        Comparison
+		cmp        accuracy.Comparison
 		match      bool
 		reason     string
 	}{
 		// C6 #33 (DAMO-ConvAI#177): duplicates count by default; order
 		// counts when the gold orders; a set comparison only in bird mode.
 		{"33 multiset: extra duplicate", res([]string{"f"}, row(apple), row(pear)), res([]string{"f"}, row(apple), row(apple), row(pear)),
-			Comparison{Mode: ModeSpider}, false, ReasonRowCount},
+			accuracy.Comparison{Mode: accuracy.ModeSpider}, false, accuracy.ReasonRowCount},
 		{"33 ordered gold, other order", res([]string{"f"}, row(apple), row(pear)), res([]string{"f"}, row(pear), row(apple)),
-			Comparison{Mode: ModeSpider, Ordered: true}, false, ReasonOrder},
+			accuracy.Comparison{Mode: accuracy.ModeSpider, Ordered: true}, false, accuracy.ReasonOrder},
 		{"33 bird set mode ignores the duplicate", res([]string{"f"}, row(apple), row(pear)), res([]string{"f"}, row(apple), row(apple), row(pear)),
-			Comparison{Mode: ModeBIRD}, true, ""},
+			accuracy.Comparison{Mode: accuracy.ModeBIRD}, true, ""},
 		{"33 bird ignores order", res([]string{"f"}, row(apple), row(pear)), res([]string{"f"}, row(pear), row(apple)),
-			Comparison{Mode: ModeBIRD}, true, ""},
+			accuracy.Comparison{Mode: accuracy.ModeBIRD}, true, ""},
 		{"33 strict duplicate", res([]string{"f"}, row(apple), row(pear)), res([]string{"f"}, row(apple), row(apple), row(pear)),
-			Comparison{Mode: ModeStrict}, false, ReasonRowCount},
+			accuracy.Comparison{Mode: accuracy.ModeStrict}, false, accuracy.ReasonRowCount},
 		// C6 #34 (DAMO-ConvAI PR#162, unitxt PR#1702): columns swapped.
 		{"34 spider accepts a column permutation", res([]string{"price", "user"}, row(int64(10), "a"), row(int64(20), "b")),
-			res([]string{"user", "price"}, row("a", int64(10)), row("b", int64(20))), Comparison{Mode: ModeSpider}, true, ""},
+			res([]string{"user", "price"}, row("a", int64(10)), row("b", int64(20))), accuracy.Comparison{Mode: accuracy.ModeSpider}, true, ""},
 		{"34 strict refuses it", res([]string{"price", "user"}, row(int64(10), "a"), row(int64(20), "b")),
-			res([]string{"user", "price"}, row("a", int64(10)), row("b", int64(20))), Comparison{Mode: ModeStrict}, false, ReasonColumnOrder},
+			res([]string{"user", "price"}, row("a", int64(10)), row("b", int64(20))), accuracy.Comparison{Mode: accuracy.ModeStrict}, false, accuracy.ReasonColumnOrder},
 		{"34 bird refuses it", res([]string{"price", "user"}, row(int64(10), "a"), row(int64(20), "b")),
-			res([]string{"user", "price"}, row("a", int64(10)), row("b", int64(20))), Comparison{Mode: ModeBIRD}, false, ReasonColumnOrder},
+			res([]string{"user", "price"}, row("a", int64(10)), row("b", int64(20))), accuracy.Comparison{Mode: accuracy.ModeBIRD}, false, accuracy.ReasonColumnOrder},
 		// C6 #35 (spider#31).
 		{"35a unordered gold, rows in another order", res([]string{"x"}, row(int64(1)), row(int64(2))), res([]string{"x"}, row(int64(2)), row(int64(1))),
-			Comparison{Mode: ModeSpider}, true, ""},
+			accuracy.Comparison{Mode: accuracy.ModeSpider}, true, ""},
 		{"35b every column compared (MAX vs AVG)", res([]string{"name", "max", "count"}, row("x", int64(3), int64(2))),
-			res([]string{"name", "avg", "count"}, row("x", 2.0, int64(2))), Comparison{Mode: ModeSpider}, false, ReasonValues},
+			res([]string{"name", "avg", "count"}, row("x", 2.0, int64(2))), accuracy.Comparison{Mode: accuracy.ModeSpider}, false, accuracy.ReasonValues},
 
 		// Value equality is Python's.
-		{"1 == 1.0", res(nil, row(int64(1))), res(nil, row(1.0)), Comparison{Mode: ModeSpider}, true, ""},
-		{"'1' != 1", res(nil, row("1")), res(nil, row(int64(1))), Comparison{Mode: ModeSpider}, false, ReasonValues},
-		{"NULL == NULL", res(nil, row(nil)), res(nil, row(nil)), Comparison{Mode: ModeStrict}, true, ""},
-		{"case-sensitive text", res(nil, row("Paris")), res(nil, row("paris")), Comparison{Mode: ModeSpider}, false, ReasonValues},
-		{"no float tolerance by default", res(nil, row(0.3)), res(nil, row(point1+point2)), Comparison{Mode: ModeSpider}, false, ReasonValues},
-		{"12 digits of tolerance", res(nil, row(0.3)), res(nil, row(point1+point2)), Comparison{Mode: ModeSpider, Digits: 12}, true, ""},
-		{"tolerance never equates distinct values", res(nil, row(0.3)), res(nil, row(0.31)), Comparison{Mode: ModeSpider, Digits: 12}, false, ReasonValues},
-		{"decimal json.Number vs float", res(nil, row(json.Number("2.5"))), res(nil, row(2.5)), Comparison{Mode: ModeStrict}, true, ""},
-		{"big.Rat vs int", res(nil, row(big.NewRat(6, 2))), res(nil, row(int64(3))), Comparison{Mode: ModeStrict}, true, ""},
-		{"uint8 vs int64", res(nil, row(uint8(7))), res(nil, row(int64(7))), Comparison{Mode: ModeStrict}, true, ""},
-		{"-0.0 == 0", res(nil, row(math.Copysign(0, -1))), res(nil, row(int64(0))), Comparison{Mode: ModeStrict}, true, ""},
-		{"bytes != text", res(nil, row([]byte("a"))), res(nil, row("a")), Comparison{Mode: ModeStrict}, false, ReasonValues},
+		{"1 == 1.0", res(nil, row(int64(1))), res(nil, row(1.0)), accuracy.Comparison{Mode: accuracy.ModeSpider}, true, ""},
+		{"'1' != 1", res(nil, row("1")), res(nil, row(int64(1))), accuracy.Comparison{Mode: accuracy.ModeSpider}, false, accuracy.ReasonValues},
+		{"NULL == NULL", res(nil, row(nil)), res(nil, row(nil)), accuracy.Comparison{Mode: accuracy.ModeStrict}, true, ""},
+		{"case-sensitive text", res(nil, row("Paris")), res(nil, row("paris")), accuracy.Comparison{Mode: accuracy.ModeSpider}, false, accuracy.ReasonValues},
+		{"no float tolerance by default", res(nil, row(0.3)), res(nil, row(point1+point2)), accuracy.Comparison{Mode: accuracy.ModeSpider}, false, accuracy.ReasonValues},
+		{"12 digits of tolerance", res(nil, row(0.3)), res(nil, row(point1+point2)), accuracy.Comparison{Mode: accuracy.ModeSpider, Digits: 12}, true, ""},
+		{"tolerance never equates distinct values", res(nil, row(0.3)), res(nil, row(0.31)), accuracy.Comparison{Mode: accuracy.ModeSpider, Digits: 12}, false, accuracy.ReasonValues},
+		{"decimal json.Number vs float", res(nil, row(json.Number("2.5"))), res(nil, row(2.5)), accuracy.Comparison{Mode: accuracy.ModeStrict}, true, ""},
+		{"big.Rat vs int", res(nil, row(big.NewRat(6, 2))), res(nil, row(int64(3))), accuracy.Comparison{Mode: accuracy.ModeStrict}, true, ""},
+		{"uint8 vs int64", res(nil, row(uint8(7))), res(nil, row(int64(7))), accuracy.Comparison{Mode: accuracy.ModeStrict}, true, ""},
+		{"-0.0 == 0", res(nil, row(math.Copysign(0, -1))), res(nil, row(int64(0))), accuracy.Comparison{Mode: accuracy.ModeStrict}, true, ""},
+		{"bytes != text", res(nil, row([]byte("a"))), res(nil, row("a")), accuracy.Comparison{Mode: accuracy.ModeStrict}, false, accuracy.ReasonValues},
 
 		// Empty results.
-		{"both empty, different column counts (spider)", res([]string{"a"}), res([]string{"a", "b"}), Comparison{Mode: ModeSpider}, true, ""},
-		{"both empty (bird)", res([]string{"a"}), res([]string{"a", "b"}), Comparison{Mode: ModeBIRD}, true, ""},
-		{"both empty, different column counts (strict)", res([]string{"a"}), res([]string{"a", "b"}), Comparison{Mode: ModeStrict}, false, ReasonColumnCount},
-		{"expected no rows, width unknown (strict)", res(nil), res([]string{"a"}), Comparison{Mode: ModeStrict}, true, ""},
-		{"gold empty, prediction not", res([]string{"a"}), res([]string{"a"}, row(int64(1))), Comparison{Mode: ModeSpider}, false, ReasonRowCount},
-		{"column count", res([]string{"a"}, row(int64(1))), res([]string{"a", "b"}, row(int64(1), int64(2))), Comparison{Mode: ModeSpider}, false, ReasonColumnCount},
+		{"both empty, different column counts (spider)", res([]string{"a"}), res([]string{"a", "b"}), accuracy.Comparison{Mode: accuracy.ModeSpider}, true, ""},
+		{"both empty (bird)", res([]string{"a"}), res([]string{"a", "b"}), accuracy.Comparison{Mode: accuracy.ModeBIRD}, true, ""},
+		{"both empty, different column counts (strict)", res([]string{"a"}), res([]string{"a", "b"}), accuracy.Comparison{Mode: accuracy.ModeStrict}, false, accuracy.ReasonColumnCount},
+		{"expected no rows, width unknown (strict)", res(nil), res([]string{"a"}), accuracy.Comparison{Mode: accuracy.ModeStrict}, true, ""},
+		{"gold empty, prediction not", res([]string{"a"}), res([]string{"a"}, row(int64(1))), accuracy.Comparison{Mode: accuracy.ModeSpider}, false, accuracy.ReasonRowCount},
+		{"column count", res([]string{"a"}, row(int64(1))), res([]string{"a", "b"}, row(int64(1), int64(2))), accuracy.Comparison{Mode: accuracy.ModeSpider}, false, accuracy.ReasonColumnCount},
 		{"bird: duplicates ignored both ways", res(nil, row(int64(1)), row(int64(1)), row(int64(2))), res(nil, row(int64(2)), row(int64(1))),
-			Comparison{Mode: ModeBIRD}, true, ""},
+			accuracy.Comparison{Mode: accuracy.ModeBIRD}, true, ""},
 
 		// Permutation with more than 3 columns and an ordered gold.
 		{"4 columns permuted, ordered", res(nil, row("a", int64(1), 2.5, nil), row("b", int64(2), 3.5, "z")),
-			res(nil, row(nil, 2.5, int64(1), "a"), row("z", 3.5, int64(2), "b")), Comparison{Mode: ModeSpider, Ordered: true}, true, ""},
+			res(nil, row(nil, 2.5, int64(1), "a"), row("z", 3.5, int64(2), "b")), accuracy.Comparison{Mode: accuracy.ModeSpider, Ordered: true}, true, ""},
 		{"4 columns permuted, rows swapped, ordered", res(nil, row("a", int64(1), 2.5, nil), row("b", int64(2), 3.5, "z")),
-			res(nil, row("z", 3.5, int64(2), "b"), row(nil, 2.5, int64(1), "a")), Comparison{Mode: ModeSpider, Ordered: true}, false, ReasonOrder},
+			res(nil, row("z", 3.5, int64(2), "b"), row(nil, 2.5, int64(1), "a")), accuracy.Comparison{Mode: accuracy.ModeSpider, Ordered: true}, false, accuracy.ReasonOrder},
 		// A single permutation must fit every row: swapping per row is not
 		// allowed.
 		{"no per-row permutation", res(nil, row(int64(1), int64(2)), row(int64(3), int64(4))), res(nil, row(int64(2), int64(1)), row(int64(3), int64(4))),
-			Comparison{Mode: ModeSpider}, false, ReasonValues},
+			accuracy.Comparison{Mode: accuracy.ModeSpider}, false, accuracy.ReasonValues},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := Compare(tc.gold, tc.pred, tc.cmp)
+			d := accuracy.Compare(tc.gold, tc.pred, tc.cmp)
 			if d.Match != tc.match || d.Reason != tc.reason {
 				t.Fatalf("match %v reason %q (%s), want %v %q", d.Match, d.Reason, d.Summary(), tc.match, tc.reason)
 			}
@@ -105,42 +106,30 @@ func TestCompareC6(t *testing.T) {
 func TestSpiderQuickRejectQuirk(t *testing.T) {
 	// str keys: "1<class 'int'>" > "1.5<class 'float'>" ('<' > '.'), while
 	// "1.0<class 'float'>" < "1.5<class 'float'>": the sorted rows differ.
-	d := Compare(res(nil, row(int64(1), 1.5)), res(nil, row(1.0, 1.5)), Comparison{Mode: ModeSpider})
+	d := accuracy.Compare(res(nil, row(int64(1), 1.5)), res(nil, row(1.0, 1.5)), accuracy.Comparison{Mode: accuracy.ModeSpider})
 	if d.Match {
 		t.Fatal("the evaluator's quick rejection should refuse (1, 1.5) vs (1.0, 1.5)")
 	}
 	// Strict and bird have no such step.
-	if d := Compare(res(nil, row(int64(1), 1.5)), res(nil, row(1.0, 1.5)), Comparison{Mode: ModeBIRD}); !d.Match {
+	if d := accuracy.Compare(res(nil, row(int64(1), 1.5)), res(nil, row(1.0, 1.5)), accuracy.Comparison{Mode: accuracy.ModeBIRD}); !d.Match {
 		t.Fatal(d.Summary())
 	}
 }
 
-func TestPyFloat(t *testing.T) {
-	point1, point2 := 0.1, 0.2
-	for f, want := range map[float64]string{
-		1: "1.0", 1.5: "1.5", 0.0001: "0.0001", 0.00001: "1e-05", 1e16: "1e+16", 1234567890123456: "1234567890123456.0",
-		-2.5: "-2.5", point1 + point2: "0.30000000000000004", 1.5e300: "1.5e+300", 123.456: "123.456", math.Inf(1): "inf",
-	} {
-		if got := pyFloat(f); got != want {
-			t.Errorf("pyFloat(%v) = %q, want %q", f, got, want)
-		}
-	}
-}
-
 func TestDiffRowsAndSummary(t *testing.T) {
-	d := Compare(res([]string{"n"}, row("a"), row("b"), row("c")), res([]string{"n"}, row("a"), row("d")), Comparison{Mode: ModeSpider})
+	d := accuracy.Compare(res([]string{"n"}, row("a"), row("b"), row("c")), res([]string{"n"}, row("a"), row("d")), accuracy.Comparison{Mode: accuracy.ModeSpider})
 	if d.Match || d.MissingCount != 2 || d.ExtraCount != 1 || len(d.Missing) != 2 || d.Extra[0][0] != "d" {
 		t.Fatalf("%+v", d)
 	}
 	if s := d.Summary(); !strings.Contains(s, "2 missing rows, 1 extra row") {
 		t.Fatal(s)
 	}
-	d = Compare(res([]string{"a"}, row(int64(1))), res([]string{"a", "b"}, row(int64(1), int64(2))), Comparison{Mode: ModeStrict})
+	d = accuracy.Compare(res([]string{"a"}, row(int64(1))), res([]string{"a", "b"}, row(int64(1), int64(2))), accuracy.Comparison{Mode: accuracy.ModeStrict})
 	if s := d.Summary(); !strings.Contains(s, "column mismatch: gold has 1 column, prediction 2 columns") {
 		t.Fatal(s)
 	}
 	// A matching permutation is reported.
-	d = Compare(res(nil, row(int64(1), "x")), res(nil, row("x", int64(1))), Comparison{Mode: ModeSpider})
+	d = accuracy.Compare(res(nil, row(int64(1), "x")), res(nil, row("x", int64(1))), accuracy.Comparison{Mode: accuracy.ModeSpider})
 	if !d.Match || len(d.Permutation) != 2 || d.Permutation[0] != 1 {
 		t.Fatalf("%+v", d)
 	}
@@ -155,19 +144,19 @@ func TestCompareOddValues(t *testing.T) {
 	for _, v := range vals {
 		rows = append(rows, []any{v, v, v, v, v})
 	}
-	for _, m := range Modes {
+	for _, m := range accuracy.Modes {
 		for _, ordered := range []bool{false, true} {
-			d := Compare(res(nil, rows...), res(nil, rows...), Comparison{Mode: m, Ordered: ordered, Digits: 3})
+			d := accuracy.Compare(res(nil, rows...), res(nil, rows...), accuracy.Comparison{Mode: m, Ordered: ordered, Digits: 3})
 			if !d.Match {
 				t.Fatalf("%s: a result does not match itself: %s", m, d.Summary())
 			}
 		}
 	}
-	_ = Compare(nil, nil, Comparison{})
-	_ = Compare(res(nil, row()), res(nil, row(int64(1))), Comparison{Mode: ModeSpider})
-	_ = Compare(res(nil, row(int64(1)), row()), res(nil, row(int64(1)), row(int64(2), int64(3))), Comparison{Mode: ModeSpider})
+	_ = accuracy.Compare(nil, nil, accuracy.Comparison{})
+	_ = accuracy.Compare(res(nil, row()), res(nil, row(int64(1))), accuracy.Comparison{Mode: accuracy.ModeSpider})
+	_ = accuracy.Compare(res(nil, row(int64(1)), row()), res(nil, row(int64(1)), row(int64(2), int64(3))), accuracy.Comparison{Mode: accuracy.ModeSpider})
 	// Invalid UTF-8 is dropped in spider mode, as the evaluator's decoder does.
-	if d := Compare(res(nil, row("caf\xffé")), res(nil, row("café")), Comparison{Mode: ModeSpider, ValidUTF8: true}); !d.Match {
+	if d := accuracy.Compare(res(nil, row("caf\xffé")), res(nil, row("café")), accuracy.Comparison{Mode: accuracy.ModeSpider, ValidUTF8: true}); !d.Match {
 		t.Fatal(d.Summary())
 	}
 }
@@ -181,7 +170,7 @@ func TestPermutationLimit(t *testing.T) {
 	}
 	g2, p2 := append([]any(nil), g...), append([]any(nil), p...)
 	g2[0], p2[n-1] = int64(2), int64(3) // never equal
-	d := Compare(res(nil, g, g2), res(nil, p, p2), Comparison{Mode: ModeSpider})
+	d := accuracy.Compare(res(nil, g, g2), res(nil, p, p2), accuracy.Comparison{Mode: accuracy.ModeSpider})
 	if d.Match {
 		t.Fatal("should not match")
 	}
@@ -189,11 +178,11 @@ func TestPermutationLimit(t *testing.T) {
 
 func TestParseMode(t *testing.T) {
 	for _, s := range []string{"spider", "BIRD", " strict "} {
-		if _, err := ParseMode(s); err != nil {
+		if _, err := accuracy.ParseMode(s); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := ParseMode("set"); err == nil {
+	if _, err := accuracy.ParseMode("set"); err == nil {
 		t.Fatal("want an error")
 	}
 }

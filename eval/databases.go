@@ -12,6 +12,7 @@ import (
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/birdschema"
 	"github.com/text2sql-go/text2sql/schema"
@@ -24,7 +25,7 @@ const (
 	// DefaultMaxRows caps the rows read of one query. A gold result
 	// beyond it cannot be compared and is reported as a gold error of
 	// kind too_large.
-	DefaultMaxRows = 100000
+	DefaultMaxRows = accuracy.MaxRows
 	// DefaultMaxOpenConns is the connection pool size per database.
 	DefaultMaxOpenConns = 4
 )

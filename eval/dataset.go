@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/internal/birdschema"
 )
 
@@ -38,7 +39,7 @@ type Dataset struct {
 	// Mode is the comparison mode the format's official scorer uses:
 	// ModeSpider for Spider, ModeBIRD for BIRD, the file's "mode" (default
 	// ModeSpider) for LoadFile.
-	Mode Mode `json:"mode"`
+	Mode accuracy.Mode `json:"mode"`
 	// Rewrite applies SpiderRewrite to gold and predicted SQL before
 	// execution, as the Spider evaluator does. Set by LoadSpider.
 	Rewrite bool `json:"rewrite"`
@@ -215,7 +216,7 @@ func LoadSpider(p SpiderPaths) (*Dataset, error) {
 	if len(items) == 0 {
 		return nil, fmt.Errorf("%w: %s has no questions", ErrDataset, p.Questions)
 	}
-	ds := &Dataset{Name: datasetName(p.Questions), Format: FormatSpider, Mode: ModeSpider, Rewrite: true,
+	ds := &Dataset{Name: datasetName(p.Questions), Format: FormatSpider, Mode: accuracy.ModeSpider, Rewrite: true,
 		Databases: map[string]*Database{}, Tables: p.Tables}
 	for i, it := range items {
 		if it.DBID == "" || strings.TrimSpace(it.Query) == "" {
@@ -317,7 +318,7 @@ func LoadBIRD(p BIRDPaths) (*Dataset, error) {
 	if len(items) == 0 {
 		return nil, fmt.Errorf("%w: %s has no questions", ErrDataset, p.Questions)
 	}
-	ds := &Dataset{Name: datasetName(p.Questions), Format: FormatBIRD, Mode: ModeBIRD, Databases: map[string]*Database{}, Tables: p.Tables}
+	ds := &Dataset{Name: datasetName(p.Questions), Format: FormatBIRD, Mode: accuracy.ModeBIRD, Databases: map[string]*Database{}, Tables: p.Tables}
 	for i, it := range items {
 		if it.DBID == "" || strings.TrimSpace(it.SQL) == "" {
 			return nil, fmt.Errorf("%w: %s: item %d has no db_id or SQL", ErrDataset, p.Questions, i)
@@ -463,9 +464,9 @@ func LoadFile(path string) (*Dataset, error) {
 	if len(f.Questions) == 0 {
 		return nil, fmt.Errorf("%w: %s has no questions", ErrDataset, path)
 	}
-	mode := ModeSpider
+	mode := accuracy.ModeSpider
 	if f.Mode != "" {
-		if mode, err = ParseMode(f.Mode); err != nil {
+		if mode, err = accuracy.ParseMode(f.Mode); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrDataset, path, err)
 		}
 	}

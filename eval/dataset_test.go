@@ -11,11 +11,13 @@ import (
 	"testing"
 
 	"github.com/text2sql-go/text2sql/internal/shareddata"
+
+	"github.com/text2sql-go/text2sql/accuracy"
 )
 
 func TestLoadSpiderDev(t *testing.T) {
 	ds := spiderDev(t)
-	if len(ds.Questions) != 1034 || ds.Mode != ModeSpider || !ds.Rewrite {
+	if len(ds.Questions) != 1034 || ds.Mode != accuracy.ModeSpider || !ds.Rewrite {
 		t.Fatalf("%d questions, mode %s", len(ds.Questions), ds.Mode)
 	}
 	// wta_1 is missing: its 62 questions are excluded, with the reason.
@@ -45,7 +47,7 @@ func TestLoadBIRDMiniDev(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ds.Questions) != 500 || ds.Mode != ModeBIRD || ds.Rewrite {
+	if len(ds.Questions) != 500 || ds.Mode != accuracy.ModeBIRD || ds.Rewrite {
 		t.Fatalf("%d questions", len(ds.Questions))
 	}
 	q := ds.Questions[0]
@@ -221,7 +223,7 @@ func TestBIRDScoring(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := reps[0]
-	if r.Correct != 1 || r.Total != 3 || r.Mode != ModeBIRD || *r.EX != 1.0/3 {
+	if r.Correct != 1 || r.Total != 3 || r.Mode != accuracy.ModeBIRD || *r.EX != 1.0/3 {
 		t.Fatalf("%+v", r)
 	}
 	if r.Records[1].Kind != "wrong_column_count" || r.Records[2].Outcome != OutcomeError || r.Records[2].Kind != "unknown_column" {
@@ -322,7 +324,7 @@ questions:
 	jpath := filepath.Join(dir, "set.json")
 	os.WriteFile(jpath, []byte(js), 0o644)
 	ds, err = LoadFile(jpath)
-	if err != nil || ds.Mode != ModeStrict || ds.Questions[0].Expected.Rows[0][0] != int64(3) {
+	if err != nil || ds.Mode != accuracy.ModeStrict || ds.Questions[0].Expected.Rows[0][0] != int64(3) {
 		t.Fatalf("%v %+v", err, ds)
 	}
 

@@ -87,7 +87,7 @@ func SpiderHardnessOfSQL(sql string) string {
 		}
 	}
 	agg += len(hconj) // the evaluator counts every HAVING connective
-	sel := splitTop(cl["select"])
+	sel := sqltext.SplitTop(cl["select"])
 	if len(cl["select"]) == 0 {
 		sel = nil
 	}
@@ -96,8 +96,8 @@ func SpiderHardnessOfSQL(sql string) string {
 			agg++
 		}
 	}
-	for _, item := range splitTop(cl["order"]) {
-		if startsWithAgg(trimOrderTerm(item)) {
+	for _, item := range sqltext.SplitTop(cl["order"]) {
+		if startsWithAgg(sqltext.TrimOrderTerm(item)) {
 			agg++
 		}
 	}
@@ -110,7 +110,7 @@ func SpiderHardnessOfSQL(sql string) string {
 	if len(where) > 1 {
 		others++
 	}
-	if len(cl["group"]) > 0 && len(splitTop(cl["group"])) > 1 {
+	if len(cl["group"]) > 0 && len(sqltext.SplitTop(cl["group"])) > 1 {
 		others++
 	}
 	switch {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/accuracy"
 )
 
 func run(t *testing.T, ex text2sql.Executor, q string) *text2sql.Result {
@@ -20,16 +21,16 @@ func run(t *testing.T, ex text2sql.Executor, q string) *text2sql.Result {
 	return r
 }
 
-func orderCheck(t *testing.T, ex text2sql.Executor, q string) *OrderReport {
+func orderCheck(t *testing.T, ex text2sql.Executor, q string) *accuracy.OrderReport {
 	t.Helper()
-	rep, err := OrderCheck(context.Background(), ex, q, run(t, ex, q))
+	rep, err := accuracy.OrderCheck(context.Background(), ex, q, run(t, ex, q))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rep
 }
 
-func hasWarning(rep *OrderReport, kind string) bool {
+func hasWarning(rep *accuracy.OrderReport, kind string) bool {
 	if rep == nil {
 		return false
 	}
@@ -53,7 +54,7 @@ func TestC6OrderByNullsAndNumericText(t *testing.T) {
 		t.Fatalf("SQLite should return NULL first: %v", r.Rows)
 	}
 	rep := orderCheck(t, ex, gold)
-	if !hasWarning(rep, WarnOrderNulls) || !hasWarning(rep, WarnOrderNumericText) {
+	if !hasWarning(rep, accuracy.WarnOrderNulls) || !hasWarning(rep, accuracy.WarnOrderNumericText) {
 		t.Fatalf("warnings %v", rep.Warnings)
 	}
 	if rep.Nondeterministic {
@@ -61,7 +62,7 @@ func TestC6OrderByNullsAndNumericText(t *testing.T) {
 	}
 	// The variant without NULLs still warns about numeric text.
 	rep = orderCheck(t, ex, "SELECT v FROM t WHERE v IS NOT NULL ORDER BY v DESC")
-	if hasWarning(rep, WarnOrderNulls) || !hasWarning(rep, WarnOrderNumericText) {
+	if hasWarning(rep, accuracy.WarnOrderNulls) || !hasWarning(rep, accuracy.WarnOrderNumericText) {
 		t.Fatalf("warnings %v", rep.Warnings)
 	}
 }
@@ -99,7 +100,7 @@ func TestOrderCheckTies(t *testing.T) {
 		if got != tc.nondet {
 			t.Errorf("%s: nondeterministic %v, want %v (%+v)", tc.sql, got, tc.nondet, rep)
 		}
-		if rep != nil && hasWarning(rep, WarnOrderUnchecked) {
+		if rep != nil && hasWarning(rep, accuracy.WarnOrderUnchecked) {
 			t.Errorf("%s: unchecked: %v", tc.sql, rep.Warnings)
 		}
 	}
@@ -123,13 +124,13 @@ func TestTopLevelOrderBy(t *testing.T) {
 		"SELECT a FROM (SELECT a FROM t ORDER BY a LIMIT 3) ORDER BY a;": true,
 		"select a from t order   by a":                                   true,
 	} {
-		if got := TopLevelOrderBy(sql); got != want {
-			t.Errorf("TopLevelOrderBy(%q) = %v", sql, got)
+		if got := accuracy.TopLevelOrderBy(sql); got != want {
+			t.Errorf("accuracy.TopLevelOrderBy(%q) = %v", sql, got)
 		}
 	}
 	// The Spider evaluator's rule is a substring test.
-	if !SpiderOrderMatters("SELECT a FROM t WHERE b IN (SELECT b FROM u ORDER BY c LIMIT 1)") || SpiderOrderMatters("SELECT a FROM t order  by a") {
-		t.Fatal("SpiderOrderMatters")
+	if !accuracy.SpiderOrderMatters("SELECT a FROM t WHERE b IN (SELECT b FROM u ORDER BY c LIMIT 1)") || accuracy.SpiderOrderMatters("SELECT a FROM t order  by a") {
+		t.Fatal("accuracy.SpiderOrderMatters")
 	}
 }
 
@@ -150,8 +151,8 @@ func TestSpiderRewrite(t *testing.T) {
 		{"SELECT a FROM t WHERE a ! = 1 AND b < = 2", false, false, "SELECT a FROM t WHERE a != 1 AND b <= 2"},
 	}
 	for _, tc := range tests {
-		if got := SpiderRewrite(tc.in, tc.prediction, tc.keep); got != tc.want {
-			t.Errorf("SpiderRewrite(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := accuracy.SpiderRewrite(tc.in, tc.prediction, tc.keep); got != tc.want {
+			t.Errorf("accuracy.SpiderRewrite(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -8,15 +8,17 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/text2sql-go/text2sql/accuracy"
 )
 
 // Report is the outcome of a scoring run. Fractions are in [0, 1];
 // durations in milliseconds.
 type Report struct {
-	Dataset     string `json:"dataset"`               // Dataset.Name
-	Format      Format `json:"format"`                // Dataset.Format
-	Predictions string `json:"predictions,omitempty"` // the predictions file, or the system run
-	Mode        Mode   `json:"mode"`                  // the comparison mode
+	Dataset     string        `json:"dataset"`               // Dataset.Name
+	Format      Format        `json:"format"`                // Dataset.Format
+	Predictions string        `json:"predictions,omitempty"` // the predictions file, or the system run
+	Mode        accuracy.Mode `json:"mode"`                  // the comparison mode
 	// Rewrite: the Spider evaluator's rewrites were applied.
 	Rewrite bool `json:"rewrite"`
 	// Comparable is false when no question could be scored; EX is then
@@ -120,7 +122,7 @@ func frac(a, b int) *float64 {
 var difficultyOrder = map[string]int{HardnessEasy: 0, HardnessMedium: 1, HardnessHard: 2, HardnessExtra: 3,
 	"simple": 0, "moderate": 1, "challenging": 2, Unknown: 9}
 
-func buildReport(ds *Dataset, mode Mode, rewrite bool, recs []Record) *Report {
+func buildReport(ds *Dataset, mode accuracy.Mode, rewrite bool, recs []Record) *Report {
 	r := &Report{Dataset: ds.Name, Format: ds.Format, Mode: mode, Rewrite: rewrite, Records: recs,
 		Latency: map[string]Percentiles{}, Warnings: map[string]int{}, Failures: []Failure{}}
 	byDiff, byDB := map[string]*Group{}, map[string]*Group{}
@@ -379,7 +381,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.Rewrite {
 		rw = ", Spider evaluator rewrites"
 	}
-	fmt.Fprintf(b, "Mode `%s`%s. Wall time %.0f ms.\n\n", r.Mode, rw, r.WallMS)
+	fmt.Fprintf(b, "accuracy.Mode `%s`%s. Wall time %.0f ms.\n\n", r.Mode, rw, r.WallMS)
 	if !r.Comparable {
 		fmt.Fprintf(b, "**Results cannot be compared: %s.** EX is not reported.\n\n", r.Note)
 	} else {
@@ -504,7 +506,11 @@ func writeExclusions(b *strings.Builder, ex []Exclusion) {
 		if len(g.dbs) == 1 { // nothing grouped: name the database in full
 			reason = strings.ReplaceAll(reason, "<db>", strings.Trim(g.dbs[0], "`"))
 		}
-		fmt.Fprintf(b, "- excluded: %s of %s: %s\n", plural(g.n, "question"), strings.Join(g.dbs, ", "), reason)
+		questions := "questions"
+		if g.n == 1 {
+			questions = "question"
+		}
+		fmt.Fprintf(b, "- excluded: %d %s of %s: %s\n", g.n, questions, strings.Join(g.dbs, ", "), reason)
 	}
 	if len(order) > 0 {
 		fmt.Fprintln(b)

@@ -9,12 +9,13 @@ import (
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/accuracy"
 )
 
 // Options configure Score and RunPipeline. Zero values mean the defaults.
 type Options struct {
 	// Mode is the comparison mode; "" means the dataset's (Dataset.Mode).
-	Mode Mode
+	Mode accuracy.Mode
 	// Digits is the numeric tolerance of Comparison.Digits; 0 (exact) is
 	// what both official scorers do.
 	Digits int
@@ -106,8 +107,8 @@ type Record struct {
 	// Nondeterministic: the gold's LIMIT cuts through tied rows
 	// (OrderCheck); Tie says where.
 	Nondeterministic bool     `json:"nondeterministic,omitempty"`
-	Tie              string   `json:"tie,omitempty"`      // OrderReport.Detail
-	Warnings         []string `json:"warnings,omitempty"` // OrderCheck's warnings on the gold
+	Tie              string   `json:"tie,omitempty"`      // accuracy.OrderReport.Detail
+	Warnings         []string `json:"warnings,omitempty"` // accuracy.OrderCheck's warnings on the gold
 	GoldRows         int      `json:"gold_rows"`          // rows of the gold result
 	PredRows         int      `json:"pred_rows"`          // rows of the predicted result
 	GoldMS           float64  `json:"gold_ms"`            // gold execution time
@@ -140,7 +141,7 @@ type gold struct {
 	res     *text2sql.Result
 	err     *text2sql.SQLError
 	ordered bool
-	order   *OrderReport
+	order   *accuracy.OrderReport
 	ms      float64
 }
 
@@ -148,7 +149,7 @@ type gold struct {
 type scorer struct {
 	ds      *Dataset
 	dbs     *Databases
-	cmp     Comparison
+	cmp     accuracy.Comparison
 	rewrite bool
 	opts    Options
 }
@@ -159,16 +160,16 @@ func newScorer(ds *Dataset, opts Options) (*scorer, error) {
 		mode = ds.Mode
 	}
 	if mode == "" {
-		mode = ModeSpider
+		mode = accuracy.ModeSpider
 	}
-	if _, err := ParseMode(string(mode)); err != nil {
+	if _, err := accuracy.ParseMode(string(mode)); err != nil {
 		return nil, err
 	}
 	if opts.Digits < 0 {
 		return nil, fmt.Errorf("%w: eval: negative Digits %d", text2sql.ErrInvalidConfig, opts.Digits)
 	}
 	s := &scorer{ds: ds, opts: opts, rewrite: ds.Rewrite && !opts.NoRewrite,
-		cmp: Comparison{Mode: mode, Digits: opts.Digits, ValidUTF8: mode == ModeSpider}}
+		cmp: accuracy.Comparison{Mode: mode, Digits: opts.Digits, ValidUTF8: mode == accuracy.ModeSpider}}
 	s.dbs = OpenDatabases(ds, DatabaseOptions{MaxRows: opts.maxRows(), Timeout: opts.timeout(), MaxOpenConns: opts.MaxOpenConns})
 	return s, nil
 }
@@ -206,12 +207,12 @@ func (s *scorer) runGold(ctx context.Context, q *Question) (*gold, error) {
 	}
 	g := &gold{sql: q.GoldSQL}
 	if s.rewrite {
-		g.sql = SpiderRewrite(q.GoldSQL, false, s.opts.KeepDistinct)
+		g.sql = accuracy.SpiderRewrite(q.GoldSQL, false, s.opts.KeepDistinct)
 	}
 	if s.rewrite && !s.opts.TopLevelOrder {
-		g.ordered = SpiderOrderMatters(g.sql)
+		g.ordered = accuracy.SpiderOrderMatters(g.sql)
 	} else {
-		g.ordered = TopLevelOrderBy(g.sql)
+		g.ordered = accuracy.TopLevelOrderBy(g.sql)
 	}
 	res, err := ex.Execute(ctx, text2sql.ExecuteRequest{SQL: g.sql, MaxRows: s.opts.maxRows(), Timeout: s.opts.timeout()})
 	if err != nil {
@@ -227,7 +228,7 @@ func (s *scorer) runGold(ctx context.Context, q *Question) (*gold, error) {
 	default:
 		g.res = res
 		if !s.opts.NoOrderCheck {
-			if g.order, err = OrderCheck(ctx, ex, g.sql, res); err != nil {
+			if g.order, err = accuracy.OrderCheck(ctx, ex, g.sql, res); err != nil {
 				return nil, err
 			}
 		}
@@ -254,7 +255,7 @@ func (s *scorer) score(ctx context.Context, q *Question, g *gold, predSQL string
 	}
 	sql := predSQL
 	if s.rewrite {
-		sql = SpiderRewrite(predSQL, true, s.opts.KeepDistinct)
+		sql = accuracy.SpiderRewrite(predSQL, true, s.opts.KeepDistinct)
 	}
 	res, err := ex.Execute(ctx, text2sql.ExecuteRequest{SQL: sql, MaxRows: s.opts.maxRows(), Timeout: s.opts.timeout()})
 	if err != nil {
@@ -268,7 +269,7 @@ func (s *scorer) score(ctx context.Context, q *Question, g *gold, predSQL string
 	rec.PredRows = len(res.Rows)
 	c := s.cmp
 	c.Ordered = g.ordered
-	d := Compare(g.res, res, c)
+	d := accuracy.Compare(g.res, res, c)
 	if d.Match {
 		rec.Outcome = OutcomeCorrect
 		return nil

@@ -23,7 +23,7 @@ import (
 	"github.com/rs/cors"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/eval"
+	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -70,9 +70,9 @@ type Config struct {
 	// result against a question's answer key (question_id).
 	AnswerKeys AnswerKeys
 	// AnswerMode is how results are compared with an answer key; "" means
-	// eval.ModeSpider (rows as a multiset, any column order, in sequence
+	// accuracy.ModeSpider (rows as a multiset, any column order, in sequence
 	// when the key has a top-level ORDER BY).
-	AnswerMode eval.Mode
+	AnswerMode accuracy.Mode
 	// Info is shown by GET /health.
 	Info Info
 	// Schema is described by the MCP tool describe_schema; nil makes the
@@ -219,7 +219,7 @@ func newService(cfg Config) (*service, error) {
 		return nil, fmt.Errorf("%w: server: Auth is required (use server.NoAuth() for local use without authentication)", text2sql.ErrInvalidConfig)
 	}
 	if cfg.AnswerMode != "" {
-		if _, err := eval.ParseMode(string(cfg.AnswerMode)); err != nil {
+		if _, err := accuracy.ParseMode(string(cfg.AnswerMode)); err != nil {
 			return nil, fmt.Errorf("%w: server: %v", text2sql.ErrInvalidConfig, err)
 		}
 	}
@@ -676,7 +676,7 @@ func (s *service) match(ctx context.Context, out *RunResponse, sql, questionID s
 	exec := text2sql.ExecutorFunc(func(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
 		return s.cfg.Pipeline.Execute(ctx, req.SQL)
 	})
-	chk, err := eval.CheckAnswer(ctx, exec, sql, key, s.cfg.AnswerMode)
+	chk, err := accuracy.CheckAnswer(ctx, exec, sql, key, s.cfg.AnswerMode)
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelError, "answer key check failed", slog.String("request_id", requestID(ctx)),
 			slog.String("question_id", questionID), slog.String("error", err.Error()))

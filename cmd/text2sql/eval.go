@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/eval"
 	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/schema"
@@ -146,7 +147,7 @@ func runEval(cmd *cobra.Command, o *options, f *evalFlags) error {
 	}
 	opts := eval.Options{Digits: f.digits, KeepDistinct: f.keepDistinct, NoRewrite: f.noRewrite, NoOrderCheck: f.noOrderCheck, TopLevelOrder: f.topLevelOrder, Parallel: f.parallel}
 	if f.mode != "" {
-		if opts.Mode, err = eval.ParseMode(f.mode); err != nil {
+		if opts.Mode, err = accuracy.ParseMode(f.mode); err != nil {
 			return usage("%v", err)
 		}
 	}
@@ -397,19 +398,19 @@ func (a *answerKeyFlags) answerKeySQL() (string, error) {
 }
 
 type answerCheckJSON struct {
-	Matched bool              `json:"matched"`
-	Mode    eval.Mode         `json:"mode"`
-	Ordered bool              `json:"ordered"`
-	Summary string            `json:"summary"`
-	Diff    *eval.Diff        `json:"diff,omitempty"`
-	Order   *eval.OrderReport `json:"order,omitempty"`
+	Matched bool                  `json:"matched"`
+	Mode    accuracy.Mode         `json:"mode"`
+	Ordered bool                  `json:"ordered"`
+	Summary string                `json:"summary"`
+	Diff    *accuracy.Diff        `json:"diff,omitempty"`
+	Order   *accuracy.OrderReport `json:"order,omitempty"`
 }
 
 // check compares sql's result with the answer key and prints the
 // outcome; res is sql's result as run printed it. It returns the
 // command's error: exitMismatch when they differ.
 func (a *answerKeyFlags) check(ctx context.Context, out io.Writer, asJSON bool, exec text2sql.Executor, sql string, res *text2sql.Result) error {
-	mode, err := eval.ParseMode(a.mode)
+	mode, err := accuracy.ParseMode(a.mode)
 	if err != nil {
 		return &exitErr{code: exitUsage, err: err}
 	}
@@ -417,7 +418,7 @@ func (a *answerKeyFlags) check(ctx context.Context, out io.Writer, asJSON bool, 
 	if err != nil {
 		return err
 	}
-	chk, err := eval.CheckAnswer(ctx, exec, sql, key, mode)
+	chk, err := accuracy.CheckAnswer(ctx, exec, sql, key, mode)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
-	"github.com/text2sql-go/text2sql/eval"
+	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/server"
 )
 
@@ -296,7 +296,7 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 	}
 	cfg.MaxBodyBytes, cfg.RequestTimeout = f.maxBody, f.requestTimeout
 	cfg.DisableMCP, cfg.DisablePage = f.noMCP, f.noPage
-	mode, err := eval.ParseMode(f.answerMode)
+	mode, err := accuracy.ParseMode(f.answerMode)
 	if err != nil {
 		return cfg, noop, &exitErr{code: exitUsage, err: err}
 	}

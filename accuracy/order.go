@@ -1,4 +1,4 @@
-package eval
+package accuracy
 
 import (
 	"context"
@@ -114,8 +114,8 @@ func OrderCheck(ctx context.Context, exec text2sql.Executor, sql string, res *te
 			end = t.limit
 		}
 		aliases := selectAliases(t)
-		for _, term := range splitTop(t.toks[t.orderBy+2 : end]) {
-			term = trimOrderTerm(term)
+		for _, term := range sqltext.SplitTop(t.toks[t.orderBy+2 : end]) {
+			term = sqltext.TrimOrderTerm(term)
 			if len(term) == 0 {
 				return unchecked("empty ORDER BY term")
 			}
@@ -296,52 +296,11 @@ func span(sql string, ts []sqltext.Token) string {
 	return sql[ts[0].Pos : last.Pos+len(last.Text)]
 }
 
-// splitTop splits ts at commas outside parentheses.
-func splitTop(ts []sqltext.Token) [][]sqltext.Token {
-	var out [][]sqltext.Token
-	depth, start := 0, 0
-	for i, t := range ts {
-		if t.Kind != sqltext.Punct {
-			continue
-		}
-		switch t.Text {
-		case "(":
-			depth++
-		case ")":
-			depth--
-		case ",":
-			if depth == 0 {
-				out = append(out, ts[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, ts[start:])
-}
-
-// trimOrderTerm drops ASC/DESC, NULLS FIRST/LAST and COLLATE name from
-// the end of an ORDER BY term.
-func trimOrderTerm(ts []sqltext.Token) []sqltext.Token {
-	for {
-		n := len(ts)
-		switch {
-		case n >= 1 && (ts[n-1].Is("asc") || ts[n-1].Is("desc")):
-			ts = ts[:n-1]
-		case n >= 2 && ts[n-2].Is("nulls") && (ts[n-1].Is("first") || ts[n-1].Is("last")):
-			ts = ts[:n-2]
-		case n >= 2 && ts[n-2].Is("collate"):
-			ts = ts[:n-2]
-		default:
-			return ts
-		}
-	}
-}
-
 // selectAliases maps the lower-cased alias of each top-level select item
 // (AS alias, or a trailing bare name after an expression) to its position.
 func selectAliases(t top) map[string]int {
 	out := map[string]int{}
-	for i, item := range splitTop(t.toks[t.selStart:t.selEnd]) {
+	for i, item := range sqltext.SplitTop(t.toks[t.selStart:t.selEnd]) {
 		n := len(item)
 		if n < 2 {
 			continue

@@ -1,4 +1,4 @@
-package eval
+package accuracy
 
 import (
 	"encoding/binary"
@@ -49,7 +49,7 @@ func ParseMode(s string) (Mode, error) {
 	case ModeSpider, ModeBIRD, ModeStrict:
 		return m, nil
 	}
-	return "", fmt.Errorf("eval: unknown comparison mode %q (want spider, bird or strict)", s)
+	return "", fmt.Errorf("accuracy: unknown comparison mode %q (want spider, bird or strict)", s)
 }
 
 // MaxPermutations bounds the column permutations ModeSpider tries on one

@@ -1,4 +1,4 @@
-package eval
+package accuracy
 
 import (
 	"context"
@@ -10,10 +10,15 @@ import (
 
 // ErrAnswerKey is wrapped by CheckAnswer's error when the answer key
 // itself is refused or fails: the key, not the candidate, is wrong.
-var ErrAnswerKey = errors.New("eval: the answer key query failed")
+var ErrAnswerKey = errors.New("accuracy: the answer key query failed")
+
+// MaxRows caps the rows read of one query whose result is compared
+// (CheckAnswer's, and the evaluation harness's default): a result beyond
+// it cannot be compared.
+const MaxRows = 100000
 
 // AnswerKeyMaxRows caps the rows CheckAnswer reads of each query.
-const AnswerKeyMaxRows = DefaultMaxRows
+const AnswerKeyMaxRows = MaxRows
 
 // AnswerKeyDigits is the numeric tolerance of CheckAnswer: numbers equal
 // to 12 significant digits match (so an AVG and a SUM/COUNT of the same
@@ -83,7 +88,7 @@ func CheckAnswer(ctx context.Context, exec text2sql.Executor, candidateSQL, answ
 		return nil, err
 	}
 	if cand == nil {
-		return nil, errors.New("eval: the executor returned no result for the candidate")
+		return nil, errors.New("accuracy: the executor returned no result for the candidate")
 	}
 	chk := &AnswerCheck{Mode: mode, Candidate: cand, AnswerKey: key, Ordered: mode == ModeStrict || mode == ModeSpider && TopLevelOrderBy(answerKeySQL)}
 	if chk.Order, err = OrderCheck(ctx, exec, answerKeySQL, key); err != nil {
