@@ -180,5 +180,3 @@ func TestBIRDPredictionsAgreeWithEngine(t *testing.T) {
 	}
 	a.log("BIRD mini-dev predictions")
 }
-
-func TestDebugDialectKinds(t *testing.T) {}

@@ -266,8 +266,9 @@ const answerSchema = `{
 func AnswerSchema() json.RawMessage { return json.RawMessage(answerSchema) }
 
 // EstimateTokens estimates the number of tokens of s as a model would
-// count them: one per four characters (runes), rounded up.
-func EstimateTokens(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
+// count them: one per four characters (runes), rounded up (the estimate
+// of every stage, stagekit.EstimateTokens).
+func EstimateTokens(s string) int { return stagekit.EstimateTokens(s) }
 
 // cut returns s cut to at most n runes, with "…" when it was cut.
 func cut(s string, n int) string {

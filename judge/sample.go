@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/internal/stagekit"
 )
 
 // DefaultResultBudget is the token budget of a result sample when
@@ -21,9 +21,9 @@ const (
 	minCell = 8
 )
 
-// Sample renders the first rows of res as text within budget tokens (as
-// generator.EstimateTokens counts them: a token per four characters),
-// for a model to read. Its first line always says how much is shown:
+// Sample renders the first rows of res as text within budget tokens (a
+// token per four characters, as every stage estimates them), for a model
+// to read. Its first line always says how much is shown:
 //
 //	showing 12 of 5,000 rows (cut to fit a budget of 2,000 tokens)
 //	columns: name | age
@@ -68,14 +68,14 @@ func Sample(res *text2sql.Result, budget int) string {
 	}
 	header := "columns: " + strings.Join(cutAll(res.Columns, cell), " | ")
 	var rows []string
-	size := generator.EstimateTokens(header) + 24 // the marker line
+	size := stagekit.EstimateTokens(header) + 24 // the marker line
 	for _, r := range res.Rows {
 		line := make([]string, len(r))
 		for i, v := range r {
 			line[i] = value(v, cell)
 		}
 		s := strings.Join(line, " | ")
-		t := generator.EstimateTokens(s + "\n")
+		t := stagekit.EstimateTokens(s + "\n")
 		if size+t > budget {
 			break
 		}

@@ -264,3 +264,8 @@ func Transcript(system string, msgs []text2sql.Message) string {
 	}
 	return b.String()
 }
+
+// EstimateTokens estimates the number of tokens of s as a model would
+// count them: one per four characters (runes), rounded up. It is the one
+// estimate every stage budgets its prompts with.
+func EstimateTokens(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
