@@ -5,24 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/httpfake"
+	"github.com/text2sql-go/text2sql/internal/providertest"
 )
 
-// A server that takes the request and never answers: Options.Timeout ends
-// the request with a typed timeout error naming the provider and the limit.
-func TestTimeoutNeverAnswers(t *testing.T) {
-	srv := httpfake.New(t, httpfake.Reply{Block: true})
-	e, _ := newEmbedder(t, srv, Options{Timeout: 300 * time.Millisecond})
-	start := time.Now()
-	_, err := e.EmbedQuery(context.Background(), "q")
-	var me *text2sql.ModelError
-	require.ErrorAs(t, err, &me)
-	assert.True(t, me.Timeout)
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Equal(t, "openai: no answer within 300ms, the time limit of one model call (Options.Timeout)", err.Error())
-	assert.Less(t, time.Since(start), time.Second)
+// The time limit of a call (Options.Timeout), as every provider client
+// keeps it: see providertest.Timeout.
+func TestTimeout(t *testing.T) {
+	providertest.Timeout(t, "openai", httpfake.Reply{Status: 503, Body: `{"error": {"message": "overloaded", "type": "server_error"}}`}, func(ctx context.Context, srv *httpfake.Server, limit time.Duration) error {
+		e, _ := newEmbedder(t, srv, Options{Timeout: limit})
+		e.client.Policy.Sleep = nil // real waits: RetryBaseDelay is 1ms
+		_, err := e.EmbedQuery(ctx, "q")
+		return err
+	})
 }

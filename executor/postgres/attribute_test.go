@@ -292,8 +292,10 @@ func TestCatalogChangesAfterOpen(t *testing.T) {
 		`CREATE TABLE calls (n int)`,
 		`CREATE FUNCTION public.evil(users) RETURNS int LANGUAGE sql VOLATILE AS 'INSERT INTO calls VALUES (1) RETURNING 1'`,
 		`CREATE FUNCTION public.lower(int) RETURNS int LANGUAGE sql VOLATILE AS 'INSERT INTO calls VALUES (2) RETURNING 2'`,
-		`CREATE FUNCTION public.mine(int) RETURNS int LANGUAGE sql VOLATILE AS 'SELECT $1'`)
+		`CREATE FUNCTION public.mine(int) RETURNS int LANGUAGE sql VOLATILE AS 'SELECT $1'`,
+		`CREATE FUNCTION public."1"(users) RETURNS int LANGUAGE sql VOLATILE AS 'INSERT INTO calls VALUES (3) RETURNING 3'`)
 	for _, q := range []string{
+		`SELECT u."1" FROM users u`, // a name the probe's cast could have read as a number
 		`SELECT u.evil FROM users u`,
 		`SELECT (u).evil FROM users u`,
 		`SELECT lower(5)`,

@@ -214,12 +214,12 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q, probe str
 
 // probeError turns the failure of the resolution probe into the refusal:
 // the probe casts the names it found to an integer, so the server's
-// message (22P02, invalid input syntax for type integer: "f, g") carries
-// them. Any other failure of the probe refuses the statement too.
+// message (22P02, invalid input syntax for type integer: "functions: f,
+// g") carries them. Any other failure of the probe refuses the statement too.
 func probeError(pe *pgconn.PgError) *text2sql.SQLError {
 	found := pe.Message
 	if i := strings.IndexByte(found, '"'); i >= 0 && pe.Code == "22P02" {
-		found = strings.TrimSuffix(found[i+1:], `"`)
+		found = strings.TrimPrefix(strings.TrimSuffix(found[i+1:], `"`), probePrefix)
 	}
 	return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
 		Message: "the server's catalog has function " + found + " where the check took the name for a column (attribute notation x.f calls f(x)) or for a built-in function; not on the allow-list",

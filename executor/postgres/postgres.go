@@ -507,10 +507,15 @@ func (e *Executor) resolveSQL(r resolution) string {
 		return ""
 	}
 	// The first condition lets the server look the names up by index.
-	return "SELECT pg_catalog.string_agg(DISTINCT p.proname, ', ')::int FROM pg_catalog.pg_proc p WHERE p.proname = ANY (" +
+	// The names are cast to an integer behind a prefix, so the cast fails
+	// even for a function named 1.
+	return "SELECT ('" + probePrefix + "' || pg_catalog.string_agg(DISTINCT p.proname, ', '))::int FROM pg_catalog.pg_proc p WHERE p.proname = ANY (" +
 		textArray(append(append([]string(nil), r.columns...), calls...)) + ") AND (p.proname = ANY (" + textArray(r.columns) +
 		") OR p.pronamespace <> 'pg_catalog'::regnamespace AND p.provolatile = 'v') HAVING pg_catalog.count(*) > 0"
 }
+
+// probePrefix starts the text the resolution probe fails to cast.
+const probePrefix = "functions: "
 
 // textArray renders names as a text[] literal under standard_conforming_strings.
 func textArray(names []string) string {
