@@ -41,20 +41,20 @@ func InspectMySQL(ctx context.Context, db *sql.DB) (*Database, error) {
 	out.Name = name.String
 
 	byName := map[string]*Table{}
-	rows, err := db.QueryContext(ctx, `
-		SELECT TABLE_NAME, TABLE_TYPE, COALESCE(TABLE_COMMENT, '')
+	tables, err := selectRows[struct {
+		Name    string `db:"name"`
+		Type    string `db:"type"`
+		Comment string `db:"comment"`
+	}](ctx, db, `
+		SELECT TABLE_NAME AS name, TABLE_TYPE AS type, COALESCE(TABLE_COMMENT, '') AS comment
 		FROM information_schema.TABLES
 		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE IN ('BASE TABLE', 'VIEW', 'SYSTEM VERSIONED')`)
 	if err != nil {
 		return nil, fmt.Errorf("schema: mysql: tables: %w", err)
 	}
-	err = scanAll(rows, func() error {
-		var typ string
-		t := &Table{Kind: KindTable}
-		if err := rows.Scan(&t.Name, &typ, &t.Comment); err != nil {
-			return err
-		}
-		if typ == "VIEW" {
+	for _, r := range tables {
+		t := &Table{Name: r.Name, Comment: r.Comment, Kind: KindTable}
+		if r.Type == "VIEW" {
 			t.Kind = KindView
 			if t.Comment == "VIEW" {
 				t.Comment = ""
@@ -62,10 +62,6 @@ func InspectMySQL(ctx context.Context, db *sql.DB) (*Database, error) {
 		}
 		byName[t.Name] = t
 		out.Tables = append(out.Tables, t)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("schema: mysql: tables: %w", err)
 	}
 	sort.SliceStable(out.Tables, func(i, j int) bool {
 		a, b := strings.ToLower(out.Tables[i].Name), strings.ToLower(out.Tables[j].Name)
@@ -75,33 +71,38 @@ func InspectMySQL(ctx context.Context, db *sql.DB) (*Database, error) {
 		return out.Tables[i].Name < out.Tables[j].Name
 	})
 
-	rows, err = db.QueryContext(ctx, `
-		SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COALESCE(COLUMN_COMMENT, '')
+	cols, err := selectRows[struct {
+		Table    string `db:"tbl"`
+		Name     string `db:"name"`
+		Type     string `db:"type"`
+		Nullable string `db:"nullable"`
+		Comment  string `db:"comment"`
+	}](ctx, db, `
+		SELECT TABLE_NAME AS tbl, COLUMN_NAME AS name, COLUMN_TYPE AS type, IS_NULLABLE AS nullable,
+		       COALESCE(COLUMN_COMMENT, '') AS comment
 		FROM information_schema.COLUMNS
 		WHERE TABLE_SCHEMA = DATABASE()
 		ORDER BY TABLE_NAME, ORDINAL_POSITION`)
 	if err != nil {
 		return nil, fmt.Errorf("schema: mysql: columns: %w", err)
 	}
-	err = scanAll(rows, func() error {
-		var table, nullable string
-		var c Column
-		if err := rows.Scan(&table, &c.Name, &c.Type, &nullable, &c.Comment); err != nil {
-			return err
+	for _, r := range cols {
+		if t := byName[r.Table]; t != nil {
+			t.Columns = append(t.Columns, Column{Name: r.Name, Type: r.Type, NotNull: r.Nullable == "NO", Comment: r.Comment})
 		}
-		c.NotNull = nullable == "NO"
-		if t := byName[table]; t != nil {
-			t.Columns = append(t.Columns, c)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("schema: mysql: columns: %w", err)
 	}
 
-	rows, err = db.QueryContext(ctx, `
-		SELECT TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME,
-		       COALESCE(REFERENCED_TABLE_SCHEMA, ''), COALESCE(REFERENCED_TABLE_NAME, ''), COALESCE(REFERENCED_COLUMN_NAME, '')
+	keys, err := selectRows[struct {
+		Table     string `db:"tbl"`
+		Con       string `db:"con"`
+		Column    string `db:"col"`
+		RefSchema string `db:"ref_schema"`
+		RefTable  string `db:"ref_table"`
+		RefColumn string `db:"ref_col"`
+	}](ctx, db, `
+		SELECT TABLE_NAME AS tbl, CONSTRAINT_NAME AS con, COLUMN_NAME AS col,
+		       COALESCE(REFERENCED_TABLE_SCHEMA, '') AS ref_schema, COALESCE(REFERENCED_TABLE_NAME, '') AS ref_table,
+		       COALESCE(REFERENCED_COLUMN_NAME, '') AS ref_col
 		FROM information_schema.KEY_COLUMN_USAGE
 		WHERE TABLE_SCHEMA = DATABASE()
 		  AND (CONSTRAINT_NAME = 'PRIMARY' OR REFERENCED_TABLE_NAME IS NOT NULL)
@@ -110,34 +111,26 @@ func InspectMySQL(ctx context.Context, db *sql.DB) (*Database, error) {
 		return nil, fmt.Errorf("schema: mysql: keys: %w", err)
 	}
 	lastTable, lastCon := "", ""
-	err = scanAll(rows, func() error {
-		var table, con, col, refSchema, refTable, refCol string
-		if err := rows.Scan(&table, &con, &col, &refSchema, &refTable, &refCol); err != nil {
-			return err
-		}
-		t := byName[table]
+	for _, r := range keys {
+		t := byName[r.Table]
 		if t == nil {
-			return nil
+			continue
 		}
-		if con == "PRIMARY" {
-			t.PrimaryKey = append(t.PrimaryKey, col)
+		if r.Con == "PRIMARY" {
+			t.PrimaryKey = append(t.PrimaryKey, r.Column)
 		} else {
-			if table != lastTable || con != lastCon {
-				fk := ForeignKey{RefTable: refTable}
-				if refSchema != out.Name {
-					fk.RefSchema = refSchema
+			if r.Table != lastTable || r.Con != lastCon {
+				fk := ForeignKey{RefTable: r.RefTable}
+				if r.RefSchema != out.Name {
+					fk.RefSchema = r.RefSchema
 				}
 				t.ForeignKeys = append(t.ForeignKeys, fk)
 			}
 			fk := &t.ForeignKeys[len(t.ForeignKeys)-1]
-			fk.Columns = append(fk.Columns, col)
-			fk.RefColumns = append(fk.RefColumns, refCol)
+			fk.Columns = append(fk.Columns, r.Column)
+			fk.RefColumns = append(fk.RefColumns, r.RefColumn)
 		}
-		lastTable, lastCon = table, con
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("schema: mysql: keys: %w", err)
+		lastTable, lastCon = r.Table, r.Con
 	}
 	return out, nil
 }

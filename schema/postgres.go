@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jmoiron/sqlx"
+
 	text2sql "github.com/text2sql-go/text2sql"
 )
 
@@ -59,9 +61,16 @@ func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Databa
 	}
 	list := string(js)
 
-	byOID := map[uint32]*Table{}
-	rows, err := db.QueryContext(ctx, `
-		SELECT c.oid::int8, n.nspname, c.relname, c.relkind::text, COALESCE(obj_description(c.oid, 'pg_class'), '')
+	byOID := map[int64]*Table{}
+	rels, err := selectRows[struct {
+		OID     int64  `db:"oid"`
+		Schema  string `db:"schema"`
+		Name    string `db:"name"`
+		Kind    string `db:"kind"`
+		Comment string `db:"comment"`
+	}](ctx, db, `
+		SELECT c.oid::int8 AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
+		       COALESCE(obj_description(c.oid, 'pg_class'), '') AS comment
 		FROM pg_catalog.pg_class c
 		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname IN (SELECT json_array_elements_text($1::json))
@@ -70,27 +79,16 @@ func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Databa
 	if err != nil {
 		return nil, fmt.Errorf("schema: postgres: relations: %w", err)
 	}
-	err = scanAll(rows, func() error {
-		var oid int64
-		var kind string
-		t := &Table{}
-		if err := rows.Scan(&oid, &t.Schema, &t.Name, &kind, &t.Comment); err != nil {
-			return err
-		}
-		switch kind {
+	for _, r := range rels {
+		t := &Table{Schema: r.Schema, Name: r.Name, Comment: r.Comment, Kind: KindTable}
+		switch r.Kind {
 		case "v":
 			t.Kind = KindView
 		case "m":
 			t.Kind = KindMaterializedView
-		default:
-			t.Kind = KindTable
 		}
-		byOID[uint32(oid)] = t
+		byOID[r.OID] = t
 		out.Tables = append(out.Tables, t)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("schema: postgres: relations: %w", err)
 	}
 	sort.SliceStable(out.Tables, func(i, j int) bool {
 		a, b := out.Tables[i], out.Tables[j]
@@ -106,12 +104,21 @@ func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Databa
 		return out, nil
 	}
 
-	rows, err = db.QueryContext(ctx, `
-		SELECT a.attrelid::int8, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull,
-		       COALESCE(pg_catalog.col_description(a.attrelid, a.attnum), ''),
-		       COALESCE(et.typname, ''),
+	cols, err := selectRows[struct {
+		Rel     int64  `db:"rel"`
+		Name    string `db:"name"`
+		Type    string `db:"type"`
+		NotNull bool   `db:"not_null"`
+		Comment string `db:"comment"`
+		Enum    string `db:"enum"`
+		Labels  string `db:"labels"`
+	}](ctx, db, `
+		SELECT a.attrelid::int8 AS rel, a.attname AS name, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type,
+		       a.attnotnull AS not_null,
+		       COALESCE(pg_catalog.col_description(a.attrelid, a.attnum), '') AS comment,
+		       COALESCE(et.typname, '') AS enum,
 		       COALESCE((SELECT string_agg(quote_literal(e.enumlabel), ', ' ORDER BY e.enumsortorder)
-		                 FROM pg_catalog.pg_enum e WHERE e.enumtypid = et.oid), '')
+		                 FROM pg_catalog.pg_enum e WHERE e.enumtypid = et.oid), '') AS labels
 		FROM pg_catalog.pg_attribute a
 		JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
 		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -125,35 +132,35 @@ func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Databa
 	if err != nil {
 		return nil, fmt.Errorf("schema: postgres: columns: %w", err)
 	}
-	err = scanAll(rows, func() error {
-		var oid int64
-		var c Column
-		var enumName, labels string
-		if err := rows.Scan(&oid, &c.Name, &c.Type, &c.NotNull, &c.Comment, &enumName, &labels); err != nil {
-			return err
-		}
-		if labels != "" {
-			note := "enum " + enumName + ": " + labels
+	for _, r := range cols {
+		c := Column{Name: r.Name, Type: r.Type, NotNull: r.NotNull, Comment: r.Comment}
+		if r.Labels != "" {
+			note := "enum " + r.Enum + ": " + r.Labels
 			if c.Comment != "" {
 				c.Comment += "; " + note
 			} else {
 				c.Comment = note
 			}
 		}
-		if t := byOID[uint32(oid)]; t != nil {
+		if t := byOID[r.Rel]; t != nil {
 			t.Columns = append(t.Columns, c)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("schema: postgres: columns: %w", err)
 	}
 
 	// One row per key column, in key order; the referenced column of a
 	// foreign key is the one at the same position of confkey.
-	rows, err = db.QueryContext(ctx, `
-		SELECT con.oid::int8, con.conrelid::int8, con.contype::text, a.attname,
-		       COALESCE(rn.nspname, ''), COALESCE(rc.relname, ''), COALESCE(ra.attname, '')
+	keys, err := selectRows[struct {
+		Con       int64  `db:"con"`
+		Rel       int64  `db:"rel"`
+		Type      string `db:"type"`
+		Column    string `db:"col"`
+		RefSchema string `db:"ref_schema"`
+		RefTable  string `db:"ref_table"`
+		RefColumn string `db:"ref_col"`
+	}](ctx, db, `
+		SELECT con.oid::int8 AS con, con.conrelid::int8 AS rel, con.contype::text AS type, a.attname AS col,
+		       COALESCE(rn.nspname, '') AS ref_schema, COALESCE(rc.relname, '') AS ref_table,
+		       COALESCE(ra.attname, '') AS ref_col
 		FROM pg_catalog.pg_constraint con
 		JOIN pg_catalog.pg_class c ON c.oid = con.conrelid
 		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -169,71 +176,47 @@ func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Databa
 		return nil, fmt.Errorf("schema: postgres: keys: %w", err)
 	}
 	lastCon := int64(-1)
-	err = scanAll(rows, func() error {
-		var conOID, relOID int64
-		var typ, col, refSchema, refTable, refCol string
-		if err := rows.Scan(&conOID, &relOID, &typ, &col, &refSchema, &refTable, &refCol); err != nil {
-			return err
-		}
-		t := byOID[uint32(relOID)]
+	for _, r := range keys {
+		t := byOID[r.Rel]
 		if t == nil {
-			return nil
+			continue
 		}
-		switch typ {
+		switch r.Type {
 		case "p":
-			t.PrimaryKey = append(t.PrimaryKey, col)
+			t.PrimaryKey = append(t.PrimaryKey, r.Column)
 		case "f":
-			if conOID != lastCon {
-				t.ForeignKeys = append(t.ForeignKeys, ForeignKey{RefSchema: refSchema, RefTable: refTable})
+			if r.Con != lastCon {
+				t.ForeignKeys = append(t.ForeignKeys, ForeignKey{RefSchema: r.RefSchema, RefTable: r.RefTable})
 			}
 			fk := &t.ForeignKeys[len(t.ForeignKeys)-1]
-			fk.Columns = append(fk.Columns, col)
-			fk.RefColumns = append(fk.RefColumns, refCol)
+			fk.Columns = append(fk.Columns, r.Column)
+			fk.RefColumns = append(fk.RefColumns, r.RefColumn)
 		}
-		lastCon = conOID
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("schema: postgres: keys: %w", err)
+		lastCon = r.Con
 	}
 	return out, nil
 }
 
 // postgresSchemas lists the non-system schemas, sorted.
 func postgresSchemas(ctx context.Context, db *sql.DB) ([]string, error) {
-	rows, err := db.QueryContext(ctx, `
+	out, err := selectRows[string](ctx, db, `
 		SELECT nspname FROM pg_catalog.pg_namespace
 		WHERE nspname <> 'information_schema' AND nspname NOT LIKE 'pg\_%'
 		ORDER BY nspname COLLATE "C"`)
 	if err != nil {
 		return nil, fmt.Errorf("schema: postgres: schemas: %w", err)
 	}
-	var out []string
-	err = scanAll(rows, func() error {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return err
-		}
-		out = append(out, s)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("schema: postgres: schemas: %w", err)
-	}
 	return out, nil
 }
 
-// scanAll calls f for each row, then closes rows and returns the first
-// error of f, the iteration or the close.
-func scanAll(rows *sql.Rows, f func() error) error {
-	defer rows.Close()
-	for rows.Next() {
-		if err := f(); err != nil {
-			return err
-		}
+// selectRows reads every row of query into a T with sqlx: a struct whose
+// db tags name the query's columns, or a scalar for one column. Any
+// database/sql driver works: the query is passed as written (no bind
+// variable rewriting).
+func selectRows[T any](ctx context.Context, db *sql.DB, query string, args ...any) ([]T, error) {
+	var out []T
+	if err := sqlx.SelectContext(ctx, sqlx.NewDb(db, ""), &out, query, args...); err != nil {
+		return nil, err
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	return rows.Close()
+	return out, nil
 }

@@ -37,28 +37,21 @@ func InspectSQLite(ctx context.Context, db *sql.DB) (*Database, error) {
 		out.Name = strings.TrimSuffix(base, filepath.Ext(base))
 	}
 
-	rows, err := db.QueryContext(ctx, `SELECT type, name FROM sqlite_master
+	rels, err := selectRows[struct {
+		Type string `db:"type"`
+		Name string `db:"name"`
+	}](ctx, db, `SELECT type, name FROM sqlite_master
 		WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`)
 	if err != nil {
 		return nil, fmt.Errorf("schema: sqlite tables: %w", err)
 	}
-	for rows.Next() {
-		var typ, name string
-		if err := rows.Scan(&typ, &name); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("schema: sqlite tables: %w", err)
-		}
+	for _, r := range rels {
 		kind := KindTable
-		if typ == "view" {
+		if r.Type == "view" {
 			kind = KindView
 		}
-		out.Tables = append(out.Tables, &Table{Name: name, Kind: kind})
+		out.Tables = append(out.Tables, &Table{Name: r.Name, Kind: kind})
 	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return nil, fmt.Errorf("schema: sqlite tables: %w", err)
-	}
-	rows.Close()
 	sort.SliceStable(out.Tables, func(i, j int) bool {
 		a, b := strings.ToLower(out.Tables[i].Name), strings.ToLower(out.Tables[j].Name)
 		if a != b {
@@ -100,31 +93,25 @@ func InspectSQLite(ctx context.Context, db *sql.DB) (*Database, error) {
 }
 
 func sqliteColumns(ctx context.Context, db *sql.DB, t *Table) error {
-	rows, err := db.QueryContext(ctx, `SELECT name, type, "notnull", pk FROM pragma_table_info(?) ORDER BY cid`, t.Name)
+	cols, err := selectRows[struct {
+		Name    string         `db:"name"`
+		Type    sql.NullString `db:"type"`
+		NotNull bool           `db:"notnull"`
+		PK      int            `db:"pk"` // position in the primary key, from 1; 0 if not in it
+	}](ctx, db, `SELECT name, type, "notnull", pk FROM pragma_table_info(?) ORDER BY cid`, t.Name)
 	if err != nil {
 		return fmt.Errorf("schema: sqlite columns of %s: %w", t.Name, err)
 	}
-	defer rows.Close()
 	type pkCol struct {
 		name string
 		pos  int
 	}
 	var pks []pkCol
-	for rows.Next() {
-		var c Column
-		var typ sql.NullString
-		var notNull, pk int
-		if err := rows.Scan(&c.Name, &typ, &notNull, &pk); err != nil {
-			return fmt.Errorf("schema: sqlite columns of %s: %w", t.Name, err)
+	for _, r := range cols {
+		t.Columns = append(t.Columns, Column{Name: r.Name, Type: r.Type.String, NotNull: r.NotNull})
+		if r.PK > 0 {
+			pks = append(pks, pkCol{r.Name, r.PK})
 		}
-		c.Type, c.NotNull = typ.String, notNull != 0
-		t.Columns = append(t.Columns, c)
-		if pk > 0 {
-			pks = append(pks, pkCol{c.Name, pk})
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("schema: sqlite columns of %s: %w", t.Name, err)
 	}
 	sort.SliceStable(pks, func(i, j int) bool { return pks[i].pos < pks[j].pos })
 	for _, p := range pks {
@@ -136,31 +123,26 @@ func sqliteColumns(ctx context.Context, db *sql.DB, t *Table) error {
 func sqliteForeignKeys(ctx context.Context, db *sql.DB, t *Table) error {
 	// SQLite numbers foreign keys from the last declared: id descending is
 	// declaration order.
-	rows, err := db.QueryContext(ctx, `SELECT id, "table", "from", "to" FROM pragma_foreign_key_list(?) ORDER BY id DESC, seq`, t.Name)
+	keys, err := selectRows[struct {
+		ID   int            `db:"id"`
+		Ref  string         `db:"table"`
+		From string         `db:"from"`
+		To   sql.NullString `db:"to"`
+	}](ctx, db, `SELECT id, "table", "from", "to" FROM pragma_foreign_key_list(?) ORDER BY id DESC, seq`, t.Name)
 	if err != nil {
 		return fmt.Errorf("schema: sqlite foreign keys of %s: %w", t.Name, err)
 	}
-	defer rows.Close()
 	lastID := -1
-	for rows.Next() {
-		var id int
-		var ref, from string
-		var to sql.NullString
-		if err := rows.Scan(&id, &ref, &from, &to); err != nil {
-			return fmt.Errorf("schema: sqlite foreign keys of %s: %w", t.Name, err)
-		}
-		if id != lastID || len(t.ForeignKeys) == 0 {
-			t.ForeignKeys = append(t.ForeignKeys, ForeignKey{RefTable: ref})
-			lastID = id
+	for _, r := range keys {
+		if r.ID != lastID || len(t.ForeignKeys) == 0 {
+			t.ForeignKeys = append(t.ForeignKeys, ForeignKey{RefTable: r.Ref})
+			lastID = r.ID
 		}
 		fk := &t.ForeignKeys[len(t.ForeignKeys)-1]
-		fk.Columns = append(fk.Columns, from)
-		if to.Valid && to.String != "" {
-			fk.RefColumns = append(fk.RefColumns, to.String)
+		fk.Columns = append(fk.Columns, r.From)
+		if r.To.Valid && r.To.String != "" {
+			fk.RefColumns = append(fk.RefColumns, r.To.String)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("schema: sqlite foreign keys of %s: %w", t.Name, err)
 	}
 	// A key whose referenced columns are partly missing is treated as one
 	// that names none: it refers to the primary key.
