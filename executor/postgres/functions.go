@@ -8,6 +8,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // The function allow-list is derived from a catalog — the server's own
@@ -134,10 +136,10 @@ func newCatalog(procs []proc) *Catalog {
 // (no argument of type internal, no result of a pseudo-type only the
 // server uses) and whether it is in pg_catalog. Procedures are left out:
 // a query cannot call them.
-const catalogQuery = `SELECT p.proname, p.provolatile::text,
+const catalogQuery = `SELECT p.proname AS name, p.provolatile::text AS volatility,
 	NOT (p.prorettype = ANY ('{internal,trigger,event_trigger,language_handler,fdw_handler,index_am_handler,table_am_handler,tsm_handler}'::regtype[]::oid[])
-	     OR 'internal'::regtype = ANY (p.proargtypes::oid[])),
-	p.pronamespace = 'pg_catalog'::regnamespace
+	     OR 'internal'::regtype = ANY (p.proargtypes::oid[])) AS callable,
+	p.pronamespace = 'pg_catalog'::regnamespace AS core
 FROM pg_proc p WHERE p.prokind <> 'p'`
 
 // LoadCatalog reads the catalog of the server db is connected to. An
@@ -175,25 +177,22 @@ func (c *Catalog) tooNew(node string) (int, bool) {
 }
 
 func loadProcs(ctx context.Context, db *sql.DB) ([]proc, error) {
-	rows, err := db.QueryContext(ctx, catalogQuery)
-	if err != nil {
+	var rows []struct {
+		Name       string `db:"name"`
+		Volatility string `db:"volatility"`
+		Callable   bool   `db:"callable"`
+		Core       bool   `db:"core"`
+	}
+	if err := sqlx.SelectContext(ctx, sqlx.NewDb(db, "pgx"), &rows, catalogQuery); err != nil {
 		return nil, fmt.Errorf("postgres: function catalog: %w", err)
 	}
-	defer rows.Close()
-	var procs []proc
-	for rows.Next() {
-		var p proc
-		var vol string
-		if err := rows.Scan(&p.name, &vol, &p.callable, &p.core); err != nil {
-			return nil, fmt.Errorf("postgres: function catalog: %w", err)
-		}
-		if vol != "" {
-			p.volatility = vol[0]
+	procs := make([]proc, 0, len(rows))
+	for _, r := range rows {
+		p := proc{name: r.Name, callable: r.Callable, core: r.Core}
+		if r.Volatility != "" {
+			p.volatility = r.Volatility[0]
 		}
 		procs = append(procs, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: function catalog: %w", err)
 	}
 	return procs, nil
 }
