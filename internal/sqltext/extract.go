@@ -686,9 +686,20 @@ var afterTable = set(`where group order having limit offset union intersect exce
 	natural outer on using window fetch for qualify tablesample indexed not straight_join lateral returning pivot
 	unpivot`)
 
+// maxStatementNest and maxExprNest bound the recursion of the shape check
+// (statements inside statements; expressions inside expressions), so
+// hostile text cannot exhaust the stack. The check needs only the start of
+// a statement to tell SQL from prose: past these depths it stops following
+// the nesting, and a query nested deeper is still extracted whole
+// (TestExtractDeeplyNested, 40 levels).
+const (
+	maxStatementNest = 8
+	maxExprNest      = 32
+)
+
 // statement checks the start of a statement.
 func (p *shape) statement() bool {
-	if p.nest > 8 {
+	if p.nest > maxStatementNest {
 		return false
 	}
 	p.nest++
@@ -1166,7 +1177,7 @@ var binaryWords = set(`and or xor like ilike glob regexp rlike match div mod esc
 
 // expr consumes an expression: operands joined by binary operators.
 func (p *shape) expr() bool {
-	if p.nest > 32 {
+	if p.nest > maxExprNest {
 		return false
 	}
 	p.nest++

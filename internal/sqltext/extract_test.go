@@ -3,6 +3,9 @@ package sqltext
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestExtract(t *testing.T) {
@@ -183,4 +186,17 @@ func FuzzExtract(f *testing.F) {
 		}
 		StartsStatement(s)
 	})
+}
+
+// A query nested past the shape check's recursion bounds is still
+// extracted whole, alone and after a label.
+func TestExtractDeeplyNested(t *testing.T) {
+	const n = 40
+	q := "SELECT a FROM t WHERE a IN " + strings.Repeat("(SELECT a FROM t WHERE a IN ", n) + "(1)" + strings.Repeat(")", n)
+	e := "SELECT " + strings.Repeat("(", 4*n) + "1" + strings.Repeat(")", 4*n)
+	for _, text := range []string{q, "Here is the query:\n" + q + "\nIt works.", "Here is the query:\n" + e + "\nIt works."} {
+		got, ok := Extract(text)
+		require.True(t, ok, text)
+		assert.True(t, got == q || got == e, "extracted %q", got)
+	}
 }
