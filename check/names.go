@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -1089,7 +1089,7 @@ func (p *parser) tableSource(parts []string, env *cteEnv) *source {
 		}
 	}
 	qual := strings.Join(parts, ".")
-	p.fail(text2sql.KindUnknownTable, "no such table: "+qual, executor.Suggest(db, text2sql.KindUnknownTable, qual, p.sql))
+	p.fail(text2sql.KindUnknownTable, "no such table: "+qual, guard.Suggest(db, text2sql.KindUnknownTable, qual, p.sql))
 	return src
 }
 

@@ -2,10 +2,14 @@
 // input, so each executor checks a statement before it reaches the engine
 // and runs it under engine-level limits.
 //
-// This package has the lexical statement check shared by every executor
-// (CheckText), error classification helpers, and a generic Executor for any
-// database/sql driver. Engine-specific executors live in sub-packages
-// (executor/sqlite) and import their driver; this package imports none.
+// This package has the limits shared by every executor (DefaultMaxRows,
+// DefaultTimeout, DefaultMaxResultBytes, DefaultMaxSQLLength,
+// ValueOverhead), the Privileged interface, and a generic Executor for any
+// database/sql driver. The engine-independent statement check, the
+// classification of engine errors and the hints for unknown names are in
+// package guard. Engine-specific executors live in sub-packages
+// (executor/sqlite, executor/postgres, executor/mysql) and import their
+// driver; this package imports none.
 package executor
 
 import (
@@ -19,6 +23,7 @@ import (
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -39,18 +44,6 @@ const (
 	// every engine; a longer text is refused with KindTooLarge before it
 	// reaches the engine.
 	DefaultMaxSQLLength = 1 << 20
-	// MaxDepth and MaxTokens bound sqltext.Bounds of a statement, checked
-	// before any parser sees the text: the tokens that may each add a
-	// level to a parse tree (all but literals and commas), and all
-	// significant tokens. Parsers that recurse without a bound crash or
-	// grow without limit on deeper or bigger trees (libpg_query on
-	// 1+1+…+1 with 30,000 terms; TiDB's parser took 566 MB for 140,000 ×
-	// BINARY and 124 s for 250,000 adjacent string literals; 400,000
-	// literals in a select list took 336 MB). Of the 11,103 Spider and
-	// BIRD gold queries and published predictions the largest measures a
-	// depth of 311; libpg_query still parses 20,000.
-	MaxDepth  = 5000
-	MaxTokens = 50000
 	// ValueOverhead is what one value of a result costs in memory beyond
 	// its own bytes, in bytes: the interface in the row (16), the string
 	// or slice header it boxes (16 to 24) and allocation rounding.
@@ -59,20 +52,6 @@ const (
 	// columns × 1,000 rows of two-byte strings keep 34 bytes a value).
 	ValueOverhead = 40
 )
-
-// BoundsError returns the refusal (KindTooLarge) of a statement whose
-// sqltext.Bounds pass MaxDepth or MaxTokens, or nil.
-func BoundsError(depth, tokens int) *text2sql.SQLError {
-	switch {
-	case depth > MaxDepth:
-		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
-			Message: fmt.Sprintf("the statement could nest %d levels deep (its operators, keywords and names); the limit is %d", depth, MaxDepth)}
-	case tokens > MaxTokens:
-		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
-			Message: fmt.Sprintf("the statement has %d tokens; the limit is %d", tokens, MaxTokens)}
-	}
-	return nil
-}
 
 // Privileged is implemented by executors that can tell whether their
 // login holds powers beyond reading data: a PostgreSQL superuser or a
@@ -110,7 +89,7 @@ type Options struct {
 	// to MariaDB. It must not change what the query reads. Hints for
 	// unknown tables and columns are computed on the query itself.
 	Statement func(query string, maxRows int, timeout time.Duration) string
-	// Check, when set, replaces CheckText as the statement check: it
+	// Check, when set, replaces guard.CheckText as the statement check: it
 	// returns the text to run (the checked query without trailing
 	// semicolons, which Statement then receives) or the refusal. An
 	// engine-specific executor sets it to check on the engine's own terms.
@@ -135,10 +114,10 @@ type Options struct {
 }
 
 // Executor is a guarded executor for any database/sql driver. For each
-// statement it runs CheckText (or Options.Check), then prepares and runs the statement inside a
-// read-only transaction (sql.TxOptions{ReadOnly: true}) that is always
+// statement it runs guard.CheckText (or Options.Check), then prepares and
+// runs the statement inside a read-only transaction (sql.TxOptions{ReadOnly: true}) that is always
 // rolled back, under a time limit given by the context and a row cap.
-// Error kinds are derived from the engine's messages (Classify).
+// Error kinds are derived from the engine's messages (guard.Classify).
 //
 // The read-only transaction is only as strong as the driver makes it:
 // PostgreSQL and MySQL enforce it, go-sqlite3 ignores it (the rollback
@@ -263,7 +242,7 @@ func (e *Executor) check(query string) (string, *text2sql.SQLError) {
 	if e.opts.Check != nil {
 		return e.opts.Check(query)
 	}
-	if se := CheckText(query); se != nil {
+	if se := guard.CheckText(query); se != nil {
 		return "", se
 	}
 	return sqltext.StripTrailing(query), nil
@@ -365,7 +344,7 @@ func BinaryType(name string) bool {
 		n == "BIT" || n == "GEOMETRY"
 }
 
-// Check runs CheckText and then prepares query inside a read-only
+// Check runs guard.CheckText and then prepares query inside a read-only
 // transaction that is rolled back, without executing it. It returns nil or
 // a *text2sql.SQLError (refusals, syntax errors, unknown tables or
 // columns); any other error means the executor cannot work.
@@ -412,18 +391,7 @@ func (e *Executor) sqlError(ctx context.Context, err error, q string, timeout ti
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return TimeoutError(timeout)
 	}
-	return EngineError(err.Error(), e.opts.Schema, q)
-}
-
-// EngineError turns an engine error message into a *text2sql.SQLError: its
-// Kind from Classify, its Message msg, and for unknown tables and columns a
-// Hint from Suggest when db is not nil.
-func EngineError(msg string, db *schema.Database, query string) *text2sql.SQLError {
-	se := &text2sql.SQLError{Kind: Classify(msg), Message: msg}
-	if se.Kind == text2sql.KindUnknownTable || se.Kind == text2sql.KindUnknownColumn {
-		se.Hint = Suggest(db, se.Kind, UnknownName(msg), query)
-	}
-	return se
+	return guard.EngineError(err.Error(), e.opts.Schema, q)
 }
 
 // TimeoutError is the result error of an execution stopped at its time

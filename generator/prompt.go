@@ -3,7 +3,7 @@ package generator
 import (
 	"cmp"
 	"fmt"
-	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/guard"
 	"math"
 	"slices"
 	"strconv"
@@ -630,7 +630,7 @@ func (g *Generator) exampleReadOnly(sql string) bool {
 	if ok, found := g.readOnly.Load(sql); found {
 		return ok.(bool)
 	}
-	ok := executor.CheckText(sql) == nil
+	ok := guard.CheckText(sql) == nil
 	g.readOnly.Store(sql, ok)
 	return ok
 }

@@ -21,7 +21,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/stagekit"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -228,7 +228,7 @@ func (p *Planner) Validate(plan *text2sql.Plan) []Problem {
 			t := lookup(db, parts)
 			if t == nil {
 				name := strings.Join(parts, ".")
-				probs = append(probs, Problem{Object: *o, Reason: "no such table", Hint: executor.Suggest(db, text2sql.KindUnknownTable, name, "")})
+				probs = append(probs, Problem{Object: *o, Reason: "no such table", Hint: guard.Suggest(db, text2sql.KindUnknownTable, name, "")})
 				continue
 			}
 			o.Name = t.QualifiedName()
@@ -275,7 +275,7 @@ func resolveColumn(db *schema.Database, parts []string) (string, *Problem) {
 	tname := strings.Join(parts[:len(parts)-1], ".")
 	t := lookup(db, parts[:len(parts)-1])
 	if t == nil {
-		hint := executor.Suggest(db, text2sql.KindUnknownTable, tname, "")
+		hint := guard.Suggest(db, text2sql.KindUnknownTable, tname, "")
 		return "", &Problem{Reason: "no such table " + tname, Hint: hint}
 	}
 	c := t.Column(col)
@@ -339,7 +339,7 @@ func closestColumn(db *schema.Database, t *schema.Table, col string) string {
 		}
 		q = "SELECT 1 FROM " + strings.Join(names, ", ")
 	}
-	return executor.Suggest(db, text2sql.KindUnknownColumn, name, q)
+	return guard.Suggest(db, text2sql.KindUnknownColumn, name, q)
 }
 
 // normKind lower-cases a kind and maps plurals and synonyms.

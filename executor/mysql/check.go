@@ -16,7 +16,7 @@ import (
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // the parser's value expressions
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
@@ -157,7 +157,7 @@ func (c *Checker) Prepare(query string) (string, *text2sql.SQLError) {
 			Message: "the statement is not valid UTF-8"}
 	}
 	toks := sqltext.LexMySQL(query, c.mode)
-	if se := executor.BoundsError(sqltext.Bounds(toks)); se != nil {
+	if se := guard.BoundsError(sqltext.Bounds(toks)); se != nil {
 		return "", se
 	}
 	blank := []byte(query)

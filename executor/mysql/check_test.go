@@ -124,7 +124,7 @@ func TestDefaultFunctions(t *testing.T) {
 	}
 }
 
-// Statements whose depth bound passes executor.MaxDepth are refused
+// Statements whose depth bound passes guard.MaxDepth are refused
 // before the parser sees them (TiDB's parser took 566 MB for 140,000 ×
 // BINARY); a chain of 500 terms still parses.
 func TestDeepStatements(t *testing.T) {

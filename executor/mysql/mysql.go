@@ -402,7 +402,7 @@ func (e *Executor) Close() error {
 // failed in Result.Error: refusals of the Checker, KindTooLarge for a
 // statement longer than Options.MaxSQLLength or a result past
 // Options.MaxResultBytes, and server errors classified by
-// executor.Classify — unknown table or column (with a hint from the
+// guard.Classify — unknown table or column (with a hint from the
 // schema), syntax, KindNotReadOnly for a write the read-only transaction
 // refuses (error 1792), KindTimeout when the time limit stops the
 // statement. Values are int64, float64, string (text,

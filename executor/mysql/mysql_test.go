@@ -11,6 +11,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 )
 
@@ -146,7 +147,7 @@ func TestMariaDBReadOnlyTransaction(t *testing.T) {
 	}
 	defer tx.Rollback()
 	_, err = tx.Exec(MariaDBStatement("DELETE FROM users", 0, time.Second))
-	if err == nil || executor.Classify(err.Error()) != text2sql.KindNotReadOnly {
+	if err == nil || guard.Classify(err.Error()) != text2sql.KindNotReadOnly {
 		t.Errorf("DELETE in a read-only transaction: %v", err)
 	}
 	if count(t, db, "users") != 2 {

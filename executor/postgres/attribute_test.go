@@ -239,7 +239,7 @@ func TestLexingPinned(t *testing.T) {
 	assert.Equal(t, server, serverState(t, db))
 }
 
-// Statements whose depth bound passes executor.MaxDepth are refused
+// Statements whose depth bound passes guard.MaxDepth are refused
 // before the parser sees them (libpg_query crashed the process on
 // 1+1+…+1 with 30,000 terms, and on chains the operator count missed:
 // inside ARRAY[…], ISNULL, AT TIME ZONE, CROSS JOIN), through Execute,

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
@@ -72,8 +72,8 @@ import (
 //     is used (KindDialect: an older server reads JSON_SCALAR(x) as a
 //     call of whatever function is named json_scalar).
 //
-// A statement whose bounds by PostgreSQL's scanner pass executor.MaxDepth
-// or executor.MaxTokens (see sqltext.Bounds) is KindTooLarge, before it is
+// A statement whose bounds by PostgreSQL's scanner pass guard.MaxDepth
+// or guard.MaxTokens (see sqltext.Bounds) is KindTooLarge, before it is
 // parsed. Text that is not valid UTF-8 is KindSyntax (SQLSTATE 22021, as
 // the server would say). Text that does not parse is KindSyntax with SQLSTATE
 // 42601 and the parser's message and position; a few constructs of other
@@ -158,7 +158,7 @@ func (c *Checker) CheckSQL(query string) *text2sql.SQLError {
 
 // scanBounds measures query with PostgreSQL's own scanner (libpg_query's,
 // which does not recurse) as sqltext.Bounds does, and refuses it when its
-// bounds pass executor.MaxDepth or executor.MaxTokens, before the parser
+// bounds pass guard.MaxDepth or guard.MaxTokens, before the parser
 // builds a tree it could crash writing out. It returns the end of the
 // statement's last token that is not a comment or a semicolon (len(query)
 // when the text does not scan: the parser then reports the error).
@@ -189,7 +189,7 @@ func scanBounds(query string) (int, *text2sql.SQLError) {
 		}
 		prevString = isString
 	}
-	return end, executor.BoundsError(depth, tokens)
+	return end, guard.BoundsError(depth, tokens)
 }
 
 // resolution holds the names an accepted statement leaves for the server

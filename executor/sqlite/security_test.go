@@ -14,6 +14,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/guard"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -452,8 +453,8 @@ func TestC1EntryPoints(t *testing.T) {
 			}
 			return res.Error
 		},
-		"executor.Check":     func(q string) *text2sql.SQLError { return asSQLError(gen.Check(context.Background(), q)) },
-		"executor.CheckText": func(q string) *text2sql.SQLError { return executor.CheckText(q) },
+		"executor.Check":  func(q string) *text2sql.SQLError { return asSQLError(gen.Check(context.Background(), q)) },
+		"guard.CheckText": func(q string) *text2sql.SQLError { return guard.CheckText(q) },
 	}
 	for name, f := range entry {
 		se := f("DROP TABLE t")

@@ -2,7 +2,7 @@
 // is untrusted input, against a SQLite database file in layers, each enough
 // on its own where SQLite allows:
 //
-//  1. executor.CheckShape: exactly one statement, and a query (SELECT,
+//  1. guard.CheckShape: exactly one statement, and a query (SELECT,
 //     WITH … SELECT, VALUES), lexically. Whether the query writes or
 //     locks anywhere is SQLite's to say, on its own parse (layers 3, 4),
 //     so a column named lock or merge is read as SQLite reads it.
@@ -37,6 +37,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -90,7 +91,7 @@ type Options struct {
 
 	// Test knobs: they switch layers off so tests can show that the
 	// remaining ones hold on their own.
-	skipTextCheck bool // no executor.CheckText
+	skipTextCheck bool // no guard.CheckText
 	noAuthorizer  bool // no authorizer
 	noQueryOnly   bool // no _query_only=1 in the DSN
 }
@@ -230,7 +231,7 @@ func (e *Executor) Close() error {
 
 // Execute runs req.SQL as untrusted input and returns its rows, up to the
 // row cap, or the reason it was refused or failed in Result.Error:
-// refusals of executor.CheckShape (nothing reaches SQLite), denials of the
+// refusals of guard.CheckShape (nothing reaches SQLite), denials of the
 // authorizer (KindNotReadOnly for writes and DDL, KindForbiddenStatement
 // for ATTACH, PRAGMA, VACUUM and transaction control, KindForbiddenFunction
 // naming the function), and engine errors (KindUnknownTable and
@@ -260,7 +261,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		return res, nil
 	}
 	if !e.opts.skipTextCheck {
-		if se := executor.CheckShape(req.SQL); se != nil {
+		if se := guard.CheckShape(req.SQL); se != nil {
 			res.Error = se
 			return done()
 		}
@@ -432,7 +433,7 @@ func (e *Executor) sqlError(cctx context.Context, c *guardedConn, err error, q s
 		// SQLite could not prepare the statement: a construct of another
 		// engine that writes or locks (SELECT … INTO, FOR UPDATE, a
 		// data-modifying WITH query) is named as the refusal it is.
-		if se := executor.DeepScan(q); se != nil {
+		if se := guard.DeepScan(q); se != nil {
 			return se
 		}
 	}
@@ -443,11 +444,11 @@ func (e *Executor) sqlError(cctx context.Context, c *guardedConn, err error, q s
 			return d
 		}
 	}
-	return executor.EngineError(msg, e.schema, q)
+	return guard.EngineError(msg, e.schema, q)
 }
 
 // Check runs the checks of Execute without running the statement:
-// executor.CheckShape, then preparing it on a guarded connection (the authorizer
+// guard.CheckShape, then preparing it on a guarded connection (the authorizer
 // runs at prepare time) and sqlite3_stmt_readonly. It returns nil, or a
 // *text2sql.SQLError: a refusal, or an error SQLite reports when it
 // prepares the statement (syntax, unknown table or column, unknown
@@ -456,7 +457,7 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 	if e.closed.Load() {
 		return executor.ErrClosed
 	}
-	if se := executor.CheckShape(query); se != nil {
+	if se := guard.CheckShape(query); se != nil {
 		return se
 	}
 	_, timeout := executor.Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/guard"
 )
 
 // DialectName is how prompts name a dialect: "SQLite", "PostgreSQL",
@@ -107,7 +107,7 @@ func WriteContext(w *Writer, c *text2sql.Context, o ContextOptions) {
 	if o.Examples {
 		var ex []text2sql.Item
 		for _, it := range byKind[text2sql.KindExample] {
-			if executor.CheckText(it.SQL) == nil {
+			if guard.CheckText(it.SQL) == nil {
 				ex = append(ex, it)
 			}
 		}

@@ -1,9 +1,11 @@
-package executor
+package guard
 
 import (
-	"errors"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
@@ -30,9 +32,7 @@ func TestCheckText(t *testing.T) {
 		"SELECT a -- comment; DROP TABLE t\nFROM t",
 	}
 	for _, q := range ok {
-		if se := CheckText(q); se != nil {
-			t.Errorf("CheckText(%q) = %v, want nil", q, se)
-		}
+		assert.Nil(t, CheckText(q), "CheckText(%q)", q)
 	}
 	refused := []struct {
 		q    string
@@ -92,18 +92,13 @@ func TestCheckText(t *testing.T) {
 	}
 	for _, c := range refused {
 		se := CheckText(c.q)
-		if se == nil {
-			t.Errorf("CheckText(%q) = nil, want %s", c.q, c.kind)
+		if !assert.NotNil(t, se, "CheckText(%q), want %s", c.q, c.kind) {
 			continue
 		}
-		if se.Kind != c.kind {
-			t.Errorf("CheckText(%q) = %s (%s), want %s", c.q, se.Kind, se.Message, c.kind)
-		}
-		if se.Message == "" {
-			t.Errorf("CheckText(%q): empty message", c.q)
-		}
-		if se.Kind.Refusal() && !errors.Is(se, text2sql.ErrRefused) {
-			t.Errorf("CheckText(%q): not ErrRefused", c.q)
+		assert.Equal(t, c.kind, se.Kind, "CheckText(%q): %s", c.q, se.Message)
+		assert.NotEmpty(t, se.Message, "CheckText(%q): message", c.q)
+		if se.Kind.Refusal() {
+			assert.ErrorIs(t, se, text2sql.ErrRefused, "CheckText(%q)", c.q)
 		}
 	}
 }
@@ -129,9 +124,7 @@ func TestCountStatementsConventions(t *testing.T) {
 		for i, conv := range sqltext.Conventions {
 			got[i] = sqltext.CountStatements(c.s, conv)
 		}
-		if got != c.want {
-			t.Errorf("CountStatements(%q) = %v, want %v", c.s, got, c.want)
-		}
+		assert.Equal(t, c.want, got, "CountStatements(%q)", c.s)
 	}
 }
 
@@ -148,22 +141,18 @@ func FuzzCheckText(f *testing.F) {
 		se := CheckText(s)
 		if se == nil {
 			for _, c := range sqltext.Conventions {
-				if n := sqltext.CountStatements(s, c); n != 1 {
-					t.Fatalf("accepted %q with %d statements under convention %d", s, n, c)
-				}
+				require.Equal(t, 1, sqltext.CountStatements(s, c), "accepted %q: statements under convention %d", s, c)
 			}
 			toks := sqltext.Significant(sqltext.Lex(sqltext.Statements(s)[0]))
 			i := skipOpenParens(toks, 0)
-			if i >= len(toks) || !(toks[i].Is("select") || toks[i].Is("with") || toks[i].Is("values")) {
-				t.Fatalf("accepted %q, which does not start with a query keyword", s)
-			}
+			require.True(t, i < len(toks) && (toks[i].Is("select") || toks[i].Is("with") || toks[i].Is("values")),
+				"accepted %q, which does not start with a query keyword", s)
 			return
 		}
-		if se.Message == "" || se.Kind == "" {
-			t.Fatalf("CheckText(%q) = %+v", s, se)
-		}
-		if strings.TrimSpace(s) == "" && se.Kind != text2sql.KindEmpty {
-			t.Fatalf("blank %q: %s", s, se.Kind)
+		require.NotEmpty(t, se.Message, "CheckText(%q) = %+v", s, se)
+		require.NotEmpty(t, se.Kind, "CheckText(%q) = %+v", s, se)
+		if strings.TrimSpace(s) == "" {
+			require.Equal(t, text2sql.KindEmpty, se.Kind, "blank %q", s)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package executor
+package guard
 
 import (
 	"context"
@@ -211,4 +211,15 @@ func queryTables(db *schema.Database, query string) []*schema.Table {
 		}
 	}
 	return out
+}
+
+// EngineError turns an engine error message into a *text2sql.SQLError: its
+// Kind from Classify, its Message msg, and for unknown tables and columns a
+// Hint from Suggest (none when db is nil). It never returns nil.
+func EngineError(msg string, db *schema.Database, query string) *text2sql.SQLError {
+	se := &text2sql.SQLError{Kind: Classify(msg), Message: msg}
+	if se.Kind == text2sql.KindUnknownTable || se.Kind == text2sql.KindUnknownColumn {
+		se.Hint = Suggest(db, se.Kind, UnknownName(msg), query)
+	}
+	return se
 }
