@@ -1,0 +1,555 @@
+package sqlparse
+
+import (
+	"strings"
+
+	"github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+)
+
+// Binding powers, loosest first. || sits with the JSON operators above
+// multiplication, as in SQLite (PostgreSQL puts it below + and -; MySQL
+// reads it as OR unless PIPES_AS_CONCAT): the tree's shape around || is
+// SQLite's in every dialect.
+const (
+	precOr      = 1 // OR, XOR
+	precAnd     = 2 // AND, &&
+	precNot     = 3 // prefix NOT
+	precCompare = 4 // = <> < … IS, IN, BETWEEN, LIKE …
+	precBit     = 5 // | & << >>
+	precAdd     = 6 // + -
+	precMul     = 7 // * / % DIV MOD
+	precConcat  = 8 // || -> ->> #> #>> @> <@
+)
+
+func (p *parser) expr() Expr { return p.binary(precOr) }
+
+// infix returns the binding power of the binary operator at the current
+// token, 0 if there is none.
+func (p *parser) infix() int {
+	t := p.tok()
+	switch t.Kind {
+	case sqltext.Punct:
+		switch t.Text {
+		case "=", "==", "<>", "!=", "<", ">", "<=", ">=", "<=>", "~", "~*", "!~", "!~*":
+			return precCompare
+		case "|", "&", "<<", ">>":
+			return precBit
+		case "+", "-":
+			return precAdd
+		case "*", "/", "%":
+			return precMul
+		case "||", "->", "->>", "#>", "#>>", "@>", "<@":
+			return precConcat
+		case "&&":
+			return precAnd
+		}
+	case sqltext.Word:
+		switch strings.ToUpper(t.Text) {
+		case "OR", "XOR":
+			return precOr
+		case "AND":
+			return precAnd
+		case "IS", "BETWEEN", "LIKE", "ILIKE", "GLOB", "REGEXP", "RLIKE", "MATCH":
+			return precCompare
+		case "SIMILAR":
+			if p.wordAt(1, "TO") {
+				return precCompare
+			}
+		case "ISNULL", "NOTNULL":
+			if !p.punctAt(1, "(") {
+				return precCompare
+			}
+		case "IN":
+			// IN without ( is a keyword separator: POSITION(a IN b).
+			if p.punctAt(1, "(") {
+				return precCompare
+			}
+		case "NOT":
+			n := p.peek(1)
+			if n.Is("IN") && p.punctAt(2, "(") || n.Is("BETWEEN") || n.Is("LIKE") || n.Is("ILIKE") || n.Is("GLOB") ||
+				n.Is("REGEXP") || n.Is("RLIKE") || n.Is("MATCH") || n.Is("SIMILAR") || n.Is("NULL") {
+				return precCompare
+			}
+		case "DIV", "MOD":
+			return precMul
+		case "COLLATE":
+			return 0
+		}
+	}
+	return 0
+}
+
+// binary parses an expression whose operators bind at least min.
+func (p *parser) binary(min int) Expr {
+	from := p.i
+	var left Expr
+	if min <= precNot && p.word("NOT") {
+		p.i++
+		if !p.enter() {
+			left = &Unary{Op: "NOT", X: p.skip("nesting too deep", p.clauseStop)}
+		} else {
+			left = &Unary{Op: "NOT", X: p.binary(precNot)}
+		}
+		p.leave()
+		left.(*Unary).Span = p.span(from)
+	} else {
+		left = p.unary()
+	}
+	levels := 0
+	defer func() { p.depth -= levels }()
+	for {
+		prec := p.infix()
+		if prec == 0 || prec < min {
+			return left
+		}
+		at := p.i
+		levels++
+		if !p.enter() {
+			p.skip("nesting too deep", p.clauseStop)
+			return left
+		}
+		if prec == precCompare {
+			left = p.comparison(from, left)
+		} else {
+			op := p.tok().Text
+			if p.tok().Kind == sqltext.Word {
+				op = strings.ToUpper(op)
+			}
+			p.i++
+			right := p.binary(prec + 1)
+			left = &Binary{Span: p.span(from), Op: op, X: left, Y: right}
+		}
+		if p.i == at {
+			return left
+		}
+	}
+}
+
+// comparison parses the comparison operator at the current token and its
+// right side, with left already parsed from token from.
+func (p *parser) comparison(from int, left Expr) Expr {
+	not := false
+	if p.word("NOT") {
+		not = true
+		p.i++
+		if p.accept("NULL") {
+			return &Is{Span: p.span(from), Not: true, X: left, Y: &Literal{Span: p.span(p.i), Kind: Null}}
+		}
+	}
+	t := p.tok()
+	if t.Kind == sqltext.Punct {
+		p.i++
+		right := p.binary(precBit)
+		return &Binary{Span: p.span(from), Op: t.Text, X: left, Y: right}
+	}
+	w := strings.ToUpper(t.Text)
+	p.i++
+	switch w {
+	case "ISNULL":
+		return &Is{Span: p.span(from), X: left, Y: &Literal{Span: p.span(p.i), Kind: Null}}
+	case "NOTNULL":
+		return &Is{Span: p.span(from), Not: true, X: left, Y: &Literal{Span: p.span(p.i), Kind: Null}}
+	case "IS":
+		is := &Is{X: left, Not: p.accept("NOT")}
+		if p.word("DISTINCT") && p.wordAt(1, "FROM") {
+			p.i += 2
+			is.Distinct = true
+		}
+		is.Y = p.binary(precBit)
+		is.Span = p.span(from)
+		return is
+	case "BETWEEN":
+		b := &Between{Not: not, X: left}
+		b.Lo = p.binary(precBit)
+		if !p.accept("AND") {
+			p.errAt("expected AND")
+		}
+		b.Hi = p.binary(precBit)
+		b.Span = p.span(from)
+		return b
+	case "IN":
+		in := &In{Not: not, X: left}
+		p.i++ // (
+		if p.startsQuery() || p.punct("(") && p.parenQueryAhead() {
+			in.Query = p.query()
+		} else if !p.punct(")") {
+			in.List = p.exprList()
+		}
+		p.closeParen()
+		in.Span = p.span(from)
+		return in
+	}
+	if w == "SIMILAR" {
+		p.i++ // TO
+		w = "SIMILAR TO"
+	}
+	l := &Like{Not: not, Op: w, X: left}
+	l.Pattern = p.binary(precBit)
+	if p.accept("ESCAPE") {
+		l.Escape = p.binary(precBit)
+	}
+	l.Span = p.span(from)
+	return l
+}
+
+// unary parses prefix operators, a primary and postfix operators (::,
+// COLLATE).
+func (p *parser) unary() Expr {
+	from := p.i
+	t := p.tok()
+	if t.Kind == sqltext.Punct && (t.Text == "-" || t.Text == "+" || t.Text == "~" || t.Text == "!") ||
+		t.Is("BINARY") && p.dialect == text2sql.DialectMySQL && !p.punctAt(1, "(") && !p.punctAt(1, ",") && !p.punctAt(1, ")") {
+		p.i++
+		u := &Unary{Op: strings.ToUpper(t.Text)}
+		if !p.enter() {
+			u.X = p.skip("nesting too deep", p.clauseStop)
+		} else {
+			u.X = p.unary()
+		}
+		p.leave()
+		u.Span = p.span(from)
+		return u
+	}
+	x := p.primary()
+	for {
+		switch {
+		case p.punct("::"):
+			p.i++
+			x = &Cast{Op: "::", X: x, Type: p.typeName()}
+			x.(*Cast).Span = p.span(from)
+		case p.word("COLLATE"):
+			p.i++
+			x = &Collate{X: x, Collation: p.ident()}
+			x.(*Collate).Span = p.span(from)
+		default:
+			return x
+		}
+	}
+}
+
+// typeWords may continue a type name after its first word.
+var typeWords = map[string]bool{
+	"precision": true, "varying": true, "unsigned": true, "signed": true, "integer": true, "int": true,
+	"char": true, "character": true, "zone": true, "time": true, "without": true, "large": true, "object": true,
+}
+
+func (p *parser) typeName() *TypeName {
+	from := p.i
+	tn := &TypeName{}
+	var words []string
+	if t := p.tok(); t.Kind == sqltext.Word || t.Kind == sqltext.QuotedIdent {
+		words = append(words, t.Text)
+		p.i++
+		for p.punct(".") && (p.peek(1).Kind == sqltext.Word || p.peek(1).Kind == sqltext.QuotedIdent) {
+			words[len(words)-1] += "." + p.peek(1).Text
+			p.i += 2
+		}
+	} else {
+		p.errAt("expected type")
+		tn.Span = p.span(from)
+		return tn
+	}
+	more := func() {
+		for {
+			t := p.tok()
+			if t.Kind == sqltext.Word && (typeWords[strings.ToLower(t.Text)] || t.Is("WITH") && p.wordAt(1, "TIME")) {
+				words = append(words, t.Text)
+				p.i++
+				continue
+			}
+			return
+		}
+	}
+	more()
+	if p.punct("(") {
+		p.i++
+		if !p.punct(")") {
+			tn.Args = p.exprList()
+		}
+		p.closeParen()
+		more()
+	}
+	if t := p.tok(); t.Kind == sqltext.QuotedIdent && strings.HasPrefix(t.Text, "[") && p.dialect == text2sql.DialectPostgres {
+		// The standard lexer reads [] as a bracket-quoted name.
+		tn.Array = true
+		p.i++
+	}
+	tn.Name = strings.Join(words, " ")
+	tn.Span = p.span(from)
+	return tn
+}
+
+// typedLit are the words that, before a string, make a typed literal.
+var typedLit = map[string]bool{"date": true, "time": true, "timestamp": true, "datetime": true, "timestamptz": true}
+
+func (p *parser) primary() Expr {
+	from := p.i
+	if !p.enter() {
+		defer p.leave()
+		return p.skip("nesting too deep", p.clauseStop)
+	}
+	defer p.leave()
+	t := p.tok()
+	switch t.Kind {
+	case sqltext.Number:
+		p.i++
+		return &Literal{Span: p.span(from), Kind: Number}
+	case sqltext.String:
+		p.i++
+		for p.tok().Kind == sqltext.String && p.dialect != text2sql.DialectPostgres {
+			// Adjacent literals join (MySQL, SQLite reject; harmless).
+			p.i++
+		}
+		return &Literal{Span: p.span(from), Kind: String}
+	case sqltext.Param:
+		p.i++
+		return &Param{Span: p.span(from)}
+	case sqltext.QuotedIdent:
+		if strings.HasPrefix(t.Text, "[") && p.dialect == text2sql.DialectPostgres {
+			break
+		}
+		return p.name(from)
+	case sqltext.Punct:
+		switch t.Text {
+		case "(":
+			if p.parenQueryAhead() {
+				p.i++
+				q := p.query()
+				p.closeParen()
+				return &Subquery{Span: p.span(from), Query: q}
+			}
+			p.i++
+			list := p.exprList()
+			p.closeParen()
+			if len(list) == 1 {
+				return &Paren{Span: p.span(from), X: list[0]}
+			}
+			return &Tuple{Span: p.span(from), List: list}
+		case "*":
+			p.i++
+			return &Star{Span: p.span(from)}
+		}
+	case sqltext.Word:
+		w := strings.ToUpper(t.Text)
+		next := p.peek(1)
+		call := next.Kind == sqltext.Punct && next.Text == "("
+		switch w {
+		case "NULL":
+			p.i++
+			return &Literal{Span: p.span(from), Kind: Null}
+		case "TRUE", "FALSE":
+			if !call {
+				p.i++
+				return &Literal{Span: p.span(from), Kind: Bool}
+			}
+		case "CASE":
+			return p.caseExpr()
+		case "CAST", "TRY_CAST":
+			if call {
+				p.i += 2
+				c := &Cast{Op: w, X: p.expr()}
+				if !p.accept("AS") {
+					p.errAt("expected AS")
+				}
+				c.Type = p.typeName()
+				p.closeParen()
+				c.Span = p.span(from)
+				return c
+			}
+		case "EXISTS":
+			if call {
+				p.i += 2
+				q := p.query()
+				p.closeParen()
+				return &Exists{Span: p.span(from), Query: q}
+			}
+		case "NOT":
+			p.i++
+			u := &Unary{Op: "NOT", X: p.unary()}
+			u.Span = p.span(from)
+			return u
+		case "ROW":
+			if call {
+				p.i += 2
+				tu := &Tuple{List: p.exprList()}
+				p.closeParen()
+				tu.Span = p.span(from)
+				return tu
+			}
+		case "INTERVAL":
+			if next.Kind == sqltext.String || next.Kind == sqltext.Number || next.Kind == sqltext.Param ||
+				next.Kind == sqltext.Punct && (next.Text == "(" || next.Text == "-") || next.Kind == sqltext.Word && !isReserved(next) && !p.punctAt(2, ",") && !p.punctAt(2, ")") {
+				p.i++
+				iv := &Interval{Value: p.unary()}
+				if u := p.tok(); u.Kind == sqltext.Word && !isReserved(u) {
+					iv.Unit = p.ident()
+				}
+				iv.Span = p.span(from)
+				return iv
+			}
+		case "ANY", "SOME", "ALL":
+			if call {
+				parts := []*Ident{p.ident()}
+				return p.callRest(from, parts)
+			}
+		}
+		if typedLit[strings.ToLower(w)] && next.Kind == sqltext.String {
+			p.i += 2
+			return &Literal{Span: p.span(from), Kind: Typed, Type: w}
+		}
+		if isReserved(t) && !(call && (w == "LEFT" || w == "RIGHT" || w == "MOD" || w == "REPLACE" || w == "IF" || w == "VALUES")) {
+			break
+		}
+		return p.name(from)
+	}
+	return p.errAt("expected expression")
+}
+
+// name parses a possibly qualified name: a column, t.*, or a call.
+func (p *parser) name(from int) Expr {
+	parts := []*Ident{p.ident()}
+	for p.punct(".") {
+		n := p.peek(1)
+		if n.Kind == sqltext.Punct && n.Text == "*" {
+			p.i += 2
+			return &Star{Span: p.span(from), Table: parts}
+		}
+		if n.Kind != sqltext.Word && n.Kind != sqltext.QuotedIdent {
+			break
+		}
+		p.i++
+		parts = append(parts, p.ident())
+	}
+	if p.punct("(") && !parts[len(parts)-1].Quoted {
+		return p.callRest(from, parts)
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return &ColumnRef{Span: p.span(from), Parts: parts}
+}
+
+// argWords separate the arguments of the SQL-standard functions written
+// with keywords.
+var argWords = map[string]bool{"from": true, "for": true, "in": true, "using": true, "separator": true, "as": true, "placing": true}
+
+// trimWords precede the argument they qualify: TRIM(LEADING '0' FROM s).
+var trimWords = map[string]bool{"leading": true, "trailing": true, "both": true}
+
+// callRest parses (args) and what may follow a call; the current token
+// is "(".
+func (p *parser) callRest(from int, parts []*Ident) *Call {
+	c := &Call{Name: parts}
+	p.i++ // (
+	switch {
+	case p.punct("*") && p.punctAt(1, ")"):
+		p.i++
+		c.Star = true
+	case p.punct(")"):
+	default:
+		if p.accept("DISTINCT") {
+			c.Distinct = true
+		} else if p.word("ALL") && !p.punctAt(1, "(") {
+			p.i++
+		}
+		for !p.punct(")") && !p.eof() {
+			at := p.i
+			if p.startsQuery() {
+				sf := p.i
+				q := p.query()
+				c.Args = append(c.Args, &Subquery{Span: p.span(sf), Query: q})
+			} else {
+				arg := p.expr()
+				c.Args = append(c.Args, arg)
+				if id, ok := arg.(*Ident); ok && !id.Quoted && trimWords[strings.ToLower(id.Name)] && !p.punct(")") && !p.punct(",") {
+					continue
+				}
+			}
+			if !p.argSeparator(c) || p.i == at {
+				break
+			}
+		}
+	}
+	p.closeParen()
+	if p.word("WITHIN") && p.wordAt(1, "GROUP") && p.punctAt(2, "(") {
+		p.i += 3
+		if p.word("ORDER") && p.wordAt(1, "BY") {
+			p.i += 2
+			c.OrderBy = p.orderTerms()
+		}
+		p.closeParen()
+	}
+	if p.word("FILTER") && p.punctAt(1, "(") {
+		p.i += 2
+		if !p.accept("WHERE") {
+			p.errAt("expected WHERE")
+		}
+		c.Filter = p.expr()
+		p.closeParen()
+	}
+	if p.word("OVER") {
+		p.i++
+		if p.punct("(") {
+			c.Over = p.windowSpec()
+		} else {
+			c.OverName = p.ident()
+		}
+	}
+	c.Span = p.span(from)
+	return c
+}
+
+func (p *parser) caseExpr() Expr {
+	from := p.i
+	p.i++ // CASE
+	c := &Case{}
+	if !p.word("WHEN") {
+		c.Operand = p.expr()
+	}
+	for p.word("WHEN") {
+		wf := p.i
+		p.i++
+		w := &When{Cond: p.expr()}
+		if !p.accept("THEN") {
+			p.errAt("expected THEN")
+		}
+		w.Result = p.expr()
+		w.Span = p.span(wf)
+		c.Whens = append(c.Whens, w)
+	}
+	if p.accept("ELSE") {
+		c.Else = p.expr()
+	}
+	if !p.accept("END") {
+		p.errAt("expected END")
+	}
+	c.Span = p.span(from)
+	return c
+}
+
+// argSeparator consumes what may stand between two arguments of c — a
+// comma, a keyword separator (FROM, FOR, IN, USING, SEPARATOR, AS type),
+// ORDER BY terms (into c.OrderBy), IGNORE/RESPECT NULLS — and reports
+// whether another argument follows.
+func (p *parser) argSeparator(c *Call) bool {
+	for {
+		switch t := p.tok(); {
+		case p.acceptPunct(","):
+			return true
+		case p.word("ORDER") && p.wordAt(1, "BY"):
+			p.i += 2
+			c.OrderBy = p.orderTerms()
+		case p.word("IGNORE", "RESPECT") && p.wordAt(1, "NULLS"):
+			p.i += 2
+		case t.Is("AS"):
+			p.i++
+			p.typeName()
+		case t.Kind == sqltext.Word && argWords[strings.ToLower(t.Text)]:
+			p.i++
+			return true
+		default:
+			return false
+		}
+	}
+}

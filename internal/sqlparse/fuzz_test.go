@@ -1,0 +1,59 @@
+package sqlparse
+
+import (
+	"testing"
+
+	"github.com/text2sql-go/text2sql"
+)
+
+// FuzzParse: Parse never panics, every span lies inside the input and
+// within the script's tokens, the walk ends, and the tree's size is
+// linear in the number of tokens.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"SELECT a, b AS c FROM t JOIN u ON t.id = u.id WHERE lock IN (1, 2) ORDER BY a DESC LIMIT 3",
+		"WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM c) SELECT * FROM c",
+		"SELECT CASE WHEN a THEN CAST(b AS INT) END, count(DISTINCT x) FILTER (WHERE y) OVER (PARTITION BY z) FROM t",
+		"SELECT (a FROM t) WHERE",
+		"SELECT * FROM (SELECT 1) x, json_each(y) INDEXED BY i USE INDEX (k) LIMIT 1, 2; SELECT 'x",
+		"((((SELECT 1) UNION (SELECT 2)))",
+		"SELECT a::int[] FROM t WHERE b IS NOT DISTINCT FROM c AND d NOT BETWEEN 1 AND 2",
+	} {
+		f.Add(s, uint8(0))
+	}
+	dialects := []text2sql.Dialect{text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL}
+	f.Fuzz(func(t *testing.T, sql string, d uint8) {
+		s := Parse(sql, dialects[int(d)%len(dialects)])
+		nodes := 0
+		Inspect(s, func(n Node) bool {
+			if n == nil {
+				return false
+			}
+			nodes++
+			sp := n.Extent()
+			if sp.Pos < 0 || sp.Pos > sp.End || sp.End > len(sql) || sp.From < 0 || sp.From > sp.To || sp.To > len(s.Tokens) {
+				t.Fatalf("%T span %+v out of bounds (%d bytes, %d tokens)", n, sp, len(sql), len(s.Tokens))
+			}
+			return true
+		})
+		if limit := 8 * (len(s.Tokens) + 1); nodes > limit {
+			t.Fatalf("%d nodes for %d tokens", nodes, len(s.Tokens))
+		}
+		for _, e := range s.Errors {
+			if e.Pos < 0 || e.End > len(sql) || e.Pos > e.End {
+				t.Fatalf("error span %+v out of bounds", e.Span)
+			}
+		}
+	})
+}
+
+// BenchmarkParseSpider parses the Spider dev gold queries; ns/op and
+// allocs/op are per query.
+func BenchmarkParseSpider(b *testing.B) {
+	qs := spiderGold(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Parse(qs[i%len(qs)], text2sql.DialectSQLite)
+	}
+}
