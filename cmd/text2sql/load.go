@@ -18,6 +18,7 @@ import (
 	"github.com/text2sql-go/text2sql/executor/mysql"
 	"github.com/text2sql-go/text2sql/executor/postgres"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
+	"github.com/text2sql-go/text2sql/internal/pgload"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -141,7 +142,7 @@ mixed-case names runs unchanged.`,
 			}
 			dst := stdlib.OpenDB(*cfg)
 			defer dst.Close()
-			rep, err := postgres.CopySQLite(cmd.Context(), src, dst, schemaName, postgres.CopyOptions{Replace: replace, FoldNames: fold})
+			rep, err := pgload.CopySQLite(cmd.Context(), src, dst, schemaName, pgload.CopyOptions{Replace: replace, FoldNames: fold})
 			if err != nil {
 				if errors.Is(err, text2sql.ErrInvalidConfig) {
 					return &exitErr{code: exitUsage, err: err}
@@ -161,7 +162,7 @@ mixed-case names runs unchanged.`,
 	return c
 }
 
-func printCopy(cmd *cobra.Command, rep *postgres.CopyReport) {
+func printCopy(cmd *cobra.Command, rep *pgload.CopyReport) {
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "copied %d tables and views into schema %s\n\n", len(rep.Tables), rep.Schema)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -23,6 +23,7 @@ import (
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/birdschema"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/pgload"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
@@ -229,7 +230,7 @@ func TestSpiderGoldPostgres(t *testing.T) {
 		}
 		src := openSQLite(t, path)
 		sch := "spider_" + strings.ToLower(id)
-		rep, err := CopySQLite(ctx, src, db, sch, CopyOptions{FoldNames: true})
+		rep, err := pgload.CopySQLite(ctx, src, db, sch, pgload.CopyOptions{FoldNames: true})
 		if err != nil {
 			t.Fatalf("load %s: %v", id, err)
 		}

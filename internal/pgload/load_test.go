@@ -1,15 +1,20 @@
-package postgres
+package pgload_test
 
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
+	_ "github.com/mattn/go-sqlite3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor/postgres"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/pgload"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -27,18 +32,30 @@ CREATE VIEW big_orders AS SELECT id, total FROM "order" WHERE total > 5;
 CREATE VIEW broken AS SELECT strftime('%Y', 'now') AS y;
 `
 
+// sqliteFile returns a read-only handle on a new SQLite file made by script.
 func sqliteFile(t *testing.T, script string) *sql.DB {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "src.sqlite")
 	db, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(script); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	return openSQLite(t, path)
+	require.NoError(t, err)
+	_, err = db.Exec(script)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	ro, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	require.NoError(t, err)
+	t.Cleanup(func() { ro.Close() })
+	return ro
+}
+
+// query runs q with the guarded PostgreSQL executor on search path sch.
+func query(t *testing.T, db *sql.DB, sch, q string) *text2sql.Result {
+	t.Helper()
+	e, err := postgres.New(context.Background(), db, postgres.Options{SearchPath: []string{sch}})
+	require.NoError(t, err)
+	defer e.Close()
+	res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
+	require.NoError(t, err, "Execute(%q)", q)
+	return res
 }
 
 // CopySQLite chooses types from the values, keeps names exactly (or folds
@@ -46,12 +63,10 @@ func sqliteFile(t *testing.T, script string) *sql.DB {
 // accepts, and notes the rest.
 func TestCopySQLite(t *testing.T) {
 	src := sqliteFile(t, trickySQLite)
-	db, _ := testDB(t)
+	db, _ := dbtest.Postgres(t)
 	ctx := context.Background()
-	rep, err := CopySQLite(ctx, src, db, "Exact", CopyOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, err := pgload.CopySQLite(ctx, src, db, "Exact", pgload.CopyOptions{})
+	require.NoError(t, err)
 	types := map[string]string{}
 	mixed := map[string]bool{}
 	for _, tb := range rep.Tables {
@@ -70,86 +85,72 @@ func TestCopySQLite(t *testing.T) {
 		"big_orders.id": "", "big_orders.total": "", "broken.y": "",
 	}
 	for k, v := range want {
-		if types[k] != v {
-			t.Errorf("%s: %s, want %s", k, types[k], v)
-		}
+		assert.Equal(t, v, types[k], k)
 	}
-	if !mixed["Customers.age"] || mixed["Customers.score"] {
-		t.Errorf("mixed flags %v", mixed)
-	}
+	assert.True(t, mixed["Customers.age"], "Customers.age mixed")
+	assert.False(t, mixed["Customers.score"], "Customers.score mixed")
 	for _, tb := range rep.Tables {
-		if tb.Name == "Customers" && tb.Rows != 3 || tb.Name == "order" && tb.Rows != 3 || tb.Kind == schema.KindView && tb.Rows != 0 {
-			t.Errorf("%s: %d rows", tb.Name, tb.Rows)
+		switch {
+		case tb.Name == "Customers", tb.Name == "order":
+			assert.Equal(t, int64(3), tb.Rows, tb.Name)
+		case tb.Kind == schema.KindView:
+			assert.Zero(t, tb.Rows, tb.Name)
 		}
 	}
 	notes := strings.Join(rep.Notes, "\n")
 	for _, n := range []string{"Line Items: primary key", "order: foreign key (Customer) to Customers kept NOT VALID",
 		"view broken not created", "Customers: 1 text values lost NUL bytes"} {
-		if !strings.Contains(notes, n) {
-			t.Errorf("no note %q in\n%s", n, notes)
-		}
+		assert.Contains(t, notes, n)
 	}
 	sch, err := schema.InspectPostgres(ctx, db, []string{"Exact"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var names []string
 	for _, tb := range sch.Tables {
 		names = append(names, tb.Name)
 	}
-	if !reflect.DeepEqual(names, []string{"big_orders", "Customers", "empty", "Line Items", "order"}) {
-		t.Errorf("tables %q", names)
-	}
+	assert.Equal(t, []string{"big_orders", "Customers", "empty", "Line Items", "order"}, names)
 	c := sch.Lookup("Exact.Customers")
-	if !reflect.DeepEqual(c.PrimaryKey, []string{"CustomerID"}) || c.Column("FirstName") == nil || !c.Column("FirstName").NotNull {
-		t.Errorf("Customers %+v", c)
+	require.NotNil(t, c)
+	assert.Equal(t, []string{"CustomerID"}, c.PrimaryKey)
+	if assert.NotNil(t, c.Column("FirstName")) {
+		assert.True(t, c.Column("FirstName").NotNull)
 	}
 	o := sch.Lookup("Exact.order")
-	if len(o.ForeignKeys) != 1 || o.ForeignKeys[0].RefTable != "Customers" {
-		t.Errorf("order FKs %+v", o.ForeignKeys)
+	require.NotNil(t, o)
+	if assert.Len(t, o.ForeignKeys, 1) {
+		assert.Equal(t, "Customers", o.ForeignKeys[0].RefTable)
 	}
-	e := newExec(t, db, Options{SearchPath: []string{"Exact"}})
-	res := run(t, e, `SELECT "FirstName", "Name", age, score, price, pic, born, flag FROM "Customers" ORDER BY "CustomerID"`)
-	wantRows := [][]any{
+	res := query(t, db, "Exact", `SELECT "FirstName", "Name", age, score, price, pic, born, flag FROM "Customers" ORDER BY "CustomerID"`)
+	assert.Nil(t, res.Error)
+	assert.Equal(t, [][]any{
 		{"Ada", "A", "36", 1.5, 12.5, []byte{1, 2}, "1815-12-10", int64(1)},
 		{"Grace", "G", "unknown", 2.0, int64(7), []byte{3}, "1906-12-09", int64(0)},
 		{"Nulbyte", nil, nil, nil, int64(3), nil, nil, nil},
-	}
-	if res.Error != nil || !reflect.DeepEqual(res.Rows, wantRows) {
-		t.Errorf("rows %#v %v", res.Rows, res.Error)
-	}
-	res = run(t, e, `SELECT count(*) FROM big_orders`)
-	if res.Error != nil || res.Rows[0][0] != int64(2) {
-		t.Errorf("view %+v", res)
+	}, res.Rows)
+	res = query(t, db, "Exact", `SELECT count(*) FROM big_orders`)
+	if assert.Nil(t, res.Error) && assert.Len(t, res.Rows, 1) {
+		assert.Equal(t, int64(2), res.Rows[0][0], "view")
 	}
 
 	// Folded names: the plain ones in lower case, the rest exact.
-	_, err = CopySQLite(ctx, src, db, "folded", CopyOptions{FoldNames: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := newExec(t, db, Options{SearchPath: []string{"folded"}})
-	res = run(t, f, `SELECT FirstName, Name, "Line Items".note FROM Customers, "Line Items" WHERE CustomerID = 1 ORDER BY 3`)
-	if res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{"Ada", "A", "dup"}, {"Ada", "A", "x"}}) {
-		t.Errorf("folded: %+v", res)
-	}
-	res = run(t, f, `SELECT count(*) FROM "Line Items"`)
-	if res.Error != nil || res.Rows[0][0] != int64(2) {
-		t.Errorf("folded: %+v", res)
+	_, err = pgload.CopySQLite(ctx, src, db, "folded", pgload.CopyOptions{FoldNames: true})
+	require.NoError(t, err)
+	res = query(t, db, "folded", `SELECT FirstName, Name, "Line Items".note FROM Customers, "Line Items" WHERE CustomerID = 1 ORDER BY 3`)
+	assert.Nil(t, res.Error)
+	assert.Equal(t, [][]any{{"Ada", "A", "dup"}, {"Ada", "A", "x"}}, res.Rows, "folded")
+	res = query(t, db, "folded", `SELECT count(*) FROM "Line Items"`)
+	if assert.Nil(t, res.Error) && assert.Len(t, res.Rows, 1) {
+		assert.Equal(t, int64(2), res.Rows[0][0], "folded")
 	}
 
 	// An existing schema needs Replace; Replace starts afresh.
-	if _, err := CopySQLite(ctx, src, db, "folded", CopyOptions{}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("existing schema: %v", err)
-	}
-	if _, err := CopySQLite(ctx, src, db, "folded", CopyOptions{Replace: true, FoldNames: true}); err != nil {
-		t.Errorf("replace: %v", err)
-	}
-	if _, err := CopySQLite(ctx, src, db, "", CopyOptions{}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("empty schema name: %v", err)
-	}
+	_, err = pgload.CopySQLite(ctx, src, db, "folded", pgload.CopyOptions{})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "existing schema")
+	_, err = pgload.CopySQLite(ctx, src, db, "folded", pgload.CopyOptions{Replace: true, FoldNames: true})
+	assert.NoError(t, err, "replace")
+	_, err = pgload.CopySQLite(ctx, src, db, "", pgload.CopyOptions{})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "empty schema name")
 	// A failed copy leaves nothing behind.
-	if _, err := CopySQLite(ctx, src, src, "x", CopyOptions{}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("sqlite destination: %v", err)
-	}
+	_, err = pgload.CopySQLite(ctx, src, src, "x", pgload.CopyOptions{})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "sqlite destination")
 }

@@ -1,4 +1,10 @@
-package postgres
+// Package pgload copies a SQLite database into a schema of a PostgreSQL
+// database (CopySQLite), choosing column types from the values, for the
+// CLI's load command and for tests that run SQLite benchmarks (Spider,
+// BIRD) on PostgreSQL. It is a data loader, not part of the guarded
+// executors: it writes to the destination and must be given a login that
+// may create schemas.
+package pgload
 
 import (
 	"context"
