@@ -13,6 +13,9 @@ import (
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/schema"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // newDB creates a SQLite database from script in a temporary directory
@@ -21,17 +24,12 @@ func newDB(t *testing.T, script string) *sqlite.Executor {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "t.sqlite")
 	db, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(script); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = db.Exec(script)
+	require.NoError(t, err)
 	db.Close()
 	ex, err := sqlite.Open(path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { ex.Close() })
 	return ex
 }
@@ -40,13 +38,9 @@ func newDB(t *testing.T, script string) *sqlite.Executor {
 func demoDB(t *testing.T) *sqlite.Executor {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "registrar.sqlite")
-	if err := demo.Create(path); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, demo.Create(path))
 	ex, err := sqlite.Open(path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { ex.Close() })
 	return ex
 }
@@ -62,13 +56,9 @@ func withDialect(db *schema.Database, d text2sql.Dialect) *schema.Database {
 // one asserts that rep has exactly one failure, of kind, and returns it.
 func one(t *testing.T, sql string, rep check.Report, kind text2sql.ErrorKind) *text2sql.SQLError {
 	t.Helper()
-	if len(rep.Failures) != 1 {
-		t.Fatalf("%s: %d failures %v, want exactly one of kind %s", sql, len(rep.Failures), rep.Failures, kind)
-	}
+	require.Len(t, rep.Failures, 1, "%s: want exactly one failure of kind %s", sql, kind)
 	f := rep.Failures[0]
-	if f.Kind != kind {
-		t.Fatalf("%s: failure %v, want kind %s", sql, f, kind)
-	}
+	require.Equal(t, kind, f.Kind, "%s: failure %v", sql, f)
 	return f
 }
 
@@ -78,15 +68,11 @@ func TestUnknownTableHint(t *testing.T) {
 	c := check.New(ex.Schema(), text2sql.DialectSQLite)
 	q := "SELECT name FROM topic"
 	f := one(t, q, c.Check(q), text2sql.KindUnknownTable)
-	if !strings.Contains(f.Message, "topic") || !strings.Contains(f.Hint, `"topics"`) {
-		t.Errorf("failure = %q, hint %q; want the table topic named and the hint \"topics\"", f.Message, f.Hint)
-	}
-	if !errors.Is(c.Check(q).Err(), f) && c.Check(q).Err().Kind != text2sql.KindUnknownTable {
-		t.Errorf("Err() = %v", c.Check(q).Err())
-	}
-	if rep := c.Check("SELECT name FROM topics"); !rep.OK() {
-		t.Errorf("the repaired query fails: %v", rep.Failures)
-	}
+	assert.Contains(t, f.Message, "topic", "want the table topic named")
+	assert.Contains(t, f.Hint, `"topics"`, "want the hint \"topics\"")
+	err := c.Check(q).Err()
+	assert.True(t, errors.Is(err, f) || err.Kind == text2sql.KindUnknownTable, "Err() = %v", err)
+	assert.Empty(t, c.Check("SELECT name FROM topics").Failures, "the repaired query fails")
 }
 
 // C3 #24b: an unknown column through an alias is reported on the aliased
@@ -96,15 +82,10 @@ func TestUnknownColumnThroughAlias(t *testing.T) {
 	c := check.New(ex.Schema(), text2sql.DialectSQLite)
 	q := "SELECT ck.date, COUNT(DISTINCT ck.cell_name) FROM circle_kpi_4g ck GROUP BY ck.date"
 	f := one(t, q, c.Check(q), text2sql.KindUnknownColumn)
-	if !strings.Contains(f.Message, "cell_name") || !strings.Contains(f.Message, "circle_kpi_4g") {
-		t.Errorf("message %q should name cell_name and circle_kpi_4g", f.Message)
-	}
-	if !strings.Contains(f.Hint, "cell_kpi_4g") {
-		t.Errorf("hint %q should name cell_kpi_4g", f.Hint)
-	}
-	if err := ex.Check(context.Background(), q); err == nil {
-		t.Errorf("the engine accepts %s", q)
-	}
+	assert.Contains(t, f.Message, "cell_name")
+	assert.Contains(t, f.Message, "circle_kpi_4g")
+	assert.Contains(t, f.Hint, "cell_kpi_4g")
+	assert.Error(t, ex.Check(context.Background(), q), "the engine accepts %s", q)
 }
 
 // C4 #25: TOP is named as another dialect's construct on SQLite and
@@ -115,15 +96,10 @@ func TestTopIsDialect(t *testing.T) {
 	for _, d := range []text2sql.Dialect{text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL} {
 		c := check.New(withDialect(ex.Schema(), d), d)
 		f := one(t, q, c.Check(q), text2sql.KindDialect)
-		if !strings.Contains(f.Message, "TOP") || !strings.Contains(f.Hint, "LIMIT 5") {
-			t.Errorf("%s: %v; want TOP named and LIMIT 5 hinted", d, f)
-		}
-		if !errors.Is(f, text2sql.ErrRefused) {
-			t.Errorf("%s: a dialect failure should be a refusal", d)
-		}
-		if rep := c.Check("SELECT name FROM artists ORDER BY name LIMIT 5"); !rep.OK() {
-			t.Errorf("%s: the repaired query fails: %v", d, rep.Failures)
-		}
+		assert.Contains(t, f.Message, "TOP", d)
+		assert.Contains(t, f.Hint, "LIMIT 5", d)
+		assert.ErrorIs(t, f, text2sql.ErrRefused, "%s: a dialect failure should be a refusal", d)
+		assert.Empty(t, c.Check("SELECT name FROM artists ORDER BY name LIMIT 5").Failures, "%s: the repaired query fails", d)
 	}
 }
 
@@ -140,18 +116,10 @@ func TestPostgresConstructsOnSQLite(t *testing.T) {
 	}
 	for _, tc := range cases {
 		f := one(t, tc.sql, lite.Check(tc.sql), text2sql.KindDialect)
-		if !strings.Contains(f.Message, tc.construct) {
-			t.Errorf("%s: %q does not name %s", tc.sql, f.Message, tc.construct)
-		}
-		if !strings.Contains(f.Hint, strings.Split(tc.hint, "(")[0]) {
-			t.Errorf("%s: hint %q does not suggest %s", tc.sql, f.Hint, tc.hint)
-		}
-		if err := ex.Check(context.Background(), tc.sql); err == nil {
-			t.Errorf("the engine accepts %s", tc.sql)
-		}
-		if rep := pg.Check(tc.sql); !rep.OK() {
-			t.Errorf("PostgreSQL: %s fails: %v", tc.sql, rep.Failures)
-		}
+		assert.Contains(t, f.Message, tc.construct, tc.sql)
+		assert.Contains(t, f.Hint, strings.Split(tc.hint, "(")[0], "%s: hint does not suggest %s", tc.sql, tc.hint)
+		assert.Error(t, ex.Check(context.Background(), tc.sql), "the engine accepts %s", tc.sql)
+		assert.Empty(t, pg.Check(tc.sql).Failures, "PostgreSQL: %s", tc.sql)
 	}
 	// Variants: NOT ILIKE, lower-case, qualified columns.
 	for _, q := range []string{
@@ -159,20 +127,16 @@ func TestPostgresConstructsOnSQLite(t *testing.T) {
 		"SELECT id FROM t WHERE extract(MONTH from t.created) = 1",
 		"SELECT id FROM t WHERE created < now()",
 	} {
-		if rep := lite.Check(q); len(rep.Failures) != 1 || rep.Failures[0].Kind != text2sql.KindDialect {
-			t.Errorf("SQLite: %s: %v, want one dialect failure", q, rep.Failures)
+		if rep := lite.Check(q); assert.Len(t, rep.Failures, 1, "SQLite: %s: want one dialect failure", q) {
+			assert.Equal(t, text2sql.KindDialect, rep.Failures[0].Kind, "SQLite: %s", q)
 		}
-		if rep := pg.Check(q); !rep.OK() {
-			t.Errorf("PostgreSQL: %s: %v", q, rep.Failures)
-		}
+		assert.Empty(t, pg.Check(q).Failures, "PostgreSQL: %s", q)
 	}
 	// A column named like a construct is not one.
 	ex2 := newDB(t, `CREATE TABLE w(top INTEGER, ilike TEXT, now TEXT);`)
 	c2 := check.New(ex2.Schema(), text2sql.DialectSQLite)
 	for _, q := range []string{"SELECT top, ilike, now FROM w", "SELECT w.top FROM w ORDER BY top LIMIT 2"} {
-		if rep := c2.Check(q); !rep.OK() {
-			t.Errorf("%s: %v", q, rep.Failures)
-		}
+		assert.Empty(t, c2.Check(q).Failures, q)
 	}
 }
 
@@ -228,22 +192,14 @@ func TestDialectConstructs(t *testing.T) {
 		c := check.New(withDialect(lite, tc.d), tc.d)
 		rep := c.Check(tc.sql)
 		if tc.construct == "" {
-			if !rep.OK() {
-				t.Errorf("%s: %s: %v, want accepted", tc.d, tc.sql, rep.Failures)
-			}
+			assert.Empty(t, rep.Failures, "%s: %s: want accepted", tc.d, tc.sql)
 			continue
 		}
 		f := one(t, string(tc.d)+": "+tc.sql, rep, text2sql.KindDialect)
-		if !strings.Contains(f.Message, tc.construct) {
-			t.Errorf("%s: %s: %q does not name %s", tc.d, tc.sql, f.Message, tc.construct)
-		}
-		if f.Hint == "" {
-			t.Errorf("%s: %s: no hint", tc.d, tc.sql)
-		}
+		assert.Contains(t, f.Message, tc.construct, "%s: %s", tc.d, tc.sql)
+		assert.NotEmpty(t, f.Hint, "%s: %s: no hint", tc.d, tc.sql)
 		if tc.d == text2sql.DialectSQLite {
-			if err := ex.Check(context.Background(), tc.sql); err == nil {
-				t.Errorf("the SQLite engine accepts %s", tc.sql)
-			}
+			assert.Error(t, ex.Check(context.Background(), tc.sql), "the SQLite engine accepts %s", tc.sql)
 		}
 	}
 }
@@ -295,13 +251,10 @@ func TestValidQueriesPass(t *testing.T) {
 		if q == `SELECT title FROM courses WHERE course_id IN courses_ids` {
 			continue // a table that does not exist is an engine error; kept out
 		}
-		if err := ex.Check(ctx, q); err != nil {
-			t.Errorf("test case invalid, the engine rejects it: %v\n  %s", err, q)
+		if !assert.NoError(t, ex.Check(ctx, q), "test case invalid, the engine rejects it: %s", q) {
 			continue
 		}
-		if rep := c.Check(q); !rep.OK() {
-			t.Errorf("false failure %v\n  %s", rep.Failures, q)
-		}
+		assert.Empty(t, c.Check(q).Failures, "false failure in %s", q)
 	}
 }
 
@@ -335,19 +288,16 @@ func TestInvalidNamesFail(t *testing.T) {
 		{`SELECT d.name, COUNT(*) FROM departments d JOIN courses c USING (dept_id) GROUP BY d.name`, text2sql.KindUnknownColumn, "dept_id"},
 	}
 	for _, tc := range cases {
-		if err := ex.Check(ctx, tc.sql); err == nil {
-			t.Errorf("test case invalid, the engine accepts it: %s", tc.sql)
+		if !assert.Error(t, ex.Check(ctx, tc.sql), "test case invalid, the engine accepts it: %s", tc.sql) {
 			continue
 		}
 		rep := c.Check(tc.sql)
-		if rep.OK() {
-			t.Errorf("not caught: %s", tc.sql)
+		if !assert.NotEmpty(t, rep.Failures, "not caught: %s", tc.sql) {
 			continue
 		}
 		f := rep.Failures[0]
-		if f.Kind != tc.kind || !strings.Contains(f.Message+" "+f.Hint, tc.want) {
-			t.Errorf("%s:\n  got %v, want kind %s mentioning %q", tc.sql, f, tc.kind, tc.want)
-		}
+		assert.Equal(t, tc.kind, f.Kind, tc.sql)
+		assert.Contains(t, f.Message+" "+f.Hint, tc.want, tc.sql)
 	}
 }
 
@@ -359,9 +309,7 @@ func TestPostgresNames(t *testing.T) {
 		{Schema: "sales", Name: "orders", Columns: []schema.Column{{Name: "id", Type: "integer"}, {Name: "user_id", Type: "integer"}, {Name: "total", Type: "numeric"}}},
 	}}
 	c := check.New(db, "")
-	if c.Dialect() != text2sql.DialectPostgres {
-		t.Fatalf("dialect %s", c.Dialect())
-	}
+	require.Equal(t, text2sql.DialectPostgres, c.Dialect())
 	for _, q := range []string{
 		`SELECT u.name, o.total FROM public.users u JOIN sales.orders o ON o.user_id = u.id`,
 		`SELECT users FROM users`,
@@ -374,21 +322,15 @@ func TestPostgresNames(t *testing.T) {
 		`SELECT make_interval(days => 3)`,
 		`SELECT name FROM users ORDER BY name NULLS LAST`,
 	} {
-		if rep := c.Check(q); !rep.OK() {
-			t.Errorf("false failure %v\n  %s", rep.Failures, q)
-		}
+		assert.Empty(t, c.Check(q).Failures, "false failure in %s", q)
 	}
 	q := `SELECT name FROM users WHERE name = "Alice"`
 	f := one(t, q, c.Check(q), text2sql.KindUnknownColumn)
-	if !strings.Contains(f.Hint, "'Alice'") {
-		t.Errorf("hint %q should suggest single quotes", f.Hint)
-	}
+	assert.Contains(t, f.Hint, "'Alice'", "the hint should suggest single quotes")
 	q = `SELECT x FROM sales.nothere`
 	one(t, q, c.Check(q), text2sql.KindUnknownTable)
 	// An unknown schema is not the checker's to judge.
-	if rep := c.Check(`SELECT a FROM elsewhere.t`); !rep.OK() {
-		t.Errorf("unknown schema: %v", rep.Failures)
-	}
+	assert.Empty(t, c.Check(`SELECT a FROM elsewhere.t`).Failures, "unknown schema")
 }
 
 // MySQL reads "…" as a string, so an unresolved one is no failure.
@@ -408,9 +350,7 @@ func TestMySQLNames(t *testing.T) {
 		`SELECT name FROM users WHERE name = 'a\' OR nam = 1 -- '`,
 		"SELECT name FROM users # nam",
 	} {
-		if rep := c.Check(q); !rep.OK() {
-			t.Errorf("false failure %v\n  %s", rep.Failures, q)
-		}
+		assert.Empty(t, c.Check(q).Failures, "false failure in %s", q)
 	}
 	q := `SELECT nam FROM users`
 	one(t, q, c.Check(q), text2sql.KindUnknownColumn)
@@ -420,17 +360,14 @@ func TestMySQLNames(t *testing.T) {
 func TestReportErr(t *testing.T) {
 	ex := demoDB(t)
 	c := check.New(ex.Schema(), text2sql.DialectSQLite)
-	if err := c.Failure("SELECT 1"); err != nil {
-		t.Errorf("Err() = %v, want nil", err)
-	}
+	assert.Nil(t, c.Failure("SELECT 1"))
 	rep := c.Check("SELECT TOP 3 titel FROM course")
-	if len(rep.Failures) != 2 {
-		t.Fatalf("failures = %v", rep.Failures)
-	}
+	require.Len(t, rep.Failures, 2)
 	e := rep.Err()
-	if e.Kind != rep.Failures[0].Kind || !strings.Contains(e.Message, "TOP") || !strings.Contains(e.Message, "course") || !strings.Contains(e.Hint, `"courses"`) {
-		t.Errorf("Err() = %v", e)
-	}
+	assert.Equal(t, rep.Failures[0].Kind, e.Kind, "Err() = %v", e)
+	assert.Contains(t, e.Message, "TOP")
+	assert.Contains(t, e.Message, "course")
+	assert.Contains(t, e.Hint, `"courses"`)
 }
 
 // Text that is not one statement, or that the checker cannot parse, is
@@ -439,16 +376,10 @@ func TestNotOneStatement(t *testing.T) {
 	ex := demoDB(t)
 	c := check.New(ex.Schema(), text2sql.DialectSQLite)
 	for _, q := range []string{"", ";", "SELECT 1; SELECT nope FROM nothere", "SELECT (", "SELECT nope FROM (", "DROP TABLE nothere", "EXPLAIN SELECT nope FROM nothere"} {
-		if rep := c.Check(q); !rep.OK() {
-			t.Errorf("%q: %v", q, rep.Failures)
-		}
+		assert.Empty(t, c.Check(q).Failures, "%q", q)
 	}
 	// Without a schema, only the dialect checks run.
 	nc := check.New(nil, "")
-	if rep := nc.Check("SELECT nope FROM nothere"); !rep.OK() {
-		t.Errorf("nil schema: %v", rep.Failures)
-	}
-	if rep := nc.Check("SELECT TOP 1 nope FROM nothere"); len(rep.Failures) != 1 {
-		t.Errorf("nil schema, TOP: %v", rep.Failures)
-	}
+	assert.Empty(t, nc.Check("SELECT nope FROM nothere").Failures, "nil schema")
+	assert.Len(t, nc.Check("SELECT TOP 1 nope FROM nothere").Failures, 1, "nil schema, TOP")
 }

@@ -9,6 +9,9 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	text2sql "github.com/text2sql-go/text2sql"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Every function the SQLite list calls foreign is unknown to the engine
@@ -16,9 +19,7 @@ import (
 // allow-list), so naming it is never a false failure.
 func TestSQLiteForeignFunctionsAreUnknown(t *testing.T) {
 	db, err := sql.Open("sqlite3", ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer db.Close()
 	var names []string
 	for n := range foreignFunctions[text2sql.DialectSQLite] {
@@ -28,19 +29,15 @@ func TestSQLiteForeignFunctionsAreUnknown(t *testing.T) {
 	for _, n := range names {
 		for _, args := range []string{"1", "1, 2", "1, 2, 3", "'a', 'b'"} {
 			_, err := db.Exec("SELECT " + n + "(" + args + ")")
-			if err == nil {
-				t.Errorf("SQLite knows %s(%s): it must not be called foreign", n, args)
+			if !assert.Error(t, err, "SQLite knows %s(%s): it must not be called foreign", n, args) {
 				continue
 			}
-			if !strings.Contains(err.Error(), "no such function") && !(n == "isnull" && strings.Contains(err.Error(), "syntax error")) {
-				t.Errorf("%s(%s): %v, want no such function", n, args, err)
-			}
+			assert.True(t, strings.Contains(err.Error(), "no such function") || (n == "isnull" && strings.Contains(err.Error(), "syntax error")),
+				"%s(%s): %v, want no such function", n, args, err)
 		}
 	}
 	// And the functions SQLite has are never called foreign.
 	for _, n := range []string{"iif", "ifnull", "strftime", "julianday", "group_concat", "instr", "substr", "total", "printf", "concat", "string_agg", "random"} {
-		if _, ok := foreignFunctions[text2sql.DialectSQLite][n]; ok {
-			t.Errorf("%s is a SQLite function", n)
-		}
+		assert.NotContains(t, foreignFunctions[text2sql.DialectSQLite], n, "%s is a SQLite function", n)
 	}
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/text2sql-go/text2sql/internal/birdschema"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/schema"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // tally counts warnings by kind.
@@ -59,9 +62,7 @@ func (t *tally) log(tb testing.TB, title string) {
 // result and probes (Warn through WithProbe); their counts are logged.
 func TestSpiderGoldNoFailure(t *testing.T) {
 	qs, missing := shareddata.SpiderDev(t)
-	if len(qs) != 972 || missing != 62 {
-		t.Fatalf("%d questions with databases, %d without; want 972 and 62", len(qs), missing)
-	}
+	require.Equal(t, [2]int{972, 62}, [2]int{len(qs), missing}, "questions with databases and without")
 	ctx := context.Background()
 	static, withResult, withProbe := newTally(), newTally(), newTally()
 	executors := map[string]*sqlite.Executor{}
@@ -76,23 +77,19 @@ func TestSpiderGoldNoFailure(t *testing.T) {
 		if ex == nil {
 			var err error
 			ex, err = sqlite.Open(shareddata.SpiderDB(t, q.DBID), sqlite.Options{MaxRows: 100_000})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			executors[q.DBID] = ex
 		}
 		c := check.New(ex.Schema(), text2sql.DialectSQLite)
 		rep := c.Check(q.Query)
-		if !rep.OK() {
+		if !assert.Empty(t, rep.Failures, "%s: false failure in\n  %s", q.DBID, q.Query) {
 			failures++
-			t.Errorf("%s: false failure %v\n  %s", q.DBID, rep.Failures, q.Query)
 			continue
 		}
 		static.add(q.Query, rep.Warnings)
 		res, err := ex.Execute(ctx, text2sql.ExecuteRequest{SQL: q.Query})
-		if err != nil || res.Error != nil {
-			t.Fatalf("%s: gold query fails: %v %v", q.DBID, err, res.Error)
-		}
+		require.NoError(t, err, "%s: gold query fails", q.DBID)
+		require.Nil(t, res.Error, "%s: gold query fails", q.DBID)
 		withResult.add(q.Query, c.Warn(ctx, q.Query, res))
 		withProbe.add(q.Query, c.WithProbe(ex).Warn(ctx, q.Query, res))
 	}
@@ -117,27 +114,17 @@ type birdQuestion struct {
 func TestBIRDGoldNoFailure(t *testing.T) {
 	tables := shareddata.Path(t, "bird", "mini_dev", "dev_tables.json")
 	b, err := os.ReadFile(shareddata.Path(t, "bird", "mini_dev", "mini_dev_sqlite.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var qs []birdQuestion
-	if err := json.Unmarshal(b, &qs); err != nil {
-		t.Fatal(err)
-	}
-	if len(qs) != 500 {
-		t.Fatalf("%d questions, want 500", len(qs))
-	}
+	require.NoError(t, json.Unmarshal(b, &qs))
+	require.Equal(t, 500, len(qs), "questions")
 	dir := t.TempDir()
 	paths, err := birdschema.Materialize(dir, tables)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	checkers := map[string]*check.Checker{}
 	for id, path := range paths {
 		ex, err := sqlite.Open(path, sqlite.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		checkers[id] = check.New(ex.Schema(), text2sql.DialectSQLite)
 		ex.Close()
 	}
@@ -146,13 +133,10 @@ func TestBIRDGoldNoFailure(t *testing.T) {
 	failures := 0
 	for _, q := range qs {
 		c := checkers[q.DBID]
-		if c == nil {
-			t.Fatalf("question %d: no schema for %s", q.ID, q.DBID)
-		}
+		require.NotNil(t, c, "question %d: no schema for %s", q.ID, q.DBID)
 		rep := c.Check(q.SQL)
-		if !rep.OK() {
+		if !assert.Empty(t, rep.Failures, "BIRD %d (%s): false failure in\n  %s", q.ID, q.DBID, q.SQL) {
 			failures++
-			t.Errorf("BIRD %d (%s): false failure %v\n  %s", q.ID, q.DBID, rep.Failures, q.SQL)
 			continue
 		}
 		static.add(q.SQL, rep.Warnings)
@@ -168,15 +152,11 @@ func TestBIRDGoldNoFailure(t *testing.T) {
 func TestBIRDGoldOtherDialects(t *testing.T) {
 	tables := shareddata.Path(t, "bird", "mini_dev", "dev_tables.json")
 	paths, err := birdschema.Materialize(t.TempDir(), tables)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	schemas := map[string]*schema.Database{}
 	for id, path := range paths {
 		ex, err := sqlite.Open(path, sqlite.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		schemas[id] = ex.Schema()
 		ex.Close()
 	}
@@ -189,22 +169,17 @@ func TestBIRDGoldOtherDialects(t *testing.T) {
 		{"mini_dev_mysql.json", text2sql.DialectMySQL},
 	} {
 		b, err := os.ReadFile(shareddata.Path(t, "bird", "mini_dev", tc.file))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var qs []birdQuestion
-		if err := json.Unmarshal(b, &qs); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, json.Unmarshal(b, &qs))
 		warn := newTally()
 		failures := 0
 		for _, q := range qs {
 			db := *schemas[q.DBID]
 			db.Dialect = tc.dialect
 			c := check.New(&db, tc.dialect)
-			if rep := c.Check(q.SQL); !rep.OK() {
+			if !assert.Empty(t, c.Check(q.SQL).Failures, "%s %d (%s): false failure in\n  %s", tc.dialect, q.ID, q.DBID, oneLine(q.SQL)) {
 				failures++
-				t.Errorf("%s %d (%s): false failure %v\n  %s", tc.dialect, q.ID, q.DBID, rep.Failures, oneLine(q.SQL))
 			}
 			warn.add(q.SQL, c.Warn(ctx, q.SQL, nil))
 		}

@@ -10,6 +10,9 @@ import (
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Every identifier of every Spider dev gold query is misspelt in turn
@@ -33,9 +36,8 @@ func TestSpiderMutantsCaught(t *testing.T) {
 		ex := exs[q.DBID]
 		if ex == nil {
 			var err error
-			if ex, err = sqlite.Open(shareddata.SpiderDB(t, q.DBID), sqlite.Options{}); err != nil {
-				t.Fatal(err)
-			}
+			ex, err = sqlite.Open(shareddata.SpiderDB(t, q.DBID), sqlite.Options{})
+			require.NoError(t, err)
 			exs[q.DBID] = ex
 		}
 		c := check.New(ex.Schema(), text2sql.DialectSQLite)
@@ -53,8 +55,8 @@ func TestSpiderMutantsCaught(t *testing.T) {
 			mutants++
 			err := ex.Check(ctx, mut)
 			rep := c.Check(mut)
-			if err == nil && !rep.OK() {
-				t.Errorf("false failure %v on a mutant the engine accepts:\n  %s", rep.Failures, mut)
+			if err == nil {
+				assert.Empty(t, rep.Failures, "false failure on a mutant the engine accepts:\n  %s", mut)
 			}
 			var se *text2sql.SQLError
 			if !errors.As(err, &se) || (se.Kind != text2sql.KindUnknownColumn && se.Kind != text2sql.KindUnknownTable) {
@@ -69,7 +71,6 @@ func TestSpiderMutantsCaught(t *testing.T) {
 		}
 	}
 	t.Logf("%d mutants; the engine reports an unknown name for %d; the checker catches %d", mutants, unknown, caught)
-	if unknown == 0 || float64(caught) < 0.99*float64(unknown) {
-		t.Errorf("the checker catches %d of %d unknown names, want at least 99%%", caught, unknown)
-	}
+	assert.Positive(t, unknown, "the engine reports no unknown name")
+	assert.GreaterOrEqual(t, float64(caught), 0.99*float64(unknown), "the checker catches %d of %d unknown names, want at least 99%%", caught, unknown)
 }

@@ -16,6 +16,9 @@ import (
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/birdschema"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // agreement compares the checker with the engine on real model output.
@@ -43,9 +46,8 @@ func (a *agreement) compare(label string, c *check.Checker, ex *sqlite.Executor,
 			a.refused = map[text2sql.ErrorKind]int{}
 		}
 		a.refused[se.Kind]++
-		if se.Kind == text2sql.KindNotReadOnly || se.Kind == text2sql.KindForbiddenFunction {
-			a.tb.Errorf("%s: the guard refused a published prediction (%v)\n  %s", label, se, oneLine(sql))
-		}
+		assert.NotContains(a.tb, []text2sql.ErrorKind{text2sql.KindNotReadOnly, text2sql.KindForbiddenFunction}, se.Kind,
+			"%s: the guard refused a published prediction (%v)\n  %s", label, se, oneLine(sql))
 	}
 	if engineName {
 		a.engineNames++
@@ -56,9 +58,8 @@ func (a *agreement) compare(label string, c *check.Checker, ex *sqlite.Executor,
 			a.caught++
 		}
 	}
-	if !rep.OK() && err == nil {
+	if err == nil && !assert.Empty(a.tb, rep.Failures, "%s: false failure: the engine accepts\n  %s", label, oneLine(sql)) {
 		a.falseF++
-		a.tb.Errorf("%s: false failure %v: the engine accepts\n  %s", label, rep.Failures, oneLine(sql))
 	}
 	for _, f := range rep.Failures {
 		if f.Kind == text2sql.KindDialect {
@@ -82,13 +83,9 @@ func TestSpiderPredictionsAgreeWithEngine(t *testing.T) {
 		t.Skip("checks 2,066 predictions")
 	}
 	b, err := os.ReadFile(shareddata.Path(t, "spider", "dev.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var dev []shareddata.SpiderQuestion
-	if err := json.Unmarshal(b, &dev); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(b, &dev))
 	dir := shareddata.Path(t, "predictions", "spider_dev")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
 	sort.Strings(files)
@@ -101,9 +98,7 @@ func TestSpiderPredictionsAgreeWithEngine(t *testing.T) {
 	a := &agreement{tb: t}
 	for _, f := range files {
 		fh, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		sc := bufio.NewScanner(fh)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for i := 0; sc.Scan() && i < len(dev); i++ {
@@ -113,9 +108,8 @@ func TestSpiderPredictionsAgreeWithEngine(t *testing.T) {
 			}
 			ex := exs[db]
 			if ex == nil {
-				if ex, err = sqlite.Open(shareddata.SpiderDB(t, db), sqlite.Options{}); err != nil {
-					t.Fatal(err)
-				}
+				ex, err = sqlite.Open(shareddata.SpiderDB(t, db), sqlite.Options{})
+				require.NoError(t, err)
 				exs[db] = ex
 			}
 			a.compare(filepath.Base(f)+":"+db, check.New(ex.Schema(), text2sql.DialectSQLite), ex, sc.Text())
@@ -133,16 +127,12 @@ func TestBIRDPredictionsAgreeWithEngine(t *testing.T) {
 	}
 	tables := shareddata.Path(t, "bird", "mini_dev", "dev_tables.json")
 	paths, err := birdschema.Materialize(t.TempDir(), tables)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	exs := map[string]*sqlite.Executor{}
 	checkers := map[string]*check.Checker{}
 	for id, p := range paths {
 		ex, err := sqlite.Open(p, sqlite.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer ex.Close()
 		exs[id] = ex
 		checkers[id] = check.New(ex.Schema(), text2sql.DialectSQLite)
@@ -152,13 +142,9 @@ func TestBIRDPredictionsAgreeWithEngine(t *testing.T) {
 	a := &agreement{tb: t}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var preds map[string]string
-		if err := json.Unmarshal(b, &preds); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+		require.NoError(t, json.Unmarshal(b, &preds), f)
 		keys := make([]string, 0, len(preds))
 		for k := range preds {
 			keys = append(keys, k)
@@ -172,9 +158,7 @@ func TestBIRDPredictionsAgreeWithEngine(t *testing.T) {
 			}
 			sql, db := v[:i], strings.TrimSpace(v[i+len("\t----- bird -----\t"):])
 			ex := exs[db]
-			if ex == nil {
-				t.Fatalf("%s %s: unknown database %q", f, k, db)
-			}
+			require.NotNil(t, ex, "%s %s: unknown database %q", f, k, db)
 			a.compare(filepath.Base(f)+":"+k, checkers[db], ex, sql)
 		}
 	}

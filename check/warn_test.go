@@ -8,6 +8,9 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // kinds returns the kinds of ws.
@@ -22,9 +25,8 @@ func kinds(ws []string) map[string]string {
 func run(t *testing.T, ex *sqlite.Executor, q string) *text2sql.Result {
 	t.Helper()
 	res, err := ex.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
-	if err != nil || res.Error != nil {
-		t.Fatalf("%s: %v %v", q, err, res.Error)
-	}
+	require.NoError(t, err, q)
+	require.Nil(t, res.Error, q)
 	return res
 }
 
@@ -36,54 +38,46 @@ func TestWarnNullsAndTextNumbers(t *testing.T) {
 	ctx := context.Background()
 	q := "SELECT v FROM t ORDER BY v LIMIT 1"
 	res := run(t, ex, q)
-	if len(res.Rows) != 1 || res.Rows[0][0] != nil {
-		t.Fatalf("SQLite returned %v, want the NULL first", res.Rows)
-	}
+	require.Len(t, res.Rows, 1, "SQLite returned %v, want the NULL first", res.Rows)
+	require.Nil(t, res.Rows[0][0], "SQLite returned %v, want the NULL first", res.Rows)
 	c := check.New(ex.Schema(), text2sql.DialectSQLite)
 
 	// With the result only: the NULL is visible, the numbers are not.
 	got := kinds(c.Warn(ctx, q, res))
-	if w, ok := got[check.WarnNullOrder]; !ok || !strings.Contains(w, "first row has NULL") {
-		t.Errorf("warnings %v: want the NULL in the first row reported", got)
+	if assert.Contains(t, got, check.WarnNullOrder, "want the NULL in the first row reported") {
+		assert.Contains(t, got[check.WarnNullOrder], "first row has NULL", "want the NULL in the first row reported")
 	}
 	// With a probe: numbers stored as text too.
 	got = kinds(c.WithProbe(ex).Warn(ctx, q, res))
-	if _, ok := got[check.WarnNullOrder]; !ok {
-		t.Errorf("probe warnings %v: want %s", got, check.WarnNullOrder)
-	}
-	if w, ok := got[check.WarnTextNumbers]; !ok || !strings.Contains(w, "'10'") || !strings.Contains(w, "'9'") || !strings.Contains(w, "CAST(v AS INTEGER)") {
-		t.Errorf("probe warnings %v: want numbers stored as text with '9' and '10' and the CAST", got)
+	assert.Contains(t, got, check.WarnNullOrder, "probe warnings")
+	if assert.Contains(t, got, check.WarnTextNumbers, "probe warnings: want numbers stored as text") {
+		w := got[check.WarnTextNumbers]
+		assert.Contains(t, w, "'10'")
+		assert.Contains(t, w, "'9'")
+		assert.Contains(t, w, "CAST(v AS INTEGER)")
 	}
 	// Before execution, from the schema and the probe alone.
 	got = kinds(c.WithProbe(ex).Warn(ctx, q, nil))
-	if _, ok := got[check.WarnNullOrder]; !ok {
-		t.Errorf("no result: warnings %v, want %s from the probe", got, check.WarnNullOrder)
-	}
-	if _, ok := got[check.WarnTextNumbers]; !ok {
-		t.Errorf("no result: warnings %v, want %s from the probe", got, check.WarnTextNumbers)
-	}
+	assert.Contains(t, got, check.WarnNullOrder, "no result: want the warning from the probe")
+	assert.Contains(t, got, check.WarnTextNumbers, "no result: want the warning from the probe")
 	// And from the schema alone: v is not declared NOT NULL.
 	got = kinds(c.Warn(ctx, q, nil))
-	if w, ok := got[check.WarnNullOrder]; !ok || !strings.Contains(w, "not declared NOT NULL") {
-		t.Errorf("schema only: warnings %v", got)
+	if assert.Contains(t, got, check.WarnNullOrder, "schema only") {
+		assert.Contains(t, got[check.WarnNullOrder], "not declared NOT NULL", "schema only")
 	}
 	// The fix: no NULL warning once NULLs are filtered out, and no text
 	// warning once the values are cast.
 	fixed := "SELECT v FROM t WHERE v IS NOT NULL ORDER BY CAST(v AS INTEGER) LIMIT 1"
-	if ws := c.WithProbe(ex).Warn(ctx, fixed, run(t, ex, fixed)); len(ws) != 0 {
-		t.Errorf("fixed query: warnings %v", ws)
-	}
+	assert.Empty(t, c.WithProbe(ex).Warn(ctx, fixed, run(t, ex, fixed)), "fixed query: warnings")
 	// MAX over numbers stored as text.
 	got = kinds(c.WithProbe(ex).Warn(ctx, "SELECT MAX(v) FROM t", nil))
-	if w, ok := got[check.WarnTextNumbers]; !ok || !strings.Contains(w, "MAX(v)") {
-		t.Errorf("MAX(v): warnings %v", got)
+	if assert.Contains(t, got, check.WarnTextNumbers, "MAX(v)") {
+		assert.Contains(t, got[check.WarnTextNumbers], "MAX(v)")
 	}
 	// Text that sorts like its numbers (same length) is fine.
 	ex2 := newDB(t, `CREATE TABLE y(v TEXT NOT NULL); INSERT INTO y VALUES ('2001'), ('1999'), ('2010');`)
 	c2 := check.New(ex2.Schema(), text2sql.DialectSQLite).WithProbe(ex2)
-	if ws := c2.Warn(ctx, "SELECT v FROM y ORDER BY v LIMIT 2", nil); len(ws) != 0 {
-		t.Errorf("years as text: warnings %v, want none", ws)
-	}
+	assert.Empty(t, c2.Warn(ctx, "SELECT v FROM y ORDER BY v LIMIT 2", nil), "years as text: want no warning")
 }
 
 // PostgreSQL sorts NULLs last ascending and first descending.
@@ -93,26 +87,16 @@ func TestWarnNullOrderDirection(t *testing.T) {
 	asc := "SELECT first_name FROM students ORDER BY major_department_id LIMIT 1"
 	desc := "SELECT first_name FROM students ORDER BY major_department_id DESC LIMIT 1"
 	lite := check.New(ex.Schema(), text2sql.DialectSQLite).WithProbe(ex)
-	if _, ok := kinds(lite.Warn(ctx, asc, nil))[check.WarnNullOrder]; !ok {
-		t.Errorf("SQLite ASC: no NULL warning")
-	}
-	if _, ok := kinds(lite.Warn(ctx, desc, nil))[check.WarnNullOrder]; ok {
-		t.Errorf("SQLite DESC: NULLs sort last, no warning expected")
-	}
-	if _, ok := kinds(lite.Warn(ctx, "SELECT first_name FROM students WHERE major_department_id > 0 ORDER BY major_department_id LIMIT 1", nil))[check.WarnNullOrder]; ok {
-		t.Errorf("a filter on the column excludes NULLs: no warning expected")
-	}
+	assert.Contains(t, kinds(lite.Warn(ctx, asc, nil)), check.WarnNullOrder, "SQLite ASC: no NULL warning")
+	assert.NotContains(t, kinds(lite.Warn(ctx, desc, nil)), check.WarnNullOrder, "SQLite DESC: NULLs sort last, no warning expected")
+	assert.NotContains(t, kinds(lite.Warn(ctx, "SELECT first_name FROM students WHERE major_department_id > 0 ORDER BY major_department_id LIMIT 1", nil)), check.WarnNullOrder,
+		"a filter on the column excludes NULLs: no warning expected")
 	pg := check.New(withDialect(ex.Schema(), text2sql.DialectPostgres), text2sql.DialectPostgres).WithProbe(ex)
-	if _, ok := kinds(pg.Warn(ctx, desc, nil))[check.WarnNullOrder]; !ok {
-		t.Errorf("PostgreSQL DESC: no NULL warning")
-	}
-	if _, ok := kinds(pg.Warn(ctx, asc, nil))[check.WarnNullOrder]; ok {
-		t.Errorf("PostgreSQL ASC: NULLs sort last, no warning expected")
-	}
+	assert.Contains(t, kinds(pg.Warn(ctx, desc, nil)), check.WarnNullOrder, "PostgreSQL DESC: no NULL warning")
+	assert.NotContains(t, kinds(pg.Warn(ctx, asc, nil)), check.WarnNullOrder, "PostgreSQL ASC: NULLs sort last, no warning expected")
 	// A NOT NULL column never warns, with or without data.
-	if _, ok := kinds(check.New(ex.Schema(), "").Warn(ctx, "SELECT last_name FROM students ORDER BY entry_year LIMIT 1", nil))[check.WarnNullOrder]; ok {
-		t.Errorf("NOT NULL column: unexpected NULL warning")
-	}
+	assert.NotContains(t, kinds(check.New(ex.Schema(), "").Warn(ctx, "SELECT last_name FROM students ORDER BY entry_year LIMIT 1", nil)), check.WarnNullOrder,
+		"NOT NULL column: unexpected NULL warning")
 }
 
 // Integer division in SQLite and PostgreSQL, not in MySQL.
@@ -139,25 +123,18 @@ func TestWarnIntegerDivision(t *testing.T) {
 	for _, tc := range cases {
 		ws := check.New(db, text2sql.DialectSQLite).Check(tc.sql).Warnings
 		got := kinds(ws)[check.WarnIntegerDivision]
-		if (got != "") != tc.warn {
-			t.Errorf("%s: warnings %v, want integer division %v", tc.sql, ws, tc.warn)
-		}
+		assert.Equal(t, tc.warn, got != "", "%s: warnings %v, want integer division %v", tc.sql, ws, tc.warn)
 		if tc.warn {
-			if !strings.Contains(got, "/") || !strings.Contains(got, "1.0") {
-				t.Errorf("%s: %q should quote the division and suggest 1.0", tc.sql, got)
-			}
+			assert.Contains(t, got, "/", "%s: should quote the division", tc.sql)
+			assert.Contains(t, got, "1.0", "%s: should suggest 1.0", tc.sql)
 			// Warn repeats the static warnings.
-			if _, ok := kinds(check.New(db, "").Warn(ctx, tc.sql, nil))[check.WarnIntegerDivision]; !ok {
-				t.Errorf("Warn misses the static warning for %s", tc.sql)
-			}
-			if _, ok := kinds(check.New(withDialect(db, text2sql.DialectMySQL), "").Check(tc.sql).Warnings)[check.WarnIntegerDivision]; ok {
-				t.Errorf("MySQL's / is decimal: no warning expected for %s", tc.sql)
-			}
+			assert.Contains(t, kinds(check.New(db, "").Warn(ctx, tc.sql, nil)), check.WarnIntegerDivision, "Warn misses the static warning for %s", tc.sql)
+			assert.NotContains(t, kinds(check.New(withDialect(db, text2sql.DialectMySQL), "").Check(tc.sql).Warnings), check.WarnIntegerDivision,
+				"MySQL's / is decimal: no warning expected for %s", tc.sql)
 		}
 	}
-	if _, ok := kinds(check.New(withDialect(db, text2sql.DialectPostgres), "").Check("SELECT COUNT(*) / COUNT(DISTINCT student_id) FROM enrollments").Warnings)[check.WarnIntegerDivision]; !ok {
-		t.Errorf("PostgreSQL: no integer division warning")
-	}
+	assert.Contains(t, kinds(check.New(withDialect(db, text2sql.DialectPostgres), "").Check("SELECT COUNT(*) / COUNT(DISTINCT student_id) FROM enrollments").Warnings), check.WarnIntegerDivision,
+		"PostgreSQL: no integer division warning")
 }
 
 func TestWarnNullComparisonAndEmptyResult(t *testing.T) {
@@ -166,24 +143,14 @@ func TestWarnNullComparisonAndEmptyResult(t *testing.T) {
 	ctx := context.Background()
 	q := "SELECT first_name FROM students WHERE major_department_id = NULL"
 	w := kinds(c.Check(q).Warnings)[check.WarnNullComparison]
-	if !strings.Contains(w, "IS NULL") {
-		t.Errorf("NULL comparison: %q", w)
-	}
-	got := kinds(c.Warn(ctx, q, run(t, ex, q)))
-	if _, ok := got[check.WarnEmptyResult]; !ok {
-		t.Errorf("empty result: warnings %v", got)
-	}
+	assert.Contains(t, w, "IS NULL", "NULL comparison")
+	assert.Contains(t, kinds(c.Warn(ctx, q, run(t, ex, q))), check.WarnEmptyResult, "empty result")
 	q = "SELECT AVG(grade_points) FROM enrollments WHERE term = 'Spring 1999'"
-	if _, ok := kinds(c.Warn(ctx, q, run(t, ex, q)))[check.WarnNullResult]; !ok {
-		t.Errorf("all-NULL row: no warning")
-	}
+	assert.Contains(t, kinds(c.Warn(ctx, q, run(t, ex, q))), check.WarnNullResult, "all-NULL row: no warning")
 	q = "SELECT COUNT(*) FROM students"
-	if ws := c.WithProbe(ex).Warn(ctx, q, run(t, ex, q)); len(ws) != 0 {
-		t.Errorf("plain count: warnings %v", ws)
-	}
-	if _, ok := kinds(check.New(withDialect(ex.Schema(), text2sql.DialectMySQL), "").Check("SELECT first_name || last_name FROM students").Warnings)[check.WarnConcatOr]; !ok {
-		t.Errorf("MySQL ||: no warning")
-	}
+	assert.Empty(t, c.WithProbe(ex).Warn(ctx, q, run(t, ex, q)), "plain count: warnings")
+	assert.Contains(t, kinds(check.New(withDialect(ex.Schema(), text2sql.DialectMySQL), "").Check("SELECT first_name || last_name FROM students").Warnings), check.WarnConcatOr,
+		"MySQL ||: no warning")
 }
 
 // A LIMIT that cuts through ties: decided by a probe when there is one
@@ -213,11 +180,9 @@ func TestWarnTies(t *testing.T) {
 		res := run(t, ex, tc.sql)
 		_, static := kinds(c.Warn(ctx, tc.sql, res))[check.WarnTies]
 		w, probed := kinds(pc.Warn(ctx, tc.sql, res))[check.WarnTies]
-		if static != tc.static || probed != tc.probed {
-			t.Errorf("%s: ties warning static %v probed %v, want %v %v (%s)", tc.sql, static, probed, tc.static, tc.probed, w)
-		}
-		if probed && !strings.Contains(w, "score = 3") && !strings.Contains(w, "n = 1") {
-			t.Errorf("%s: the tie warning should show the tied value: %s", tc.sql, w)
+		assert.Equal(t, [2]bool{tc.static, tc.probed}, [2]bool{static, probed}, "%s: ties warning static, probed (%s)", tc.sql, w)
+		if probed {
+			assert.True(t, strings.Contains(w, "score = 3") || strings.Contains(w, "n = 1"), "%s: the tie warning should show the tied value: %s", tc.sql, w)
 		}
 	}
 }
@@ -232,9 +197,7 @@ func TestWarnProbeFailures(t *testing.T) {
 	c := check.New(ex.Schema(), "").WithProbe(broken)
 	q := "SELECT v FROM t ORDER BY v LIMIT 1"
 	got := kinds(c.Warn(context.Background(), q, nil))
-	if _, ok := got[check.WarnTextNumbers]; ok {
-		t.Errorf("a failing probe gave %v", got)
-	}
+	assert.NotContains(t, got, check.WarnTextNumbers, "a failing probe gave a warning")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	calls := 0
@@ -243,14 +206,10 @@ func TestWarnProbeFailures(t *testing.T) {
 		return ex.Execute(ctx, req)
 	})
 	check.New(ex.Schema(), "").WithProbe(counting).Warn(ctx, q, nil)
-	if calls != 0 {
-		t.Errorf("%d probes ran after cancellation", calls)
-	}
+	assert.Zero(t, calls, "probes ran after cancellation")
 	// At most DefaultMaxProbes probes per call.
 	calls = 0
 	check.New(ex.Schema(), "").WithProbe(counting).Warn(context.Background(),
 		"SELECT MAX(v), MIN(v) FROM t, (SELECT v AS w FROM t) ORDER BY v LIMIT 1", nil)
-	if calls > check.DefaultMaxProbes {
-		t.Errorf("%d probes, want at most %d", calls, check.DefaultMaxProbes)
-	}
+	assert.LessOrEqual(t, calls, check.DefaultMaxProbes, "probes")
 }
