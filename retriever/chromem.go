@@ -1,12 +1,15 @@
 package retriever
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	chromem "github.com/philippgille/chromem-go"
@@ -125,7 +128,8 @@ func (s *ChromemStore) Add(ctx context.Context, records []Record) error {
 	return nil
 }
 
-// Query implements Store.
+// Query implements Store. Hits of equal similarity come in ascending ID
+// order.
 func (s *ChromemStore) Query(ctx context.Context, vector []float32, k int, kind text2sql.Kind) ([]Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -150,15 +154,35 @@ func (s *ChromemStore) Query(ctx context.Context, vector []float32, k int, kind 
 	if kind != "" {
 		where = map[string]string{"kind": string(kind)}
 	}
-	res, err := s.col.QueryEmbedding(ctx, vector, min(k, n), where, nil)
-	if err != nil {
-		return nil, fmt.Errorf("retriever: chromem store: %w", err)
+	// chromem-go orders equal similarities as its goroutines finish, so
+	// fetch past the k-th hit until the last one fetched scores below it
+	// (every record tied with the k-th is then in res), sort ties by ID
+	// and cut to k: the order of ties is then deterministic.
+	var res []chromem.Result
+	for m := min(k, n-1) + 1; ; m = min(2*m, n) {
+		var err error
+		res, err = s.col.QueryEmbedding(ctx, vector, m, where, nil)
+		if err != nil {
+			return nil, fmt.Errorf("retriever: chromem store: %w", err)
+		}
+		if len(res) < m || m == n || len(res) <= k || res[len(res)-1].Similarity < res[k-1].Similarity {
+			break
+		}
 	}
-	hits := make([]Hit, 0, len(res))
+	slices.SortStableFunc(res, func(a, b chromem.Result) int {
+		if c := cmp.Compare(b.Similarity, a.Similarity); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	hits := make([]Hit, 0, min(k, len(res)))
 	for _, r := range res {
 		sim := float64(r.Similarity)
 		if math.IsNaN(sim) {
 			continue
+		}
+		if len(hits) == k {
+			break
 		}
 		hits = append(hits, Hit{ID: r.ID, Kind: text2sql.Kind(r.Metadata["kind"]), Similarity: max(-1, min(1, sim))})
 	}
