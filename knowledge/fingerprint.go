@@ -1,12 +1,9 @@
 package knowledge
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
-	"hash"
 	"strings"
 
+	"github.com/text2sql-go/text2sql/internal/fingerprint"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
@@ -26,79 +23,57 @@ const fingerprintVersion = "text2sql/knowledge/v1"
 // SQL and values count as written. A nil or empty base has a
 // fingerprint too.
 func (b *Base) Fingerprint() string {
-	h := sha256.New()
-	w := fpWriter{h: h}
-	w.str(fingerprintVersion)
+	w := fingerprint.New()
+	w.Str(fingerprintVersion)
 	if b == nil {
 		b = &Base{}
 	}
-	w.section("tables", len(b.Tables))
+	section(w, "tables", len(b.Tables))
 	for _, n := range b.Tables {
-		w.str(strings.TrimSpace(n.Table), collapse(n.Description))
-		w.prose(n.Joins)
-		w.prose(n.Questions)
-		w.prose(n.Synonyms)
+		w.Str(strings.TrimSpace(n.Table), collapse(n.Description))
+		prose(w, n.Joins)
+		prose(w, n.Questions)
+		prose(w, n.Synonyms)
 	}
-	w.section("columns", len(b.Columns))
+	section(w, "columns", len(b.Columns))
 	for _, n := range b.Columns {
-		w.str(strings.TrimSpace(n.Table), strings.TrimSpace(n.Column), collapse(n.Description), collapse(n.Units), collapse(n.Range))
+		w.Str(strings.TrimSpace(n.Table), strings.TrimSpace(n.Column), collapse(n.Description), collapse(n.Units), collapse(n.Range))
 	}
-	w.section("rules", len(b.Rules))
+	section(w, "rules", len(b.Rules))
 	for _, r := range b.Rules {
 		id := strings.TrimSpace(r.ID)
 		if id == "" {
 			id = AutoID("rule", r.Text)
 		}
-		w.str(id, collapse(r.Text))
-		w.prose(r.Tables)
+		w.Str(id, collapse(r.Text))
+		prose(w, r.Tables)
 	}
-	w.section("examples", len(b.Examples))
+	section(w, "examples", len(b.Examples))
 	for _, ex := range b.Examples {
 		id := strings.TrimSpace(ex.ID)
 		if id == "" {
 			id = AutoID("ex", ex.Question)
 		}
-		w.str(id, collapse(ex.Question), sqltext.TrimTerminators(ex.SQL))
+		w.Str(id, collapse(ex.Question), sqltext.TrimTerminators(ex.SQL))
 	}
-	w.section("values", len(b.Values))
+	section(w, "values", len(b.Values))
 	for _, v := range b.Values {
-		w.str(strings.TrimSpace(v.Table), strings.TrimSpace(v.Column))
-		w.list(v.Values)
+		w.Str(strings.TrimSpace(v.Table), strings.TrimSpace(v.Column))
+		w.List(v.Values)
 	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// fpWriter writes length-prefixed strings, so no two different sequences of
-// strings encode alike.
-type fpWriter struct{ h hash.Hash }
-
-func (w fpWriter) n(n int) {
-	var buf [8]byte
-	binary.BigEndian.PutUint64(buf[:], uint64(n))
-	w.h.Write(buf[:])
-}
-
-func (w fpWriter) str(ss ...string) {
-	for _, s := range ss {
-		w.n(len(s))
-		w.h.Write([]byte(s))
-	}
-}
-
-func (w fpWriter) list(ss []string) {
-	w.n(len(ss))
-	w.str(ss...)
+	return w.Hex()
 }
 
 // prose writes a list of prose strings, white space collapsed.
-func (w fpWriter) prose(ss []string) {
-	w.n(len(ss))
+func prose(w *fingerprint.Writer, ss []string) {
+	w.Int(len(ss))
 	for _, s := range ss {
-		w.str(collapse(s))
+		w.Str(collapse(s))
 	}
 }
 
-func (w fpWriter) section(name string, n int) {
-	w.str(name)
-	w.n(n)
+// section writes the name and the item count of a section of the base.
+func section(w *fingerprint.Writer, name string, n int) {
+	w.Str(name)
+	w.Int(n)
 }
