@@ -154,6 +154,7 @@ type Select struct {
 	GroupBy    []Expr
 	Having     Expr
 	Windows    []*WindowDef
+	Errors     []*Error // tokens skipped between clauses
 }
 
 // SelectItem is expr [[AS] alias]; the expression may be a *Star.

@@ -430,9 +430,22 @@ func (p *parser) name(from int) Expr {
 	return &ColumnRef{Span: p.span(from), Parts: parts}
 }
 
-// argWords separate the arguments of the SQL-standard functions written
-// with keywords.
-var argWords = map[string]bool{"from": true, "for": true, "in": true, "using": true, "separator": true, "as": true, "placing": true}
+// argWords are the keywords that separate the arguments of the functions
+// written with them, by function. Only these functions take them: in any
+// other call a FROM is a missing ")" (COUNT(x) … FROM t with a ")" lost),
+// and reading it as a separator would swallow the FROM clause.
+var argWords = map[string]map[string]bool{
+	"extract":      {"from": true},
+	"substring":    {"from": true, "for": true},
+	"substr":       {"from": true, "for": true},
+	"trim":         {"from": true},
+	"btrim":        {"from": true},
+	"overlay":      {"placing": true, "from": true, "for": true},
+	"position":     {"in": true},
+	"convert":      {"using": true},
+	"char":         {"using": true},
+	"group_concat": {"separator": true},
+}
 
 // trimWords precede the argument they qualify: TRIM(LEADING '0' FROM s).
 var trimWords = map[string]bool{"leading": true, "trailing": true, "both": true}
@@ -529,7 +542,7 @@ func (p *parser) caseExpr() Expr {
 }
 
 // argSeparator consumes what may stand between two arguments of c — a
-// comma, a keyword separator (FROM, FOR, IN, USING, SEPARATOR, AS type),
+// comma, a keyword separator of its function (argWords),
 // ORDER BY terms (into c.OrderBy), IGNORE/RESPECT NULLS — and reports
 // whether another argument follows.
 func (p *parser) argSeparator(c *Call) bool {
@@ -542,10 +555,7 @@ func (p *parser) argSeparator(c *Call) bool {
 			c.OrderBy = p.orderTerms()
 		case p.word("IGNORE", "RESPECT") && p.wordAt(1, "NULLS"):
 			p.i += 2
-		case t.Is("AS"):
-			p.i++
-			p.typeName()
-		case t.Kind == sqltext.Word && argWords[strings.ToLower(t.Text)]:
+		case t.Kind == sqltext.Word && argWords[strings.ToLower(c.Name[len(c.Name)-1].Name)][strings.ToLower(t.Text)]:
 			p.i++
 			return true
 		default:

@@ -55,6 +55,11 @@ type parser struct {
 	dialect text2sql.Dialect
 	errs    []*Error
 	pending []Stmt // statements stmt found after the one it returns
+	// match and encl (see parens) are built on the first missing ")".
+	match, encl []int32
+	// sink collects the errors skipped inside a FROM list, for the
+	// Select it belongs to.
+	sink *[]*Error
 }
 
 var eofTok = sqltext.Token{Kind: -1}
@@ -167,15 +172,54 @@ func (p *parser) closeParen() {
 	if p.acceptPunct(")") {
 		return
 	}
-	if p.eof() || p.punct(";") || p.word("FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "INTERSECT", "EXCEPT", "WINDOW") {
-		// A clause word: the ")" was forgotten, the clause is not
-		// part of the parenthesis.
-		p.errAt("missing )")
-		return
+	if p.encl == nil {
+		p.parens()
 	}
-	p.skip("unexpected tokens before )", nil)
-	if !p.acceptPunct(")") {
-		p.errAt("missing )")
+	if !p.eof() {
+		if o := p.encl[p.i]; o >= 0 && int(p.match[o]) > p.i {
+			// The "(" this construct is in has its ")" further on: the
+			// tokens before it are what the parser did not understand
+			// (COUNT(x WHERE y), a model's pseudo-SQL).
+			from := p.i
+			p.i = int(p.match[o])
+			e := &Error{Span: p.span(from), Reason: "unexpected tokens before )"}
+			p.errs = append(p.errs, e)
+			p.i++
+			return
+		}
+	}
+	// The ")" was forgotten: what follows is not part of the parenthesis.
+	p.errAt("missing )")
+}
+
+// parens computes, once and only when a ")" is missing where expected,
+// the matching ")" of every "(" (-1 if none before the statement's ";")
+// and the innermost "(" still open at every token, by counting.
+func (p *parser) parens() {
+	n := len(p.toks)
+	p.match = make([]int32, n)
+	p.encl = make([]int32, n)
+	var stack []int32
+	for i, t := range p.toks {
+		p.match[i] = -1
+		p.encl[i] = -1
+		if len(stack) > 0 {
+			p.encl[i] = stack[len(stack)-1]
+		}
+		if t.Kind != sqltext.Punct {
+			continue
+		}
+		switch t.Text {
+		case "(":
+			stack = append(stack, int32(i))
+		case ")":
+			if len(stack) > 0 {
+				p.match[stack[len(stack)-1]] = int32(i)
+				stack = stack[:len(stack)-1]
+			}
+		case ";":
+			stack = stack[:0]
+		}
 	}
 }
 
@@ -220,6 +264,12 @@ func (p *parser) stmt() Stmt {
 	return &Other{Span: p.span(from), Verb: verb}
 }
 
+// lockAhead reports whether a locking clause starts at the current token.
+func (p *parser) lockAhead() bool {
+	return p.word("FOR") && (p.wordAt(1, "UPDATE") || p.wordAt(1, "SHARE") || p.wordAt(1, "NO") || p.wordAt(1, "KEY")) ||
+		p.word("LOCK") && p.wordAt(1, "IN") && p.wordAt(2, "SHARE")
+}
+
 // parenQueryAhead reports whether the "(" run at the current token opens
 // a query: ((SELECT …. It looks at most 64 tokens ahead.
 func (p *parser) parenQueryAhead() bool {
@@ -261,9 +311,7 @@ func (p *parser) tail(q *Query) {
 	}
 	p.limit(q)
 	lf := p.i
-	switch {
-	case p.word("FOR") && (p.wordAt(1, "UPDATE") || p.wordAt(1, "SHARE") || p.wordAt(1, "NO") || p.wordAt(1, "KEY")),
-		p.word("LOCK") && p.wordAt(1, "IN"):
+	if p.lockAhead() {
 		for !p.eof() && !p.punct(";") && !p.punct(")") {
 			p.i++
 		}
@@ -470,11 +518,17 @@ func (p *parser) selectBlock() *Select {
 			p.i++
 		}
 	}
+	p.resync(s)
 	if p.accept("FROM") {
+		outer := p.sink
+		p.sink = &s.Errors
 		s.From = p.fromList()
+		p.sink = outer
+		p.resync(s)
 	}
 	if p.accept("WHERE") {
 		s.Where = p.expr()
+		p.resync(s)
 	}
 	if p.word("GROUP") && p.wordAt(1, "BY") {
 		p.i += 2
@@ -483,9 +537,11 @@ func (p *parser) selectBlock() *Select {
 		if p.word("WITH") && p.wordAt(1, "ROLLUP") {
 			p.i += 2
 		}
+		p.resync(s)
 	}
 	if p.accept("HAVING") {
 		s.Having = p.expr()
+		p.resync(s)
 	}
 	if p.word("WINDOW") {
 		p.i++
@@ -509,6 +565,46 @@ func (p *parser) selectBlock() *Select {
 	}
 	s.Span = p.span(from)
 	return s
+}
+
+// resync skips, as an error node of s, the tokens up to the next clause
+// of the SELECT block when the current one does not continue it: 3-D
+// Man.name, FROM t … keeps its FROM clause.
+func (p *parser) resync(s *Select) {
+	if p.eof() || p.punct(";") || p.punct(")") || p.selectGoesOn() {
+		return
+	}
+	e := p.skip("unexpected tokens in SELECT", p.selectGoesOn)
+	s.Errors = append(s.Errors, e)
+}
+
+// resyncFrom skips the tokens up to the next join, FROM item or clause
+// when the current one does not continue a FROM list: a\_b JOIN c keeps
+// the join with c (models escape underscores as in Markdown).
+// With on, the ON or USING of a join may come next.
+func (p *parser) resyncFrom(on bool) {
+	goesOn := func() bool {
+		return p.punct(",") || p.selectGoesOn() || p.joinAhead() || on && p.word("ON", "USING")
+	}
+	if p.eof() || p.punct(";") || p.punct(")") || goesOn() {
+		return
+	}
+	e := p.skip("unexpected tokens in FROM", goesOn)
+	if p.sink != nil {
+		*p.sink = append(*p.sink, e)
+	}
+}
+
+// joinAhead reports whether a join operator starts at the current token.
+func (p *parser) joinAhead() bool {
+	return p.word("JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL", "STRAIGHT_JOIN")
+}
+
+// selectGoesOn reports whether the current token continues a SELECT
+// block or the query around it.
+func (p *parser) selectGoesOn() bool {
+	return p.word("FROM", "WHERE", "GROUP", "HAVING", "WINDOW", "ORDER", "LIMIT", "OFFSET", "FETCH",
+		"UNION", "INTERSECT", "EXCEPT", "MINUS") || p.lockAhead()
 }
 
 // reserved are the words that cannot be a bare identifier where an
@@ -678,6 +774,7 @@ func (p *parser) tableExpr() TableExpr {
 	levels := 0
 	defer func() { p.depth -= levels }()
 	for {
+		p.resyncFrom(false)
 		kind, natural, ok := p.joinKind()
 		if !ok {
 			return left
@@ -689,6 +786,7 @@ func (p *parser) tableExpr() TableExpr {
 		} else {
 			j.Right = p.tablePrimary()
 		}
+		p.resyncFrom(true)
 		if p.accept("ON") {
 			j.On = p.expr()
 		} else if p.word("USING") && p.punctAt(1, "(") {

@@ -107,6 +107,9 @@ func Children(n Node) []Node {
 		for _, w := range v.Windows {
 			add(w)
 		}
+		for _, e := range v.Errors {
+			add(e)
+		}
 	case *SelectItem:
 		add(v.Expr)
 		add(v.Alias)
