@@ -2,7 +2,6 @@ package knowledge_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,9 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/knowledge"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // C1 #10 (CVE-2024-5827): a verified example whose SQL writes a file is
@@ -29,36 +31,26 @@ func TestAddExampleRefusesCopy(t *testing.T) {
 	} {
 		var b knowledge.Base
 		err := b.AddExample(context.Background(), guard, knowledge.Example{ID: "pwn", Question: "Export everything", SQL: q})
-		if err == nil {
-			t.Fatalf("%q accepted", q)
-		}
+		require.Error(t, err, "%q accepted", q)
 		var se *text2sql.SQLError
-		if !errors.Is(err, text2sql.ErrRefused) || !errors.As(err, &se) {
-			t.Errorf("%q: err = %v, want a refusal", q, err)
-		}
+		assert.ErrorIs(t, err, text2sql.ErrRefused, "%q: want a refusal", q)
+		assert.ErrorAs(t, err, &se, "%q: want a refusal", q)
 		var ve *knowledge.ValidationError
-		if !errors.As(err, &ve) || ve.Problems[0].Item != "example:pwn" {
-			t.Errorf("%q: err = %#v, want a problem naming example:pwn", q, err)
+		if assert.ErrorAs(t, err, &ve, "%q: want a problem naming example:pwn", q) {
+			assert.Equal(t, "example:pwn", ve.Problems[0].Item, "%q: want a problem naming example:pwn", q)
 		}
-		if len(b.Examples) != 0 {
-			t.Errorf("%q entered the base", q)
-		}
+		assert.Empty(t, b.Examples, "%q entered the base", q)
 	}
-	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("file written: %v", err)
-	}
+	_, err := os.Stat(out)
+	assert.ErrorIs(t, err, os.ErrNotExist, "file written")
 	// The same example loaded from a file is caught by Validate.
 	b, err := knowledge.Parse([]byte("examples:\n  - id: pwn\n    question: Export\n    sql: COPY (SELECT 'x') TO '"+out+"'\n"), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	err = b.Validate(context.Background(), nil, guard)
-	if !errors.Is(err, text2sql.ErrRefused) || !strings.Contains(err.Error(), "example:pwn") {
-		t.Errorf("Validate: %v", err)
-	}
-	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("file written: %v", err)
-	}
+	assert.ErrorIs(t, err, text2sql.ErrRefused, "Validate")
+	assert.ErrorContains(t, err, "example:pwn", "Validate")
+	_, err = os.Stat(out)
+	assert.ErrorIs(t, err, os.ErrNotExist, "file written")
 }
 
 func TestBuilder(t *testing.T) {
@@ -68,9 +60,7 @@ func TestBuilder(t *testing.T) {
 	var b knowledge.Base
 	must := func(err error) {
 		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
 	must(b.AddTable(knowledge.TableNote{Table: "singer", Synonyms: []string{"artist"}}))
 	must(b.AddColumn(knowledge.ColumnNote{Table: "singer", Column: "Age", Description: "Age in years", Units: "years"}))
@@ -79,15 +69,10 @@ func TestBuilder(t *testing.T) {
 	must(b.AddExample(ctx, guard, knowledge.Example{ID: "cte", Question: "List stadiums", SQL: "WITH s AS (SELECT * FROM stadium) SELECT Name FROM s"}))
 	must(b.AddValues(knowledge.ValueList{Table: "singer", Column: "Country", Values: []string{"France"}}))
 
-	if b.Rules[0].ID != knowledge.AutoID("rule", "Ages are whole years.") {
-		t.Errorf("rule id %q", b.Rules[0].ID)
-	}
-	if b.Examples[0].ID != knowledge.AutoID("ex", "How many singers are there?") || b.Examples[0].SQL != "SELECT count(*) FROM singer" {
-		t.Errorf("example %+v", b.Examples[0])
-	}
-	if err := b.Validate(ctx, sch, guard); err != nil {
-		t.Fatal(err)
-	}
+	assert.Equal(t, knowledge.AutoID("rule", "Ages are whole years."), b.Rules[0].ID, "rule id")
+	assert.Equal(t, knowledge.AutoID("ex", "How many singers are there?"), b.Examples[0].ID, "example %+v", b.Examples[0])
+	assert.Equal(t, "SELECT count(*) FROM singer", b.Examples[0].SQL, "example %+v", b.Examples[0])
+	require.NoError(t, b.Validate(ctx, sch, guard))
 
 	// Duplicates and missing fields are refused, and the base is unchanged.
 	fp := b.Fingerprint()
@@ -108,27 +93,15 @@ func TestBuilder(t *testing.T) {
 		"write":      b.AddExample(ctx, guard, knowledge.Example{Question: "Delete", SQL: "DELETE FROM singer"}),
 	} {
 		var ve *knowledge.ValidationError
-		if !errors.As(err, &ve) {
-			t.Errorf("%s: err = %v", name, err)
-		}
+		assert.ErrorAs(t, err, &ve, name)
 	}
-	if b.Fingerprint() != fp {
-		t.Error("a refused item changed the base")
-	}
-	if err := b.AddExample(ctx, nil, knowledge.Example{Question: "q", SQL: "SELECT 1"}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("nil guard: %v", err)
-	}
-	if err := b.Validate(ctx, sch, nil); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("Validate nil guard: %v", err)
-	}
+	assert.Equal(t, fp, b.Fingerprint(), "a refused item changed the base")
+	assert.ErrorIs(t, b.AddExample(ctx, nil, knowledge.Example{Question: "q", SQL: "SELECT 1"}), text2sql.ErrInvalidConfig, "nil guard")
+	assert.ErrorIs(t, b.Validate(ctx, sch, nil), text2sql.ErrInvalidConfig, "Validate nil guard")
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := b.AddExample(cctx, guard, knowledge.Example{Question: "q", SQL: "SELECT 1"}); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled AddExample: %v", err)
-	}
-	if err := b.Validate(cctx, sch, guard); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled Validate: %v", err)
-	}
+	assert.ErrorIs(t, b.AddExample(cctx, guard, knowledge.Example{Question: "q", SQL: "SELECT 1"}), context.Canceled, "cancelled AddExample")
+	assert.ErrorIs(t, b.Validate(cctx, sch, guard), context.Canceled, "cancelled Validate")
 }
 
 func TestValidateAgainstSchema(t *testing.T) {
@@ -136,12 +109,8 @@ func TestValidateAgainstSchema(t *testing.T) {
 	path, _, sch := concertSinger(t)
 	guard := guardFor(t, path)
 	b, err := knowledge.Parse([]byte(concertYAML), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Validate(ctx, sch, guard); err != nil {
-		t.Fatalf("valid base: %v", err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, b.Validate(ctx, sch, guard), "valid base")
 	bad := concertYAML + `  - table: singers
     column: Country
     values: [Spain]
@@ -152,14 +121,10 @@ func TestValidateAgainstSchema(t *testing.T) {
 	bad = strings.Replace(bad, "SELECT count(*) FROM singer;", "SELECT count(*) FROM singer AS s JOIN performances p ON p.singer_id = s.Singer_ID", 1)
 	bad = strings.Replace(bad, "    sql: |\n      SELECT Name, Capacity\n      FROM stadium\n", "    sql: DELETE FROM stadium\n", 1)
 	b, err = knowledge.Parse([]byte(bad), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	err = b.Validate(ctx, sch, guard)
 	var ve *knowledge.ValidationError
-	if !errors.As(err, &ve) {
-		t.Fatalf("err = %v", err)
-	}
+	require.ErrorAs(t, err, &ve)
 	exID := knowledge.AutoID("ex", "Show the name and capacity of each stadium.")
 	want := map[string]string{
 		"table:artists":         `unknown table "artists"`,
@@ -177,18 +142,12 @@ func TestValidateAgainstSchema(t *testing.T) {
 		for _, p := range ve.Problems {
 			found = found || (p.Item == item && strings.Contains(p.String(), w))
 		}
-		if !found {
-			t.Errorf("no problem %s: %s in\n%v", item, w, err)
-		}
+		assert.True(t, found, "no problem %s: %s in\n%v", item, w, err)
 	}
 	for _, p := range ve.Problems {
-		if _, ok := want[p.Item]; !ok {
-			t.Errorf("unexpected problem %q", p)
-		}
+		assert.Contains(t, want, p.Item, "unexpected problem %q", p)
 	}
-	if !errors.Is(err, text2sql.ErrRefused) {
-		t.Error("the guard's refusal is not reachable with errors.Is")
-	}
+	assert.ErrorIs(t, err, text2sql.ErrRefused, "the guard's refusal is not reachable with errors.Is")
 }
 
 // acceptAll is a guard that lets everything through, to show the lexical
@@ -205,7 +164,7 @@ func TestValidateExampleTablesLexically(t *testing.T) {
 	}}
 	err := b.Validate(context.Background(), sch, acceptAll{})
 	var ve *knowledge.ValidationError
-	if !errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].String() != `example:bad: sql reads unknown table "performances"` {
-		t.Fatalf("err = %v", err)
-	}
+	require.ErrorAs(t, err, &ve)
+	require.Len(t, ve.Problems, 1, "err = %v", err)
+	require.Equal(t, `example:bad: sql reads unknown table "performances"`, ve.Problems[0].String())
 }

@@ -2,7 +2,6 @@ package knowledge_test
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -11,14 +10,15 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/schema"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestDocumentsConcertSinger(t *testing.T) {
 	_, _, sch := concertSinger(t)
 	b, err := knowledge.Parse([]byte(concertYAML), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	docs := b.Documents(sch)
 	var ids []string
 	byID := map[string]knowledge.Document{}
@@ -35,12 +35,8 @@ func TestDocumentsConcertSinger(t *testing.T) {
 		"example:q1", "example:" + exID,
 		"value:singer.Country",
 	}
-	if !reflect.DeepEqual(ids, want) {
-		t.Fatalf("ids:\n%q\nwant\n%q", ids, want)
-	}
-	if !reflect.DeepEqual(b.Documents(sch), docs) {
-		t.Error("Documents is not deterministic")
-	}
+	require.Equal(t, want, ids, "ids")
+	assert.Equal(t, docs, b.Documents(sch), "Documents is not deterministic")
 
 	// A table with a note: description, synonyms, questions, columns with
 	// their names split into words.
@@ -48,45 +44,39 @@ func TestDocumentsConcertSinger(t *testing.T) {
 	for _, s := range []string{"Table singer.", "Performers, with", "Also called: artist, performer, vocalist.",
 		"How many singers are there?", "Song_release_year (song release year)", "Singer_ID (singer id)",
 		"Referenced by: singer_in_concert (by Singer_ID)"} {
-		if !strings.Contains(singer.Text, s) {
-			t.Errorf("table:singer lacks %q:\n%s", s, singer.Text)
-		}
+		assert.Contains(t, singer.Text, s, "table:singer")
 	}
-	if singer.Kind != text2sql.KindTable || singer.Table != "singer" {
-		t.Errorf("table:singer = %+v", singer)
-	}
+	assert.Equal(t, text2sql.KindTable, singer.Kind, "table:singer = %+v", singer)
+	assert.Equal(t, "singer", singer.Table, "table:singer = %+v", singer)
 	// A table without a note still gets its name, references and columns.
 	concert := byID["table:concert"]
 	for _, s := range []string{"Table concert.", "References: stadium (by Stadium_ID)", "concert_Name (concert name)", "Theme"} {
-		if !strings.Contains(concert.Text, s) {
-			t.Errorf("table:concert lacks %q:\n%s", s, concert.Text)
-		}
+		assert.Contains(t, concert.Text, s, "table:concert")
 	}
 	sic := byID["table:singer_in_concert"]
-	if !strings.HasPrefix(sic.Text, "Table singer_in_concert (singer in concert).") || !strings.Contains(sic.Text, "Joins: singer_in_concert.Singer_ID = singer.Singer_ID; ") {
-		t.Errorf("table:singer_in_concert:\n%s", sic.Text)
-	}
+	assert.True(t, strings.HasPrefix(sic.Text, "Table singer_in_concert (singer in concert)."), "table:singer_in_concert:\n%s", sic.Text)
+	assert.Contains(t, sic.Text, "Joins: singer_in_concert.Singer_ID = singer.Singer_ID; ", "table:singer_in_concert")
 
 	col := byID["column:singer.Age"]
-	if col.Kind != text2sql.KindColumn || col.Table != "singer" || col.Column != "Age" ||
-		col.Text != "Column singer.Age of table singer, type INT.\nAge in years.\nRange: 18 to 80." {
-		t.Errorf("column doc = %+v", col)
-	}
+	assert.Equal(t, text2sql.KindColumn, col.Kind, "column doc = %+v", col)
+	assert.Equal(t, "singer", col.Table, "column doc = %+v", col)
+	assert.Equal(t, "Age", col.Column, "column doc = %+v", col)
+	assert.Equal(t, "Column singer.Age of table singer, type INT.\nAge in years.\nRange: 18 to 80.", col.Text, "column doc")
 	rule := byID["rule:avg-age"]
-	if rule.Kind != text2sql.KindRule || !reflect.DeepEqual(rule.Tables, []string{"singer"}) || !strings.HasSuffix(rule.Text, "\nTables: singer.") {
-		t.Errorf("rule doc = %+v", rule)
-	}
+	assert.Equal(t, text2sql.KindRule, rule.Kind, "rule doc = %+v", rule)
+	assert.Equal(t, []string{"singer"}, rule.Tables, "rule doc = %+v", rule)
+	assert.True(t, strings.HasSuffix(rule.Text, "\nTables: singer."), "rule doc = %+v", rule)
 	// An example's text is its question only; the SQL travels beside it.
 	ex := byID["example:"+exID]
-	if ex.Kind != text2sql.KindExample || ex.Text != "Show the name and capacity of each stadium." ||
-		ex.SQL != "SELECT Name, Capacity\nFROM stadium" || !reflect.DeepEqual(ex.Tables, []string{"stadium"}) {
-		t.Errorf("example doc = %+v", ex)
-	}
+	assert.Equal(t, text2sql.KindExample, ex.Kind, "example doc = %+v", ex)
+	assert.Equal(t, "Show the name and capacity of each stadium.", ex.Text, "example doc")
+	assert.Equal(t, "SELECT Name, Capacity\nFROM stadium", ex.SQL, "example doc")
+	assert.Equal(t, []string{"stadium"}, ex.Tables, "example doc")
 	val := byID["value:singer.Country"]
-	if val.Kind != text2sql.KindValue || val.Table != "singer" || val.Column != "Country" ||
-		val.Text != "Values of singer.Country: 'France', 'Netherlands', 'United States'." {
-		t.Errorf("value doc = %+v", val)
-	}
+	assert.Equal(t, text2sql.KindValue, val.Kind, "value doc = %+v", val)
+	assert.Equal(t, "singer", val.Table, "value doc = %+v", val)
+	assert.Equal(t, "Country", val.Column, "value doc = %+v", val)
+	assert.Equal(t, "Values of singer.Country: 'France', 'Netherlands', 'United States'.", val.Text, "value doc")
 }
 
 // Notes spelled differently from the schema get the schema's names, so IDs
@@ -102,17 +92,15 @@ func TestDocumentsCanonicalNames(t *testing.T) {
 	var ids []string
 	for _, d := range b.Documents(sch) {
 		ids = append(ids, d.ID)
-		if d.ID == "table:singer" && !strings.Contains(d.Text, "People.") {
-			t.Errorf("note not attached: %s", d.Text)
+		if d.ID == "table:singer" {
+			assert.Contains(t, d.Text, "People.", "note not attached")
 		}
-		if d.ID == "example:x" && !reflect.DeepEqual(d.Tables, []string{"singer", "singer_in_concert"}) {
-			t.Errorf("example tables %q", d.Tables)
+		if d.ID == "example:x" {
+			assert.Equal(t, []string{"singer", "singer_in_concert"}, d.Tables, "example tables")
 		}
 	}
 	want := []string{"table:concert", "table:singer", "table:singer_in_concert", "table:stadium", "column:stadium.Capacity", "example:x", "value:singer.Country"}
-	if !reflect.DeepEqual(ids, want) {
-		t.Errorf("ids %q, want %q", ids, want)
-	}
+	assert.Equal(t, want, ids, "ids")
 	// Without a schema, names are used as written and only notes make
 	// table documents.
 	ids = nil
@@ -120,9 +108,7 @@ func TestDocumentsCanonicalNames(t *testing.T) {
 		ids = append(ids, d.ID)
 	}
 	want = []string{"table:SINGER", "table:nowhere", "column:Stadium.capacity", "column:stadium.roof", "example:x", "value:singer.country"}
-	if !reflect.DeepEqual(ids, want) {
-		t.Errorf("no schema: ids %q, want %q", ids, want)
-	}
+	assert.Equal(t, want, ids, "no schema: ids")
 }
 
 func TestDocumentsSchemaQualifiedAndViews(t *testing.T) {
@@ -134,48 +120,35 @@ func TestDocumentsSchemaQualifiedAndViews(t *testing.T) {
 	}}
 	b := &knowledge.Base{Tables: []knowledge.TableNote{{Table: "orders", Synonyms: []string{"purchases"}}}}
 	docs := b.Documents(sch)
-	if len(docs) != 3 || docs[1].ID != "table:sales.orders" || !strings.Contains(docs[1].Text, "purchases") ||
-		!strings.Contains(docs[1].Text, "References: public.customers (by customer_id)") {
-		t.Fatalf("docs = %+v", docs)
-	}
-	if !strings.Contains(docs[0].Text, "fullName (full name)") || !strings.Contains(docs[0].Text, "Referenced by: sales.orders (by customer_id)") {
-		t.Errorf("customers: %s", docs[0].Text)
-	}
-	if !strings.HasPrefix(docs[2].Text, "View sales.big_orders (big orders).") {
-		t.Errorf("view: %s", docs[2].Text)
-	}
+	require.Len(t, docs, 3, "docs = %+v", docs)
+	require.Equal(t, "table:sales.orders", docs[1].ID, "docs = %+v", docs)
+	require.Contains(t, docs[1].Text, "purchases", "docs = %+v", docs)
+	require.Contains(t, docs[1].Text, "References: public.customers (by customer_id)", "docs = %+v", docs)
+	assert.Contains(t, docs[0].Text, "fullName (full name)", "customers")
+	assert.Contains(t, docs[0].Text, "Referenced by: sales.orders (by customer_id)", "customers")
+	assert.True(t, strings.HasPrefix(docs[2].Text, "View sales.big_orders (big orders)."), "view: %s", docs[2].Text)
 }
 
 func TestFingerprint(t *testing.T) {
 	b, err := knowledge.Parse([]byte(concertYAML), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fp := b.Fingerprint()
-	if len(fp) != 64 || strings.Trim(fp, "0123456789abcdef") != "" {
-		t.Fatalf("fingerprint %q", fp)
-	}
+	require.Len(t, fp, 64, "fingerprint %q", fp)
+	require.Empty(t, strings.Trim(fp, "0123456789abcdef"), "fingerprint %q", fp)
 	var empty *knowledge.Base
-	if empty.Fingerprint() == fp || empty.Fingerprint() != (&knowledge.Base{}).Fingerprint() {
-		t.Error("empty fingerprints")
-	}
+	assert.NotEqual(t, fp, empty.Fingerprint(), "empty fingerprints")
+	assert.Equal(t, (&knowledge.Base{}).Fingerprint(), empty.Fingerprint(), "empty fingerprints")
 	// Re-wrapping prose keeps it; any change of content changes it.
 	rewrapped := strings.Replace(concertYAML, "description: Performers, with their country, best-known song and age.",
 		"description: >\n      Performers, with their country,\n      best-known song and age.", 1)
 	b2, err := knowledge.Parse([]byte(rewrapped), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b2.Fingerprint() != fp {
-		t.Error("re-wrapping a description changed the fingerprint")
-	}
+	require.NoError(t, err)
+	assert.Equal(t, fp, b2.Fingerprint(), "re-wrapping a description changed the fingerprint")
 	// Filling in the automatic IDs by hand changes nothing.
 	b3, _ := knowledge.Parse([]byte(concertYAML), "yaml")
 	b3.Rules[1].ID = ""
 	b3.Examples[1].ID = ""
-	if b3.Fingerprint() != fp {
-		t.Error("automatic IDs are not part of the canonical form")
-	}
+	assert.Equal(t, fp, b3.Fingerprint(), "automatic IDs are not part of the canonical form")
 	seen := map[string]string{fp: "original"}
 	for name, mutate := range map[string]func(b *knowledge.Base){
 		"synonym":        func(b *knowledge.Base) { b.Tables[0].Synonyms = append(b.Tables[0].Synonyms, "crooner") },
@@ -192,9 +165,7 @@ func TestFingerprint(t *testing.T) {
 		c, _ := knowledge.Parse([]byte(concertYAML), "yaml")
 		mutate(c)
 		got := c.Fingerprint()
-		if prev, dup := seen[got]; dup {
-			t.Errorf("%s: same fingerprint as %s", name, prev)
-		}
+		assert.NotContains(t, seen, got, "%s: same fingerprint as %s", name, seen[got])
 		seen[got] = name
 	}
 }
@@ -202,9 +173,7 @@ func TestFingerprint(t *testing.T) {
 func TestCollectValuesConcertSinger(t *testing.T) {
 	path, db, sch := concertSinger(t)
 	lists, err := knowledge.CollectValues(context.Background(), db, sch, knowledge.ValueOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got := map[string][]string{}
 	var order []string
 	for _, l := range lists {
@@ -216,39 +185,25 @@ func TestCollectValuesConcertSinger(t *testing.T) {
 	// but a key), schema order.
 	want := []string{"concert.concert_Name", "concert.Theme", "concert.Year", "singer.Name", "singer.Country",
 		"singer.Song_Name", "singer.Song_release_year", "stadium.Location", "stadium.Name"}
-	if !reflect.DeepEqual(order, want) {
-		t.Errorf("columns %q\nwant    %q", order, want)
-	}
-	if !reflect.DeepEqual(got["singer.Country"], []string{"France", "Netherlands", "United States"}) {
-		t.Errorf("singer.Country = %q", got["singer.Country"])
-	}
-	if !reflect.DeepEqual(got["concert.Year"], []string{"2014", "2015"}) {
-		t.Errorf("concert.Year = %q", got["concert.Year"])
-	}
+	assert.Equal(t, want, order, "columns")
+	assert.Equal(t, []string{"France", "Netherlands", "United States"}, got["singer.Country"], "singer.Country")
+	assert.Equal(t, []string{"2014", "2015"}, got["concert.Year"], "concert.Year")
 	// A lower cap skips columns with more distinct values.
 	lists, err = knowledge.CollectValues(context.Background(), db, sch, knowledge.ValueOptions{MaxDistinct: 3, Tables: []string{"SINGER"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(lists) != 1 || lists[0].Column != "Country" {
-		t.Errorf("MaxDistinct 3: %+v", lists)
+	require.NoError(t, err)
+	if assert.Len(t, lists, 1, "MaxDistinct 3: %+v", lists) {
+		assert.Equal(t, "Country", lists[0].Column, "MaxDistinct 3: %+v", lists)
 	}
 	// The lists feed a base that validates and chunks.
 	var b knowledge.Base
 	for _, l := range lists {
-		if err := b.AddValues(l); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, b.AddValues(l))
 	}
-	if err := b.Validate(context.Background(), sch, guardFor(t, path)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := knowledge.CollectValues(context.Background(), db, sch, knowledge.ValueOptions{Tables: []string{"nope"}}); err == nil {
-		t.Error("unknown table accepted")
-	}
+	require.NoError(t, b.Validate(context.Background(), sch, guardFor(t, path)))
+	_, err = knowledge.CollectValues(context.Background(), db, sch, knowledge.ValueOptions{Tables: []string{"nope"}})
+	assert.Error(t, err, "unknown table accepted")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := knowledge.CollectValues(ctx, db, sch, knowledge.ValueOptions{}); err == nil {
-		t.Error("cancelled context ignored")
-	}
+	_, err = knowledge.CollectValues(ctx, db, sch, knowledge.ValueOptions{})
+	assert.Error(t, err, "cancelled context ignored")
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/schema"
+
+	"github.com/stretchr/testify/require"
 )
 
 // guardFor returns the guard of the SQLite executor over the database at
@@ -19,9 +21,7 @@ import (
 func guardFor(t *testing.T, path string) text2sql.Guard {
 	t.Helper()
 	ex, err := sqlite.Open(path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { ex.Close() })
 	return ex
 }
@@ -31,13 +31,10 @@ func tempDB(t *testing.T, script string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "test.sqlite")
 	db, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer db.Close()
-	if _, err := db.Exec(script); err != nil {
-		t.Fatal(err)
-	}
+	_, err = db.Exec(script)
+	require.NoError(t, err)
 	return path
 }
 
@@ -45,9 +42,7 @@ func tempDB(t *testing.T, script string) string {
 func openRO(t *testing.T, path string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db
 }
@@ -63,8 +58,6 @@ func concertSinger(t *testing.T) (path string, db *sql.DB, sch *schema.Database)
 func inspect(t *testing.T, db *sql.DB) *schema.Database {
 	t.Helper()
 	sch, err := schema.InspectSQLite(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return sch
 }

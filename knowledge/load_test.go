@@ -1,14 +1,15 @@
 package knowledge_test
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/text2sql-go/text2sql/knowledge"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const concertYAML = `# Knowledge about Spider's concert_singer database.
@@ -53,75 +54,48 @@ values:
 
 func TestParseYAML(t *testing.T) {
 	b, err := knowledge.Parse([]byte(concertYAML), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b.Tables) != 2 || len(b.Columns) != 2 || len(b.Rules) != 2 || len(b.Examples) != 2 || len(b.Values) != 1 {
-		t.Fatalf("counts: %d tables, %d columns, %d rules, %d examples, %d values", len(b.Tables), len(b.Columns), len(b.Rules), len(b.Examples), len(b.Values))
-	}
-	if got := b.Tables[0].Synonyms; !reflect.DeepEqual(got, []string{"artist", "performer", "vocalist"}) {
-		t.Errorf("synonyms = %q", got)
-	}
-	if b.Examples[0].SQL != "SELECT count(*) FROM singer" {
-		t.Errorf("trailing semicolon kept: %q", b.Examples[0].SQL)
-	}
-	if b.Examples[1].SQL != "SELECT Name, Capacity\nFROM stadium" {
-		t.Errorf("block SQL = %q", b.Examples[1].SQL)
-	}
+	require.NoError(t, err)
+	require.Equal(t, [5]int{2, 2, 2, 2, 1}, [5]int{len(b.Tables), len(b.Columns), len(b.Rules), len(b.Examples), len(b.Values)},
+		"counts: tables, columns, rules, examples, values")
+	assert.Equal(t, []string{"artist", "performer", "vocalist"}, b.Tables[0].Synonyms, "synonyms")
+	assert.Equal(t, "SELECT count(*) FROM singer", b.Examples[0].SQL, "trailing semicolon kept")
+	assert.Equal(t, "SELECT Name, Capacity\nFROM stadium", b.Examples[1].SQL, "block SQL")
 	// Missing IDs are filled in deterministically from the text.
-	if id := b.Rules[1].ID; id != knowledge.AutoID("rule", "A concert's year is stored as text.") || !strings.HasPrefix(id, "rule-") || len(id) != len("rule-")+8 {
-		t.Errorf("rule id = %q", id)
-	}
-	if id := b.Examples[1].ID; id != knowledge.AutoID("ex", "Show the name and capacity of each stadium.") {
-		t.Errorf("example id = %q", id)
-	}
+	id := b.Rules[1].ID
+	assert.Equal(t, knowledge.AutoID("rule", "A concert's year is stored as text."), id, "rule id")
+	assert.True(t, strings.HasPrefix(id, "rule-"), "rule id = %q", id)
+	assert.Len(t, id, len("rule-")+8, "rule id")
+	assert.Equal(t, knowledge.AutoID("ex", "Show the name and capacity of each stadium."), b.Examples[1].ID, "example id")
 	again, err := knowledge.Parse([]byte(concertYAML), "yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(b, again) {
-		t.Error("two parses differ")
-	}
+	require.NoError(t, err)
+	assert.Equal(t, b, again, "two parses differ")
 }
 
 func TestRoundTrip(t *testing.T) {
 	b, err := knowledge.Parse([]byte(concertYAML), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	dir := t.TempDir()
 	for _, name := range []string{"k.yaml", "k.yml", "k.json"} {
 		path := filepath.Join(dir, name)
-		if err := b.Save(path); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, b.Save(path))
 		got, err := knowledge.Load(path)
 		if err != nil {
 			data, _ := os.ReadFile(path)
-			t.Fatalf("%s: %v\n%s", name, err, data)
+			require.NoError(t, err, "%s:\n%s", name, data)
 		}
-		if !reflect.DeepEqual(b, got) {
-			t.Errorf("%s: round trip differs:\n%+v\n%+v", name, b, got)
-		}
-		if got.Fingerprint() != b.Fingerprint() {
-			t.Errorf("%s: fingerprint changed", name)
-		}
+		assert.Equal(t, b, got, "%s: round trip differs", name)
+		assert.Equal(t, b.Fingerprint(), got.Fingerprint(), "%s: fingerprint changed", name)
 	}
 	// The same content written by hand in JSON loads to the same base.
 	js := `{"tables":[{"table":"singer","synonyms":["artist"]}],
 	        "examples":[{"question":"How many singers do we have?","sql":"SELECT count(*) FROM singer;"}]}`
 	y := "tables:\n- table: singer\n  synonyms: [artist]\nexamples:\n- question: How many singers do we have?\n  sql: SELECT count(*) FROM singer\n"
 	bj, err := knowledge.Parse([]byte(js), "JSON")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	by, err := knowledge.Parse([]byte(y), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(bj, by) || bj.Fingerprint() != by.Fingerprint() {
-		t.Errorf("JSON and YAML differ:\n%+v\n%+v", bj, by)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, by, bj, "JSON and YAML differ")
+	assert.Equal(t, by.Fingerprint(), bj.Fingerprint(), "JSON and YAML differ")
 }
 
 func TestParseErrors(t *testing.T) {
@@ -148,18 +122,10 @@ func TestParseErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := knowledge.Parse([]byte(c.in), c.format)
 			var pe *knowledge.ParseError
-			if !errors.As(err, &pe) {
-				t.Fatalf("err = %v (%T), want *ParseError", err, err)
-			}
-			if pe.Line != c.line {
-				t.Errorf("line = %d, want %d (%v)", pe.Line, c.line, err)
-			}
-			if pe.Column <= 0 {
-				t.Errorf("column = %d (%v)", pe.Column, err)
-			}
-			if !strings.Contains(err.Error(), c.msg) {
-				t.Errorf("error %q does not mention %q", err, c.msg)
-			}
+			require.ErrorAs(t, err, &pe, "err = %v (%T), want *ParseError", err, err)
+			assert.Equal(t, c.line, pe.Line, "line (%v)", err)
+			assert.Positive(t, pe.Column, "column (%v)", err)
+			assert.ErrorContains(t, err, c.msg)
 		})
 	}
 }
@@ -170,26 +136,21 @@ func TestLoadErrors(t *testing.T) {
 	os.WriteFile(bad, []byte("tables:\n  - table: singer\n    colour: red\n"), 0o644)
 	_, err := knowledge.Load(bad)
 	var pe *knowledge.ParseError
-	if !errors.As(err, &pe) || pe.Path != bad || pe.Line != 3 {
-		t.Fatalf("err = %#v", err)
-	}
-	if !strings.Contains(err.Error(), bad+":3:") {
-		t.Errorf("error %q lacks path:line", err)
-	}
-	if _, err := knowledge.Load(filepath.Join(dir, "k.toml")); err == nil || !strings.Contains(err.Error(), "extension") {
-		t.Errorf("toml: %v", err)
-	}
-	if _, err := knowledge.Load(filepath.Join(dir, "missing.yaml")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("missing: %v", err)
-	}
-	if _, err := knowledge.Parse([]byte("{}"), "toml"); err == nil {
-		t.Error("unknown format accepted")
-	}
+	require.ErrorAs(t, err, &pe, "err = %#v", err)
+	require.Equal(t, bad, pe.Path, "err = %#v", err)
+	require.Equal(t, 3, pe.Line, "err = %#v", err)
+	assert.ErrorContains(t, err, bad+":3:", "error lacks path:line")
+	_, err = knowledge.Load(filepath.Join(dir, "k.toml"))
+	assert.ErrorContains(t, err, "extension", "toml")
+	_, err = knowledge.Load(filepath.Join(dir, "missing.yaml"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "missing")
+	_, err = knowledge.Parse([]byte("{}"), "toml")
+	assert.Error(t, err, "unknown format accepted")
 	// Empty files are empty bases.
 	for _, f := range []string{"yaml", "json"} {
 		b, err := knowledge.Parse([]byte("  \n"), f)
-		if err != nil || len(b.Tables)+len(b.Examples) != 0 {
-			t.Errorf("%s empty: %v %+v", f, err, b)
+		if assert.NoError(t, err, "%s empty", f) {
+			assert.Zero(t, len(b.Tables)+len(b.Examples), "%s empty: %+v", f, b)
 		}
 	}
 }
@@ -219,9 +180,7 @@ examples:
 `
 	_, err := knowledge.Parse([]byte(in), "yaml")
 	var ve *knowledge.ValidationError
-	if !errors.As(err, &ve) {
-		t.Fatalf("err = %v", err)
-	}
+	require.ErrorAs(t, err, &ve)
 	want := []string{
 		`table:SINGER: duplicate note`,
 		`tables[2]: table is required`,
@@ -233,13 +192,9 @@ examples:
 	}
 	msg := err.Error()
 	for _, w := range want {
-		if !strings.Contains(msg, w) {
-			t.Errorf("error lacks %q:\n%s", w, msg)
-		}
+		assert.Contains(t, msg, w, "error lacks %q", w)
 	}
-	if len(ve.Problems) != len(want) {
-		t.Errorf("%d problems, want %d:\n%s", len(ve.Problems), len(want), msg)
-	}
+	assert.Len(t, ve.Problems, len(want), msg)
 }
 
 func FuzzParse(f *testing.F) {
