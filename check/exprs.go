@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -281,22 +282,12 @@ func (p *parser) columnHint(col string, src *source, sc *scope) string {
 			}
 		}
 	}
-	var having []string
-	seen := map[*schema.Table]bool{}
-	for _, t := range append(read, db.Tables...) {
-		if seen[t] || (src != nil && t == src.table) {
-			continue
-		}
-		seen[t] = true
-		if t.Column(col) != nil {
-			having = append(having, t.QualifiedName())
-		}
+	var except *schema.Table
+	if src != nil {
+		except = src.table
 	}
-	if len(having) > 3 {
-		having = having[:3]
-	}
-	if len(having) > 0 {
-		return `column "` + col + `" is in table ` + strings.Join(having, ", ")
+	if hint := guard.ColumnElsewhere(db, col, read, except); hint != "" {
+		return hint
 	}
 	var cands []string
 	owner := map[string]string{}

@@ -157,22 +157,8 @@ func Suggest(db *schema.Database, kind text2sql.ErrorKind, name, query string) s
 				}
 			}
 		}
-		var having []string
-		seen := map[*schema.Table]bool{}
-		for _, t := range append(read, db.Tables...) {
-			if seen[t] || t == qualTable {
-				continue
-			}
-			seen[t] = true
-			if t.Column(col) != nil {
-				having = append(having, t.QualifiedName())
-			}
-		}
-		if len(having) > 3 {
-			having = having[:3]
-		}
-		if len(having) > 0 {
-			return `column "` + col + `" is in table ` + strings.Join(having, ", ")
+		if hint := ColumnElsewhere(db, col, read, qualTable); hint != "" {
+			return hint
 		}
 		var cands []string
 		owner := map[string]string{}
@@ -193,6 +179,36 @@ func Suggest(db *schema.Database, kind text2sql.ErrorKind, name, query string) s
 		}
 	}
 	return ""
+}
+
+// ColumnElsewhere is the hint for an unknown column col that other tables
+// have: `column "col" is in table a, b` naming at most three tables of db
+// with a column of exactly that name (schema.Table.Column), those of read
+// (the tables the query reads) first, then the rest of db.Tables in order,
+// never except (the table the column was looked for in; nil for none).
+// It returns "" when db is nil or no other table has the column.
+func ColumnElsewhere(db *schema.Database, col string, read []*schema.Table, except *schema.Table) string {
+	if db == nil {
+		return ""
+	}
+	var having []string
+	seen := map[*schema.Table]bool{}
+	for _, t := range append(append([]*schema.Table(nil), read...), db.Tables...) {
+		if t == nil || seen[t] || t == except {
+			continue
+		}
+		seen[t] = true
+		if t.Column(col) != nil {
+			having = append(having, t.QualifiedName())
+		}
+		if len(having) == 3 {
+			break
+		}
+	}
+	if len(having) == 0 {
+		return ""
+	}
+	return `column "` + col + `" is in table ` + strings.Join(having, ", ")
 }
 
 func qualifiedRef(r sqltext.TableRef) string {

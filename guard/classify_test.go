@@ -93,3 +93,17 @@ func TestBoundsError(t *testing.T) {
 		assert.Contains(t, se.Message, "tokens")
 	}
 }
+
+func TestColumnElsewhere(t *testing.T) {
+	a := &schema.Table{Name: "a", Columns: []schema.Column{{Name: "x"}}}
+	b := &schema.Table{Schema: "s", Name: "b", Columns: []schema.Column{{Name: "x"}}}
+	c := &schema.Table{Name: "c", Columns: []schema.Column{{Name: "y"}}}
+	d := &schema.Table{Name: "d", Columns: []schema.Column{{Name: "x"}}}
+	e := &schema.Table{Name: "e", Columns: []schema.Column{{Name: "x"}}}
+	db := &schema.Database{Tables: []*schema.Table{a, b, c, d, e, nil}}
+	assert.Equal(t, `column "x" is in table a, s.b, d`, guard.ColumnElsewhere(db, "x", nil, nil))
+	assert.Equal(t, `column "x" is in table e, s.b, d`, guard.ColumnElsewhere(db, "x", []*schema.Table{e, c}, a), "read first, except skipped")
+	assert.Empty(t, guard.ColumnElsewhere(db, "y", nil, c), "only in except")
+	assert.Empty(t, guard.ColumnElsewhere(db, "z", nil, nil))
+	assert.Empty(t, guard.ColumnElsewhere(nil, "x", []*schema.Table{a}, nil), "nil db")
+}
