@@ -2,13 +2,15 @@ package schema_test
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/schema"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Introspection of MariaDB/MySQL: tables and views, full column types
@@ -22,19 +24,14 @@ func TestInspectMySQL(t *testing.T) {
 		"CREATE VIEW big_orders AS SELECT id, total FROM `order` WHERE total > 100",
 	)
 	got, err := schema.InspectMySQL(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Dialect != text2sql.DialectMySQL || !strings.HasPrefix(got.Name, "text2sql_test_") {
-		t.Errorf("%q %q", got.Name, got.Dialect)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, text2sql.DialectMySQL, got.Dialect)
+	assert.True(t, strings.HasPrefix(got.Name, "text2sql_test_"), "name %q", got.Name)
 	var names []string
 	for _, tb := range got.Tables {
 		names = append(names, tb.Name+":"+string(tb.Kind)+":"+tb.Schema)
 	}
-	if want := []string{"big_orders:view:", "Customers:table:", "order:table:"}; !reflect.DeepEqual(names, want) {
-		t.Fatalf("tables %q, want %q", names, want)
-	}
+	require.Equal(t, []string{"big_orders:view:", "Customers:table:", "order:table:"}, names, "tables")
 	c := got.Lookup("Customers")
 	wantCols := []schema.Column{
 		{Name: "CustomerID", Type: "int(11)", NotNull: true},
@@ -42,21 +39,16 @@ func TestInspectMySQL(t *testing.T) {
 		{Name: "Full Name", Type: "varchar(80)", Comment: "as printed"},
 		{Name: "mood", Type: "enum('sad','ok')"},
 	}
-	if !reflect.DeepEqual(c.Columns, wantCols) || c.Comment != "people who buy" || !reflect.DeepEqual(c.PrimaryKey, []string{"Region", "CustomerID"}) {
-		t.Errorf("Customers = %+v", c)
-	}
+	assert.Equal(t, wantCols, c.Columns, "Customers columns")
+	assert.Equal(t, "people who buy", c.Comment, "Customers comment")
+	assert.Equal(t, []string{"Region", "CustomerID"}, c.PrimaryKey, "Customers primary key")
 	o := got.Lookup("order")
 	wantFK := []schema.ForeignKey{{Columns: []string{"region", "customer"}, RefTable: "Customers", RefColumns: []string{"Region", "CustomerID"}}}
-	if !reflect.DeepEqual(o.ForeignKeys, wantFK) {
-		t.Errorf("order FKs %+v", o.ForeignKeys)
-	}
+	assert.Equal(t, wantFK, o.ForeignKeys, "order FKs")
 	v := got.Lookup("big_orders")
-	if v.Comment != "" || len(v.Columns) != 2 {
-		t.Errorf("view %+v", v)
-	}
+	assert.Empty(t, v.Comment, "view %+v", v)
+	assert.Len(t, v.Columns, 2, "view %+v", v)
 	ddl := got.DDL([]*schema.Table{o})
 	want := "CREATE TABLE `order` (\n  id bigint(20) NOT NULL,\n  region char(2),\n  customer int(11),\n  total decimal(10,2),\n  PRIMARY KEY (id),\n  FOREIGN KEY (region, customer) REFERENCES `Customers` (`Region`, `CustomerID`)\n);\n"
-	if ddl != want {
-		t.Errorf("DDL =\n%s\nwant\n%s", ddl, want)
-	}
+	assert.Equal(t, want, ddl, "DDL")
 }

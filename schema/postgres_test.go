@@ -2,13 +2,15 @@ package schema_test
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/schema"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const pgFixture = `
@@ -60,21 +62,16 @@ func TestInspectPostgres(t *testing.T) {
 	db, _ := dbtest.Postgres(t)
 	dbtest.Exec(t, db, strings.Split(pgFixture, ";\n")...)
 	got, err := schema.InspectPostgres(context.Background(), db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Dialect != text2sql.DialectPostgres || !strings.HasPrefix(got.Name, "text2sql_test_") {
-		t.Errorf("name %q dialect %q", got.Name, got.Dialect)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, text2sql.DialectPostgres, got.Dialect)
+	assert.True(t, strings.HasPrefix(got.Name, "text2sql_test_"), "name %q", got.Name)
 	var names []string
 	for _, tb := range got.Tables {
 		names = append(names, tb.QualifiedName()+":"+string(tb.Kind))
 	}
 	want := []string{"Reporting.Riskitems:table", "Reporting.summary:materialized view", "public.customers:table",
 		"public.dropped:table", "public.events:table", "sales.big_orders:view", "sales.Line Items:table", "sales.order:table"}
-	if !reflect.DeepEqual(names, want) {
-		t.Fatalf("tables\n%q\nwant\n%q", names, want)
-	}
+	require.Equal(t, want, names, "tables")
 	c := got.Lookup("public.customers")
 	wantCols := []schema.Column{
 		{Name: "id", Type: "integer", NotNull: true},
@@ -84,29 +81,26 @@ func TestInspectPostgres(t *testing.T) {
 		{Name: "moods", Type: "mood[]", Comment: "enum mood: 'sad', 'ok', 'happy'"},
 		{Name: "balance", Type: "numeric(10,2)"},
 	}
-	if !reflect.DeepEqual(c.Columns, wantCols) || c.Comment != "People who buy" || !reflect.DeepEqual(c.PrimaryKey, []string{"id"}) {
-		t.Errorf("customers = %+v", c)
-	}
+	assert.Equal(t, wantCols, c.Columns, "customers columns")
+	assert.Equal(t, "People who buy", c.Comment, "customers comment")
+	assert.Equal(t, []string{"id"}, c.PrimaryKey, "customers primary key")
 	o := got.Lookup("sales.order")
-	if !reflect.DeepEqual(o.PrimaryKey, []string{"line", "id"}) {
-		t.Errorf("order PK %q", o.PrimaryKey)
+	assert.Equal(t, []string{"line", "id"}, o.PrimaryKey, "order PK")
+	if st := o.Column("stage"); assert.NotNil(t, st, "stage") {
+		assert.Equal(t, "sales.stage", st.Type, "stage %+v", st)
+		assert.Equal(t, `enum stage: 'new', 'won''t', 'done'`, st.Comment, "stage %+v", st)
 	}
-	if st := o.Column("stage"); st == nil || st.Type != "sales.stage" || st.Comment != `enum stage: 'new', 'won''t', 'done'` {
-		t.Errorf("stage %+v", st)
-	}
-	if !reflect.DeepEqual(o.ForeignKeys, []schema.ForeignKey{{Columns: []string{"customer_id"}, RefSchema: "public", RefTable: "customers", RefColumns: []string{"id"}}}) {
-		t.Errorf("order FKs %+v", o.ForeignKeys)
-	}
+	assert.Equal(t, []schema.ForeignKey{{Columns: []string{"customer_id"}, RefSchema: "public", RefTable: "customers", RefColumns: []string{"id"}}}, o.ForeignKeys, "order FKs")
 	li := got.Lookup("sales.Line Items")
-	if !reflect.DeepEqual(li.ForeignKeys, []schema.ForeignKey{{Columns: []string{"order_line", "order_id"}, RefSchema: "sales", RefTable: "order", RefColumns: []string{"line", "id"}}}) {
-		t.Errorf("line items FKs %+v", li.ForeignKeys)
-	}
+	assert.Equal(t, []schema.ForeignKey{{Columns: []string{"order_line", "order_id"}, RefSchema: "sales", RefTable: "order", RefColumns: []string{"line", "id"}}}, li.ForeignKeys, "line items FKs")
 	v := got.Lookup("sales.big_orders")
-	if v.Kind != schema.KindView || v.Comment != "orders over 100" || len(v.Columns) != 2 || v.Columns[1].Name != "who" {
-		t.Errorf("view %+v", v)
+	assert.Equal(t, schema.KindView, v.Kind, "view %+v", v)
+	assert.Equal(t, "orders over 100", v.Comment, "view %+v", v)
+	if assert.Len(t, v.Columns, 2, "view %+v", v) {
+		assert.Equal(t, "who", v.Columns[1].Name, "view %+v", v)
 	}
-	if d := got.Lookup("public.dropped"); len(d.Columns) != 2 || d.Columns[1].Name != "c" {
-		t.Errorf("dropped column shown: %+v", d.Columns)
+	if d := got.Lookup("public.dropped"); assert.Len(t, d.Columns, 2, "dropped column shown: %+v", d.Columns) {
+		assert.Equal(t, "c", d.Columns[1].Name, "dropped column shown: %+v", d.Columns)
 	}
 	ddl := got.DDL([]*schema.Table{got.Lookup("Reporting.Riskitems"), li, o, v})
 	wantDDL := `-- risk register
@@ -140,20 +134,17 @@ CREATE VIEW sales.big_orders (
   who character varying(80)
 );
 `
-	if ddl != wantDDL {
-		t.Errorf("DDL =\n%s\nwant\n%s", ddl, wantDDL)
-	}
+	assert.Equal(t, wantDDL, ddl, "DDL")
 
 	// Only the configured schemas.
 	only, err := schema.InspectPostgres(context.Background(), db, []string{"Reporting"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(only.Tables) != 2 || only.Tables[0].Name != "Riskitems" || only.Tables[1].Kind != schema.KindMaterializedView {
-		t.Errorf("Reporting only: %+v", only.Tables)
+	require.NoError(t, err)
+	if assert.Len(t, only.Tables, 2, "Reporting only: %+v", only.Tables) {
+		assert.Equal(t, "Riskitems", only.Tables[0].Name, "Reporting only: %+v", only.Tables)
+		assert.Equal(t, schema.KindMaterializedView, only.Tables[1].Kind, "Reporting only: %+v", only.Tables)
 	}
 	none, err := schema.InspectPostgres(context.Background(), db, []string{"no_such_schema"})
-	if err != nil || len(none.Tables) != 0 {
-		t.Errorf("missing schema: %+v %v", none, err)
+	if assert.NoError(t, err, "missing schema") {
+		assert.Empty(t, none.Tables, "missing schema")
 	}
 }

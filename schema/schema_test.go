@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestQuote(t *testing.T) {
@@ -27,20 +29,12 @@ func TestQuote(t *testing.T) {
 		{text2sql.DialectMySQL, "plain", "plain"},
 	}
 	for _, c := range cases {
-		if got := Quote(c.d, c.in); got != c.want {
-			t.Errorf("Quote(%s, %q) = %s, want %s", c.d, c.in, got, c.want)
-		}
+		assert.Equal(t, c.want, Quote(c.d, c.in), "Quote(%s, %q)", c.d, c.in)
 	}
 	tb := &Table{Schema: "Sales", Name: "line items"}
-	if got := QuoteTable(text2sql.DialectPostgres, tb); got != `"Sales"."line items"` {
-		t.Errorf("QuoteTable = %s", got)
-	}
-	if got := QuoteTable(text2sql.DialectPostgres, &Table{Name: "orders"}); got != "orders" {
-		t.Errorf("QuoteTable = %s", got)
-	}
-	if got := tb.QualifiedName(); got != "Sales.line items" {
-		t.Errorf("QualifiedName = %s", got)
-	}
+	assert.Equal(t, `"Sales"."line items"`, QuoteTable(text2sql.DialectPostgres, tb), "QuoteTable")
+	assert.Equal(t, "orders", QuoteTable(text2sql.DialectPostgres, &Table{Name: "orders"}), "QuoteTable")
+	assert.Equal(t, "Sales.line items", tb.QualifiedName(), "QualifiedName")
 }
 
 func TestDDL(t *testing.T) {
@@ -76,12 +70,8 @@ CREATE VIEW big_orders (
   id
 );
 `
-	if got != want {
-		t.Errorf("DDL =\n%s\nwant\n%s", got, want)
-	}
-	if got := db.DDL(nil); got != "" {
-		t.Errorf("DDL(nil) = %q", got)
-	}
+	assert.Equal(t, want, got, "DDL")
+	assert.Empty(t, db.DDL(nil), "DDL(nil)")
 }
 
 func TestLookup(t *testing.T) {
@@ -105,18 +95,12 @@ func TestLookup(t *testing.T) {
 		{"public.nope", nil},
 	}
 	for _, c := range cases {
-		if got := db.Lookup(c.in); got != c.want {
-			t.Errorf("Lookup(%q) = %v, want %v", c.in, got, c.want)
-		}
+		assert.Same(t, c.want, db.Lookup(c.in), "Lookup(%q)", c.in)
 	}
 	s := db.Tables[3]
-	if c := s.Column("name"); c == nil || c != &s.Columns[1] {
-		t.Errorf("Column(name) should prefer the exact match")
+	assert.Same(t, &s.Columns[1], s.Column("name"), "Column(name) should prefer the exact match")
+	if c := s.Column("AGE"); assert.NotNil(t, c, "Column(AGE)") {
+		assert.Equal(t, "Age", c.Name, "Column(AGE) = %v", c)
 	}
-	if c := s.Column("AGE"); c == nil || c.Name != "Age" {
-		t.Errorf("Column(AGE) = %v", c)
-	}
-	if c := s.Column("x"); c != nil {
-		t.Errorf("Column(x) = %v", c)
-	}
+	assert.Nil(t, s.Column("x"), "Column(x)")
 }

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
-	"reflect"
-	"strings"
 	"testing"
 
 	_ "github.com/mattn/go-sqlite3"
@@ -14,14 +12,15 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/schema"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func openDB(t *testing.T, path string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db
 }
@@ -30,39 +29,29 @@ func TestInspectSQLiteSpider(t *testing.T) {
 	path := shareddata.Path(t, "spider", "database", "concert_singer", "concert_singer.sqlite")
 	db := openDB(t, "file:"+path+"?mode=ro")
 	got, err := schema.InspectSQLite(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Name != "concert_singer" || got.Dialect != text2sql.DialectSQLite {
-		t.Errorf("name %q dialect %q", got.Name, got.Dialect)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "concert_singer", got.Name)
+	assert.Equal(t, text2sql.DialectSQLite, got.Dialect)
 	var names []string
 	for _, tb := range got.Tables {
 		names = append(names, tb.Name)
 	}
-	if want := []string{"concert", "singer", "singer_in_concert", "stadium"}; !reflect.DeepEqual(names, want) {
-		t.Fatalf("tables %q, want %q", names, want)
-	}
+	require.Equal(t, []string{"concert", "singer", "singer_in_concert", "stadium"}, names, "tables")
 	singer := got.Lookup("singer")
 	wantCols := []schema.Column{
 		{Name: "Singer_ID", Type: "INT"}, {Name: "Name", Type: "TEXT"}, {Name: "Country", Type: "TEXT"},
 		{Name: "Song_Name", Type: "TEXT"}, {Name: "Song_release_year", Type: "TEXT"}, {Name: "Age", Type: "INT"},
 		{Name: "Is_male", Type: "BOOL"},
 	}
-	if !reflect.DeepEqual(singer.Columns, wantCols) || !reflect.DeepEqual(singer.PrimaryKey, []string{"Singer_ID"}) {
-		t.Errorf("singer = %+v", singer)
-	}
+	assert.Equal(t, wantCols, singer.Columns, "singer columns")
+	assert.Equal(t, []string{"Singer_ID"}, singer.PrimaryKey, "singer primary key")
 	sic := got.Lookup("singer_in_concert")
-	if !reflect.DeepEqual(sic.PrimaryKey, []string{"concert_ID", "Singer_ID"}) {
-		t.Errorf("singer_in_concert PK = %q", sic.PrimaryKey)
-	}
+	assert.Equal(t, []string{"concert_ID", "Singer_ID"}, sic.PrimaryKey, "singer_in_concert PK")
 	wantFK := []schema.ForeignKey{
 		{Columns: []string{"concert_ID"}, RefTable: "concert", RefColumns: []string{"concert_ID"}},
 		{Columns: []string{"Singer_ID"}, RefTable: "singer", RefColumns: []string{"Singer_ID"}},
 	}
-	if !reflect.DeepEqual(sic.ForeignKeys, wantFK) {
-		t.Errorf("singer_in_concert FKs = %+v, want %+v", sic.ForeignKeys, wantFK)
-	}
+	assert.Equal(t, wantFK, sic.ForeignKeys, "singer_in_concert FKs")
 	ddl := got.DDL([]*schema.Table{sic})
 	want := `CREATE TABLE singer_in_concert (
   "concert_ID" INT,
@@ -72,9 +61,7 @@ func TestInspectSQLiteSpider(t *testing.T) {
   FOREIGN KEY ("Singer_ID") REFERENCES singer ("Singer_ID")
 );
 `
-	if ddl != want {
-		t.Errorf("DDL =\n%s\nwant\n%s", ddl, want)
-	}
+	assert.Equal(t, want, ddl, "DDL")
 }
 
 // Every Spider database inspects cleanly and its foreign keys resolve to
@@ -82,9 +69,7 @@ func TestInspectSQLiteSpider(t *testing.T) {
 func TestInspectSQLiteAllSpider(t *testing.T) {
 	dir := shareddata.Path(t, "spider", "database")
 	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n := 0
 	for _, e := range ents {
 		path := filepath.Join(dir, e.Name(), e.Name()+".sqlite")
@@ -93,33 +78,24 @@ func TestInspectSQLiteAllSpider(t *testing.T) {
 		}
 		n++
 		got, err := schema.InspectSQLite(context.Background(), openDB(t, "file:"+path+"?mode=ro"))
-		if err != nil {
-			t.Errorf("%s: %v", e.Name(), err)
+		if !assert.NoError(t, err, e.Name()) {
 			continue
 		}
-		if len(got.Tables) == 0 {
-			t.Errorf("%s: no tables", e.Name())
-		}
+		assert.NotEmpty(t, got.Tables, "%s: no tables", e.Name())
 		for _, tb := range got.Tables {
-			if len(tb.Columns) == 0 {
-				t.Errorf("%s.%s: no columns", e.Name(), tb.Name)
-			}
+			assert.NotEmpty(t, tb.Columns, "%s.%s: no columns", e.Name(), tb.Name)
 			for _, fk := range tb.ForeignKeys {
 				ref := got.Lookup(fk.RefTable)
 				if ref == nil {
 					continue // Spider has a few keys to tables that do not exist
 				}
 				for _, c := range fk.RefColumns {
-					if ref.Column(c) == nil {
-						t.Errorf("%s.%s: FK to %s(%s): no such column", e.Name(), tb.Name, fk.RefTable, c)
-					}
+					assert.NotNil(t, ref.Column(c), "%s.%s: FK to %s(%s): no such column", e.Name(), tb.Name, fk.RefTable, c)
 				}
 			}
 		}
 	}
-	if n < 19 {
-		t.Errorf("inspected %d Spider databases, want 19", n)
-	}
+	assert.GreaterOrEqual(t, n, 19, "inspected Spider databases")
 }
 
 const tricky = `
@@ -138,39 +114,29 @@ CREATE VIEW "Big Orders" AS SELECT o.id, c."FirstName" AS who FROM "order" o JOI
 func TestInspectSQLiteTricky(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tricky.db")
 	db := openDB(t, path)
-	if _, err := db.Exec(tricky); err != nil {
-		t.Fatal(err)
-	}
+	_, err := db.Exec(tricky)
+	require.NoError(t, err)
 	got, err := schema.InspectSQLite(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var names []string
 	for _, tb := range got.Tables {
 		names = append(names, tb.Name+":"+string(tb.Kind))
 	}
 	want := []string{"Big Orders:view", "Customers:table", "Line Items:table", "order:table", "s:table", "v_big:view", `we"ird:table`}
-	if !reflect.DeepEqual(names, want) {
-		t.Fatalf("tables %q, want %q", names, want)
-	}
+	require.Equal(t, want, names, "tables")
 	// C3 #21: views are introspected with their columns.
-	if v := got.Lookup("v_big"); !reflect.DeepEqual(v.Columns, []schema.Column{{Name: "id", Type: "INTEGER"}}) {
-		t.Errorf("v_big columns = %+v", v.Columns)
-	}
-	if v := got.Lookup("big orders"); len(v.Columns) != 2 || v.Columns[1].Name != "who" || len(v.PrimaryKey) != 0 {
-		t.Errorf("Big Orders = %+v", v)
+	assert.Equal(t, []schema.Column{{Name: "id", Type: "INTEGER"}}, got.Lookup("v_big").Columns, "v_big columns")
+	if v := got.Lookup("big orders"); assert.Len(t, v.Columns, 2, "Big Orders = %+v", v) {
+		assert.Equal(t, "who", v.Columns[1].Name, "Big Orders = %+v", v)
+		assert.Empty(t, v.PrimaryKey, "Big Orders = %+v", v)
 	}
 	li := got.Lookup("Line Items")
-	if !reflect.DeepEqual(li.PrimaryKey, []string{"line", "order"}) {
-		t.Errorf("Line Items PK = %q (want key order)", li.PrimaryKey)
-	}
+	assert.Equal(t, []string{"line", "order"}, li.PrimaryKey, "Line Items PK (want key order)")
 	// An FK without a column list refers to the primary key.
 	ord := got.Lookup("order")
-	if want := []schema.ForeignKey{{Columns: []string{"Customer"}, RefTable: "Customers", RefColumns: []string{"CustomerID"}}}; !reflect.DeepEqual(ord.ForeignKeys, want) {
-		t.Errorf("order FKs = %+v", ord.ForeignKeys)
-	}
-	if c := got.Lookup("Customers").Column("email"); c == nil || c.Type != "" {
-		t.Errorf("typeless column = %+v", c)
+	assert.Equal(t, []schema.ForeignKey{{Columns: []string{"Customer"}, RefTable: "Customers", RefColumns: []string{"CustomerID"}}}, ord.ForeignKeys, "order FKs")
+	if c := got.Lookup("Customers").Column("email"); assert.NotNil(t, c, "typeless column") {
+		assert.Empty(t, c.Type, "typeless column = %+v", c)
 	}
 
 	ddl := got.DDL(got.Tables)
@@ -189,9 +155,7 @@ func TestInspectSQLiteTricky(t *testing.T) {
 		"-- view\nCREATE VIEW v_big (\n  id INTEGER\n);",
 		"-- view\nCREATE VIEW \"Big Orders\" (",
 	} {
-		if !strings.Contains(ddl, frag) {
-			t.Errorf("DDL lacks %q:\n%s", frag, ddl)
-		}
+		assert.Contains(t, ddl, frag, "DDL lacks %q", frag)
 	}
 
 	// Round trip: the tables' DDL runs in a fresh database and inspects to
@@ -204,23 +168,18 @@ func TestInspectSQLiteTricky(t *testing.T) {
 		}
 	}
 	fresh := openDB(t, filepath.Join(t.TempDir(), "fresh.db"))
-	if _, err := fresh.Exec(got.DDL(tables)); err != nil {
-		t.Fatalf("DDL does not execute: %v\n%s", err, got.DDL(tables))
-	}
+	_, err = fresh.Exec(got.DDL(tables))
+	require.NoError(t, err, "DDL does not execute:\n%s", got.DDL(tables))
 	again, err := schema.InspectSQLite(context.Background(), fresh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again.Name != "fresh" {
-		t.Errorf("name %q", again.Name)
-	}
-	if !reflect.DeepEqual(again.Tables, tables) {
+	require.NoError(t, err)
+	assert.Equal(t, "fresh", again.Name, "name")
+	if !assert.ObjectsAreEqual(tables, again.Tables) {
 		for i := range tables {
-			if i < len(again.Tables) && !reflect.DeepEqual(again.Tables[i], tables[i]) {
-				t.Errorf("round trip of %s:\n got %+v\nwant %+v", tables[i].Name, again.Tables[i], tables[i])
+			if i < len(again.Tables) {
+				assert.Equal(t, tables[i], again.Tables[i], "round trip of %s", tables[i].Name)
 			}
 		}
-		t.Fatalf("round trip differs")
+		require.Equal(t, tables, again.Tables, "round trip differs")
 	}
 }
 
@@ -228,14 +187,12 @@ func TestInspectSQLiteTricky(t *testing.T) {
 // failing the whole inspection.
 func TestInspectSQLiteBrokenView(t *testing.T) {
 	db := openDB(t, filepath.Join(t.TempDir(), "b.db"))
-	if _, err := db.Exec(`CREATE TABLE a(x); CREATE VIEW va AS SELECT x FROM a; DROP TABLE a;`); err != nil {
-		t.Fatal(err)
-	}
+	_, err := db.Exec(`CREATE TABLE a(x); CREATE VIEW va AS SELECT x FROM a; DROP TABLE a;`)
+	require.NoError(t, err)
 	got, err := schema.InspectSQLite(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Tables) != 1 || got.Tables[0].Name != "va" || len(got.Tables[0].Columns) != 0 {
-		t.Errorf("got %+v", got.Tables)
+	require.NoError(t, err)
+	if assert.Len(t, got.Tables, 1, "got %+v", got.Tables) {
+		assert.Equal(t, "va", got.Tables[0].Name, "got %+v", got.Tables)
+		assert.Empty(t, got.Tables[0].Columns, "got %+v", got.Tables)
 	}
 }
