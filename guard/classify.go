@@ -19,8 +19,12 @@ import (
 // KindTooLarge; writes refused by a read-only database or transaction give
 // KindNotReadOnly; authorization failures give KindForbiddenStatement.
 // Anything else is KindRuntime.
+//
+// A leading "ERROR: " (pgx's rendering of a PostgreSQL error through
+// database/sql: `ERROR: relation "x" does not exist (SQLSTATE 42P01)`) is
+// ignored.
 func Classify(msg string) text2sql.ErrorKind {
-	m := strings.ToLower(msg)
+	m := strings.TrimPrefix(strings.ToLower(msg), "error: ")
 	has := func(subs ...string) bool {
 		for _, s := range subs {
 			if strings.Contains(m, s) {
