@@ -2,7 +2,6 @@ package judge_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -10,6 +9,9 @@ import (
 	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/judge"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Real results from the Spider databases fit the budget with their marker.
@@ -20,19 +22,15 @@ func TestSampleSpiderResults(t *testing.T) {
 		{"car_1", "SELECT * FROM cars_data", "406"},
 	} {
 		ex, err := sqlite.Open(shareddata.SpiderDB(t, tc.db), sqlite.Options{MaxRows: 100_000})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		res, err := ex.Execute(context.Background(), text2sql.ExecuteRequest{SQL: tc.sql})
 		ex.Close()
-		if err != nil || res.Error != nil {
-			t.Fatalf("%s: %v %v", tc.sql, err, res.Error)
-		}
+		require.NoError(t, err, tc.sql)
+		require.Nil(t, res.Error, tc.sql)
 		for _, budget := range []int{200, 2000, 8000} {
 			s := judge.Sample(res, budget)
-			if generator.EstimateTokens(s) > budget || !strings.Contains(s, " of "+tc.total+" rows") {
-				t.Errorf("%s, budget %d: %d tokens; head %q", tc.sql, budget, generator.EstimateTokens(s), s[:min(80, len(s))])
-			}
+			assert.LessOrEqual(t, generator.EstimateTokens(s), budget, "%s, budget %d; head %q", tc.sql, budget, s[:min(80, len(s))])
+			assert.Contains(t, s, " of "+tc.total+" rows", "%s, budget %d; head %q", tc.sql, budget, s[:min(80, len(s))])
 		}
 	}
 }

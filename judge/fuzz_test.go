@@ -1,11 +1,12 @@
 package judge_test
 
 import (
-	"errors"
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/judge"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParseVerdict: ParseVerdict never panics; a rejection always names a
@@ -18,16 +19,16 @@ func FuzzParseVerdict(f *testing.F) {
 		v, err := judge.ParseVerdict(text)
 		if err != nil {
 			var oe *text2sql.OutputError
-			if !errors.As(err, &oe) || oe.Raw != text {
-				t.Fatalf("err = %v", err)
-			}
+			require.ErrorAs(t, err, &oe)
+			require.Equal(t, text, oe.Raw, "err = %v", err)
 			return
 		}
-		switch {
-		case v.OK && (v.Stage != "" || v.Terms != nil || v.Tables != nil):
-			t.Fatalf("accepted verdict with a stage: %+v", v)
-		case !v.OK && v.Stage != text2sql.StageRetrieval && v.Stage != text2sql.StagePlan && v.Stage != text2sql.StageSQL:
-			t.Fatalf("rejection without a stage: %+v", v)
+		if v.OK {
+			require.Empty(t, v.Stage, "accepted verdict with a stage: %+v", v)
+			require.Nil(t, v.Terms, "accepted verdict with a stage: %+v", v)
+			require.Nil(t, v.Tables, "accepted verdict with a stage: %+v", v)
+		} else {
+			require.Contains(t, []text2sql.Stage{text2sql.StageRetrieval, text2sql.StagePlan, text2sql.StageSQL}, v.Stage, "rejection without a stage: %+v", v)
 		}
 	})
 }
@@ -46,8 +47,6 @@ func FuzzSample(f *testing.F) {
 			res.Rows = append(res.Rows, []any{val, []byte(val)})
 		}
 		s := judge.Sample(res, budget)
-		if s == "" {
-			t.Fatal("empty sample")
-		}
+		require.NotEmpty(t, s, "empty sample")
 	})
 }

@@ -3,7 +3,6 @@ package judge_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -14,14 +13,15 @@ import (
 	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/judge"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func newJudge(t *testing.T, m text2sql.Model, opts judge.Options) *judge.Judge {
 	t.Helper()
 	j, err := judge.New(m, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return j
 }
 
@@ -58,20 +58,16 @@ var marker = regexp.MustCompile(`showing ([0-9,]+) of ([0-9,+]+) rows`)
 func TestSampleBudget(t *testing.T) {
 	res := bigResult(5000, 8)
 	s := judge.Sample(res, 2000)
-	if n := generator.EstimateTokens(s); n > 2000 {
-		t.Errorf("sample is %d tokens, over the 2,000 budget", n)
-	}
+	assert.LessOrEqual(t, generator.EstimateTokens(s), 2000, "sample tokens, over the 2,000 budget")
 	m := marker.FindStringSubmatch(s)
-	if m == nil || m[2] != "5,000" {
-		t.Fatalf("no \"showing N of 5,000 rows\" marker in:\n%s", s[:min(len(s), 300)])
-	}
+	require.NotNil(t, m, "no \"showing N of 5,000 rows\" marker in:\n%s", s[:min(len(s), 300)])
+	require.Equal(t, "5,000", m[2], "no \"showing N of 5,000 rows\" marker in:\n%s", s[:min(len(s), 300)])
 	n, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
-	if n <= 10 || n >= 5000 || strings.Count(s, "\n") != n+1 {
-		t.Errorf("showing %d rows in %d lines", n, strings.Count(s, "\n")+1)
-	}
-	if !strings.Contains(s, "cut to fit a budget of 2,000 tokens") || !strings.Contains(s, "columns: col_0 | col_1") {
-		t.Errorf("sample head:\n%s", s[:200])
-	}
+	assert.Greater(t, n, 10, "rows shown")
+	assert.Less(t, n, 5000, "rows shown")
+	assert.Equal(t, n+1, strings.Count(s, "\n"), "showing %d rows in %d lines", n, strings.Count(s, "\n")+1)
+	assert.Contains(t, s, "cut to fit a budget of 2,000 tokens", "sample head:\n%s", s[:200])
+	assert.Contains(t, s, "columns: col_0 | col_1", "sample head:\n%s", s[:200])
 
 	// Through the judge: a model whose context holds 4,000 tokens gets the
 	// whole trace, result sample included, without overflowing.
@@ -90,13 +86,11 @@ func TestSampleBudget(t *testing.T) {
 	req := text2sql.JudgeRequest{Question: "List every row.", Current: text2sql.Attempt{N: 1,
 		Candidate: &text2sql.Candidate{Answerable: true, SQL: "SELECT * FROM big"}, Result: res}}
 	v, err := j.Judge(context.Background(), req)
-	if err != nil || !v.OK {
-		t.Fatalf("verdict %+v, err %v", v, err)
-	}
+	require.NoError(t, err)
+	require.True(t, v.OK, "verdict %+v", v)
 	_, user, _ := j.Prompt(req)
-	if !marker.MatchString(user) || !strings.Contains(user, "of 5,000 rows") {
-		t.Errorf("the prompt lacks the marker")
-	}
+	assert.Regexp(t, marker, user, "the prompt lacks the marker")
+	assert.Contains(t, user, "of 5,000 rows", "the prompt lacks the marker")
 }
 
 func TestSampleValues(t *testing.T) {
@@ -110,34 +104,23 @@ func TestSampleValues(t *testing.T) {
 	}
 	s := judge.Sample(res, 0)
 	for _, want := range []string{"showing 2 of 2 rows\n", "columns: name | n | blob | note", "'O''Connor' | 10 | <blob 3 bytes> | 'line 1\\nline 2'", "'10' | 9.5 | NULL | 'xxx", "…"} {
-		if !strings.Contains(s, want) {
-			t.Errorf("sample misses %q:\n%s", want, s)
-		}
+		assert.Contains(t, s, want, "sample misses %q", want)
 	}
-	if strings.Contains(s, strings.Repeat("x", 100)) {
-		t.Errorf("a long value was not cut")
-	}
+	assert.NotContains(t, s, strings.Repeat("x", 100), "a long value was not cut")
 	trunc := bigResult(1000, 2)
 	trunc.Truncated = true
-	if s := judge.Sample(trunc, 100000); !strings.Contains(s, "showing 1,000 of 1,000+ rows") || !strings.Contains(s, "row cap") {
-		t.Errorf("truncated: %s", s[:120])
-	}
-	if s := judge.Sample(bigResult(10, 3), 5); !strings.HasPrefix(s, "showing 0 of 10 rows") {
-		t.Errorf("tiny budget: %q", s)
-	}
-	if s := judge.Sample(&text2sql.Result{Columns: []string{"a"}}, 100); !strings.HasPrefix(s, "showing 0 of 0 rows") {
-		t.Errorf("empty: %q", s)
-	}
-	if judge.Sample(nil, 10) != "no result" {
-		t.Errorf("nil result")
-	}
-	if s := judge.Sample(&text2sql.Result{Error: &text2sql.SQLError{Kind: text2sql.KindRuntime, Message: "boom"}}, 10); !strings.Contains(s, "boom") {
-		t.Errorf("error result: %q", s)
-	}
+	s = judge.Sample(trunc, 100000)
+	assert.Contains(t, s, "showing 1,000 of 1,000+ rows", "truncated: %s", s[:120])
+	assert.Contains(t, s, "row cap", "truncated: %s", s[:120])
+	assert.True(t, strings.HasPrefix(judge.Sample(bigResult(10, 3), 5), "showing 0 of 10 rows"), "tiny budget: %q", judge.Sample(bigResult(10, 3), 5))
+	s = judge.Sample(&text2sql.Result{Columns: []string{"a"}}, 100)
+	assert.True(t, strings.HasPrefix(s, "showing 0 of 0 rows"), "empty: %q", s)
+	assert.Equal(t, "no result", judge.Sample(nil, 10), "nil result")
+	assert.Contains(t, judge.Sample(&text2sql.Result{Error: &text2sql.SQLError{Kind: text2sql.KindRuntime, Message: "boom"}}, 10), "boom", "error result")
 	// Many columns: cells narrow so that rows still fit.
-	if s := judge.Sample(bigResult(50, 60), 2000); marker.FindStringSubmatch(s)[1] == "0" || generator.EstimateTokens(s) > 2000 {
-		t.Errorf("wide result: %d tokens, marker %q", generator.EstimateTokens(s), marker.FindString(s))
-	}
+	s = judge.Sample(bigResult(50, 60), 2000)
+	assert.NotEqual(t, "0", marker.FindStringSubmatch(s)[1], "wide result: marker %q", marker.FindString(s))
+	assert.LessOrEqual(t, generator.EstimateTokens(s), 2000, "wide result: tokens, marker %q", marker.FindString(s))
 }
 
 // trace is a request with a context, a plan, earlier attempts and warnings.
@@ -174,13 +157,9 @@ func trace() text2sql.JudgeRequest {
 func TestJudgePrompt(t *testing.T) {
 	j := newJudge(t, nil, judge.Options{})
 	system, user, err := j.Prompt(trace())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, want := range []string{"SQLite", `"retrieval"`, `"plan"`, `"sql"`, "Escalate", "sql → plan → retrieval", "BEGIN DATA", `"ok": true or false`} {
-		if !strings.Contains(system, want) {
-			t.Errorf("system misses %q", want)
-		}
+		assert.Contains(t, system, want, "system misses %q", want)
 	}
 	for _, want := range []string{
 		"## Question\nWhat is the average grade per course?",
@@ -193,20 +172,17 @@ func TestJudgePrompt(t *testing.T) {
 		"Attempt 2:", "Review: rejected (fault in stage sql): no GROUP BY", "Review hint: group by course_id",
 		"## Review history", "Earlier reviews blamed: sql (attempt 2).", "blamed sql", "blame the stage before sql",
 	} {
-		if !strings.Contains(user, want) {
-			t.Errorf("user message misses %q\n%s", want, user)
-		}
+		assert.Contains(t, user, want, "user message misses %q", want)
 	}
 	// No planner: the judge is told not to blame the plan.
 	req := trace()
 	req.Plan, req.Current.Plan = nil, nil
 	system, user, _ = j.Prompt(req)
-	if !strings.Contains(system, `do not name the stage "plan"`) || !strings.Contains(system, "sql → retrieval") || !strings.Contains(user, "No plan was made") {
-		t.Errorf("no-plan prompt:\n%s", system)
-	}
-	if _, _, err := j.Prompt(text2sql.JudgeRequest{}); !errors.Is(err, text2sql.ErrEmptyQuestion) {
-		t.Errorf("blank question: %v", err)
-	}
+	assert.Contains(t, system, `do not name the stage "plan"`, "no-plan prompt")
+	assert.Contains(t, system, "sql → retrieval", "no-plan prompt")
+	assert.Contains(t, user, "No plan was made", "no-plan prompt")
+	_, _, err = j.Prompt(text2sql.JudgeRequest{})
+	assert.ErrorIs(t, err, text2sql.ErrEmptyQuestion, "blank question")
 }
 
 func TestParseVerdict(t *testing.T) {
@@ -226,21 +202,19 @@ func TestParseVerdict(t *testing.T) {
 	}
 	for _, tc := range cases {
 		got, err := judge.ParseVerdict(tc.text)
-		if err != nil {
-			t.Errorf("%q: %v", tc.text, err)
+		if !assert.NoError(t, err, "%q", tc.text) {
 			continue
 		}
 		g, _ := json.Marshal(got)
 		w, _ := json.Marshal(tc.want)
-		if string(g) != string(w) {
-			t.Errorf("%q:\n got %s\nwant %s", tc.text, g, w)
-		}
+		assert.Equal(t, string(w), string(g), "%q", tc.text)
 	}
 	for _, bad := range []string{"", "looks fine to me", `{"ok": "maybe"}`, `{"ok": false, "reason": "x"}`, `{"ok": false, "stage": "execution"}`, `{"ok": true`} {
 		_, err := judge.ParseVerdict(bad)
 		var oe *text2sql.OutputError
-		if !errors.As(err, &oe) || !errors.Is(err, text2sql.ErrInvalidOutput) || oe.Raw != bad {
-			t.Errorf("%q: err = %v", bad, err)
+		if assert.ErrorAs(t, err, &oe, "%q", bad) {
+			assert.ErrorIs(t, err, text2sql.ErrInvalidOutput, "%q", bad)
+			assert.Equal(t, bad, oe.Raw, "%q: err = %v", bad, err)
 		}
 	}
 }
@@ -252,28 +226,32 @@ func TestJudgeReask(t *testing.T) {
 	m := llmtest.New(`{"ok": false, "reason": "wrong"}`, good)
 	j := newJudge(t, m, judge.Options{})
 	v, err := j.Judge(context.Background(), trace())
-	if err != nil || v.OK || v.Stage != text2sql.StageSQL || len(v.Calls) != 2 || m.CallCount() != 2 {
-		t.Fatalf("verdict %+v, err %v, %d calls", v, err, m.CallCount())
-	}
+	require.NoError(t, err)
+	require.False(t, v.OK, "verdict %+v", v)
+	require.Equal(t, text2sql.StageSQL, v.Stage, "verdict %+v", v)
+	require.Len(t, v.Calls, 2, "verdict %+v", v)
+	require.Equal(t, 2, m.CallCount(), "calls")
 	second := m.Calls()[1]
-	if len(second.Messages) != 3 || !strings.Contains(second.Messages[2].Content, "must name its stage") {
-		t.Errorf("re-ask = %+v", second.Messages)
+	if assert.Len(t, second.Messages, 3, "re-ask = %+v", second.Messages) {
+		assert.Contains(t, second.Messages[2].Content, "must name its stage", "re-ask")
 	}
 	var sch map[string]any
-	if err := json.Unmarshal(second.Schema, &sch); err != nil || sch["additionalProperties"] != false {
-		t.Errorf("schema %s", second.Schema)
+	if assert.NoError(t, json.Unmarshal(second.Schema, &sch), "schema %s", second.Schema) {
+		assert.Equal(t, false, sch["additionalProperties"], "schema %s", second.Schema)
 	}
 	m = llmtest.New("I think it is fine.").RepeatLast()
 	v, err = newJudge(t, m, judge.Options{}).Judge(context.Background(), trace())
 	var oe *text2sql.OutputError
-	if !errors.As(err, &oe) || oe.Raw != "I think it is fine." || v == nil || v.OK || len(v.Calls) != 2 {
-		t.Errorf("verdict %+v, err %v", v, err)
+	if assert.ErrorAs(t, err, &oe) {
+		assert.Equal(t, "I think it is fine.", oe.Raw)
+	}
+	if assert.NotNil(t, v, "err %v", err) {
+		assert.False(t, v.OK, "verdict %+v", v)
+		assert.Len(t, v.Calls, 2, "verdict %+v", v)
 	}
 	m = llmtest.New("nope").RepeatLast()
 	newJudge(t, m, judge.Options{MaxReasks: -1}).Judge(context.Background(), trace())
-	if m.CallCount() != 1 {
-		t.Errorf("MaxReasks -1: %d calls", m.CallCount())
-	}
+	assert.Equal(t, 1, m.CallCount(), "MaxReasks -1: calls")
 }
 
 // EscalateAfter moves a verdict upstream when the reviews before it blamed
@@ -282,55 +260,45 @@ func TestEscalation(t *testing.T) {
 	sqlAgain := `{"ok": false, "stage": "sql", "reason": "still no GROUP BY", "hints": [], "terms": [], "tables": []}`
 	ctx := context.Background()
 	v, err := newJudge(t, llmtest.New(sqlAgain), judge.Options{}).Judge(ctx, trace())
-	if err != nil || v.Stage != text2sql.StageSQL {
-		t.Fatalf("default: %+v %v", v, err)
-	}
+	require.NoError(t, err, "default")
+	require.Equal(t, text2sql.StageSQL, v.Stage, "default: %+v", v)
 	v, err = newJudge(t, llmtest.New(sqlAgain), judge.Options{EscalateAfter: 1}).Judge(ctx, trace())
-	if err != nil || v.Stage != text2sql.StagePlan || !strings.Contains(v.Reason, "escalated from sql to plan") {
-		t.Errorf("EscalateAfter 1: %+v %v", v, err)
+	if assert.NoError(t, err, "EscalateAfter 1") {
+		assert.Equal(t, text2sql.StagePlan, v.Stage, "EscalateAfter 1: %+v", v)
+		assert.Contains(t, v.Reason, "escalated from sql to plan", "EscalateAfter 1: %+v", v)
 	}
 	v, _ = newJudge(t, llmtest.New(sqlAgain), judge.Options{EscalateAfter: 2}).Judge(ctx, trace())
-	if v.Stage != text2sql.StageSQL {
-		t.Errorf("EscalateAfter 2 with one earlier sql review: %+v", v)
-	}
+	assert.Equal(t, text2sql.StageSQL, v.Stage, "EscalateAfter 2 with one earlier sql review: %+v", v)
 	req := trace()
 	req.Plan, req.Current.Plan = nil, nil
 	for i := range req.Attempts {
 		req.Attempts[i].Plan = nil
 	}
 	v, _ = newJudge(t, llmtest.New(sqlAgain), judge.Options{EscalateAfter: 1}).Judge(ctx, req)
-	if v.Stage != text2sql.StageRetrieval {
-		t.Errorf("no planner: %+v", v)
-	}
+	assert.Equal(t, text2sql.StageRetrieval, v.Stage, "no planner: %+v", v)
 	req = trace()
 	req.Attempts[1].Verdict.Stage = text2sql.StagePlan
 	planAgain := `{"ok": false, "stage": "plan", "reason": "r", "hints": [], "terms": [], "tables": []}`
 	v, _ = newJudge(t, llmtest.New(planAgain), judge.Options{EscalateAfter: 1}).Judge(ctx, req)
-	if v.Stage != text2sql.StageRetrieval {
-		t.Errorf("plan twice: %+v", v)
-	}
+	assert.Equal(t, text2sql.StageRetrieval, v.Stage, "plan twice: %+v", v)
 }
 
 func TestJudgeErrors(t *testing.T) {
 	for _, o := range []judge.Options{{Dialect: "oracle"}, {ResultBudget: -1}, {EscalateAfter: -1}, {Temperature: 2.5}} {
-		if _, err := judge.New(nil, o); !errors.Is(err, text2sql.ErrInvalidConfig) {
-			t.Errorf("%+v: %v", o, err)
-		}
+		_, err := judge.New(nil, o)
+		assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "%+v", o)
 	}
-	if _, err := newJudge(t, nil, judge.Options{}).Judge(context.Background(), trace()); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("nil model: %v", err)
-	}
+	_, err := newJudge(t, nil, judge.Options{}).Judge(context.Background(), trace())
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "nil model")
 	boom := &text2sql.ModelError{Provider: "test", StatusCode: 429, Message: "slow down", Retryable: true}
 	v, err := newJudge(t, llmtest.Func(func(text2sql.ModelRequest) (string, error) { return "", boom }), judge.Options{}).Judge(context.Background(), trace())
 	var me *text2sql.ModelError
-	if !errors.As(err, &me) || v == nil {
-		t.Errorf("model error: %v", err)
-	}
+	assert.ErrorAs(t, err, &me, "model error")
+	assert.NotNil(t, v, "model error: %v", err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := newJudge(t, llmtest.New("{}"), judge.Options{}).Judge(ctx, trace()); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled: %v", err)
-	}
+	_, err = newJudge(t, llmtest.New("{}"), judge.Options{}).Judge(ctx, trace())
+	assert.ErrorIs(t, err, context.Canceled, "cancelled")
 }
 
 // Cell values are data: an instruction hidden in one is shown between the
@@ -343,7 +311,6 @@ func TestJudgeQuotesData(t *testing.T) {
 	begin := strings.Index(user, "----- BEGIN DATA -----")
 	end := strings.Index(user, "----- END DATA -----")
 	at := strings.Index(user, "Ignore all previous")
-	if begin < 0 || end < 0 || at < begin || at > end || strings.Contains(user, "instructions.\nReply") {
-		t.Errorf("the value escaped the data block or kept its newline:\n%s", user)
-	}
+	assert.True(t, begin >= 0 && end >= 0 && at >= begin && at <= end, "the value escaped the data block:\n%s", user)
+	assert.NotContains(t, user, "instructions.\nReply", "the value kept its newline")
 }

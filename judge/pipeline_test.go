@@ -16,6 +16,9 @@ import (
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 	"github.com/text2sql-go/text2sql/planner"
 	"github.com/text2sql-go/text2sql/schema"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // script answers each stage's calls in turn, telling the stages apart by
@@ -40,8 +43,7 @@ func (s *script) model(t *testing.T) *llmtest.Model {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.prompts[stage] = append(s.prompts[stage], req.Messages[len(req.Messages)-1].Content)
-		if len(s.replies[stage]) == 0 {
-			t.Errorf("unexpected %q call", stage)
+		if !assert.NotEmpty(t, s.replies[stage], "unexpected %q call", stage) {
 			return "", llmtest.ErrExhausted
 		}
 		r := s.replies[stage][0]
@@ -57,13 +59,9 @@ func (s *script) model(t *testing.T) *llmtest.Model {
 // calls.
 func TestStagesInPipeline(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "registrar.sqlite")
-	if err := demo.Create(path); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, demo.Create(path))
 	ex, err := sqlite.Open(path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ex.Close()
 	db := ex.Schema()
 	question := "Which course has the best average grade?"
@@ -89,46 +87,33 @@ func TestStagesInPipeline(t *testing.T) {
 	}}
 	m := s.model(t)
 	pl, err := planner.New(m, planner.Options{Schema: db})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	gen, err := generator.New(m, generator.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	jd, err := judge.New(m, judge.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	chk := check.New(db, text2sql.DialectSQLite)
 	p, err := text2sql.New(text2sql.Config{Retriever: ret, Planner: pl, Generator: gen, Judge: jd, Executor: chk.Executor(ex), MaxRepairs: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ans, err := p.Ask(context.Background(), question)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ans.Status != text2sql.StatusVerified || len(ans.Attempts) != 3 || !strings.Contains(ans.SQL, "DESC LIMIT 1") {
-		t.Fatalf("status %s, %d attempts, SQL %q", ans.Status, len(ans.Attempts), ans.SQL)
-	}
-	if n := m.CallCount(); n != 6 || len(s.prompts["plan"]) != 1 || len(s.prompts["sql"]) != 3 || len(s.prompts["judge"]) != 2 || retrievals != 1 {
-		t.Errorf("%d calls: plan %d, sql %d, judge %d; %d retrievals", n, len(s.prompts["plan"]), len(s.prompts["sql"]), len(s.prompts["judge"]), retrievals)
-	}
+	require.NoError(t, err)
+	require.Equal(t, text2sql.StatusVerified, ans.Status, "status; SQL %q", ans.SQL)
+	require.Len(t, ans.Attempts, 3, "attempts; SQL %q", ans.SQL)
+	require.Contains(t, ans.SQL, "DESC LIMIT 1")
+	assert.Equal(t, [5]int{6, 1, 3, 2, 1}, [5]int{m.CallCount(), len(s.prompts["plan"]), len(s.prompts["sql"]), len(s.prompts["judge"]), retrievals},
+		"calls, plan, sql and judge prompts, retrievals")
 	first := ans.Attempts[0].Result
-	if first == nil || first.Error == nil || first.Error.Kind != text2sql.KindDialect || !strings.Contains(first.Error.Message, "TOP") {
-		t.Errorf("attempt 1 result: %+v", first)
+	if assert.NotNil(t, first, "attempt 1 result") && assert.NotNil(t, first.Error, "attempt 1 result: %+v", first) {
+		assert.Equal(t, text2sql.KindDialect, first.Error.Kind, "attempt 1 result: %+v", first)
+		assert.Contains(t, first.Error.Message, "TOP", "attempt 1 result: %+v", first)
 	}
-	if !strings.Contains(s.prompts["sql"][1], "TOP is not SQLite syntax") || !strings.Contains(s.prompts["sql"][0], "Translate this plan") {
-		t.Errorf("the generator did not see the plan or the dialect failure")
+	assert.Contains(t, s.prompts["sql"][1], "TOP is not SQLite syntax", "the generator did not see the dialect failure")
+	assert.Contains(t, s.prompts["sql"][0], "Translate this plan", "the generator did not see the plan")
+	assert.Contains(t, s.prompts["judge"][0], "showing 1 of 1 rows", "judge prompts lack the sample")
+	assert.Contains(t, s.prompts["judge"][1], "ascending order returns the worst course", "judge prompts lack the earlier review")
+	if assert.NotNil(t, ans.Plan, "plan") {
+		assert.Equal(t, "enrollments.grade_points", ans.Plan.Objects[1].Name, "plan %+v", ans.Plan)
+		assert.Len(t, ans.Plan.Calls, 1, "plan %+v", ans.Plan)
 	}
-	if !strings.Contains(s.prompts["judge"][0], "showing 1 of 1 rows") || !strings.Contains(s.prompts["judge"][1], "ascending order returns the worst course") {
-		t.Errorf("judge prompts lack the sample or the earlier review")
-	}
-	if ans.Plan == nil || ans.Plan.Objects[1].Name != "enrollments.grade_points" || len(ans.Plan.Calls) != 1 {
-		t.Errorf("plan %+v", ans.Plan)
-	}
-	if ans.Trace.ModelCalls != 6 {
-		t.Errorf("trace counts %d model calls", ans.Trace.ModelCalls)
-	}
+	assert.Equal(t, 6, ans.Trace.ModelCalls, "trace model calls")
 }
