@@ -313,7 +313,10 @@ func (p *parser) primary() Expr {
 	case sqltext.Punct:
 		switch t.Text {
 		case "(":
-			if p.parenQueryAhead() {
+			// Only "(" right before SELECT opens a subquery here: in
+			// ((SELECT a) - (SELECT b)) the outer parenthesis holds an
+			// expression.
+			if n := p.peek(1); n.Is("SELECT") || n.Is("WITH") || n.Is("VALUES") {
 				p.i++
 				q := p.query()
 				p.closeParen()

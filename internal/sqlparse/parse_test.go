@@ -149,6 +149,7 @@ func TestShapes(t *testing.T) {
 			"(query (select (selectitem (call DATE_ADD d (interval 1 DAY))) (selectitem (call GROUP_CONCAT a ',' (term a))) (selectitem (call LEFT s 2)) (selectitem (DIV a 2)) (selectitem ?)))"},
 		{pg, "SELECT DATE '2020-01-01', $1, a.b.c FROM t", "(query (select (selectitem DATE '2020-01-01') (selectitem $1) (selectitem (columnref a b c)) (tablename t)))"},
 		{sq, "SELECT (a, b) IN (VALUES (1, 2)), (a)", "(query (select (selectitem (IN (tuple a b) (query (values (tuple 1 2))))) (selectitem (paren a))))"},
+		{sq, "SELECT ((SELECT a FROM t) - (SELECT b FROM u)) * 2", "(query (select (selectitem (* (paren (- (subquery (query (select (selectitem a) (tablename t)))) (subquery (query (select (selectitem b) (tablename u)))))) 2))))"},
 		{sq, "SELECT a FROM t GROUP BY a HAVING count(*) > 1", "(query (select (selectitem a) (tablename t) a (> (call count) 1)))"},
 	}
 	for _, c := range cases {
