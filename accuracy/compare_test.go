@@ -3,6 +3,8 @@ package accuracy
 import (
 	"math"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // Floats print as Python's repr prints them, as the official evaluators
@@ -13,8 +15,6 @@ func TestPyFloat(t *testing.T) {
 		1: "1.0", 1.5: "1.5", 0.0001: "0.0001", 0.00001: "1e-05", 1e16: "1e+16", 1234567890123456: "1234567890123456.0",
 		-2.5: "-2.5", point1 + point2: "0.30000000000000004", 1.5e300: "1.5e+300", 123.456: "123.456", math.Inf(1): "inf",
 	} {
-		if got := pyFloat(f); got != want {
-			t.Errorf("pyFloat(%v) = %q, want %q", f, got, want)
-		}
+		assert.Equal(t, want, pyFloat(f), "pyFloat(%v)", f)
 	}
 }
