@@ -398,6 +398,17 @@ type candidate struct {
 	vecRank int // 1-based; 0 when the vector search did not return it
 }
 
+// With a reranker, each kind's quota of fused candidates is widened to
+// rerankDepth times the quota and at least rerankExtra more, so the
+// reranker can promote a candidate the fusion ranked just past the cut.
+// The values are the common practice of reranking a few times what is
+// shown; they are not tuned here (no reranker ships yet; issue 11 brings
+// a cross-encoder and measures them).
+const (
+	rerankDepth = 3
+	rerankExtra = 10
+)
+
 // Retrieve implements text2sql.Retriever.
 //
 // The query is the question plus req.Terms. It is ranked against the
@@ -495,7 +506,7 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 		}
 		limit := h.quotas[kind]
 		if h.rerank != nil && limit > 0 {
-			limit = max(3*limit, limit+10)
+			limit = max(rerankDepth*limit, limit+rerankExtra)
 		}
 		if used[kind] < limit {
 			used[kind]++
