@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestTokenize(t *testing.T) {
@@ -31,19 +33,11 @@ func TestTokenize(t *testing.T) {
 		{"Straße Ünïcode", []string{"straße", "ünïcode"}},
 	}
 	for _, c := range cases {
-		if got := Tokenize(c.in); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("Tokenize(%q) = %q, want %q", c.in, got, c.want)
-		}
+		assert.Equal(t, c.want, Tokenize(c.in), "Tokenize(%q)", c.in)
 	}
-	if got, want := Words("the Singer_ID of concerts"), []string{"singer", "id", "concert"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("Words = %q, want %q", got, want)
-	}
-	if got, want := Parts("Singers in the Concerts"), []string{"singer", "in", "the", "concert"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("Parts = %q, want %q", got, want)
-	}
-	if got, want := Identifiers("singer_id and FirstName, age"), []string{"singer_id", "first_name"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("Identifiers = %q, want %q", got, want)
-	}
+	assert.Equal(t, []string{"singer", "id", "concert"}, Words("the Singer_ID of concerts"), "Words")
+	assert.Equal(t, []string{"singer", "in", "the", "concert"}, Parts("Singers in the Concerts"), "Parts")
+	assert.Equal(t, []string{"singer_id", "first_name"}, Identifiers("singer_id and FirstName, age"), "Identifiers")
 }
 
 func TestStem(t *testing.T) {
@@ -55,9 +49,7 @@ func TestStem(t *testing.T) {
 		"id": "id", "ids": "ids", "bus": "bus", "addresses": "address", "horses": "horse",
 		"x2s": "x2s", "series": "series", "running": "running",
 	} {
-		if got := Stem(in); got != want {
-			t.Errorf("Stem(%q) = %q, want %q", in, got, want)
-		}
+		assert.Equal(t, want, Stem(in), "Stem(%q)", in)
 	}
 }
 
@@ -69,41 +61,29 @@ func TestSearch(t *testing.T) {
 		"singer_in_concert: concert_id, singer_id",
 	}
 	ix := New(docs, Params{})
-	if ix.Len() != 4 || ix.Params() != DefaultParams() {
-		t.Fatalf("Len %d Params %+v", ix.Len(), ix.Params())
-	}
+	require.Equal(t, 4, ix.Len(), "Len")
+	require.Equal(t, DefaultParams(), ix.Params(), "Params")
 	hits := ix.Search("names and countries of singers", 10)
-	if len(hits) < 2 || hits[0].Doc != 0 || hits[1].Doc != 3 {
-		t.Fatalf("singers: %+v", hits)
-	}
+	require.GreaterOrEqual(t, len(hits), 2, "singers: %+v", hits)
+	require.Equal(t, 0, hits[0].Doc, "singers: %+v", hits)
+	require.Equal(t, 3, hits[1].Doc, "singers: %+v", hits)
 	for i := 1; i < len(hits); i++ {
-		if hits[i].Score > hits[i-1].Score {
-			t.Fatalf("not sorted: %+v", hits)
-		}
+		require.LessOrEqual(t, hits[i].Score, hits[i-1].Score, "not sorted: %+v", hits)
 	}
-	if hits := ix.Search("stadium capacity", 1); len(hits) != 1 || hits[0].Doc != 2 {
-		t.Fatalf("capacity: %+v", hits)
-	}
+	hits = ix.Search("stadium capacity", 1)
+	require.Len(t, hits, 1, "capacity: %+v", hits)
+	require.Equal(t, 2, hits[0].Doc, "capacity: %+v", hits)
 	even := func(d int) bool { return d%2 == 0 }
-	if hits := ix.SearchFilter(Tokenize("names and countries of singers"), 10, even); len(hits) != 2 || hits[0].Doc != 0 || hits[1].Doc != 2 {
-		t.Fatalf("filter: %+v", hits)
-	}
-	if hits := ix.SearchFilter(Tokenize("singer"), 10, func(int) bool { return false }); hits != nil {
-		t.Fatalf("filter none: %+v", hits)
-	}
-	if hits := ix.Search("zebra", 5); hits != nil {
-		t.Fatalf("zebra: %+v", hits)
-	}
-	if hits := ix.Search("", 5); hits != nil {
-		t.Fatalf("empty: %+v", hits)
-	}
+	hits = ix.SearchFilter(Tokenize("names and countries of singers"), 10, even)
+	require.Len(t, hits, 2, "filter: %+v", hits)
+	require.Equal(t, 0, hits[0].Doc, "filter: %+v", hits)
+	require.Equal(t, 2, hits[1].Doc, "filter: %+v", hits)
+	require.Nil(t, ix.SearchFilter(Tokenize("singer"), 10, func(int) bool { return false }), "filter none")
+	require.Nil(t, ix.Search("zebra", 5), "zebra")
+	require.Nil(t, ix.Search("", 5), "empty")
 	var nilIx *Index
-	if nilIx.SearchTerms([]string{"a"}, 3) != nil {
-		t.Fatal("nil index")
-	}
-	if New(nil, Params{}).Search("singer", 3) != nil {
-		t.Fatal("empty index")
-	}
+	require.Nil(t, nilIx.SearchTerms([]string{"a"}, 3), "nil index")
+	require.Nil(t, New(nil, Params{}).Search("singer", 3), "empty index")
 }
 
 // TestScoreFormula checks one score against the formula computed by hand.
@@ -117,23 +97,20 @@ func TestScoreFormula(t *testing.T) {
 	sat := func(tf, dl float64) float64 { return tf * (p.K1 + 1) / (tf + p.K1*(1-p.B+p.B*dl/avg)) }
 	want0 := idf(1)*sat(2, 3) + idf(2)*sat(1, 3)
 	want1 := idf(2) * sat(1, 2)
-	if len(hits) != 2 || hits[0].Doc != 0 || hits[1].Doc != 1 {
-		t.Fatalf("hits %+v", hits)
-	}
-	if math.Abs(hits[0].Score-want0) > 1e-5 || math.Abs(hits[1].Score-want1) > 1e-5 {
-		t.Fatalf("scores %v %v, want %v %v", hits[0].Score, hits[1].Score, want0, want1)
-	}
+	require.Len(t, hits, 2, "hits %+v", hits)
+	require.Equal(t, 0, hits[0].Doc, "hits %+v", hits)
+	require.Equal(t, 1, hits[1].Doc, "hits %+v", hits)
+	require.InDelta(t, want0, hits[0].Score, 1e-5, "score of doc 0")
+	require.InDelta(t, want1, hits[1].Score, 1e-5, "score of doc 1")
 }
 
 func TestParamsNormalised(t *testing.T) {
 	got := Params{K1: math.NaN(), B: 3}.normalised()
-	if got.K1 != 1.2 || got.B != 1 {
-		t.Fatalf("%+v", got)
-	}
+	require.Equal(t, 1.2, got.K1, "%+v", got)
+	require.Equal(t, 1.0, got.B, "%+v", got)
 	got = Params{K1: 0, B: -1}.normalised()
-	if got.K1 != 0 || got.B != 0 {
-		t.Fatalf("%+v", got)
-	}
+	require.Equal(t, 0.0, got.K1, "%+v", got)
+	require.Equal(t, 0.0, got.B, "%+v", got)
 }
 
 func TestConcurrentSearch(t *testing.T) {
@@ -144,8 +121,7 @@ func TestConcurrentSearch(t *testing.T) {
 		go func() {
 			defer func() { done <- true }()
 			for i := 0; i < 200; i++ {
-				if got := ix.Search("customer order amount", 10); !reflect.DeepEqual(got, want) {
-					t.Error("concurrent search differs")
+				if !assert.Equal(t, want, ix.Search("customer order amount", 10), "concurrent search differs") {
 					return
 				}
 			}
@@ -207,9 +183,7 @@ func FuzzTokenize(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, tok := range Tokenize(s) {
-			if tok == "" {
-				t.Fatalf("empty token from %q", s)
-			}
+			require.NotEmpty(t, tok, "empty token from %q", s)
 		}
 		ix := New([]string{s, "other"}, Params{})
 		ix.Search(s, 3)
