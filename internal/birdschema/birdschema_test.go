@@ -5,39 +5,32 @@ import (
 	"testing"
 
 	"github.com/text2sql-go/text2sql/internal/shareddata"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMaterializeBIRD(t *testing.T) {
 	tables := shareddata.Path(t, "bird", "mini_dev", "dev_tables.json")
 	schemas, err := Load(tables)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	paths, err := Materialize(t.TempDir(), tables)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) != len(schemas) || len(paths) != 11 {
-		t.Fatalf("materialised %d databases, want %d (11)", len(paths), len(schemas))
-	}
+	require.NoError(t, err)
+	require.Len(t, schemas, 11, "schemas")
+	require.Len(t, paths, len(schemas), "materialised databases")
 	for _, s := range schemas {
 		db, err := sql.Open("sqlite3", paths[s.DBID])
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var n int
-		if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != len(s.TableNames) {
-			t.Errorf("%s: %d tables, want %d", s.DBID, n, len(s.TableNames))
-		}
+		require.NoError(t, db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&n))
+		assert.Equal(t, len(s.TableNames), n, "%s: tables", s.DBID)
 		// Every column exists under its original name.
 		cols, _ := s.columns()
 		for _, c := range cols[1:] {
 			var got int
-			if err := db.QueryRow(`SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, s.TableNames[c.table], c.name).Scan(&got); err != nil || got != 1 {
-				t.Errorf("%s: column %s.%s missing (%v)", s.DBID, s.TableNames[c.table], c.name, err)
+			err := db.QueryRow(`SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, s.TableNames[c.table], c.name).Scan(&got)
+			if assert.NoError(t, err, "%s: column %s.%s", s.DBID, s.TableNames[c.table], c.name) {
+				assert.Equal(t, 1, got, "%s: column %s.%s missing", s.DBID, s.TableNames[c.table], c.name)
 			}
 		}
 		db.Close()
@@ -54,12 +47,9 @@ func TestDDLQuotesAndKeys(t *testing.T) {
 		ForeignKeys: [][]int{{3, 1}},
 	}
 	ddl, err := s.DDL()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want0 := "CREATE TABLE \"order\" (\n  \"id\" INTEGER,\n  \"Free Meal Count (K-12)\" REAL,\n  PRIMARY KEY (\"id\")\n)"
 	want1 := "CREATE TABLE \"Line Items\" (\n  \"order_id\" INTEGER,\n  \"n\" INTEGER,\n  PRIMARY KEY (\"order_id\", \"n\"),\n  FOREIGN KEY (\"order_id\") REFERENCES \"order\" (\"id\")\n)"
-	if ddl[0] != want0 || ddl[1] != want1 {
-		t.Errorf("DDL =\n%s\n%s", ddl[0], ddl[1])
-	}
+	assert.Equal(t, want0, ddl[0], "DDL of order")
+	assert.Equal(t, want1, ddl[1], "DDL of Line Items")
 }
