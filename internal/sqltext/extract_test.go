@@ -90,9 +90,8 @@ func TestExtract(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, ok := Extract(c.in)
-			if got != c.want || ok != (c.want != "") {
-				t.Errorf("Extract(%q) = %q, %v; want %q", c.in, got, ok, c.want)
-			}
+			assert.Equal(t, c.want, got, "Extract(%q)", c.in)
+			assert.Equal(t, c.want != "", ok, "Extract(%q) ok", c.in)
 		})
 	}
 }
@@ -119,32 +118,25 @@ func TestStartsStatement(t *testing.T) {
 		"Select one or two.", "Selecting rows", "select name and title from the table",
 	}
 	for _, s := range yes {
-		if !StartsStatement(s) {
-			t.Errorf("StartsStatement(%q) = false, want true", s)
-		}
+		assert.True(t, StartsStatement(s), "StartsStatement(%q)", s)
 	}
 	for _, s := range no {
-		if StartsStatement(s) {
-			t.Errorf("StartsStatement(%q) = true, want false", s)
-		}
+		assert.False(t, StartsStatement(s), "StartsStatement(%q)", s)
 	}
 }
 
 func TestFences(t *testing.T) {
 	in := "a\n```json\n{\"x\": 1}\n```\nb ````sql\nSELECT 1\n```` c ~~~\nSELECT 2\n"
 	got := Fences(in)
-	if len(got) != 3 {
-		t.Fatalf("Fences = %+v, want 3 blocks", got)
-	}
-	if got[0].Lang != "json" || got[0].Content != "{\"x\": 1}\n" || !got[0].Closed {
-		t.Errorf("block 0 = %+v", got[0])
-	}
-	if got[1].Lang != "sql" || got[1].Content != "SELECT 1\n" {
-		t.Errorf("block 1 = %+v", got[1])
-	}
-	if got[2].Closed || got[2].Content != "SELECT 2\n" || got[2].End != len(in) {
-		t.Errorf("block 2 = %+v", got[2])
-	}
+	require.Len(t, got, 3, "Fences = %+v, want 3 blocks", got)
+	assert.Equal(t, "json", got[0].Lang, "block 0 = %+v", got[0])
+	assert.Equal(t, "{\"x\": 1}\n", got[0].Content, "block 0 = %+v", got[0])
+	assert.True(t, got[0].Closed, "block 0 = %+v", got[0])
+	assert.Equal(t, "sql", got[1].Lang, "block 1 = %+v", got[1])
+	assert.Equal(t, "SELECT 1\n", got[1].Content, "block 1 = %+v", got[1])
+	assert.False(t, got[2].Closed, "block 2 = %+v", got[2])
+	assert.Equal(t, "SELECT 2\n", got[2].Content, "block 2 = %+v", got[2])
+	assert.Equal(t, len(in), got[2].End, "block 2 = %+v", got[2])
 }
 
 // A long statement is found whole although it runs past the first window.
@@ -159,9 +151,8 @@ func TestExtractLong(t *testing.T) {
 	}
 	b.WriteString(")\nORDER BY id;\nDone.")
 	got, ok := Extract(b.String())
-	if !ok || !strings.HasPrefix(got, "SELECT id FROM t") || !strings.HasSuffix(got, ")\nORDER BY id") {
-		t.Errorf("Extract(long) = %.60q…%q, %v", got, got[max(0, len(got)-20):], ok)
-	}
+	assert.True(t, ok && strings.HasPrefix(got, "SELECT id FROM t") && strings.HasSuffix(got, ")\nORDER BY id"),
+		"Extract(long) = %.60q…%q, %v", got, got[max(0, len(got)-20):], ok)
 }
 
 func FuzzExtract(f *testing.F) {
@@ -171,18 +162,12 @@ func FuzzExtract(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		got, ok := Extract(s)
-		if ok != (got != "") {
-			t.Fatalf("Extract(%q) = %q, %v", s, got, ok)
-		}
+		require.Equal(t, got != "", ok, "Extract(%q) = %q, %v", s, got, ok)
 		if ok {
-			if strings.TrimSpace(got) != got {
-				t.Fatalf("Extract(%q) = %q: surrounding white space", s, got)
-			}
+			require.Equal(t, got, strings.TrimSpace(got), "Extract(%q): surrounding white space", s)
 			toks := Lex(got)
 			last := toks[len(toks)-1]
-			if last.Trivia() || (last.Kind == Punct && last.Text == ";") {
-				t.Fatalf("Extract(%q) = %q: ends with %q", s, got, last.Text)
-			}
+			require.False(t, last.Trivia() || (last.Kind == Punct && last.Text == ";"), "Extract(%q) = %q: ends with %q", s, got, last.Text)
 		}
 		StartsStatement(s)
 	})

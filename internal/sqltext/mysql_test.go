@@ -3,6 +3,8 @@ package sqltext
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // kinds renders the significant tokens of s as kind:text.
@@ -36,16 +38,12 @@ func TestLexMySQL(t *testing.T) {
 		{"SELECT `a``b`, 1abc, 1e3, @v, @@x, ?", MySQLMode{}, "word:SELECT ident:`a``b` punct:, word:1abc punct:, num:1e3 punct:, param:@v punct:, punct:@ param:@x punct:, param:?"},
 	} {
 		toks := LexMySQL(c.in, c.mode)
-		if got := kinds(toks); got != c.want {
-			t.Errorf("LexMySQL(%q, %+v)\n got %s\nwant %s", c.in, c.mode, got, c.want)
-		}
+		assert.Equal(t, c.want, kinds(toks), "LexMySQL(%q, %+v)", c.in, c.mode)
 		var b strings.Builder
 		for _, tk := range toks {
 			b.WriteString(tk.Text)
 		}
-		if b.String() != c.in {
-			t.Errorf("round trip of %q: %q", c.in, b.String())
-		}
+		assert.Equal(t, c.in, b.String(), "round trip of %q", c.in)
 	}
 }
 
@@ -54,26 +52,19 @@ func TestExecutableComment(t *testing.T) {
 		"/*! x */": "/*!", "/*!50000 x */": "/*!", "/*M! x */": "/*M!", "/*m!100000 x*/": "/*M!",
 		"/*+ HINT */": "/*+", "/* plain */": "", "/*M plain */": "",
 	} {
-		if got := ExecutableComment(LexMySQL(in, MySQLMode{})[0]); got != want {
-			t.Errorf("ExecutableComment(%q) = %q, want %q", in, got, want)
-		}
+		assert.Equal(t, want, ExecutableComment(LexMySQL(in, MySQLMode{})[0]), "ExecutableComment(%q)", in)
 	}
-	if ExecutableComment(LexMySQL("'/*! x */'", MySQLMode{})[0]) != "" {
-		t.Error("a string is not a comment")
-	}
+	assert.Empty(t, ExecutableComment(LexMySQL("'/*! x */'", MySQLMode{})[0]), "a string is not a comment")
 }
 
 func TestParseMySQLMode(t *testing.T) {
-	if m := ParseMySQLMode("STRICT_TRANS_TABLES,ANSI_QUOTES"); !m.ANSIQuotes || m.NoBackslashEscapes {
-		t.Errorf("%+v", m)
-	}
-	if m := ParseMySQLMode("no_backslash_escapes"); !m.NoBackslashEscapes {
-		t.Errorf("%+v", m)
-	}
-	if m := ParseMySQLMode("ANSI"); !m.ANSIQuotes {
-		t.Errorf("%+v", m)
-	}
-	if StripTrailingMySQL("SELECT 1 # x\n;", MySQLMode{}) != "SELECT 1" || len(StatementsMySQL(`SELECT 'a\';b'`, MySQLMode{})) != 1 {
-		t.Error("StripTrailingMySQL / StatementsMySQL")
-	}
+	m := ParseMySQLMode("STRICT_TRANS_TABLES,ANSI_QUOTES")
+	assert.True(t, m.ANSIQuotes, "%+v", m)
+	assert.False(t, m.NoBackslashEscapes, "%+v", m)
+	m = ParseMySQLMode("no_backslash_escapes")
+	assert.True(t, m.NoBackslashEscapes, "%+v", m)
+	m = ParseMySQLMode("ANSI")
+	assert.True(t, m.ANSIQuotes, "%+v", m)
+	assert.Equal(t, "SELECT 1", StripTrailingMySQL("SELECT 1 # x\n;", MySQLMode{}), "StripTrailingMySQL")
+	assert.Len(t, StatementsMySQL(`SELECT 'a\';b'`, MySQLMode{}), 1, "StatementsMySQL")
 }

@@ -1,9 +1,10 @@
 package sqltext
 
 import (
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestStatements(t *testing.T) {
@@ -21,9 +22,7 @@ func TestStatements(t *testing.T) {
 		{"SELECT 'it''s;'", []string{"SELECT 'it''s;'"}},
 	}
 	for _, c := range cases {
-		if got := Statements(c.in); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("Statements(%q) = %q, want %q", c.in, got, c.want)
-		}
+		assert.Equal(t, c.want, Statements(c.in), "Statements(%q)", c.in)
 	}
 }
 
@@ -33,9 +32,7 @@ func TestLexRoundTrip(t *testing.T) {
 		for _, tok := range Lex(s) {
 			b.WriteString(tok.Text)
 		}
-		if b.String() != s {
-			t.Errorf("round trip of %q gave %q", s, b.String())
-		}
+		assert.Equal(t, s, b.String(), "round trip of %q", s)
 	}
 }
 
@@ -59,8 +56,6 @@ func TestTables(t *testing.T) {
 		for _, r := range Tables(c.in) {
 			got = append(got, r.Name)
 		}
-		if !reflect.DeepEqual(got, c.want) {
-			t.Errorf("Tables(%q) = %q, want %q", c.in, got, c.want)
-		}
+		assert.Equal(t, c.want, got, "Tables(%q)", c.in)
 	}
 }
