@@ -49,11 +49,11 @@ type Fixture struct {
 // The rules TestExecutor checks, as they appear at the start of each
 // reported violation.
 const (
-	RuleRead              = "read"             // SELECT * of the table returns every row, as data, untruncated
+	RuleRead              = "read"             // SELECT * of the table returns every row, as data, untruncated, with a positive Duration
 	RuleRowCap            = "row-cap"          // MaxRows below the row count gives exactly MaxRows rows and Truncated
 	RuleRowCapExact       = "row-cap-exact"    // MaxRows equal to the row count gives every row, not Truncated
 	RuleRefuseWrite       = "refuse-write"     // a DELETE is a KindNotReadOnly result (matching ErrRefused) and changes nothing
-	RuleRefuseMultiple    = "refuse-multiple"  // two statements are a KindMultipleStatements result
+	RuleRefuseMultiple    = "refuse-multiple"  // two statements are a KindMultipleStatements result; a SELECT followed by a DELETE is refused (either kind) and changes nothing
 	RuleRefuseFunction    = "refuse-function"  // Fixture.ForbiddenFunction is a KindForbiddenFunction result
 	RuleRefuseEmpty       = "refuse-empty"     // an empty or blank statement is a KindEmpty result
 	RuleSyntax            = "syntax"           // a syntax error is a KindSyntax result, not a Go error
@@ -93,7 +93,7 @@ func TestExecutor(ex text2sql.Executor, fx Fixture) error {
 		{RuleRowCap, k.rowCap},
 		{RuleRowCapExact, k.rowCapExact},
 		{RuleRefuseWrite, k.refuseWrite},
-		{RuleRefuseMultiple, k.refuse("SELECT 1; SELECT 2", text2sql.KindMultipleStatements)},
+		{RuleRefuseMultiple, k.refuseMultiple},
 		{RuleRefuseFunction, refuseFunction},
 		{RuleRefuseEmpty, k.refuseEmpty},
 		{RuleSyntax, k.kind("SELEC 1 FROM", text2sql.KindSyntax)},
@@ -184,6 +184,9 @@ func (k *kit) read() error {
 	if res.RowCount != k.fx.Rows || res.Truncated {
 		return fmt.Errorf("SELECT * of a %d-row table with MaxRows %d: %d rows, Truncated %v", k.fx.Rows, k.fx.Rows+defaultRowCapHeadroom, res.RowCount, res.Truncated)
 	}
+	if res.Duration <= 0 {
+		return fmt.Errorf("duration %v, want the execution's wall time", res.Duration)
+	}
 	return nil
 }
 
@@ -248,6 +251,32 @@ func (k *kit) refuseWrite() error {
 	}
 	if res.RowCount != k.fx.Rows {
 		return fmt.Errorf("after the refused DELETE the table has %d rows, not %d", res.RowCount, k.fx.Rows)
+	}
+	return nil
+}
+
+func (k *kit) refuseMultiple() error {
+	if err := k.refuse("SELECT 1; SELECT 2", text2sql.KindMultipleStatements)(); err != nil {
+		return err
+	}
+	sql := "SELECT * FROM " + k.fx.Table + "; DELETE FROM " + k.fx.Table
+	res, err := k.run(text2sql.ExecuteRequest{SQL: sql})
+	if err != nil {
+		return err
+	}
+	want := text2sql.KindMultipleStatements
+	if res.Error != nil && res.Error.Kind == text2sql.KindNotReadOnly {
+		want = text2sql.KindNotReadOnly
+	}
+	if err := refusal(sql, res, want); err != nil {
+		return err
+	}
+	after, err := k.selectAll(k.fx.Rows + defaultRowCapHeadroom)
+	if err != nil {
+		return fmt.Errorf("after the refused %q: %w", sql, err)
+	}
+	if after.RowCount != k.fx.Rows {
+		return fmt.Errorf("after the refused %q the table has %d rows, not %d", sql, after.RowCount, k.fx.Rows)
 	}
 	return nil
 }

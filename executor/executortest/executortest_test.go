@@ -15,7 +15,8 @@ import (
 var fixture = executortest.Fixture{Table: "t", Rows: 5, ForbiddenFunction: "SELECT f()", Slow: "SELECT slow()"}
 
 // A broken executor: it answers every statement with all five rows, caps
-// nothing, returns Go errors for syntax and ignores its context.
+// nothing, returns Go errors for syntax, panics on an empty statement,
+// reports no duration and ignores its context.
 func broken(_ context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
 	if req.SQL == "SELEC 1 FROM" {
 		return nil, errors.New("syntax error")
@@ -32,10 +33,10 @@ func TestBrokenExecutorFails(t *testing.T) {
 	require.Error(t, err)
 	got := executortest.Violations(err)
 	assert.Equal(t, []string{
-		executortest.RuleRowCap, executortest.RuleRefuseWrite, executortest.RuleRefuseMultiple,
+		executortest.RuleRead, executortest.RuleRowCap, executortest.RuleRefuseWrite, executortest.RuleRefuseMultiple,
 		executortest.RuleRefuseFunction, executortest.RuleRefuseEmpty, executortest.RuleSyntax,
 		executortest.RuleUnknownTable, executortest.RuleCancelledBefore, executortest.RuleCancelledDuring,
-		executortest.RuleTimeout,
+		executortest.RuleTimeout, executortest.RuleWorksAfterwards,
 	}, got)
 	assert.Contains(t, err.Error(), "panic: empty statement")
 	t.Log(err)
