@@ -2,35 +2,30 @@ package hashing
 
 import (
 	"context"
-	"errors"
 	"math"
-	"reflect"
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func mustNew(t testing.TB, dim int) *Embedder {
 	t.Helper()
 	e, err := New(dim)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return e
 }
 
 func TestNew(t *testing.T) {
 	e := mustNew(t, 0)
-	if e.Dimension() != 512 || e.Name() != "hashing-v1-512" {
-		t.Fatalf("%d %s", e.Dimension(), e.Name())
-	}
-	if e := mustNew(t, 256); e.Name() != "hashing-v1-256" {
-		t.Fatal(e.Name())
-	}
+	require.Equal(t, 512, e.Dimension())
+	require.Equal(t, "hashing-v1-512", e.Name())
+	require.Equal(t, "hashing-v1-256", mustNew(t, 256).Name())
 	for _, d := range []int{-1, MaxDimension + 1} {
-		if _, err := New(d); !errors.Is(err, text2sql.ErrInvalidConfig) {
-			t.Errorf("New(%d) = %v", d, err)
-		}
+		_, err := New(d)
+		assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "New(%d)", d)
 	}
 }
 
@@ -39,40 +34,26 @@ func TestDeterministicAndNormalised(t *testing.T) {
 	ctx := context.Background()
 	texts := []string{"How many singers do we have?", "singer: singer_id, name, country, age", "Straße, ünïcode 名前"}
 	a, err := e.EmbedDocuments(ctx, texts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i, txt := range texts {
 		b, _ := e.EmbedQuery(ctx, txt)
-		if !reflect.DeepEqual(a[i], b) {
-			t.Fatalf("%q: documents and query differ", txt)
-		}
+		require.Equal(t, a[i], b, "%q: documents and query differ", txt)
 		for r := 0; r < 5; r++ {
-			if !reflect.DeepEqual(e.Embed(txt), b) {
-				t.Fatalf("%q: not deterministic", txt)
-			}
+			require.Equal(t, b, e.Embed(txt), "%q: not deterministic", txt)
 		}
-		if len(b) != 512 {
-			t.Fatalf("len %d", len(b))
-		}
+		require.Len(t, b, 512)
 		var n float64
 		for _, x := range b {
 			n += float64(x) * float64(x)
 		}
-		if math.Abs(n-1) > 1e-5 {
-			t.Fatalf("%q: norm² %v", txt, n)
-		}
+		require.InDelta(t, 1.0, n, 1e-5, "%q: norm²", txt)
 	}
 	for _, empty := range []string{"", "?!", "the of and"} {
 		v := e.Embed(empty)
 		for _, x := range v {
-			if x != 0 {
-				t.Fatalf("%q: not the zero vector", empty)
-			}
+			require.Zero(t, x, "%q: not the zero vector", empty)
 		}
-		if Cosine(v, a[0]) != 0 {
-			t.Fatal("cosine with zero vector")
-		}
+		require.Zero(t, Cosine(v, a[0]), "cosine with zero vector")
 	}
 }
 
@@ -81,9 +62,7 @@ func TestDeterministicAndNormalised(t *testing.T) {
 func TestGolden(t *testing.T) {
 	v := mustNew(t, 64).Embed("Singer_ID of singers")
 	for i, want := range map[int]float64{1: 0.200595, 19: 0.401189, 26: -0.049364, 31: -0.334324, 32: -0.398052, 63: 0.197457, 0: 0} {
-		if math.Abs(float64(v[i])-want) > 1e-6 {
-			t.Errorf("coordinate %d = %.6f, want %.6f: the feature scheme changed; increment Version", i, v[i], want)
-		}
+		assert.InDelta(t, want, float64(v[i]), 1e-6, "coordinate %d: the feature scheme changed; increment Version", i)
 	}
 }
 
@@ -98,31 +77,21 @@ func TestSimilarity(t *testing.T) {
 	}
 	for _, c := range cases {
 		n, f := sim(c.q, c.near), sim(c.q, c.far)
-		if !(n > f) {
-			t.Errorf("%q: near %.3f not above far %.3f", c.q, n, f)
-		}
+		assert.Greater(t, n, f, "%q: near not above far", c.q)
 	}
-	if s := sim("How many singers do we have?", "How many singers do we have?"); math.Abs(s-1) > 1e-6 {
-		t.Errorf("self similarity %v", s)
-	}
-	if s := sim("singers", "singer"); s < 0.9 {
-		t.Errorf("plural similarity %v", s)
-	}
-	if s := sim("What is the capital of France?", "singer: singer_id, name, country, song_name, age"); s > 0.2 {
-		t.Errorf("unrelated similarity %v", s)
-	}
+	assert.InDelta(t, 1.0, sim("How many singers do we have?", "How many singers do we have?"), 1e-6, "self similarity")
+	assert.GreaterOrEqual(t, sim("singers", "singer"), 0.9, "plural similarity")
+	assert.LessOrEqual(t, sim("What is the capital of France?", "singer: singer_id, name, country, song_name, age"), 0.2, "unrelated similarity")
 }
 
 func TestContextCancelled(t *testing.T) {
 	e := mustNew(t, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := e.EmbedDocuments(ctx, []string{"a"}); !errors.Is(err, context.Canceled) {
-		t.Fatal(err)
-	}
-	if _, err := e.EmbedQuery(ctx, "a"); !errors.Is(err, context.Canceled) {
-		t.Fatal(err)
-	}
+	_, err := e.EmbedDocuments(ctx, []string{"a"})
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = e.EmbedQuery(ctx, "a")
+	require.ErrorIs(t, err, context.Canceled)
 }
 
 func BenchmarkEmbedTableDoc(b *testing.B) {
@@ -148,9 +117,7 @@ func FuzzEmbed(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		v := e.Embed(s)
 		for _, x := range v {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				t.Fatalf("%q: bad coordinate", s)
-			}
+			require.False(t, math.IsNaN(float64(x)) || math.IsInf(float64(x), 0), "%q: bad coordinate", s)
 		}
 	})
 }
