@@ -287,7 +287,7 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 		switch {
 		case errors.As(err, &outErr):
 			// The generator has already re-asked within its own bound.
-			a.Error = err.Error()
+			a.Error = err
 			r.ans.Attempts = append(r.ans.Attempts, *a)
 			return r.fail(err)
 		case err != nil:
@@ -300,14 +300,14 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 			return r.ans, nil
 		}
 		if prev := r.repeated(a.Candidate.SQL); prev != nil && !p.cfg.DisableNoProgress {
-			a.Error = fmt.Sprintf("no progress: same SQL as attempt %d", prev.N)
+			a.Error = fmt.Errorf("no progress: same SQL as attempt %d", prev.N)
 			r.ans.Attempts = append(r.ans.Attempts, *a)
-			r.trace.add(StageSQL, a.N, time.Now(), nil, "stopped: "+a.Error)
+			r.trace.add(StageSQL, a.N, time.Now(), nil, "stopped: "+a.Error.Error())
 			var cause error = errors.New("rejected by the judge")
 			if prev.Result != nil && prev.Result.Error != nil {
 				cause = prev.Result.Error
 			}
-			return r.exhausted(fmt.Errorf("%s: %w", a.Error, cause))
+			return r.exhausted(fmt.Errorf("%s: %w", a.Error.Error(), cause))
 		}
 		if !r.check(a) {
 			if err := r.execute(ctx, a); err != nil {
@@ -333,7 +333,7 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 		if errors.As(err, &outErr) {
 			// The judge's answer was unusable: the attempt executed but
 			// stays unverified.
-			a.Error = err.Error()
+			a.Error = err
 			r.ans.Attempts = append(r.ans.Attempts, *a)
 			return r.unverified()
 		}

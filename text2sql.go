@@ -3,6 +3,8 @@ package text2sql
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"time"
 )
 
@@ -17,17 +19,69 @@ const (
 	DialectMySQL    Dialect = "mysql"
 )
 
-// Kind is the kind of a knowledge item.
-type Kind string
+// ItemKind is the kind of a knowledge item: ItemTable, ItemColumn,
+// ItemRule, ItemExample or ItemValue. It comes from the knowledge file (the
+// section an entry is in, or its "kind" field) and from the schema and data
+// (table, column and value items), and is written as "table", "column",
+// "rule", "example" or "value" in JSON and YAML. Not to be confused with
+// ErrorKind, the kind of an SQL failure.
+type ItemKind string
 
-// The knowledge kinds. Only the question of an example is indexed; its SQL
-// travels with the item.
+// The knowledge item kinds. Only the question of an example is indexed; its
+// SQL travels with the item.
 const (
-	KindTable   Kind = "table"   // what a table stores, its joins, the questions it answers, synonyms
-	KindColumn  Kind = "column"  // meaning, units and range of a column
-	KindRule    Kind = "rule"    // a business rule
-	KindExample Kind = "example" // a verified question → SQL pair
-	KindValue   Kind = "value"   // distinct text values of a low-cardinality column
+	ItemTable   ItemKind = "table"   // what a table stores, its joins, the questions it answers, synonyms
+	ItemColumn  ItemKind = "column"  // meaning, units and range of a column
+	ItemRule    ItemKind = "rule"    // a business rule
+	ItemExample ItemKind = "example" // a verified question → SQL pair
+	ItemValue   ItemKind = "value"   // distinct text values of a low-cardinality column
+)
+
+// Provenance says which searches of the retriever found an item:
+// ProvenanceBM25 (the keyword search only), ProvenanceVector (the vector
+// search only) or ProvenanceBoth (both). The retriever sets it when it fuses
+// the rankings; in JSON it is "bm25", "vector" or "bm25+vector".
+type Provenance string
+
+// The provenances of a retrieved item.
+const (
+	ProvenanceBM25   Provenance = "bm25"        // found by the BM25 keyword search only
+	ProvenanceVector Provenance = "vector"      // found by the vector search only
+	ProvenanceBoth   Provenance = "bm25+vector" // found by both searches
+)
+
+// TableReason is why a table is shown to the model: ReasonRetrieved,
+// ReasonExample, ReasonJoinPath or ReasonRequired. The retriever sets it on
+// each TableRef. In JSON it is "retrieved", "join path" or "required", and
+// "via example <id>" for ReasonExample, the id being TableRef.Example.
+type TableReason string
+
+// The reasons a table is shown.
+const (
+	// ReasonRetrieved: an item about the table (the table, one of its
+	// columns or values) was retrieved.
+	ReasonRetrieved TableReason = "retrieved"
+	// ReasonExample: a retrieved verified example's SQL uses the table;
+	// TableRef.Example names the example.
+	ReasonExample TableReason = "via example"
+	// ReasonJoinPath: the table links two shown tables by foreign keys.
+	ReasonJoinPath TableReason = "join path"
+	// ReasonRequired: the caller asked for it (RetrieveRequest.RequiredTables),
+	// e.g. a table a judge found missing.
+	ReasonRequired TableReason = "required"
+)
+
+// ObjectKind is the kind of a PlanObject: ObjectTable, ObjectColumn or
+// ObjectValue. The planner reads it from the model's plan (normalising case
+// and plurals) or infers it from the object's shape; in JSON it is "table",
+// "column" or "value".
+type ObjectKind string
+
+// The kinds of a plan object.
+const (
+	ObjectTable  ObjectKind = "table"
+	ObjectColumn ObjectKind = "column"
+	ObjectValue  ObjectKind = "value"
 )
 
 // Stage names a step of the pipeline. A judge's verdict names one of
@@ -165,12 +219,12 @@ type RetrieveRequest struct {
 
 // Item is one retrieved knowledge item.
 type Item struct {
-	ID     string `json:"id"` // stable, e.g. "table:students", "example:q3"
-	Kind   Kind   `json:"kind"`
-	Text   string `json:"text"`
-	Table  string `json:"table,omitempty"`  // the table a table/column/value item is about
-	Column string `json:"column,omitempty"` // the column a column/value item is about
-	SQL    string `json:"sql,omitempty"`    // an example's SQL
+	ID     string   `json:"id"` // stable, e.g. "table:students", "example:q3"
+	Kind   ItemKind `json:"kind"`
+	Text   string   `json:"text"`
+	Table  string   `json:"table,omitempty"`  // the table a table/column/value item is about
+	Column string   `json:"column,omitempty"` // the column a column/value item is about
+	SQL    string   `json:"sql,omitempty"`    // an example's SQL
 	// Score is the fused Reciprocal Rank Fusion score: sum of 1/(k+rank) over
 	// the rankings that found the item (k=60 by default), so at most 2/61;
 	// a reranker, when configured, replaces it with its own relevance.
@@ -178,16 +232,53 @@ type Item struct {
 	// Similarity is the cosine similarity of the query and item vectors,
 	// in [-1, 1]; 0 when the vector search did not return the item.
 	Similarity float64 `json:"similarity"`
-	// Provenance says how the item was found: "bm25", "vector", "bm25+vector".
-	Provenance string `json:"provenance"`
+	// Provenance says which searches found the item.
+	Provenance Provenance `json:"provenance"`
 }
 
-// TableRef is a table shown to the model, with why it is shown.
+// TableRef is a table shown to the model, with why it is shown. In JSON it
+// is {"name", "reason", "score"}, the reason written by Why.
 type TableRef struct {
-	Name string `json:"name"` // as in the schema model, schema-qualified when not in the default schema
-	// Reason is "retrieved", "via example <id>", "join path", or "required".
+	Name   string      `json:"name"` // as in the schema model, schema-qualified when not in the default schema
+	Reason TableReason `json:"reason"`
+	// Example is the id of the verified example whose SQL uses the table
+	// when Reason is ReasonExample, else empty.
+	Example string  `json:"-"`
+	Score   float64 `json:"score"` // best fused score of an item about this table; 0 when linked
+}
+
+// Why returns the reason as text: "retrieved", "join path", "required", or
+// "via example <id>".
+func (t TableRef) Why() string {
+	if t.Reason == ReasonExample && t.Example != "" {
+		return string(ReasonExample) + " " + t.Example
+	}
+	return string(t.Reason)
+}
+
+type tableRefJSON struct {
+	Name   string  `json:"name"`
 	Reason string  `json:"reason"`
-	Score  float64 `json:"score"` // best fused score of an item about this table; 0 when linked
+	Score  float64 `json:"score"`
+}
+
+// MarshalJSON writes the reason as Why does.
+func (t TableRef) MarshalJSON() ([]byte, error) {
+	return json.Marshal(tableRefJSON{Name: t.Name, Reason: t.Why(), Score: t.Score})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, splitting "via example <id>"
+// into ReasonExample and Example.
+func (t *TableRef) UnmarshalJSON(b []byte) error {
+	var j tableRefJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*t = TableRef{Name: j.Name, Reason: TableReason(j.Reason), Score: j.Score}
+	if id, ok := strings.CutPrefix(j.Reason, string(ReasonExample)+" "); ok {
+		t.Reason, t.Example = ReasonExample, id
+	}
+	return nil
 }
 
 // ExampleMatch is a verified example that matches the question closely
@@ -230,9 +321,9 @@ type Plan struct {
 
 // PlanObject is a table, column or value a plan uses.
 type PlanObject struct {
-	Kind  string `json:"kind"` // "table", "column" or "value"
-	Name  string `json:"name"` // "table" or "table.column"; for a value, the column it filters
-	Value string `json:"value,omitempty"`
+	Kind  ObjectKind `json:"kind"`
+	Name  string     `json:"name"` // "table" or "table.column"; for a value, the column it filters
+	Value string     `json:"value,omitempty"`
 }
 
 // PlanRequest asks for a plan.
@@ -315,9 +406,42 @@ type Attempt struct {
 	Verdict   *Verdict   `json:"verdict,omitempty"`
 	// Warnings are the deterministic checks' warnings on the executed SQL.
 	Warnings []string `json:"warnings,omitempty"`
-	// Error is why this attempt failed before a result: an unparsable model
-	// answer, for instance. Execution errors are in Result.Error.
+	// Error is why this attempt failed before a result: an *OutputError for
+	// an unusable model answer, for instance, so errors.Is and errors.As
+	// work on it. Execution errors are in Result.Error. In JSON it is its
+	// message, "error", omitted when nil; decoding gives an error with that
+	// message only (the type is not kept).
+	Error error `json:"-"`
+}
+
+type attemptAlias Attempt
+
+type attemptJSON struct {
+	attemptAlias
 	Error string `json:"error,omitempty"`
+}
+
+// MarshalJSON writes Error as its message.
+func (a Attempt) MarshalJSON() ([]byte, error) {
+	j := attemptJSON{attemptAlias: attemptAlias(a)}
+	if a.Error != nil {
+		j.Error = a.Error.Error()
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; a message becomes an error
+// with that text.
+func (a *Attempt) UnmarshalJSON(b []byte) error {
+	var j attemptJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*a = Attempt(j.attemptAlias)
+	if j.Error != "" {
+		a.Error = errors.New(j.Error)
+	}
+	return nil
 }
 
 // Role is the author of a chat message.

@@ -54,7 +54,7 @@ type Options struct {
 	// malformed answer (cut to 1,000 characters) and a short note on top.
 	PromptBudget int
 	// SampleValues shows the model the cell values of the context (items
-	// of kind text2sql.KindValue), quoted as data in a delimited block.
+	// of kind text2sql.ItemValue), quoted as data in a delimited block.
 	// Off by default: the model then sees no database content.
 	SampleValues bool
 }

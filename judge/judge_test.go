@@ -134,7 +134,7 @@ func trace() text2sql.JudgeRequest {
 		Context: &text2sql.Context{Question: "What is the average grade per course?", Dialect: text2sql.DialectSQLite,
 			Tables: []text2sql.TableRef{{Name: "enrollments", Reason: "retrieved", Score: 0.0328}, {Name: "courses", Reason: "via example q3"}},
 			Schema: "CREATE TABLE enrollments (\n  course_id INTEGER,\n  grade_points REAL\n);",
-			Items:  []text2sql.Item{{ID: "rule:avg", Kind: text2sql.KindRule, Text: "An average grade means avg(grade_points) over completed enrollments."}}},
+			Items:  []text2sql.Item{{ID: "rule:avg", Kind: text2sql.ItemRule, Text: "An average grade means avg(grade_points) over completed enrollments."}}},
 		Plan: plan,
 		Current: text2sql.Attempt{N: 3, Plan: plan,
 			Candidate: &text2sql.Candidate{Answerable: true, SQL: "SELECT course_id, AVG(grade_points) FROM enrollments GROUP BY course_id", Explanation: "Averages per course."},

@@ -112,7 +112,7 @@ func (b *Base) Documents(db *schema.Database) []Document {
 		sentence(&s, "", n.Description)
 		sentence(&s, "Units: ", n.Units)
 		sentence(&s, "Range: ", n.Range)
-		add(Document{ID: "column:" + tname + "." + cname, Kind: text2sql.KindColumn, Text: s.String(), Table: tname, Column: cname})
+		add(Document{ID: "column:" + tname + "." + cname, Kind: text2sql.ItemColumn, Text: s.String(), Table: tname, Column: cname})
 	}
 
 	// Rule documents.
@@ -131,7 +131,7 @@ func (b *Base) Documents(db *schema.Database) []Document {
 		if len(tables) > 0 {
 			text += "\nTables: " + strings.Join(tables, ", ") + "."
 		}
-		add(Document{ID: "rule:" + id, Kind: text2sql.KindRule, Text: text, Tables: tables})
+		add(Document{ID: "rule:" + id, Kind: text2sql.ItemRule, Text: text, Tables: tables})
 	}
 
 	// Example documents: only the question is indexed.
@@ -152,7 +152,7 @@ func (b *Base) Documents(db *schema.Database) []Document {
 				}
 			}
 		}
-		add(Document{ID: "example:" + id, Kind: text2sql.KindExample, Text: collapse(ex.Question), SQL: ex.SQL, Tables: tables})
+		add(Document{ID: "example:" + id, Kind: text2sql.ItemExample, Text: collapse(ex.Question), SQL: ex.SQL, Tables: tables})
 	}
 
 	// Value documents.
@@ -182,7 +182,7 @@ func (b *Base) Documents(db *schema.Database) []Document {
 			s.WriteString(Literal(val))
 		}
 		s.WriteString(".")
-		add(Document{ID: "value:" + tname + "." + cname, Kind: text2sql.KindValue, Text: s.String(), Table: tname, Column: cname})
+		add(Document{ID: "value:" + tname + "." + cname, Kind: text2sql.ItemValue, Text: s.String(), Table: tname, Column: cname})
 	}
 	return docs
 }
@@ -252,7 +252,7 @@ func tableDocument(db *schema.Database, t *schema.Table, name string, n *TableNo
 		}
 		list(&s, "Columns: ", cols, ", ")
 	}
-	return Document{ID: "table:" + name, Kind: text2sql.KindTable, Text: s.String(), Table: name}
+	return Document{ID: "table:" + name, Kind: text2sql.ItemTable, Text: s.String(), Table: name}
 }
 
 // sentence appends "\n" + prefix + text, ending with a full stop, when text

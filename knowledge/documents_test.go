@@ -46,7 +46,7 @@ func TestDocumentsConcertSinger(t *testing.T) {
 		"Referenced by: singer_in_concert (by Singer_ID)"} {
 		assert.Contains(t, singer.Text, s, "table:singer")
 	}
-	assert.Equal(t, text2sql.KindTable, singer.Kind, "table:singer = %+v", singer)
+	assert.Equal(t, text2sql.ItemTable, singer.Kind, "table:singer = %+v", singer)
 	assert.Equal(t, "singer", singer.Table, "table:singer = %+v", singer)
 	// A table without a note still gets its name, references and columns.
 	concert := byID["table:concert"]
@@ -58,22 +58,22 @@ func TestDocumentsConcertSinger(t *testing.T) {
 	assert.Contains(t, sic.Text, "Joins: singer_in_concert.Singer_ID = singer.Singer_ID; ", "table:singer_in_concert")
 
 	col := byID["column:singer.Age"]
-	assert.Equal(t, text2sql.KindColumn, col.Kind, "column doc = %+v", col)
+	assert.Equal(t, text2sql.ItemColumn, col.Kind, "column doc = %+v", col)
 	assert.Equal(t, "singer", col.Table, "column doc = %+v", col)
 	assert.Equal(t, "Age", col.Column, "column doc = %+v", col)
 	assert.Equal(t, "Column singer.Age of table singer, type INT.\nAge in years.\nRange: 18 to 80.", col.Text, "column doc")
 	rule := byID["rule:avg-age"]
-	assert.Equal(t, text2sql.KindRule, rule.Kind, "rule doc = %+v", rule)
+	assert.Equal(t, text2sql.ItemRule, rule.Kind, "rule doc = %+v", rule)
 	assert.Equal(t, []string{"singer"}, rule.Tables, "rule doc = %+v", rule)
 	assert.True(t, strings.HasSuffix(rule.Text, "\nTables: singer."), "rule doc = %+v", rule)
 	// An example's text is its question only; the SQL travels beside it.
 	ex := byID["example:"+exID]
-	assert.Equal(t, text2sql.KindExample, ex.Kind, "example doc = %+v", ex)
+	assert.Equal(t, text2sql.ItemExample, ex.Kind, "example doc = %+v", ex)
 	assert.Equal(t, "Show the name and capacity of each stadium.", ex.Text, "example doc")
 	assert.Equal(t, "SELECT Name, Capacity\nFROM stadium", ex.SQL, "example doc")
 	assert.Equal(t, []string{"stadium"}, ex.Tables, "example doc")
 	val := byID["value:singer.Country"]
-	assert.Equal(t, text2sql.KindValue, val.Kind, "value doc = %+v", val)
+	assert.Equal(t, text2sql.ItemValue, val.Kind, "value doc = %+v", val)
 	assert.Equal(t, "singer", val.Table, "value doc = %+v", val)
 	assert.Equal(t, "Country", val.Column, "value doc = %+v", val)
 	assert.Equal(t, "Values of singer.Country: 'France', 'Netherlands', 'United States'.", val.Text, "value doc")

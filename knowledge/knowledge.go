@@ -108,7 +108,7 @@ type ValueList struct {
 // the schema spells it. See Base.Documents.
 type Document struct {
 	ID     string
-	Kind   text2sql.Kind
+	Kind   text2sql.ItemKind
 	Text   string // the indexed text; for an example, only its question
 	Table  string // the table a table/column/value document is about
 	Column string // the column a column/value document is about

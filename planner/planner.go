@@ -179,7 +179,7 @@ type Problem struct {
 // String renders the problem for a re-ask: "column students.gpa: no such
 // column in table students (the columns of students are …)".
 func (pr Problem) String() string {
-	s := pr.Object.Kind + " " + strings.TrimSpace(pr.Object.Name) + ": " + pr.Reason
+	s := string(pr.Object.Kind) + " " + strings.TrimSpace(pr.Object.Name) + ": " + pr.Reason
 	if pr.Hint != "" {
 		s += " (" + pr.Hint + ")"
 	}
@@ -206,9 +206,9 @@ func (p *Planner) Validate(plan *text2sql.Plan) []Problem {
 	db := p.opts.Schema
 	for i := range plan.Objects {
 		o := &plan.Objects[i]
-		o.Kind = normKind(o.Kind)
+		o.Kind = normKind(string(o.Kind))
 		switch o.Kind {
-		case "table", "column", "value":
+		case text2sql.ObjectTable, text2sql.ObjectColumn, text2sql.ObjectValue:
 		default:
 			probs = append(probs, Problem{Object: *o, Reason: "unknown kind (use table, column or value)"})
 			continue
@@ -218,13 +218,13 @@ func (p *Planner) Validate(plan *text2sql.Plan) []Problem {
 		}
 		parts := splitName(o.Name)
 		if len(parts) == 0 {
-			if o.Kind == "value" {
+			if o.Kind == text2sql.ObjectValue {
 				continue // a value that filters no particular column
 			}
 			probs = append(probs, Problem{Object: *o, Reason: "empty name"})
 			continue
 		}
-		if o.Kind == "table" {
+		if o.Kind == text2sql.ObjectTable {
 			t := lookup(db, parts)
 			if t == nil {
 				name := strings.Join(parts, ".")
@@ -343,17 +343,17 @@ func closestColumn(db *schema.Database, t *schema.Table, col string) string {
 }
 
 // normKind lower-cases a kind and maps plurals and synonyms.
-func normKind(k string) string {
+func normKind(k string) text2sql.ObjectKind {
 	k = strings.ToLower(strings.TrimSpace(k))
 	switch k {
 	case "tables", "relation", "view":
-		return "table"
+		return text2sql.ObjectTable
 	case "columns", "field", "attribute":
-		return "column"
+		return text2sql.ObjectColumn
 	case "values", "literal", "filter", "constant":
-		return "value"
+		return text2sql.ObjectValue
 	}
-	return k
+	return text2sql.ObjectKind(k)
 }
 
 // splitName splits a dotted name and unquotes its parts.
@@ -483,13 +483,13 @@ func parseObject(r json.RawMessage) (text2sql.PlanObject, error) {
 	var s string
 	if err := json.Unmarshal(r, &s); err == nil {
 		s = strings.TrimSpace(s)
-		if f := strings.Fields(s); len(f) == 2 && (normKind(f[0]) == "table" || normKind(f[0]) == "column") {
+		if f := strings.Fields(s); len(f) == 2 && (normKind(f[0]) == text2sql.ObjectTable || normKind(f[0]) == text2sql.ObjectColumn) {
 			return text2sql.PlanObject{Kind: normKind(f[0]), Name: f[1]}, nil
 		}
 		if strings.Contains(s, ".") {
-			return text2sql.PlanObject{Kind: "column", Name: s}, nil
+			return text2sql.PlanObject{Kind: text2sql.ObjectColumn, Name: s}, nil
 		}
-		return text2sql.PlanObject{Kind: "table", Name: s}, nil
+		return text2sql.PlanObject{Kind: text2sql.ObjectTable, Name: s}, nil
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(r, &m); err != nil {
@@ -521,11 +521,11 @@ func parseObject(r json.RawMessage) (text2sql.PlanObject, error) {
 	if po.Kind == "" {
 		switch {
 		case po.Value != "":
-			po.Kind = "value"
+			po.Kind = text2sql.ObjectValue
 		case strings.Contains(po.Name, "."):
-			po.Kind = "column"
+			po.Kind = text2sql.ObjectColumn
 		default:
-			po.Kind = "table"
+			po.Kind = text2sql.ObjectTable
 		}
 	}
 	return po, nil

@@ -43,10 +43,10 @@ func demoContext(db *schema.Database) *text2sql.Context {
 		},
 		Schema: db.DDL(tables),
 		Items: []text2sql.Item{
-			{ID: "column:enrollments.grade_points", Kind: text2sql.KindColumn, Text: "enrollments.grade_points: grade on a 0–4 scale, NULL unless completed.", Score: 0.03},
-			{ID: "rule:average-grade", Kind: text2sql.KindRule, Text: "An average grade means avg(grade_points) over completed enrollments.", Score: 0.02},
-			{ID: "example:q3", Kind: text2sql.KindExample, Text: "What is the average grade of each student?", SQL: "SELECT student_id, AVG(grade_points) FROM enrollments GROUP BY student_id", Score: 0.02},
-			{ID: "example:bad", Kind: text2sql.KindExample, Text: "Drop it", SQL: "DROP TABLE students", Score: 0.01},
+			{ID: "column:enrollments.grade_points", Kind: text2sql.ItemColumn, Text: "enrollments.grade_points: grade on a 0–4 scale, NULL unless completed.", Score: 0.03},
+			{ID: "rule:average-grade", Kind: text2sql.ItemRule, Text: "An average grade means avg(grade_points) over completed enrollments.", Score: 0.02},
+			{ID: "example:q3", Kind: text2sql.ItemExample, Text: "What is the average grade of each student?", SQL: "SELECT student_id, AVG(grade_points) FROM enrollments GROUP BY student_id", Score: 0.02},
+			{ID: "example:bad", Kind: text2sql.ItemExample, Text: "Drop it", SQL: "DROP TABLE students", Score: 0.01},
 		},
 	}
 }
@@ -288,7 +288,7 @@ func TestValidate(t *testing.T) {
 	}
 	want := []string{"table students", "column enrollments.grade_points", "column students.entry_year", "column department_id", "value courses.code", "value "}
 	for i, o := range plan.Objects {
-		if got := o.Kind + " " + o.Name; got != want[i] {
+		if got := string(o.Kind) + " " + o.Name; got != want[i] {
 			t.Errorf("object %d = %q, want %q", i, got, want[i])
 		}
 	}

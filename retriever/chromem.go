@@ -122,6 +122,21 @@ func (s *ChromemStore) Add(ctx context.Context, records []Record) error {
 	if len(docs) == 0 {
 		return nil
 	}
+	// chromem-go adds a batch's documents concurrently: of two with one
+	// ID, either could win. Keep the last, as sequential adds would.
+	last := make(map[string]int, len(docs))
+	for i, d := range docs {
+		last[d.ID] = i
+	}
+	if len(last) < len(docs) {
+		kept := docs[:0]
+		for i, d := range docs {
+			if last[d.ID] == i {
+				kept = append(kept, d)
+			}
+		}
+		docs = kept
+	}
 	if err := s.col.AddDocuments(ctx, docs, max(1, runtime.GOMAXPROCS(0))); err != nil {
 		return fmt.Errorf("retriever: chromem store: %w", err)
 	}
@@ -130,7 +145,7 @@ func (s *ChromemStore) Add(ctx context.Context, records []Record) error {
 
 // Query implements Store. Hits of equal similarity come in ascending ID
 // order.
-func (s *ChromemStore) Query(ctx context.Context, vector []float32, k int, kind text2sql.Kind) ([]Hit, error) {
+func (s *ChromemStore) Query(ctx context.Context, vector []float32, k int, kind text2sql.ItemKind) ([]Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -184,7 +199,7 @@ func (s *ChromemStore) Query(ctx context.Context, vector []float32, k int, kind 
 		if len(hits) == k {
 			break
 		}
-		hits = append(hits, Hit{ID: r.ID, Kind: text2sql.Kind(r.Metadata["kind"]), Similarity: max(-1, min(1, sim))})
+		hits = append(hits, Hit{ID: r.ID, Kind: text2sql.ItemKind(r.Metadata["kind"]), Similarity: max(-1, min(1, sim))})
 	}
 	return hits, nil
 }

@@ -116,7 +116,7 @@ func tableNames(c *text2sql.Context) []string {
 func reasonOf(c *text2sql.Context, table string) string {
 	for _, t := range c.Tables {
 		if strings.EqualFold(t.Name, table) {
-			return t.Reason
+			return t.Why()
 		}
 	}
 	return ""

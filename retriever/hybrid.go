@@ -70,7 +70,7 @@ var defaultNeighbourLead = 8
 const candidatePool = 50
 
 // kindOrder is the order of kinds in ties and statistics.
-var kindOrder = []text2sql.Kind{text2sql.KindTable, text2sql.KindColumn, text2sql.KindRule, text2sql.KindExample, text2sql.KindValue}
+var kindOrder = []text2sql.ItemKind{text2sql.ItemTable, text2sql.ItemColumn, text2sql.ItemRule, text2sql.ItemExample, text2sql.ItemValue}
 
 // DefaultQuotas returns the default number of items kept per kind: 5
 // tables, 5 columns, 3 rules, 3 examples, 3 value lists. A new map on each
@@ -78,13 +78,13 @@ var kindOrder = []text2sql.Kind{text2sql.KindTable, text2sql.KindColumn, text2sq
 // chosen from the whole fused table ranking, up to MaxTables. With the
 // other Spider dev questions as examples, 1 example gives 99.8% strict
 // table recall, 3 give 99.9%, 5 no more.
-func DefaultQuotas() map[text2sql.Kind]int {
-	return map[text2sql.Kind]int{
-		text2sql.KindTable:   5,
-		text2sql.KindColumn:  5,
-		text2sql.KindRule:    3,
-		text2sql.KindExample: 3,
-		text2sql.KindValue:   3,
+func DefaultQuotas() map[text2sql.ItemKind]int {
+	return map[text2sql.ItemKind]int{
+		text2sql.ItemTable:   5,
+		text2sql.ItemColumn:  5,
+		text2sql.ItemRule:    3,
+		text2sql.ItemExample: 3,
+		text2sql.ItemValue:   3,
 	}
 }
 
@@ -118,7 +118,7 @@ type HybridOptions struct {
 	// Quotas is the number of items kept per kind. A kind missing from the
 	// map gets its DefaultQuotas value; 0 means that kind is not retrieved.
 	// A negative quota or an unknown kind is an error.
-	Quotas map[text2sql.Kind]int
+	Quotas map[text2sql.ItemKind]int
 	// RRFK is the k of Reciprocal Rank Fusion; 0 means DefaultRRFK (60).
 	// Must not be negative.
 	RRFK float64
@@ -147,8 +147,8 @@ type HybridOptions struct {
 
 // Stats describes a Hybrid retriever's index.
 type Stats struct {
-	Documents int                   // documents indexed
-	Kinds     map[text2sql.Kind]int // documents per kind
+	Documents int                       // documents indexed
+	Kinds     map[text2sql.ItemKind]int // documents per kind
 	// Fingerprint is the hex SHA-256 of the knowledge fingerprint, the
 	// schema (tables, columns, keys), the documents, the embedder's name
 	// and dimension, and IndexLayout.
@@ -168,7 +168,7 @@ type Hybrid struct {
 	emb       text2sql.Embedder
 	store     Store
 	rerank    Reranker
-	quotas    map[text2sql.Kind]int
+	quotas    map[text2sql.ItemKind]int
 	rrfK      float64
 	low       float64
 	reuse     float64
@@ -179,8 +179,8 @@ type Hybrid struct {
 
 	docs     []knowledge.Document
 	byID     map[string]int
-	kindDocs map[text2sql.Kind]int // documents per kind
-	bm       *bm25.Index           // over all documents
+	kindDocs map[text2sql.ItemKind]int // documents per kind
+	bm       *bm25.Index               // over all documents
 	// docTables are the schema tables each document is about.
 	docTables [][]*schema.Table
 	examples  map[string]int // normalised question → doc index
@@ -211,7 +211,7 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 	}
 	h.docs = kb.Documents(h.db)
 	h.byID = make(map[string]int, len(h.docs))
-	h.kindDocs = map[text2sql.Kind]int{}
+	h.kindDocs = map[text2sql.ItemKind]int{}
 	h.examples = map[string]int{}
 	tokens := make([][]string, len(h.docs))
 	h.docTables = make([][]*schema.Table, len(h.docs))
@@ -223,7 +223,7 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 		h.kindDocs[d.Kind]++
 		tokens[i] = docTokens(h.db, d)
 		h.docTables[i] = tablesOf(h.db, d)
-		if d.Kind == text2sql.KindExample {
+		if d.Kind == text2sql.ItemExample {
 			if n := normalizeQuestion(d.Text); n != "" {
 				if _, ok := h.examples[n]; !ok {
 					h.examples[n] = i
@@ -237,7 +237,7 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 	fp := indexFingerprint(kb, h.db, h.emb, h.docs)
 	h.stats = Stats{
 		Documents:   len(h.docs),
-		Kinds:       map[text2sql.Kind]int{},
+		Kinds:       map[text2sql.ItemKind]int{},
 		Fingerprint: fp,
 		Embedder:    h.emb.Name(),
 		Dimension:   h.emb.Dimension(),
@@ -382,7 +382,7 @@ func (h *Hybrid) Documents() []knowledge.Document { return slices.Clone(h.docs) 
 // Stats returns what NewHybrid built.
 func (h *Hybrid) Stats() Stats {
 	s := h.stats
-	s.Kinds = make(map[text2sql.Kind]int, len(h.stats.Kinds))
+	s.Kinds = make(map[text2sql.ItemKind]int, len(h.stats.Kinds))
 	for k, v := range h.stats.Kinds {
 		s.Kinds[k] = v
 	}
@@ -456,7 +456,7 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 	qTokens := queryTokens(query)
 
 	out := &text2sql.Context{Question: req.Question, Dialect: h.db.Dialect}
-	var active []text2sql.Kind
+	var active []text2sql.ItemKind
 	pool := candidatePool
 	for _, kind := range kindOrder {
 		if q := h.quotas[kind]; q > 0 && h.kindDocs[kind] > 0 {
@@ -475,7 +475,7 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 		if err != nil {
 			return nil, fmt.Errorf("retriever: vector search (%s): %w", kind, err)
 		}
-		if kind == text2sql.KindExample {
+		if kind == text2sql.ItemExample {
 			exampleHits = hits
 		}
 		vec2 = append(vec2, hits...)
@@ -498,10 +498,10 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 	// sees a deeper list and decides the order itself).
 	var items []text2sql.Item
 	var tableCands []candidate
-	used := map[text2sql.Kind]int{}
+	used := map[text2sql.ItemKind]int{}
 	for _, c := range cands {
 		kind := h.docs[c.doc].Kind
-		if kind == text2sql.KindTable {
+		if kind == text2sql.ItemTable {
 			tableCands = append(tableCands, c)
 		}
 		limit := h.quotas[kind]
@@ -599,12 +599,12 @@ func bmOrder(r int) int {
 
 func (h *Hybrid) item(c candidate) text2sql.Item {
 	d := h.docs[c.doc]
-	prov := "bm25+vector"
+	prov := text2sql.ProvenanceBoth
 	switch {
 	case c.vecRank == 0:
-		prov = "bm25"
+		prov = text2sql.ProvenanceBM25
 	case c.bmRank == 0:
-		prov = "vector"
+		prov = text2sql.ProvenanceVector
 	}
 	return text2sql.Item{
 		ID: d.ID, Kind: d.Kind, Text: d.Text, Table: d.Table, Column: d.Column, SQL: d.SQL,
@@ -623,7 +623,7 @@ func (h *Hybrid) applyRerank(ctx context.Context, question string, items []text2
 	for _, it := range items {
 		known[it.ID] = it
 	}
-	used := map[text2sql.Kind]int{}
+	used := map[text2sql.ItemKind]int{}
 	seen := map[string]bool{}
 	var out []text2sql.Item
 	for _, r := range ranked {
@@ -646,17 +646,17 @@ func (h *Hybrid) match(ctx context.Context, question string, plain bool, hits []
 	if i, ok := h.examples[normalizeQuestion(question)]; ok {
 		return h.exampleMatch(i, 1), nil
 	}
-	if h.reuse < 0 || h.kindDocs[text2sql.KindExample] == 0 {
+	if h.reuse < 0 || h.kindDocs[text2sql.ItemExample] == 0 {
 		return nil, nil
 	}
-	if !plain || h.quotas[text2sql.KindExample] == 0 {
+	if !plain || h.quotas[text2sql.ItemExample] == 0 {
 		// The query vector carried extra terms (or examples were not
 		// searched): compare the question alone.
 		v, err := h.emb.EmbedQuery(ctx, question)
 		if err != nil {
 			return nil, fmt.Errorf("retriever: embed question: %w", err)
 		}
-		if hits, err = h.store.Query(ctx, v, 1, text2sql.KindExample); err != nil {
+		if hits, err = h.store.Query(ctx, v, 1, text2sql.ItemExample); err != nil {
 			return nil, fmt.Errorf("retriever: vector search (example): %w", err)
 		}
 	}

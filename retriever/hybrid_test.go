@@ -191,7 +191,7 @@ func TestJoinPath(t *testing.T) {
 	// On Spider concert_singer: singers and concerts are joined through
 	// singer_in_concert.
 	db := spiderDB(t, "concert_singer")
-	h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, Quotas: map[text2sql.Kind]int{text2sql.KindTable: 2}})
+	h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, Quotas: map[text2sql.ItemKind]int{text2sql.ItemTable: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestJoinPath(t *testing.T) {
 func TestExampleLinking(t *testing.T) {
 	// The example's SQL reads courses and enrollments: both come in "via
 	// example q1" even when table retrieval is turned off.
-	h := newRegistrar(t, HybridOptions{Quotas: map[text2sql.Kind]int{text2sql.KindTable: 0, text2sql.KindColumn: 0, text2sql.KindRule: 0, text2sql.KindValue: 0, text2sql.KindExample: 1}})
+	h := newRegistrar(t, HybridOptions{Quotas: map[text2sql.ItemKind]int{text2sql.ItemTable: 0, text2sql.ItemColumn: 0, text2sql.ItemRule: 0, text2sql.ItemValue: 0, text2sql.ItemExample: 1}})
 	c := retrieve(t, h, "How many students are enrolled in every class?")
 	if len(c.Items) != 1 || c.Items[0].ID != "example:q1" || c.Items[0].SQL == "" {
 		t.Fatalf("items %+v", c.Items)
@@ -279,7 +279,7 @@ func TestKindsRulesValuesRequired(t *testing.T) {
 	if !slices.Contains(tableNames(c), "students") || !slices.Contains(tableNames(c), "enrollments") {
 		t.Errorf("tables %+v", c.Tables)
 	}
-	perKind := map[text2sql.Kind]int{}
+	perKind := map[text2sql.ItemKind]int{}
 	for _, it := range c.Items {
 		perKind[it.Kind]++
 	}
@@ -321,7 +321,7 @@ func (r *reverseReranker) Rerank(ctx context.Context, q string, items []text2sql
 	for i := range out {
 		out[i].Score = float64(len(out) - i)
 	}
-	return append(out, text2sql.Item{ID: "table:invented", Kind: text2sql.KindTable}), nil
+	return append(out, text2sql.Item{ID: "table:invented", Kind: text2sql.ItemTable}), nil
 }
 
 type failingReranker struct{}
@@ -332,7 +332,7 @@ func (failingReranker) Rerank(context.Context, string, []text2sql.Item) ([]text2
 
 func TestReranker(t *testing.T) {
 	rr := &reverseReranker{}
-	h := newRegistrar(t, HybridOptions{Reranker: rr, Quotas: map[text2sql.Kind]int{text2sql.KindTable: 2}})
+	h := newRegistrar(t, HybridOptions{Reranker: rr, Quotas: map[text2sql.ItemKind]int{text2sql.ItemTable: 2}})
 	c := retrieve(t, h, "How many students are there?")
 	if rr.calls != 1 {
 		t.Fatalf("calls %d", rr.calls)
@@ -342,7 +342,7 @@ func TestReranker(t *testing.T) {
 		if it.ID == "table:invented" {
 			t.Fatal("reranker invented an item")
 		}
-		if it.Kind == text2sql.KindTable {
+		if it.Kind == text2sql.ItemTable {
 			n++
 		}
 		if i > 0 && it.Score > c.Items[i-1].Score {
@@ -365,8 +365,8 @@ func TestBadInput(t *testing.T) {
 		{Schema: registrar(), RRFK: -1},
 		{Schema: registrar(), MaxTables: -1},
 		{Schema: registrar(), BatchSize: -1},
-		{Schema: registrar(), Quotas: map[text2sql.Kind]int{"bogus": 1}},
-		{Schema: registrar(), Quotas: map[text2sql.Kind]int{text2sql.KindTable: -1}},
+		{Schema: registrar(), Quotas: map[text2sql.ItemKind]int{"bogus": 1}},
+		{Schema: registrar(), Quotas: map[text2sql.ItemKind]int{text2sql.ItemTable: -1}},
 		{Schema: &schema.Database{Tables: []*schema.Table{nil}}},
 		{Schema: registrar(), RRFK: math.Inf(1)},
 		{Schema: registrar(), LowConfidence: math.NaN()},

@@ -40,7 +40,7 @@ func docTokens(db *schema.Database, d knowledge.Document) []string {
 		}
 	}
 	switch d.Kind {
-	case text2sql.KindTable:
+	case text2sql.ItemTable:
 		t := db.Lookup(d.Table)
 		if t == nil {
 			add(d.Table[strings.LastIndexByte(d.Table, '.')+1:])
@@ -50,7 +50,7 @@ func docTokens(db *schema.Database, d knowledge.Document) []string {
 		for _, c := range t.Columns {
 			add(c.Name)
 		}
-	case text2sql.KindColumn, text2sql.KindValue:
+	case text2sql.ItemColumn, text2sql.ItemValue:
 		add(d.Column)
 	}
 	return toks

@@ -233,7 +233,7 @@ func spiderLeaveOneOut(t testing.TB, opts HybridOptions) (*recallStats, *example
 		r.add(c, goldTables(h.db, it.Query, ""))
 		best := 0.0
 		for _, item := range c.Items {
-			if item.Kind == text2sql.KindExample {
+			if item.Kind == text2sql.ItemExample {
 				best = max(best, item.Similarity)
 			}
 		}

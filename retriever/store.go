@@ -18,7 +18,7 @@ import (
 // knowledge base, not from the store) and vector.
 type Record struct {
 	ID     string
-	Kind   text2sql.Kind
+	Kind   text2sql.ItemKind
 	Text   string
 	Vector []float32
 }
@@ -26,7 +26,7 @@ type Record struct {
 // Hit is one result of a vector query.
 type Hit struct {
 	ID   string
-	Kind text2sql.Kind
+	Kind text2sql.ItemKind
 	// Similarity is the cosine similarity of the query and record vectors,
 	// in [-1, 1].
 	Similarity float64
@@ -51,7 +51,7 @@ type Store interface {
 	// similarity, best first (ties in a store-defined but deterministic
 	// order), only of the given kind unless kind is "". k ≤ 0 or a zero
 	// vector gives no hits; a vector of the wrong length is an error.
-	Query(ctx context.Context, vector []float32, k int, kind text2sql.Kind) ([]Hit, error)
+	Query(ctx context.Context, vector []float32, k int, kind text2sql.ItemKind) ([]Hit, error)
 	// Count returns the number of records stored.
 	Count(ctx context.Context) (int, error)
 	// Fingerprint returns the fingerprint last set, or "" when none is set
@@ -72,11 +72,11 @@ type MemoryStore struct {
 	mu    sync.RWMutex
 	dim   int
 	ids   []string
-	kinds []text2sql.Kind
+	kinds []text2sql.ItemKind
 	texts []string
 	vecs  []float32 // len(ids) × dim
 	pos   map[string]int
-	kind  map[text2sql.Kind][]int // positions per kind, ascending
+	kind  map[text2sql.ItemKind][]int // positions per kind, ascending
 	fp    string
 }
 
@@ -108,7 +108,7 @@ func (s *MemoryStore) Add(ctx context.Context, records []Record) error {
 	defer s.mu.Unlock()
 	if s.pos == nil {
 		s.pos = map[string]int{}
-		s.kind = map[text2sql.Kind][]int{}
+		s.kind = map[text2sql.ItemKind][]int{}
 	}
 	for _, r := range records {
 		if r.ID == "" {
@@ -162,7 +162,7 @@ const parallelWork = 1 << 20
 // Query implements Store. It scans every record of the kind: cost is
 // O(records of the kind × dimension), split over GOMAXPROCS goroutines
 // above about a million multiply-adds.
-func (s *MemoryStore) Query(ctx context.Context, vector []float32, k int, kind text2sql.Kind) ([]Hit, error) {
+func (s *MemoryStore) Query(ctx context.Context, vector []float32, k int, kind text2sql.ItemKind) ([]Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -36,10 +36,10 @@ func TestStores(t *testing.T) {
 				t.Fatalf("empty fingerprint %q %v", fp, err)
 			}
 			recs := []Record{
-				{ID: "table:a", Kind: text2sql.KindTable, Text: "a", Vector: []float32{1, 0, 0}},
-				{ID: "table:b", Kind: text2sql.KindTable, Text: "b", Vector: []float32{2, 2, 0}}, // not normalised
-				{ID: "column:a.x", Kind: text2sql.KindColumn, Text: "x", Vector: []float32{0, 0, 1}},
-				{ID: "rule:zero", Kind: text2sql.KindRule, Text: "zero", Vector: []float32{0, 0, 0}},
+				{ID: "table:a", Kind: text2sql.ItemTable, Text: "a", Vector: []float32{1, 0, 0}},
+				{ID: "table:b", Kind: text2sql.ItemTable, Text: "b", Vector: []float32{2, 2, 0}}, // not normalised
+				{ID: "column:a.x", Kind: text2sql.ItemColumn, Text: "x", Vector: []float32{0, 0, 1}},
+				{ID: "rule:zero", Kind: text2sql.ItemRule, Text: "zero", Vector: []float32{0, 0, 0}},
 			}
 			if err := s.Add(ctx, recs); err != nil {
 				t.Fatal(err)
@@ -55,14 +55,14 @@ func TestStores(t *testing.T) {
 				t.Fatalf("hits %+v", hits)
 			}
 			want := 1 / math.Sqrt(1.01)
-			if math.Abs(hits[0].Similarity-want) > 1e-5 || hits[0].Kind != text2sql.KindTable {
+			if math.Abs(hits[0].Similarity-want) > 1e-5 || hits[0].Kind != text2sql.ItemTable {
 				t.Fatalf("similarity %v want %v", hits[0].Similarity, want)
 			}
-			hits, _ = s.Query(ctx, []float32{0, 0, 1}, 10, text2sql.KindTable)
-			if len(hits) != 2 || hits[0].Kind != text2sql.KindTable {
+			hits, _ = s.Query(ctx, []float32{0, 0, 1}, 10, text2sql.ItemTable)
+			if len(hits) != 2 || hits[0].Kind != text2sql.ItemTable {
 				t.Fatalf("kind filter %+v", hits)
 			}
-			if hits, _ := s.Query(ctx, []float32{1, 0, 0}, 1, text2sql.KindColumn); len(hits) != 1 || hits[0].ID != "column:a.x" {
+			if hits, _ := s.Query(ctx, []float32{1, 0, 0}, 1, text2sql.ItemColumn); len(hits) != 1 || hits[0].ID != "column:a.x" {
 				t.Fatalf("k=1 column %+v", hits)
 			}
 			for _, k := range []int{0, -3} {
@@ -90,7 +90,7 @@ func TestStores(t *testing.T) {
 				}
 			}
 			// Replacing a record keeps the count.
-			if err := s.Add(ctx, []Record{{ID: "table:a", Kind: text2sql.KindTable, Vector: []float32{0, 1, 0}}}); err != nil {
+			if err := s.Add(ctx, []Record{{ID: "table:a", Kind: text2sql.ItemTable, Vector: []float32{0, 1, 0}}}); err != nil {
 				t.Fatal(err)
 			}
 			if n, _ := s.Count(ctx); n != 3 {
@@ -112,7 +112,7 @@ func TestStores(t *testing.T) {
 				t.Fatalf("fingerprint after reset %q", fp)
 			}
 			// After a reset a new dimension is accepted.
-			if err := s.Add(ctx, []Record{{ID: "y", Kind: text2sql.KindTable, Vector: []float32{1, 2}}}); err != nil {
+			if err := s.Add(ctx, []Record{{ID: "y", Kind: text2sql.ItemTable, Vector: []float32{1, 2}}}); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -135,7 +135,7 @@ func TestChromemPersistence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Add(ctx, []Record{{ID: "a", Kind: text2sql.KindTable, Vector: []float32{1, 0}}, {ID: "b", Kind: text2sql.KindColumn, Vector: []float32{0, 1}}})
+	s.Add(ctx, []Record{{ID: "a", Kind: text2sql.ItemTable, Vector: []float32{1, 0}}, {ID: "b", Kind: text2sql.ItemColumn, Vector: []float32{0, 1}}})
 	// No fingerprint yet: a half-built index reopens as unbuilt.
 	s2, err := OpenChromem(dir)
 	if err != nil {
@@ -158,7 +158,7 @@ func TestChromemPersistence(t *testing.T) {
 		t.Fatalf("count after reopen %d", n)
 	}
 	hits, err := s3.Query(ctx, []float32{0, 1}, 5, "")
-	if err != nil || len(hits) != 2 || hits[0].ID != "b" || hits[0].Kind != text2sql.KindColumn {
+	if err != nil || len(hits) != 2 || hits[0].ID != "b" || hits[0].Kind != text2sql.ItemColumn {
 		t.Fatalf("%+v %v", hits, err)
 	}
 	if _, err := s3.Query(ctx, []float32{0, 1, 0}, 5, ""); err == nil {
@@ -217,7 +217,7 @@ func TestFingerprintReuseAndRebuild(t *testing.T) {
 			if h5, e5 := build(kb2, 256); h5.Stats().Rebuilt || e5.docCalls.Load() != 0 {
 				t.Fatalf("second reuse: %+v", h5.Stats())
 			}
-			if st := h4.Stats(); st.Stored != st.Documents || st.Kinds[text2sql.KindTable] != len(db.Tables) {
+			if st := h4.Stats(); st.Stored != st.Documents || st.Kinds[text2sql.ItemTable] != len(db.Tables) {
 				t.Fatalf("stats %+v", st)
 			}
 		})
@@ -271,7 +271,7 @@ func TestMemoryStoreLarge(t *testing.T) {
 		return float32(int64(seed>>11)%2001-1000) / 1000
 	}
 	s := NewMemoryStore()
-	kinds := []text2sql.Kind{text2sql.KindTable, text2sql.KindValue}
+	kinds := []text2sql.ItemKind{text2sql.ItemTable, text2sql.ItemValue}
 	var recs []Record
 	for i := 0; i < n; i++ {
 		v := make([]float32, dim)
@@ -284,12 +284,12 @@ func TestMemoryStoreLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Moving a record to another kind.
-	if err := s.Add(ctx, []Record{{ID: "1", Kind: text2sql.KindTable, Vector: recs[1].Vector}}); err != nil {
+	if err := s.Add(ctx, []Record{{ID: "1", Kind: text2sql.ItemTable, Vector: recs[1].Vector}}); err != nil {
 		t.Fatal(err)
 	}
-	recs[1].Kind = text2sql.KindTable
+	recs[1].Kind = text2sql.ItemTable
 	q := recs[42].Vector
-	for _, kind := range []text2sql.Kind{"", text2sql.KindTable, text2sql.KindValue} {
+	for _, kind := range []text2sql.ItemKind{"", text2sql.ItemTable, text2sql.ItemValue} {
 		type ref struct {
 			id  string
 			sim float64

@@ -13,14 +13,6 @@ import (
 // connect a table to those already chosen: up to two bridge tables.
 const maxJoinHops = 3
 
-// Reasons a table is shown.
-const (
-	reasonRetrieved = "retrieved"
-	reasonJoin      = "join path"
-	reasonRequired  = "required"
-	reasonExample   = "via example "
-)
-
 type shownTable struct {
 	table *schema.Table
 	ref   text2sql.TableRef
@@ -37,7 +29,7 @@ func tablesOf(db *schema.Database, d knowledge.Document) []*schema.Table {
 		}
 	}
 	switch d.Kind {
-	case text2sql.KindRule, text2sql.KindExample:
+	case text2sql.ItemRule, text2sql.ItemExample:
 		for _, name := range d.Tables {
 			add(name)
 		}
@@ -136,16 +128,15 @@ func (h *Hybrid) bridges(from *schema.Table, set map[*schema.Table]bool) (path [
 // shown, with its bridges while room is left.
 func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, required []string) []shownTable {
 	type cand struct {
-		t      *schema.Table
-		reason string
-		score  float64 // fused score of the best item about t
+		t   *schema.Table
+		ref text2sql.TableRef // why, with the fused score of the best item about t; no name yet
 	}
 	var cands []cand
 	seen := map[*schema.Table]bool{}
-	push := func(t *schema.Table, reason string, score float64) {
+	push := func(t *schema.Table, ref text2sql.TableRef) {
 		if t != nil && !seen[t] {
 			seen[t] = true
-			cands = append(cands, cand{t, reason, score})
+			cands = append(cands, cand{t, ref})
 		}
 	}
 	for _, it := range items {
@@ -155,38 +146,39 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, req
 		}
 		d := h.docs[i]
 		switch d.Kind {
-		case text2sql.KindExample:
+		case text2sql.ItemExample:
 			for _, t := range h.docTables[i] {
-				push(t, reasonExample+strings.TrimPrefix(d.ID, "example:"), 0)
+				push(t, text2sql.TableRef{Reason: text2sql.ReasonExample, Example: strings.TrimPrefix(d.ID, "example:")})
 			}
 		default:
 			for _, t := range h.docTables[i] {
-				push(t, reasonRetrieved, it.Score)
+				push(t, text2sql.TableRef{Reason: text2sql.ReasonRetrieved, Score: it.Score})
 			}
 		}
 	}
 	for _, c := range tableCands {
 		for _, t := range h.docTables[c.doc] {
-			push(t, reasonRetrieved, c.score)
+			push(t, text2sql.TableRef{Reason: text2sql.ReasonRetrieved, Score: c.score})
 		}
 	}
 
 	var out []shownTable
 	in := map[*schema.Table]bool{}
-	add := func(t *schema.Table, reason string, score float64, limit int) {
+	add := func(t *schema.Table, ref text2sql.TableRef, limit int) {
 		if t == nil || in[t] || len(out) >= limit {
 			return
 		}
 		path, _ := h.bridges(t, in)
 		in[t] = true
-		out = append(out, shownTable{t, text2sql.TableRef{Name: t.QualifiedName(), Reason: reason, Score: score}})
+		ref.Name = t.QualifiedName()
+		out = append(out, shownTable{t, ref})
 		if len(out)+len(path) > limit {
 			return
 		}
 		for _, b := range path {
 			if !in[b] {
 				in[b] = true
-				out = append(out, shownTable{b, text2sql.TableRef{Name: b.QualifiedName(), Reason: reasonJoin}})
+				out = append(out, shownTable{b, text2sql.TableRef{Name: b.QualifiedName(), Reason: text2sql.ReasonJoinPath}})
 			}
 		}
 	}
@@ -207,14 +199,14 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, req
 		if best < 0 {
 			break
 		}
-		add(cands[best].t, cands[best].reason, cands[best].score, h.maxTables)
+		add(cands[best].t, cands[best].ref, h.maxTables)
 	}
 	for _, name := range required {
 		t := h.db.Lookup(strings.TrimSpace(name))
 		if t == nil || in[t] {
 			continue
 		}
-		add(t, reasonRequired, 0, max(h.maxTables, len(out)+1)) // always shown
+		add(t, text2sql.TableRef{Reason: text2sql.ReasonRequired}, max(h.maxTables, len(out)+1)) // always shown
 	}
 	return out
 }

@@ -172,12 +172,12 @@ type TableBody struct {
 
 // ItemBody is one retrieved knowledge item.
 type ItemBody struct {
-	ID         string        `json:"id"`
-	Kind       text2sql.Kind `json:"kind"`
-	Name       string        `json:"name"` // the table, "table.column", or the rule's or example's id
-	Score      float64       `json:"score"`
-	Similarity float64       `json:"similarity"`
-	Provenance string        `json:"provenance"` // "bm25", "vector" or "bm25+vector"
+	ID         string            `json:"id"`
+	Kind       text2sql.ItemKind `json:"kind"`
+	Name       string            `json:"name"` // the table, "table.column", or the rule's or example's id
+	Score      float64           `json:"score"`
+	Similarity float64           `json:"similarity"`
+	Provenance string            `json:"provenance"` // "bm25", "vector" or "bm25+vector"
 }
 
 // MatchBody is a reusable verified example.
@@ -295,11 +295,11 @@ func newContextBody(c *text2sql.Context) *ContextBody {
 	}
 	b := &ContextBody{Tables: []TableBody{}, Items: []ItemBody{}, LowConfidence: c.LowConfidence, BestSimilarity: finite(c.BestSimilarity)}
 	for _, t := range c.Tables {
-		b.Tables = append(b.Tables, TableBody{Name: t.Name, Reason: t.Reason, Score: finite(t.Score)})
+		b.Tables = append(b.Tables, TableBody{Name: t.Name, Reason: t.Why(), Score: finite(t.Score)})
 	}
 	for _, it := range c.Items {
 		b.Items = append(b.Items, ItemBody{ID: it.ID, Kind: it.Kind, Name: itemName(it), Score: finite(it.Score),
-			Similarity: finite(it.Similarity), Provenance: it.Provenance})
+			Similarity: finite(it.Similarity), Provenance: string(it.Provenance)})
 	}
 	if m := c.Match; m != nil {
 		b.Match = &MatchBody{ID: m.ID, Similarity: finite(m.Similarity)}
@@ -341,7 +341,10 @@ func newAnswerBody(reqID string, a *text2sql.Answer, err error) *AnswerBody {
 	}
 	b.Answerable = a.Status != text2sql.StatusDeclined && a.Status != text2sql.StatusFailed && a.SQL != ""
 	for _, at := range a.Attempts {
-		ab := AttemptBody{N: at.N, Result: newResultBody(at.Result), Warnings: at.Warnings, Error: at.Error}
+		ab := AttemptBody{N: at.N, Result: newResultBody(at.Result), Warnings: at.Warnings}
+		if at.Error != nil {
+			ab.Error = at.Error.Error()
+		}
 		if c := at.Candidate; c != nil {
 			ab.SQL, ab.Explanation = c.SQL, c.Explanation
 		}

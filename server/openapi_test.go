@@ -144,7 +144,7 @@ func TestOpenAPI(t *testing.T) {
 	}
 	srv := testServer(t, Config{Pipeline: p, RateLimit: RateLimit{Requests: 12, Window: time.Hour}, MaxBodyBytes: 2048,
 		AnswerKeys: AnswerKeyMap{"7": "SELECT 1"}, Info: Info{Models: []string{"scripted"}, Dialect: text2sql.DialectSQLite,
-			Fingerprint: "abc", Knowledge: map[text2sql.Kind]int{text2sql.KindTable: 5}}})
+			Fingerprint: "abc", Knowledge: map[text2sql.ItemKind]int{text2sql.ItemTable: 5}}})
 
 	r := do(t, srv, "GET", "/openapi.json", "", nil)
 	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {

@@ -98,7 +98,7 @@ type Info struct {
 	Embedder    string           // the embedder's name
 	Documents   int              // indexed documents
 	// Knowledge counts documents per kind (retriever.Stats.Kinds).
-	Knowledge map[text2sql.Kind]int
+	Knowledge map[text2sql.ItemKind]int
 	// Login is the database login's standing (LoginOf the executor); nil
 	// when the executor cannot tell.
 	Login *Login

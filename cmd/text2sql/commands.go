@@ -313,7 +313,10 @@ func newAnswerJSON(a *text2sql.Answer, err error) *answerJSON {
 		out.Error = err.Error()
 	}
 	for _, at := range a.Attempts {
-		aj := attemptJSON{N: at.N, Result: newResultJSON(at.Result), Verdict: at.Verdict, Warnings: at.Warnings, Plan: at.Plan, Error: at.Error}
+		aj := attemptJSON{N: at.N, Result: newResultJSON(at.Result), Verdict: at.Verdict, Warnings: at.Warnings, Plan: at.Plan}
+		if at.Error != nil {
+			aj.Error = at.Error.Error()
+		}
 		if at.Candidate != nil {
 			aj.SQL, aj.Explanation = at.Candidate.SQL, at.Candidate.Explanation
 		}
@@ -379,8 +382,8 @@ func printAnswer(w io.Writer, a *text2sql.Answer) {
 		for _, at := range a.Attempts {
 			line := fmt.Sprintf("attempt %d: ", at.N)
 			switch {
-			case at.Error != "":
-				line += at.Error
+			case at.Error != nil:
+				line += at.Error.Error()
 			case at.Result != nil && at.Result.Error != nil:
 				line += at.Result.Error.Error()
 			case at.Verdict != nil && !at.Verdict.OK:

@@ -66,11 +66,11 @@ func WriteContext(w *Writer, c *text2sql.Context, o ContextOptions) {
 		w.Section("Tables")
 		w.Line("The tables retrieval chose for the question, best match first, and why each is shown:")
 		for _, t := range c.Tables {
-			reason := t.Reason
-			switch reason {
+			reason := t.Why()
+			switch t.Reason {
 			case "":
-				reason = "retrieved"
-			case "required":
+				reason = string(text2sql.ReasonRetrieved)
+			case text2sql.ReasonRequired:
 				reason = "required by a reviewer"
 			}
 			line := "- " + OneLine(t.Name) + " (" + OneLine(reason)
@@ -84,7 +84,7 @@ func WriteContext(w *Writer, c *text2sql.Context, o ContextOptions) {
 		w.Section("Schema")
 		w.Line(s)
 	}
-	byKind := map[text2sql.Kind][]text2sql.Item{}
+	byKind := map[text2sql.ItemKind][]text2sql.Item{}
 	for _, it := range c.Items {
 		byKind[it.Kind] = append(byKind[it.Kind], it)
 	}
@@ -101,12 +101,12 @@ func WriteContext(w *Writer, c *text2sql.Context, o ContextOptions) {
 			w.Line("- " + Indent(Cut(strings.TrimSpace(it.Text), maxItemText), "  "))
 		}
 	}
-	bullets("Table notes", byKind[text2sql.KindTable])
-	bullets("Column notes", byKind[text2sql.KindColumn])
-	bullets("Business rules", byKind[text2sql.KindRule])
+	bullets("Table notes", byKind[text2sql.ItemTable])
+	bullets("Column notes", byKind[text2sql.ItemColumn])
+	bullets("Business rules", byKind[text2sql.ItemRule])
 	if o.Examples {
 		var ex []text2sql.Item
-		for _, it := range byKind[text2sql.KindExample] {
+		for _, it := range byKind[text2sql.ItemExample] {
 			if guard.CheckText(it.SQL) == nil {
 				ex = append(ex, it)
 			}
@@ -137,7 +137,7 @@ func WritePlan(w *Writer, p *text2sql.Plan) {
 	if len(p.Objects) > 0 {
 		w.Line("Objects:")
 		for _, o := range p.Objects {
-			line := "- " + OneLine(o.Kind) + " " + OneLine(o.Name)
+			line := "- " + OneLine(string(o.Kind)) + " " + OneLine(o.Name)
 			if o.Value != "" {
 				line += " = " + OneLine(o.Value)
 			}
@@ -176,8 +176,8 @@ func WriteAttempt(w *Writer, a text2sql.Attempt, o AttemptOptions) {
 	default:
 		w.Line("SQL:\n" + Cut(strings.TrimSpace(c.SQL), maxAttemptSQL))
 	}
-	if a.Error != "" {
-		w.Line("Error: " + Cut(OneLine(a.Error), maxAttemptText))
+	if a.Error != nil {
+		w.Line("Error: " + Cut(OneLine(a.Error.Error()), maxAttemptText))
 	}
 	if r := a.Result; r != nil {
 		if r.Error != nil {

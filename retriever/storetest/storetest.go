@@ -36,6 +36,8 @@ const (
 	RuleOrder           = "order"              // hits come best first, at most k of them
 	RuleKind            = "kind-filter"        // a kind returns only records of that kind; "" returns all
 	RuleReplace         = "replace"            // Add with an existing ID replaces the record (count unchanged, new vector and kind)
+	RuleBatchDuplicates = "batch-duplicates"   // an ID repeated within one Add is stored once, as its last record
+	RuleEmptyAdd        = "empty-add"          // Add of no records is no error and changes nothing
 	RuleEmptyID         = "empty-id"           // a record with an empty ID is an error
 	RuleNaN             = "nan"                // a NaN or infinite coordinate (record or query) is an error
 	RuleWrongLength     = "wrong-length"       // a record or query vector of another length is an error
@@ -50,7 +52,7 @@ const (
 
 // TestStore checks the retriever.Store contract on stores from newStore,
 // which must return a new, empty store on each call (it is called once per
-// rule, about 16 times). It returns nil, or an error joining one error per
+// rule, about 18 times). It returns nil, or an error joining one error per
 // violation, each "storetest: <rule>: <what happened>" (Violations lists
 // the rule names). Vectors used are 3- and 4-dimensional.
 func TestStore(newStore func() (retriever.Store, error)) error {
@@ -99,6 +101,8 @@ var checks = []check{
 	{RuleOrder, checkOrder},
 	{RuleKind, checkKind},
 	{RuleReplace, checkReplace},
+	{RuleBatchDuplicates, checkBatchDuplicates},
+	{RuleEmptyAdd, checkEmptyAdd},
 	{RuleEmptyID, checkEmptyID},
 	{RuleNaN, checkNaN},
 	{RuleWrongLength, checkWrongLength},
@@ -112,8 +116,8 @@ var checks = []check{
 }
 
 const (
-	kt = text2sql.KindTable
-	kc = text2sql.KindColumn
+	kt = text2sql.ItemTable
+	kc = text2sql.ItemColumn
 )
 
 // base is a small corpus: distinct directions, two kinds.
@@ -272,7 +276,7 @@ func checkKind(ctx context.Context, s retriever.Store) error {
 			return fmt.Errorf("store.Query(kind=column) hit %s has kind %q", h.ID, h.Kind)
 		}
 	}
-	none, err := s.Query(ctx, []float32{1, 0, 0}, 10, text2sql.KindRule)
+	none, err := s.Query(ctx, []float32{1, 0, 0}, 10, text2sql.ItemRule)
 	if err != nil {
 		return fmt.Errorf("store.Query(kind=rule): %w", err)
 	}
@@ -307,6 +311,42 @@ func checkReplace(ctx context.Context, s retriever.Store) error {
 		return fmt.Errorf("replaced record a still found under its old kind: %v", ids(old))
 	}
 	return nil
+}
+
+func checkBatchDuplicates(ctx context.Context, s retriever.Store) error {
+	// Many copies, so a store that adds a batch's records concurrently is
+	// caught out whichever order its goroutines run in.
+	var rs []retriever.Record
+	for i := range 64 {
+		rs = append(rs, retriever.Record{ID: "dup", Kind: kt, Vector: []float32{1, float32(i), 0}})
+	}
+	rs = append(rs, retriever.Record{ID: "dup", Kind: kc, Vector: []float32{0, 0, 1}})
+	if err := s.Add(ctx, rs); err != nil {
+		return fmt.Errorf("store.Add: %w", err)
+	}
+	if err := count(ctx, s, 1); err != nil {
+		return fmt.Errorf("after adding 65 records of one ID: %w", err)
+	}
+	hits, err := s.Query(ctx, []float32{0, 0, 1}, 1, "")
+	if err != nil {
+		return fmt.Errorf("store.Query: %w", err)
+	}
+	if len(hits) != 1 || hits[0].Kind != kc || math.Abs(hits[0].Similarity-1) > 1e-5 {
+		return fmt.Errorf("store.Query(0,0,1) = %+v, want the batch's last record of ID dup (column, similarity 1)", hits)
+	}
+	return nil
+}
+
+func checkEmptyAdd(ctx context.Context, s retriever.Store) error {
+	if err := addBase(ctx, s); err != nil {
+		return err
+	}
+	for _, rs := range [][]retriever.Record{nil, {}} {
+		if err := s.Add(ctx, rs); err != nil {
+			return fmt.Errorf("store.Add(%#v): %w", rs, err)
+		}
+	}
+	return count(ctx, s, len(base))
 }
 
 func checkEmptyID(ctx context.Context, s retriever.Store) error {

@@ -29,7 +29,7 @@ func (s *mapStore) Add(_ context.Context, rs []retriever.Record) error {
 	return nil
 }
 
-func (s *mapStore) Query(_ context.Context, v []float32, k int, _ text2sql.Kind) ([]retriever.Hit, error) {
+func (s *mapStore) Query(_ context.Context, v []float32, k int, _ text2sql.ItemKind) ([]retriever.Hit, error) {
 	var hits []retriever.Hit
 	for id, r := range s.recs {
 		hits = append(hits, retriever.Hit{ID: id, Kind: r.Kind, Similarity: 0.5})
@@ -68,7 +68,7 @@ func TestConstructorError(t *testing.T) {
 	boom := errors.New("boom")
 	err := storetest.TestStore(func() (retriever.Store, error) { return nil, boom })
 	require.ErrorIs(t, err, boom)
-	assert.Len(t, storetest.Violations(err), 16)
+	assert.Len(t, storetest.Violations(err), 18)
 }
 
 func TestMemoryStorePasses(t *testing.T) {
