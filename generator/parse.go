@@ -168,88 +168,11 @@ func cleanSQL(s string, strip func(string) string) string {
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
 
-// maxObjectStarts bounds the "{" positions tried, so a pathological answer
-// costs little.
-const maxObjectStarts = 256
-
-// lastAnswerObject finds the last JSON answer object in text. A decoder is
-// started at each "{" outside code blocks and inside blocks that hold JSON
-// (a json tag, or content starting with "{"); "{" inside other blocks
-// (SQL with a JSON literal) are skipped. An object is decoded from the
-// whole rest of the text, so a fence inside one of its strings does not
-// cut it.
+// lastAnswerObject finds the last JSON answer object in text, skipping
+// "{" inside code blocks that hold no JSON (stagekit.FindObjectIn).
 func lastAnswerObject(text string, blocks []sqltext.Fence) (answer, bool) {
-	var (
-		last  answer
-		found bool
-		tries int
-		bi    int // the first block that does not end before i
-	)
-	for i := 0; i < len(text) && tries < maxObjectStarts; i++ {
-		if text[i] != '{' || !objectStart(text[i+1:]) {
-			continue
-		}
-		for bi < len(blocks) && blocks[bi].End <= i {
-			bi++
-		}
-		if bi < len(blocks) && blocks[bi].Start <= i {
-			if b := blocks[bi]; b.Lang != "json" && !strings.HasPrefix(strings.TrimSpace(b.Content), "{") {
-				continue
-			}
-		}
-		tries++
-		dec := json.NewDecoder(strings.NewReader(text[i:]))
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			continue
-		}
-		if a, ok := findAnswer(v, 0); ok {
-			last, found = a, true
-		}
-		i += int(dec.InputOffset()) - 1 // skip the object: nested ones were searched
-	}
-	return last, found
-}
-
-// objectStart reports whether what follows a "{" can continue a JSON
-// object: white space, then a quote or "}".
-func objectStart(s string) bool {
-	s = strings.TrimLeft(s, " \t\r\n")
-	return s != "" && (s[0] == '"' || s[0] == '}')
-}
-
-// findAnswer returns v as an answer when it is an object with an answer's
-// keys, else the first such object nested in it ({"result": {"sql": …}}).
-func findAnswer(v any, depth int) (answer, bool) {
-	if depth > 4 {
-		return nil, false
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		a := answer{}
-		for k, val := range x {
-			b, err := json.Marshal(val)
-			if err != nil {
-				return nil, false
-			}
-			a[k] = b
-		}
-		if a.isAnswer() {
-			return a, true
-		}
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			if a, ok := findAnswer(x[k], depth+1); ok {
-				return a, true
-			}
-		}
-	case []any:
-		for _, val := range x {
-			if a, ok := findAnswer(val, depth+1); ok {
-				return a, true
-			}
-		}
-	}
-	return nil, false
+	o, ok := stagekit.FindObjectIn(text, blocks, func(o stagekit.Object) bool { return answer(o).isAnswer() })
+	return answer(o), ok
 }
 
 // looksLikeJSON reports whether text tries to be a JSON answer: it starts
@@ -263,7 +186,7 @@ func looksLikeJSON(text string, blocks []sqltext.Fence) bool {
 	pos := 0
 	check := func(r string) bool {
 		for i := 0; i < len(r); i++ {
-			if r[i] == '{' && objectStart(r[i+1:]) && strings.TrimLeft(r[i+1:], " \t\r\n")[0] == '"' {
+			if r[i] == '{' && stagekit.ObjectStart(r[i+1:]) && strings.TrimLeft(r[i+1:], " \t\r\n")[0] == '"' {
 				return true
 			}
 		}

@@ -1,7 +1,8 @@
-// Package stagekit holds what the LLM-backed stages other than the
-// generator share: one structured model call with a bounded re-ask,
-// lenient reading of a JSON object from a model's answer, and rendering of
-// the retrieved context, plans and earlier attempts for a prompt.
+// Package stagekit holds what the LLM-backed stages share: one structured
+// model call with a bounded re-ask (planner, judge), lenient reading of a
+// JSON object from a model's answer, and rendering of the retrieved
+// context, plans and earlier attempts for a prompt (generator, planner,
+// judge).
 package stagekit
 
 import (
@@ -9,11 +10,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
 // Retry is returned by a Call's Parse when the answer cannot be used and
@@ -168,21 +172,42 @@ func Bool(v json.RawMessage) (b, ok bool) {
 	return false, false
 }
 
-// maxObjectStarts bounds the "{" positions tried.
+// maxObjectStarts bounds the "{" positions tried, so a pathological
+// answer costs little.
 const maxObjectStarts = 256
 
 // FindObject returns the last JSON object in text (whole, in a code
 // fence or after prose) for which accept is true, searching nested
 // objects too. It never panics.
 func FindObject(text string, accept func(Object) bool) (Object, bool) {
+	return FindObjectIn(text, nil, accept)
+}
+
+// FindObjectIn is FindObject for a text whose code blocks are blocks
+// (sqltext.Fences, in order): a "{" inside a block that holds no JSON (no
+// json tag, content not starting with "{"), such as SQL with a JSON
+// literal, is skipped. A decoder is started at each other "{" that can
+// open an object; an object is decoded from the whole rest of the text, so
+// a fence inside one of its strings does not cut it. Nested objects are
+// searched in key order.
+func FindObjectIn(text string, blocks []sqltext.Fence, accept func(Object) bool) (Object, bool) {
 	var (
 		last  Object
 		found bool
 		tries int
+		bi    int // the first block that does not end before i
 	)
 	for i := 0; i < len(text) && tries < maxObjectStarts; i++ {
-		if text[i] != '{' {
+		if text[i] != '{' || !ObjectStart(text[i+1:]) {
 			continue
+		}
+		for bi < len(blocks) && blocks[bi].End <= i {
+			bi++
+		}
+		if bi < len(blocks) && blocks[bi].Start <= i {
+			if b := blocks[bi]; b.Lang != "json" && !strings.HasPrefix(strings.TrimSpace(b.Content), "{") {
+				continue
+			}
 		}
 		tries++
 		dec := json.NewDecoder(strings.NewReader(text[i:]))
@@ -193,11 +218,20 @@ func FindObject(text string, accept func(Object) bool) (Object, bool) {
 		if o, ok := find(v, accept, 0); ok {
 			last, found = o, true
 		}
-		i += int(dec.InputOffset()) - 1
+		i += int(dec.InputOffset()) - 1 // skip the object: nested ones were searched
 	}
 	return last, found
 }
 
+// ObjectStart reports whether what follows a "{" can continue a JSON
+// object: white space, then a quote or "}".
+func ObjectStart(s string) bool {
+	s = strings.TrimLeft(s, " \t\r\n")
+	return s != "" && (s[0] == '"' || s[0] == '}')
+}
+
+// find returns v as an Object when it is an object accept takes, else the
+// first such object nested in it.
 func find(v any, accept func(Object) bool, depth int) (Object, bool) {
 	if depth > 4 {
 		return nil, false
@@ -215,8 +249,8 @@ func find(v any, accept func(Object) bool, depth int) (Object, bool) {
 		if accept(o) {
 			return o, true
 		}
-		for _, val := range x {
-			if o, ok := find(val, accept, depth+1); ok {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if o, ok := find(x[k], accept, depth+1); ok {
 				return o, true
 			}
 		}
