@@ -25,7 +25,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
@@ -203,7 +202,7 @@ func (g *Generator) Generate(ctx context.Context, req text2sql.GenerateRequest) 
 			return &text2sql.Candidate{Calls: calls}, perr
 		}
 		msgs = append(msgs,
-			text2sql.Message{Role: text2sql.RoleAssistant, Content: cut(resp.Text, maxEcho)},
+			text2sql.Message{Role: text2sql.RoleAssistant, Content: stagekit.Cut(resp.Text, maxEcho)},
 			text2sql.Message{Role: text2sql.RoleUser, Content: reaskNote(oe)},
 		)
 	}
@@ -269,16 +268,3 @@ func AnswerSchema() json.RawMessage { return json.RawMessage(answerSchema) }
 // count them: one per four characters (runes), rounded up (the estimate
 // of every stage, stagekit.EstimateTokens).
 func EstimateTokens(s string) int { return stagekit.EstimateTokens(s) }
-
-// cut returns s cut to at most n runes, with "…" when it was cut.
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for k := 0; k < n; k++ {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	return s[:i] + "…"
-}

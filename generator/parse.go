@@ -126,7 +126,7 @@ func fromJSON(a answer, fail func(error, string, ...any) error, strip func(strin
 	if v, ok := a.get(answerableKeys...); ok {
 		b, valid := stagekit.Bool(v)
 		if !valid {
-			return nil, fail(text2sql.ErrInvalidOutput, "answerable is %s, not a boolean", cut(string(v), 40))
+			return nil, fail(text2sql.ErrInvalidOutput, "answerable is %s, not a boolean", stagekit.Cut(string(v), 40))
 		}
 		c.Answerable = b
 	}
@@ -139,7 +139,7 @@ func fromJSON(a answer, fail func(error, string, ...any) error, strip func(strin
 	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
-		return nil, fail(text2sql.ErrInvalidOutput, "sql is %s, not a string", cut(string(v), 40))
+		return nil, fail(text2sql.ErrInvalidOutput, "sql is %s, not a string", stagekit.Cut(string(v), 40))
 	}
 	c.SQL = cleanSQL(s, strip)
 	if c.SQL == "" {
