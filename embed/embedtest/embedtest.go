@@ -27,6 +27,7 @@ import (
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/conformance"
 )
 
 // Backend is how the provider behind an embedder under test must behave.
@@ -95,83 +96,31 @@ var sampleTexts = []string{
 // (Violations lists the rule names). A panic in the embedder is reported
 // as a violation of the rule running.
 func TestEmbedder(newEmbedder func(b Backend) (text2sql.Embedder, error), opts Options) error {
-	rules := []struct {
-		rule string
-		b    Backend
-		fn   func(e text2sql.Embedder) error
-	}{
-		{RuleIdentity, Backend{}, checkIdentity},
-		{RuleDocuments, Backend{}, checkDocuments},
-		{RuleQuery, Backend{}, checkQuery},
-		{RuleEmptyBatch, Backend{}, checkEmptyBatch},
-		{RuleLargeBatch, Backend{}, checkLargeBatch},
-		{RuleInputKept, Backend{}, checkInputKept},
+	type rule = conformance.Rule[Backend, text2sql.Embedder]
+	rules := []rule{
+		{Name: RuleIdentity, Check: checkIdentity},
+		{Name: RuleDocuments, Check: checkDocuments},
+		{Name: RuleQuery, Check: checkQuery},
+		{Name: RuleEmptyBatch, Check: checkEmptyBatch},
+		{Name: RuleLargeBatch, Check: checkLargeBatch},
+		{Name: RuleInputKept, Check: checkInputKept},
 	}
 	if opts.Deterministic {
-		rules = append(rules, []struct {
-			rule string
-			b    Backend
-			fn   func(e text2sql.Embedder) error
-		}{
-			{RuleDeterministic, Backend{}, checkDeterministic},
-			{RuleOrder, Backend{}, checkOrder},
-		}...)
+		rules = append(rules,
+			rule{Name: RuleDeterministic, Check: checkDeterministic},
+			rule{Name: RuleOrder, Check: checkOrder})
 	}
-	rules = append(rules, []struct {
-		rule string
-		b    Backend
-		fn   func(e text2sql.Embedder) error
-	}{
-		{RuleCancelledBefore, Backend{}, checkCancelledBefore},
-		{RuleCancelledDuring, Backend{Hang: true}, checkCancelledDuring},
-		{RuleCallerDeadline, Backend{Hang: true}, checkCallerDeadline},
-		{RuleProviderError, Backend{Reject: true}, checkProviderError},
-	}...)
-	var errs []error
-	for _, c := range rules {
-		e, err := newEmbedder(c.b)
-		if errors.Is(err, ErrUnsupported) {
-			continue
-		}
-		if err == nil && e == nil {
-			err = errors.New("nil embedder and nil error")
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("embedtest: %s: %s: %+v: %w", c.rule, RuleConstructor, c.b, err))
-			continue
-		}
-		if err := protect(func() error { return c.fn(e) }); err != nil {
-			errs = append(errs, fmt.Errorf("embedtest: %s: %w", c.rule, err))
-		}
-	}
-	return errors.Join(errs...)
+	rules = append(rules,
+		rule{Name: RuleCancelledBefore, Check: checkCancelledBefore},
+		rule{Name: RuleCancelledDuring, Backend: Backend{Hang: true}, Check: checkCancelledDuring},
+		rule{Name: RuleCallerDeadline, Backend: Backend{Hang: true}, Check: checkCallerDeadline},
+		rule{Name: RuleProviderError, Backend: Backend{Reject: true}, Check: checkProviderError})
+	return conformance.Run("embedtest", RuleConstructor, rules, newEmbedder, ErrUnsupported)
 }
 
 // Violations returns the rule names reported in err, an error from
 // TestEmbedder, in order, one per violation.
-func Violations(err error) []string {
-	if err == nil {
-		return nil
-	}
-	var out []string
-	for _, line := range strings.Split(err.Error(), "\n") {
-		if rest, ok := strings.CutPrefix(line, "embedtest: "); ok {
-			if rule, _, ok := strings.Cut(rest, ":"); ok {
-				out = append(out, rule)
-			}
-		}
-	}
-	return out
-}
-
-func protect(fn func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
-	return fn()
-}
+func Violations(err error) []string { return conformance.Violations("embedtest", err) }
 
 // checkVector reports a vector of the wrong length or with a NaN or
 // infinite value.

@@ -22,10 +22,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/conformance"
 )
 
 // Fixture describes what the caller prepared for the kit.
@@ -103,7 +103,7 @@ func TestExecutor(ex text2sql.Executor, fx Fixture) error {
 		{RuleTimeout, k.timeout},
 		{RuleWorksAfterwards, k.read},
 	} {
-		if err := protect(c.fn); err != nil {
+		if err := conformance.Protect(c.fn); err != nil {
 			errs = append(errs, fmt.Errorf("executortest: %s: %w", c.rule, err))
 		}
 	}
@@ -112,29 +112,7 @@ func TestExecutor(ex text2sql.Executor, fx Fixture) error {
 
 // Violations returns the rule names reported in err, an error from
 // TestExecutor, in order, one per violation.
-func Violations(err error) []string {
-	if err == nil {
-		return nil
-	}
-	var out []string
-	for _, line := range strings.Split(err.Error(), "\n") {
-		if rest, ok := strings.CutPrefix(line, "executortest: "); ok {
-			if rule, _, ok := strings.Cut(rest, ":"); ok {
-				out = append(out, rule)
-			}
-		}
-	}
-	return out
-}
-
-func protect(fn func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
-	return fn()
-}
+func Violations(err error) []string { return conformance.Violations("executortest", err) }
 
 type kit struct {
 	ex text2sql.Executor

@@ -21,10 +21,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/conformance"
 )
 
 // Backend is how the provider behind a model under test must behave.
@@ -72,63 +72,20 @@ const answer = "SELECT 1 -- modeltest"
 // (Violations lists the rule names). A panic in the model is reported as
 // a violation of the rule running.
 func TestModel(newModel func(b Backend) (text2sql.Model, error)) error {
-	var errs []error
-	for _, c := range []struct {
-		rule string
-		b    Backend
-		fn   func(m text2sql.Model) error
-	}{
-		{RuleAnswer, Backend{Answer: answer}, checkAnswer},
-		{RuleRequestKept, Backend{Answer: answer}, checkRequestKept},
-		{RuleEmptyRequest, Backend{Answer: answer}, checkEmptyRequest},
-		{RuleCancelledBefore, Backend{Answer: answer}, checkCancelledBefore},
-		{RuleCancelledDuring, Backend{Hang: true}, checkCancelledDuring},
-		{RuleCallerDeadline, Backend{Hang: true}, checkCallerDeadline},
-		{RuleProviderError, Backend{Reject: true}, checkProviderError},
-	} {
-		m, err := newModel(c.b)
-		if errors.Is(err, ErrUnsupported) {
-			continue
-		}
-		if err == nil && m == nil {
-			err = errors.New("nil model and nil error")
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("modeltest: %s: %s: %+v: %w", c.rule, RuleConstructor, c.b, err))
-			continue
-		}
-		if err := protect(func() error { return c.fn(m) }); err != nil {
-			errs = append(errs, fmt.Errorf("modeltest: %s: %w", c.rule, err))
-		}
-	}
-	return errors.Join(errs...)
+	return conformance.Run("modeltest", RuleConstructor, []conformance.Rule[Backend, text2sql.Model]{
+		{Name: RuleAnswer, Backend: Backend{Answer: answer}, Check: checkAnswer},
+		{Name: RuleRequestKept, Backend: Backend{Answer: answer}, Check: checkRequestKept},
+		{Name: RuleEmptyRequest, Backend: Backend{Answer: answer}, Check: checkEmptyRequest},
+		{Name: RuleCancelledBefore, Backend: Backend{Answer: answer}, Check: checkCancelledBefore},
+		{Name: RuleCancelledDuring, Backend: Backend{Hang: true}, Check: checkCancelledDuring},
+		{Name: RuleCallerDeadline, Backend: Backend{Hang: true}, Check: checkCallerDeadline},
+		{Name: RuleProviderError, Backend: Backend{Reject: true}, Check: checkProviderError},
+	}, newModel, ErrUnsupported)
 }
 
 // Violations returns the rule names reported in err, an error from
 // TestModel, in order, one per violation.
-func Violations(err error) []string {
-	if err == nil {
-		return nil
-	}
-	var out []string
-	for _, line := range strings.Split(err.Error(), "\n") {
-		if rest, ok := strings.CutPrefix(line, "modeltest: "); ok {
-			if rule, _, ok := strings.Cut(rest, ":"); ok {
-				out = append(out, rule)
-			}
-		}
-	}
-	return out
-}
-
-func protect(fn func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
-	return fn()
-}
+func Violations(err error) []string { return conformance.Violations("modeltest", err) }
 
 func request() text2sql.ModelRequest {
 	t := 0.0

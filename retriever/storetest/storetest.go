@@ -21,9 +21,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/conformance"
 	"github.com/text2sql-go/text2sql/retriever"
 )
 
@@ -72,22 +72,7 @@ func TestStore(newStore func() (retriever.Store, error)) error {
 
 // Violations returns the rule names reported in err, an error from
 // TestStore, in order, one per violation.
-func Violations(err error) []string {
-	if err == nil {
-		return nil
-	}
-	var out []string
-	for _, line := range strings.Split(err.Error(), "\n") {
-		rest, ok := strings.CutPrefix(line, "storetest: ")
-		if !ok {
-			continue
-		}
-		if rule, _, ok := strings.Cut(rest, ":"); ok {
-			out = append(out, rule)
-		}
-	}
-	return out
-}
+func Violations(err error) []string { return conformance.Violations("storetest", err) }
 
 type check struct {
 	rule string
