@@ -349,7 +349,7 @@ func writeJSON(w io.Writer, v any) error {
 func printContext(w io.Writer, c *text2sql.Context) {
 	fmt.Fprintf(w, "== tables shown (%d)\n", len(c.Tables))
 	for i, t := range c.Tables {
-		fmt.Fprintf(w, "%2d. %-30s %s\n", i+1, t.Name, t.Reason)
+		fmt.Fprintf(w, "%2d. %-30s %s\n", i+1, t.Name, t.Why())
 	}
 	fmt.Fprintf(w, "\n== retrieved items (%d)\n", len(c.Items))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 )
 
@@ -82,6 +85,14 @@ func TestContextDemoLinksThroughExamples(t *testing.T) {
 	if !via {
 		t.Errorf("no table linked through an example: %+v", c.Tables)
 	}
+}
+
+// The text form names the example a table was linked through, as the
+// JSON does.
+func TestContextTextNamesTheExample(t *testing.T) {
+	out, _, code := cli(t, "context", "--demo", "How many students take each class?")
+	require.Equal(t, 0, code)
+	assert.Regexp(t, `(?m)^ *\d+\. \S+ +via example \S+$`, out)
 }
 
 // Case C1 #11 (CLI entry point): a write is refused with the kind and exit 3.
