@@ -45,7 +45,11 @@ func TestConformance(t *testing.T) {
 		dbtest.Exec(t, db,
 			"CREATE TABLE kit (id INT PRIMARY KEY, name TEXT)",
 			"INSERT INTO kit SELECT seq, CONCAT('row ', seq) FROM seq_1_to_20")
+		// The generic executor sets no server-side limit and MariaDB runs
+		// a statement on after its client disconnects, so the slow query
+		// must end on its own: 500 million rows, about 13 s on an idle
+		// server (an unbounded one kept running for hours after each run).
 		assert.NoError(t, executortest.TestExecutor(executor.New(db, executor.Options{}),
-			executortest.Fixture{Table: "kit", Rows: 20, Slow: "SELECT count(*) FROM seq_1_to_1000000 a, seq_1_to_1000000 b"}))
+			executortest.Fixture{Table: "kit", Rows: 20, Slow: "SELECT count(*) FROM seq_1_to_1000000 a, seq_1_to_500 b"}))
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,7 +41,10 @@ func peakRSS() int64 {
 // TestResultBytes ./executor/mysql/).
 func TestResultBytes(t *testing.T) {
 	admin, dsn := dbtest.MySQL(t)
-	e, err := Open(context.Background(), dsn, Options{})
+	// A generous time limit: the byte bound must decide, even on a loaded
+	// machine under the race detector, where building the 10 MB values
+	// can take longer than the default limit.
+	e, err := Open(context.Background(), dsn, Options{Timeout: 2 * time.Minute})
 	require.NoError(t, err)
 	defer e.Close()
 	wide := "SELECT " + strings.TrimSuffix(strings.Repeat("REPEAT('x', 10000000), ", 8), ", ")
