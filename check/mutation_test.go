@@ -9,7 +9,6 @@ import (
 	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
-	"github.com/text2sql-go/text2sql/internal/sqltext"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,17 +40,7 @@ func TestSpiderMutantsCaught(t *testing.T) {
 			exs[q.DBID] = ex
 		}
 		c := check.New(ex.Schema(), text2sql.DialectSQLite)
-		for _, tk := range sqltext.Significant(sqltext.Lex(q.Query)) {
-			var mut string
-			switch tk.Kind {
-			case sqltext.Word:
-				mut = q.Query[:tk.Pos] + tk.Text + "zq" + q.Query[tk.Pos+len(tk.Text):]
-			case sqltext.QuotedIdent:
-				end := tk.Pos + len(tk.Text) - 1
-				mut = q.Query[:end] + "zq" + q.Query[end:]
-			default:
-				continue
-			}
+		for _, mut := range shareddata.Misspellings(q.Query) {
 			mutants++
 			err := ex.Check(ctx, mut)
 			rep := c.Check(mut)

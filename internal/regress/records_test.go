@@ -120,19 +120,8 @@ func spiderGold(tb testing.TB, r records, exs executors) {
 		r.put(tb, key+"/warn", c.Warn(ctx, q.Query, res))
 		r.put(tb, key+"/probe", c.WithProbe(ex).Warn(ctx, q.Query, res))
 
-		// Every identifier misspelt in turn (name → namezq).
 		var muts []string
-		for _, tk := range sqltext.Significant(sqltext.Lex(q.Query)) {
-			var mut string
-			switch tk.Kind {
-			case sqltext.Word:
-				mut = q.Query[:tk.Pos] + tk.Text + "zq" + q.Query[tk.Pos+len(tk.Text):]
-			case sqltext.QuotedIdent:
-				end := tk.Pos + len(tk.Text) - 1
-				mut = q.Query[:end] + "zq" + q.Query[end:]
-			default:
-				continue
-			}
+		for _, mut := range shareddata.Misspellings(q.Query) {
 			muts = append(muts, strings.Join(failures(c.Check(mut)), "; "))
 		}
 		r.put(tb, fmt.Sprintf("spider-mutants/%04d", i), muts)

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
 // Dir returns the shared data directory: $TEXT2SQL_SHARED_DATA if set, else
@@ -121,4 +123,22 @@ func PlainRows(db *sql.DB, q string) ([][]any, error) {
 		out = append(out, vals)
 	}
 	return out, rows.Err()
+}
+
+// Misspellings returns sql once per identifier with that identifier
+// misspelt (name → namezq; a quoted name gets "zq" before its closing
+// quote), in source order: the mutants the checker must catch where the
+// engine reports an unknown name.
+func Misspellings(sql string) []string {
+	var out []string
+	for _, tk := range sqltext.Significant(sqltext.Lex(sql)) {
+		switch tk.Kind {
+		case sqltext.Word:
+			out = append(out, sql[:tk.Pos]+tk.Text+"zq"+sql[tk.Pos+len(tk.Text):])
+		case sqltext.QuotedIdent:
+			end := tk.Pos + len(tk.Text) - 1
+			out = append(out, sql[:end]+"zq"+sql[end:])
+		}
+	}
+	return out
 }
