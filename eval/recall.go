@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/retriever"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -35,35 +35,26 @@ type ColumnRef struct {
 	Tables []string `json:"tables"` // the candidate tables (QualifiedName)
 }
 
-// notColumn are words that are never a bare column reference.
-var notColumn = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`select from where group by order having limit offset join inner left right
-		full outer cross natural on using as and or not in like glob between is null distinct all asc desc
-		union intersect except case when then else end exists cast with recursive true false collate escape
-		nulls first last over partition window filter`) {
-		notColumn[w] = true
-	}
-}
-
 // ExtractGoldRefs returns the tables and columns sql reads in db. Tables
-// come from sqltext.Tables (FROM and JOIN at any depth, aliases noted) and
-// are looked up in db (schema.Database.Lookup). Columns are the
-// identifiers of sql that name a column of one of those tables: alias.col
-// and table.col resolve through the qualifier; a bare name resolves to
-// the query's tables that have such a column. "*" is not counted as a
-// column. It is a lexical analysis: it needs no parse and never fails.
+// are the FROM and JOIN items of the query's syntax tree at any depth
+// (internal/sqlparse, in db's dialect; SQLite's without db), looked up in
+// db (schema.Database.Lookup). Columns are the column references of the
+// tree (sqlparse.ColumnRefs) that name a column of one of those tables: alias.col and
+// table.col resolve through the qualifier; a bare name resolves to the
+// query's tables that have such a column. "*" is not counted as a column.
+// It never fails: what the parser cannot place is not counted.
 func ExtractGoldRefs(db *schema.Database, sql string) GoldRefs {
 	var refs GoldRefs
 	byName := map[string]*schema.Table{} // alias or name (lower) → table
 	var tables []*schema.Table
 	seen := map[*schema.Table]bool{}
-	for _, r := range sqltext.Tables(sql) {
-		name := r.Name
-		if r.Schema != "" {
-			name = r.Schema + "." + r.Name
-		}
+	d := text2sql.DialectSQLite
+	if db != nil && db.Dialect != "" {
+		d = db.Dialect
+	}
+	tree := sqlparse.Parse(sql, d)
+	for _, r := range sqlparse.Tables(tree) {
+		name := r.QualifiedName()
 		var t *schema.Table
 		if db != nil {
 			t = db.Lookup(name)
@@ -82,7 +73,6 @@ func ExtractGoldRefs(db *schema.Database, sql string) GoldRefs {
 			byName[strings.ToLower(r.Alias)] = t
 		}
 	}
-	toks := sqltext.Significant(sqltext.Lex(sql))
 	colSeen := map[string]bool{}
 	add := func(col string, ts []*schema.Table) {
 		if len(ts) == 0 {
@@ -102,37 +92,23 @@ func ExtractGoldRefs(db *schema.Database, sql string) GoldRefs {
 			refs.Columns = append(refs.Columns, ref)
 		}
 	}
-	isDot := func(i int) bool {
-		return i >= 0 && i < len(toks) && toks[i].Kind == sqltext.Punct && toks[i].Text == "."
-	}
-	for i := 0; i < len(toks); i++ {
-		name, ok := toks[i].Ident()
-		if !ok {
-			continue
-		}
-		if isDot(i + 1) {
-			if i+2 < len(toks) {
-				col, ok := toks[i+2].Ident()
-				if t := byName[strings.ToLower(name)]; ok && t != nil && t.Column(col) != nil && !isDot(i+3) {
-					add(col, []*schema.Table{t})
+	for _, ref := range sqlparse.ColumnRefs(tree) {
+		switch len(ref.Parts) {
+		case 1:
+			name := ref.Parts[0].Name
+			var ts []*schema.Table
+			for _, t := range tables {
+				if t.Column(name) != nil {
+					ts = append(ts, t)
 				}
 			}
-			i += 2
-			continue
-		}
-		if isDot(i-1) || (i+1 < len(toks) && toks[i+1].Kind == sqltext.Punct && toks[i+1].Text == "(") {
-			continue
-		}
-		if toks[i].Kind == sqltext.Word && notColumn[strings.ToLower(name)] {
-			continue
-		}
-		var ts []*schema.Table
-		for _, t := range tables {
-			if t.Column(name) != nil {
-				ts = append(ts, t)
+			add(name, ts)
+		case 2:
+			col := ref.Parts[1].Name
+			if t := byName[strings.ToLower(ref.Parts[0].Name)]; t != nil && t.Column(col) != nil {
+				add(col, []*schema.Table{t})
 			}
 		}
-		add(name, ts)
 	}
 	return refs
 }

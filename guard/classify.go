@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -154,9 +155,9 @@ func Suggest(db *schema.Database, kind text2sql.ErrorKind, name, query string) s
 		// The alias or table the column was qualified with.
 		var qualTable *schema.Table
 		if qual != "" {
-			for _, r := range sqltext.Tables(query) {
+			for _, r := range sqlparse.Tables(sqlparse.Parse(query, db.Dialect)) {
 				if strings.EqualFold(r.Alias, qual) || strings.EqualFold(r.Name, qual) {
-					qualTable = db.Lookup(qualifiedRef(r))
+					qualTable = db.Lookup(r.QualifiedName())
 					break
 				}
 			}
@@ -215,18 +216,11 @@ func ColumnElsewhere(db *schema.Database, col string, read []*schema.Table, exce
 	return `column "` + col + `" is in table ` + strings.Join(having, ", ")
 }
 
-func qualifiedRef(r sqltext.TableRef) string {
-	if r.Schema == "" {
-		return r.Name
-	}
-	return r.Schema + "." + r.Name
-}
-
 // queryTables returns the tables of db that query reads, in order.
 func queryTables(db *schema.Database, query string) []*schema.Table {
 	var out []*schema.Table
-	for _, r := range sqltext.Tables(query) {
-		if t := db.Lookup(qualifiedRef(r)); t != nil {
+	for _, r := range sqlparse.Tables(sqlparse.Parse(query, db.Dialect)) {
+		if t := db.Lookup(r.QualifiedName()); t != nil {
 			out = append(out, t)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -400,8 +401,8 @@ func itemOr(item string, ok bool, list string, i int) string {
 //   - every table note, column note, value list and rule refers to a table
 //     (db.Lookup) and column of db;
 //   - every example's SQL passes guard.Check (nothing is executed) and,
-//     when it does, reads only tables of db, as internal/sqltext.Tables
-//     finds them (names of common table expressions are not tables).
+//     when it does, reads only tables of db, as the syntax tree of internal/sqlparse
+//     places them (names of common table expressions are not tables).
 //
 // A nil db skips the schema checks. guard is required: without one,
 // Validate returns an error wrapping text2sql.ErrInvalidConfig. When ctx
@@ -453,12 +454,8 @@ func (b *Base) Validate(ctx context.Context, db *schema.Database, guard text2sql
 		if db == nil || len(ps) > n {
 			continue // the guard's report is the more precise one
 		}
-		for _, ref := range sqltext.Tables(ex.SQL) {
-			name := ref.Name
-			if ref.Schema != "" {
-				name = ref.Schema + "." + ref.Name
-			}
-			if db.Lookup(name) == nil {
+		for _, ref := range sqlparse.Tables(sqlparse.Parse(ex.SQL, db.Dialect)) {
+			if name := ref.QualifiedName(); db.Lookup(name) == nil {
 				ps.add(item, "sql reads unknown table %q", name)
 			}
 		}

@@ -5,7 +5,7 @@ import (
 	"unicode"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -142,12 +142,8 @@ func (b *Base) Documents(db *schema.Database) []Document {
 		}
 		var tables []string
 		if db != nil {
-			for _, ref := range sqltext.Tables(ex.SQL) {
-				name := ref.Name
-				if ref.Schema != "" {
-					name = ref.Schema + "." + ref.Name
-				}
-				if _, canon, ok := resolve(name); ok {
+			for _, ref := range sqlparse.Tables(sqlparse.Parse(ex.SQL, db.Dialect)) {
+				if _, canon, ok := resolve(ref.QualifiedName()); ok {
 					tables = appendUnique(tables, canon)
 				}
 			}

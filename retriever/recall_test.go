@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -76,7 +76,7 @@ func (r *recallStats) quantile(q float64) float64 {
 // prepended to each name when non-empty.
 func goldTables(db *schema.Database, sql, qualify string) []string {
 	var out []string
-	for _, ref := range sqltext.Tables(sql) {
+	for _, ref := range sqlparse.Tables(sqlparse.Parse(sql, text2sql.DialectSQLite)) {
 		name := ref.Name
 		if qualify != "" {
 			name = qualify + "." + name

@@ -9,7 +9,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/guard"
-	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -155,12 +155,8 @@ func columnHint(db *schema.Database, name, query string) string {
 	}
 	seen := map[string]bool{}
 	var found []string
-	for _, r := range sqltext.Tables(query) {
-		ref := r.Name
-		if r.Schema != "" {
-			ref = r.Schema + "." + r.Name
-		}
-		t := db.Lookup(ref)
+	for _, r := range sqlparse.Tables(sqlparse.Parse(query, text2sql.DialectPostgres)) {
+		t := db.Lookup(r.QualifiedName())
 		if t == nil {
 			continue
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/birdschema"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -60,7 +61,7 @@ func (r records) static(tb testing.TB, key string, c *check.Checker, sql string,
 	rep := c.Check(sql)
 	r.put(tb, key+"/failures", failures(rep))
 	r.put(tb, key+"/warnings", rep.Warnings)
-	r.put(tb, key+"/tables", sqltext.Tables(sql))
+	r.put(tb, key+"/tables", sqlparse.Tables(sqlparse.Parse(sql, c.Dialect())))
 	// The rewrite is recorded only where it changes the text.
 	if rw := accuracy.SpiderRewrite(sql, prediction, false); rw != sql {
 		r.put(tb, key+"/rewrite", rw)

@@ -263,7 +263,8 @@ type Ident struct {
 	Quoted bool
 }
 
-// ColumnRef is a possibly qualified name: c, t.c, s.t.c.
+// ColumnRef is a qualified column name: t.c, s.t.c. A bare name in the
+// place of an expression is an *Ident (ColumnRefs finds both).
 type ColumnRef struct {
 	Span
 	Parts []*Ident

@@ -35,27 +35,3 @@ func TestLexRoundTrip(t *testing.T) {
 		assert.Equal(t, s, b.String(), "round trip of %q", s)
 	}
 }
-
-func TestTables(t *testing.T) {
-	cases := []struct {
-		in   string
-		want []string
-	}{
-		{"SELECT count(*) FROM singer", []string{"singer"}},
-		{"SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.id = T2.id", []string{"singer", "concert"}},
-		{"SELECT a FROM x, y AS yy, z WHERE a IN (SELECT b FROM w)", []string{"x", "y", "z", "w"}},
-		{"WITH per AS (SELECT s.id FROM enrollments e JOIN students s ON s.id = e.student_id) SELECT * FROM per", []string{"enrollments", "students"}},
-		{"SELECT EXTRACT(year FROM created) FROM t", []string{"t"}},
-		{`SELECT * FROM "order" o JOIN sales."Line Items" li USING (id)`, []string{"order", "Line Items"}},
-		{"SELECT a IS DISTINCT FROM b FROM t1", []string{"t1"}},
-		{"SELECT * FROM json_each('[1]'), t2", []string{"t2"}},
-		{"SELECT * FROM (SELECT id FROM a) AS s, b", []string{"a", "b"}},
-	}
-	for _, c := range cases {
-		var got []string
-		for _, r := range Tables(c.in) {
-			got = append(got, r.Name)
-		}
-		assert.Equal(t, c.want, got, "Tables(%q)", c.in)
-	}
-}
