@@ -251,10 +251,11 @@ func window(s string, off, size int) (string, bool) {
 // with an SQL statement: a query (SELECT, WITH … AS (, VALUES (, or a
 // parenthesised query) or another statement (INSERT INTO, UPDATE … SET,
 // DELETE FROM, CREATE TABLE, DROP, ALTER, COPY, ATTACH, PRAGMA, VACUUM,
-// transaction control, SET, EXPLAIN …). Its shape is checked, not just its
-// first word, so prose that opens with an English word that is also a
-// keyword ("With the students table you can…", "Select the rows you
-// need", "Update: …", "Drop me a line") is not a statement.
+// transaction control, SET, EXPLAIN …). It is judged on its parse (see
+// judge), not just its first word, so prose that opens with an English
+// word that is also a keyword ("With the students table you can…",
+// "Select the rows you need", "Update: …", "Drop me a line") is not a
+// statement.
 func StartsStatement(s string) bool {
 	return startsAt(s, 0)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
@@ -177,4 +178,12 @@ func TestExtractDeeplyNested(t *testing.T) {
 		require.True(t, ok, text)
 		assert.True(t, got == q || got == e, "extracted %q", got)
 	}
+}
+
+// judge leaves out the parser's "missing )" errors by their Reason; the
+// parser must keep recording them so.
+func TestReasonMissingParen(t *testing.T) {
+	sc := Parse("SELECT (1", text2sql.DialectSQLite)
+	require.NotEmpty(t, sc.Errors)
+	assert.Equal(t, reasonMissingParen, sc.Errors[len(sc.Errors)-1].Reason)
 }
