@@ -70,7 +70,7 @@ func (r records) static(tb testing.TB, key string, c *check.Checker, sql string,
 	r.put(tb, key+"/hardness", eval.SpiderHardnessOfSQL(sql))
 }
 
-// prose wraps a query the ways models write it, for sqltext.Extract.
+// prose wraps a query the ways models write it, for sqlparse.Extract.
 var prose = []string{
 	"%s",
 	"Here is the query:\n```sql\n%s\n```\nIt answers the question.",
@@ -80,7 +80,7 @@ var prose = []string{
 func (r records) extract(tb testing.TB, key, sql string) {
 	var out []string
 	for _, p := range prose {
-		s, ok := sqltext.Extract(fmt.Sprintf(p, sql))
+		s, ok := sqlparse.Extract(fmt.Sprintf(p, sql))
 		if s == strings.TrimSpace(sql) {
 			s = "(the query)" // the common case, kept short
 		}

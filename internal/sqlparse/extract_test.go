@@ -1,4 +1,4 @@
-package sqltext
+package sqlparse
 
 import (
 	"strings"
@@ -6,6 +6,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
 func TestExtract(t *testing.T) {
@@ -63,6 +66,11 @@ func TestExtract(t *testing.T) {
 		{"values", "VALUES (1), (2)", "VALUES (1), (2)"},
 		{"recursive cte", "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t", "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t"},
 		{"select without from", "SELECT date('now')", "SELECT date('now')"},
+		{"string as table", "SELECT count(*) FROM 'flights' WHERE x = 1", "SELECT count(*) FROM 'flights' WHERE x = 1"},
+		// a parenthesis the model left open: the whole query, not the line
+		// where a parenthesised subquery starts
+		{"unclosed parenthesis", "SELECT\n  ((SELECT COUNT(*) FROM t) * 100 / (SELECT COUNT(*) FROM u) AS pct", "SELECT\n  ((SELECT COUNT(*) FROM t) * 100 / (SELECT COUNT(*) FROM u) AS pct"},
+		{"unclosed call", "SQLQuery: SELECT COUNT(x FROM t", "SELECT COUNT(x FROM t"},
 		{"cast and operators", "SELECT CAST(a AS REAL) / b, x::int, -y FROM t WHERE z IS NOT NULL AND w NOT IN (1, 2)", "SELECT CAST(a AS REAL) / b, x::int, -y FROM t WHERE z IS NOT NULL AND w NOT IN (1, 2)"},
 		{"numbered list", "Steps:\n1. SELECT name FROM artists", "SELECT name FROM artists"},
 		{"bullet", "- SELECT name FROM artists\n- done", "SELECT name FROM artists"},
@@ -115,7 +123,7 @@ func TestStartsStatement(t *testing.T) {
 		"Explain it", "Describe the table to me", "Use the LIKE operator", "Table students has 3 rows",
 		"Values are in cents", "Call me later", "Execute the query below", "Load the file",
 		"Do this first", "The answer is 42", "(see above)", "Select all customers from Germany.",
-		"Select one or two.", "Selecting rows", "select name and title from the table",
+		"Select one or two.", "Selecting rows", "select name and title from the table", "EXPLAIN EXPLAIN SELECT 1",
 	}
 	for _, s := range yes {
 		assert.True(t, StartsStatement(s), "StartsStatement(%q)", s)
@@ -123,20 +131,6 @@ func TestStartsStatement(t *testing.T) {
 	for _, s := range no {
 		assert.False(t, StartsStatement(s), "StartsStatement(%q)", s)
 	}
-}
-
-func TestFences(t *testing.T) {
-	in := "a\n```json\n{\"x\": 1}\n```\nb ````sql\nSELECT 1\n```` c ~~~\nSELECT 2\n"
-	got := Fences(in)
-	require.Len(t, got, 3, "Fences = %+v, want 3 blocks", got)
-	assert.Equal(t, "json", got[0].Lang, "block 0 = %+v", got[0])
-	assert.Equal(t, "{\"x\": 1}\n", got[0].Content, "block 0 = %+v", got[0])
-	assert.True(t, got[0].Closed, "block 0 = %+v", got[0])
-	assert.Equal(t, "sql", got[1].Lang, "block 1 = %+v", got[1])
-	assert.Equal(t, "SELECT 1\n", got[1].Content, "block 1 = %+v", got[1])
-	assert.False(t, got[2].Closed, "block 2 = %+v", got[2])
-	assert.Equal(t, "SELECT 2\n", got[2].Content, "block 2 = %+v", got[2])
-	assert.Equal(t, len(in), got[2].End, "block 2 = %+v", got[2])
 }
 
 // A long statement is found whole although it runs past the first window.
@@ -165,16 +159,16 @@ func FuzzExtract(f *testing.F) {
 		require.Equal(t, got != "", ok, "Extract(%q) = %q, %v", s, got, ok)
 		if ok {
 			require.Equal(t, got, strings.TrimSpace(got), "Extract(%q): surrounding white space", s)
-			toks := Lex(got)
+			toks := sqltext.Lex(got)
 			last := toks[len(toks)-1]
-			require.False(t, last.Trivia() || (last.Kind == Punct && last.Text == ";"), "Extract(%q) = %q: ends with %q", s, got, last.Text)
+			require.False(t, last.Trivia() || (last.Kind == sqltext.Punct && last.Text == ";"), "Extract(%q) = %q: ends with %q", s, got, last.Text)
 		}
 		StartsStatement(s)
 	})
 }
 
-// A query nested past the shape check's recursion bounds is still
-// extracted whole, alone and after a label.
+// A deeply nested query is still extracted whole, alone and after a
+// label.
 func TestExtractDeeplyNested(t *testing.T) {
 	const n = 40
 	q := "SELECT a FROM t WHERE a IN " + strings.Repeat("(SELECT a FROM t WHERE a IN ", n) + "(1)" + strings.Repeat(")", n)
@@ -184,4 +178,12 @@ func TestExtractDeeplyNested(t *testing.T) {
 		require.True(t, ok, text)
 		assert.True(t, got == q || got == e, "extracted %q", got)
 	}
+}
+
+// judge leaves out the parser's "missing )" errors by their Reason; the
+// parser must keep recording them so.
+func TestReasonMissingParen(t *testing.T) {
+	sc := Parse("SELECT (1", text2sql.DialectSQLite)
+	require.NotEmpty(t, sc.Errors)
+	assert.Equal(t, reasonMissingParen, sc.Errors[len(sc.Errors)-1].Reason)
 }
