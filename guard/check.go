@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
@@ -66,7 +67,9 @@ func CheckText(sql string) *text2sql.SQLError {
 	if se := CheckShape(sql); se != nil {
 		return se
 	}
-	return DeepScan(sql)
+	// Every word, not the tree's reading: for an engine whose parse is
+	// not at hand, a column named update is refused rather than guessed.
+	return deepScan(sqltext.Significant(sqltext.Lex(sqltext.Statements(sql)[0])))
 }
 
 // CheckShape is the part of CheckText that an engine's own parser cannot
@@ -104,17 +107,60 @@ func CheckShape(sql string) *text2sql.SQLError {
 	return checkQuery(sqltext.Significant(toks))
 }
 
-// DeepScan is the part of CheckText that looks, lexically, for keywords
-// of data-modifying SQL and locking clauses at any depth of the first
-// statement of sql: INSERT, DELETE, … inside a query, SELECT … INTO,
-// RETURNING, FOR UPDATE/SHARE, LOCK IN SHARE MODE. It returns nil or the
-// refusal (KindNotReadOnly).
+// DeepScan names, for a statement the engine could not parse (SQLite's
+// syntax error on another engine's construct), the part of the first
+// statement of sql that would write or lock if another engine ran it: a
+// locking clause (FOR UPDATE/SHARE, LOCK IN SHARE MODE), SELECT … INTO, a
+// data-modifying statement, and in the tokens the syntax tree
+// (internal/sqlparse) could not place, a keyword of data-modifying SQL
+// (INSERT, DELETE, … RETURNING, INTO). It returns nil or the refusal
+// (KindNotReadOnly). It reads the tree, so a column named lock or
+// update is no clause; it is no security decision (the engine made it).
 func DeepScan(sql string) *text2sql.SQLError {
-	stmts := sqltext.Statements(sql)
-	if len(stmts) == 0 {
+	tree := sqlparse.Parse(sql, text2sql.DialectSQLite)
+	if len(tree.Stmts) == 0 {
 		return nil
 	}
-	return deepScan(sqltext.Significant(sqltext.Lex(stmts[0])))
+	var found *text2sql.SQLError
+	sqlparse.Inspect(tree.Stmts[0], func(n sqlparse.Node) bool {
+		if found != nil {
+			return false
+		}
+		switch v := n.(type) {
+		case *sqlparse.Lock:
+			found = &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
+				Message: "locking clause (" + strings.Join(strings.Fields(strings.ToUpper(v.Text())), " ") + ") takes row locks; only plain queries are allowed"}
+		case *sqlparse.Into:
+			found = intoRefusal()
+		case *sqlparse.Other:
+			if deepWriteWords[strings.ToLower(v.Verb)] {
+				found = writeRefusal(v.Verb)
+			}
+		}
+		return true
+	})
+	if found != nil {
+		return found
+	}
+	first := tree.Stmts[0].Extent()
+	for _, e := range tree.Errors { // every error node, attached or not
+		if e.From >= first.From && e.To <= first.To {
+			if found = deepScan(tree.Tokens[e.From:e.To]); found != nil {
+				return found
+			}
+		}
+	}
+	return nil
+}
+
+func intoRefusal() *text2sql.SQLError {
+	return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
+		Message: "INTO writes its result; only plain queries are allowed"}
+}
+
+func writeRefusal(word string) *text2sql.SQLError {
+	return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
+		Message: strings.ToUpper(word) + " inside the query changes the database; only queries are allowed"}
 }
 
 // checkQuery checks the first keywords of one statement's significant
@@ -226,8 +272,9 @@ func nearQueryKeyword(w string) bool {
 	return false
 }
 
-// deepScan looks for keywords of data-modifying SQL and locking clauses at
-// any depth of a query.
+// deepScan looks, in toks, for keywords of data-modifying SQL and of
+// locking clauses: CheckText's scan of a whole statement, and DeepScan's
+// of the tokens the syntax tree could not place.
 func deepScan(toks []sqltext.Token) *text2sql.SQLError {
 	for i, t := range toks {
 		if t.Kind != sqltext.Word {
@@ -242,17 +289,13 @@ func deepScan(toks []sqltext.Token) *text2sql.SQLError {
 		}
 		w := strings.ToLower(t.Text)
 		switch {
-		case deepWriteWords[w] && next != "(":
-			if w == "update" && i > 0 && toks[i-1].Is("for") || w == "update" && i > 1 && toks[i-1].Is("key") && toks[i-2].Is("no") {
-				return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
-					Message: "locking clause (FOR UPDATE) takes row locks; only plain queries are allowed"}
-			}
-			if w == "into" {
-				return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
-					Message: "INTO writes its result; only plain queries are allowed"}
-			}
+		case w == "update" && i > 0 && toks[i-1].Is("for"):
 			return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
-				Message: strings.ToUpper(w) + " inside the query changes the database; only queries are allowed"}
+				Message: "locking clause (FOR UPDATE) takes row locks; only plain queries are allowed"}
+		case w == "into" && next != "(":
+			return intoRefusal()
+		case deepWriteWords[w] && next != "(":
+			return writeRefusal(w)
 		case w == "for" && (next == "share" || next == "key" || next == "no"):
 			return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
 				Message: "locking clause (FOR " + strings.ToUpper(next) + ") takes row locks; only plain queries are allowed"}

@@ -156,3 +156,37 @@ func FuzzCheckText(f *testing.F) {
 		}
 	})
 }
+
+// DeepScan words the refusal of a statement SQLite could not parse from
+// the syntax tree: clauses where the tree places them, keywords only in
+// the tokens it could not place, and never a column that shares a
+// keyword's name (CheckText, for engines without a parser at hand, still
+// refuses those).
+func TestDeepScan(t *testing.T) {
+	refused := map[string]string{
+		"SELECT * FROM t FOR UPDATE":                                                         "FOR UPDATE",
+		"SELECT * FROM t WHERE x = 1 FOR NO KEY UPDATE":                                      "FOR NO KEY UPDATE",
+		"SELECT * FROM (SELECT 1 FOR SHARE) q":                                               "FOR SHARE",
+		"SELECT * FROM t LOCK IN SHARE MODE":                                                 "LOCK IN SHARE MODE",
+		"SELECT a INTO b FROM t":                                                             "INTO",
+		"SELECT a FROM t INTO @v":                                                            "INTO",
+		"WITH x AS (DELETE FROM t RETURNING *) SELECT * FROM x":                              "DELETE",
+		"WITH a AS (SELECT 1), b AS (INSERT INTO m VALUES (5) RETURNING id) SELECT * FROM b": "INSERT",
+	}
+	for q, word := range refused {
+		se := DeepScan(q)
+		if assert.NotNil(t, se, q) {
+			assert.Equal(t, text2sql.KindNotReadOnly, se.Kind, q)
+			assert.Contains(t, se.Message, word, q)
+		}
+	}
+	for _, q := range []string{
+		"SELECT * FROM t WHERE lock IN (1, 2)",
+		"SELECT update, t.delete, merge FROM t",
+		"SELECT 1",
+		"",
+	} {
+		assert.Nil(t, DeepScan(q), q)
+	}
+	assert.NotNil(t, CheckText("SELECT update FROM t"), "CheckText stays lexical")
+}

@@ -2,10 +2,12 @@
 // that every executor of generated SQL shares, and that executors written
 // outside this module can use too:
 //
-//   - the lexical statement check (CheckText, made of CheckShape and
-//     DeepScan): exactly one statement under every lexical convention of
-//     sqltext, and that statement a query (SELECT, WITH … SELECT, VALUES),
-//     with no data-modifying keyword or locking clause at any depth;
+//   - the lexical statement check (CheckText, made of CheckShape and a
+//     scan of every word): exactly one statement under every lexical
+//     convention of sqltext, and that statement a query (SELECT, WITH …
+//     SELECT, VALUES), with no data-modifying keyword or locking clause at
+//     any depth; and DeepScan, which words the refusal of a statement an
+//     engine could not parse from its syntax tree (internal/sqlparse);
 //   - the size bounds of a statement's parse tree (MaxDepth, MaxTokens,
 //     BoundsError), checked before any parser sees the text;
 //   - the classification of an engine's error message into a

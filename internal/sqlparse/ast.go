@@ -154,8 +154,14 @@ type Select struct {
 	GroupBy    []Expr
 	Having     Expr
 	Windows    []*WindowDef
+	Into       *Into    // SELECT … INTO target; nil without
 	Errors     []*Error // tokens skipped between clauses
 }
+
+// Into is the INTO clause of a SELECT (PostgreSQL and MySQL: it writes
+// the result to a table or variables, so it is no read): INTO and its
+// targets.
+type Into struct{ Span }
 
 // SelectItem is expr [[AS] alias]; the expression may be a *Star.
 type SelectItem struct {

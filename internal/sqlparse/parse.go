@@ -512,11 +512,14 @@ func (p *parser) selectBlock() *Select {
 			break
 		}
 	}
-	if p.accept("INTO") {
+	if p.word("INTO") {
 		// SELECT … INTO target: not a read; keep going for analysis.
+		into := p.i
+		p.i++
 		for t := p.tok(); t.Kind == sqltext.Word && !isReserved(t) || t.Kind == sqltext.QuotedIdent || t.Kind == sqltext.Param || p.punct(".") || p.punct(","); t = p.tok() {
 			p.i++
 		}
+		s.Into = &Into{Span: p.span(into)}
 	}
 	p.resync(s)
 	if p.accept("FROM") {

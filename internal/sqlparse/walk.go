@@ -35,6 +35,8 @@ func isNil(n Node) bool {
 		return v == nil
 	case *Call:
 		return v == nil
+	case *Into:
+		return v == nil
 	}
 	return false
 }
@@ -107,6 +109,7 @@ func Children(n Node) []Node {
 		for _, w := range v.Windows {
 			add(w)
 		}
+		add(v.Into)
 		for _, e := range v.Errors {
 			add(e)
 		}
