@@ -1,6 +1,7 @@
 package sqlparse
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,4 +47,18 @@ func TestTables(t *testing.T) {
 	}
 	assert.Equal(t, "sales.orders", TableRef{Schema: "sales", Name: "orders"}.QualifiedName())
 	assert.Equal(t, "orders", TableRef{Name: "orders", Alias: "o"}.QualifiedName())
+}
+
+func TestColumnRefs(t *testing.T) {
+	q := "WITH w(k) AS (SELECT id FROM t) SELECT x.a, b AS alias, count(c) OVER win, CAST(d AS INT) COLLATE nocase, " +
+		"x.* FROM s.t AS x JOIN u USING (e) WHERE f IN (SELECT g FROM w) WINDOW win AS (PARTITION BY h)"
+	var got []string
+	for _, r := range ColumnRefs(Parse(q, text2sql.DialectSQLite)) {
+		var parts []string
+		for _, p := range r.Parts {
+			parts = append(parts, p.Name)
+		}
+		got = append(got, strings.Join(parts, "."))
+	}
+	assert.ElementsMatch(t, []string{"id", "x.a", "b", "c", "d", "e", "f", "g", "h"}, got)
 }
