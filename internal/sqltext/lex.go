@@ -71,11 +71,9 @@ func Lex(s string) []Token {
 		kind := Punct
 		c := s[i]
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+		case isSpace(c):
 			kind = Space
-			for i < len(s) && strings.IndexByte(" \t\n\r\f\v", s[i]) >= 0 {
-				i++
-			}
+			i = spaceEnd(s, i)
 		case c == '-' && i+1 < len(s) && s[i+1] == '-':
 			kind = LineComment
 			for i < len(s) && s[i] != '\n' {
@@ -100,17 +98,17 @@ func Lex(s string) []Token {
 			}
 		case c == '\'':
 			kind = String
-			i = quoted(s, i, '\'')
+			i = scanQuoted(s, i, '\'', false)
 		case (c == 'E' || c == 'e' || c == 'X' || c == 'x' || c == 'N' || c == 'n' || c == 'B' || c == 'b') && i+1 < len(s) && s[i+1] == '\'':
 			kind = String
 			if c == 'E' || c == 'e' {
 				i = escaped(s, i+1)
 			} else {
-				i = quoted(s, i+1, '\'')
+				i = scanQuoted(s, i+1, '\'', false)
 			}
 		case c == '"' || c == '`':
 			kind = QuotedIdent
-			i = quoted(s, i, c)
+			i = scanQuoted(s, i, c, false)
 		case c == '[':
 			kind = QuotedIdent
 			if j := strings.IndexByte(s[i:], ']'); j >= 0 {
@@ -159,21 +157,6 @@ func Lex(s string) []Token {
 	return toks
 }
 
-// quoted scans a literal opened by q at s[i], where a doubled q escapes it.
-func quoted(s string, i int, q byte) int {
-	i++
-	for i < len(s) {
-		if s[i] == q {
-			if i+1 < len(s) && s[i+1] == q {
-				i += 2
-				continue
-			}
-			return i + 1
-		}
-		i++
-	}
-	return len(s)
-}
 
 // escaped scans a PostgreSQL E'…' literal opened at s[i], where backslash
 // escapes too.
@@ -318,4 +301,18 @@ func stripTrailing(sql string, toks []Token) string {
 		}
 	}
 	return strings.TrimSpace(sql[:end])
+}
+
+// isSpace reports whether c is white space to SQL engines: space, tab,
+// newline, carriage return, form feed or vertical tab.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// spaceEnd returns the index after the run of white space at s[i].
+func spaceEnd(s string, i int) int {
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	return i
 }

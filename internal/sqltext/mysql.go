@@ -58,11 +58,9 @@ func LexMySQL(s string, m MySQLMode) []Token {
 		kind := Punct
 		c := s[i]
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+		case isSpace(c):
 			kind = Space
-			for i < len(s) && strings.IndexByte(" \t\n\r\f\v", s[i]) >= 0 {
-				i++
-			}
+			i = spaceEnd(s, i)
 		case c == '#' || c == '-' && i+1 < len(s) && s[i+1] == '-' && (i+2 >= len(s) || s[i+2] <= ' ' || s[i+2] == 0x7f):
 			kind = LineComment
 			for i < len(s) && s[i] != '\n' {
