@@ -33,6 +33,9 @@ func TestSpiderHardnessCases(t *testing.T) {
 		"SELECT a, count(*) FROM t GROUP BY a HAVING count(*) > 1 ORDER BY count(*) DESC":          HardnessExtra,
 		"SELECT name FROM a WHERE x = 1 UNION SELECT name FROM b WHERE y = (SELECT max(y) FROM b)": HardnessHard,
 		"SELECT name FROM a WHERE x = 1 AND y = 2 UNION SELECT name FROM b":                        HardnessExtra,
+		"SELECT name FROM a WHERE x < ANY (SELECT y FROM b)":                                       HardnessHard,
+		"SELECT first\\_name FROM a WHERE b\\_c = 1 AND d LIKE 'x%'":                               HardnessMedium,
+		"SELECT name FROM a; SELECT name FROM b WHERE x = 1 AND y = 2 ORDER BY name":               HardnessEasy,
 		"": HardnessEasy,
 	} {
 		if got := SpiderHardnessOfSQL(sql); got != want {
