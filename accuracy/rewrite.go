@@ -70,12 +70,13 @@ func TopLevelOrderBy(sql string) bool {
 	return q != nil && len(q.OrderBy) > 0
 }
 
-// parseTop parses sql (by SQLite's lexical rules, which the other
-// dialects' queries in this package's use also follow) and returns its
-// first statement when that is a query, with the first SELECT block of
-// its body: the block itself, or the leftmost operand of a compound
-// query (UNION, INTERSECT, EXCEPT). Either is nil when absent; the block
-// is also nil when the leftmost operand is parenthesised.
+// parseTop parses sql into a syntax tree (internal/sqlparse with the
+// SQLite dialect, for every dialect: the callers do not say which) and
+// returns its first statement when that is a
+// query, with the first SELECT block of its body: the body itself, or the
+// leftmost operand of a compound query (UNION, INTERSECT, EXCEPT). Either
+// is nil when absent; the block is also nil when that operand is
+// parenthesised.
 func parseTop(sql string) (*sqlparse.Query, *sqlparse.Select) {
 	s := sqlparse.Parse(sql, text2sql.DialectSQLite)
 	if len(s.Stmts) == 0 {

@@ -87,6 +87,7 @@ func TestOrderCheckTies(t *testing.T) {
 		{"SELECT name FROM s WHERE age = 30 UNION SELECT name FROM s WHERE age = 40 ORDER BY name LIMIT 2", false},
 		{"SELECT name FROM s WHERE name IN (SELECT name FROM s ORDER BY age LIMIT 1)", false}, // inner LIMIT: not checked
 		{"SELECT max(age) AS m, name FROM s GROUP BY city ORDER BY m DESC LIMIT 1", false},
+		{"SELECT name FROM s ORDER BY city COLLATE NOCASE LIMIT 1", true}, // bob/dan/eve tie in Oslo
 	}
 	for _, tc := range tests {
 		rep := orderCheck(t, ex, tc.sql)
@@ -94,7 +95,9 @@ func TestOrderCheckTies(t *testing.T) {
 		assert.False(t, hasWarning(rep, accuracy.WarnOrderUnchecked), "%s: unchecked (%+v)", tc.sql, rep)
 	}
 	assert.Nil(t, orderCheck(t, ex, "SELECT name FROM s"), "no ORDER BY or LIMIT")
-	rep := orderCheck(t, ex, "SELECT name FROM s ORDER BY age DESC LIMIT 1")
+	rep := orderCheck(t, ex, "SELECT name FROM s ORDER BY age LIMIT (SELECT 1)")
+	assert.True(t, hasWarning(rep, accuracy.WarnOrderUnchecked), "a LIMIT that is no literal (%+v)", rep)
+	rep = orderCheck(t, ex, "SELECT name FROM s ORDER BY age DESC LIMIT 1")
 	require.NotNil(t, rep)
 	assert.Contains(t, rep.Detail, "rows 1 to 2")
 }
@@ -109,6 +112,9 @@ func TestTopLevelOrderBy(t *testing.T) {
 		"SELECT a FROM t -- order by a":                                  false,
 		"SELECT a FROM (SELECT a FROM t ORDER BY a LIMIT 3) ORDER BY a;": true,
 		"select a from t order   by a":                                   true,
+		"(SELECT a FROM t ORDER BY a)":                                   false,
+		"SELECT a FROM t ORDER BY a; SELECT b FROM u":                    true,
+		"SELECT a FROM t; SELECT b FROM u ORDER BY b":                    false,
 	} {
 		assert.Equal(t, want, accuracy.TopLevelOrderBy(sql), "accuracy.TopLevelOrderBy(%q)", sql)
 	}
