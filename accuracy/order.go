@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 )
 
 // Warning kinds about a gold query's ordering, found by OrderCheck.
@@ -54,8 +54,16 @@ type OrderReport struct {
 // result columns (by position or name); queries with SELECT DISTINCT when
 // every key is a result column.
 func OrderCheck(ctx context.Context, exec text2sql.Executor, sql string, res *text2sql.Result) (*OrderReport, error) {
-	t := parseTop(sql)
-	if t.orderBy < 0 && t.limit < 0 {
+	q, sel := parseTop(sql)
+	if q == nil {
+		return nil, nil
+	}
+	// Only LIMIT count [OFFSET off] and LIMIT off, count cut the rows.
+	lim := q.Limit
+	if lim != nil && (lim.Count == nil || lim.Fetch) {
+		lim = nil
+	}
+	if len(q.OrderBy) == 0 && lim == nil {
 		return nil, nil
 	}
 	rep := &OrderReport{}
@@ -63,104 +71,87 @@ func OrderCheck(ctx context.Context, exec text2sql.Executor, sql string, res *te
 		rep.Warnings = append(rep.Warnings, WarnOrderUnchecked+": "+why)
 		return rep, nil
 	}
-	if t.selStart < 0 || t.selEnd <= t.selStart || res == nil {
+	if sel == nil || sel.Items[0].From == sel.Items[len(sel.Items)-1].To || res == nil {
 		return unchecked("no select list found at the top level")
 	}
+	_, compound := q.Body.(*sqlparse.SetOp)
 	ncols := len(res.Columns)
 	if ncols == 0 && len(res.Rows) > 0 {
 		ncols = len(res.Rows[0])
 	}
 
-	// LIMIT n [OFFSET m] or LIMIT m, n.
+	// The rows kept: [lo, hi), hi -1 without LIMIT.
 	lo, hi := 0, -1
-	if t.limit >= 0 {
-		lt := t.toks[t.limit+1 : t.limitEnd]
-		ints := func(ts ...sqltext.Token) ([]int, bool) {
-			var out []int
-			for _, x := range ts {
-				n, err := strconv.Atoi(x.Text)
-				if x.Kind != sqltext.Number || err != nil || n < 0 {
-					return nil, false
-				}
-				out = append(out, n)
-			}
-			return out, true
+	if lim != nil {
+		count, ok := literalCount(lim.Count)
+		off := 0
+		if lim.Offset != nil {
+			var okOff bool
+			off, okOff = literalCount(lim.Offset)
+			ok = ok && okOff
 		}
-		switch {
-		case len(lt) == 1:
-			if v, ok := ints(lt[0]); ok {
-				hi = v[0]
-			}
-		case len(lt) == 3 && lt[1].Is("offset"):
-			if v, ok := ints(lt[0], lt[2]); ok {
-				lo, hi = v[1], v[1]+v[0]
-			}
-		case len(lt) == 3 && lt[1].Text == ",":
-			if v, ok := ints(lt[0], lt[2]); ok {
-				lo, hi = v[0], v[0]+v[1]
-			}
-		}
-		if hi < 0 {
+		if !ok {
 			return unchecked("LIMIT is not a literal count")
 		}
+		lo, hi = off, off+count
 	}
 
 	// ORDER BY keys: a result column index, or an expression to append.
 	var keyCols []int
 	var appended []string
-	if t.orderBy >= 0 {
-		end := len(t.toks)
-		if t.limit > t.orderBy {
-			end = t.limit
+	aliases := map[string]int{}
+	for i, it := range sel.Items {
+		if it.Alias != nil {
+			aliases[strings.ToLower(it.Alias.Name)] = i
 		}
-		aliases := selectAliases(t)
-		for _, term := range sqltext.SplitTop(t.toks[t.orderBy+2 : end]) {
-			term = sqltext.TrimOrderTerm(term)
-			if len(term) == 0 {
-				return unchecked("empty ORDER BY term")
+	}
+	for _, term := range q.OrderBy {
+		e := term.Expr
+		for c, ok := e.(*sqlparse.Collate); ok; c, ok = e.(*sqlparse.Collate) {
+			e = c.X
+		}
+		if e.Extent().From == e.Extent().To {
+			return unchecked("empty ORDER BY term")
+		}
+		switch v := e.(type) {
+		case *sqlparse.Literal:
+			if v.Kind == sqlparse.Number {
+				k, err := strconv.Atoi(v.Text())
+				if err != nil || k < 1 || k > ncols {
+					return unchecked("ORDER BY position " + v.Text() + " is out of range")
+				}
+				keyCols = append(keyCols, k-1)
+				continue
 			}
-			if len(term) == 1 {
-				tok := term[0]
-				if tok.Kind == sqltext.Number {
-					k, err := strconv.Atoi(tok.Text)
-					if err != nil || k < 1 || k > ncols {
-						return unchecked("ORDER BY position " + tok.Text + " is out of range")
-					}
-					keyCols = append(keyCols, k-1)
+		case *sqlparse.Ident:
+			if i, ok := aliases[strings.ToLower(v.Name)]; ok && i < ncols {
+				keyCols = append(keyCols, i)
+				continue
+			}
+			if compound || sel.Distinct {
+				if i := columnIndex(res.Columns, v.Name); i >= 0 {
+					keyCols = append(keyCols, i)
 					continue
 				}
-				if name, ok := tok.Ident(); ok {
-					if i, ok := aliases[strings.ToLower(name)]; ok && i < ncols {
-						keyCols = append(keyCols, i)
-						continue
-					}
-					if t.compound || t.distinct {
-						if i := columnIndex(res.Columns, name); i >= 0 {
-							keyCols = append(keyCols, i)
-							continue
-						}
-					}
-				}
 			}
-			if t.compound || t.distinct {
-				return unchecked("ORDER BY term of a compound or DISTINCT query is not a result column")
-			}
-			keyCols = append(keyCols, ncols+len(appended))
-			appended = append(appended, span(sql, term))
 		}
+		if compound || sel.Distinct {
+			return unchecked("ORDER BY term of a compound or DISTINCT query is not a result column")
+		}
+		keyCols = append(keyCols, ncols+len(appended))
+		appended = append(appended, e.Text())
 	}
 
 	// The probe: keys appended to the select list, LIMIT removed.
-	insert := t.toks[t.selEnd-1].Pos + len(t.toks[t.selEnd-1].Text)
+	insert := sel.Items[len(sel.Items)-1].End
 	var b strings.Builder
 	b.WriteString(sql[:insert])
 	for i, e := range appended {
 		fmt.Fprintf(&b, ", %s AS __t2s_k%d", e, i+1)
 	}
-	if t.limit >= 0 {
-		b.WriteString(sql[insert:t.toks[t.limit].Pos])
-		last := t.toks[t.limitEnd-1]
-		b.WriteString(sql[last.Pos+len(last.Text):])
+	if lim != nil {
+		b.WriteString(sql[insert:lim.Pos])
+		b.WriteString(sql[lim.End:])
 	} else {
 		b.WriteString(sql[insert:])
 	}
@@ -290,30 +281,13 @@ func columnIndex(cols []string, name string) int {
 	return -1
 }
 
-// span is the source text from the first to the last token of ts.
-func span(sql string, ts []sqltext.Token) string {
-	last := ts[len(ts)-1]
-	return sql[ts[0].Pos : last.Pos+len(last.Text)]
-}
-
-// selectAliases maps the lower-cased alias of each top-level select item
-// (AS alias, or a trailing bare name after an expression) to its position.
-func selectAliases(t top) map[string]int {
-	out := map[string]int{}
-	for i, item := range sqltext.SplitTop(t.toks[t.selStart:t.selEnd]) {
-		n := len(item)
-		if n < 2 {
-			continue
-		}
-		name, ok := item[n-1].Ident()
-		if !ok {
-			continue
-		}
-		prev := item[n-2]
-		implicit := prev.Kind != sqltext.Punct || prev.Text == ")"
-		if prev.Is("as") || implicit && !prev.Is("distinct") {
-			out[strings.ToLower(name)] = i
-		}
+// literalCount returns the value of a LIMIT or OFFSET that is a
+// non-negative integer literal.
+func literalCount(e sqlparse.Expr) (int, bool) {
+	l, ok := e.(*sqlparse.Literal)
+	if !ok || l.Kind != sqlparse.Number {
+		return 0, false
 	}
-	return out
+	n, err := strconv.Atoi(l.Text())
+	return n, err == nil && n >= 0
 }

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
@@ -64,81 +66,34 @@ func SpiderOrderMatters(goldSQL string) bool {
 // query (not one inside a subquery or a common table expression), i.e.
 // whether the order of its result rows is defined.
 func TopLevelOrderBy(sql string) bool {
-	return parseTop(sql).orderBy >= 0
+	q, _ := parseTop(sql)
+	return q != nil && len(q.OrderBy) > 0
 }
 
-// top is the outline of a query's outermost level.
-type top struct {
-	toks     []sqltext.Token // significant tokens
-	compound bool            // UNION, INTERSECT or EXCEPT at the top level
-	distinct bool            // SELECT DISTINCT at the top level
-	// Token indexes, -1 when absent: the first token of the select list,
-	// the token ending it (FROM, WHERE, … or len(toks)), ORDER of ORDER BY,
-	// LIMIT.
-	selStart, selEnd int
-	orderBy, limit   int
-	// limitEnd is the token index after the LIMIT clause.
-	limitEnd int
-}
-
-func parseTop(sql string) top {
-	t := top{toks: sqltext.Significant(sqltext.Lex(sql)), selStart: -1, selEnd: -1, orderBy: -1, limit: -1}
-	depth := 0
-	for i := 0; i < len(t.toks); i++ {
-		tok := t.toks[i]
-		if tok.Kind == sqltext.Punct {
-			switch tok.Text {
-			case "(":
-				depth++
-			case ")":
-				depth--
-			case ";":
-				if depth == 0 {
-					t.toks = t.toks[:i]
-					if t.limit >= 0 && t.limitEnd > i {
-						t.limitEnd = i
-					}
-					if t.selStart >= 0 && t.selEnd < 0 {
-						t.selEnd = i
-					}
-					return t
-				}
-			}
-			continue
-		}
-		if depth != 0 || tok.Kind != sqltext.Word {
-			continue
-		}
-		switch w := strings.ToLower(tok.Text); w {
-		case "select":
-			if t.selStart < 0 && !t.compound {
-				t.selStart = i + 1
-				if i+1 < len(t.toks) && (t.toks[i+1].Is("distinct") || t.toks[i+1].Is("all")) {
-					t.distinct = t.toks[i+1].Is("distinct")
-					t.selStart = i + 2
-				}
-			}
-		case "from", "where", "group", "having", "window", "order", "limit":
-			if t.selStart >= 0 && t.selEnd < 0 {
-				t.selEnd = i
-			}
-			if w == "order" && i+1 < len(t.toks) && t.toks[i+1].Is("by") {
-				t.orderBy = i
-			}
-			if w == "limit" {
-				t.limit = i
-				t.limitEnd = len(t.toks)
-			}
-		case "union", "intersect", "except":
-			t.compound = true
-			t.orderBy, t.limit = -1, -1 // an ORDER BY before this belonged to a part
-			if t.selStart >= 0 && t.selEnd < 0 {
-				t.selEnd = i
-			}
-		}
+// parseTop parses sql into a syntax tree (internal/sqlparse with the
+// SQLite dialect, for every dialect: the callers do not say which) and
+// returns its first statement when that is a
+// query, with the first SELECT block of its body: the body itself, or the
+// leftmost operand of a compound query (UNION, INTERSECT, EXCEPT). Either
+// is nil when absent; the block is also nil when that operand is
+// parenthesised.
+func parseTop(sql string) (*sqlparse.Query, *sqlparse.Select) {
+	s := sqlparse.Parse(sql, text2sql.DialectSQLite)
+	if len(s.Stmts) == 0 {
+		return nil, nil
 	}
-	if t.selStart >= 0 && t.selEnd < 0 {
-		t.selEnd = len(t.toks)
+	q, ok := s.Stmts[0].(*sqlparse.Query)
+	if !ok {
+		return nil, nil
 	}
-	return t
+	body := q.Body
+	for {
+		op, ok := body.(*sqlparse.SetOp)
+		if !ok {
+			break
+		}
+		body = op.Left
+	}
+	sel, _ := body.(*sqlparse.Select)
+	return q, sel
 }

@@ -2,9 +2,10 @@ package eval
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/accuracy"
@@ -39,33 +40,30 @@ func TestCheckAnswer(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			chk, err := accuracy.CheckAnswer(ctx, ex, tc.cand, tc.key, tc.mode)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if chk.Matched != tc.matched || !strings.Contains(chk.Summary, tc.summary) {
-				t.Fatalf("matched %v %q, want %v %q", chk.Matched, chk.Summary, tc.matched, tc.summary)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.matched, chk.Matched, chk.Summary)
+			assert.Contains(t, chk.Summary, tc.summary)
 		})
 	}
 	// The rows of a diff are there for a quiz page to show.
-	chk, _ := accuracy.CheckAnswer(ctx, ex, "SELECT name FROM emp WHERE dept = 'it' AND name <> 'bob'", "SELECT name FROM emp WHERE dept = 'it'", "")
-	if chk.Matched || chk.Mode != accuracy.ModeSpider || len(chk.Diff.Missing) != 1 || chk.Diff.Missing[0][0] != "bob" {
-		t.Fatalf("%+v", chk.Diff)
-	}
+	chk, err := accuracy.CheckAnswer(ctx, ex, "SELECT name FROM emp WHERE dept = 'it' AND name <> 'bob'", "SELECT name FROM emp WHERE dept = 'it'", "")
+	require.NoError(t, err)
+	assert.False(t, chk.Matched)
+	assert.Equal(t, accuracy.ModeSpider, chk.Mode)
+	require.NotNil(t, chk.Diff)
+	require.Len(t, chk.Diff.Missing, 1)
+	assert.Equal(t, "bob", chk.Diff.Missing[0][0])
 	// A broken answer key is the caller's error.
 	for _, key := range []string{"SELECT nope FROM emp", "DROP TABLE emp", ""} {
-		if _, err := accuracy.CheckAnswer(ctx, ex, "SELECT 1", key, accuracy.ModeSpider); !errors.Is(err, accuracy.ErrAnswerKey) {
-			t.Fatalf("%q: err %v", key, err)
-		}
+		_, err := accuracy.CheckAnswer(ctx, ex, "SELECT 1", key, accuracy.ModeSpider)
+		assert.ErrorIs(t, err, accuracy.ErrAnswerKey, "%q", key)
 	}
-	if _, err := accuracy.CheckAnswer(ctx, ex, "SELECT 1", "SELECT 1", "fuzzy"); err == nil {
-		t.Fatal("unknown mode")
-	}
-	if _, err := accuracy.CheckAnswer(ctx, nil, "SELECT 1", "SELECT 1", accuracy.ModeSpider); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Fatal(err)
-	}
+	_, err = accuracy.CheckAnswer(ctx, ex, "SELECT 1", "SELECT 1", "fuzzy")
+	assert.Error(t, err, "unknown mode")
+	_, err = accuracy.CheckAnswer(ctx, nil, "SELECT 1", "SELECT 1", accuracy.ModeSpider)
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig)
 	// The table survives the refused candidate.
-	if r := run(t, ex, "SELECT count(*) FROM emp"); r.Rows[0][0] != int64(4) {
-		t.Fatal(r.Rows)
-	}
+	r := run(t, ex, "SELECT count(*) FROM emp")
+	require.NotEmpty(t, r.Rows)
+	assert.Equal(t, int64(4), r.Rows[0][0])
 }

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/accuracy"
@@ -91,9 +93,8 @@ func TestCompareC6(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d := accuracy.Compare(tc.gold, tc.pred, tc.cmp)
-			if d.Match != tc.match || d.Reason != tc.reason {
-				t.Fatalf("match %v reason %q (%s), want %v %q", d.Match, d.Reason, d.Summary(), tc.match, tc.reason)
-			}
+			assert.Equal(t, tc.match, d.Match, d.Summary())
+			assert.Equal(t, tc.reason, d.Reason, d.Summary())
 		})
 	}
 }
@@ -107,32 +108,28 @@ func TestSpiderQuickRejectQuirk(t *testing.T) {
 	// str keys: "1<class 'int'>" > "1.5<class 'float'>" ('<' > '.'), while
 	// "1.0<class 'float'>" < "1.5<class 'float'>": the sorted rows differ.
 	d := accuracy.Compare(res(nil, row(int64(1), 1.5)), res(nil, row(1.0, 1.5)), accuracy.Comparison{Mode: accuracy.ModeSpider})
-	if d.Match {
-		t.Fatal("the evaluator's quick rejection should refuse (1, 1.5) vs (1.0, 1.5)")
-	}
+	assert.False(t, d.Match, "the evaluator's quick rejection refuses (1, 1.5) vs (1.0, 1.5)")
 	// Strict and bird have no such step.
-	if d := accuracy.Compare(res(nil, row(int64(1), 1.5)), res(nil, row(1.0, 1.5)), accuracy.Comparison{Mode: accuracy.ModeBIRD}); !d.Match {
-		t.Fatal(d.Summary())
-	}
+	d = accuracy.Compare(res(nil, row(int64(1), 1.5)), res(nil, row(1.0, 1.5)), accuracy.Comparison{Mode: accuracy.ModeBIRD})
+	assert.True(t, d.Match, d.Summary())
 }
 
 func TestDiffRowsAndSummary(t *testing.T) {
 	d := accuracy.Compare(res([]string{"n"}, row("a"), row("b"), row("c")), res([]string{"n"}, row("a"), row("d")), accuracy.Comparison{Mode: accuracy.ModeSpider})
-	if d.Match || d.MissingCount != 2 || d.ExtraCount != 1 || len(d.Missing) != 2 || d.Extra[0][0] != "d" {
-		t.Fatalf("%+v", d)
-	}
-	if s := d.Summary(); !strings.Contains(s, "2 missing rows, 1 extra row") {
-		t.Fatal(s)
-	}
+	assert.False(t, d.Match)
+	assert.Equal(t, 2, d.MissingCount)
+	assert.Equal(t, 1, d.ExtraCount)
+	assert.Len(t, d.Missing, 2)
+	require.NotEmpty(t, d.Extra)
+	assert.Equal(t, "d", d.Extra[0][0])
+	assert.Contains(t, d.Summary(), "2 missing rows, 1 extra row")
 	d = accuracy.Compare(res([]string{"a"}, row(int64(1))), res([]string{"a", "b"}, row(int64(1), int64(2))), accuracy.Comparison{Mode: accuracy.ModeStrict})
-	if s := d.Summary(); !strings.Contains(s, "column mismatch: gold has 1 column, prediction 2 columns") {
-		t.Fatal(s)
-	}
+	assert.Contains(t, d.Summary(), "column mismatch: gold has 1 column, prediction 2 columns")
 	// A matching permutation is reported.
 	d = accuracy.Compare(res(nil, row(int64(1), "x")), res(nil, row("x", int64(1))), accuracy.Comparison{Mode: accuracy.ModeSpider})
-	if !d.Match || len(d.Permutation) != 2 || d.Permutation[0] != 1 {
-		t.Fatalf("%+v", d)
-	}
+	assert.True(t, d.Match)
+	require.Len(t, d.Permutation, 2)
+	assert.Equal(t, 1, d.Permutation[0])
 }
 
 // Hostile or odd values never panic and compare by their text.
@@ -147,18 +144,15 @@ func TestCompareOddValues(t *testing.T) {
 	for _, m := range accuracy.Modes {
 		for _, ordered := range []bool{false, true} {
 			d := accuracy.Compare(res(nil, rows...), res(nil, rows...), accuracy.Comparison{Mode: m, Ordered: ordered, Digits: 3})
-			if !d.Match {
-				t.Fatalf("%s: a result does not match itself: %s", m, d.Summary())
-			}
+			assert.True(t, d.Match, "%s: a result matches itself: %s", m, d.Summary())
 		}
 	}
 	_ = accuracy.Compare(nil, nil, accuracy.Comparison{})
 	_ = accuracy.Compare(res(nil, row()), res(nil, row(int64(1))), accuracy.Comparison{Mode: accuracy.ModeSpider})
 	_ = accuracy.Compare(res(nil, row(int64(1)), row()), res(nil, row(int64(1)), row(int64(2), int64(3))), accuracy.Comparison{Mode: accuracy.ModeSpider})
 	// Invalid UTF-8 is dropped in spider mode, as the evaluator's decoder does.
-	if d := accuracy.Compare(res(nil, row("caf\xffé")), res(nil, row("café")), accuracy.Comparison{Mode: accuracy.ModeSpider, ValidUTF8: true}); !d.Match {
-		t.Fatal(d.Summary())
-	}
+	d := accuracy.Compare(res(nil, row("caf\xffé")), res(nil, row("café")), accuracy.Comparison{Mode: accuracy.ModeSpider, ValidUTF8: true})
+	assert.True(t, d.Match, d.Summary())
 }
 
 // Many identical columns: the permutation search is bounded.
@@ -171,18 +165,14 @@ func TestPermutationLimit(t *testing.T) {
 	g2, p2 := append([]any(nil), g...), append([]any(nil), p...)
 	g2[0], p2[n-1] = int64(2), int64(3) // never equal
 	d := accuracy.Compare(res(nil, g, g2), res(nil, p, p2), accuracy.Comparison{Mode: accuracy.ModeSpider})
-	if d.Match {
-		t.Fatal("should not match")
-	}
+	assert.False(t, d.Match)
 }
 
 func TestParseMode(t *testing.T) {
 	for _, s := range []string{"spider", "BIRD", " strict "} {
-		if _, err := accuracy.ParseMode(s); err != nil {
-			t.Fatal(err)
-		}
+		_, err := accuracy.ParseMode(s)
+		assert.NoError(t, err, s)
 	}
-	if _, err := accuracy.ParseMode("set"); err == nil {
-		t.Fatal("want an error")
-	}
+	_, err := accuracy.ParseMode("set")
+	assert.Error(t, err)
 }

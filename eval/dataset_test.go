@@ -3,84 +3,74 @@ package eval
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/text2sql-go/text2sql/internal/shareddata"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/text2sql-go/text2sql/accuracy"
+	"github.com/text2sql-go/text2sql/internal/shareddata"
 )
 
 func TestLoadSpiderDev(t *testing.T) {
 	ds := spiderDev(t)
-	if len(ds.Questions) != 1034 || ds.Mode != accuracy.ModeSpider || !ds.Rewrite {
-		t.Fatalf("%d questions, mode %s", len(ds.Questions), ds.Mode)
-	}
+	assert.Len(t, ds.Questions, 1034)
+	assert.Equal(t, accuracy.ModeSpider, ds.Mode)
+	assert.True(t, ds.Rewrite)
 	// wta_1 is missing: its 62 questions are excluded, with the reason.
 	ex := ds.Exclusions()
-	if len(ex) != 1 || ex[0].DB != "wta_1" || ex[0].Count != 62 || !strings.Contains(ex[0].Reason, "wta_1.sqlite not found") {
-		t.Fatalf("%+v", ex)
-	}
-	if n := len(ds.Scorable()); n != 972 {
-		t.Fatalf("%d scorable", n)
-	}
+	require.Len(t, ex, 1)
+	assert.Equal(t, "wta_1", ex[0].DB)
+	assert.Equal(t, 62, ex[0].Count)
+	assert.Contains(t, ex[0].Reason, "wta_1.sqlite not found")
+	assert.Len(t, ds.Scorable(), 972)
 	// The official hardness split of Spider dev.
 	counts := map[string]int{}
 	for _, q := range ds.Questions {
 		counts[q.Difficulty]++
 	}
-	want := map[string]int{HardnessEasy: 248, HardnessMedium: 446, HardnessHard: 174, HardnessExtra: 166}
-	for k, v := range want {
-		if counts[k] != v {
-			t.Fatalf("hardness %v, want %v", counts, want)
-		}
-	}
+	assert.Equal(t, map[string]int{HardnessEasy: 248, HardnessMedium: 446, HardnessHard: 174, HardnessExtra: 166}, counts)
 }
 
 func TestLoadBIRDMiniDev(t *testing.T) {
 	dir := shareddata.Path(t, "bird", "mini_dev")
 	ds, err := LoadBIRD(BIRDPaths{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ds.Questions) != 500 || ds.Mode != accuracy.ModeBIRD || ds.Rewrite {
-		t.Fatalf("%d questions", len(ds.Questions))
-	}
+	require.NoError(t, err)
+	require.Len(t, ds.Questions, 500)
+	assert.Equal(t, accuracy.ModeBIRD, ds.Mode)
+	assert.False(t, ds.Rewrite)
 	q := ds.Questions[0]
-	if q.ID != "0" || q.SourceID != "1471" || q.Difficulty != "simple" || q.Evidence == "" || !strings.Contains(q.Prompt(), "\nEvidence: ") {
-		t.Fatalf("%+v", q)
-	}
+	assert.Equal(t, "0", q.ID)
+	assert.Equal(t, "1471", q.SourceID)
+	assert.Equal(t, "simple", q.Difficulty)
+	assert.NotEmpty(t, q.Evidence)
+	assert.Contains(t, q.Prompt(), "\nEvidence: ")
 	// No databases: every question is excluded, saying results cannot be
 	// compared.
-	if len(ds.Scorable()) != 0 {
-		t.Fatal("BIRD questions should be excluded without the databases")
-	}
+	assert.Empty(t, ds.Scorable(), "BIRD questions are excluded without the databases")
 	for _, e := range ds.Exclusions() {
-		if !strings.Contains(e.Reason, "results cannot be compared") {
-			t.Fatal(e.Reason)
-		}
+		assert.Contains(t, e.Reason, "results cannot be compared")
 	}
 	// Scoring says so: no silent zero.
 	preds, err := ReadPredictions(filepath.Join(dir, "predictions", "predict_mini_dev_gpt-4_sqlite.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	reps, err := Score(context.Background(), ds, []*Predictions{preds}, Options{})
-	if !errors.Is(err, ErrNotComparable) {
-		t.Fatalf("err %v", err)
-	}
+	require.ErrorIs(t, err, ErrNotComparable)
+	require.Len(t, reps, 1)
 	r := reps[0]
-	if r.EX != nil || r.Comparable || r.Total != 0 || r.Excluded != 500 || !strings.Contains(r.Note, "cannot be compared") {
-		t.Fatalf("%+v", r)
-	}
-	b, _ := json.Marshal(r)
-	if !strings.Contains(string(b), `"ex":null`) {
-		t.Fatalf("ex should be null: %s", b)
-	}
+	assert.Nil(t, r.EX)
+	assert.False(t, r.Comparable)
+	assert.Equal(t, 0, r.Total)
+	assert.Equal(t, 500, r.Excluded)
+	assert.Contains(t, r.Note, "cannot be compared")
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"ex":null`)
 }
 
 // C6 #39 (mini_dev#41): BIRD-style predictions keyed "0","1","10","2",…
@@ -100,7 +90,8 @@ func TestC6PredictionsPairedByID(t *testing.T) {
 				b.WriteString(",")
 			}
 			var n int
-			fmt.Sscan(k, &n)
+			_, err := fmt.Sscan(k, &n)
+			require.NoError(t, err)
 			sql := fmt.Sprintf("SELECT v FROM t WHERE id = %d", n)
 			if n%3 == 2 {
 				sql = "SELECT v FROM t WHERE id = -1" // wrong on purpose
@@ -110,29 +101,23 @@ func TestC6PredictionsPairedByID(t *testing.T) {
 		}
 		b.WriteString("}")
 	}
-	lexical := append([]string(nil), keys...)
-	sortStrings(lexical) // "0","1","10","11","2",…
+	lexical := slices.Clone(keys)
+	slices.Sort(lexical) // "0","1","10","11","2",…
 	write(&sorted, lexical)
 	write(&numeric, keys)
 	pl, err := ParsePredictions([]byte(sorted.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	pn, err := ParsePredictions([]byte(numeric.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	reps, err := Score(context.Background(), ds, []*Predictions{pl, pn}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if reps[0].Correct != 8 || reps[1].Correct != 8 || reps[0].Total != 12 {
-		t.Fatalf("lexical %d/%d, numeric %d/%d", reps[0].Correct, reps[0].Total, reps[1].Correct, reps[1].Total)
-	}
+	require.NoError(t, err)
+	require.Len(t, reps, 2)
+	assert.Equal(t, 8, reps[0].Correct, "lexical")
+	assert.Equal(t, 8, reps[1].Correct, "numeric")
+	assert.Equal(t, 12, reps[0].Total)
+	require.Len(t, reps[1].Records, len(reps[0].Records))
 	for i := range reps[0].Records {
-		if reps[0].Records[i].Outcome != reps[1].Records[i].Outcome {
-			t.Fatalf("question %d differs", i)
-		}
+		assert.Equal(t, reps[0].Records[i].Outcome, reps[1].Records[i].Outcome, "question %d", i)
 	}
 
 	// Missing and extra ids.
@@ -144,13 +129,10 @@ func TestC6PredictionsPairedByID(t *testing.T) {
 		{strings.Replace(numeric.String(), `{"0": "SELECT v FROM t WHERE id = 0\t----- bird -----\tfixture",`, `{`, 1), "1 missing (0)"},
 	} {
 		p, err := ParsePredictions([]byte(tc.json))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		_, err = Score(context.Background(), ds, []*Predictions{p}, Options{})
-		if !errors.Is(err, ErrPredictions) || !strings.Contains(err.Error(), tc.want) {
-			t.Fatalf("err %v, want %q", err, tc.want)
-		}
+		require.ErrorIs(t, err, ErrPredictions)
+		assert.Contains(t, err.Error(), tc.want)
 	}
 	// Keys by BIRD question_id pair too.
 	var byQID strings.Builder
@@ -162,18 +144,9 @@ func TestC6PredictionsPairedByID(t *testing.T) {
 		fmt.Fprintf(&byQID, `"%d": "SELECT v FROM t WHERE id = %d"`, 1000+i, i)
 	}
 	byQID.WriteString("}")
-	p, _ := ParsePredictions([]byte(byQID.String()))
-	if reps, err := Score(context.Background(), ds, []*Predictions{p}, Options{}); err != nil || reps[0].Correct != 12 {
-		t.Fatalf("by question_id: %v", err)
-	}
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+	p, err := ParsePredictions([]byte(byQID.String()))
+	require.NoError(t, err)
+	assert.Equal(t, 12, scoreOne(t, ds, p).Correct, "by question_id")
 }
 
 // birdFixture writes a BIRD-format dataset of n questions over one small
@@ -188,23 +161,15 @@ func birdFixture(t *testing.T, n int) *Dataset {
 			"evidence": "v is the value", "SQL": fmt.Sprintf("SELECT v FROM t WHERE id = %d", i), "difficulty": []string{"simple", "moderate", "challenging"}[i%3]})
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO t VALUES (%d, 'v%d')", i, i))
 	}
-	b, _ := json.Marshal(qs)
-	if err := os.WriteFile(filepath.Join(dir, "dev.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tables := `[{"db_id": "fixture", "table_names_original": ["t"], "column_names_original": [[-1, "*"], [0, "id"], [0, "v"]],
-		"column_types": ["text", "integer", "text"], "primary_keys": [1], "foreign_keys": []}]`
-	if err := os.WriteFile(filepath.Join(dir, "dev_tables.json"), []byte(tables), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "dev_databases", "fixture"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	b, err := json.Marshal(qs)
+	require.NoError(t, err)
+	writeFile(t, filepath.Join(dir, "dev.json"), string(b))
+	writeFile(t, filepath.Join(dir, "dev_tables.json"), `[{"db_id": "fixture", "table_names_original": ["t"], "column_names_original": [[-1, "*"], [0, "id"], [0, "v"]],
+		"column_types": ["text", "integer", "text"], "primary_keys": [1], "foreign_keys": []}]`)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "dev_databases", "fixture"), 0o755))
 	writeDB(t, filepath.Join(dir, "dev_databases", "fixture", "fixture.sqlite"), stmts...)
 	ds, err := LoadBIRD(BIRDPaths{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return ds
 }
 
@@ -218,58 +183,52 @@ func TestBIRDScoring(t *testing.T) {
 		"1": "SELECT v, id FROM t WHERE id = 1",                                    // extra column: wrong
 		"2": "SELECT nope FROM t",                                                  // error
 	}}
-	reps, err := Score(context.Background(), ds, []*Predictions{preds}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := reps[0]
-	if r.Correct != 1 || r.Total != 3 || r.Mode != accuracy.ModeBIRD || *r.EX != 1.0/3 {
-		t.Fatalf("%+v", r)
-	}
-	if r.Records[1].Kind != "wrong_column_count" || r.Records[2].Outcome != OutcomeError || r.Records[2].Kind != "unknown_column" {
-		t.Fatalf("%+v\n%+v", r.Records[1], r.Records[2])
-	}
-	if len(r.ByDifficulty) != 3 || r.ByDifficulty[0].Name != "simple" || r.ByDifficulty[2].Name != "challenging" {
-		t.Fatalf("%+v", r.ByDifficulty)
-	}
+	r := scoreOne(t, ds, preds)
+	assertCounts(t, r, 1, 3, 0)
+	assert.Equal(t, accuracy.ModeBIRD, r.Mode)
+	require.NotNil(t, r.EX)
+	assert.Equal(t, 1.0/3, *r.EX)
+	require.Len(t, r.Records, 3)
+	assert.Equal(t, "wrong_column_count", r.Records[1].Kind)
+	assert.Equal(t, OutcomeError, r.Records[2].Outcome)
+	assert.Equal(t, "unknown_column", r.Records[2].Kind)
+	require.Len(t, r.ByDifficulty, 3)
+	assert.Equal(t, "simple", r.ByDifficulty[0].Name)
+	assert.Equal(t, "challenging", r.ByDifficulty[2].Name)
 
 	// The same questions over an empty copy of the database.
 	empty := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(empty, "fixture"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(filepath.Join(empty, "fixture"), 0o755))
 	writeDB(t, filepath.Join(empty, "fixture", "fixture.sqlite"), "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)")
 	ds.Databases["fixture"].Path = filepath.Join(empty, "fixture", "fixture.sqlite")
-	reps, err = Score(context.Background(), ds, []*Predictions{preds}, Options{})
-	if !errors.Is(err, ErrNotComparable) || reps[0].EX != nil || !strings.Contains(reps[0].Note, "no rows") {
-		t.Fatalf("err %v, %+v", err, reps[0])
-	}
+	reps, err := Score(context.Background(), ds, []*Predictions{preds}, Options{})
+	require.ErrorIs(t, err, ErrNotComparable)
+	require.Len(t, reps, 1)
+	assert.Nil(t, reps[0].EX)
+	assert.Contains(t, reps[0].Note, "no rows")
 }
 
 func TestPredictionLines(t *testing.T) {
 	p, err := ParsePredictions([]byte("  SELECT 1\t-- ignored db\nSELECT 2\n\nSELECT 4\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Keyed || len(p.ByID) != 4 || p.ByID["0"] != "SELECT 1" || p.ByID["2"] != "" || p.ByID["3"] != "SELECT 4" {
-		t.Fatalf("%+v", p.ByID)
-	}
+	require.NoError(t, err)
+	assert.False(t, p.Keyed)
+	assert.Equal(t, map[string]string{"0": "SELECT 1", "1": "SELECT 2", "2": "", "3": "SELECT 4"}, p.ByID)
 	// A BIRD value that is not a string is an empty query.
 	p, err = ParsePredictions([]byte(`{"0": 5, "1": "SELECT 1"}`))
-	if err != nil || p.ByID["0"] != "" || p.ByID["1"] != "SELECT 1" {
-		t.Fatalf("%v %+v", err, p)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "", p.ByID["0"])
+	assert.Equal(t, "SELECT 1", p.ByID["1"])
 	for _, bad := range []string{"", "\n", "{", `{"0": "a"} x`, "{}x"} {
-		if _, err := ParsePredictions([]byte(bad)); !errors.Is(err, ErrPredictions) {
-			t.Errorf("%q: err %v", bad, err)
-		}
+		_, err := ParsePredictions([]byte(bad))
+		assert.ErrorIs(t, err, ErrPredictions, "%q", bad)
 	}
 	// A line file must have one line per question.
 	ds := spiderDev(t)
-	p, _ = ParsePredictions([]byte("SELECT 1\nSELECT 2\n"))
-	if _, err := p.Pair(ds); !errors.Is(err, ErrPredictions) || !strings.Contains(err.Error(), "2 lines for 1034 questions") {
-		t.Fatal(err)
-	}
+	p, err = ParsePredictions([]byte("SELECT 1\nSELECT 2\n"))
+	require.NoError(t, err)
+	_, err = p.Pair(ds)
+	require.ErrorIs(t, err, ErrPredictions)
+	assert.Contains(t, err.Error(), "2 lines for 1034 questions")
 }
 
 func TestLoadFile(t *testing.T) {
@@ -295,38 +254,33 @@ questions:
     sql: SELECT 1
 `
 	path := filepath.Join(dir, "set.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, path, yaml)
 	ds, err := LoadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ds.Name != "shop" || len(ds.Questions) != 4 || ds.Questions[3].ID != "3" || ds.Questions[3].Excluded == "" {
-		t.Fatalf("%+v", ds.Questions)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "shop", ds.Name)
+	require.Len(t, ds.Questions, 4)
+	assert.Equal(t, "3", ds.Questions[3].ID)
+	assert.NotEmpty(t, ds.Questions[3].Excluded)
 	preds := &Predictions{Name: "mine", Keyed: true, ByID: map[string]string{
 		"cheap":  "SELECT name FROM items WHERE price <= 12",
 		"count":  "SELECT count(*) FROM items",
 		"prices": "SELECT name, price FROM items ORDER BY price DESC",
 		"3":      "SELECT 1",
 	}}
-	reps, err := Score(context.Background(), ds, []*Predictions{preds}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := reps[0]
-	if r.Correct != 2 || r.Total != 3 || r.Excluded != 1 || r.Records[2].Kind != "wrong_order" {
-		t.Fatalf("%+v %+v", r, r.Records)
-	}
+	r := scoreOne(t, ds, preds)
+	assertCounts(t, r, 2, 3, 1)
+	require.Len(t, r.Records, 4)
+	assert.Equal(t, "wrong_order", r.Records[2].Kind)
 	// The same in JSON.
-	js := `{"database": "shop.sqlite", "mode": "strict", "questions": [{"question": "n?", "rows": [[3]]}]}`
 	jpath := filepath.Join(dir, "set.json")
-	os.WriteFile(jpath, []byte(js), 0o644)
+	writeFile(t, jpath, `{"database": "shop.sqlite", "mode": "strict", "questions": [{"question": "n?", "rows": [[3]]}]}`)
 	ds, err = LoadFile(jpath)
-	if err != nil || ds.Mode != accuracy.ModeStrict || ds.Questions[0].Expected.Rows[0][0] != int64(3) {
-		t.Fatalf("%v %+v", err, ds)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, accuracy.ModeStrict, ds.Mode)
+	require.Len(t, ds.Questions, 1)
+	require.NotNil(t, ds.Questions[0].Expected)
+	require.NotEmpty(t, ds.Questions[0].Expected.Rows)
+	assert.Equal(t, int64(3), ds.Questions[0].Expected.Rows[0][0])
 
 	// Bad files are errors, never panics.
 	for name, content := range map[string]string{
@@ -341,17 +295,14 @@ questions:
 		"i.txt":  "x",
 	} {
 		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(content), 0o644)
-		if _, err := LoadFile(p); !errors.Is(err, ErrDataset) {
-			t.Errorf("%s: err %v", name, err)
-		}
+		writeFile(t, p, content)
+		_, err := LoadFile(p)
+		assert.ErrorIs(t, err, ErrDataset, name)
 	}
-	if _, err := LoadSpider(SpiderPaths{Dir: dir}); !errors.Is(err, ErrDataset) {
-		t.Fatal(err)
-	}
-	if _, err := LoadBIRD(BIRDPaths{Dir: dir}); !errors.Is(err, ErrDataset) {
-		t.Fatal(err)
-	}
+	_, err = LoadSpider(SpiderPaths{Dir: dir})
+	assert.ErrorIs(t, err, ErrDataset)
+	_, err = LoadBIRD(BIRDPaths{Dir: dir})
+	assert.ErrorIs(t, err, ErrDataset)
 }
 
 // A database file that is not SQLite excludes its questions with the
@@ -359,22 +310,15 @@ questions:
 func TestBrokenDatabaseExcluded(t *testing.T) {
 	dir := t.TempDir()
 	writeDB(t, filepath.Join(dir, "good.sqlite"), "CREATE TABLE t(x INT)", "INSERT INTO t VALUES (1)")
-	os.WriteFile(filepath.Join(dir, "bad.sqlite"), []byte("not a database"), 0o644)
-	set := `{"questions": [{"question": "a", "sql": "SELECT x FROM t", "database": "good.sqlite"},
-		{"question": "b", "sql": "SELECT x FROM t", "database": "bad.sqlite"}]}`
+	writeFile(t, filepath.Join(dir, "bad.sqlite"), "not a database")
 	path := filepath.Join(dir, "set.json")
-	os.WriteFile(path, []byte(set), 0o644)
+	writeFile(t, path, `{"questions": [{"question": "a", "sql": "SELECT x FROM t", "database": "good.sqlite"},
+		{"question": "b", "sql": "SELECT x FROM t", "database": "bad.sqlite"}]}`)
 	ds, err := LoadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p := &Predictions{Keyed: true, ByID: map[string]string{"0": "SELECT x FROM t", "1": "SELECT x FROM t"}}
-	reps, err := Score(context.Background(), ds, []*Predictions{p}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := reps[0]
-	if r.Correct != 1 || r.Total != 1 || r.Excluded != 1 || !strings.Contains(r.Exclusions[0].Reason, "cannot open database bad.sqlite") {
-		t.Fatalf("%+v", r)
-	}
+	r := scoreOne(t, ds, p)
+	assertCounts(t, r, 1, 1, 1)
+	require.NotEmpty(t, r.Exclusions)
+	assert.Contains(t, r.Exclusions[0].Reason, "cannot open database bad.sqlite")
 }

@@ -3,21 +3,18 @@ package eval
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The text classifier agrees with the parsed-form classifier (the
 // official rules on Spider's own parse) on every Spider dev query.
 func TestSpiderHardnessOfSQLAgrees(t *testing.T) {
 	ds := spiderDev(t)
-	bad := 0
+	require.NotEmpty(t, ds.Questions)
 	for _, q := range ds.Questions {
-		if h := SpiderHardnessOfSQL(q.GoldSQL); h != q.Difficulty {
-			bad++
-			t.Logf("%d: %s from the text, %s from the parse: %s", q.Index, h, q.Difficulty, q.GoldSQL)
-		}
-	}
-	if bad > 0 {
-		t.Fatalf("%d of %d disagree", bad, len(ds.Questions))
+		assert.Equal(t, q.Difficulty, SpiderHardnessOfSQL(q.GoldSQL), "%d: from the text vs from the parse: %s", q.Index, q.GoldSQL)
 	}
 }
 
@@ -33,20 +30,19 @@ func TestSpiderHardnessCases(t *testing.T) {
 		"SELECT a, count(*) FROM t GROUP BY a HAVING count(*) > 1 ORDER BY count(*) DESC":          HardnessExtra,
 		"SELECT name FROM a WHERE x = 1 UNION SELECT name FROM b WHERE y = (SELECT max(y) FROM b)": HardnessHard,
 		"SELECT name FROM a WHERE x = 1 AND y = 2 UNION SELECT name FROM b":                        HardnessExtra,
+		"SELECT name FROM a WHERE x < ANY (SELECT y FROM b)":                                       HardnessHard,
+		"SELECT first\\_name FROM a WHERE b\\_c = 1 AND d LIKE 'x%'":                               HardnessMedium,
+		"SELECT name FROM a; SELECT name FROM b WHERE x = 1 AND y = 2 ORDER BY name":               HardnessEasy,
 		"": HardnessEasy,
 	} {
-		if got := SpiderHardnessOfSQL(sql); got != want {
-			t.Errorf("%q: %s, want %s", sql, got, want)
-		}
+		assert.Equal(t, want, SpiderHardnessOfSQL(sql), "%q", sql)
 	}
-	if _, err := SpiderHardness(json.RawMessage(`[1]`)); err == nil {
-		t.Fatal("want an error for a non-object")
-	}
-	if _, err := SpiderHardness(json.RawMessage(`{`)); err == nil {
-		t.Fatal("want an error for bad JSON")
-	}
+	_, err := SpiderHardness(json.RawMessage(`[1]`))
+	assert.Error(t, err, "a non-object")
+	_, err = SpiderHardness(json.RawMessage(`{`))
+	assert.Error(t, err, "bad JSON")
 	// A parsed form with odd shapes does not panic.
-	if h, err := SpiderHardness(json.RawMessage(`{"select": 3, "from": [], "where": [[true], "or", "x"], "orderBy": ["asc", [[0, null, 5]]], "having": ["and"]}`)); err != nil || h == "" {
-		t.Fatal(h, err)
-	}
+	h, err := SpiderHardness(json.RawMessage(`{"select": 3, "from": [], "where": [[true], "or", "x"], "orderBy": ["asc", [[0, null, 5]]], "having": ["and"]}`))
+	require.NoError(t, err)
+	assert.NotEmpty(t, h)
 }

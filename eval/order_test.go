@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/accuracy"
 )
@@ -12,21 +15,15 @@ import (
 func run(t *testing.T, ex text2sql.Executor, q string) *text2sql.Result {
 	t.Helper()
 	r, err := ex.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Error != nil {
-		t.Fatalf("%s: %v", q, r.Error)
-	}
+	require.NoError(t, err, q)
+	require.Nil(t, r.Error, q)
 	return r
 }
 
 func orderCheck(t *testing.T, ex text2sql.Executor, q string) *accuracy.OrderReport {
 	t.Helper()
 	rep, err := accuracy.OrderCheck(context.Background(), ex, q, run(t, ex, q))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, q)
 	return rep
 }
 
@@ -50,21 +47,18 @@ func TestC6OrderByNullsAndNumericText(t *testing.T) {
 	ex := openExec(t, newDB(t, "c37.sqlite", "CREATE TABLE t(v TEXT)", "INSERT INTO t VALUES ('9'), ('10'), (NULL)"))
 	const gold = "SELECT v FROM t ORDER BY v LIMIT 1"
 	r := run(t, ex, gold)
-	if len(r.Rows) != 1 || r.Rows[0][0] != nil {
-		t.Fatalf("SQLite should return NULL first: %v", r.Rows)
-	}
+	require.Len(t, r.Rows, 1)
+	require.Nil(t, r.Rows[0][0], "SQLite returns NULL first")
 	rep := orderCheck(t, ex, gold)
-	if !hasWarning(rep, accuracy.WarnOrderNulls) || !hasWarning(rep, accuracy.WarnOrderNumericText) {
-		t.Fatalf("warnings %v", rep.Warnings)
-	}
-	if rep.Nondeterministic {
-		t.Fatalf("no tie here: %s", rep.Detail)
-	}
+	require.NotNil(t, rep)
+	assert.True(t, hasWarning(rep, accuracy.WarnOrderNulls), "warnings %v", rep.Warnings)
+	assert.True(t, hasWarning(rep, accuracy.WarnOrderNumericText), "warnings %v", rep.Warnings)
+	assert.False(t, rep.Nondeterministic, "no tie here: %s", rep.Detail)
 	// The variant without NULLs still warns about numeric text.
 	rep = orderCheck(t, ex, "SELECT v FROM t WHERE v IS NOT NULL ORDER BY v DESC")
-	if hasWarning(rep, accuracy.WarnOrderNulls) || !hasWarning(rep, accuracy.WarnOrderNumericText) {
-		t.Fatalf("warnings %v", rep.Warnings)
-	}
+	require.NotNil(t, rep)
+	assert.False(t, hasWarning(rep, accuracy.WarnOrderNulls), "warnings %v", rep.Warnings)
+	assert.True(t, hasWarning(rep, accuracy.WarnOrderNumericText), "warnings %v", rep.Warnings)
 }
 
 // A gold whose LIMIT cuts through tied rows is nondeterministic, reported
@@ -93,24 +87,19 @@ func TestOrderCheckTies(t *testing.T) {
 		{"SELECT name FROM s WHERE age = 30 UNION SELECT name FROM s WHERE age = 40 ORDER BY name LIMIT 2", false},
 		{"SELECT name FROM s WHERE name IN (SELECT name FROM s ORDER BY age LIMIT 1)", false}, // inner LIMIT: not checked
 		{"SELECT max(age) AS m, name FROM s GROUP BY city ORDER BY m DESC LIMIT 1", false},
+		{"SELECT name FROM s ORDER BY city COLLATE NOCASE LIMIT 1", true}, // bob/dan/eve tie in Oslo
 	}
 	for _, tc := range tests {
 		rep := orderCheck(t, ex, tc.sql)
-		got := rep != nil && rep.Nondeterministic
-		if got != tc.nondet {
-			t.Errorf("%s: nondeterministic %v, want %v (%+v)", tc.sql, got, tc.nondet, rep)
-		}
-		if rep != nil && hasWarning(rep, accuracy.WarnOrderUnchecked) {
-			t.Errorf("%s: unchecked: %v", tc.sql, rep.Warnings)
-		}
+		assert.Equal(t, tc.nondet, rep != nil && rep.Nondeterministic, "%s: nondeterministic (%+v)", tc.sql, rep)
+		assert.False(t, hasWarning(rep, accuracy.WarnOrderUnchecked), "%s: unchecked (%+v)", tc.sql, rep)
 	}
-	if rep := orderCheck(t, ex, "SELECT name FROM s"); rep != nil {
-		t.Fatalf("no ORDER BY or LIMIT: %+v", rep)
-	}
-	rep := orderCheck(t, ex, "SELECT name FROM s ORDER BY age DESC LIMIT 1")
-	if !strings.Contains(rep.Detail, "rows 1 to 2") {
-		t.Fatal(rep.Detail)
-	}
+	assert.Nil(t, orderCheck(t, ex, "SELECT name FROM s"), "no ORDER BY or LIMIT")
+	rep := orderCheck(t, ex, "SELECT name FROM s ORDER BY age LIMIT (SELECT 1)")
+	assert.True(t, hasWarning(rep, accuracy.WarnOrderUnchecked), "a LIMIT that is no literal (%+v)", rep)
+	rep = orderCheck(t, ex, "SELECT name FROM s ORDER BY age DESC LIMIT 1")
+	require.NotNil(t, rep)
+	assert.Contains(t, rep.Detail, "rows 1 to 2")
 }
 
 func TestTopLevelOrderBy(t *testing.T) {
@@ -123,15 +112,15 @@ func TestTopLevelOrderBy(t *testing.T) {
 		"SELECT a FROM t -- order by a":                                  false,
 		"SELECT a FROM (SELECT a FROM t ORDER BY a LIMIT 3) ORDER BY a;": true,
 		"select a from t order   by a":                                   true,
+		"(SELECT a FROM t ORDER BY a)":                                   false,
+		"SELECT a FROM t ORDER BY a; SELECT b FROM u":                    true,
+		"SELECT a FROM t; SELECT b FROM u ORDER BY b":                    false,
 	} {
-		if got := accuracy.TopLevelOrderBy(sql); got != want {
-			t.Errorf("accuracy.TopLevelOrderBy(%q) = %v", sql, got)
-		}
+		assert.Equal(t, want, accuracy.TopLevelOrderBy(sql), "accuracy.TopLevelOrderBy(%q)", sql)
 	}
 	// The Spider evaluator's rule is a substring test.
-	if !accuracy.SpiderOrderMatters("SELECT a FROM t WHERE b IN (SELECT b FROM u ORDER BY c LIMIT 1)") || accuracy.SpiderOrderMatters("SELECT a FROM t order  by a") {
-		t.Fatal("accuracy.SpiderOrderMatters")
-	}
+	assert.True(t, accuracy.SpiderOrderMatters("SELECT a FROM t WHERE b IN (SELECT b FROM u ORDER BY c LIMIT 1)"))
+	assert.False(t, accuracy.SpiderOrderMatters("SELECT a FROM t order  by a"))
 }
 
 func TestSpiderRewrite(t *testing.T) {
@@ -151,8 +140,6 @@ func TestSpiderRewrite(t *testing.T) {
 		{"SELECT a FROM t WHERE a ! = 1 AND b < = 2", false, false, "SELECT a FROM t WHERE a != 1 AND b <= 2"},
 	}
 	for _, tc := range tests {
-		if got := accuracy.SpiderRewrite(tc.in, tc.prediction, tc.keep); got != tc.want {
-			t.Errorf("accuracy.SpiderRewrite(%q) = %q, want %q", tc.in, got, tc.want)
-		}
+		assert.Equal(t, tc.want, accuracy.SpiderRewrite(tc.in, tc.prediction, tc.keep), "accuracy.SpiderRewrite(%q)", tc.in)
 	}
 }

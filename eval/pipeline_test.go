@@ -2,9 +2,10 @@ package eval
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/generator"
@@ -19,17 +20,14 @@ func TestRunPipelineModelOutage(t *testing.T) {
 		return "", &text2sql.ModelError{Provider: "fake", StatusCode: 503, Message: "unavailable"}
 	})
 	gen, err := generator.New(model, generator.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rep, err := RunPipeline(context.Background(), ds, PipelineOptions{
 		Generator: func(context.Context, *Question, *schema.Database) (text2sql.Generator, error) { return gen, nil }})
-	if !errors.Is(err, text2sql.ErrModel) || rep == nil || !strings.Contains(rep.Note, "model provider error") {
-		t.Fatalf("%v %+v", err, rep)
-	}
-	if _, err := RunPipeline(context.Background(), ds, PipelineOptions{}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Fatal(err)
-	}
+	assert.ErrorIs(t, err, text2sql.ErrModel)
+	require.NotNil(t, rep)
+	assert.Contains(t, rep.Note, "model provider error")
+	_, err = RunPipeline(context.Background(), ds, PipelineOptions{})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig)
 }
 
 func TestCancelled(t *testing.T) {
@@ -37,21 +35,16 @@ func TestCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	p := &Predictions{Keyed: true, ByID: map[string]string{"0": "SELECT 1", "1": "SELECT 1", "2": "SELECT 1"}}
-	if _, err := Score(ctx, ds, []*Predictions{p}, Options{}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("err %v", err)
-	}
-	if _, err := RunPipeline(ctx, ds, PipelineOptions{Generator: OracleGenerator(nil)}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("err %v", err)
-	}
-	if _, err := Recall(ctx, ds, RecallOptions{}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("err %v", err)
-	}
-	if _, err := Score(context.Background(), ds, nil, Options{}); !errors.Is(err, ErrPredictions) {
-		t.Fatal(err)
-	}
-	if _, err := Score(context.Background(), ds, []*Predictions{p}, Options{Mode: "fuzzy"}); err == nil {
-		t.Fatal("unknown mode")
-	}
+	_, err := Score(ctx, ds, []*Predictions{p}, Options{})
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = RunPipeline(ctx, ds, PipelineOptions{Generator: OracleGenerator(nil)})
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = Recall(ctx, ds, RecallOptions{})
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = Score(context.Background(), ds, nil, Options{})
+	assert.ErrorIs(t, err, ErrPredictions)
+	_, err = Score(context.Background(), ds, []*Predictions{p}, Options{Mode: "fuzzy"})
+	assert.Error(t, err, "unknown mode")
 }
 
 // The oracle declines, with the missing tables, when retrieval did not
@@ -61,18 +54,22 @@ func TestOracle(t *testing.T) {
 	o := &Oracle{Gold: "SELECT c.name FROM customers c JOIN orders o ON o.customer_id = c.id", Schema: db}
 	ctx := context.Background()
 	c, err := o.Generate(ctx, text2sql.GenerateRequest{Question: "q", Context: &text2sql.Context{Tables: []text2sql.TableRef{{Name: "orders"}}}})
-	if err != nil || c.Answerable || !strings.Contains(c.Explanation, "customers") || len(c.Calls) != 0 {
-		t.Fatalf("%v %+v", err, c)
-	}
-	gen, _ := generator.New(nil, generator.Options{})
+	require.NoError(t, err)
+	assert.False(t, c.Answerable)
+	assert.Contains(t, c.Explanation, "customers")
+	assert.Empty(t, c.Calls)
+	gen, err := generator.New(nil, generator.Options{})
+	require.NoError(t, err)
 	o.Prompter = gen
 	c, err = o.Generate(ctx, text2sql.GenerateRequest{Question: "q", Context: &text2sql.Context{Question: "q",
 		Tables: []text2sql.TableRef{{Name: "orders"}, {Name: "customers"}}, Schema: "CREATE TABLE orders(id INT)"}})
-	if err != nil || !c.Answerable || c.SQL != o.Gold || len(c.Calls) != 1 || c.Calls[0].Model != OracleModel || c.Calls[0].Usage.InputTokens == 0 {
-		t.Fatalf("%v %+v", err, c)
-	}
+	require.NoError(t, err)
+	assert.True(t, c.Answerable)
+	assert.Equal(t, o.Gold, c.SQL)
+	require.Len(t, c.Calls, 1)
+	assert.Equal(t, OracleModel, c.Calls[0].Model)
+	assert.NotZero(t, c.Calls[0].Usage.InputTokens)
 	// A prompt that cannot be built fails as it would with a model.
-	if _, err := o.Generate(ctx, text2sql.GenerateRequest{Question: " "}); !errors.Is(err, text2sql.ErrEmptyQuestion) {
-		t.Fatal(err)
-	}
+	_, err = o.Generate(ctx, text2sql.GenerateRequest{Question: " "})
+	assert.ErrorIs(t, err, text2sql.ErrEmptyQuestion)
 }

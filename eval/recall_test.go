@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/generator"
@@ -46,20 +48,14 @@ func TestExtractGoldRefs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		refs := ExtractGoldRefs(db, tc.sql)
-		if !reflect.DeepEqual(refs.Tables, tc.tables) {
-			t.Errorf("%s: tables %v, want %v", tc.sql, refs.Tables, tc.tables)
-		}
+		assert.Equal(t, tc.tables, refs.Tables, "%s: tables", tc.sql)
 		var cols []string
 		for _, c := range refs.Columns {
 			cols = append(cols, strings.Join(c.Tables, "|")+"."+strings.ToLower(c.Column))
 		}
-		if !reflect.DeepEqual(cols, tc.cols) {
-			t.Errorf("%s: columns %v, want %v", tc.sql, cols, tc.cols)
-		}
+		assert.Equal(t, tc.cols, cols, "%s: columns", tc.sql)
 	}
-	if refs := ExtractGoldRefs(db, "SELECT x FROM nowhere"); !reflect.DeepEqual(refs.Unresolved, []string{"nowhere"}) {
-		t.Fatal(refs)
-	}
+	assert.Equal(t, []string{"nowhere"}, ExtractGoldRefs(db, "SELECT x FROM nowhere").Unresolved)
 	_ = ExtractGoldRefs(nil, "SELECT a FROM b")
 	_ = ExtractGoldRefs(db, "")
 	_ = ExtractGoldRefs(db, "SELECT T1. FROM customers T1 .")
@@ -69,13 +65,14 @@ func TestRecallOf(t *testing.T) {
 	db := testSchema()
 	c := &text2sql.Context{Tables: []text2sql.TableRef{{Name: "orders"}, {Name: "items"}}}
 	r := RecallOf(db, "SELECT T1.name FROM customers AS T1 JOIN orders AS T2 ON T1.id = T2.customer_id", c)
-	if r.Strict || !reflect.DeepEqual(r.Missing, []string{"customers"}) || r.GoldColumns != 3 || r.ColumnsRecalled != 1 || r.ColumnsShown != 7 {
-		t.Fatalf("%+v", r)
-	}
+	assert.False(t, r.Strict)
+	assert.Equal(t, []string{"customers"}, r.Missing)
+	assert.Equal(t, 3, r.GoldColumns)
+	assert.Equal(t, 1, r.ColumnsRecalled)
+	assert.Equal(t, 7, r.ColumnsShown)
 	r = RecallOf(db, "SELECT sku FROM items", c)
-	if !r.Strict || r.ColumnsRecalled != 1 {
-		t.Fatalf("%+v", r)
-	}
+	assert.True(t, r.Strict)
+	assert.Equal(t, 1, r.ColumnsRecalled)
 }
 
 // Retrieval recall of the default retriever on Spider dev (972
@@ -85,31 +82,27 @@ func TestRecallOf(t *testing.T) {
 func TestRecallDefaultRetriever(t *testing.T) {
 	ctx := context.Background()
 	sp, err := Recall(ctx, spiderDev(t), RecallOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	logRecall(t, sp)
-	if sp.Overall.Questions != 972 || sp.Excluded != 62 || *sp.Overall.StrictTableRecall < 0.98 {
-		t.Fatalf("%+v", sp.Overall)
-	}
+	assert.Equal(t, 972, sp.Overall.Questions)
+	assert.Equal(t, 62, sp.Excluded)
+	assert.GreaterOrEqual(t, *sp.Overall.StrictTableRecall, 0.98)
 
 	dir := shareddata.Path(t, "bird", "mini_dev")
 	bird, err := LoadBIRD(BIRDPaths{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// Without Materialize the questions of missing databases are excluded.
-	if r, err := Recall(ctx, bird, RecallOptions{}); err != nil || r.Overall.Questions != 0 || r.Excluded != 500 {
-		t.Fatalf("%v %+v", err, r)
-	}
+	r, err := Recall(ctx, bird, RecallOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 0, r.Overall.Questions)
+	assert.Equal(t, 500, r.Excluded)
 	br, err := Recall(ctx, bird, RecallOptions{Materialize: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	logRecall(t, br)
-	if br.Overall.Questions != 500 || len(br.Materialized) != 11 || *br.Overall.StrictTableRecall < 0.90 || br.Unresolved != 0 {
-		t.Fatalf("%+v %v", br.Overall, br.Materialized)
-	}
+	assert.Equal(t, 500, br.Overall.Questions)
+	assert.Len(t, br.Materialized, 11)
+	assert.GreaterOrEqual(t, *br.Overall.StrictTableRecall, 0.90)
+	assert.Equal(t, 0, br.Unresolved)
 }
 
 func logRecall(t *testing.T, r *RecallReport) {
@@ -133,37 +126,32 @@ func logRecall(t *testing.T, r *RecallReport) {
 func TestOracleSpiderDev(t *testing.T) {
 	ds := spiderDev(t)
 	gen, err := generator.New(nil, generator.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rep, err := RunPipeline(context.Background(), ds, PipelineOptions{Generator: OracleGenerator(gen), Name: "oracle", OracleCheck: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	o := rep.Oracle
+	require.NotNil(t, o)
 	t.Logf("oracle EX %.4f (%d/%d), strict table recall %.4f, excluded %d", *rep.EX, rep.Correct, rep.Total, *o.StrictTableRecall, rep.Excluded)
-	if rep.Total != 972 || rep.Excluded != 62 || *o.EX != *o.StrictTableRecall || len(o.RecalledNotCorrect)+len(o.NotRecalledCorrect) != 0 {
-		t.Fatalf("%+v", o)
-	}
+	assert.Equal(t, 972, rep.Total)
+	assert.Equal(t, 62, rep.Excluded)
+	assert.Equal(t, *o.StrictTableRecall, *o.EX)
+	assert.Empty(t, o.RecalledNotCorrect)
+	assert.Empty(t, o.NotRecalledCorrect)
 	// Every failure is the oracle declining for a table retrieval missed.
 	for _, f := range rep.Failures {
-		if f.Outcome != OutcomeNoSQL || f.Kind != "declined" {
-			t.Fatalf("%+v", f)
-		}
+		assert.Equal(t, OutcomeNoSQL, f.Outcome, "%+v", f)
+		assert.Equal(t, "declined", f.Kind, "%+v", f)
 	}
 	// Prompting was exercised: token estimates for the sql stage.
-	ts, ok := rep.Tokens[string(text2sql.StageSQL)]
-	if !ok || ts.N != 972 || ts.InputP50 == 0 {
-		t.Fatalf("%+v", rep.Tokens)
-	}
+	require.Contains(t, rep.Tokens, string(text2sql.StageSQL))
+	ts := rep.Tokens[string(text2sql.StageSQL)]
+	assert.Equal(t, 972, ts.N)
+	assert.NotZero(t, ts.InputP50)
 	for _, st := range []string{"retrieval", "sql", "execution", "pipeline", "gold", "prediction"} {
-		if rep.Latency[st].N == 0 {
-			t.Fatalf("no latency for %s: %+v", st, rep.Latency)
-		}
+		assert.NotZero(t, rep.Latency[st].N, "no latency for %s", st)
 	}
-	if rep.Recall == nil || rep.Recall.Overall.Questions != 972 {
-		t.Fatalf("%+v", rep.Recall)
-	}
+	require.NotNil(t, rep.Recall)
+	assert.Equal(t, 972, rep.Recall.Overall.Questions)
 }
 
 // A model-driven pipeline run (scripted model) through RunPipeline: the
@@ -183,28 +171,20 @@ func TestRunPipelineScriptedModel(t *testing.T) {
 		return `{"answerable": true, "sql": "SELECT nope FROM t", "explanation": "broken"}`, nil
 	})
 	gen, err := generator.New(model, generator.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rep, err := RunPipeline(context.Background(), ds, PipelineOptions{Name: "scripted",
 		Generator: func(context.Context, *Question, *schema.Database) (text2sql.Generator, error) { return gen, nil },
 		Configure: func(cfg *text2sql.Config, _ *Question, _ *schema.Database) { cfg.MaxRepairs = 1 }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got := []string{}
 	for _, r := range rep.Records {
 		got = append(got, string(r.Outcome)+"/"+r.Kind)
 	}
-	want := []string{"correct/", "wrong/wrong_values", "no_sql/declined", "error/unknown_column"}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("%v, want %v", got, want)
-	}
-	if rep.Records[3].Attempts != 2 || rep.Tokens["sql"].N != 4 || rep.Records[0].ModelCalls != 1 {
-		t.Fatalf("%+v %+v", rep.Records[3], rep.Tokens)
-	}
+	require.Equal(t, []string{"correct/", "wrong/wrong_values", "no_sql/declined", "error/unknown_column"}, got)
+	assert.Equal(t, 2, rep.Records[3].Attempts)
+	assert.Equal(t, 4, rep.Tokens["sql"].N)
+	assert.Equal(t, 1, rep.Records[0].ModelCalls)
 	b, err := json.Marshal(rep)
-	if err != nil || !strings.Contains(string(b), `"ex":0.25`) {
-		t.Fatalf("%v %s", err, b)
-	}
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"ex":0.25`)
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 )
@@ -15,9 +17,7 @@ func spiderDev(tb testing.TB) *Dataset {
 	tb.Helper()
 	dir := shareddata.Path(tb, "spider")
 	ds, err := LoadSpider(SpiderPaths{Dir: dir})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return ds
 }
 
@@ -29,9 +29,7 @@ func dailPredictions(tb testing.TB) []*Predictions {
 	var out []*Predictions
 	for _, name := range dailFiles {
 		p, err := ReadPredictions(filepath.Join(dir, name))
-		if err != nil {
-			tb.Fatal(err)
-		}
+		require.NoError(tb, err, name)
 		out = append(out, p)
 	}
 	return out
@@ -45,9 +43,7 @@ func dailPredictions(tb testing.TB) []*Predictions {
 func TestSpiderDevDAIL(t *testing.T) {
 	ds := spiderDev(t)
 	reps, err := Score(context.Background(), ds, dailPredictions(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []struct {
 		correct int
 		byHard  map[string][2]int
@@ -55,6 +51,7 @@ func TestSpiderDevDAIL(t *testing.T) {
 		{809, map[string][2]int{"easy": {212, 232}, "medium": {373, 416}, "hard": {126, 160}, "extra": {98, 164}}},
 		{815, map[string][2]int{"easy": {212, 232}, "medium": {377, 416}, "hard": {124, 160}, "extra": {102, 164}}},
 	}
+	require.Len(t, reps, len(want))
 	for i, r := range reps {
 		t.Logf("%s: EX %.4f (%d/%d), excluded %d; nondeterministic gold %d (%d correct), EX without them %.4f",
 			r.Predictions, *r.EX, r.Correct, r.Total, r.Excluded, r.Nondeterministic, r.NondeterministicCorrect, *r.EXDeterminate)
@@ -64,32 +61,27 @@ func TestSpiderDevDAIL(t *testing.T) {
 		for _, f := range r.Failures {
 			t.Logf("  %s %s: %d", f.Outcome, f.Kind, f.Count)
 		}
-		if r.Correct != want[i].correct || r.Total != 972 || r.Excluded != 62 || !r.Comparable {
-			t.Errorf("%s: %d/%d excluded %d", r.Predictions, r.Correct, r.Total, r.Excluded)
-		}
+		assert.Equal(t, want[i].correct, r.Correct, r.Predictions)
+		assert.Equal(t, 972, r.Total, r.Predictions)
+		assert.Equal(t, 62, r.Excluded, r.Predictions)
+		assert.True(t, r.Comparable, r.Predictions)
 		for _, g := range r.ByDifficulty {
-			if w := want[i].byHard[g.Name]; g.Correct != w[0] || g.Total != w[1] {
-				t.Errorf("%s %s: %d/%d, want %v", r.Predictions, g.Name, g.Correct, g.Total, w)
-			}
+			w := want[i].byHard[g.Name]
+			assert.Equal(t, w, [2]int{g.Correct, g.Total}, "%s %s: correct/total", r.Predictions, g.Name)
 		}
-		if len(r.Exclusions) != 1 || r.Exclusions[0].DB != "wta_1" || r.Exclusions[0].Count != 62 {
-			t.Errorf("%+v", r.Exclusions)
+		if assert.Len(t, r.Exclusions, 1) {
+			assert.Equal(t, "wta_1", r.Exclusions[0].DB)
+			assert.Equal(t, 62, r.Exclusions[0].Count)
 		}
 		var md bytes.Buffer
-		if err := r.WriteMarkdown(&md); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(md.String(), "excluded: 62 questions of `wta_1`") || !strings.Contains(md.String(), "| extra |") {
-			t.Fatal(md.String())
-		}
+		require.NoError(t, r.WriteMarkdown(&md))
+		assert.Contains(t, md.String(), "excluded: 62 questions of `wta_1`")
+		assert.Contains(t, md.String(), "| extra |")
 		var recs bytes.Buffer
-		if err := r.WriteRecords(&recs); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, r.WriteRecords(&recs))
 		back, err := ReadRecords(&recs)
-		if err != nil || len(back) != 1034 {
-			t.Fatalf("%v %d", err, len(back))
-		}
+		require.NoError(t, err)
+		assert.Len(t, back, 1034)
 	}
 	// Diffing the two runs.
 	changes := DiffRecords(reps[0].Records, reps[1].Records)
@@ -102,44 +94,29 @@ func TestSpiderDevDAIL(t *testing.T) {
 			down++
 		}
 	}
-	if up-down != 815-809 {
-		t.Fatalf("%d up, %d down", up, down)
-	}
+	assert.Equal(t, 815-809, up-down, "%d up, %d down", up, down)
 	t.Logf("self-consistency vs plain: %d questions changed outcome, %d became correct, %d stopped being correct", len(changes), up, down)
 }
 
-// BenchmarkScoreSpiderDev scores both DAIL-SQL prediction files on the 972
-// Spider dev questions (gold queries run once), as the CLI does.
-func BenchmarkScoreSpiderDev(b *testing.B) {
+// benchScore scores the first files DAIL-SQL prediction files (of
+// dailFiles) on the 972 Spider dev questions with opts.
+func benchScore(b *testing.B, files int, opts Options) {
 	ds := spiderDev(b)
-	preds := dailPredictions(b)
+	preds := dailPredictions(b)[:files]
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := Score(context.Background(), ds, preds, Options{}); err != nil {
-			b.Fatal(err)
-		}
+		_, err := Score(context.Background(), ds, preds, opts)
+		require.NoError(b, err)
 	}
 }
 
+// BenchmarkScoreSpiderDev scores both DAIL-SQL prediction files (gold
+// queries run once), as the CLI does.
+func BenchmarkScoreSpiderDev(b *testing.B) { benchScore(b, len(dailFiles), Options{}) }
+
 // BenchmarkScoreSpiderDevOne scores one prediction file.
-func BenchmarkScoreSpiderDevOne(b *testing.B) {
-	ds := spiderDev(b)
-	preds := dailPredictions(b)[:1]
-	for b.Loop() {
-		if _, err := Score(context.Background(), ds, preds, Options{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkScoreSpiderDevOne(b *testing.B) { benchScore(b, 1, Options{}) }
 
 // BenchmarkScoreSpiderDevNoOrderCheck scores one file without the gold
 // ordering probes, to show their cost.
-func BenchmarkScoreSpiderDevNoOrderCheck(b *testing.B) {
-	ds := spiderDev(b)
-	preds := dailPredictions(b)[:1]
-	for b.Loop() {
-		if _, err := Score(context.Background(), ds, preds, Options{NoOrderCheck: true}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkScoreSpiderDevNoOrderCheck(b *testing.B) { benchScore(b, 1, Options{NoOrderCheck: true}) }
