@@ -1,6 +1,9 @@
-// Package sqltext holds SQL text utilities shared by the stages: a lexer that
-// knows literals, quoted identifiers and comments, statement splitting, and
-// extraction of the tables a query reads.
+// Package sqltext holds the lexical layer of SQL text: lexers that know
+// literals, quoted identifiers and comments (Lex, and LexMySQL by MySQL's
+// rules), statement splitting and counting under each engine's lexical
+// convention, parse-tree bounds by token count (Bounds), and name
+// distances for hints. The syntax tree built on these tokens is
+// internal/sqlparse.
 package sqltext
 
 import "strings"
