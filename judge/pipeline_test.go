@@ -8,8 +8,8 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/check"
-	"github.com/text2sql-go/text2sql/internal/demotest"
 	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/internal/demotest"
 	"github.com/text2sql-go/text2sql/judge"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 	"github.com/text2sql-go/text2sql/planner"
