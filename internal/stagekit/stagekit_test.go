@@ -3,6 +3,7 @@ package stagekit
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,4 +69,23 @@ func TestFindObject(t *testing.T) {
 	assert.Equal(t, []string{"a", "1"}, Strings([]byte(`["a", 1, "", null]`)))
 	assert.Equal(t, "hé…", Cut("héllo", 2))
 	assert.Equal(t, "a b", OneLine(" a \n b "))
+}
+
+func TestOptions(t *testing.T) {
+	for _, d := range []text2sql.Dialect{"", text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL} {
+		assert.NoError(t, CheckDialect("planner", d))
+	}
+	err := CheckDialect("planner", "oracle")
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig)
+	assert.EqualError(t, err, `text2sql: invalid configuration: planner: unknown dialect "oracle"`)
+	for _, temp := range []float64{0, 0.7, 2} {
+		assert.NoError(t, CheckTemperature("judge", temp))
+	}
+	for _, temp := range []float64{-0.1, 2.5, math.NaN()} {
+		assert.ErrorIs(t, CheckTemperature("judge", temp), text2sql.ErrInvalidConfig, "%v", temp)
+	}
+	assert.EqualError(t, CheckTemperature("judge", 3), "text2sql: invalid configuration: judge: temperature 3 is outside [0, 2]")
+	assert.Equal(t, 1, Reasks(0))
+	assert.Equal(t, 0, Reasks(-2))
+	assert.Equal(t, 3, Reasks(3))
 }
