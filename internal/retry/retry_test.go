@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -181,4 +182,40 @@ func TestWrapClientTracks(t *testing.T) {
 	s, h := tr.Last()
 	assert.Zero(t, s, "nil tracker")
 	assert.Nil(t, h, "nil tracker")
+}
+
+func TestMap(t *testing.T) {
+	ctx := context.Background()
+	const key = "sk-KEY"
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	assert.ErrorIs(t, Map(cancelled, "p", key, errors.New("x"), Failure{Status: 500}), context.Canceled)
+
+	own := &text2sql.ModelError{Provider: "p", StatusCode: 200, Message: "blocked " + key}
+	var me *text2sql.ModelError
+	require.ErrorAs(t, Map(ctx, "p", key, own, Failure{}), &me)
+	assert.Equal(t, "blocked [REDACTED]", me.Message, "the client's own error is kept, scrubbed")
+
+	// The header's wait wins over the body's; without one the body's is used.
+	err := Map(ctx, "p", key, errors.New("x"), Failure{Status: 429, Header: http.Header{"Retry-After": {"2"}}, Wait: time.Minute, HasWait: true})
+	var h *hintError
+	require.ErrorAs(t, err, &h)
+	assert.Equal(t, 2*time.Second, h.after)
+	require.ErrorAs(t, Map(ctx, "p", key, errors.New("x"), Failure{Status: 503, Wait: time.Minute, HasWait: true}), &h)
+	assert.Equal(t, time.Minute, h.after)
+
+	// Refused marks an error answer below 300; a blank message is the status text.
+	require.ErrorAs(t, Map(ctx, "p", key, errors.New("x"), Failure{Status: 400, Message: " "}), &me)
+	assert.Equal(t, "Bad Request", me.Message)
+	require.ErrorAs(t, Map(ctx, "p", key, errors.New("x"), Failure{Status: 200, Refused: true, Message: "odd"}), &me)
+	assert.Equal(t, "odd", me.Message)
+	require.ErrorAs(t, Map(ctx, "p", key, errors.New("eof "+key), Failure{Status: 200}), &me)
+	assert.Equal(t, "invalid response: eof [REDACTED]", me.Message)
+	assert.False(t, me.Retryable)
+	require.ErrorAs(t, Map(ctx, "p", key, &url.Error{Op: "Post", URL: "http://x", Err: errors.New("refused")}, Failure{}), &me)
+	assert.Equal(t, "request failed: refused", me.Message)
+	assert.True(t, me.Retryable)
+	require.ErrorAs(t, Map(ctx, "p", key, errors.New("bad request "+key), Failure{}), &me)
+	assert.Equal(t, "bad request [REDACTED]", me.Message)
+	assert.False(t, me.Retryable)
 }
