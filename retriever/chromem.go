@@ -140,15 +140,8 @@ func (s *ChromemStore) Query(ctx context.Context, vector []float32, k int, kind 
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	n := s.col.Count()
-	if k <= 0 || n == 0 {
-		return nil, nil
-	}
-	n2, err := checkQuery("chromem store", vector, s.dim)
-	if err != nil {
+	if _, ok, err := checkQuery("chromem store", vector, s.dim, k, n); !ok {
 		return nil, err
-	}
-	if n2 == 0 {
-		return nil, nil
 	}
 	var where map[string]string
 	if kind != "" {

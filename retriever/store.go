@@ -109,18 +109,23 @@ func checkRecord(store string, r Record, dim *int) (float64, error) {
 	return n2, nil
 }
 
-// checkQuery checks a query vector for a store (named in errors) of
-// dimension dim (0: none yet, any length goes): the store's dimension,
-// finite coordinates. It returns the vector's squared norm.
-func checkQuery(store string, v []float32, dim int) (float64, error) {
+// checkQuery checks a query for the k best of n records of a store
+// (named in errors) of dimension dim (0: none yet, any length goes): a
+// vector of the store's dimension with finite coordinates. It returns the
+// vector's squared norm and true, or false when the query has no hits (k
+// ≤ 0, no records, a zero vector: error nil) or is invalid (error set).
+func checkQuery(store string, v []float32, dim, k, n int) (float64, bool, error) {
+	if k <= 0 || n == 0 {
+		return 0, false, nil
+	}
 	if dim != 0 && len(v) != dim {
-		return 0, fmt.Errorf("retriever: %s: query has %d dimensions, the store %d", store, len(v), dim)
+		return 0, false, fmt.Errorf("retriever: %s: query has %d dimensions, the store %d", store, len(v), dim)
 	}
 	n2, err := checkVector(v)
 	if err != nil {
-		return 0, fmt.Errorf("retriever: %s: query: %w", store, err)
+		return 0, false, fmt.Errorf("retriever: %s: query: %w", store, err)
 	}
-	return n2, nil
+	return n2, n2 != 0, nil
 }
 
 // checkVector returns the vector's squared norm, or an error for a NaN or
@@ -194,15 +199,9 @@ func (s *MemoryStore) Query(ctx context.Context, vector []float32, k int, kind t
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if k <= 0 || len(s.ids) == 0 {
-		return nil, nil
-	}
-	n2, err := checkQuery("memory store", vector, s.dim)
-	if err != nil {
+	n2, ok, err := checkQuery("memory store", vector, s.dim, k, len(s.ids))
+	if !ok {
 		return nil, err
-	}
-	if n2 == 0 {
-		return nil, nil
 	}
 	inv := float32(1 / math.Sqrt(n2))
 	q := make([]float32, len(vector))
