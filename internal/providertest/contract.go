@@ -44,7 +44,7 @@ func Errors(t *testing.T, c Client, fs []Failure) {
 				assert.Contains(t, err.Error(), s)
 			}
 			assert.Len(t, srv.Requests(), f.Requests)
-			NoKey(t, c.Key, err)
+			noKey(t, c.Key, err)
 		})
 	}
 }
@@ -71,12 +71,12 @@ func KeyNeverInErrors(t *testing.T, c Client, echo, garbled httpfake.Reply) {
 		err := c.New(t, httpfake.New(t, echo), Setup{})(context.Background())
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "[REDACTED]")
-		NoKey(t, c.Key, err)
+		noKey(t, c.Key, err)
 	})
 	t.Run("garbled", func(t *testing.T) {
 		err := c.New(t, httpfake.New(t, garbled), Setup{})(context.Background())
 		require.Error(t, err)
-		NoKey(t, c.Key, err)
+		noKey(t, c.Key, err)
 	})
 	t.Run("connection refused", func(t *testing.T) {
 		srv := httpfake.New(t)
@@ -86,7 +86,7 @@ func KeyNeverInErrors(t *testing.T, c Client, echo, garbled httpfake.Reply) {
 		require.ErrorAs(t, err, &me)
 		assert.Zero(t, me.StatusCode)
 		assert.True(t, me.Retryable)
-		NoKey(t, c.Key, err)
+		noKey(t, c.Key, err)
 	})
 }
 
@@ -154,6 +154,6 @@ func Timeout(t *testing.T, c Client, retry httpfake.Reply) {
 		var me *text2sql.ModelError
 		assert.False(t, errors.As(err, &me) && me.Timeout, "err = %v", err)
 		assert.Len(t, srv.Requests(), 1)
-		NoKey(t, c.Key, err)
+		noKey(t, c.Key, err)
 	})
 }

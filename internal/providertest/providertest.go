@@ -4,7 +4,7 @@
 // it reports failures (Errors), honours a server's wait (RetryAfter),
 // keeps its key out of errors (KeyNeverInErrors) and serves concurrent
 // calls (Concurrent); plus the pieces the clients' own tests share
-// (Sleeps, NoKey, Vector), and the conformance kits run against fakes
+// (Sleeps, Vector, Conversation), and the conformance kits run against fakes
 // (ModelKit, EmbedderKit).
 package providertest
 
@@ -73,8 +73,8 @@ func (s *Sleeps) Waits() []time.Duration {
 	return append([]time.Duration(nil), s.d...)
 }
 
-// NoKey fails t when err's message shows key.
-func NoKey(t testing.TB, key string, err error) {
+// noKey fails t when err's message shows key.
+func noKey(t testing.TB, key string, err error) {
 	t.Helper()
 	if err != nil {
 		assert.NotContains(t, err.Error(), key, "API key leaked in error")
