@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
@@ -37,36 +39,22 @@ func FuzzParse(f *testing.F) {
 		c, err := Parse(text)
 		if err != nil {
 			var oe *text2sql.OutputError
-			if !errors.As(err, &oe) || oe.Raw != text {
-				t.Fatalf("Parse(%q): error %v is not an OutputError with the raw text", text, err)
-			}
-			if !errors.Is(err, text2sql.ErrNoSQL) && !errors.Is(err, text2sql.ErrInvalidOutput) {
-				t.Fatalf("Parse(%q): error %v wraps neither ErrNoSQL nor ErrInvalidOutput", text, err)
-			}
-			if c != nil {
-				t.Fatalf("Parse(%q): candidate and error", text)
-			}
+			require.ErrorAs(t, err, &oe, "Parse(%q)", text)
+			require.Equal(t, text, oe.Raw, "Parse(%q): the OutputError holds the raw text", text)
+			require.True(t, errors.Is(err, text2sql.ErrNoSQL) || errors.Is(err, text2sql.ErrInvalidOutput), "Parse(%q): error %v wraps neither ErrNoSQL nor ErrInvalidOutput", text, err)
+			require.Nil(t, c, "Parse(%q): candidate and error", text)
 			return
 		}
-		if c == nil {
-			t.Fatalf("Parse(%q): no candidate, no error", text)
-		}
+		require.NotNil(t, c, "Parse(%q): no candidate, no error", text)
 		if !c.Answerable {
-			if c.SQL != "" {
-				t.Fatalf("Parse(%q): a decline with SQL %q", text, c.SQL)
-			}
+			require.Empty(t, c.SQL, "Parse(%q): a decline with SQL", text)
 			return
 		}
-		if c.SQL == "" || strings.TrimSpace(c.SQL) != c.SQL {
-			t.Fatalf("Parse(%q): SQL %q is empty or untrimmed", text, c.SQL)
-		}
+		require.NotEmpty(t, c.SQL, "Parse(%q)", text)
+		require.Equal(t, strings.TrimSpace(c.SQL), c.SQL, "Parse(%q): SQL untrimmed", text)
 		toks := sqltext.Lex(c.SQL)
 		last := toks[len(toks)-1]
-		if last.Trivia() || (last.Kind == sqltext.Punct && last.Text == ";") {
-			t.Fatalf("Parse(%q): SQL %q ends with %q", text, c.SQL, last.Text)
-		}
-		if strings.HasSuffix(c.SQL, ";") && last.Kind != sqltext.String && last.Kind != sqltext.QuotedIdent {
-			t.Fatalf("Parse(%q): SQL %q has a trailing semicolon", text, c.SQL)
-		}
+		require.False(t, last.Trivia() || (last.Kind == sqltext.Punct && last.Text == ";"), "Parse(%q): SQL %q ends with %q", text, c.SQL, last.Text)
+		require.False(t, strings.HasSuffix(c.SQL, ";") && last.Kind != sqltext.String && last.Kind != sqltext.QuotedIdent, "Parse(%q): SQL %q has a trailing semicolon", text, c.SQL)
 	})
 }

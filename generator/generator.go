@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/text2sql-go/text2sql/internal/stagekit"
-	"math"
 	"strings"
 	"sync"
 	"time"
@@ -98,18 +97,13 @@ func New(model text2sql.Model, opts Options) (*Generator, error) {
 		return nil, fmt.Errorf("%w: generator: unknown dialect %q (want %q, %q or %q)", text2sql.ErrInvalidConfig,
 			opts.Dialect, text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL)
 	}
-	if math.IsNaN(opts.Temperature) || opts.Temperature < 0 || opts.Temperature > 2 {
-		return nil, fmt.Errorf("%w: generator: temperature %v is outside [0, 2]", text2sql.ErrInvalidConfig, opts.Temperature)
+	if err := stagekit.CheckTemperature("generator", opts.Temperature); err != nil {
+		return nil, err
 	}
 	if opts.PromptBudget < 0 {
 		return nil, fmt.Errorf("%w: generator: negative prompt budget %d", text2sql.ErrInvalidConfig, opts.PromptBudget)
 	}
-	switch {
-	case opts.MaxReasks == 0:
-		opts.MaxReasks = 1
-	case opts.MaxReasks < 0:
-		opts.MaxReasks = 0
-	}
+	opts.MaxReasks = stagekit.Reasks(opts.MaxReasks)
 	strip := sqltext.StripTrailing
 	if opts.Dialect == text2sql.DialectMySQL {
 		strip = stripMySQL

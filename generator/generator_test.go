@@ -3,9 +3,10 @@ package generator
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
@@ -14,9 +15,7 @@ import (
 func newGen(t *testing.T, m text2sql.Model, opts Options) *Generator {
 	t.Helper()
 	g, err := New(m, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return g
 }
 
@@ -32,15 +31,11 @@ func TestGenerateFencedWithComment(t *testing.T) {
 	m := llmtest.New("```sql\n-- count rows\nSELECT COUNT(*) FROM t\n```").RepeatLast()
 	g := newGen(t, m, Options{})
 	c, err := g.Generate(context.Background(), simpleRequest())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !c.Answerable || c.SQL != "-- count rows\nSELECT COUNT(*) FROM t" {
-		t.Errorf("candidate = %+v", c)
-	}
-	if n := m.CallCount(); n != 1 || len(c.Calls) != 1 {
-		t.Errorf("%d model calls, %d recorded; want exactly 1", n, len(c.Calls))
-	}
+	require.NoError(t, err)
+	assert.True(t, c.Answerable)
+	assert.Equal(t, "-- count rows\nSELECT COUNT(*) FROM t", c.SQL)
+	assert.Equal(t, 1, m.CallCount(), "model calls")
+	assert.Len(t, c.Calls, 1, "calls recorded")
 }
 
 func TestGenerateRequestAndCalls(t *testing.T) {
@@ -48,63 +43,48 @@ func TestGenerateRequestAndCalls(t *testing.T) {
 	g := newGen(t, m, Options{})
 	req := simpleRequest()
 	c, err := g.Generate(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.SQL != "SELECT COUNT(*) FROM t" || c.Explanation != "Counts the rows." || !c.Answerable {
-		t.Errorf("candidate = %+v", c)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "SELECT COUNT(*) FROM t", c.SQL)
+	assert.Equal(t, "Counts the rows.", c.Explanation)
+	assert.True(t, c.Answerable)
 	system, user, err := g.Prompt(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	calls := m.Calls()
-	if len(calls) != 1 {
-		t.Fatalf("%d calls", len(calls))
-	}
+	require.Len(t, calls, 1)
 	got := calls[0]
-	if got.System != system || len(got.Messages) != 1 || got.Messages[0].Role != text2sql.RoleUser || got.Messages[0].Content != user {
-		t.Errorf("the model got a different prompt than Prompt returns")
-	}
-	if got.Temperature == nil || *got.Temperature != 0 {
-		t.Errorf("temperature = %v, want 0", got.Temperature)
+	assert.Equal(t, system, got.System, "the model got a different prompt than Prompt returns")
+	assert.Equal(t, []text2sql.Message{{Role: text2sql.RoleUser, Content: user}}, got.Messages, "the model got a different prompt than Prompt returns")
+	if assert.NotNil(t, got.Temperature) {
+		assert.Zero(t, *got.Temperature)
 	}
 	var sch map[string]any
-	if err := json.Unmarshal(got.Schema, &sch); err != nil {
-		t.Fatalf("schema: %v", err)
-	}
-	if sch["type"] != "object" || sch["additionalProperties"] != false {
-		t.Errorf("schema = %v", sch)
-	}
+	require.NoError(t, json.Unmarshal(got.Schema, &sch), "schema")
+	assert.Equal(t, "object", sch["type"])
+	assert.Equal(t, false, sch["additionalProperties"])
 	req2, _ := sch["required"].([]any)
 	props, _ := sch["properties"].(map[string]any)
-	if len(req2) != 3 || len(props) != 3 {
-		t.Errorf("schema required %v, properties %v", req2, props)
-	}
+	assert.Len(t, req2, 3, "schema required")
+	assert.Len(t, props, 3, "schema properties")
 	for name, typ := range map[string]string{"answerable": "boolean", "sql": "string", "explanation": "string"} {
 		p, _ := props[name].(map[string]any)
-		if p["type"] != typ {
-			t.Errorf("schema property %s = %v, want type %s", name, p, typ)
-		}
+		assert.Equal(t, typ, p["type"], "schema property %s", name)
 	}
 	call := c.Calls[0]
-	if call.Model != llmtest.ModelName || call.Usage.InputTokens == 0 || call.Usage.OutputTokens == 0 || call.Duration <= 0 {
-		t.Errorf("call = %+v", call)
-	}
-	if call.Prompt != Transcript(system, []text2sql.Message{{Role: text2sql.RoleUser, Content: user}}) {
-		t.Errorf("call prompt = %q", call.Prompt)
-	}
+	assert.Equal(t, llmtest.ModelName, call.Model)
+	assert.NotZero(t, call.Usage.InputTokens)
+	assert.NotZero(t, call.Usage.OutputTokens)
+	assert.Positive(t, call.Duration)
+	assert.Equal(t, Transcript(system, []text2sql.Message{{Role: text2sql.RoleUser, Content: user}}), call.Prompt)
 }
 
 func TestGenerateTemperature(t *testing.T) {
 	m := llmtest.New(`{"answerable": true, "sql": "SELECT 1", "explanation": ""}`)
 	g := newGen(t, m, Options{Temperature: 0.7})
-	if _, err := g.Generate(context.Background(), simpleRequest()); err != nil {
-		t.Fatal(err)
-	}
-	if tp := m.Calls()[0].Temperature; tp == nil || *tp != 0.7 {
-		t.Errorf("temperature = %v", tp)
-	}
+	_, err := g.Generate(context.Background(), simpleRequest())
+	require.NoError(t, err)
+	tp := m.Calls()[0].Temperature
+	require.NotNil(t, tp)
+	assert.InDelta(t, 0.7, *tp, 0)
 }
 
 // C2 #17c: invalid JSON is re-asked at most MaxReasks times, then an
@@ -118,14 +98,14 @@ func TestGenerateMalformedReasks(t *testing.T) {
 		g := newGen(t, m, Options{MaxReasks: tc.reasks})
 		c, err := g.Generate(context.Background(), simpleRequest())
 		var oe *text2sql.OutputError
-		if !errors.As(err, &oe) || !errors.Is(err, text2sql.ErrInvalidOutput) || oe.Raw != bad {
-			t.Fatalf("MaxReasks %d: err = %v, want an OutputError wrapping ErrInvalidOutput with the raw text", tc.reasks, err)
-		}
-		if m.CallCount() != tc.calls {
-			t.Errorf("MaxReasks %d: %d model calls, want %d", tc.reasks, m.CallCount(), tc.calls)
-		}
-		if c == nil || c.Answerable || c.SQL != "" || len(c.Calls) != tc.calls {
-			t.Errorf("MaxReasks %d: candidate = %+v, want one carrying %d calls", tc.reasks, c, tc.calls)
+		require.ErrorAs(t, err, &oe, "MaxReasks %d", tc.reasks)
+		require.ErrorIs(t, err, text2sql.ErrInvalidOutput, "MaxReasks %d", tc.reasks)
+		require.Equal(t, bad, oe.Raw, "MaxReasks %d: the raw text", tc.reasks)
+		assert.Equal(t, tc.calls, m.CallCount(), "MaxReasks %d: model calls", tc.reasks)
+		if assert.NotNil(t, c, "MaxReasks %d: a candidate carrying the calls", tc.reasks) {
+			assert.False(t, c.Answerable)
+			assert.Empty(t, c.SQL)
+			assert.Len(t, c.Calls, tc.calls, "MaxReasks %d", tc.reasks)
 		}
 	}
 }
@@ -134,20 +114,15 @@ func TestGenerateReaskRecovers(t *testing.T) {
 	m := llmtest.New(`{"sql": "SELECT 1"`, `{"answerable": true, "sql": "SELECT COUNT(*) FROM t", "explanation": "ok"}`)
 	g := newGen(t, m, Options{})
 	c, err := g.Generate(context.Background(), simpleRequest())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.SQL != "SELECT COUNT(*) FROM t" || len(c.Calls) != 2 {
-		t.Errorf("candidate = %+v", c)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "SELECT COUNT(*) FROM t", c.SQL)
+	require.Len(t, c.Calls, 2)
 	second := m.Calls()[1]
-	if len(second.Messages) != 3 || second.Messages[1].Role != text2sql.RoleAssistant || second.Messages[1].Content != `{"sql": "SELECT 1"` ||
-		second.Messages[2].Role != text2sql.RoleUser || !strings.Contains(second.Messages[2].Content, "malformed") {
-		t.Errorf("re-ask messages = %+v", second.Messages)
-	}
-	if !strings.Contains(c.Calls[1].Prompt, "[assistant]") {
-		t.Errorf("the second call's prompt does not show the conversation: %q", c.Calls[1].Prompt)
-	}
+	require.Len(t, second.Messages, 3, "re-ask messages")
+	assert.Equal(t, text2sql.Message{Role: text2sql.RoleAssistant, Content: `{"sql": "SELECT 1"`}, second.Messages[1])
+	assert.Equal(t, text2sql.RoleUser, second.Messages[2].Role)
+	assert.Contains(t, second.Messages[2].Content, "malformed")
+	assert.Contains(t, c.Calls[1].Prompt, "[assistant]", "the second call's prompt shows the conversation")
 }
 
 // C2 #14: prose is re-asked too (the model may have meant to decline), and
@@ -158,15 +133,13 @@ func TestGenerateProseNoSQL(t *testing.T) {
 	g := newGen(t, m, Options{})
 	_, err := g.Generate(context.Background(), simpleRequest())
 	var oe *text2sql.OutputError
-	if !errors.As(err, &oe) || !errors.Is(err, text2sql.ErrNoSQL) || oe.Raw != prose {
-		t.Fatalf("err = %v", err)
-	}
-	if m.CallCount() != 2 {
-		t.Errorf("%d calls, want 2", m.CallCount())
-	}
-	if note := m.Calls()[1].Messages[2].Content; !strings.Contains(note, "no SQL") || !strings.Contains(note, "answerable to false") {
-		t.Errorf("re-ask note = %q", note)
-	}
+	require.ErrorAs(t, err, &oe)
+	require.ErrorIs(t, err, text2sql.ErrNoSQL)
+	require.Equal(t, prose, oe.Raw)
+	require.Equal(t, 2, m.CallCount())
+	note := m.Calls()[1].Messages[2].Content
+	assert.Contains(t, note, "no SQL")
+	assert.Contains(t, note, "answerable to false")
 }
 
 func TestGenerateDecline(t *testing.T) {
@@ -176,15 +149,12 @@ func TestGenerateDecline(t *testing.T) {
 	req.Question = "What is the capital of France?"
 	req.Context.LowConfidence = true
 	c, err := g.Generate(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Answerable || c.SQL != "" || c.Explanation == "" || len(c.Calls) != 1 {
-		t.Errorf("candidate = %+v", c)
-	}
-	if !strings.Contains(m.Calls()[0].Messages[0].Content, "may not be about this database") {
-		t.Error("the low-confidence note is missing")
-	}
+	require.NoError(t, err)
+	assert.False(t, c.Answerable)
+	assert.Empty(t, c.SQL)
+	assert.NotEmpty(t, c.Explanation)
+	assert.Len(t, c.Calls, 1)
+	assert.Contains(t, m.Calls()[0].Messages[0].Content, "may not be about this database", "the low-confidence note")
 }
 
 func TestGenerateModelError(t *testing.T) {
@@ -193,17 +163,16 @@ func TestGenerateModelError(t *testing.T) {
 	g := newGen(t, m, Options{})
 	c, err := g.Generate(context.Background(), simpleRequest())
 	var me *text2sql.ModelError
-	if !errors.As(err, &me) || me != want || !errors.Is(err, text2sql.ErrModel) {
-		t.Fatalf("err = %v, want the ModelError wrapped", err)
-	}
-	if c == nil || len(c.Calls) != 0 {
-		t.Errorf("candidate = %+v", c)
+	require.ErrorAs(t, err, &me, "the ModelError wrapped")
+	require.Same(t, want, me)
+	require.ErrorIs(t, err, text2sql.ErrModel)
+	if assert.NotNil(t, c) {
+		assert.Empty(t, c.Calls)
 	}
 	// A model that returns nothing is a model failure too.
 	g = newGen(t, text2sql.ModelFunc(func(context.Context, text2sql.ModelRequest) (*text2sql.ModelResponse, error) { return nil, nil }), Options{})
-	if _, err := g.Generate(context.Background(), simpleRequest()); !errors.Is(err, text2sql.ErrModel) {
-		t.Errorf("nil response: err = %v", err)
-	}
+	_, err = g.Generate(context.Background(), simpleRequest())
+	assert.ErrorIs(t, err, text2sql.ErrModel, "nil response")
 }
 
 func TestGenerateCancelled(t *testing.T) {
@@ -211,12 +180,9 @@ func TestGenerateCancelled(t *testing.T) {
 	g := newGen(t, m, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := g.Generate(ctx, simpleRequest()); !errors.Is(err, context.Canceled) {
-		t.Errorf("err = %v", err)
-	}
-	if m.CallCount() != 0 {
-		t.Errorf("%d calls after cancellation", m.CallCount())
-	}
+	_, err := g.Generate(ctx, simpleRequest())
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Zero(t, m.CallCount(), "calls after cancellation")
 }
 
 // C3 #23 through Generate: within budget the model gets the prompt; over
@@ -225,48 +191,34 @@ func TestGenerateBudget(t *testing.T) {
 	ctx := bigContext(3)
 	m := llmtest.New(`{"answerable": true, "sql": "SELECT SUM(amount) FROM orders", "explanation": ""}`)
 	g := newGen(t, m, Options{PromptBudget: 6000})
-	if _, err := g.Generate(context.Background(), text2sql.GenerateRequest{Question: ctx.Question, Context: ctx}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := g.Generate(context.Background(), text2sql.GenerateRequest{Question: ctx.Question, Context: ctx})
+	require.NoError(t, err)
 	call := m.Calls()[0]
-	if n := EstimateTokens(call.System) + EstimateTokens(call.Messages[0].Content); n > 6000 {
-		t.Errorf("the model got about %d tokens", n)
-	}
-	if !strings.Contains(call.Messages[0].Content, "CREATE TABLE orders (") {
-		t.Error("the top table is missing")
-	}
+	assert.LessOrEqual(t, EstimateTokens(call.System)+EstimateTokens(call.Messages[0].Content), 6000, "tokens the model got")
+	assert.Contains(t, call.Messages[0].Content, "CREATE TABLE orders (", "the top table")
 
 	big := bigContext(3000)
 	m2 := llmtest.New("SELECT 1")
 	g2 := newGen(t, m2, Options{PromptBudget: 6000})
 	c, err := g2.Generate(context.Background(), text2sql.GenerateRequest{Question: big.Question, Context: big})
-	if !errors.Is(err, text2sql.ErrSchemaTooLarge) || c != nil {
-		t.Fatalf("Generate = %+v, %v; want ErrSchemaTooLarge", c, err)
-	}
-	if m2.CallCount() != 0 {
-		t.Errorf("%d model calls, want none", m2.CallCount())
-	}
+	require.ErrorIs(t, err, text2sql.ErrSchemaTooLarge)
+	require.Nil(t, c)
+	assert.Zero(t, m2.CallCount(), "model calls")
 }
 
 func TestNewOptions(t *testing.T) {
 	for _, o := range []Options{{Dialect: "oracle"}, {Temperature: -0.1}, {Temperature: 2.5}, {PromptBudget: -1}} {
-		if _, err := New(nil, o); !errors.Is(err, text2sql.ErrInvalidConfig) {
-			t.Errorf("New(%+v): err = %v, want ErrInvalidConfig", o, err)
-		}
+		_, err := New(nil, o)
+		assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "New(%+v)", o)
 	}
 	g, err := New(nil, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g.opts.MaxReasks != 1 || g.dialect(text2sql.GenerateRequest{}) != text2sql.DialectSQLite {
-		t.Errorf("defaults = %+v", g.opts)
-	}
-	if _, err := g.Generate(context.Background(), simpleRequest()); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("Generate without a model: err = %v", err)
-	}
-	if _, err := g.Generate(context.Background(), text2sql.GenerateRequest{}); !errors.Is(err, text2sql.ErrEmptyQuestion) {
-		t.Errorf("empty question: err = %v", err)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, 1, g.opts.MaxReasks, "default MaxReasks")
+	assert.Equal(t, text2sql.DialectSQLite, g.dialect(text2sql.GenerateRequest{}), "default dialect")
+	_, err = g.Generate(context.Background(), simpleRequest())
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "Generate without a model")
+	_, err = g.Generate(context.Background(), text2sql.GenerateRequest{})
+	assert.ErrorIs(t, err, text2sql.ErrEmptyQuestion, "empty question")
 }
 
 // The generator is usable as the pipeline's stage from several goroutines.
@@ -281,8 +233,34 @@ func TestGenerateConcurrent(t *testing.T) {
 		}()
 	}
 	for range 8 {
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
+		assert.NoError(t, <-done)
 	}
+}
+
+// What follows the SQL of an answer is cut by the target engine's lexical
+// rules: for MySQL "#" starts a comment, "--" does only before white
+// space, and an executable comment is SQL the guard must see.
+func TestTrailingByDialect(t *testing.T) {
+	for _, c := range []struct {
+		dialect  text2sql.Dialect
+		sql, out string
+	}{
+		{text2sql.DialectMySQL, `SELECT 1 --1`, `SELECT 1 --1`},
+		{text2sql.DialectSQLite, `SELECT 1 --1`, `SELECT 1`},
+		{text2sql.DialectMySQL, `SELECT 1 # the answer;`, `SELECT 1`},
+		{text2sql.DialectMySQL, `SELECT Name FROM singer /*! INTO OUTFILE '/tmp/x' */;`, `SELECT Name FROM singer /*! INTO OUTFILE '/tmp/x' */`},
+		{text2sql.DialectPostgres, `SELECT Name FROM singer /*! INTO OUTFILE '/tmp/x' */;`, `SELECT Name FROM singer`},
+		{text2sql.DialectMySQL, `SELECT 'it\'s' -- done`, `SELECT 'it\'s'`},
+	} {
+		m := llmtest.New(`{"answerable": true, "sql": ` + jsonString(c.sql) + `, "explanation": ""}`)
+		g := newGen(t, m, Options{Dialect: c.dialect})
+		cand, err := g.Generate(context.Background(), simpleRequest())
+		require.NoError(t, err, c.sql)
+		assert.Equal(t, c.out, cand.SQL, "%s: %s", c.dialect, c.sql)
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -1,8 +1,10 @@
 package generator
 
 import (
-	"errors"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 )
@@ -83,40 +85,30 @@ func TestParse(t *testing.T) {
 			got, err := Parse(c.in)
 			if c.err != nil {
 				var oe *text2sql.OutputError
-				if !errors.As(err, &oe) || !errors.Is(err, c.err) {
-					t.Fatalf("Parse(%q) = %+v, %v; want an OutputError wrapping %v", c.in, got, err, c.err)
-				}
-				if oe.Raw != c.in {
-					t.Errorf("Raw = %q, want the input", oe.Raw)
-				}
-				if got != nil {
-					t.Errorf("candidate %+v with an error", got)
-				}
+				require.ErrorAs(t, err, &oe, "Parse(%q)", c.in)
+				require.ErrorIs(t, err, c.err, "Parse(%q)", c.in)
+				assert.Equal(t, c.in, oe.Raw, "Raw is the input")
+				assert.Nil(t, got, "a candidate with an error")
 				return
 			}
-			if err != nil {
-				t.Fatalf("Parse(%q): %v", c.in, err)
-			}
+			require.NoError(t, err, "Parse(%q)", c.in)
 			if c.decline {
-				if got.Answerable || got.SQL != "" {
-					t.Errorf("Parse(%q) = %+v, want a decline", c.in, got)
-				}
+				assert.False(t, got.Answerable, "Parse(%q): a decline", c.in)
+				assert.Empty(t, got.SQL, "Parse(%q): a decline", c.in)
 				return
 			}
-			if !got.Answerable || got.SQL != c.sql {
-				t.Errorf("Parse(%q)\n got answerable=%v sql=%q\nwant sql=%q", c.in, got.Answerable, got.SQL, c.sql)
-			}
+			assert.True(t, got.Answerable, "Parse(%q)", c.in)
+			assert.Equal(t, c.sql, got.SQL, "Parse(%q)", c.in)
 		})
 	}
 }
 
 func TestParseExplanation(t *testing.T) {
 	c, err := Parse(`{"answerable": true, "sql": "SELECT 1", "explanation": "  One.  "}`)
-	if err != nil || c.Explanation != "One." {
-		t.Fatalf("Parse = %+v, %v", c, err)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "One.", c.Explanation)
 	c, err = Parse(`{"answerable": false, "sql": "", "explanation": "The weather is not in this database."}`)
-	if err != nil || c.Answerable || c.Explanation != "The weather is not in this database." {
-		t.Fatalf("Parse = %+v, %v", c, err)
-	}
+	require.NoError(t, err)
+	assert.False(t, c.Answerable)
+	assert.Equal(t, "The weather is not in this database.", c.Explanation)
 }

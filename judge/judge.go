@@ -18,7 +18,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -62,26 +61,19 @@ var _ text2sql.Judge = (*Judge)(nil)
 // Errors wrap text2sql.ErrInvalidConfig: an unknown Dialect, a negative
 // ResultBudget or EscalateAfter, a Temperature outside [0, 2].
 func New(model text2sql.Model, opts Options) (*Judge, error) {
-	switch opts.Dialect {
-	case "", text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL:
-	default:
-		return nil, fmt.Errorf("%w: judge: unknown dialect %q", text2sql.ErrInvalidConfig, opts.Dialect)
+	if err := stagekit.CheckDialect("judge", opts.Dialect); err != nil {
+		return nil, err
 	}
 	if opts.ResultBudget < 0 || opts.EscalateAfter < 0 {
 		return nil, fmt.Errorf("%w: judge: negative ResultBudget or EscalateAfter", text2sql.ErrInvalidConfig)
 	}
-	if math.IsNaN(opts.Temperature) || opts.Temperature < 0 || opts.Temperature > 2 {
-		return nil, fmt.Errorf("%w: judge: temperature %v is outside [0, 2]", text2sql.ErrInvalidConfig, opts.Temperature)
+	if err := stagekit.CheckTemperature("judge", opts.Temperature); err != nil {
+		return nil, err
 	}
 	if opts.ResultBudget == 0 {
 		opts.ResultBudget = DefaultResultBudget
 	}
-	switch {
-	case opts.MaxReasks == 0:
-		opts.MaxReasks = 1
-	case opts.MaxReasks < 0:
-		opts.MaxReasks = 0
-	}
+	opts.MaxReasks = stagekit.Reasks(opts.MaxReasks)
 	return &Judge{model: model, opts: opts}, nil
 }
 

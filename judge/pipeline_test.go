@@ -2,16 +2,14 @@ package judge_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/check"
-	"github.com/text2sql-go/text2sql/demo"
-	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/internal/demotest"
 	"github.com/text2sql-go/text2sql/judge"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 	"github.com/text2sql-go/text2sql/planner"
@@ -58,11 +56,7 @@ func (s *script) model(t *testing.T) *llmtest.Model {
 // plan, and the judge accepts. Exactly 1 plan, 3 generate and 2 judge
 // calls.
 func TestStagesInPipeline(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "registrar.sqlite")
-	require.NoError(t, demo.Create(path))
-	ex, err := sqlite.Open(path, sqlite.Options{})
-	require.NoError(t, err)
-	defer ex.Close()
+	_, ex := demotest.Open(t)
 	db := ex.Schema()
 	question := "Which course has the best average grade?"
 	retrievals := 0

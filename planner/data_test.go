@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/birdschema"
@@ -21,9 +24,7 @@ func realSchemas(t *testing.T) []*schema.Database {
 	var out []*schema.Database
 	open := func(path string) {
 		ex, err := sqlite.Open(path, sqlite.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		out = append(out, ex.Schema())
 		ex.Close()
 	}
@@ -34,9 +35,7 @@ func realSchemas(t *testing.T) []*schema.Database {
 		}
 	}
 	paths, err := birdschema.Materialize(t.TempDir(), shareddata.Path(t, "bird", "mini_dev", "dev_tables.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, p := range paths {
 		open(p)
 	}
@@ -50,9 +49,7 @@ func TestValidateRealSchemas(t *testing.T) {
 	total, bad, hinted := 0, 0, 0
 	for _, db := range realSchemas(t) {
 		p, err := planner.New(nil, planner.Options{Schema: db})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var good, wrong []text2sql.PlanObject
 		for _, tb := range db.Tables {
 			good = append(good, text2sql.PlanObject{Kind: "table", Name: strings.ToUpper(tb.Name)})
@@ -64,12 +61,10 @@ func TestValidateRealSchemas(t *testing.T) {
 			}
 		}
 		plan := &text2sql.Plan{Objects: good}
-		if probs := p.Validate(plan); len(probs) > 0 {
-			t.Errorf("%s: valid objects rejected: %v", db.Name, probs[:min(3, len(probs))])
-		}
+		assert.Empty(t, p.Validate(plan), "%s: valid objects rejected", db.Name)
 		for _, o := range plan.Objects {
-			if o.Kind == "table" && db.Lookup(o.Name) == nil {
-				t.Errorf("%s: %q is not the schema's spelling", db.Name, o.Name)
+			if o.Kind == "table" {
+				assert.NotNil(t, db.Lookup(o.Name), "%s: %q is not the schema's spelling", db.Name, o.Name)
 			}
 		}
 		probs := p.Validate(&text2sql.Plan{Objects: wrong})
@@ -81,8 +76,6 @@ func TestValidateRealSchemas(t *testing.T) {
 			}
 		}
 	}
-	if bad != total {
-		t.Errorf("%d of %d misspelt objects reported", bad, total)
-	}
+	assert.Equal(t, total, bad, "misspelt objects reported")
 	t.Logf("%d misspelt objects, all reported, %d with a hint", total, hinted)
 }

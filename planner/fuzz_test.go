@@ -1,8 +1,9 @@
 package planner_test
 
 import (
-	"errors"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/planner"
@@ -18,13 +19,11 @@ func FuzzParse(f *testing.F) {
 		p, err := planner.Parse(text)
 		if err != nil {
 			var oe *text2sql.OutputError
-			if !errors.As(err, &oe) || oe.Raw != text || !errors.Is(err, text2sql.ErrInvalidOutput) {
-				t.Fatalf("err = %v", err)
-			}
+			require.ErrorAs(t, err, &oe)
+			require.Equal(t, text, oe.Raw)
+			require.ErrorIs(t, err, text2sql.ErrInvalidOutput)
 			return
 		}
-		if len(p.Instruction) == 0 && len(p.Objects) == 0 {
-			t.Fatalf("empty plan from %q", text)
-		}
+		require.False(t, len(p.Instruction) == 0 && len(p.Objects) == 0, "empty plan from %q", text)
 	})
 }

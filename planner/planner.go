@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -59,20 +58,13 @@ var _ text2sql.Planner = (*Planner)(nil)
 // Errors wrap text2sql.ErrInvalidConfig: an unknown Dialect or a
 // Temperature outside [0, 2].
 func New(model text2sql.Model, opts Options) (*Planner, error) {
-	switch opts.Dialect {
-	case "", text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL:
-	default:
-		return nil, fmt.Errorf("%w: planner: unknown dialect %q", text2sql.ErrInvalidConfig, opts.Dialect)
+	if err := stagekit.CheckDialect("planner", opts.Dialect); err != nil {
+		return nil, err
 	}
-	if math.IsNaN(opts.Temperature) || opts.Temperature < 0 || opts.Temperature > 2 {
-		return nil, fmt.Errorf("%w: planner: temperature %v is outside [0, 2]", text2sql.ErrInvalidConfig, opts.Temperature)
+	if err := stagekit.CheckTemperature("planner", opts.Temperature); err != nil {
+		return nil, err
 	}
-	switch {
-	case opts.MaxReasks == 0:
-		opts.MaxReasks = 1
-	case opts.MaxReasks < 0:
-		opts.MaxReasks = 0
-	}
+	opts.MaxReasks = stagekit.Reasks(opts.MaxReasks)
 	return &Planner{model: model, opts: opts}, nil
 }
 

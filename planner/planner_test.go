@@ -3,14 +3,13 @@ package planner_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/demo"
-	"github.com/text2sql-go/text2sql/executor/sqlite"
+	"github.com/text2sql-go/text2sql/internal/demotest"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 	"github.com/text2sql-go/text2sql/planner"
 	"github.com/text2sql-go/text2sql/schema"
@@ -19,15 +18,7 @@ import (
 // demoSchema returns the schema model of the demo registrar database.
 func demoSchema(t *testing.T) *schema.Database {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "registrar.sqlite")
-	if err := demo.Create(path); err != nil {
-		t.Fatal(err)
-	}
-	ex, err := sqlite.Open(path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ex.Close()
+	_, ex := demotest.Open(t)
 	return ex.Schema()
 }
 
@@ -54,9 +45,7 @@ func demoContext(db *schema.Database) *text2sql.Context {
 func newPlanner(t *testing.T, m text2sql.Model, opts planner.Options) *planner.Planner {
 	t.Helper()
 	p, err := planner.New(m, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return p
 }
 
@@ -75,32 +64,27 @@ func TestPlanValid(t *testing.T) {
 	p := newPlanner(t, m, planner.Options{Schema: db})
 	req := text2sql.PlanRequest{Question: "Which students have the highest average grade?", Context: demoContext(db)}
 	plan, err := p.Plan(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if plan.Database != "registrar" || len(plan.Objects) != 3 || len(plan.Instruction) != 4 || !strings.Contains(plan.Output, "one row per top student") {
-		t.Errorf("plan = %+v", plan)
-	}
-	if plan.Objects[0].Name != "students" || plan.Objects[1].Name != "enrollments.grade_points" || plan.Objects[2] != (text2sql.PlanObject{Kind: "value", Name: "enrollments.status", Value: "completed"}) {
-		t.Errorf("objects = %+v", plan.Objects)
-	}
-	if len(plan.Calls) != 1 || m.CallCount() != 1 {
-		t.Fatalf("%d calls recorded, %d made", len(plan.Calls), m.CallCount())
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "registrar", plan.Database)
+	assert.Len(t, plan.Instruction, 4)
+	assert.Contains(t, plan.Output, "one row per top student")
+	require.Len(t, plan.Objects, 3)
+	assert.Equal(t, "students", plan.Objects[0].Name)
+	assert.Equal(t, "enrollments.grade_points", plan.Objects[1].Name)
+	assert.Equal(t, text2sql.PlanObject{Kind: "value", Name: "enrollments.status", Value: "completed"}, plan.Objects[2])
+	require.Len(t, plan.Calls, 1, "calls recorded")
+	require.Equal(t, 1, m.CallCount(), "calls made")
 	system, user, err := p.Prompt(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got := m.Calls()[0]
-	if got.System != system || got.Messages[0].Content != user || !strings.Contains(plan.Calls[0].Prompt, user) {
-		t.Errorf("the model got a different prompt than Prompt returns")
-	}
+	assert.Equal(t, system, got.System, "the model got a different prompt than Prompt returns")
+	assert.Equal(t, user, got.Messages[0].Content, "the model got a different prompt than Prompt returns")
+	assert.Contains(t, plan.Calls[0].Prompt, user)
 	var sch map[string]any
-	if err := json.Unmarshal(got.Schema, &sch); err != nil || sch["type"] != "object" {
-		t.Errorf("schema = %s (%v)", got.Schema, err)
-	}
-	if got.Temperature == nil || *got.Temperature != 0 {
-		t.Errorf("temperature = %v", got.Temperature)
+	require.NoError(t, json.Unmarshal(got.Schema, &sch), "schema = %s", got.Schema)
+	assert.Equal(t, "object", sch["type"])
+	if assert.NotNil(t, got.Temperature) {
+		assert.Zero(t, *got.Temperature)
 	}
 }
 
@@ -117,16 +101,13 @@ func TestPlanUnknownObjectsReask(t *testing.T) {
 	m := llmtest.New(bad, goodPlan)
 	p := newPlanner(t, m, planner.Options{Schema: db})
 	plan, err := p.Plan(context.Background(), text2sql.PlanRequest{Question: "Top students?", Context: demoContext(db)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.CallCount() != 2 || len(plan.Calls) != 2 {
-		t.Fatalf("%d calls, %d recorded; want 2", m.CallCount(), len(plan.Calls))
-	}
+	require.NoError(t, err)
+	require.Equal(t, 2, m.CallCount())
+	require.Len(t, plan.Calls, 2)
 	second := m.Calls()[1]
-	if len(second.Messages) != 3 || second.Messages[1].Role != text2sql.RoleAssistant || second.Messages[1].Content != bad {
-		t.Fatalf("re-ask conversation = %+v", second.Messages)
-	}
+	require.Len(t, second.Messages, 3, "re-ask conversation")
+	require.Equal(t, text2sql.RoleAssistant, second.Messages[1].Role)
+	require.Equal(t, bad, second.Messages[1].Content)
 	note := second.Messages[2].Content
 	for _, want := range []string{
 		`table student: no such table (did you mean "students"?)`,
@@ -135,13 +116,9 @@ func TestPlanUnknownObjectsReask(t *testing.T) {
 		`grade_points, letter_grade`,
 		`no such table enrolments (did you mean "enrollments"?)`,
 	} {
-		if !strings.Contains(note, want) {
-			t.Errorf("re-ask note misses %q:\n%s", want, note)
-		}
+		assert.Contains(t, note, want, "re-ask note")
 	}
-	if plan.Objects[0].Name != "students" {
-		t.Errorf("the corrected plan was not used: %+v", plan.Objects)
-	}
+	assert.Equal(t, "students", plan.Objects[0].Name, "the corrected plan was not used")
 }
 
 // Unknown objects are never silently kept: after the re-asks, an
@@ -154,16 +131,18 @@ func TestPlanUnknownObjectsExhausted(t *testing.T) {
 		p := newPlanner(t, m, planner.Options{Schema: db, MaxReasks: reasks})
 		plan, err := p.Plan(context.Background(), text2sql.PlanRequest{Question: "Best students?", Context: demoContext(db)})
 		var oe *text2sql.OutputError
-		if !errors.As(err, &oe) || !errors.Is(err, text2sql.ErrInvalidOutput) || oe.Raw != bad || !strings.Contains(err.Error(), "students.gpa") {
-			t.Fatalf("MaxReasks %d: err = %v", reasks, err)
-		}
+		require.ErrorAs(t, err, &oe, "MaxReasks %d", reasks)
+		assert.ErrorIs(t, err, text2sql.ErrInvalidOutput)
+		assert.Equal(t, bad, oe.Raw)
+		assert.Contains(t, err.Error(), "students.gpa")
 		want := 1 + max(reasks, 0)
 		if reasks == 0 {
 			want = 2 // the default is one re-ask
 		}
-		if m.CallCount() != want || plan == nil || len(plan.Calls) != want || len(plan.Objects) != 0 {
-			t.Errorf("MaxReasks %d: %d calls, plan %+v; want %d calls recorded on an empty plan", reasks, m.CallCount(), plan, want)
-		}
+		assert.Equal(t, want, m.CallCount(), "MaxReasks %d: calls", reasks)
+		require.NotNil(t, plan, "MaxReasks %d: the calls are recorded on an empty plan", reasks)
+		assert.Len(t, plan.Calls, want, "MaxReasks %d", reasks)
+		assert.Empty(t, plan.Objects, "MaxReasks %d", reasks)
 	}
 }
 
@@ -172,18 +151,19 @@ func TestPlanMalformed(t *testing.T) {
 	m := llmtest.New(`{"objects": [`, "```json\n"+goodPlan+"\n```")
 	p := newPlanner(t, m, planner.Options{})
 	plan, err := p.Plan(context.Background(), text2sql.PlanRequest{Question: "q"})
-	if err != nil || len(plan.Instruction) != 4 || m.CallCount() != 2 {
-		t.Fatalf("plan %+v, err %v, %d calls", plan, err, m.CallCount())
-	}
-	if note := m.Calls()[1].Messages[2].Content; !strings.Contains(note, "could not be read as a plan") || !strings.Contains(note, `"instruction"`) {
-		t.Errorf("re-ask note = %q", note)
-	}
+	require.NoError(t, err)
+	require.Len(t, plan.Instruction, 4)
+	require.Equal(t, 2, m.CallCount())
+	note := m.Calls()[1].Messages[2].Content
+	assert.Contains(t, note, "could not be read as a plan")
+	assert.Contains(t, note, `"instruction"`)
 	m = llmtest.New("I would join the tables.").RepeatLast()
 	_, err = newPlanner(t, m, planner.Options{}).Plan(context.Background(), text2sql.PlanRequest{Question: "q"})
 	var oe *text2sql.OutputError
-	if !errors.As(err, &oe) || oe.Raw != "I would join the tables." || m.CallCount() != 2 {
-		t.Errorf("err = %v, %d calls", err, m.CallCount())
+	if assert.ErrorAs(t, err, &oe) {
+		assert.Equal(t, "I would join the tables.", oe.Raw)
 	}
+	assert.Equal(t, 2, m.CallCount())
 }
 
 // The prompt shows the question, the context (tables and why, schema,
@@ -206,13 +186,9 @@ func TestPlanPrompt(t *testing.T) {
 		Hints: []string{"Keep only status = 'completed'."},
 	}
 	system, user, err := p.Prompt(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, want := range []string{"SQLite", "You do not write SQL", "table.column", "ties", `"instruction"`} {
-		if !strings.Contains(system, want) {
-			t.Errorf("system misses %q", want)
-		}
+		assert.Contains(t, system, want)
 	}
 	for _, want := range []string{
 		"- students (retrieved)", "- enrollments (via example q3)", "CREATE TABLE students", "grade_points",
@@ -223,23 +199,18 @@ func TestPlanPrompt(t *testing.T) {
 		"## Reviewer hints", "status = 'completed'",
 		"## Question\nWhich students have the highest average grade?",
 	} {
-		if !strings.Contains(user, want) {
-			t.Errorf("user message misses %q\n%s", want, user)
-		}
+		assert.Contains(t, user, want, "user message")
 	}
-	if strings.Contains(user, "DROP TABLE") {
-		t.Errorf("an example that fails the read-only check reached the prompt")
-	}
-	if _, _, err := p.Prompt(text2sql.PlanRequest{Question: "  "}); !errors.Is(err, text2sql.ErrEmptyQuestion) {
-		t.Errorf("blank question: %v", err)
-	}
-	if _, err := p.Plan(context.Background(), req); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("nil model: %v", err)
-	}
+	assert.NotContains(t, user, "DROP TABLE", "an example that fails the read-only check reached the prompt")
+	_, _, err = p.Prompt(text2sql.PlanRequest{Question: "  "})
+	assert.ErrorIs(t, err, text2sql.ErrEmptyQuestion, "blank question")
+	_, err = p.Plan(context.Background(), req)
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "nil model")
 	pg := newPlanner(t, nil, planner.Options{Dialect: text2sql.DialectPostgres})
-	if s, _, _ := pg.Prompt(req); !strings.Contains(s, "PostgreSQL") || strings.Contains(s, "SQLite") {
-		t.Errorf("PostgreSQL system instruction names another dialect")
-	}
+	s, _, err := pg.Prompt(req)
+	require.NoError(t, err)
+	assert.Contains(t, s, "PostgreSQL")
+	assert.NotContains(t, s, "SQLite", "PostgreSQL system instruction names another dialect")
 }
 
 func TestParse(t *testing.T) {
@@ -255,20 +226,16 @@ func TestParse(t *testing.T) {
 	}
 	for _, tc := range cases {
 		got, err := planner.Parse(tc.text)
-		if err != nil {
-			t.Errorf("%q: %v", tc.text, err)
+		if !assert.NoError(t, err, "%q", tc.text) {
 			continue
 		}
 		g, _ := json.Marshal(got)
 		w, _ := json.Marshal(tc.want)
-		if string(g) != string(w) {
-			t.Errorf("%q:\n got %s\nwant %s", tc.text, g, w)
-		}
+		assert.JSONEq(t, string(w), string(g), "%q", tc.text)
 	}
 	for _, bad := range []string{"", "no json", `{"sql": "SELECT 1"}`, `{"objects": [], "instruction": []}`, `{"objects": 3}`, `{"objects": [`} {
-		if _, err := planner.Parse(bad); !errors.Is(err, text2sql.ErrInvalidOutput) {
-			t.Errorf("%q: err = %v", bad, err)
-		}
+		_, err := planner.Parse(bad)
+		assert.ErrorIs(t, err, text2sql.ErrInvalidOutput, "%q", bad)
 	}
 }
 
@@ -283,42 +250,37 @@ func TestValidate(t *testing.T) {
 		{Kind: "value", Name: "main.courses.code", Value: "CS 310"},
 		{Kind: "value", Name: "", Value: "Fall 2025"},
 	}}
-	if probs := p.Validate(plan); len(probs) != 0 {
-		t.Fatalf("problems %v", probs)
-	}
+	require.Empty(t, p.Validate(plan))
 	want := []string{"table students", "column enrollments.grade_points", "column students.entry_year", "column department_id", "value courses.code", "value "}
-	for i, o := range plan.Objects {
-		if got := string(o.Kind) + " " + o.Name; got != want[i] {
-			t.Errorf("object %d = %q, want %q", i, got, want[i])
-		}
+	var got []string
+	for _, o := range plan.Objects {
+		got = append(got, string(o.Kind)+" "+o.Name)
 	}
+	assert.Equal(t, want, got)
 	probs := p.Validate(&text2sql.Plan{Objects: []text2sql.PlanObject{{Kind: "index", Name: "x"}, {Kind: "column", Name: "gpa"}, {Kind: "table", Name: ""}}})
-	if len(probs) != 3 || !strings.Contains(probs[0].Reason, "unknown kind") || !strings.Contains(probs[1].Reason, "no such column") || probs[2].Reason != "empty name" {
-		t.Errorf("problems %v", probs)
-	}
+	require.Len(t, probs, 3)
+	assert.Contains(t, probs[0].Reason, "unknown kind")
+	assert.Contains(t, probs[1].Reason, "no such column")
+	assert.Equal(t, "empty name", probs[2].Reason)
 	// Without a schema, only the kinds are checked.
-	if probs := newPlanner(t, nil, planner.Options{}).Validate(&text2sql.Plan{Objects: []text2sql.PlanObject{{Kind: "table", Name: "nothere"}}}); len(probs) != 0 {
-		t.Errorf("no schema: %v", probs)
-	}
+	assert.Empty(t, newPlanner(t, nil, planner.Options{}).Validate(&text2sql.Plan{Objects: []text2sql.PlanObject{{Kind: "table", Name: "nothere"}}}), "no schema")
 }
 
 func TestPlanErrors(t *testing.T) {
-	if _, err := planner.New(nil, planner.Options{Dialect: "oracle"}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("dialect: %v", err)
-	}
-	if _, err := planner.New(nil, planner.Options{Temperature: 3}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("temperature: %v", err)
-	}
+	_, err := planner.New(nil, planner.Options{Dialect: "oracle"})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "dialect")
+	_, err = planner.New(nil, planner.Options{Temperature: 3})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "temperature")
 	boom := &text2sql.ModelError{Provider: "test", StatusCode: 503, Message: "down", Retryable: true}
 	m := llmtest.Func(func(text2sql.ModelRequest) (string, error) { return "", boom })
 	plan, err := newPlanner(t, m, planner.Options{}).Plan(context.Background(), text2sql.PlanRequest{Question: "q"})
 	var me *text2sql.ModelError
-	if !errors.As(err, &me) || plan == nil || len(plan.Calls) != 0 {
-		t.Errorf("model error: %v, plan %+v", err, plan)
+	assert.ErrorAs(t, err, &me)
+	if assert.NotNil(t, plan) {
+		assert.Empty(t, plan.Calls)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := newPlanner(t, llmtest.New(goodPlan), planner.Options{}).Plan(ctx, text2sql.PlanRequest{Question: "q"}); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled: %v", err)
-	}
+	_, err = newPlanner(t, llmtest.New(goodPlan), planner.Options{}).Plan(ctx, text2sql.PlanRequest{Question: "q"})
+	assert.ErrorIs(t, err, context.Canceled)
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -86,31 +88,22 @@ var synthQuestions = []string{
 
 func TestSynthSchema(t *testing.T) {
 	db := synthSchema(1000, 20)
-	if len(db.Tables) != 1000 {
-		t.Fatalf("%d tables", len(db.Tables))
-	}
-	if o := db.Lookup("orders"); o == nil || o.Column("amount") == nil || o.Column("created_at") == nil {
-		t.Fatal("orders missing")
-	}
-	if db2 := synthSchema(1000, 20); SchemaFingerprint(db2) != SchemaFingerprint(db) {
-		t.Fatal("not deterministic")
-	}
+	require.Len(t, db.Tables, 1000)
+	o := db.Lookup("orders")
+	require.NotNil(t, o, "orders missing")
+	require.NotNil(t, o.Column("amount"), "orders.amount missing")
+	require.NotNil(t, o.Column("created_at"), "orders.created_at missing")
+	require.Equal(t, SchemaFingerprint(db), SchemaFingerprint(synthSchema(1000, 20)), "not deterministic")
 	for _, tb := range db.Tables {
-		if tb.Name != "orders" && len(tb.Columns) != 20 {
-			t.Fatalf("%s: %d columns", tb.Name, len(tb.Columns))
+		if tb.Name != "orders" {
+			require.Len(t, tb.Columns, 20, tb.Name)
 		}
 	}
 	h, err := NewHybrid(context.Background(), HybridOptions{Schema: db})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := retrieve(t, h, "What is the total amount of orders created last month?")
-	if c.Tables[0].Name != "orders" {
-		t.Fatalf("tables %+v", c.Tables)
-	}
-	if len(c.Tables) != DefaultMaxTables {
-		t.Fatalf("%d tables shown", len(c.Tables))
-	}
+	require.Equal(t, "orders", c.Tables[0].Name, "tables %+v", c.Tables)
+	require.Len(t, c.Tables, DefaultMaxTables, "tables shown")
 }
 
 // BenchmarkRetrieveLatency1000 reports the p50 and p95 of Retrieve on the
@@ -119,17 +112,14 @@ func TestSynthSchema(t *testing.T) {
 func BenchmarkRetrieveLatency1000(b *testing.B) {
 	ctx := context.Background()
 	h, err := NewHybrid(ctx, HybridOptions{Schema: synthSchema(1000, 20)})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	var ds []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		q := synthQuestions[i%len(synthQuestions)]
 		t0 := time.Now()
-		if _, err := h.Retrieve(ctx, text2sql.RetrieveRequest{Question: q}); err != nil {
-			b.Fatal(err)
-		}
+		_, err := h.Retrieve(ctx, text2sql.RetrieveRequest{Question: q})
+		require.NoError(b, err)
 		ds = append(ds, time.Since(t0))
 	}
 	slices.Sort(ds)
@@ -142,9 +132,8 @@ func benchRetrieve(b *testing.B, h *Hybrid, qs []string) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := h.Retrieve(ctx, text2sql.RetrieveRequest{Question: qs[i%len(qs)]}); err != nil {
-			b.Fatal(err)
-		}
+		_, err := h.Retrieve(ctx, text2sql.RetrieveRequest{Question: qs[i%len(qs)]})
+		require.NoError(b, err)
 	}
 }
 
@@ -162,29 +151,21 @@ func spiderQuestions(b *testing.B, db string) []string {
 // questions (memory store, hashing embedder).
 func BenchmarkRetrieveSpider(b *testing.B) {
 	h, err := NewHybrid(context.Background(), HybridOptions{Schema: spiderDB(b, "world_1")})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	benchRetrieve(b, h, spiderQuestions(b, "world_1"))
 }
 
 func BenchmarkRetrieveSynthetic1000(b *testing.B) {
 	h, err := NewHybrid(context.Background(), HybridOptions{Schema: synthSchema(1000, 20)})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	benchRetrieve(b, h, synthQuestions)
 }
 
 func BenchmarkRetrieveSynthetic1000Chromem(b *testing.B) {
 	s, err := OpenChromem(filepath.Join(b.TempDir(), "idx"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	h, err := NewHybrid(context.Background(), HybridOptions{Schema: synthSchema(1000, 20), Store: s})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	benchRetrieve(b, h, synthQuestions)
 }
 
@@ -192,9 +173,8 @@ func BenchmarkBuildSpider(b *testing.B) {
 	db := spiderDB(b, "world_1")
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := NewHybrid(context.Background(), HybridOptions{Schema: db}); err != nil {
-			b.Fatal(err)
-		}
+		_, err := NewHybrid(context.Background(), HybridOptions{Schema: db})
+		require.NoError(b, err)
 	}
 }
 
@@ -202,9 +182,8 @@ func BenchmarkBuildSynthetic1000(b *testing.B) {
 	db := synthSchema(1000, 20)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := NewHybrid(context.Background(), HybridOptions{Schema: db}); err != nil {
-			b.Fatal(err)
-		}
+		_, err := NewHybrid(context.Background(), HybridOptions{Schema: db})
+		require.NoError(b, err)
 	}
 }
 
@@ -215,12 +194,9 @@ func BenchmarkBuildSynthetic1000Chromem(b *testing.B) {
 	dir := b.TempDir()
 	for i := 0; i < b.N; i++ {
 		s, err := OpenChromem(filepath.Join(dir, fmt.Sprint(i)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := NewHybrid(context.Background(), HybridOptions{Schema: db, Store: s}); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
+		_, err = NewHybrid(context.Background(), HybridOptions{Schema: db, Store: s})
+		require.NoError(b, err)
 	}
 }
 
@@ -230,24 +206,15 @@ func BenchmarkReopenSynthetic1000Chromem(b *testing.B) {
 	db := synthSchema(1000, 20)
 	dir := filepath.Join(b.TempDir(), "idx")
 	s, err := OpenChromem(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := NewHybrid(context.Background(), HybridOptions{Schema: db, Store: s}); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
+	_, err = NewHybrid(context.Background(), HybridOptions{Schema: db, Store: s})
+	require.NoError(b, err)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s, err := OpenChromem(dir)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, Store: s})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if h.Stats().Rebuilt {
-			b.Fatal("rebuilt")
-		}
+		require.NoError(b, err)
+		require.False(b, h.Stats().Rebuilt, "rebuilt")
 	}
 }

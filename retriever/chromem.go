@@ -88,21 +88,9 @@ func (s *ChromemStore) Add(ctx context.Context, records []Record) error {
 	defer s.mu.Unlock()
 	docs := make([]chromem.Document, 0, len(records))
 	for _, r := range records {
-		if r.ID == "" {
-			return errors.New("retriever: chromem store: record with an empty ID")
-		}
-		if len(r.Vector) == 0 {
-			return fmt.Errorf("retriever: chromem store: record %q has no vector", r.ID)
-		}
-		if s.dim == 0 {
-			s.dim = len(r.Vector)
-		}
-		if len(r.Vector) != s.dim {
-			return fmt.Errorf("retriever: chromem store: record %q has %d dimensions, the store %d", r.ID, len(r.Vector), s.dim)
-		}
-		n2, err := checkVector(r.Vector)
+		n2, err := checkRecord("chromem store", r, &s.dim)
 		if err != nil {
-			return fmt.Errorf("retriever: chromem store: record %q: %w", r.ID, err)
+			return err
 		}
 		if n2 == 0 {
 			continue // chromem would divide by zero
@@ -152,18 +140,8 @@ func (s *ChromemStore) Query(ctx context.Context, vector []float32, k int, kind 
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	n := s.col.Count()
-	if k <= 0 || n == 0 {
-		return nil, nil
-	}
-	if s.dim != 0 && len(vector) != s.dim {
-		return nil, fmt.Errorf("retriever: chromem store: query has %d dimensions, the store %d", len(vector), s.dim)
-	}
-	n2, err := checkVector(vector)
-	if err != nil {
-		return nil, fmt.Errorf("retriever: chromem store: query: %w", err)
-	}
-	if n2 == 0 {
-		return nil, nil
+	if _, ok, err := checkQuery("chromem store", vector, s.dim, k, n); !ok {
+		return nil, err
 	}
 	var where map[string]string
 	if kind != "" {

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	_ "github.com/mattn/go-sqlite3"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -23,14 +25,10 @@ import (
 func inspectSQLite(tb testing.TB, path string) *schema.Database {
 	tb.Helper()
 	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	defer db.Close()
 	s, err := schema.InspectSQLite(context.Background(), db)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return s
 }
 
@@ -63,13 +61,9 @@ type devItem struct {
 func spiderDev(tb testing.TB) []devItem {
 	tb.Helper()
 	data, err := os.ReadFile(shareddata.Path(tb, "spider", "dev.json"))
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	var all []devItem
-	if err := json.Unmarshal(data, &all); err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, json.Unmarshal(data, &all))
 	var out []devItem
 	for _, it := range all {
 		if _, err := os.Stat(shareddata.Path(tb, "spider", "database") + "/" + it.DB + "/" + it.DB + ".sqlite"); err == nil {
@@ -99,9 +93,7 @@ func (c *countingEmbedder) EmbedQuery(ctx context.Context, text string) ([]float
 func newHashing(tb testing.TB, dim int) *hashing.Embedder {
 	tb.Helper()
 	e, err := hashing.New(dim)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return e
 }
 

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/knowledge"
@@ -70,61 +72,44 @@ func newRegistrar(t testing.TB, opts HybridOptions) *Hybrid {
 		opts.Knowledge = registrarKnowledge()
 	}
 	h, err := NewHybrid(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return h
 }
 
 func retrieve(t testing.TB, h *Hybrid, q string) *text2sql.Context {
 	t.Helper()
 	c, err := h.Retrieve(context.Background(), text2sql.RetrieveRequest{Question: q})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return c
 }
 
 func TestConcertSingerSingersFirst(t *testing.T) {
 	db := spiderDB(t, "concert_singer")
 	h, err := NewHybrid(context.Background(), HybridOptions{Schema: db})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := retrieve(t, h, "How many singers do we have?")
-	if len(c.Tables) == 0 || c.Tables[0].Name != "singer" || c.Tables[0].Reason != "retrieved" {
-		t.Fatalf("tables %+v", c.Tables)
-	}
-	if len(c.Items) == 0 || c.Items[0].ID != "table:singer" {
-		t.Fatalf("items %+v", c.Items)
-	}
-	if c.LowConfidence {
-		t.Errorf("low confidence, best similarity %.3f", c.BestSimilarity)
-	}
-	if !strings.Contains(c.Schema, "CREATE TABLE singer (") || c.Dialect != text2sql.DialectSQLite {
-		t.Errorf("schema:\n%s", c.Schema)
-	}
+	require.NotEmpty(t, c.Tables)
+	require.Equal(t, "singer", c.Tables[0].Name)
+	require.Equal(t, text2sql.ReasonRetrieved, c.Tables[0].Reason)
+	require.NotEmpty(t, c.Items)
+	require.Equal(t, "table:singer", c.Items[0].ID)
+	assert.False(t, c.LowConfidence, "low confidence, best similarity %.3f", c.BestSimilarity)
+	assert.Contains(t, c.Schema, "CREATE TABLE singer (")
+	assert.Equal(t, text2sql.DialectSQLite, c.Dialect)
 	// The schema shows full column lists from the schema model.
 	for _, col := range db.Lookup("singer").Columns {
-		if !strings.Contains(c.Schema, col.Name) {
-			t.Errorf("column %s missing from\n%s", col.Name, c.Schema)
-		}
+		assert.Contains(t, c.Schema, col.Name)
 	}
 	for _, it := range c.Items {
-		if it.Score <= 0 || it.Score > 2.0/61+1e-12 {
-			t.Errorf("item %s score %v out of (0, 2/61]", it.ID, it.Score)
-		}
-		if it.Provenance != "bm25" && it.Provenance != "vector" && it.Provenance != "bm25+vector" {
-			t.Errorf("item %s provenance %q", it.ID, it.Provenance)
-		}
-		if it.Provenance == "bm25" && it.Similarity != 0 {
-			t.Errorf("bm25-only item %s has similarity %v", it.ID, it.Similarity)
+		assert.Positive(t, it.Score, "item %s", it.ID)
+		assert.LessOrEqual(t, it.Score, 2.0/61+1e-12, "item %s score out of (0, 2/61]", it.ID)
+		assert.Contains(t, []text2sql.Provenance{text2sql.ProvenanceBM25, text2sql.ProvenanceVector, text2sql.ProvenanceBoth}, it.Provenance, "item %s", it.ID)
+		if it.Provenance == text2sql.ProvenanceBM25 {
+			assert.Zero(t, it.Similarity, "bm25-only item %s has a similarity", it.ID)
 		}
 	}
 	for i := 1; i < len(c.Items); i++ {
-		if c.Items[i].Score > c.Items[i-1].Score {
-			t.Errorf("items not ranked by score: %v", c.Items)
-		}
+		assert.LessOrEqual(t, c.Items[i].Score, c.Items[i-1].Score, "items ranked by score: %v", c.Items)
 	}
 	t.Logf("tables %v best similarity %.3f", tableNames(c), c.BestSimilarity)
 }
@@ -133,33 +118,25 @@ func TestLowConfidence(t *testing.T) {
 	off := []string{"What is the capital of France?", "Who won the football world cup in 2014?", "Tell me a joke about penguins."}
 	check := func(name string, h *Hybrid, on []string) {
 		for _, q := range off {
-			if c := retrieve(t, h, q); !c.LowConfidence {
-				t.Errorf("%s: %q: not low confidence (best %.3f)", name, q, c.BestSimilarity)
-			} else {
-				t.Logf("%s: %q best %.3f (low)", name, q, c.BestSimilarity)
-			}
+			c := retrieve(t, h, q)
+			assert.True(t, c.LowConfidence, "%s: %q: not low confidence (best %.3f)", name, q, c.BestSimilarity)
+			t.Logf("%s: %q best %.3f (off-topic)", name, q, c.BestSimilarity)
 		}
 		for _, q := range on {
-			if c := retrieve(t, h, q); c.LowConfidence {
-				t.Errorf("%s: %q: low confidence (best %.3f)", name, q, c.BestSimilarity)
-			} else {
-				t.Logf("%s: %q best %.3f", name, q, c.BestSimilarity)
-			}
+			c := retrieve(t, h, q)
+			assert.False(t, c.LowConfidence, "%s: %q: low confidence (best %.3f)", name, q, c.BestSimilarity)
+			t.Logf("%s: %q best %.3f", name, q, c.BestSimilarity)
 		}
 	}
 	check("registrar", newRegistrar(t, HybridOptions{}), []string{"How many students take each class?", "Who teaches Linear Algebra?", "List the courses with more than 3 credits.", "What is the average grade of each student?"})
 	check("registrar without knowledge", newRegistrar(t, HybridOptions{Knowledge: &knowledge.Base{}}), []string{"How many students are there?", "List the courses with more than 3 credits."})
 	h, err := NewHybrid(context.Background(), HybridOptions{Schema: spiderDB(t, "concert_singer")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	check("concert_singer", h, []string{"How many singers do we have?", "What is the average, minimum, and maximum age of all singers from France?", "Show the stadium name and the number of concerts in each stadium."})
 
 	// A negative threshold never flags.
 	h2 := newRegistrar(t, HybridOptions{LowConfidence: -1})
-	if c := retrieve(t, h2, off[0]); c.LowConfidence {
-		t.Error("LowConfidence -1 still flags")
-	}
+	assert.False(t, retrieve(t, h2, off[0]).LowConfidence, "LowConfidence -1 still flags")
 }
 
 func TestJoinPath(t *testing.T) {
@@ -170,13 +147,10 @@ func TestJoinPath(t *testing.T) {
 	h.neighbourLead = 0
 	c := retrieve(t, h, "For each student list the first names of instructors")
 	names := tableNames(c)
-	if len(names) < 4 || !slices.Equal(names[:2], []string{"students", "instructors"}) {
-		t.Fatalf("tables %+v", c.Tables)
-	}
+	require.GreaterOrEqual(t, len(names), 4, "tables %+v", c.Tables)
+	require.Equal(t, []string{"students", "instructors"}, names[:2])
 	for _, b := range []string{"enrollments", "courses"} {
-		if got := reasonOf(c, b); got != "join path" {
-			t.Errorf("%s: reason %q, tables %+v", b, got, c.Tables)
-		}
+		assert.Equal(t, "join path", reasonOf(c, b), "%s: tables %+v", b, c.Tables)
 	}
 	// With the defaults and four tables, the four on the path are shown,
 	// not the unrelated departments.
@@ -184,30 +158,23 @@ func TestJoinPath(t *testing.T) {
 	c = retrieve(t, h, "For each student list the first names of instructors")
 	names = tableNames(c)
 	slices.Sort(names)
-	if !slices.Equal(names, []string{"courses", "enrollments", "instructors", "students"}) || strings.Contains(c.Schema, "CREATE TABLE departments") {
-		t.Errorf("tables %+v", c.Tables)
-	}
+	assert.Equal(t, []string{"courses", "enrollments", "instructors", "students"}, names)
+	assert.NotContains(t, c.Schema, "CREATE TABLE departments")
 
 	// On Spider concert_singer: singers and concerts are joined through
 	// singer_in_concert.
 	db := spiderDB(t, "concert_singer")
 	h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, Quotas: map[text2sql.ItemKind]int{text2sql.ItemTable: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c = retrieve(t, h, "List singer names and the concert names they performed in")
-	if got := reasonOf(c, "singer_in_concert"); got != "join path" && got != "retrieved" {
-		t.Fatalf("singer_in_concert not shown: %+v", c.Tables)
-	}
+	require.Contains(t, []string{"join path", "retrieved"}, reasonOf(c, "singer_in_concert"), "singer_in_concert shown: %+v", c.Tables)
 	t.Logf("concert_singer tables %+v", c.Tables)
 
 	// MaxTables caps bridges too.
 	h = newRegistrar(t, HybridOptions{Knowledge: &knowledge.Base{}, MaxTables: 2})
 	h.neighbourLead = 0
 	c = retrieve(t, h, "For each student list the first names of instructors")
-	if len(c.Tables) != 2 {
-		t.Fatalf("MaxTables 2: %+v", c.Tables)
-	}
+	require.Len(t, c.Tables, 2, "MaxTables 2")
 }
 
 func TestExampleLinking(t *testing.T) {
@@ -215,51 +182,43 @@ func TestExampleLinking(t *testing.T) {
 	// example q1" even when table retrieval is turned off.
 	h := newRegistrar(t, HybridOptions{Quotas: map[text2sql.ItemKind]int{text2sql.ItemTable: 0, text2sql.ItemColumn: 0, text2sql.ItemRule: 0, text2sql.ItemValue: 0, text2sql.ItemExample: 1}})
 	c := retrieve(t, h, "How many students are enrolled in every class?")
-	if len(c.Items) != 1 || c.Items[0].ID != "example:q1" || c.Items[0].SQL == "" {
-		t.Fatalf("items %+v", c.Items)
-	}
+	require.Len(t, c.Items, 1)
+	require.Equal(t, "example:q1", c.Items[0].ID)
+	require.NotEmpty(t, c.Items[0].SQL)
 	for _, tb := range []string{"courses", "enrollments"} {
-		if got := reasonOf(c, tb); got != "via example q1" {
-			t.Errorf("%s: reason %q in %+v", tb, got, c.Tables)
-		}
+		assert.Equal(t, "via example q1", reasonOf(c, tb), "%s in %+v", tb, c.Tables)
 	}
-	if c.Match != nil {
-		t.Errorf("unexpected match %+v", c.Match)
-	}
+	assert.Nil(t, c.Match)
 }
 
 func TestExampleMatch(t *testing.T) {
 	h := newRegistrar(t, HybridOptions{})
 	// Same question up to case, punctuation and spacing.
 	c := retrieve(t, h, "  how many students TAKE each class ")
-	if c.Match == nil || c.Match.ID != "q1" || c.Match.Similarity != 1 || !strings.HasPrefix(c.Match.SQL, "SELECT c.title") {
-		t.Fatalf("match %+v", c.Match)
-	}
-	if c.LowConfidence {
-		t.Error("exact match flagged low confidence")
-	}
+	require.NotNil(t, c.Match)
+	require.Equal(t, "q1", c.Match.ID)
+	require.InDelta(t, 1, c.Match.Similarity, 0)
+	require.Regexp(t, `^SELECT c\.title`, c.Match.SQL)
+	assert.False(t, c.LowConfidence, "exact match flagged low confidence")
 	// A different question does not match.
-	if c := retrieve(t, h, "How many instructors teach each class?"); c.Match != nil {
-		t.Errorf("unexpected match %+v", c.Match)
-	}
+	assert.Nil(t, retrieve(t, h, "How many instructors teach each class?").Match)
 	// With a low similarity threshold a near paraphrase matches by vector.
 	h2 := newRegistrar(t, HybridOptions{ExampleReuse: 0.7})
 	c = retrieve(t, h2, "Who is teaching Linear Algebra?")
-	if c.Match == nil || c.Match.ID != "q2" || c.Match.Similarity >= 1 || c.Match.Similarity < 0.7 {
-		t.Fatalf("vector match %+v", c.Match)
-	}
+	require.NotNil(t, c.Match, "vector match")
+	require.Equal(t, "q2", c.Match.ID)
+	require.Less(t, c.Match.Similarity, 1.0)
+	require.GreaterOrEqual(t, c.Match.Similarity, 0.7)
 	// With extra terms, the match compares the question alone.
 	c, err := h2.Retrieve(context.Background(), text2sql.RetrieveRequest{Question: "Who is teaching Linear Algebra?", Terms: []string{"departments building"}})
-	if err != nil || c.Match == nil || c.Match.ID != "q2" {
-		t.Fatalf("match with terms %+v %v", c.Match, err)
-	}
+	require.NoError(t, err)
+	require.NotNil(t, c.Match, "match with terms")
+	require.Equal(t, "q2", c.Match.ID)
 	// Disabled: only exact matches.
 	h3 := newRegistrar(t, HybridOptions{ExampleReuse: -1})
-	if c := retrieve(t, h3, "Who is teaching Linear Algebra?"); c.Match != nil {
-		t.Errorf("disabled reuse matched %+v", c.Match)
-	}
-	if c := retrieve(t, h3, "Who teaches linear algebra"); c.Match == nil || c.Match.ID != "q2" {
-		t.Errorf("exact match with reuse disabled: %+v", c.Match)
+	assert.Nil(t, retrieve(t, h3, "Who is teaching Linear Algebra?").Match, "disabled reuse matched")
+	if m := retrieve(t, h3, "Who teaches linear algebra").Match; assert.NotNil(t, m, "exact match with reuse disabled") {
+		assert.Equal(t, "q2", m.ID)
 	}
 }
 
@@ -270,46 +229,34 @@ func TestKindsRulesValuesRequired(t *testing.T) {
 	for _, it := range c.Items {
 		ids[it.ID] = it
 	}
-	if _, ok := ids["rule:honours"]; !ok {
-		t.Errorf("rule not retrieved: %+v", c.Items)
+	assert.Contains(t, ids, "rule:honours", "rule retrieved")
+	if it, ok := ids["value:students.major"]; assert.True(t, ok, "value list retrieved: %+v", c.Items) {
+		assert.Equal(t, "students", it.Table)
+		assert.Equal(t, "major", it.Column)
 	}
-	if it, ok := ids["value:students.major"]; !ok || it.Table != "students" || it.Column != "major" {
-		t.Errorf("value list not retrieved: %+v", c.Items)
-	}
-	if !slices.Contains(tableNames(c), "students") || !slices.Contains(tableNames(c), "enrollments") {
-		t.Errorf("tables %+v", c.Tables)
-	}
+	assert.Contains(t, tableNames(c), "students")
+	assert.Contains(t, tableNames(c), "enrollments")
 	perKind := map[text2sql.ItemKind]int{}
 	for _, it := range c.Items {
 		perKind[it.Kind]++
 	}
 	for k, n := range perKind {
-		if n > DefaultQuotas()[k] {
-			t.Errorf("kind %s: %d items over quota", k, n)
-		}
+		assert.LessOrEqual(t, n, DefaultQuotas()[k], "kind %s: items over quota", k)
 	}
 
 	// Required tables are shown even past MaxTables; unknown names are
 	// ignored.
 	h = newRegistrar(t, HybridOptions{MaxTables: 1})
 	c, err := h.Retrieve(context.Background(), text2sql.RetrieveRequest{Question: "List all students", RequiredTables: []string{"DEPARTMENTS", "no_such_table"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(c.Tables) != 2 || c.Tables[0].Name != "students" || c.Tables[1].Name != "departments" || c.Tables[1].Reason != "required" {
-		t.Fatalf("tables %+v", c.Tables)
-	}
-	if !strings.Contains(c.Schema, "CREATE TABLE departments") {
-		t.Fatalf("schema %s", c.Schema)
-	}
+	require.NoError(t, err)
+	require.Equal(t, []string{"students", "departments"}, tableNames(c))
+	require.Equal(t, text2sql.ReasonRequired, c.Tables[1].Reason)
+	require.Contains(t, c.Schema, "CREATE TABLE departments")
 	// Terms steer retrieval.
 	c, err = h.Retrieve(context.Background(), text2sql.RetrieveRequest{Question: "List all people", Terms: []string{"instructors"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(c.Tables) == 0 || c.Tables[0].Name != "instructors" {
-		t.Fatalf("terms: %+v", c.Tables)
-	}
+	require.NoError(t, err)
+	require.NotEmpty(t, c.Tables, "terms")
+	require.Equal(t, "instructors", c.Tables[0].Name, "terms")
 }
 
 type reverseReranker struct{ calls int }
@@ -334,28 +281,21 @@ func TestReranker(t *testing.T) {
 	rr := &reverseReranker{}
 	h := newRegistrar(t, HybridOptions{Reranker: rr, Quotas: map[text2sql.ItemKind]int{text2sql.ItemTable: 2}})
 	c := retrieve(t, h, "How many students are there?")
-	if rr.calls != 1 {
-		t.Fatalf("calls %d", rr.calls)
-	}
+	require.Equal(t, 1, rr.calls)
 	n := 0
 	for i, it := range c.Items {
-		if it.ID == "table:invented" {
-			t.Fatal("reranker invented an item")
-		}
+		require.NotEqual(t, "table:invented", it.ID, "reranker invented an item")
 		if it.Kind == text2sql.ItemTable {
 			n++
 		}
-		if i > 0 && it.Score > c.Items[i-1].Score {
-			t.Fatalf("order: %+v", c.Items)
+		if i > 0 {
+			require.LessOrEqual(t, it.Score, c.Items[i-1].Score, "order: %+v", c.Items)
 		}
 	}
-	if n != 2 {
-		t.Fatalf("table quota after rerank: %d", n)
-	}
+	require.Equal(t, 2, n, "table quota after rerank")
 	h = newRegistrar(t, HybridOptions{Reranker: failingReranker{}})
-	if _, err := h.Retrieve(context.Background(), text2sql.RetrieveRequest{Question: "x students"}); err == nil || !strings.Contains(err.Error(), "boom") {
-		t.Fatalf("err %v", err)
-	}
+	_, err := h.Retrieve(context.Background(), text2sql.RetrieveRequest{Question: "x students"})
+	require.ErrorContains(t, err, "boom")
 }
 
 func TestBadInput(t *testing.T) {
@@ -371,37 +311,32 @@ func TestBadInput(t *testing.T) {
 		{Schema: registrar(), RRFK: math.Inf(1)},
 		{Schema: registrar(), LowConfidence: math.NaN()},
 	} {
-		if _, err := NewHybrid(ctx, opts); !errors.Is(err, text2sql.ErrInvalidConfig) {
-			t.Errorf("%+v: %v", opts, err)
-		}
+		_, err := NewHybrid(ctx, opts)
+		assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "%+v", opts)
 	}
 	h := newRegistrar(t, HybridOptions{})
 	for _, q := range []string{"", "  \n\t"} {
-		if _, err := h.Retrieve(ctx, text2sql.RetrieveRequest{Question: q}); !errors.Is(err, text2sql.ErrEmptyQuestion) {
-			t.Errorf("%q: %v", q, err)
-		}
+		_, err := h.Retrieve(ctx, text2sql.RetrieveRequest{Question: q})
+		assert.ErrorIs(t, err, text2sql.ErrEmptyQuestion, "%q", q)
 	}
 	// Punctuation only: no features, no vector hits; still an answer.
 	c, err := h.Retrieve(ctx, text2sql.RetrieveRequest{Question: "???"})
-	if err != nil || !c.LowConfidence || c.BestSimilarity != 0 {
-		t.Fatalf("%+v %v", c, err)
-	}
+	require.NoError(t, err)
+	require.True(t, c.LowConfidence)
+	require.Zero(t, c.BestSimilarity)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := h.Retrieve(cctx, text2sql.RetrieveRequest{Question: "students"}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled: %v", err)
-	}
-	if _, err := NewHybrid(cctx, HybridOptions{Schema: registrar()}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled build: %v", err)
-	}
+	_, err = h.Retrieve(cctx, text2sql.RetrieveRequest{Question: "students"})
+	require.ErrorIs(t, err, context.Canceled, "cancelled")
+	_, err = NewHybrid(cctx, HybridOptions{Schema: registrar()})
+	require.ErrorIs(t, err, context.Canceled, "cancelled build")
 	// An empty schema works and shows nothing.
 	h, err = NewHybrid(ctx, HybridOptions{Schema: &schema.Database{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c, err := h.Retrieve(ctx, text2sql.RetrieveRequest{Question: "anything"}); err != nil || len(c.Tables) != 0 || c.Schema != "" {
-		t.Fatalf("%+v %v", c, err)
-	}
+	require.NoError(t, err)
+	c, err = h.Retrieve(ctx, text2sql.RetrieveRequest{Question: "anything"})
+	require.NoError(t, err)
+	require.Empty(t, c.Tables)
+	require.Empty(t, c.Schema)
 }
 
 func TestConcurrentRetrieve(t *testing.T) {
@@ -419,12 +354,9 @@ func TestConcurrentRetrieve(t *testing.T) {
 			for r := 0; r < 20; r++ {
 				i := (g + r) % len(qs)
 				c, err := h.Retrieve(context.Background(), text2sql.RetrieveRequest{Question: qs[i]})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if fmt.Sprint(c.Tables) != fmt.Sprint(want[i].Tables) || c.Schema != want[i].Schema {
-					t.Errorf("%q: differs under concurrency", qs[i])
+				if !assert.NoError(t, err) ||
+					!assert.Equal(t, fmt.Sprint(want[i].Tables), fmt.Sprint(c.Tables), "%q: differs under concurrency", qs[i]) ||
+					!assert.Equal(t, want[i].Schema, c.Schema, "%q: differs under concurrency", qs[i]) {
 					return
 				}
 			}
@@ -441,13 +373,9 @@ func FuzzRetrieve(f *testing.F) {
 	f.Fuzz(func(t *testing.T, q, term, table string) {
 		c, err := h.Retrieve(context.Background(), text2sql.RetrieveRequest{Question: q, Terms: []string{term}, RequiredTables: []string{table}})
 		if err != nil {
-			if !errors.Is(err, text2sql.ErrEmptyQuestion) {
-				t.Fatal(err)
-			}
+			require.ErrorIs(t, err, text2sql.ErrEmptyQuestion)
 			return
 		}
-		if len(c.Tables) > DefaultMaxTables+1 {
-			t.Fatalf("%d tables", len(c.Tables))
-		}
+		require.LessOrEqual(t, len(c.Tables), DefaultMaxTables+1, "tables")
 	})
 }

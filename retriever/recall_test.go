@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/knowledge"
@@ -101,15 +104,12 @@ func spiderRecall(t testing.TB, opts HybridOptions) *recallStats {
 			o := opts
 			o.Schema = spiderDB(t, it.DB)
 			var err error
-			if h, err = NewHybrid(ctx, o); err != nil {
-				t.Fatal(err)
-			}
+			h, err = NewHybrid(ctx, o)
+			require.NoError(t, err)
 			hs[it.DB] = h
 		}
 		c, err := h.Retrieve(ctx, text2sql.RetrieveRequest{Question: it.Question})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		r.add(c, goldTables(h.db, it.Query, ""))
 	}
 	return r
@@ -149,15 +149,11 @@ func spiderUnionRecall(t testing.TB, opts HybridOptions) *recallStats {
 	}
 	opts.Schema = unionSchema(t, dbs)
 	h, err := NewHybrid(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	r := &recallStats{}
 	for _, it := range dev {
 		c, err := h.Retrieve(ctx, text2sql.RetrieveRequest{Question: it.Question})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		r.add(c, goldTables(h.db, it.Query, it.DB))
 	}
 	return r
@@ -174,22 +170,14 @@ func TestSpiderRecall(t *testing.T) {
 	r := spiderRecall(t, HybridOptions{})
 	t.Logf("Spider dev, per database, defaults: %v", r)
 	t.Logf("best similarity quantiles: p1 %.3f p5 %.3f p50 %.3f", r.quantile(0.01), r.quantile(0.05), r.quantile(0.5))
-	if r.n != 972 {
-		t.Errorf("questions %d, want 972", r.n)
-	}
+	assert.Equal(t, 972, r.n, "questions")
 	// Measured: 0.9928 strict recall, 3.67 tables shown (of 2–11 per
 	// database); all databases in one schema: 0.9475, 5.00 shown.
-	if r.recall() < 0.98 {
-		t.Errorf("strict recall %.4f below the floor 0.98", r.recall())
-	}
-	if r.meanShown() > 4.0 {
-		t.Errorf("mean tables shown %.2f above 4.0", r.meanShown())
-	}
+	assert.GreaterOrEqual(t, r.recall(), 0.98, "strict recall")
+	assert.LessOrEqual(t, r.meanShown(), 4.0, "mean tables shown")
 	u := spiderUnionRecall(t, HybridOptions{})
 	t.Logf("Spider dev, all databases in one schema: %v", u)
-	if u.recall() < 0.93 {
-		t.Errorf("union strict recall %.4f below the floor 0.93", u.recall())
-	}
+	assert.GreaterOrEqual(t, u.recall(), 0.93, "union strict recall")
 }
 
 // exampleStats counts what example reuse would do.
@@ -223,13 +211,9 @@ func spiderLeaveOneOut(t testing.TB, opts HybridOptions) (*recallStats, *example
 		o.Schema = spiderDB(t, it.DB)
 		o.Knowledge = kb
 		h, err := NewHybrid(ctx, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		c, err := h.Retrieve(ctx, text2sql.RetrieveRequest{Question: it.Question})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		r.add(c, goldTables(h.db, it.Query, ""))
 		best := 0.0
 		for _, item := range c.Items {
@@ -261,13 +245,11 @@ func TestSpiderRecallWithExamples(t *testing.T) {
 	// Measured: 0.9990 strict recall; 117 matches, 109 with the gold SQL
 	// (most of the others are Spider's own inconsistencies: the same
 	// question labelled with two different queries).
-	if r.recall() < 0.98 {
-		t.Errorf("strict recall %.4f below the floor 0.98", r.recall())
-	}
+	assert.GreaterOrEqual(t, r.recall(), 0.98, "strict recall")
 	// A reused example must almost always be right: its SQL is served
 	// without a model call.
-	if ex.matches == 0 || float64(ex.sameSQL)/float64(ex.matches) < 0.85 {
-		t.Errorf("example reuse precision %d/%d", ex.sameSQL, ex.matches)
+	if assert.Positive(t, ex.matches, "example reuse matches") {
+		assert.GreaterOrEqual(t, float64(ex.sameSQL)/float64(ex.matches), 0.85, "example reuse precision %d/%d", ex.sameSQL, ex.matches)
 	}
 }
 
@@ -290,24 +272,19 @@ func lowConfidenceRates(t testing.TB) (real, off []float64) {
 		h := hs[it.DB]
 		if h == nil {
 			var err error
-			if h, err = NewHybrid(ctx, HybridOptions{Schema: spiderDB(t, it.DB)}); err != nil {
-				t.Fatal(err)
-			}
+			h, err = NewHybrid(ctx, HybridOptions{Schema: spiderDB(t, it.DB)})
+			require.NoError(t, err)
 			hs[it.DB] = h
 			order = append(order, it.DB)
 		}
 		c, err := h.Retrieve(ctx, text2sql.RetrieveRequest{Question: it.Question})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		real = append(real, c.BestSimilarity)
 	}
 	for _, db := range order {
 		for _, q := range offTopic {
 			c, err := hs[db].Retrieve(ctx, text2sql.RetrieveRequest{Question: q})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			off = append(off, c.BestSimilarity)
 		}
 	}
@@ -328,12 +305,8 @@ func TestSpiderLowConfidence(t *testing.T) {
 	caught := sort.SearchFloat64s(off, DefaultLowConfidence)
 	t.Logf("threshold %.2f: %d/%d real questions flagged (%.1f%%), %d/%d off-topic flagged (%.1f%%)",
 		DefaultLowConfidence, flagged, len(real), 100*float64(flagged)/float64(len(real)), caught, len(off), 100*float64(caught)/float64(len(off)))
-	if float64(flagged) > 0.03*float64(len(real)) {
-		t.Errorf("%d real questions flagged", flagged)
-	}
-	if float64(caught) < 0.9*float64(len(off)) {
-		t.Errorf("only %d off-topic questions flagged", caught)
-	}
+	assert.LessOrEqual(t, float64(flagged), 0.03*float64(len(real)), "real questions flagged")
+	assert.GreaterOrEqual(t, float64(caught), 0.9*float64(len(off)), "off-topic questions flagged")
 }
 
 // TestSpiderSweep prints recall against the table cap and the neighbour

@@ -85,6 +85,49 @@ var _ Store = (*MemoryStore)(nil)
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
 
+// checkRecord checks a record added to a store (named in errors, e.g.
+// "memory store") of dimension *dim, 0 while it has none (the record's
+// then becomes the store's): an ID, and a vector of the store's dimension
+// with finite coordinates. It returns the vector's squared norm.
+func checkRecord(store string, r Record, dim *int) (float64, error) {
+	if r.ID == "" {
+		return 0, fmt.Errorf("retriever: %s: record with an empty ID", store)
+	}
+	if len(r.Vector) == 0 {
+		return 0, fmt.Errorf("retriever: %s: record %q has no vector", store, r.ID)
+	}
+	if *dim == 0 {
+		*dim = len(r.Vector)
+	}
+	if len(r.Vector) != *dim {
+		return 0, fmt.Errorf("retriever: %s: record %q has %d dimensions, the store %d", store, r.ID, len(r.Vector), *dim)
+	}
+	n2, err := checkVector(r.Vector)
+	if err != nil {
+		return 0, fmt.Errorf("retriever: %s: record %q: %w", store, r.ID, err)
+	}
+	return n2, nil
+}
+
+// checkQuery checks a query for the k best of n records of a store
+// (named in errors) of dimension dim (0: none yet, any length goes): a
+// vector of the store's dimension with finite coordinates. It returns the
+// vector's squared norm and true, or false when the query has no hits (k
+// ≤ 0, no records, a zero vector: error nil) or is invalid (error set).
+func checkQuery(store string, v []float32, dim, k, n int) (float64, bool, error) {
+	if k <= 0 || n == 0 {
+		return 0, false, nil
+	}
+	if dim != 0 && len(v) != dim {
+		return 0, false, fmt.Errorf("retriever: %s: query has %d dimensions, the store %d", store, len(v), dim)
+	}
+	n2, err := checkVector(v)
+	if err != nil {
+		return 0, false, fmt.Errorf("retriever: %s: query: %w", store, err)
+	}
+	return n2, n2 != 0, nil
+}
+
 // checkVector returns the vector's squared norm, or an error for a NaN or
 // infinite coordinate.
 func checkVector(v []float32) (float64, error) {
@@ -111,21 +154,9 @@ func (s *MemoryStore) Add(ctx context.Context, records []Record) error {
 		s.kind = map[text2sql.ItemKind][]int{}
 	}
 	for _, r := range records {
-		if r.ID == "" {
-			return errors.New("retriever: memory store: record with an empty ID")
-		}
-		if len(r.Vector) == 0 {
-			return fmt.Errorf("retriever: memory store: record %q has no vector", r.ID)
-		}
-		if s.dim == 0 {
-			s.dim = len(r.Vector)
-		}
-		if len(r.Vector) != s.dim {
-			return fmt.Errorf("retriever: memory store: record %q has %d dimensions, the store %d", r.ID, len(r.Vector), s.dim)
-		}
-		n2, err := checkVector(r.Vector)
+		n2, err := checkRecord("memory store", r, &s.dim)
 		if err != nil {
-			return fmt.Errorf("retriever: memory store: record %q: %w", r.ID, err)
+			return err
 		}
 		if n2 == 0 {
 			continue
@@ -168,18 +199,9 @@ func (s *MemoryStore) Query(ctx context.Context, vector []float32, k int, kind t
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if k <= 0 || len(s.ids) == 0 {
-		return nil, nil
-	}
-	if len(vector) != s.dim {
-		return nil, fmt.Errorf("retriever: memory store: query has %d dimensions, the store %d", len(vector), s.dim)
-	}
-	n2, err := checkVector(vector)
-	if err != nil {
-		return nil, fmt.Errorf("retriever: memory store: query: %w", err)
-	}
-	if n2 == 0 {
-		return nil, nil
+	n2, ok, err := checkQuery("memory store", vector, s.dim, k, len(s.ids))
+	if !ok {
+		return nil, err
 	}
 	inv := float32(1 / math.Sqrt(n2))
 	q := make([]float32, len(vector))

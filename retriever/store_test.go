@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/knowledge"
@@ -19,9 +21,7 @@ func testStores(t *testing.T) map[string]func() Store {
 		"memory": func() Store { return NewMemoryStore() },
 		"chromem": func() Store {
 			s, err := OpenChromem(filepath.Join(t.TempDir(), "idx"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return s
 		},
 	}
@@ -32,89 +32,69 @@ func TestStores(t *testing.T) {
 	for name, mk := range testStores(t) {
 		t.Run(name, func(t *testing.T) {
 			s := mk()
-			if fp, err := s.Fingerprint(ctx); err != nil || fp != "" {
-				t.Fatalf("empty fingerprint %q %v", fp, err)
-			}
+			fp, err := s.Fingerprint(ctx)
+			require.NoError(t, err)
+			require.Empty(t, fp, "empty fingerprint")
 			recs := []Record{
 				{ID: "table:a", Kind: text2sql.ItemTable, Text: "a", Vector: []float32{1, 0, 0}},
 				{ID: "table:b", Kind: text2sql.ItemTable, Text: "b", Vector: []float32{2, 2, 0}}, // not normalised
 				{ID: "column:a.x", Kind: text2sql.ItemColumn, Text: "x", Vector: []float32{0, 0, 1}},
 				{ID: "rule:zero", Kind: text2sql.ItemRule, Text: "zero", Vector: []float32{0, 0, 0}},
 			}
-			if err := s.Add(ctx, recs); err != nil {
-				t.Fatal(err)
-			}
-			if n, _ := s.Count(ctx); n != 3 {
-				t.Fatalf("count %d (the zero vector is skipped)", n)
-			}
+			require.NoError(t, s.Add(ctx, recs))
+			n, err := s.Count(ctx)
+			require.NoError(t, err)
+			require.Equal(t, 3, n, "count (the zero vector is skipped)")
 			hits, err := s.Query(ctx, []float32{1, 0.1, 0}, 10, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(hits) != 3 || hits[0].ID != "table:a" || hits[1].ID != "table:b" || hits[2].ID != "column:a.x" {
-				t.Fatalf("hits %+v", hits)
-			}
-			want := 1 / math.Sqrt(1.01)
-			if math.Abs(hits[0].Similarity-want) > 1e-5 || hits[0].Kind != text2sql.ItemTable {
-				t.Fatalf("similarity %v want %v", hits[0].Similarity, want)
-			}
-			hits, _ = s.Query(ctx, []float32{0, 0, 1}, 10, text2sql.ItemTable)
-			if len(hits) != 2 || hits[0].Kind != text2sql.ItemTable {
-				t.Fatalf("kind filter %+v", hits)
-			}
-			if hits, _ := s.Query(ctx, []float32{1, 0, 0}, 1, text2sql.ItemColumn); len(hits) != 1 || hits[0].ID != "column:a.x" {
-				t.Fatalf("k=1 column %+v", hits)
-			}
+			require.NoError(t, err)
+			require.Equal(t, []string{"table:a", "table:b", "column:a.x"}, hitIDs(hits))
+			assert.InDelta(t, 1/math.Sqrt(1.01), hits[0].Similarity, 1e-5)
+			assert.Equal(t, text2sql.ItemTable, hits[0].Kind)
+			hits, err = s.Query(ctx, []float32{0, 0, 1}, 10, text2sql.ItemTable)
+			require.NoError(t, err)
+			require.Len(t, hits, 2, "kind filter")
+			assert.Equal(t, text2sql.ItemTable, hits[0].Kind, "kind filter")
+			hits, err = s.Query(ctx, []float32{1, 0, 0}, 1, text2sql.ItemColumn)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"column:a.x"}, hitIDs(hits), "k=1 column")
 			for _, k := range []int{0, -3} {
-				if hits, err := s.Query(ctx, []float32{1, 0, 0}, k, ""); err != nil || len(hits) != 0 {
-					t.Fatalf("k=%d: %+v %v", k, hits, err)
-				}
+				hits, err := s.Query(ctx, []float32{1, 0, 0}, k, "")
+				require.NoError(t, err, "k=%d", k)
+				assert.Empty(t, hits, "k=%d", k)
 			}
-			if hits, err := s.Query(ctx, []float32{0, 0, 0}, 3, ""); err != nil || len(hits) != 0 {
-				t.Fatalf("zero query: %+v %v", hits, err)
-			}
-			if _, err := s.Query(ctx, []float32{1, 0}, 3, ""); err == nil {
-				t.Fatal("wrong dimension accepted")
-			}
-			if _, err := s.Query(ctx, []float32{float32(math.NaN()), 0, 0}, 3, ""); err == nil {
-				t.Fatal("NaN query accepted")
-			}
+			hits, err = s.Query(ctx, []float32{0, 0, 0}, 3, "")
+			require.NoError(t, err, "zero query")
+			assert.Empty(t, hits, "zero query")
+			_, err = s.Query(ctx, []float32{1, 0}, 3, "")
+			assert.Error(t, err, "wrong dimension accepted")
+			_, err = s.Query(ctx, []float32{float32(math.NaN()), 0, 0}, 3, "")
+			assert.Error(t, err, "NaN query accepted")
 			for _, bad := range []Record{
 				{ID: "", Vector: []float32{1, 0, 0}},
 				{ID: "x", Vector: []float32{1, 0}},
 				{ID: "x"},
 				{ID: "x", Vector: []float32{float32(math.Inf(1)), 0, 0}},
 			} {
-				if err := s.Add(ctx, []Record{bad}); err == nil {
-					t.Errorf("bad record %+v accepted", bad)
-				}
+				assert.Error(t, s.Add(ctx, []Record{bad}), "bad record %+v accepted", bad)
 			}
 			// Replacing a record keeps the count.
-			if err := s.Add(ctx, []Record{{ID: "table:a", Kind: text2sql.ItemTable, Vector: []float32{0, 1, 0}}}); err != nil {
-				t.Fatal(err)
-			}
-			if n, _ := s.Count(ctx); n != 3 {
-				t.Fatalf("count after replace %d", n)
-			}
-			if err := s.SetFingerprint(ctx, "fp1"); err != nil {
-				t.Fatal(err)
-			}
-			if fp, _ := s.Fingerprint(ctx); fp != "fp1" {
-				t.Fatalf("fingerprint %q", fp)
-			}
-			if err := s.Reset(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if n, _ := s.Count(ctx); n != 0 {
-				t.Fatalf("count after reset %d", n)
-			}
-			if fp, _ := s.Fingerprint(ctx); fp != "" {
-				t.Fatalf("fingerprint after reset %q", fp)
-			}
+			require.NoError(t, s.Add(ctx, []Record{{ID: "table:a", Kind: text2sql.ItemTable, Vector: []float32{0, 1, 0}}}))
+			n, err = s.Count(ctx)
+			require.NoError(t, err)
+			require.Equal(t, 3, n, "count after replace")
+			require.NoError(t, s.SetFingerprint(ctx, "fp1"))
+			fp, err = s.Fingerprint(ctx)
+			require.NoError(t, err)
+			require.Equal(t, "fp1", fp)
+			require.NoError(t, s.Reset(ctx))
+			n, err = s.Count(ctx)
+			require.NoError(t, err)
+			require.Zero(t, n, "count after reset")
+			fp, err = s.Fingerprint(ctx)
+			require.NoError(t, err)
+			require.Empty(t, fp, "fingerprint after reset")
 			// After a reset a new dimension is accepted.
-			if err := s.Add(ctx, []Record{{ID: "y", Kind: text2sql.ItemTable, Vector: []float32{1, 2}}}); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, s.Add(ctx, []Record{{ID: "y", Kind: text2sql.ItemTable, Vector: []float32{1, 2}}}))
 		})
 	}
 }
@@ -122,51 +102,39 @@ func TestStores(t *testing.T) {
 func TestChromemPersistence(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "idx")
-	if _, err := OpenChromem(""); err == nil {
-		t.Fatal("empty dir accepted")
-	}
+	_, err := OpenChromem("")
+	require.Error(t, err, "empty dir accepted")
 	f := filepath.Join(t.TempDir(), "file")
-	os.WriteFile(f, []byte("x"), 0o600)
-	if _, err := OpenChromem(f); err == nil {
-		t.Fatal("file accepted as directory")
-	}
+	require.NoError(t, os.WriteFile(f, []byte("x"), 0o600))
+	_, err = OpenChromem(f)
+	require.Error(t, err, "file accepted as directory")
 
 	s, err := OpenChromem(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Add(ctx, []Record{{ID: "a", Kind: text2sql.ItemTable, Vector: []float32{1, 0}}, {ID: "b", Kind: text2sql.ItemColumn, Vector: []float32{0, 1}}})
+	require.NoError(t, err)
+	require.NoError(t, s.Add(ctx, []Record{{ID: "a", Kind: text2sql.ItemTable, Vector: []float32{1, 0}}, {ID: "b", Kind: text2sql.ItemColumn, Vector: []float32{0, 1}}}))
 	// No fingerprint yet: a half-built index reopens as unbuilt.
 	s2, err := OpenChromem(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fp, _ := s2.Fingerprint(ctx); fp != "" {
-		t.Fatalf("uncommitted fingerprint %q", fp)
-	}
-	if err := s.SetFingerprint(ctx, "abc"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	fp, err := s2.Fingerprint(ctx)
+	require.NoError(t, err)
+	require.Empty(t, fp, "uncommitted fingerprint")
+	require.NoError(t, s.SetFingerprint(ctx, "abc"))
 	s3, err := OpenChromem(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fp, _ := s3.Fingerprint(ctx); fp != "abc" {
-		t.Fatalf("fingerprint after reopen %q", fp)
-	}
-	if n, _ := s3.Count(ctx); n != 2 {
-		t.Fatalf("count after reopen %d", n)
-	}
+	require.NoError(t, err)
+	fp, err = s3.Fingerprint(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "abc", fp, "fingerprint after reopen")
+	n, err := s3.Count(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "count after reopen")
 	hits, err := s3.Query(ctx, []float32{0, 1}, 5, "")
-	if err != nil || len(hits) != 2 || hits[0].ID != "b" || hits[0].Kind != text2sql.ItemColumn {
-		t.Fatalf("%+v %v", hits, err)
-	}
-	if _, err := s3.Query(ctx, []float32{0, 1, 0}, 5, ""); err == nil {
-		t.Fatal("wrong dimension accepted after reopen")
-	}
-	if s3.Dir() != dir {
-		t.Fatal(s3.Dir())
-	}
+	require.NoError(t, err)
+	require.Len(t, hits, 2)
+	assert.Equal(t, "b", hits[0].ID)
+	assert.Equal(t, text2sql.ItemColumn, hits[0].Kind)
+	_, err = s3.Query(ctx, []float32{0, 1, 0}, 5, "")
+	assert.Error(t, err, "wrong dimension accepted after reopen")
+	assert.Equal(t, dir, s3.Dir())
 }
 
 func TestFingerprintReuseAndRebuild(t *testing.T) {
@@ -180,46 +148,43 @@ func TestFingerprintReuseAndRebuild(t *testing.T) {
 				t.Helper()
 				e := &countingEmbedder{Embedder: newHashing(t, dim)}
 				h, err := NewHybrid(ctx, HybridOptions{Schema: db, Knowledge: kb, Embedder: e, Store: store, BatchSize: 2})
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				return h, e
 			}
 			h1, e1 := build(kb, 512)
 			n := int64(h1.Stats().Documents)
-			if !h1.Stats().Rebuilt || e1.docTexts.Load() != n || e1.docCalls.Load() != (n+1)/2 {
-				t.Fatalf("first build: %+v texts %d calls %d", h1.Stats(), e1.docTexts.Load(), e1.docCalls.Load())
-			}
+			require.True(t, h1.Stats().Rebuilt, "first build")
+			require.Equal(t, n, e1.docTexts.Load(), "first build: texts embedded")
+			require.Equal(t, (n+1)/2, e1.docCalls.Load(), "first build: calls in batches of 2")
 			h2, e2 := build(kb, 512)
-			if h2.Stats().Rebuilt || e2.docCalls.Load() != 0 || e2.queryCalls.Load() != 0 || h2.Stats().Fingerprint != h1.Stats().Fingerprint {
-				t.Fatalf("reuse: %+v calls %d", h2.Stats(), e2.docCalls.Load())
-			}
+			require.False(t, h2.Stats().Rebuilt, "reuse")
+			require.Zero(t, e2.docCalls.Load(), "reuse: document calls")
+			require.Zero(t, e2.queryCalls.Load(), "reuse: query calls")
+			require.Equal(t, h1.Stats().Fingerprint, h2.Stats().Fingerprint, "reuse")
 			// Reused index answers like the fresh one.
 			c1, c2 := retrieve(t, h1, "How many singers do we have?"), retrieve(t, h2, "How many singers do we have?")
-			if tableNames(c1)[0] != "singer" || strings.Join(tableNames(c1), ",") != strings.Join(tableNames(c2), ",") {
-				t.Fatalf("%v vs %v", tableNames(c1), tableNames(c2))
-			}
+			require.Equal(t, "singer", tableNames(c1)[0])
+			require.Equal(t, tableNames(c1), tableNames(c2))
 			// A changed note rebuilds.
 			kb2 := &knowledge.Base{Tables: []knowledge.TableNote{{Table: "singer", Description: "Performers who sing."}}}
 			h3, e3 := build(kb2, 512)
-			if !h3.Stats().Rebuilt || e3.docTexts.Load() != n || h3.Stats().Fingerprint == h1.Stats().Fingerprint {
-				t.Fatalf("note change: %+v", h3.Stats())
-			}
+			require.True(t, h3.Stats().Rebuilt, "note change")
+			require.Equal(t, n, e3.docTexts.Load(), "note change")
+			require.NotEqual(t, h1.Stats().Fingerprint, h3.Stats().Fingerprint, "note change")
 			// A changed embedder dimension rebuilds.
 			h4, e4 := build(kb2, 256)
-			if !h4.Stats().Rebuilt || e4.docTexts.Load() != n || h4.Stats().Dimension != 256 || h4.Stats().Embedder != "hashing-v1-256" {
-				t.Fatalf("dimension change: %+v", h4.Stats())
-			}
-			if c := retrieve(t, h4, "How many singers do we have?"); c.Tables[0].Name != "singer" {
-				t.Fatalf("after rebuild %v", tableNames(c))
-			}
+			require.True(t, h4.Stats().Rebuilt, "dimension change")
+			require.Equal(t, n, e4.docTexts.Load(), "dimension change")
+			require.Equal(t, 256, h4.Stats().Dimension)
+			require.Equal(t, "hashing-v1-256", h4.Stats().Embedder)
+			require.Equal(t, "singer", retrieve(t, h4, "How many singers do we have?").Tables[0].Name, "after rebuild")
 			// Same again: reused.
-			if h5, e5 := build(kb2, 256); h5.Stats().Rebuilt || e5.docCalls.Load() != 0 {
-				t.Fatalf("second reuse: %+v", h5.Stats())
-			}
-			if st := h4.Stats(); st.Stored != st.Documents || st.Kinds[text2sql.ItemTable] != len(db.Tables) {
-				t.Fatalf("stats %+v", st)
-			}
+			h5, e5 := build(kb2, 256)
+			require.False(t, h5.Stats().Rebuilt, "second reuse")
+			require.Zero(t, e5.docCalls.Load(), "second reuse")
+			st := h4.Stats()
+			assert.Equal(t, st.Documents, st.Stored)
+			assert.Equal(t, len(db.Tables), st.Kinds[text2sql.ItemTable])
 		})
 	}
 }
@@ -231,33 +196,25 @@ func TestChromemHybridReopen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "idx")
 	open := func() (*Hybrid, *countingEmbedder) {
 		s, err := OpenChromem(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		e := &countingEmbedder{Embedder: newHashing(t, 0)}
 		h, err := NewHybrid(ctx, HybridOptions{Schema: registrar(), Knowledge: registrarKnowledge(), Embedder: e, Store: s})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return h, e
 	}
 	h1, e1 := open()
-	if !h1.Stats().Rebuilt || e1.docCalls.Load() == 0 {
-		t.Fatalf("first open: %+v", h1.Stats())
-	}
+	require.True(t, h1.Stats().Rebuilt, "first open")
+	require.NotZero(t, e1.docCalls.Load(), "first open")
 	want := retrieve(t, h1, "How many students take each class?")
 	h2, e2 := open()
-	if h2.Stats().Rebuilt || e2.docCalls.Load() != 0 {
-		t.Fatalf("reopen rebuilt: %+v", h2.Stats())
-	}
+	require.False(t, h2.Stats().Rebuilt, "reopen rebuilt")
+	require.Zero(t, e2.docCalls.Load(), "reopen embedded")
 	got := retrieve(t, h2, "How many students take each class?")
-	if got.Schema != want.Schema || len(got.Items) != len(want.Items) {
-		t.Fatalf("reopened index differs:\n%v\n%v", got.Items, want.Items)
-	}
+	require.Equal(t, want.Schema, got.Schema, "reopened index differs")
+	require.Len(t, got.Items, len(want.Items), "reopened index differs")
 	for i := range got.Items {
-		if got.Items[i].ID != want.Items[i].ID || math.Abs(got.Items[i].Similarity-want.Items[i].Similarity) > 1e-6 {
-			t.Fatalf("item %d: %+v vs %+v", i, got.Items[i], want.Items[i])
-		}
+		require.Equal(t, want.Items[i].ID, got.Items[i].ID, "item %d", i)
+		require.InDelta(t, want.Items[i].Similarity, got.Items[i].Similarity, 1e-6, "item %d", i)
 	}
 }
 
@@ -280,13 +237,9 @@ func TestMemoryStoreLarge(t *testing.T) {
 		}
 		recs = append(recs, Record{ID: fmt.Sprint(i), Kind: kinds[i%2], Vector: v})
 	}
-	if err := s.Add(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Add(ctx, recs))
 	// Moving a record to another kind.
-	if err := s.Add(ctx, []Record{{ID: "1", Kind: text2sql.ItemTable, Vector: recs[1].Vector}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Add(ctx, []Record{{ID: "1", Kind: text2sql.ItemTable, Vector: recs[1].Vector}}))
 	recs[1].Kind = text2sql.ItemTable
 	q := recs[42].Vector
 	for _, kind := range []text2sql.ItemKind{"", text2sql.ItemTable, text2sql.ItemValue} {
@@ -302,15 +255,13 @@ func TestMemoryStoreLarge(t *testing.T) {
 		}
 		sort.SliceStable(want, func(i, j int) bool { return want[i].sim > want[j].sim })
 		hits, err := s.Query(ctx, q, 20, kind)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(hits) != 20 {
-			t.Fatalf("%q: %d hits", kind, len(hits))
-		}
+		require.NoError(t, err)
+		require.Len(t, hits, 20, "%q", kind)
 		for i, h := range hits {
-			if h.ID != want[i].id || math.Abs(h.Similarity-want[i].sim) > 1e-4 || (kind != "" && h.Kind != kind) {
-				t.Fatalf("%q hit %d: %+v, want %+v", kind, i, h, want[i])
+			require.Equal(t, want[i].id, h.ID, "%q hit %d", kind, i)
+			require.InDelta(t, want[i].sim, h.Similarity, 1e-4, "%q hit %d", kind, i)
+			if kind != "" {
+				require.Equal(t, kind, h.Kind, "%q hit %d", kind, i)
 			}
 		}
 	}
@@ -324,4 +275,13 @@ func cosine(a, b []float32) float64 {
 		nb += float64(b[i]) * float64(b[i])
 	}
 	return d / math.Sqrt(na*nb)
+}
+
+// hitIDs lists the IDs of hits, in order.
+func hitIDs(hits []Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.ID)
+	}
+	return out
 }

@@ -291,14 +291,7 @@ func checkCancelledBefore(e text2sql.Embedder) error {
 // hung runs call under ctx and returns its error, or a violation when it
 // is still running after promptly.
 func hung(ctx context.Context, what string, call func(ctx context.Context) error) (error, error) {
-	done := make(chan error, 1)
-	go func() { done <- call(ctx) }()
-	select {
-	case err := <-done:
-		return err, nil
-	case <-time.After(promptly):
-		return nil, fmt.Errorf("%s still running after %v", what, promptly)
-	}
+	return conformance.Within(ctx, promptly, what, call)
 }
 
 func calls(e text2sql.Embedder) map[string]func(ctx context.Context) error {

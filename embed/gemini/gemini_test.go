@@ -1,19 +1,20 @@
 package gemini
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"math"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/httpfake"
+	"github.com/text2sql-go/text2sql/internal/providertest"
 )
 
 const testKey = "AIzaSy-TEST-SECRET-KEY-0123456789"
@@ -32,65 +33,46 @@ type batchRequest struct {
 	} `json:"requests"`
 }
 
-// answer builds the batchEmbedContents response for a request: one vector
-// of dim values per text, its first value the text's length so tests can
-// check the order, not normalised.
+// answer builds the batchEmbedContents response for a request: a
+// providertest.Vector of dim values per text.
 func answer(dim int) func(r httpfake.Request) httpfake.Reply {
 	return func(r httpfake.Request) httpfake.Reply {
 		var req batchRequest
 		if err := json.Unmarshal(r.Body, &req); err != nil {
 			return httpfake.Reply{Status: 400, Body: `{"error": {"code": 400, "message": "Invalid JSON payload received.", "status": "INVALID_ARGUMENT"}}`}
 		}
-		var sb strings.Builder
-		sb.WriteString(`{"embeddings": [`)
-		for i, it := range req.Requests {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			vals := make([]float64, dim)
-			vals[0] = float64(len(it.Content.Parts[0].Text))
-			vals[1] = 1
-			b, _ := json.Marshal(vals)
-			fmt.Fprintf(&sb, `{"values": %s}`, b)
+		type embedding struct {
+			Values []float64 `json:"values"`
 		}
-		sb.WriteString("]}")
-		return httpfake.Reply{Body: sb.String()}
+		var resp struct {
+			Embeddings []embedding `json:"embeddings"`
+		}
+		for _, it := range req.Requests {
+			resp.Embeddings = append(resp.Embeddings, embedding{providertest.Vector(it.Content.Parts[0].Text, dim)})
+		}
+		b, _ := json.Marshal(resp)
+		return httpfake.Reply{Body: string(b)}
 	}
 }
 
-type sleeps struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	s.d = append(s.d, d)
-	s.mu.Unlock()
-	return ctx.Err()
-}
-
-func newEmbedder(t *testing.T, srv *httpfake.Server, opts Options) (*Embedder, *sleeps) {
+// newEmbedder builds an Embedder against srv (opts.BaseURL instead, when
+// set) with the test key and a 1 ms retry base delay; its retry waits
+// are recorded, not slept.
+func newEmbedder(t *testing.T, srv *httpfake.Server, opts Options) (*Embedder, *providertest.Sleeps) {
 	t.Helper()
-	opts.APIKey = testKey
-	opts.BaseURL = srv.URL
-	opts.RetryBaseDelay = time.Millisecond
+	opts.APIKey, opts.BaseURL, opts.RetryBaseDelay = testKey, cmp.Or(opts.BaseURL, srv.URL), time.Millisecond
 	e, err := New(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &sleeps{}
-	e.client.Policy.Sleep = s.sleep
-	return e, s
+	require.NoError(t, err)
+	return e, providertest.Record(&e.client.Policy)
 }
 
-func norm(v []float32) float64 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	return math.Sqrt(s)
-}
+// client is the Embedder as the shared provider tests drive it: one
+// EmbedQuery.
+var client = providertest.Client{Provider: "gemini", Key: testKey, New: func(t *testing.T, srv *httpfake.Server, s providertest.Setup) func(context.Context) error {
+	e, _ := newEmbedder(t, srv, Options{Timeout: s.Timeout, MaxRetries: s.MaxRetries, BaseURL: s.URL(srv.URL)})
+	e.client.Policy.Sleep = s.Sleep
+	return func(ctx context.Context) error { _, err := e.EmbedQuery(ctx, "q"); return err }
+}}
 
 func TestEmbedDocumentsBatches(t *testing.T) {
 	srv := httpfake.New(t)
@@ -98,44 +80,21 @@ func TestEmbedDocumentsBatches(t *testing.T) {
 	e, _ := newEmbedder(t, srv, Options{BatchSize: 2})
 	texts := []string{"a", "bb", "ccc", "dddd", "eeeee"}
 	vs, err := e.EmbedDocuments(context.Background(), texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(vs) != len(texts) {
-		t.Fatalf("%d vectors", len(vs))
-	}
-	for i, v := range vs {
-		if len(v) != 768 || math.Abs(norm(v)-1) > 1e-5 {
-			t.Errorf("vector %d: len %d, norm %v", i, len(v), norm(v))
-		}
-		// Order: first value ∝ text length, second ∝ 1.
-		if ratio := v[0] / v[1]; math.Abs(float64(ratio)-float64(len(texts[i]))) > 1e-4 {
-			t.Errorf("vector %d is for the wrong text (ratio %v)", i, ratio)
-		}
-	}
+	require.NoError(t, err)
+	providertest.Vectors(t, texts, vs, 768)
 	reqs := srv.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("%d requests, want 3 (batches of 2, 2, 1)", len(reqs))
-	}
-	sizes := []int{2, 2, 1}
+	require.Len(t, reqs, 3, "batches of 2, 2, 1")
 	for i, r := range reqs {
-		if r.Method != http.MethodPost || r.Path != "/v1beta/models/gemini-embedding-001:batchEmbedContents" {
-			t.Errorf("got %s %s", r.Method, r.Path)
-		}
-		if r.Header.Get("x-goog-api-key") != testKey {
-			t.Error("no x-goog-api-key header")
-		}
+		assert.Equal(t, http.MethodPost, r.Method)
+		assert.Equal(t, "/v1beta/models/gemini-embedding-001:batchEmbedContents", r.Path)
+		assert.Equal(t, testKey, r.Header.Get("x-goog-api-key"))
 		var br batchRequest
-		if err := json.Unmarshal(r.Body, &br); err != nil {
-			t.Fatal(err)
-		}
-		if len(br.Requests) != sizes[i] {
-			t.Errorf("request %d has %d items, want %d", i, len(br.Requests), sizes[i])
-		}
+		require.NoError(t, json.Unmarshal(r.Body, &br))
+		assert.Len(t, br.Requests, []int{2, 2, 1}[i], "request %d", i)
 		for _, it := range br.Requests {
-			if it.Model != "models/gemini-embedding-001" || it.TaskType != "RETRIEVAL_DOCUMENT" || it.OutputDimensionality != 768 {
-				t.Errorf("item = %+v", it)
-			}
+			assert.Equal(t, "models/gemini-embedding-001", it.Model)
+			assert.Equal(t, "RETRIEVAL_DOCUMENT", it.TaskType)
+			assert.Equal(t, 768, it.OutputDimensionality)
 		}
 	}
 }
@@ -144,115 +103,55 @@ func TestEmbedQuery(t *testing.T) {
 	srv := httpfake.New(t)
 	srv.Handle = answer(256)
 	e, _ := newEmbedder(t, srv, Options{OutputDimensionality: 256, Model: "text-embedding-004"})
-	if e.Name() != "gemini/text-embedding-004" || e.Dimension() != 256 {
-		t.Errorf("Name %q Dimension %d", e.Name(), e.Dimension())
-	}
+	assert.Equal(t, "gemini/text-embedding-004", e.Name())
+	assert.Equal(t, 256, e.Dimension())
 	v, err := e.EmbedQuery(context.Background(), "how many students?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(v) != 256 || math.Abs(norm(v)-1) > 1e-5 {
-		t.Errorf("len %d norm %v", len(v), norm(v))
-	}
+	require.NoError(t, err)
+	providertest.Vectors(t, []string{"how many students?"}, [][]float32{v}, 256)
 	r := srv.Requests()[0]
+	assert.Equal(t, "/v1beta/models/text-embedding-004:batchEmbedContents", r.Path)
 	var br batchRequest
-	_ = json.Unmarshal(r.Body, &br)
-	if r.Path != "/v1beta/models/text-embedding-004:batchEmbedContents" || len(br.Requests) != 1 || br.Requests[0].TaskType != "RETRIEVAL_QUERY" || br.Requests[0].OutputDimensionality != 256 || br.Requests[0].Content.Parts[0].Text != "how many students?" {
-		t.Errorf("request %s: %s", r.Path, r.Body)
-	}
+	require.NoError(t, json.Unmarshal(r.Body, &br))
+	require.Len(t, br.Requests, 1)
+	assert.Equal(t, "RETRIEVAL_QUERY", br.Requests[0].TaskType)
+	assert.Equal(t, 256, br.Requests[0].OutputDimensionality)
+	assert.Equal(t, "how many students?", br.Requests[0].Content.Parts[0].Text)
 }
 
 func TestEmpty(t *testing.T) {
 	srv := httpfake.New(t)
 	e, _ := newEmbedder(t, srv, Options{})
 	vs, err := e.EmbedDocuments(context.Background(), nil)
-	if err != nil || len(vs) != 0 || len(srv.Requests()) != 0 {
-		t.Errorf("vs = %v, err = %v, %d requests", vs, err, len(srv.Requests()))
-	}
-	if e.Name() != "gemini/gemini-embedding-001" || e.Dimension() != 768 {
-		t.Errorf("defaults: %q %d", e.Name(), e.Dimension())
-	}
+	require.NoError(t, err)
+	assert.Empty(t, vs)
+	assert.Empty(t, srv.Requests())
+	assert.Equal(t, "gemini/gemini-embedding-001", e.Name())
+	assert.Equal(t, 768, e.Dimension())
 }
 
 func TestRetryAfter(t *testing.T) {
-	srv := httpfake.New(t)
-	n := 0
-	var mu sync.Mutex
-	ok := answer(768)
-	srv.Handle = func(r httpfake.Request) httpfake.Reply {
-		mu.Lock()
-		n++
-		first := n == 1
-		mu.Unlock()
-		if first {
-			return httpfake.Reply{Status: 429, Header: map[string]string{"Retry-After": "4"}, Body: `{"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).", "status": "RESOURCE_EXHAUSTED"}}`}
-		}
-		return ok(r)
-	}
-	e, s := newEmbedder(t, srv, Options{})
-	if _, err := e.EmbedDocuments(context.Background(), []string{"x", "y"}); err != nil {
-		t.Fatal(err)
-	}
-	if len(srv.Requests()) != 2 || len(s.d) != 1 || s.d[0] != 4*time.Second {
-		t.Errorf("%d requests, waits %v", len(srv.Requests()), s.d)
-	}
+	srv := httpfake.New(t, httpfake.Reply{Status: 429, Header: map[string]string{"Retry-After": "4"}, Body: `{"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).", "status": "RESOURCE_EXHAUSTED"}}`})
+	srv.Handle = answer(768)
+	providertest.RetryAfter(t, client, srv, 4*time.Second)
 }
 
+// TestErrors: a refusal or an answer the client cannot use, and the
+// ModelError it gives.
 func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		reply     httpfake.Reply
-		status    int
-		retryable bool
-		requests  int
-	}{
-		{"5xx exhausted", httpfake.Reply{Status: 500, Body: `{"error": {"code": 500, "message": "An internal error has occurred.", "status": "INTERNAL"}}`}, 500, true, 4},
-		{"400", httpfake.Reply{Status: 400, Body: `{"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT"}}`}, 400, false, 1},
-		{"401", httpfake.Reply{Status: 401, Body: `{"error": {"code": 401, "message": "Request had invalid authentication credentials.", "status": "UNAUTHENTICATED"}}`}, 401, false, 1},
-		{"malformed", httpfake.Reply{Body: `{"embeddings": [{"values": [0.1,`}, 200, false, 1},
-		{"wrong count", httpfake.Reply{Body: `{"embeddings": []}`}, 200, false, 1},
-		{"wrong dimension", httpfake.Reply{Body: `{"embeddings": [{"values": [0.1, 0.2]}]}`}, 200, false, 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := httpfake.New(t, tc.reply)
-			e, _ := newEmbedder(t, srv, Options{})
-			_, err := e.EmbedDocuments(context.Background(), []string{"x"})
-			var me *text2sql.ModelError
-			if !errors.As(err, &me) || me.Provider != "gemini" || me.StatusCode != tc.status || me.Retryable != tc.retryable || !errors.Is(err, text2sql.ErrModel) {
-				t.Fatalf("err = %v", err)
-			}
-			if n := len(srv.Requests()); n != tc.requests {
-				t.Errorf("%d requests, want %d", n, tc.requests)
-			}
-			if strings.Contains(err.Error(), testKey) {
-				t.Errorf("key leaked: %v", err)
-			}
-		})
-	}
+	one := func(status int, body string) []httpfake.Reply { return []httpfake.Reply{{Status: status, Body: body}} }
+	providertest.Errors(t, client, []providertest.Failure{
+		{Name: "5xx exhausted", Replies: one(500, `{"error": {"code": 500, "message": "An internal error has occurred.", "status": "INTERNAL"}}`), Status: 500, Retryable: true, Requests: 4, Says: []string{"internal error"}},
+		{Name: "400", Replies: one(400, `{"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT"}}`), Status: 400, Requests: 1, Says: []string{"API key not valid"}},
+		{Name: "401", Replies: one(401, `{"error": {"code": 401, "message": "Request had invalid authentication credentials.", "status": "UNAUTHENTICATED"}}`), Status: 401, Requests: 1, Says: []string{"invalid authentication"}},
+		{Name: "malformed", Replies: one(200, `{"embeddings": [{"values": [0.1,`), Status: 200, Requests: 1},
+		{Name: "wrong count", Replies: one(200, `{"embeddings": []}`), Status: 200, Requests: 1},
+		{Name: "wrong dimension", Replies: one(200, `{"embeddings": [{"values": [0.1, 0.2]}]}`), Status: 200, Requests: 1},
+	})
 }
 
 func TestKeyNeverInErrors(t *testing.T) {
-	srv := httpfake.New(t, httpfake.Reply{Status: 403, Body: `{"error": {"code": 403, "message": "key ` + testKey + ` is blocked; see ?key=` + testKey + `", "status": "PERMISSION_DENIED"}}`})
-	e, _ := newEmbedder(t, srv, Options{})
-	_, err := e.EmbedQuery(context.Background(), "q")
-	if err == nil || strings.Contains(err.Error(), testKey) {
-		t.Fatalf("err = %v", err)
-	}
-}
-
-func TestContextDeadline(t *testing.T) {
-	srv := httpfake.New(t, httpfake.Reply{Block: true})
-	e, _ := newEmbedder(t, srv, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := e.EmbedDocuments(ctx, []string{"x"})
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v", err)
-	}
-	if time.Since(start) > time.Second {
-		t.Error("not prompt")
-	}
+	echo := `{"error": {"code": 403, "message": "key ` + testKey + ` is blocked; see ?key=` + testKey + `", "status": "PERMISSION_DENIED"}}`
+	providertest.KeyNeverInErrors(t, client, httpfake.Reply{Status: 403, Body: echo}, httpfake.Reply{Body: `{"embeddings": "` + testKey})
 }
 
 func TestNewErrors(t *testing.T) {
@@ -263,30 +162,46 @@ func TestNewErrors(t *testing.T) {
 		{APIKey: "k", BatchSize: 101},
 		{APIKey: "k", BaseURL: "::"},
 	} {
-		if _, err := New(context.Background(), o); !errors.Is(err, text2sql.ErrInvalidConfig) {
-			t.Errorf("%+v: err = %v", o, err)
-		}
+		_, err := New(context.Background(), o)
+		assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "%+v", o)
 	}
 	t.Setenv("GEMINI_API_KEY", testKey)
-	if _, err := FromEnv(context.Background(), Options{}); err != nil {
-		t.Error(err)
-	}
+	_, err := FromEnv(context.Background(), Options{})
+	assert.NoError(t, err)
 }
 
+// One Embedder serves concurrent calls, each split into batches.
 func TestConcurrent(t *testing.T) {
 	srv := httpfake.New(t)
 	srv.Handle = answer(64)
 	e, _ := newEmbedder(t, srv, Options{BatchSize: 3, OutputDimensionality: 64})
-	var wg sync.WaitGroup
+	texts := strings.Split("a b c d", " ")
+	errs := make(chan error, 6)
 	for range 6 {
-		wg.Go(func() {
-			if _, err := e.EmbedDocuments(context.Background(), []string{"a", "b", "c", "d"}); err != nil {
-				t.Error(err)
-			}
-		})
+		go func() {
+			_, err := e.EmbedDocuments(context.Background(), texts)
+			errs <- err
+		}()
 	}
-	wg.Wait()
-	if n := len(srv.Requests()); n != 12 {
-		t.Errorf("%d requests, want 12", n)
+	for range 6 {
+		assert.NoError(t, <-errs)
 	}
+	assert.Len(t, srv.Requests(), 12, "two batches a call")
+}
+
+// TestConformance runs the Gemini embedder, against a local fake of the
+// API that answers each text with a vector computed from it, through the
+// Embedder kit.
+func TestConformance(t *testing.T) {
+	refusal := httpfake.Reply{Status: 400, Body: `{"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT"}}`}
+	providertest.EmbedderKit(t, refusal, answer(16), func(srv *httpfake.Server) text2sql.Embedder {
+		e, _ := newEmbedder(t, srv, Options{OutputDimensionality: 16})
+		return e
+	})
+}
+
+// The time limit of a call (Options.Timeout), as every provider client
+// keeps it: see providertest.Timeout.
+func TestTimeout(t *testing.T) {
+	providertest.Timeout(t, client, httpfake.Reply{Status: 503, Body: `{"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}}`})
 }

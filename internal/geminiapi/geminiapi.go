@@ -90,78 +90,33 @@ func (c *Client) Do(ctx context.Context, fn func(ctx context.Context) error) err
 	})
 }
 
-// Error maps an SDK error to what callers see:
-//   - ctx ended: an error wrapping ctx.Err();
-//   - an HTTP error response: *text2sql.ModelError with the status,
-//     Retryable for 429/5xx, and the server's wait (Retry-After header or
-//     google.rpc.RetryInfo) attached for the retry loop;
-//   - a 2xx response the SDK could not decode: non-retryable ModelError
-//     "invalid response";
-//   - no response (connection failure): ModelError with StatusCode 0,
-//     Retryable;
-//   - anything else (the SDK refused the request): non-retryable ModelError.
-//
-// Every message has the API key and credential-like URL parameters removed.
+// Error maps an SDK error to what callers see (retry.Map): an HTTP error
+// answer's status and message come from the SDK's genai.APIError when
+// the tracker saw none, its canonical status (e.g. UNAVAILABLE) added to
+// the message, and its google.rpc.RetryInfo detail gives the server's
+// wait when no Retry-After header does. Every message has the API key
+// and credential-like URL parameters removed.
 func (c *Client) Error(ctx context.Context, err error, tr *retry.Tracker) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("%s: %w", Provider, ctx.Err())
-	}
-	var me *text2sql.ModelError
-	if errors.As(err, &me) {
-		cp := *me
-		cp.Message = retry.Redact(cp.Message, c.key)
-		return &cp
-	}
 	status, hdr := tr.Last()
 	var apiErr genai.APIError
 	isAPI := errors.As(err, &apiErr)
 	if status == 0 && isAPI {
 		status = apiErr.Code
 	}
-	switch {
-	case status >= 300 || (isAPI && status != 0):
-		msg := err.Error()
-		if isAPI {
-			msg = apiErr.Message
-			if msg == "" {
-				msg = http.StatusText(status)
-			}
-			// Status is a canonical code such as UNAVAILABLE, or the
-			// HTTP status line when the body was not JSON.
-			if apiErr.Status != "" && !strings.Contains(msg, apiErr.Status) && !startsWithDigit(apiErr.Status) {
-				msg += " [" + apiErr.Status + "]"
-			}
+	f := retry.Failure{Status: status, Header: hdr, Refused: isAPI && status != 0, Message: err.Error()}
+	if isAPI {
+		f.Message = apiErr.Message
+		if f.Message == "" {
+			f.Message = http.StatusText(status)
 		}
-		out := &text2sql.ModelError{
-			Provider:   Provider,
-			StatusCode: status,
-			Message:    retry.Redact(msg, c.key),
-			Retryable:  retry.Retryable(status),
+		// Status is a canonical code such as UNAVAILABLE, or the HTTP
+		// status line when the body was not JSON.
+		if apiErr.Status != "" && !strings.Contains(f.Message, apiErr.Status) && !startsWithDigit(apiErr.Status) {
+			f.Message += " [" + apiErr.Status + "]"
 		}
-		wait, ok := retry.ParseRetryAfter(hdr)
-		if !ok && isAPI {
-			wait, ok = retryInfo(apiErr.Details)
-		}
-		if ok && out.Retryable {
-			return retry.After(out, wait)
-		}
-		return out
-	case status >= 200:
-		return &text2sql.ModelError{
-			Provider:   Provider,
-			StatusCode: status,
-			Message:    "invalid response: " + retry.Redact(err.Error(), c.key),
-		}
+		f.Wait, f.HasWait = retryInfo(apiErr.Details)
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return &text2sql.ModelError{
-			Provider:  Provider,
-			Message:   "request failed: " + retry.Redact(ue.Err.Error(), c.key),
-			Retryable: true,
-		}
-	}
-	return &text2sql.ModelError{Provider: Provider, Message: retry.Redact(err.Error(), c.key)}
+	return retry.Map(ctx, Provider, c.key, err, f)
 }
 
 // retryInfo reads the wait of a google.rpc.RetryInfo error detail, e.g.

@@ -29,14 +29,15 @@ type Request struct {
 	Body   []byte      // request body
 }
 
-// Server is a running fake. The last reply repeats once the others are used.
+// Server is a running fake. It answers with the scripted replies in order;
+// once they are used, Handle answers when set, else the last reply repeats.
 type Server struct {
 	*httptest.Server
 	mu      sync.Mutex
 	replies []Reply
 	reqs    []Request
-	// Handle, when set, computes the reply from the request instead of
-	// the script.
+	// Handle, when set, computes the reply to each request after the
+	// scripted ones from the request.
 	Handle func(r Request) Reply
 }
 
@@ -51,14 +52,15 @@ func New(t testing.TB, replies ...Reply) *Server {
 		n := len(s.reqs)
 		s.reqs = append(s.reqs, req)
 		var rep Reply
+		var h func(Request) Reply
 		switch {
-		case s.Handle != nil:
 		case n < len(s.replies):
 			rep = s.replies[n]
+		case s.Handle != nil:
+			h = s.Handle
 		case len(s.replies) > 0:
 			rep = s.replies[len(s.replies)-1]
 		}
-		h := s.Handle
 		s.mu.Unlock()
 		if h != nil {
 			rep = h(req)

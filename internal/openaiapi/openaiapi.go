@@ -82,30 +82,12 @@ func (c *Client) Do(ctx context.Context, fn func(ctx context.Context) error) err
 	})
 }
 
-// Error maps an SDK error to what callers see:
-//   - ctx ended: an error wrapping ctx.Err();
-//   - a *text2sql.ModelError made by the caller: kept, message scrubbed;
-//   - an HTTP error response: *text2sql.ModelError with the status and the
-//     server's message, Retryable for 429/5xx, and the server's wait
-//     (retry-after-ms, Retry-After) attached for the retry loop;
-//   - a 2xx response the SDK could not decode: non-retryable ModelError
-//     "invalid response";
-//   - no response (connection failure): ModelError with StatusCode 0,
-//     Retryable;
-//   - anything else: non-retryable ModelError.
-//
-// Every message has the API key, bearer tokens and credential-like URL
-// parameters removed.
+// Error maps an SDK error to what callers see (retry.Map): an HTTP error
+// answer's status, headers (retry-after-ms, Retry-After) and message come
+// from the SDK's *openai.Error when the tracker saw none, its error code
+// added to the message. Every message has the API key, bearer tokens and
+// credential-like URL parameters removed.
 func (c *Client) Error(ctx context.Context, err error, tr *retry.Tracker) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("%s: %w", Provider, ctx.Err())
-	}
-	var me *text2sql.ModelError
-	if errors.As(err, &me) {
-		cp := *me
-		cp.Message = retry.Redact(cp.Message, c.key)
-		return &cp
-	}
 	status, hdr := tr.Last()
 	var apiErr *openai.Error
 	isAPI := errors.As(err, &apiErr)
@@ -115,42 +97,12 @@ func (c *Client) Error(ctx context.Context, err error, tr *retry.Tracker) error 
 			hdr = apiErr.Response.Header
 		}
 	}
-	switch {
-	case status >= 300:
-		msg := ""
-		if isAPI {
-			msg = apiErr.Message
-			if apiErr.Code != "" && !strings.Contains(msg, apiErr.Code) {
-				msg += " [" + apiErr.Code + "]"
-			}
-		}
-		if strings.TrimSpace(msg) == "" {
-			msg = http.StatusText(status)
-		}
-		out := &text2sql.ModelError{
-			Provider:   Provider,
-			StatusCode: status,
-			Message:    retry.Redact(msg, c.key),
-			Retryable:  retry.Retryable(status),
-		}
-		if wait, ok := retry.ParseRetryAfter(hdr); ok && out.Retryable {
-			return retry.After(out, wait)
-		}
-		return out
-	case status >= 200:
-		return &text2sql.ModelError{
-			Provider:   Provider,
-			StatusCode: status,
-			Message:    "invalid response: " + retry.Redact(err.Error(), c.key),
+	f := retry.Failure{Status: status, Header: hdr}
+	if isAPI {
+		f.Message = apiErr.Message
+		if apiErr.Code != "" && !strings.Contains(f.Message, apiErr.Code) {
+			f.Message += " [" + apiErr.Code + "]"
 		}
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return &text2sql.ModelError{
-			Provider:  Provider,
-			Message:   "request failed: " + retry.Redact(ue.Err.Error(), c.key),
-			Retryable: true,
-		}
-	}
-	return &text2sql.ModelError{Provider: Provider, Message: retry.Redact(err.Error(), c.key)}
+	return retry.Map(ctx, Provider, c.key, err, f)
 }

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/text2sql-go/text2sql"
 )
@@ -33,12 +37,14 @@ func TestDoRetriesThenSucceeds(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil || n != 3 {
-		t.Fatalf("err = %v, calls = %d", err, n)
-	}
-	if len(waits) != 2 || waits[0] < 50*time.Millisecond || waits[0] > 100*time.Millisecond || waits[1] < 100*time.Millisecond || waits[1] > 200*time.Millisecond {
-		t.Errorf("waits = %v", waits)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, 3, n, "calls")
+	require.Len(t, waits, 2)
+	// Exponential backoff from 100ms, jitter taking off at most half.
+	assert.GreaterOrEqual(t, waits[0], 50*time.Millisecond)
+	assert.LessOrEqual(t, waits[0], 100*time.Millisecond)
+	assert.GreaterOrEqual(t, waits[1], 100*time.Millisecond)
+	assert.LessOrEqual(t, waits[1], 200*time.Millisecond)
 }
 
 func TestDoExhausted(t *testing.T) {
@@ -47,32 +53,28 @@ func TestDoExhausted(t *testing.T) {
 	n := 0
 	err := p.Do(context.Background(), func(context.Context) error { n++; return retryable(500) })
 	var me *text2sql.ModelError
-	if !errors.As(err, &me) || me.StatusCode != 500 || !strings.Contains(me.Message, "gave up after 3 attempts") {
-		t.Fatalf("err = %v", err)
-	}
-	if n != 3 {
-		t.Errorf("calls = %d", n)
-	}
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, 500, me.StatusCode)
+	assert.Contains(t, me.Message, "gave up after 3 attempts")
+	assert.Equal(t, 3, n, "calls")
 }
 
 func TestDoNoRetry(t *testing.T) {
 	for _, p := range []Policy{{MaxRetries: -1}, {}} {
 		n := 0
 		err := p.Do(context.Background(), func(context.Context) error { n++; return retryable(400) })
-		if n != 1 || err.Error() != "p: HTTP 400: m" {
-			t.Errorf("%+v: calls = %d, err = %v", p, n, err)
-		}
+		assert.Equal(t, 1, n, "%+v: calls", p)
+		assert.EqualError(t, err, "p: HTTP 400: m", "%+v", p)
 	}
 	n := 0
 	plain := errors.New("plain")
-	if err := (Policy{}).Do(context.Background(), func(context.Context) error { n++; return plain }); err != plain || n != 1 {
-		t.Errorf("plain error: %v after %d calls", err, n)
-	}
+	err := (Policy{}).Do(context.Background(), func(context.Context) error { n++; return plain })
+	assert.Same(t, plain, err, "a plain error is returned as it is")
+	assert.Equal(t, 1, n, "plain error: calls")
 	n = 0
-	err := (Policy{MaxRetries: -1}).Do(context.Background(), func(context.Context) error { n++; return retryable(503) })
-	if n != 1 || strings.Contains(err.Error(), "gave up") {
-		t.Errorf("MaxRetries<0: calls = %d, err = %v", n, err)
-	}
+	err = (Policy{MaxRetries: -1}).Do(context.Background(), func(context.Context) error { n++; return retryable(503) })
+	assert.Equal(t, 1, n, "MaxRetries<0: calls")
+	assert.NotContains(t, err.Error(), "gave up")
 }
 
 func TestDoHint(t *testing.T) {
@@ -86,59 +88,51 @@ func TestDoHint(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil || len(waits) != 1 || waits[0] != 5*time.Second {
-		t.Fatalf("err = %v, waits = %v", err, waits)
-	}
+	require.NoError(t, err)
+	require.Equal(t, []time.Duration{5 * time.Second}, waits)
 	// A hint above MaxDelay ends the retries; the wrapper is removed.
 	err = p.Do(context.Background(), func(context.Context) error { return After(retryable(429), time.Minute) })
 	var me *text2sql.ModelError
-	if !errors.As(err, &me) || !strings.Contains(me.Message, "server asked to wait 1m0s") {
-		t.Fatalf("err = %v", err)
-	}
-	if _, ok := err.(*hintError); ok {
-		t.Error("hint wrapper leaked")
-	}
+	require.ErrorAs(t, err, &me)
+	assert.Contains(t, me.Message, "server asked to wait 1m0s")
+	_, leaked := err.(*hintError)
+	assert.False(t, leaked, "hint wrapper leaked")
 }
 
 func TestDoContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	n := 0
-	if err := (Policy{}).Do(ctx, func(context.Context) error { n++; return nil }); !errors.Is(err, context.Canceled) || n != 0 {
-		t.Errorf("err = %v, calls = %d", err, n)
-	}
+	err := (Policy{}).Do(ctx, func(context.Context) error { n++; return nil })
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Zero(t, n, "calls")
 
 	// Cancelled during the wait: ctx error, naming the last failure.
 	ctx, cancel = context.WithCancel(context.Background())
 	p := Policy{BaseDelay: time.Hour, MaxDelay: time.Hour}
 	start := time.Now()
-	err := p.Do(ctx, func(context.Context) error {
+	err = p.Do(ctx, func(context.Context) error {
 		time.AfterFunc(20*time.Millisecond, cancel)
 		return retryable(503)
 	})
-	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "HTTP 503") {
-		t.Errorf("err = %v", err)
-	}
-	if time.Since(start) > time.Second {
-		t.Error("did not stop promptly")
-	}
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, err.Error(), "HTTP 503")
+	assert.Less(t, time.Since(start), time.Second, "did not stop promptly")
 
 	// A wait past the deadline is not started.
 	ctx, cancel2 := context.WithTimeout(context.Background(), time.Second)
 	defer cancel2()
 	err = (Policy{BaseDelay: time.Minute, MaxDelay: time.Hour}).Do(ctx, func(context.Context) error { return retryable(503) })
-	if !strings.Contains(err.Error(), "pass the context deadline") {
-		t.Errorf("err = %v", err)
-	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "pass the context deadline")
 }
 
 func TestBackoffCapped(t *testing.T) {
 	p := Policy{BaseDelay: time.Second, MaxDelay: 4 * time.Second}
 	for n := range 40 {
 		d := p.Backoff(n)
-		if d < 500*time.Millisecond || d > 4*time.Second {
-			t.Fatalf("Backoff(%d) = %v", n, d)
-		}
+		require.GreaterOrEqual(t, d, 500*time.Millisecond, "Backoff(%d)", n)
+		require.LessOrEqual(t, d, 4*time.Second, "Backoff(%d)", n)
 	}
 }
 
@@ -156,14 +150,14 @@ func TestParseRetryAfter(t *testing.T) {
 		{nil, 0, false},
 	} {
 		got, ok := ParseRetryAfter(tc.h)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("%v: %v %v", tc.h, got, ok)
-		}
+		assert.Equal(t, tc.want, got, "%v", tc.h)
+		assert.Equal(t, tc.ok, ok, "%v", tc.h)
 	}
 	date := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
-	if d, ok := ParseRetryAfter(http.Header{"Retry-After": {date}}); !ok || d < 28*time.Second || d > 30*time.Second {
-		t.Errorf("date: %v %v", d, ok)
-	}
+	d, ok := ParseRetryAfter(http.Header{"Retry-After": {date}})
+	assert.True(t, ok, "date")
+	assert.GreaterOrEqual(t, d, 28*time.Second)
+	assert.LessOrEqual(t, d, 30*time.Second)
 }
 
 func TestRedact(t *testing.T) {
@@ -171,27 +165,91 @@ func TestRedact(t *testing.T) {
 	in := "failed: Post \"https://x/v1?key=AIzaABC&alt=json\": token " + key + "\nAuthorization: Bearer sk-other-999"
 	out := Redact(in, key, "")
 	for _, s := range []string{key, "AIzaABC", "sk-other-999", "\n"} {
-		if strings.Contains(out, s) {
-			t.Errorf("%q still in %q", s, out)
-		}
+		assert.NotContains(t, out, s)
 	}
-	if !strings.Contains(out, "key=[REDACTED]&alt=json") {
-		t.Errorf("out = %q", out)
-	}
-	long := strings.Repeat("é", MaxMessage)
-	if r := Redact(long); len(r) > MaxMessage+len("…") || !strings.HasSuffix(r, "…") {
-		t.Errorf("not cut: %d bytes", len(r))
-	}
+	assert.Contains(t, out, "key=[REDACTED]&alt=json")
+	r := Redact(strings.Repeat("é", MaxMessage))
+	assert.LessOrEqual(t, len(r), MaxMessage+len("…"), "not cut")
+	assert.True(t, strings.HasSuffix(r, "…"), "not cut: %q", r)
 }
 
 func TestWrapClientTracks(t *testing.T) {
 	orig := &http.Client{Timeout: time.Second}
 	c := WrapClient(orig)
-	if orig.Transport != nil || c.Timeout != time.Second {
-		t.Fatal("original modified or timeout lost")
-	}
+	require.Nil(t, orig.Transport, "original modified")
+	require.Equal(t, time.Second, c.Timeout, "timeout lost")
 	var tr *Tracker
-	if s, h := tr.Last(); s != 0 || h != nil {
-		t.Error("nil tracker")
-	}
+	s, h := tr.Last()
+	assert.Zero(t, s, "nil tracker")
+	assert.Nil(t, h, "nil tracker")
+}
+
+func TestMap(t *testing.T) {
+	ctx := context.Background()
+	const key = "sk-KEY"
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	assert.ErrorIs(t, Map(cancelled, "p", key, errors.New("x"), Failure{Status: 500}), context.Canceled)
+
+	own := &text2sql.ModelError{Provider: "p", StatusCode: 200, Message: "blocked " + key}
+	var me *text2sql.ModelError
+	require.ErrorAs(t, Map(ctx, "p", key, own, Failure{}), &me)
+	assert.Equal(t, "blocked [REDACTED]", me.Message, "the client's own error is kept, scrubbed")
+
+	// The header's wait wins over the body's; without one the body's is used.
+	err := Map(ctx, "p", key, errors.New("x"), Failure{Status: 429, Header: http.Header{"Retry-After": {"2"}}, Wait: time.Minute, HasWait: true})
+	var h *hintError
+	require.ErrorAs(t, err, &h)
+	assert.Equal(t, 2*time.Second, h.after)
+	require.ErrorAs(t, Map(ctx, "p", key, errors.New("x"), Failure{Status: 503, Wait: time.Minute, HasWait: true}), &h)
+	assert.Equal(t, time.Minute, h.after)
+
+	// Refused marks an error answer below 300; a blank message is the status text.
+	require.ErrorAs(t, Map(ctx, "p", key, errors.New("x"), Failure{Status: 400, Message: " "}), &me)
+	assert.Equal(t, "Bad Request", me.Message)
+	require.ErrorAs(t, Map(ctx, "p", key, errors.New("x"), Failure{Status: 200, Refused: true, Message: "odd"}), &me)
+	assert.Equal(t, "odd", me.Message)
+	require.ErrorAs(t, Map(ctx, "p", key, errors.New("eof "+key), Failure{Status: 200}), &me)
+	assert.Equal(t, "invalid response: eof [REDACTED]", me.Message)
+	assert.False(t, me.Retryable)
+	require.ErrorAs(t, Map(ctx, "p", key, &url.Error{Op: "Post", URL: "http://x", Err: errors.New("refused")}, Failure{}), &me)
+	assert.Equal(t, "request failed: refused", me.Message)
+	assert.True(t, me.Retryable)
+	require.ErrorAs(t, Map(ctx, "p", key, errors.New("bad request "+key), Failure{}), &me)
+	assert.Equal(t, "bad request [REDACTED]", me.Message)
+	assert.False(t, me.Retryable)
+}
+
+func TestBound(t *testing.T) {
+	hang := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+
+	err := Bound(context.Background(), "p", 20*time.Millisecond, hang)
+	var me *text2sql.ModelError
+	require.ErrorAs(t, err, &me)
+	assert.True(t, me.Timeout)
+	assert.Equal(t, "p", me.Provider)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorIs(t, err, text2sql.ErrModel)
+
+	// The caller's cancellation is the caller's error.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	err = Bound(ctx, "p", time.Hour, hang)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.False(t, errors.As(err, &me))
+
+	// Other errors pass unchanged; no limit means no deadline.
+	plain := errors.New("x")
+	assert.Same(t, plain, Bound(context.Background(), "p", time.Hour, func(context.Context) error { return plain }))
+	require.NoError(t, Bound(context.Background(), "p", 0, func(ctx context.Context) error {
+		_, ok := ctx.Deadline()
+		assert.False(t, ok)
+		return nil
+	}))
+}
+
+func TestTimeout(t *testing.T) {
+	assert.Equal(t, DefaultTimeout, Timeout(0))
+	assert.Equal(t, time.Duration(0), Timeout(-time.Second))
+	assert.Equal(t, time.Second, Timeout(time.Second))
 }

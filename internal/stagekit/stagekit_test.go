@@ -3,8 +3,11 @@ package stagekit
 import (
 	"context"
 	"errors"
-	"strings"
+	"math"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
@@ -20,29 +23,28 @@ func TestRunReasks(t *testing.T) {
 		return nil
 	}
 	calls, err := Call{Model: m, System: "sys", User: "u", MaxReasks: 2, Parse: parse}.Run(context.Background())
-	if err != nil || len(calls) != 3 || m.CallCount() != 3 {
-		t.Fatalf("calls %d, err %v", len(calls), err)
-	}
+	require.NoError(t, err)
+	require.Len(t, calls, 3)
+	assert.Equal(t, 3, m.CallCount())
 	last := m.Calls()[2].Messages
-	if len(last) != 5 || last[1].Content != "bad" || last[2].Content != "try again" || last[3].Content != "bad again" {
-		t.Errorf("conversation = %+v", last)
-	}
-	if !strings.HasPrefix(calls[2].Prompt, "[system]\nsys\n\n[user]\nu") {
-		t.Errorf("prompt = %q", calls[2].Prompt)
-	}
+	require.Len(t, last, 5)
+	assert.Equal(t, "bad", last[1].Content)
+	assert.Equal(t, "try again", last[2].Content)
+	assert.Equal(t, "bad again", last[3].Content)
+	assert.Regexp(t, `^\[system\]\nsys\n\n\[user\]\nu`, calls[2].Prompt)
+
 	m = llmtest.New("bad").RepeatLast()
 	calls, err = Call{Model: m, User: "u", MaxReasks: 1, Parse: parse}.Run(context.Background())
-	if !errors.Is(err, bad) || len(calls) != 2 {
-		t.Errorf("exhausted: %d calls, %v", len(calls), err)
-	}
+	assert.ErrorIs(t, err, bad, "exhausted")
+	assert.Len(t, calls, 2, "exhausted")
+
 	stop := errors.New("stop")
 	calls, err = Call{Model: llmtest.New("x"), User: "u", MaxReasks: 3, Parse: func(string) error { return stop }}.Run(context.Background())
-	if !errors.Is(err, stop) || len(calls) != 1 {
-		t.Errorf("non-retry error: %d calls, %v", len(calls), err)
-	}
-	if _, err := (Call{User: "u"}).Run(context.Background()); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("no model: %v", err)
-	}
+	assert.ErrorIs(t, err, stop, "non-retry error")
+	assert.Len(t, calls, 1, "non-retry error")
+
+	_, err = (Call{User: "u"}).Run(context.Background())
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "no model")
 }
 
 func TestFindObject(t *testing.T) {
@@ -61,17 +63,29 @@ func TestFindObject(t *testing.T) {
 			v, _ := o.Get("ok")
 			got = string(v)
 		}
-		if got != want {
-			t.Errorf("%q: got %q, want %q", text, got, want)
-		}
+		assert.Equal(t, want, got, "%q", text)
 	}
-	if s := Strings([]byte(`"- a\n* b\n\n c"`)); strings.Join(s, "|") != "a|b|c" {
-		t.Errorf("Strings = %q", s)
+	assert.Equal(t, []string{"a", "b", "c"}, Strings([]byte(`"- a\n* b\n\n c"`)))
+	assert.Equal(t, []string{"a", "1"}, Strings([]byte(`["a", 1, "", null]`)))
+	assert.Equal(t, "hé…", Cut("héllo", 2))
+	assert.Equal(t, "a b", OneLine(" a \n b "))
+}
+
+func TestOptions(t *testing.T) {
+	for _, d := range []text2sql.Dialect{"", text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL} {
+		assert.NoError(t, CheckDialect("planner", d))
 	}
-	if s := Strings([]byte(`["a", 1, "", null]`)); strings.Join(s, "|") != "a|1" {
-		t.Errorf("Strings = %q", s)
+	err := CheckDialect("planner", "oracle")
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig)
+	assert.EqualError(t, err, `text2sql: invalid configuration: planner: unknown dialect "oracle"`)
+	for _, temp := range []float64{0, 0.7, 2} {
+		assert.NoError(t, CheckTemperature("judge", temp))
 	}
-	if Cut("héllo", 2) != "hé…" || OneLine(" a \n b ") != "a b" {
-		t.Errorf("Cut/OneLine")
+	for _, temp := range []float64{-0.1, 2.5, math.NaN()} {
+		assert.ErrorIs(t, CheckTemperature("judge", temp), text2sql.ErrInvalidConfig, "%v", temp)
 	}
+	assert.EqualError(t, CheckTemperature("judge", 3), "text2sql: invalid configuration: judge: temperature 3 is outside [0, 2]")
+	assert.Equal(t, 1, Reasks(0))
+	assert.Equal(t, 0, Reasks(-2))
+	assert.Equal(t, 3, Reasks(3))
 }

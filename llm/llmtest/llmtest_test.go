@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
@@ -22,20 +24,16 @@ func TestRepliesInOrderThenExhausted(t *testing.T) {
 	ctx := context.Background()
 	for _, want := range []string{"one", "two"} {
 		resp, err := m.Complete(ctx, ask("q"))
-		if err != nil || resp.Text != want || resp.Model != "scripted" {
-			t.Fatalf("resp = %+v, err = %v", resp, err)
-		}
+		require.NoError(t, err)
+		require.Equal(t, want, resp.Text)
+		require.Equal(t, "scripted", resp.Model)
 	}
 	_, err := m.Complete(ctx, ask("q"))
-	if !errors.Is(err, llmtest.ErrExhausted) || !errors.Is(err, text2sql.ErrModel) {
-		t.Errorf("err = %v", err)
-	}
-	if m.CallCount() != 3 {
-		t.Errorf("CallCount = %d", m.CallCount())
-	}
-	if _, err := llmtest.New().Complete(ctx, ask("q")); !errors.Is(err, llmtest.ErrExhausted) {
-		t.Errorf("no replies: %v", err)
-	}
+	assert.ErrorIs(t, err, llmtest.ErrExhausted)
+	assert.ErrorIs(t, err, text2sql.ErrModel)
+	assert.Equal(t, 3, m.CallCount())
+	_, err = llmtest.New().Complete(ctx, ask("q"))
+	assert.ErrorIs(t, err, llmtest.ErrExhausted, "no replies")
 }
 
 func TestRepeatLast(t *testing.T) {
@@ -43,17 +41,12 @@ func TestRepeatLast(t *testing.T) {
 	var got []string
 	for range 4 {
 		resp, err := m.Complete(context.Background(), ask("q"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got = append(got, resp.Text)
 	}
-	if strings.Join(got, ",") != "one,two,two,two" {
-		t.Errorf("got %v", got)
-	}
-	if _, err := llmtest.New().RepeatLast().Complete(context.Background(), ask("q")); !errors.Is(err, llmtest.ErrExhausted) {
-		t.Errorf("RepeatLast with no replies: %v", err)
-	}
+	assert.Equal(t, []string{"one", "two", "two", "two"}, got)
+	_, err := llmtest.New().RepeatLast().Complete(context.Background(), ask("q"))
+	assert.ErrorIs(t, err, llmtest.ErrExhausted, "RepeatLast with no replies")
 }
 
 func TestFunc(t *testing.T) {
@@ -65,64 +58,54 @@ func TestFunc(t *testing.T) {
 		return "echo: " + req.Messages[len(req.Messages)-1].Content, nil
 	})
 	resp, err := m.Complete(context.Background(), ask("hello"))
-	if err != nil || resp.Text != "echo: hello" {
-		t.Errorf("resp = %+v, err = %v", resp, err)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "echo: hello", resp.Text)
 	req := ask("x")
 	req.System = "fail"
-	if _, err := m.Complete(context.Background(), req); err != boom {
-		t.Errorf("err = %v", err)
-	}
-	if m.CallCount() != 2 {
-		t.Errorf("CallCount = %d", m.CallCount())
-	}
+	_, err = m.Complete(context.Background(), req)
+	assert.Same(t, boom, err)
+	assert.Equal(t, 2, m.CallCount())
 }
 
 func TestUsage(t *testing.T) {
 	m := llmtest.New("12345") // 5 runes → 2 tokens
 	req := text2sql.ModelRequest{System: "ééé", Messages: []text2sql.Message{{Role: text2sql.RoleUser, Content: "abcd"}, {Role: text2sql.RoleAssistant, Content: "x"}}}
 	resp, err := m.Complete(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Usage != (text2sql.Usage{InputTokens: 2, OutputTokens: 2}) { // 8 runes → 2
-		t.Errorf("usage = %+v", resp.Usage)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, text2sql.Usage{InputTokens: 2, OutputTokens: 2}, resp.Usage) // 8 runes → 2
 }
 
 func TestCallsAreCopies(t *testing.T) {
 	m := llmtest.New("a").RepeatLast()
 	temp := 0.5
 	req := text2sql.ModelRequest{System: "s", Messages: []text2sql.Message{{Role: text2sql.RoleUser, Content: "q"}}, Schema: json.RawMessage(`{"type":"object"}`), Temperature: &temp, MaxTokens: 9}
-	if _, err := m.Complete(context.Background(), req); err != nil {
-		t.Fatal(err)
-	}
+	_, err := m.Complete(context.Background(), req)
+	require.NoError(t, err)
 	req.Messages[0].Content = "changed"
 	req.Schema[0] = '['
 	temp = 2
 	calls := m.Calls()
-	if len(calls) != 1 || calls[0].Messages[0].Content != "q" || string(calls[0].Schema) != `{"type":"object"}` || *calls[0].Temperature != 0.5 || calls[0].MaxTokens != 9 {
-		t.Errorf("calls = %+v", calls)
+	require.Len(t, calls, 1)
+	assert.Equal(t, "q", calls[0].Messages[0].Content)
+	assert.Equal(t, `{"type":"object"}`, string(calls[0].Schema))
+	if assert.NotNil(t, calls[0].Temperature) {
+		assert.InDelta(t, 0.5, *calls[0].Temperature, 0)
 	}
+	assert.Equal(t, 9, calls[0].MaxTokens)
 	calls[0].Messages[0].Content = "mutated"
-	if m.Calls()[0].Messages[0].Content != "q" {
-		t.Error("Calls returned shared state")
-	}
+	assert.Equal(t, "q", m.Calls()[0].Messages[0].Content, "Calls returned shared state")
 }
 
 func TestCancelledContext(t *testing.T) {
 	m := llmtest.New("a")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := m.Complete(ctx, ask("q")); !errors.Is(err, context.Canceled) {
-		t.Errorf("err = %v", err)
-	}
-	if m.CallCount() != 0 {
-		t.Error("cancelled call recorded")
-	}
-	if resp, err := m.Complete(context.Background(), ask("q")); err != nil || resp.Text != "a" {
-		t.Error("cancelled call used a reply")
-	}
+	_, err := m.Complete(ctx, ask("q"))
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Zero(t, m.CallCount(), "cancelled call recorded")
+	resp, err := m.Complete(context.Background(), ask("q"))
+	require.NoError(t, err, "cancelled call used a reply")
+	assert.Equal(t, "a", resp.Text, "cancelled call used a reply")
 }
 
 func TestConcurrent(t *testing.T) {
@@ -137,8 +120,7 @@ func TestConcurrent(t *testing.T) {
 	for range 100 {
 		wg.Go(func() {
 			resp, err := m.Complete(context.Background(), ask("q"))
-			if err != nil {
-				t.Error(err)
+			if !assert.NoError(t, err) {
 				return
 			}
 			mu.Lock()
@@ -148,9 +130,8 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if len(seen) != 100 || m.CallCount() != 100 {
-		t.Errorf("%d distinct replies, %d calls", len(seen), m.CallCount())
-	}
+	assert.Len(t, seen, 100, "distinct replies")
+	assert.Equal(t, 100, m.CallCount())
 }
 
 func Example() {

@@ -170,58 +170,46 @@ func checkCancelledDuring(m text2sql.Model) error {
 	defer cancel()
 	t := time.AfterFunc(50*time.Millisecond, cancel)
 	defer t.Stop()
-	start := time.Now()
-	done := make(chan error, 1)
-	go func() {
-		_, err := m.Complete(ctx, request())
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			return fmt.Errorf("complete cancelled after 50ms: error %v, want one matching context.Canceled", err)
-		}
-	case <-time.After(promptly):
-		return fmt.Errorf("complete cancelled after 50ms still running after %v", time.Since(start))
+	err, v := conformance.Within(ctx, promptly, "complete cancelled after 50ms", complete(m))
+	if v == nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("complete cancelled after 50ms: error %v, want one matching context.Canceled", err)
 	}
-	return nil
+	return v
+}
+
+// complete is one Complete of request() on m, for conformance.Within.
+func complete(m text2sql.Model) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := m.Complete(ctx, request())
+		return err
+	}
 }
 
 func checkCallerDeadline(m text2sql.Model) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := m.Complete(ctx, request())
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("complete under a 100ms deadline: error %v, want one matching context.DeadlineExceeded", err)
-		}
-		var me *text2sql.ModelError
-		if errors.As(err, &me) && me.Timeout {
-			return fmt.Errorf("the caller's deadline reported as the client's own time limit: %w", err)
-		}
-	case <-time.After(promptly):
-		return fmt.Errorf("complete under a 100ms deadline still running after %v", promptly)
+	err, v := conformance.Within(ctx, promptly, "complete under a 100ms deadline", complete(m))
+	var me *text2sql.ModelError
+	switch {
+	case v != nil:
+		return v
+	case !errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("complete under a 100ms deadline: error %v, want one matching context.DeadlineExceeded", err)
+	case errors.As(err, &me) && me.Timeout:
+		return fmt.Errorf("the caller's deadline reported as the client's own time limit: %w", err)
 	}
 	return nil
 }
 
 func checkProviderError(m text2sql.Model) error {
-	done := make(chan struct{})
 	var resp *text2sql.ModelResponse
-	var err error
-	go func() {
-		defer close(done)
-		resp, err = m.Complete(context.Background(), request())
-	}()
-	select {
-	case <-done:
-	case <-time.After(promptly):
-		return fmt.Errorf("complete of a refused request still running after %v (retried?)", promptly)
+	err, v := conformance.Within(context.Background(), promptly, "complete of a refused request", func(ctx context.Context) error {
+		var err error
+		resp, err = m.Complete(ctx, request())
+		return err
+	})
+	if v != nil {
+		return fmt.Errorf("%w (retried?)", v)
 	}
 	if err == nil {
 		return fmt.Errorf("complete of a refused request: response %+v and no error", resp)

@@ -1,17 +1,19 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/httpfake"
+	"github.com/text2sql-go/text2sql/internal/providertest"
 )
 
 const testKey = "sk-proj-TEST-SECRET-0123456789abcdef"
@@ -46,44 +48,26 @@ const serverErrorBody = `{"error": {"message": "The server had an error while pr
 
 const badKeyBody = `{"error": {"message": "Incorrect API key provided: sk-proj-********cdef. You can find your API key at https://platform.openai.com/account/api-keys.", "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}`
 
-type sleeps struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	s.d = append(s.d, d)
-	s.mu.Unlock()
-	return ctx.Err()
-}
-
-func newModel(t *testing.T, srv *httpfake.Server, opts Options) (*Model, *sleeps) {
-	t.Helper()
-	if opts.APIKey == "" {
-		opts.APIKey = testKey
-	}
-	opts.BaseURL = srv.URL + "/v1"
-	if opts.RetryBaseDelay == 0 {
-		opts.RetryBaseDelay = time.Millisecond
-	}
-	m, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &sleeps{}
-	m.client.Policy.Sleep = s.sleep
-	return m, s
-}
-
 var q = text2sql.ModelRequest{Messages: []text2sql.Message{{Role: text2sql.RoleUser, Content: "q"}}}
 
-func noKey(t *testing.T, err error) {
+// newModel builds a Model against srv's /v1 (opts.BaseURL instead, when
+// set) with a 1 ms retry base delay, and the test key unless opts has
+// one; its retry waits are recorded, not slept.
+func newModel(t *testing.T, srv *httpfake.Server, opts Options) (*Model, *providertest.Sleeps) {
 	t.Helper()
-	if err != nil && strings.Contains(err.Error(), testKey) {
-		t.Fatalf("API key leaked in error: %v", err)
-	}
+	opts.APIKey, opts.BaseURL, opts.RetryBaseDelay = cmp.Or(opts.APIKey, testKey), cmp.Or(opts.BaseURL, srv.URL+"/v1"), time.Millisecond
+	m, err := New(opts)
+	require.NoError(t, err)
+	return m, providertest.Record(&m.client.Policy)
 }
+
+// client is the Model as the shared provider tests drive it: one
+// Complete of q.
+var client = providertest.Client{Provider: "openai", Key: testKey, New: func(t *testing.T, srv *httpfake.Server, s providertest.Setup) func(context.Context) error {
+	m, _ := newModel(t, srv, Options{Timeout: s.Timeout, MaxRetries: s.MaxRetries, BaseURL: s.URL(srv.URL + "/v1")})
+	m.client.Policy.Sleep = s.Sleep
+	return func(ctx context.Context) error { _, err := m.Complete(ctx, q); return err }
+}}
 
 type chatBody struct {
 	Model    string `json:"model"`
@@ -107,9 +91,7 @@ type chatBody struct {
 func decode(t *testing.T, r httpfake.Request) chatBody {
 	t.Helper()
 	var b chatBody
-	if err := json.Unmarshal(r.Body, &b); err != nil {
-		t.Fatalf("request body: %v\n%s", err, r.Body)
-	}
+	require.NoError(t, json.Unmarshal(r.Body, &b), "request body: %s", r.Body)
 	return b
 }
 
@@ -117,64 +99,40 @@ func TestCompleteSuccess(t *testing.T) {
 	srv := httpfake.New(t, httpfake.Reply{Body: okBody})
 	m, _ := newModel(t, srv, Options{MaxTokensField: MaxCompletionTokens})
 	schema := json.RawMessage(`{"type":"object","properties":{"sql":{"type":"string"}},"required":["sql"],"additionalProperties":false}`)
-	temp := 0.0
-	resp, err := m.Complete(context.Background(), text2sql.ModelRequest{
-		System: "You write SQLite.",
-		Messages: []text2sql.Message{
-			{Role: text2sql.RoleUser, Content: "How many students?"},
-			{Role: text2sql.RoleAssistant, Content: "SELECT count(*) FROM student"},
-			{Role: text2sql.RoleUser, Content: "Only active ones."},
-		},
-		Schema:      schema,
-		Temperature: &temp,
-		MaxTokens:   300,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Text != `{"sql":"SELECT 1"}` || resp.Model != "gpt-4o-mini-2024-07-18" || resp.Usage != (text2sql.Usage{InputTokens: 1117, OutputTokens: 46}) {
-		t.Errorf("resp = %+v", resp)
-	}
+	resp, err := m.Complete(context.Background(), providertest.Conversation(schema, 0, 300))
+	require.NoError(t, err)
+	assert.Equal(t, `{"sql":"SELECT 1"}`, resp.Text)
+	assert.Equal(t, "gpt-4o-mini-2024-07-18", resp.Model)
+	assert.Equal(t, text2sql.Usage{InputTokens: 1117, OutputTokens: 46}, resp.Usage)
 	reqs := srv.Requests()
-	if len(reqs) != 1 {
-		t.Fatalf("%d requests", len(reqs))
-	}
+	require.Len(t, reqs, 1)
 	r := reqs[0]
-	if r.Method != http.MethodPost || r.Path != "/v1/chat/completions" {
-		t.Errorf("got %s %s", r.Method, r.Path)
-	}
-	if got := r.Header.Get("Authorization"); got != "Bearer "+testKey {
-		t.Errorf("Authorization = %q", got)
-	}
+	assert.Equal(t, http.MethodPost, r.Method)
+	assert.Equal(t, "/v1/chat/completions", r.Path)
+	assert.Equal(t, "Bearer "+testKey, r.Header.Get("Authorization"))
 	b := decode(t, r)
-	if b.Model != DefaultModel {
-		t.Errorf("model = %q", b.Model)
-	}
+	assert.Equal(t, DefaultModel, b.Model)
 	var roles []string
 	for _, m := range b.Messages {
 		roles = append(roles, m.Role)
 	}
-	if strings.Join(roles, ",") != "system,user,assistant,user" || b.Messages[0].Content != "You write SQLite." || b.Messages[2].Content != "SELECT count(*) FROM student" {
-		t.Errorf("messages = %+v", b.Messages)
+	require.Equal(t, []string{"system", "user", "assistant", "user"}, roles)
+	assert.Equal(t, "You write SQLite.", b.Messages[0].Content)
+	assert.Equal(t, "SELECT count(*) FROM student", b.Messages[2].Content)
+	if assert.NotNil(t, b.Temperature, "0 must be sent") {
+		assert.Zero(t, *b.Temperature)
 	}
-	if b.Temperature == nil || *b.Temperature != 0 {
-		t.Errorf("temperature = %v (0 must be sent)", b.Temperature)
+	if assert.NotNil(t, b.MaxCompletionTokens) {
+		assert.Equal(t, 300, *b.MaxCompletionTokens)
 	}
-	if b.MaxCompletionTokens == nil || *b.MaxCompletionTokens != 300 || b.MaxTokens != nil {
-		t.Errorf("max tokens = %v / %v", b.MaxCompletionTokens, b.MaxTokens)
-	}
+	assert.Nil(t, b.MaxTokens)
 	rf := b.ResponseFormat
-	if rf == nil || rf.Type != "json_schema" || rf.JSONSchema == nil || !rf.JSONSchema.Strict || rf.JSONSchema.Name == "" {
-		t.Fatalf("response_format = %s", r.Body)
-	}
-	var got, want any
-	_ = json.Unmarshal(rf.JSONSchema.Schema, &got)
-	_ = json.Unmarshal(schema, &want)
-	gb, _ := json.Marshal(got)
-	wb, _ := json.Marshal(want)
-	if string(gb) != string(wb) {
-		t.Errorf("schema = %s, want %s", gb, wb)
-	}
+	require.NotNil(t, rf, "response_format: %s", r.Body)
+	assert.Equal(t, "json_schema", rf.Type)
+	require.NotNil(t, rf.JSONSchema, "response_format: %s", r.Body)
+	assert.True(t, rf.JSONSchema.Strict)
+	assert.NotEmpty(t, rf.JSONSchema.Name)
+	assert.JSONEq(t, string(schema), string(rf.JSONSchema.Schema))
 }
 
 func TestLocalServer(t *testing.T) {
@@ -182,55 +140,47 @@ func TestLocalServer(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "env-key-must-not-be-sent")
 	srv := httpfake.New(t, httpfake.Reply{Body: ollamaBody})
 	m, err := New(Options{BaseURL: srv.URL + "/v1/", Model: "qwen2.5-coder:7b", JSONMode: JSONObject})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	resp, err := m.Complete(context.Background(), text2sql.ModelRequest{
 		System:    "sys",
 		Messages:  q.Messages,
 		Schema:    json.RawMessage(`{"type":"object"}`),
 		MaxTokens: 50,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Text != "SELECT 1" || resp.Model != "qwen2.5-coder:7b" || resp.Usage.InputTokens != 30 {
-		t.Errorf("resp = %+v", resp)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "SELECT 1", resp.Text)
+	assert.Equal(t, "qwen2.5-coder:7b", resp.Model)
+	assert.Equal(t, 30, resp.Usage.InputTokens)
 	r := srv.Requests()[0]
-	if r.Path != "/v1/chat/completions" {
-		t.Errorf("path = %s", r.Path)
-	}
-	if h := r.Header.Get("Authorization"); h != "" {
-		t.Errorf("Authorization = %q, want none", h)
-	}
+	assert.Equal(t, "/v1/chat/completions", r.Path)
+	assert.Empty(t, r.Header.Get("Authorization"))
 	b := decode(t, r)
-	if b.ResponseFormat == nil || b.ResponseFormat.Type != "json_object" {
-		t.Errorf("response_format: %s", r.Body)
+	if assert.NotNil(t, b.ResponseFormat, "response_format: %s", r.Body) {
+		assert.Equal(t, "json_object", b.ResponseFormat.Type)
 	}
-	if b.MaxTokens == nil || *b.MaxTokens != 50 || b.MaxCompletionTokens != nil {
-		t.Errorf("max tokens: %s", r.Body)
+	if assert.NotNil(t, b.MaxTokens, "max tokens: %s", r.Body) {
+		assert.Equal(t, 50, *b.MaxTokens)
 	}
-	if !strings.HasPrefix(b.Messages[0].Content, "sys\n\n") || !strings.Contains(b.Messages[0].Content, `{"type":"object"}`) {
-		t.Errorf("system = %q, want the schema appended", b.Messages[0].Content)
-	}
-	if b.Temperature != nil {
-		t.Errorf("temperature sent: %s", r.Body)
-	}
+	assert.Nil(t, b.MaxCompletionTokens)
+	assert.Regexp(t, `^sys\n\n`, b.Messages[0].Content, "the schema is appended to the system message")
+	assert.Contains(t, b.Messages[0].Content, `{"type":"object"}`)
+	assert.Nil(t, b.Temperature)
 }
 
 func TestJSONOff(t *testing.T) {
 	srv := httpfake.New(t, httpfake.Reply{Body: ollamaBody})
 	m, _ := newModel(t, srv, Options{JSONMode: JSONOff})
-	if _, err := m.Complete(context.Background(), text2sql.ModelRequest{Messages: q.Messages, Schema: json.RawMessage(`{"type":"object"}`)}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := m.Complete(context.Background(), text2sql.ModelRequest{Messages: q.Messages, Schema: json.RawMessage(`{"type":"object"}`)})
+	require.NoError(t, err)
 	b := decode(t, srv.Requests()[0])
-	if b.ResponseFormat != nil || b.Messages[0].Role != "system" || !strings.Contains(b.Messages[0].Content, "JSON Schema") {
-		t.Errorf("body = %s", srv.Requests()[0].Body)
-	}
+	assert.Nil(t, b.ResponseFormat)
+	assert.Equal(t, "system", b.Messages[0].Role)
+	assert.Contains(t, b.Messages[0].Content, "JSON Schema")
 }
 
+// The server's wait comes from retry-after-ms first, else from
+// Retry-After; the SDK's own retry header is never sent beyond its
+// initial value.
 func TestRetryAfter(t *testing.T) {
 	for _, tc := range []struct {
 		hdr  map[string]string
@@ -240,191 +190,91 @@ func TestRetryAfter(t *testing.T) {
 		{map[string]string{"Retry-After-Ms": "300", "Retry-After": "1"}, 300 * time.Millisecond},
 	} {
 		srv := httpfake.New(t, httpfake.Reply{Status: 429, Header: tc.hdr, Body: rateLimitBody}, httpfake.Reply{Body: okBody})
-		m, s := newModel(t, srv, Options{})
-		if _, err := m.Complete(context.Background(), q); err != nil {
-			t.Fatal(err)
-		}
-		if n := len(srv.Requests()); n != 2 {
-			t.Errorf("%d requests, want 2", n)
-		}
-		if len(s.d) != 1 || s.d[0] != tc.want {
-			t.Errorf("waits = %v, want [%v]", s.d, tc.want)
-		}
-		// The SDK's own retry header must not be sent with our retries
-		// beyond its initial value.
+		providertest.RetryAfter(t, client, srv, tc.want)
 		for _, r := range srv.Requests() {
-			if v := r.Header.Get("X-Stainless-Retry-Count"); v != "" && v != "0" {
-				t.Errorf("SDK retried: X-Stainless-Retry-Count = %s", v)
-			}
+			assert.Contains(t, []string{"", "0"}, r.Header.Get("X-Stainless-Retry-Count"), "SDK retried")
 		}
 	}
 }
 
-func TestServerErrorsExhausted(t *testing.T) {
-	srv := httpfake.New(t, httpfake.Reply{Status: 500, Body: serverErrorBody})
-	m, _ := newModel(t, srv, Options{MaxRetries: 2})
-	_, err := m.Complete(context.Background(), q)
-	var me *text2sql.ModelError
-	if !errors.As(err, &me) || me.Provider != "openai" || me.StatusCode != 500 || !me.Retryable || !errors.Is(err, text2sql.ErrModel) {
-		t.Fatalf("err = %v", err)
+// TestErrors: a refusal (followed by an answer the client must not ask
+// for) or an answer the client cannot use, and the ModelError it gives.
+func TestErrors(t *testing.T) {
+	refused := func(status int, body string) []httpfake.Reply {
+		return []httpfake.Reply{{Status: status, Body: body}, {Body: okBody}}
 	}
-	if !strings.Contains(me.Message, "The server had an error") {
-		t.Errorf("message = %q", me.Message)
+	answer := func(body string) []httpfake.Reply { return []httpfake.Reply{{Body: body}} }
+	reply := func(content, finish string) []httpfake.Reply {
+		return answer(`{"id":"x","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant",` + content + `},"finish_reason":"` + finish + `"}]}`)
 	}
-	if n := len(srv.Requests()); n != 3 {
-		t.Errorf("%d requests, want 3", n)
-	}
+	providertest.Errors(t, client, []providertest.Failure{
+		{Name: "5xx exhausted", Replies: []httpfake.Reply{{Status: 500, Body: serverErrorBody}}, MaxRetries: 2, Status: 500, Retryable: true, Requests: 3, Says: []string{"The server had an error"}},
+		{Name: "non-JSON 503", Replies: []httpfake.Reply{{Status: 503, Header: map[string]string{"Content-Type": "text/plain"}, Body: "upstream connect error"}}, MaxRetries: -1, Status: 503, Retryable: true, Requests: 1},
+		{Name: "400", Replies: refused(400, `{"error": {"message": "Invalid schema for response_format 'response': In context=(), 'additionalProperties' is required to be supplied and to be false.", "type": "invalid_request_error", "param": "response_format", "code": null}}`), Status: 400, Requests: 1, Says: []string{"Invalid schema"}},
+		{Name: "401", Replies: refused(401, badKeyBody), Status: 401, Requests: 1, Says: []string{"Incorrect API key"}},
+		{Name: "404", Replies: refused(404, `{"error": {"message": "model \"nope\" not found, try pulling it first", "type": "api_error", "param": null, "code": null}}`), Status: 404, Requests: 1, Says: []string{"not found"}},
+		{Name: "truncated", Replies: answer(`{"choices": [`), Status: 200, Requests: 1},
+		{Name: "not JSON", Replies: answer(`not json`), Status: 200, Requests: 1},
+		{Name: "no choices", Replies: answer(`{"choices": []}`), Status: 200, Requests: 1},
+		{Name: "choices not a list", Replies: answer(`{"choices": "x"}`), Status: 200, Requests: 1},
+		{Name: "refusal", Replies: reply(`"content":null,"refusal":"I'm sorry, I cannot assist with that request."`, "stop"), Status: 200, Requests: 1, Says: []string{"refused"}},
+		{Name: "length", Replies: reply(`"content":""`, "length"), Status: 200, Requests: 1, Says: []string{"finish reason length"}},
+		{Name: "content filter", Replies: reply(`"content":null`, "content_filter"), Status: 200, Requests: 1, Says: []string{"finish reason content_filter"}},
+	})
 }
 
-func TestNonJSONErrorBody(t *testing.T) {
+// A 5xx answer that is not JSON is retried like any other.
+func TestNonJSONErrorRetried(t *testing.T) {
 	srv := httpfake.New(t, httpfake.Reply{Status: 502, Header: map[string]string{"Content-Type": "text/html"}, Body: "<html>502 Bad Gateway</html>"}, httpfake.Reply{Body: okBody})
 	m, _ := newModel(t, srv, Options{})
 	resp, err := m.Complete(context.Background(), q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Text == "" || len(srv.Requests()) != 2 {
-		t.Errorf("resp = %+v, %d requests", resp, len(srv.Requests()))
-	}
-	srv2 := httpfake.New(t, httpfake.Reply{Status: 503, Header: map[string]string{"Content-Type": "text/plain"}, Body: "upstream connect error"})
-	m2, _ := newModel(t, srv2, Options{MaxRetries: -1})
-	_, err = m2.Complete(context.Background(), q)
-	var me *text2sql.ModelError
-	if !errors.As(err, &me) || me.StatusCode != 503 || !me.Retryable {
-		t.Errorf("err = %v", err)
-	}
-}
-
-func TestNonRetryable(t *testing.T) {
-	for _, tc := range []struct {
-		status int
-		body   string
-	}{
-		{400, `{"error": {"message": "Invalid schema for response_format 'response': In context=(), 'additionalProperties' is required to be supplied and to be false.", "type": "invalid_request_error", "param": "response_format", "code": null}}`},
-		{401, badKeyBody},
-		{404, `{"error": {"message": "model \"nope\" not found, try pulling it first", "type": "api_error", "param": null, "code": null}}`},
-	} {
-		srv := httpfake.New(t, httpfake.Reply{Status: tc.status, Body: tc.body}, httpfake.Reply{Body: okBody})
-		m, _ := newModel(t, srv, Options{})
-		_, err := m.Complete(context.Background(), q)
-		var me *text2sql.ModelError
-		if !errors.As(err, &me) || me.StatusCode != tc.status || me.Retryable || me.Message == "" {
-			t.Errorf("%d: err = %v", tc.status, err)
-		}
-		if n := len(srv.Requests()); n != 1 {
-			t.Errorf("%d: %d requests, want 1", tc.status, n)
-		}
-		noKey(t, err)
-	}
-}
-
-func TestMalformedBody(t *testing.T) {
-	for _, body := range []string{`{"choices": [`, `not json`, `{"choices": []}`, `{"choices": "x"}`} {
-		srv := httpfake.New(t, httpfake.Reply{Body: body})
-		m, _ := newModel(t, srv, Options{})
-		_, err := m.Complete(context.Background(), q)
-		var me *text2sql.ModelError
-		if !errors.As(err, &me) || me.Retryable || me.StatusCode != 200 {
-			t.Errorf("%q: err = %v", body, err)
-		}
-		if n := len(srv.Requests()); n != 1 {
-			t.Errorf("%q: %d requests", body, n)
-		}
-	}
-}
-
-func TestRefusalAndEmpty(t *testing.T) {
-	for _, tc := range []struct{ body, want string }{
-		{`{"id":"x","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I'm sorry, I cannot assist with that request."},"finish_reason":"stop"}]}`, "refused"},
-		{`{"id":"x","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"length"}]}`, "finish reason length"},
-		{`{"id":"x","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":null},"finish_reason":"content_filter"}]}`, "finish reason content_filter"},
-	} {
-		srv := httpfake.New(t, httpfake.Reply{Body: tc.body})
-		m, _ := newModel(t, srv, Options{})
-		_, err := m.Complete(context.Background(), q)
-		var me *text2sql.ModelError
-		if !errors.As(err, &me) || me.Retryable || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("err = %v, want %q", err, tc.want)
-		}
-	}
-}
-
-func TestContextDeadline(t *testing.T) {
-	srv := httpfake.New(t, httpfake.Reply{Block: true})
-	m, _ := newModel(t, srv, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := m.Complete(ctx, q)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v", err)
-	}
-	if el := time.Since(start); el > time.Second {
-		t.Errorf("took %v", el)
-	}
-	if n := len(srv.Requests()); n != 1 {
-		t.Errorf("%d requests", n)
-	}
+	require.NoError(t, err)
+	assert.NotEmpty(t, resp.Text)
+	assert.Len(t, srv.Requests(), 2)
 }
 
 func TestKeyNeverInErrors(t *testing.T) {
 	echo := `{"error": {"message": "Incorrect API key provided: ` + testKey + ` (see https://x/v1?api_key=` + testKey + `)", "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}`
-	srv := httpfake.New(t, httpfake.Reply{Status: 401, Body: echo})
-	m, _ := newModel(t, srv, Options{})
-	_, err := m.Complete(context.Background(), q)
-	if err == nil || !strings.Contains(err.Error(), "[REDACTED]") {
-		t.Fatalf("err = %v", err)
-	}
-	noKey(t, err)
-
-	srv2 := httpfake.New(t, httpfake.Reply{Body: `{"choices": "` + testKey + `"`})
-	m2, _ := newModel(t, srv2, Options{})
-	_, err = m2.Complete(context.Background(), q)
-	noKey(t, err)
-
-	srv3 := httpfake.New(t)
-	srv3.Close()
-	m3, err := New(Options{APIKey: testKey, BaseURL: srv3.URL + "/v1?key=" + testKey, MaxRetries: -1})
-	if err != nil {
-		noKey(t, err)
-		return
-	}
-	_, err = m3.Complete(context.Background(), q)
-	var me *text2sql.ModelError
-	if !errors.As(err, &me) || me.StatusCode != 0 || !me.Retryable {
-		t.Errorf("err = %v", err)
-	}
-	noKey(t, err)
+	providertest.KeyNeverInErrors(t, client, httpfake.Reply{Status: 401, Body: echo}, httpfake.Reply{Body: `{"choices": "` + testKey + `"`})
 }
 
 func TestNewErrors(t *testing.T) {
 	for _, o := range []Options{{JSONMode: "yaml"}, {MaxTokensField: "tokens"}, {BaseURL: "localhost:11434"}} {
-		if _, err := New(o); !errors.Is(err, text2sql.ErrInvalidConfig) {
-			t.Errorf("%+v: err = %v", o, err)
-		}
+		_, err := New(o)
+		assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "%+v", o)
 	}
 	m, err := New(Options{})
-	if err != nil || m.maxField != MaxCompletionTokens || m.jsonMode != JSONSchema || m.Name() != DefaultModel {
-		t.Errorf("defaults: %+v %v", m, err)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, MaxCompletionTokens, m.maxField)
+	assert.Equal(t, JSONSchema, m.jsonMode)
+	assert.Equal(t, DefaultModel, m.Name())
 	t.Setenv("OPENAI_API_KEY", testKey)
 	t.Setenv("OPENAI_BASE_URL", "http://localhost:11434/v1")
 	m, err = FromEnv(Options{})
-	if err != nil || m.maxField != MaxTokens || m.client.BaseURL != "http://localhost:11434/v1" {
-		t.Errorf("FromEnv: %v", err)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, MaxTokens, m.maxField)
+	assert.Equal(t, "http://localhost:11434/v1", m.client.BaseURL)
 }
 
 func TestConcurrent(t *testing.T) {
-	srv := httpfake.New(t, httpfake.Reply{Body: okBody})
-	m, _ := newModel(t, srv, Options{})
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			if _, err := m.Complete(context.Background(), q); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
+	providertest.Concurrent(t, client, httpfake.New(t, httpfake.Reply{Body: okBody}), 8)
+}
+
+// TestConformance runs the OpenAI model, against a local fake of the
+// API, through the Model kit.
+func TestConformance(t *testing.T) {
+	providertest.ModelKit(t, httpfake.Reply{Status: 401, Body: badKeyBody}, func(text string) string {
+		return `{"id": "chatcmpl-1", "object": "chat.completion", "created": 1733956455, "model": "gpt-4o-mini-2024-07-18",
+			"choices": [{"index": 0, "message": {"role": "assistant", "content": ` + text + `}, "finish_reason": "stop"}],
+			"usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}}`
+	}, func(srv *httpfake.Server) text2sql.Model {
+		m, _ := newModel(t, srv, Options{})
+		return m
+	})
+}
+
+// The time limit of a call (Options.Timeout), as every provider client
+// keeps it: see providertest.Timeout.
+func TestTimeout(t *testing.T) {
+	providertest.Timeout(t, client, httpfake.Reply{Status: 503, Body: serverErrorBody})
 }

@@ -1,0 +1,159 @@
+package providertest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/httpfake"
+)
+
+// Failure is one way a call fails, as Errors checks it.
+type Failure struct {
+	Name       string           // the subtest's name
+	Replies    []httpfake.Reply // the server's script (the last repeats)
+	MaxRetries int              // Setup.MaxRetries
+	Status     int              // the ModelError's StatusCode (0: no answer)
+	Retryable  bool             // its Retryable
+	Requests   int              // how many requests the call makes
+	Says       []string         // what its message holds
+}
+
+// Errors checks each failure: the call ends with a *text2sql.ModelError
+// from c's provider, matching text2sql.ErrModel, with the failure's
+// status, Retryable and words, after the failure's number of requests
+// (retry waits are recorded, not slept), its message free of the key.
+func Errors(t *testing.T, c Client, fs []Failure) {
+	for _, f := range fs {
+		t.Run(f.Name, func(t *testing.T) {
+			srv := httpfake.New(t, f.Replies...)
+			err := c.New(t, srv, Setup{MaxRetries: f.MaxRetries, Sleep: (&Sleeps{}).Sleep})(context.Background())
+			var me *text2sql.ModelError
+			require.ErrorAs(t, err, &me)
+			assert.Equal(t, c.Provider, me.Provider)
+			assert.Equal(t, f.Status, me.StatusCode)
+			assert.Equal(t, f.Retryable, me.Retryable)
+			assert.ErrorIs(t, err, text2sql.ErrModel)
+			for _, s := range f.Says {
+				assert.Contains(t, err.Error(), s)
+			}
+			assert.Len(t, srv.Requests(), f.Requests)
+			noKey(t, c.Key, err)
+		})
+	}
+}
+
+// RetryAfter checks a call against srv, which refuses the first request
+// asking for a wait and answers the second: the call succeeds after two
+// requests, having waited want once.
+func RetryAfter(t *testing.T, c Client, srv *httpfake.Server, want time.Duration) {
+	t.Helper()
+	var s Sleeps
+	require.NoError(t, c.New(t, srv, Setup{Sleep: s.Sleep})(context.Background()))
+	assert.Len(t, srv.Requests(), 2)
+	assert.Equal(t, []time.Duration{want}, s.Waits())
+}
+
+// KeyNeverInErrors checks that the key stays out of the errors of a call
+// refused with echo (an error answer quoting the key, in prose and in a
+// URL: the message says "[REDACTED]" instead), of one answered with
+// garbled (a 2xx answer the client cannot read, quoting the key), and of
+// one to a closed server through a base URL carrying the key (a
+// retryable *text2sql.ModelError without status).
+func KeyNeverInErrors(t *testing.T, c Client, echo, garbled httpfake.Reply) {
+	t.Run("echoed", func(t *testing.T) {
+		err := c.New(t, httpfake.New(t, echo), Setup{})(context.Background())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "[REDACTED]")
+		noKey(t, c.Key, err)
+	})
+	t.Run("garbled", func(t *testing.T) {
+		err := c.New(t, httpfake.New(t, garbled), Setup{})(context.Background())
+		require.Error(t, err)
+		noKey(t, c.Key, err)
+	})
+	t.Run("connection refused", func(t *testing.T) {
+		srv := httpfake.New(t)
+		srv.Close()
+		err := c.New(t, srv, Setup{MaxRetries: -1, Query: "key=" + c.Key})(context.Background())
+		var me *text2sql.ModelError
+		require.ErrorAs(t, err, &me)
+		assert.Zero(t, me.StatusCode)
+		assert.True(t, me.Retryable)
+		noKey(t, c.Key, err)
+	})
+}
+
+// Concurrent checks that one client serves n calls at once: each
+// succeeds, and the server gets n requests.
+func Concurrent(t *testing.T, c Client, srv *httpfake.Server, n int) {
+	call := c.New(t, srv, Setup{})
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() { errs[i] = call(context.Background()) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		assert.NoError(t, err, "call %d", i)
+	}
+	assert.Len(t, srv.Requests(), n)
+}
+
+// limit is the time limit the tests give the client: long enough to be
+// measured, short enough for a test.
+const limit = 300 * time.Millisecond
+
+// Timeout checks a client's time limit: a server that takes the request
+// and never answers ends the call within the limit with a
+// *text2sql.ModelError whose Timeout is set, matching text2sql.ErrModel
+// and context.DeadlineExceeded, worded "<provider>: no answer within
+// 300ms, …"; the limit covers the whole call, so a retried reply (retry,
+// e.g. the provider's 503) and a second attempt that hangs end within it
+// after two requests; and a caller's shorter deadline wins with its own
+// error, promptly, after one request, without the key.
+func Timeout(t *testing.T, c Client, retry httpfake.Reply) {
+	t.Run("never answers", func(t *testing.T) {
+		srv := httpfake.New(t, httpfake.Reply{Block: true})
+		start := time.Now()
+		err := c.New(t, srv, Setup{Timeout: limit})(context.Background())
+		el := time.Since(start)
+		var me *text2sql.ModelError
+		require.ErrorAs(t, err, &me)
+		assert.True(t, me.Timeout)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.ErrorIs(t, err, text2sql.ErrModel)
+		assert.Equal(t, c.Provider+": no answer within 300ms, the time limit of one model call (Options.Timeout)", err.Error())
+		assert.GreaterOrEqual(t, el, limit)
+		assert.Less(t, el, time.Second)
+	})
+	t.Run("covers retries", func(t *testing.T) {
+		srv := httpfake.New(t, retry, httpfake.Reply{Block: true})
+		start := time.Now()
+		err := c.New(t, srv, Setup{Timeout: limit})(context.Background())
+		var me *text2sql.ModelError
+		require.ErrorAs(t, err, &me)
+		assert.True(t, me.Timeout, "err = %v", err)
+		assert.Len(t, srv.Requests(), 2)
+		assert.Less(t, time.Since(start), time.Second)
+	})
+	t.Run("caller deadline wins", func(t *testing.T) {
+		srv := httpfake.New(t, httpfake.Reply{Block: true})
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err := c.New(t, srv, Setup{Timeout: 10 * time.Second})(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Less(t, time.Since(start), time.Second)
+		var me *text2sql.ModelError
+		assert.False(t, errors.As(err, &me) && me.Timeout, "err = %v", err)
+		assert.Len(t, srv.Requests(), 1)
+		noKey(t, c.Key, err)
+	})
+}
