@@ -244,7 +244,7 @@ func TestAskPlanJudge(t *testing.T) {
 		}
 		return `{"answerable": true, "sql": "SELECT count(*) AS n FROM instructors", "explanation": "counts"}`
 	})
-	out, errOut, code := cli(t, "ask", "--demo", "--json", "--plan", "--judge", "--provider", "openai", "--base-url", srv.URL+"/v1",
+	out, errOut, code := cli(t, "ask", "--demo", "--json", "--plan", "on", "--judge", "on", "--provider", "openai", "--base-url", srv.URL+"/v1",
 		"How many lecturers work here?")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

@@ -64,10 +64,10 @@ func (o *options) bind(root *cobra.Command) {
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "time limit per query")
 	f.DurationVar(&o.modelTime, "model-timeout", retry.DefaultTimeout, "time limit of one model call, its retries included (0: the default, 60s); a provider that does not answer in time fails the command")
 	f.IntVar(&o.maxRepairs, "max-repairs", text2sql.DefaultMaxRepairs, "repairs after a failed attempt (0: none)")
-	f.StringVar(&o.plan, "plan", "off", "plan before SQL: off, on, or hard (only for hard questions); --plan alone means on")
-	f.StringVar(&o.judge, "judge", "off", "LLM judge with staged repair: off, on, or hard; --judge alone means on")
-	f.Lookup("plan").NoOptDefVal = "on"
-	f.Lookup("judge").NoOptDefVal = "on"
+	// --plan and --judge always take a value (--plan hard or --plan=hard):
+	// with an optional value, "--judge off Q" read off as the question.
+	f.StringVar(&o.plan, "plan", "off", "plan before SQL: off, on, or hard (only for hard questions)")
+	f.StringVar(&o.judge, "judge", "off", "LLM judge with staged repair: off, on, or hard (only for hard questions)")
 	f.BoolVar(&o.noCheck, "no-check", false, "skip the deterministic checks (unknown names, other dialects' syntax) before execution")
 }
 

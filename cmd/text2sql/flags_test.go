@@ -1,0 +1,36 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// --plan and --judge take their value in both forms, and a value is never
+// read as the start of the question (it was, while the value was optional:
+// "--judge off Q" asked "off Q" with the judge on).
+func TestStageFlagForms(t *testing.T) {
+	const q = "How many students?"
+	for _, flag := range []string{"--plan", "--judge"} {
+		for _, v := range []string{"off", "on", "hard"} {
+			for _, args := range [][]string{{flag, v}, {flag + "=" + v}} {
+				out, errOut, code := cli(t, append(append([]string{"context", "--demo", "--json"}, args...), q)...)
+				require.Equal(t, 0, code, "%v: %s", args, errOut)
+				var got struct{ Question string }
+				require.NoError(t, json.Unmarshal([]byte(out), &got), args)
+				assert.Equal(t, q, got.Question, args)
+			}
+		}
+	}
+	_, errOut, code := cli(t, "ask", "--demo", "--plan", "maybe", q)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "use off, on or hard")
+	_, errOut, code = cli(t, "ask", "--demo", "--judge")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--judge")
+	// On eval, "--judge on" is the flag and its value, not a command "on".
+	_, errOut, _ = cli(t, "eval", "--judge", "on", "--help")
+	assert.NotContains(t, errOut, "unknown command")
+}
