@@ -34,3 +34,13 @@ func TestStageFlagForms(t *testing.T) {
 	_, errOut, _ = cli(t, "eval", "--judge", "on", "--help")
 	assert.NotContains(t, errOut, "unknown command")
 }
+
+// A word that names no command is a usage error, exit 2 as the README says.
+func TestUnknownCommand(t *testing.T) {
+	_, errOut, code := cli(t, "frobnicate")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `unknown command "frobnicate"`)
+	out, _, code := cli(t)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "Available Commands")
+}

@@ -68,6 +68,14 @@ func newRoot() *cobra.Command {
 	o.bind(root)
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { o.errOut = cmd.ErrOrStderr() }
 	root.AddCommand(askCmd(o), contextCmd(o), promptCmd(o), runCmd(o), evalCmd(o), serveCmd(o), mcpCmd(o), loadCmd(o), grantCmd(o))
+	// A word that names no command is a usage error (exit 2), as a bad flag is.
+	root.Args = func(_ *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return &exitErr{code: exitUsage, err: fmt.Errorf("unknown command %q (see text2sql --help)", args[0])}
+		}
+		return nil
+	}
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitErr{code: exitUsage, err: err}
 	})
