@@ -2,6 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,4 +47,29 @@ func TestUnknownCommand(t *testing.T) {
 	out, _, code := cli(t)
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "Available Commands")
+}
+
+// --base-url without --provider is an OpenAI-compatible endpoint: a
+// GEMINI_API_KEY in the environment never reaches that host.
+func TestBaseURLGetsNoGeminiKey(t *testing.T) {
+	const secret = "gemini-secret-key"
+	t.Setenv("GEMINI_API_KEY", secret)
+	t.Setenv("OPENAI_API_KEY", "")
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, fmt.Sprint(r.URL, r.Header))
+		mu.Unlock()
+		http.Error(w, `{"error":{"message":"no"}}`, http.StatusBadRequest)
+	}))
+	defer srv.Close()
+	cli(t, "ask", "--demo", "--max-repairs", "0", "--base-url", srv.URL+"/v1", "Which course has the most students?")
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, seen, "the endpoint was called")
+	for _, s := range seen {
+		assert.NotContains(t, s, secret)
+		assert.Contains(t, s, "/chat/completions")
+	}
 }

@@ -56,7 +56,7 @@ func (o *options) bind(root *cobra.Command) {
 	f.StringVar(&o.knowledge, "knowledge", "", "knowledge file (YAML or JSON): table/column notes, rules, verified examples")
 	f.BoolVar(&o.demo, "demo", false, "use the bundled demo database (a university registrar) and its knowledge file")
 	f.BoolVar(&o.json, "json", false, "print JSON (stable, documented in the README)")
-	f.StringVar(&o.provider, "provider", "", "model provider: gemini or openai (default: gemini if GEMINI_API_KEY is set, else openai if OPENAI_API_KEY or --base-url is set)")
+	f.StringVar(&o.provider, "provider", "", "model provider: gemini or openai (default: openai with --base-url, else gemini if GEMINI_API_KEY is set, else openai if OPENAI_API_KEY is set)")
 	f.StringVar(&o.model, "model", "", "model name (default: the provider's default)")
 	f.StringVar(&o.baseURL, "base-url", "", "provider base URL, e.g. http://localhost:11434/v1 for Ollama")
 	f.StringVar(&o.indexDir, "index-dir", "", "directory of the persistent vector index (default: the user cache directory)")
@@ -282,9 +282,13 @@ func (o *options) newModel(ctx context.Context) (text2sql.Model, error) {
 	provider := o.provider
 	if provider == "" {
 		switch {
+		case o.baseURL != "":
+			// A base URL is an OpenAI-compatible endpoint (Ollama, vLLM…):
+			// a GEMINI_API_KEY in the environment must not go to that host.
+			provider = "openai"
 		case os.Getenv("GEMINI_API_KEY") != "":
 			provider = "gemini"
-		case os.Getenv("OPENAI_API_KEY") != "" || o.baseURL != "":
+		case os.Getenv("OPENAI_API_KEY") != "":
 			provider = "openai"
 		default:
 			return nil, nil
