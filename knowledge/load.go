@@ -58,6 +58,9 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // it cannot be decoded (with the path, line and column), a *ValidationError
 // when items lack required fields or IDs are duplicated.
 func Load(path string) (*Base, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("knowledge: %s is a directory; give the knowledge file (.yaml, .yml or .json)", path)
+	}
 	format, err := formatOf(path)
 	if err != nil {
 		return nil, err

@@ -73,3 +73,15 @@ func TestBaseURLGetsNoGeminiKey(t *testing.T) {
 		assert.Contains(t, s, "/chat/completions")
 	}
 }
+
+// A missing database or a directory given as the knowledge file is named
+// as what it is, first.
+func TestFileErrorsNameTheFault(t *testing.T) {
+	_, errOut, code := cli(t, "context", "--db", "/nonexistent/x.sqlite", "q")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, "sqlite: database file /nonexistent/x.sqlite does not exist")
+	_, errOut, code = cli(t, "context", "--demo", "--knowledge", t.TempDir(), "q")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, "is a directory; give the knowledge file")
+	assert.NotContains(t, errOut, "unknown file extension")
+}

@@ -125,12 +125,12 @@ func Open(path string, opts Options) (*Executor, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: sqlite: database file %s does not exist", text2sql.ErrInvalidConfig, path)
+			return nil, fmt.Errorf("sqlite: database file %s does not exist (%w)", path, text2sql.ErrInvalidConfig)
 		}
 		return nil, fmt.Errorf("%w: sqlite: %v", text2sql.ErrInvalidConfig, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: sqlite: %s is not a regular file", text2sql.ErrInvalidConfig, path)
+		return nil, fmt.Errorf("sqlite: %s is not a regular file (%w)", path, text2sql.ErrInvalidConfig)
 	}
 	if opts.MaxLength == 0 {
 		opts.MaxLength = DefaultMaxLength
