@@ -30,9 +30,9 @@ func (p *parser) exprs(a, b int, sc *scope, env *cteEnv) {
 		t := p.toks[k]
 		switch {
 		case p.punct(k, "("):
-			if p.startsQuery(k+1) && !p.punct(k+1, "(") {
+			if p.startsQuery(k + 1) {
 				j := p.close(k, b)
-				p.query(k+1, j, sc, env)
+				p.subquery(k+1, j, sc, env)
 				k = j
 				continue
 			}

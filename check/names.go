@@ -5,6 +5,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/guard"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -202,32 +203,29 @@ type colRef struct {
 }
 
 type parser struct {
-	c     *Checker
-	sql   string
-	toks  []sqltext.Token
-	match []int
-	// afterParens[k] is the index of the first token at or after k that
-	// is not an opening parenthesis.
-	afterParens []int
-	fails       []*text2sql.SQLError
-	unsure      bool // the text was not understood: report no name failure
-	depth       int
-	refs        map[int]colRef // by the index of the reference's first token
-	top         *queryInfo
-	ctes        []*cteEnv
+	c    *Checker
+	sql  string
+	toks []sqltext.Token
+	tree *sqlparse.Script
+	// queries are the tree's queries by their first token (the outermost
+	// when several start there).
+	queries map[int]*sqlparse.Query
+	match   []int
+	fails   []*text2sql.SQLError
+	unsure  bool // the text was not understood: report no name failure
+	depth   int
+	refs    map[int]colRef // by the index of the reference's first token
+	top     *queryInfo
+	ctes    []*cteEnv
 	// typeDepth is the nesting of the running type inference.
 	typeDepth int
 }
 
-func newParser(c *Checker, sql string, toks []sqltext.Token) *parser {
-	p := &parser{c: c, sql: sql, toks: toks, match: make([]int, len(toks)), afterParens: make([]int, len(toks)), refs: map[int]colRef{}}
-	next := len(toks)
-	for i := len(toks) - 1; i >= 0; i-- {
-		if !(toks[i].Kind == sqltext.Punct && toks[i].Text == "(") {
-			next = i
-		}
-		p.afterParens[i] = next
-	}
+func newParser(c *Checker, sql string) *parser {
+	tree := sqlparse.Parse(sql, c.dialect)
+	toks := tree.Tokens
+	p := &parser{c: c, sql: sql, toks: toks, tree: tree, queries: map[int]*sqlparse.Query{}, match: make([]int, len(toks)), refs: map[int]colRef{}}
+	p.index(tree)
 	var stack []int
 	for i, t := range toks {
 		p.match[i] = -1
@@ -253,11 +251,38 @@ func newParser(c *Checker, sql string, toks []sqltext.Token) *parser {
 	return p
 }
 
+// queryAt returns the query that starts at token k: the tree's, or,
+// inside text the tree skipped, one parsed there on its own; nil if none.
+func (p *parser) queryAt(k int) *sqlparse.Query {
+	q := p.queries[k]
+	if q == nil {
+		if q = p.tree.QueryAt(k); q != nil {
+			p.index(q)
+		}
+	}
+	return q
+}
+
+// index adds the queries of the tree n to p.queries.
+func (p *parser) index(n sqlparse.Node) {
+	sqlparse.Inspect(n, func(n sqlparse.Node) bool {
+		if q, ok := n.(*sqlparse.Query); ok && p.queries[q.From] == nil {
+			p.queries[q.From] = q
+		}
+		return true
+	})
+}
+
 func (p *parser) run() {
 	if len(p.toks) == 0 {
 		return
 	}
-	_, p.top = p.query(0, len(p.toks), nil, nil)
+	q, ok := p.tree.Stmts[0].(*sqlparse.Query)
+	if !ok {
+		p.unsure = true
+		return
+	}
+	_, p.top = p.query(q, len(p.toks), nil, nil)
 	for _, c := range p.ctes {
 		if c.used {
 			p.fails = append(p.fails, c.fails...)
@@ -276,8 +301,8 @@ func (p *parser) word(k int, w string) bool {
 // close returns the index of the parenthesis closing the one at k, within
 // [k, end); an unbalanced one makes the parse unsure and ends at end-1.
 func (p *parser) close(k, end int) int {
-	if m := p.match[k]; m > k && m < end {
-		return m
+	if k >= 0 && k < len(p.match) && p.match[k] > k && p.match[k] < end {
+		return p.match[k]
 	}
 	p.unsure = true
 	if end-1 < k {
@@ -295,61 +320,82 @@ func (p *parser) ident(t sqltext.Token) (string, bool) {
 	return t.Ident()
 }
 
-// startsQuery reports whether the tokens at k (after any opening
-// parentheses) start a query.
+// startsQuery reports whether the token at k starts a query.
 func (p *parser) startsQuery(k int) bool {
-	if k >= 0 && k < len(p.toks) {
-		k = p.afterParens[k]
-	}
 	return p.word(k, "select") || p.word(k, "with") || p.word(k, "values")
+}
+
+func (p *parser) tok(k int) sqltext.Token {
+	if k < 0 || k >= len(p.toks) {
+		return sqltext.Token{}
+	}
+	return p.toks[k]
+}
+
+// chain reads a dotted name at k and returns its parts and the index
+// after it.
+func (p *parser) chain(k, b int) ([]string, int) {
+	n, _ := p.ident(p.toks[k])
+	parts := []string{n}
+	j := k + 1
+	for j+1 < b && p.punct(j, ".") {
+		n, ok := p.ident(p.toks[j+1])
+		if !ok {
+			break
+		}
+		parts = append(parts, n)
+		j += 2
+	}
+	return parts, j
 }
 
 func (p *parser) fail(kind text2sql.ErrorKind, msg, hint string) {
 	p.fails = append(p.fails, &text2sql.SQLError{Kind: kind, Message: msg, Hint: hint})
 }
 
-// query parses the query expression in [i, end): WITH, cores joined by
-// set operators, ORDER BY and LIMIT. parent is the enclosing scope of a
-// subquery.
-func (p *parser) query(i, end int, parent *scope, env *cteEnv) (*relation, *queryInfo) {
-	if p.depth >= maxDepth || i >= end {
+// subquery checks the query the tree has at token a, a parenthesised
+// subquery of an expression that ends at the ")" at end.
+func (p *parser) subquery(a, end int, sc *scope, env *cteEnv) {
+	q := p.queryAt(a)
+	if q == nil {
+		p.unsure = true
+		return
+	}
+	p.query(q, end, sc, env)
+}
+
+// query checks the query expression q, whose text runs to token end
+// (exclusive; past q's span when the tree left tokens out): WITH, the
+// operands of its set operations, ORDER BY and LIMIT. parent is the
+// enclosing scope of a subquery.
+func (p *parser) query(q *sqlparse.Query, end int, parent *scope, env *cteEnv) (*relation, *queryInfo) {
+	if q == nil || p.depth >= maxDepth {
 		p.unsure = true
 		return openRelation(), nil
 	}
 	p.depth++
 	defer func() { p.depth-- }()
-	if p.word(i, "with") {
-		i, env = p.with(i+1, end, parent, env)
-		if i >= end {
+	if q.With != nil {
+		var ok bool
+		if env, ok = p.with(q.With, parent, env); !ok {
 			p.unsure = true
 			return openRelation(), nil
 		}
 	}
-	var cores []span
-	start := i
-	for k := i; k < end; k++ {
-		if p.punct(k, "(") {
-			k = p.close(k, end)
-			continue
-		}
-		t := p.toks[k]
-		if t.Kind == sqltext.Word && setOperators[strings.ToLower(t.Text)] {
-			cores = append(cores, span{start, k})
-			if p.word(k+1, "all") || p.word(k+1, "distinct") {
-				k++
-			}
-			start = k + 1
-		}
-	}
-	cores = append(cores, span{start, end})
-	qi := &queryInfo{compound: len(cores) > 1}
+	ops := operands(q.Body, nil)
+	qi := &queryInfo{compound: len(ops) > 1}
 	var rel *relation
-	for n, c := range cores {
-		if c.b <= c.a {
-			p.unsure = true
+	for n, op := range ops {
+		if op.Extent().From == op.Extent().To {
+			p.unsure = true // an operand is missing: SELECT … UNION
 			continue
 		}
-		r, b := p.core(c.a, c.b, parent, env, len(cores) > 1 && n == len(cores)-1)
+		last := n == len(ops)-1
+		coreEnd := end
+		if !last {
+			coreEnd = p.operatorAt(ops[n+1].Extent().From)
+		}
+		r, b := p.core(op, q, coreEnd, last, parent, env, len(ops) > 1 && last)
 		if n == 0 {
 			rel = r
 		}
@@ -361,40 +407,38 @@ func (p *parser) query(i, end int, parent *scope, env *cteEnv) (*relation, *quer
 	return rel, qi
 }
 
-// with parses the common table expressions after WITH and returns the
-// index after them and the environment that sees them.
-func (p *parser) with(k, end int, parent *scope, env *cteEnv) (int, *cteEnv) {
-	if p.word(k, "recursive") {
-		k++
+// operands appends the operands of the set operations of b, left to
+// right.
+func operands(b sqlparse.QueryBody, out []sqlparse.QueryBody) []sqlparse.QueryBody {
+	if s, ok := b.(*sqlparse.SetOp); ok {
+		return operands(s.Right, operands(s.Left, out))
 	}
-	for k < end {
-		name, ok := p.ident(p.toks[k])
-		if !ok {
-			p.unsure = true
-			return end, env
+	return append(out, b)
+}
+
+// operatorAt returns the index of the set operator before the operand
+// starting at token k: UNION [ALL|DISTINCT].
+func (p *parser) operatorAt(k int) int {
+	k--
+	if p.word(k, "all") || p.word(k, "distinct") {
+		k--
+	}
+	return k
+}
+
+// with checks the common table expressions of w and returns the
+// environment that sees them; ok is false when the tree did not
+// understand them.
+func (p *parser) with(w *sqlparse.With, parent *scope, env *cteEnv) (*cteEnv, bool) {
+	for _, c := range w.CTEs {
+		name, ok := p.name(c.Name)
+		if !ok || c.Query == nil || c.Query.From < 2 || !(p.word(c.Query.From-2, "as") || p.word(c.Query.From-2, "materialized")) {
+			return env, false
 		}
-		k++
 		self := openRelation()
-		hasCols := false
-		if p.punct(k, "(") {
-			j := p.close(k, end)
-			self = &relation{cols: p.firstIdents(k+1, j)}
-			hasCols = true
-			k = j + 1
+		if c.Columns != nil {
+			self = &relation{cols: p.names(c.Columns)}
 		}
-		if !p.word(k, "as") {
-			p.unsure = true
-			return end, env
-		}
-		k++
-		for p.word(k, "not") || p.word(k, "materialized") {
-			k++
-		}
-		if !p.punct(k, "(") {
-			p.unsure = true
-			return end, env
-		}
-		j := p.close(k, end)
 		env = &cteEnv{parent: env, name: name, rel: self}
 		p.ctes = append(p.ctes, env)
 		bodyParent := parent
@@ -404,190 +448,175 @@ func (p *parser) with(k, end int, parent *scope, env *cteEnv) (int, *cteEnv) {
 			bodyParent = &scope{parent: parent, open: true}
 		}
 		mark := len(p.fails)
-		rel, _ := p.query(k+1, j, bodyParent, env)
+		rel, _ := p.query(c.Query, p.close(c.Query.From-1, len(p.toks)), bodyParent, env)
 		if p.c.dialect != text2sql.DialectPostgres {
 			env.fails = append(env.fails, p.fails[mark:]...)
 			p.fails = p.fails[:mark]
 		}
-		if !hasCols {
+		if c.Columns == nil {
 			*self = *rel
 		}
-		k = j + 1
-		// PostgreSQL SEARCH … SET x / CYCLE … SET y USING z: skip to the comma.
-		for k < end && !p.punct(k, ",") && (p.word(k, "search") || p.word(k, "cycle") || k > j+1) {
-			if p.punct(k, "(") {
-				k = p.close(k, end)
-			}
-			if p.word(k, "select") || p.word(k, "with") || p.word(k, "values") {
-				break
-			}
-			k++
-		}
-		if p.punct(k, ",") {
-			k++
-			continue
-		}
-		break
 	}
-	return k, env
+	if len(w.CTEs) == 0 {
+		return env, false
+	}
+	return env, true
 }
 
-// selectItems returns the items of the select list of the core starting
-// at the SELECT at a, and the positions of its depth-0 clause keywords.
-func (p *parser) selectItems(a, b int) ([]span, map[string]int) {
-	k := a + 1
-modifiers:
-	for k < b {
-		t := p.toks[k]
-		switch {
-		case t.Is("distinct") && p.word(k+1, "on") && p.punct(k+2, "("):
-			k = p.close(k+2, b) + 1
-		case t.Is("top") && k+1 < b && (p.toks[k+1].Kind == sqltext.Number || p.punct(k+1, "(")):
-			if p.punct(k+1, "(") {
-				k = p.close(k+1, b) + 1
-			} else {
-				k += 2
-			}
-			if p.word(k, "percent") {
-				k++
-			}
-			if p.word(k, "with") && p.word(k+1, "ties") {
-				k += 2
-			}
-		case t.Kind == sqltext.Word && selectModifiers[strings.ToLower(t.Text)]:
-			k++
-		default:
-			break modifiers
-		}
+// name returns the name an identifier node gives, as ident reads its
+// token.
+func (p *parser) name(id *sqlparse.Ident) (string, bool) {
+	if id == nil || id.To != id.From+1 {
+		return "", false
 	}
-	clauses := p.clauses(k, b)
-	end := b
-	for _, pos := range clauses {
-		end = min(end, pos)
-	}
-	var items []span
-	start := k
-	for j := k; j < end; j++ {
-		if p.punct(j, "(") {
-			j = p.close(j, end)
-			continue
-		}
-		if p.punct(j, ",") {
-			items = append(items, span{start, j})
-			start = j + 1
-		}
-	}
-	if end > start {
-		items = append(items, span{start, end})
-	}
-	return items, clauses
+	return p.ident(p.toks[id.From])
 }
 
-// clauses finds the clause keywords of a core at depth 0 in [k, b).
-func (p *parser) clauses(k, b int) map[string]int {
-	out := map[string]int{}
-	for ; k < b; k++ {
-		if p.punct(k, "(") {
-			k = p.close(k, b)
-			continue
-		}
-		t := p.toks[k]
-		if t.Kind != sqltext.Word {
-			continue
-		}
-		w := strings.ToLower(t.Text)
-		if !clauseWords[w] || p.punct(k-1, ".") || p.punct(k+1, ".") {
-			continue
-		}
-		switch w {
-		case "from":
-			if p.word(k-1, "distinct") { // IS [NOT] DISTINCT FROM
-				continue
-			}
-		case "group", "order":
-			if !p.word(k+1, "by") {
-				continue
-			}
-		case "window":
-			if _, ok := p.ident(p.tok(k + 1)); !ok || !p.word(k+2, "as") {
-				continue
-			}
-		case "fetch":
-			if !p.word(k+1, "first") && !p.word(k+1, "next") {
-				continue
-			}
-		case "for":
-			if !(p.word(k+1, "update") || p.word(k+1, "share") || p.word(k+1, "no") || p.word(k+1, "key") ||
-				p.word(k+1, "read") || p.word(k+1, "xml") || p.word(k+1, "json")) {
-				continue
-			}
-		}
-		if _, dup := out[w]; !dup {
-			out[w] = k
+// names returns the names of a column list, leaving out what is not a
+// name.
+func (p *parser) names(ids []*sqlparse.Ident) []string {
+	var out []string
+	for _, id := range ids {
+		if n, ok := p.name(id); ok {
+			out = append(out, n)
 		}
 	}
 	return out
 }
 
-func (p *parser) tok(k int) sqltext.Token {
-	if k < 0 || k >= len(p.toks) {
-		return sqltext.Token{}
+// clauseEnds are the token positions where the clauses of one SELECT
+// core start (their keywords), sorted; a clause runs to the next one.
+type clauseEnds []int
+
+// end returns the end of the clause starting at k: the next clause
+// keyword after k, or end.
+func (c clauseEnds) end(k, end int) int {
+	for _, q := range c {
+		if q > k && q < end {
+			end = q
+		}
 	}
-	return p.toks[k]
+	return end
 }
 
-// core parses one core of a compound query in [a, b). tail is set on the
-// last core of a compound, whose ORDER BY and LIMIT belong to the whole.
-func (p *parser) core(a, b int, parent *scope, env *cteEnv, tail bool) (*relation, *block) {
-	switch {
-	case p.punct(a, "("):
-		j := p.close(a, b)
-		rel, _ := p.query(a+1, j, parent, env)
-		if j+1 < b {
-			p.exprs(j+1, b, &scope{parent: parent, open: true}, env)
+// core checks one operand of a query, whose text runs to token end. q is
+// the query it belongs to; last is set on its last operand, which gets
+// the query's ORDER BY and LIMIT, and tail when that operand is the last
+// of a compound, whose ORDER BY and LIMIT belong to the whole.
+func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bool, parent *scope, env *cteEnv, tail bool) (*relation, *block) {
+	var sel *sqlparse.Select
+	switch v := op.(type) {
+	case *sqlparse.ParenQuery:
+		j := p.close(v.From, end)
+		rel, _ := p.query(v.Query, j, parent, env)
+		if j+1 < end {
+			p.exprs(j+1, end, &scope{parent: parent, open: true}, env)
 		}
 		return rel, nil
-	case p.word(a, "values"):
-		p.exprs(a+1, b, &scope{parent: parent}, env)
+	case *sqlparse.Values:
+		p.exprs(v.From+1, end, &scope{parent: parent}, env)
 		return openRelation(), nil
-	case !p.word(a, "select"):
+	case *sqlparse.Select:
+		sel = v
+	default:
 		p.unsure = true
 		return openRelation(), nil
 	}
 	sc := &scope{parent: parent}
 	blk := &block{sc: sc, from: -1, where: none, group: none, having: none, limit: none}
-	items, clauses := p.selectItems(a, b)
-	for k := a + 1; k < b && (len(items) == 0 || k < items[0].a); k++ {
-		if p.word(k, "distinct") {
-			blk.distinct = true
+	blk.distinct = sel.Distinct && p.word(sel.Span.From+1, "distinct")
+	// The clause keywords, to bound the text each clause runs over.
+	var kws clauseEnds
+	if len(sel.From) > 0 {
+		blk.from = sel.From[0].Extent().From - 1
+		kws = append(kws, blk.from)
+	}
+	if sel.Where != nil {
+		kws = append(kws, sel.Where.Extent().From-1)
+	}
+	group := -1
+	if len(sel.GroupBy) > 0 {
+		group = sel.GroupBy[0].Extent().From - 2
+		if p.word(group+1, "all") {
+			group--
 		}
-		if p.word(k, "on") && p.punct(k+1, "(") && p.word(k-1, "distinct") {
-			j := p.close(k+1, b)
-			defer p.exprs(k+2, j, sc, env)
+		kws = append(kws, group)
+	}
+	if sel.Having != nil {
+		kws = append(kws, sel.Having.Extent().From-1)
+	}
+	window := -1
+	if len(sel.Windows) > 0 {
+		window = sel.Windows[0].From - 1
+		kws = append(kws, window)
+	}
+	var order []*sqlparse.OrderTerm
+	var limit *sqlparse.Limit
+	var lock *sqlparse.Lock
+	if last {
+		order, limit, lock = q.OrderBy, q.Limit, q.Lock
+	}
+	if len(order) > 0 {
+		kws = append(kws, order[0].From-2)
+	}
+	limitKw, offsetKw, fetchKw := -1, -1, -1
+	if limit != nil {
+		for k := limit.From; k < limit.To; k = p.skipParens(k, limit.To) {
+			switch {
+			case p.word(k, "limit") && limitKw < 0:
+				limitKw = k
+			case p.word(k, "offset") && offsetKw < 0:
+				offsetKw = k
+			case p.word(k, "fetch") && fetchKw < 0:
+				fetchKw = k
+			default:
+				continue
+			}
+			kws = append(kws, k)
 		}
 	}
-	// Clause spans: each runs to the next clause keyword.
-	spanOf := func(w string, skip int) span {
-		pos, ok := clauses[w]
-		if !ok {
+	if lock != nil && p.word(lock.From, "for") {
+		kws = append(kws, lock.From)
+	}
+	region := func(kw, skip int) span {
+		if kw < 0 {
 			return none
 		}
-		end := b
-		for _, q := range clauses {
-			if q > pos && q < end {
-				end = q
-			}
-		}
-		return span{pos + skip, end}
+		return span{kw + skip, kws.end(kw, end)}
+	}
+	var distinctOn span
+	if p.word(sel.Span.From+1, "distinct") && p.word(sel.Span.From+2, "on") && p.punct(sel.Span.From+3, "(") {
+		distinctOn = span{sel.Span.From + 4, p.close(sel.Span.From+3, end)}
 	}
 	var ons []span
-	from := spanOf("from", 1)
-	if from.a >= 0 {
-		blk.from = from.a - 1
-		w := &fromWork{}
-		p.fromList(from.a, from.b, sc, env, w)
-		for _, d := range w.derived {
-			rel, _ := p.query(d.a, d.b, sc, env)
+	if len(sel.From) > 0 {
+		fw := &fromWalk{sc: sc, env: env, w: &fromWork{}}
+		fromEnd := kws.end(blk.from, end)
+		for _, e := range sel.Errors {
+			if e.From > blk.from && e.From < fromEnd {
+				fw.errs = append(fw.errs, e)
+			}
+		}
+		for i, t := range sel.From {
+			if i > 0 && !p.punct(t.Extent().From-1, ",") {
+				sc.open = true
+				break
+			}
+			p.tableExpr(t, fw)
+			if fw.stopped {
+				break
+			}
+		}
+		if !fw.stopped && len(fw.errs) > 0 {
+			sc.open = true
+		}
+		if n := fw.lastOn; !fw.stopped && n > 0 && fw.w.exprs[n-1].b < fromEnd {
+			// The last ON condition runs to the end of the FROM clause: what
+			// the tree did not read as part of it is, as written.
+			fw.w.exprs[n-1].b = fromEnd
+		}
+		for _, d := range fw.w.derived {
+			rel, _ := p.query(d.q, d.end, sc, env)
 			if d.src.colList != nil {
 				d.src.cols = append(append([]string(nil), d.src.colList...), rel.cols...)
 			} else {
@@ -596,22 +625,14 @@ func (p *parser) core(a, b int, parent *scope, env *cteEnv, tail bool) (*relatio
 			d.src.open = rel.open
 			d.src.pending = false
 		}
-		blk.ons = w.exprs
-		ons = w.exprs
+		blk.ons = fw.w.exprs
+		ons = fw.w.exprs
 	}
-	for _, it := range items {
-		blk.items = append(blk.items, p.item(it))
-	}
-	win := spanOf("window", 1)
-	if win.ok() {
-		for k := win.a; k < win.b; k++ {
-			if p.punct(k, "(") {
-				k = p.close(k, win.b)
-				continue
-			}
-			if n, ok := p.ident(p.toks[k]); ok && p.word(k+1, "as") {
-				sc.aliases = append(sc.aliases, n)
-			}
+	blk.items = p.items(sel, kws.end(sel.Span.From, end))
+	win := region(window, 1)
+	for _, wd := range sel.Windows {
+		if n, ok := p.name(wd.Name); ok && p.word(wd.Name.To, "as") {
+			sc.aliases = append(sc.aliases, n)
 		}
 	}
 	// The select list cannot name its own aliases; the other clauses (and,
@@ -633,10 +654,20 @@ func (p *parser) core(a, b int, parent *scope, env *cteEnv, tail bool) (*relatio
 	for _, e := range ons {
 		p.exprs(e.a, e.b, sc, env)
 	}
-	blk.where = spanOf("where", 1)
-	blk.group = spanOf("group", 2)
-	blk.having = spanOf("having", 1)
-	for _, s := range []span{blk.where, blk.group, blk.having, win, spanOf("qualify", 1), spanOf("for", 1)} {
+	if sel.Where != nil {
+		blk.where = region(sel.Where.Extent().From-1, 1)
+	}
+	if group >= 0 {
+		blk.group = region(group, sel.GroupBy[0].Extent().From-group)
+	}
+	if sel.Having != nil {
+		blk.having = region(sel.Having.Extent().From-1, 1)
+	}
+	lockSpan := none
+	if lock != nil && p.word(lock.From, "for") {
+		lockSpan = region(lock.From, 1)
+	}
+	for _, s := range []span{blk.where, blk.group, blk.having, win, lockSpan} {
 		if s.ok() {
 			p.exprs(s.a, s.b, sc, env)
 		}
@@ -645,25 +676,22 @@ func (p *parser) core(a, b int, parent *scope, env *cteEnv, tail bool) (*relatio
 	if tail {
 		tailScope = &scope{parent: sc, open: true}
 	}
-	order := spanOf("order", 2)
-	if order.ok() {
-		p.exprs(order.a, order.b, tailScope, env)
-		blk.order = p.orderKeys(order)
+	if len(order) > 0 {
+		o := region(order[0].From-2, 2)
+		p.exprs(o.a, o.b, tailScope, env)
+		for _, t := range order {
+			blk.order = append(blk.order, keyOf(t))
+		}
 	}
-	blk.limit = spanOf("limit", 1)
-	off := spanOf("offset", 1)
-	blk.offset = off.a >= 0
-	for _, s := range []span{blk.limit, off, spanOf("fetch", 1)} {
+	blk.limit = region(limitKw, 1)
+	blk.offset = offsetKw >= 0 || limit != nil && limit.Comma
+	for _, s := range []span{blk.limit, region(offsetKw, 1), region(fetchKw, 1)} {
 		if s.ok() {
 			p.exprs(s.a, s.b, tailScope, env)
 		}
 	}
-	if blk.limit.ok() {
-		for k := blk.limit.a; k < blk.limit.b; k++ {
-			if p.punct(k, ",") {
-				blk.offset = true
-			}
-		}
+	if distinctOn.ok() {
+		p.exprs(distinctOn.a, distinctOn.b, sc, env)
 	}
 
 	rel := &relation{}
@@ -693,42 +721,27 @@ func (p *parser) core(a, b int, parent *scope, env *cteEnv, tail bool) (*relatio
 	return rel, blk
 }
 
-// orderKeys splits an ORDER BY list into its terms.
-func (p *parser) orderKeys(s span) []orderKey {
-	var keys []orderKey
-	start := s.a
-	add := func(end int) {
-		k := orderKey{expr: span{start, end}}
-		for k.expr.b > k.expr.a {
-			last := p.toks[k.expr.b-1]
-			switch {
-			case last.Is("asc"):
-			case last.Is("desc"):
-				k.desc = true
-			case (last.Is("first") || last.Is("last")) && p.word(k.expr.b-2, "nulls"):
-				k.nulls = true
-				k.expr.b--
-			case p.word(k.expr.b-2, "collate"):
-				k.expr.b--
-			default:
-				keys = append(keys, k)
-				return
-			}
-			k.expr.b--
-		}
+// skipParens returns the index after the token at k, or after the
+// parenthesis it opens.
+func (p *parser) skipParens(k, end int) int {
+	if p.punct(k, "(") {
+		return p.close(k, end) + 1
 	}
-	for k := s.a; k < s.b; k++ {
-		if p.punct(k, "(") {
-			k = p.close(k, s.b)
-			continue
+	return k + 1
+}
+
+// keyOf is the ORDER BY key t, without its COLLATE.
+func keyOf(t *sqlparse.OrderTerm) orderKey {
+	x := t.Expr
+	for {
+		c, ok := x.(*sqlparse.Collate)
+		if !ok {
+			break
 		}
-		if p.punct(k, ",") {
-			add(k)
-			start = k + 1
-		}
+		x = c.X
 	}
-	add(s.b)
-	return keys
+	e := x.Extent()
+	return orderKey{expr: span{e.From, e.To}, desc: t.Desc, nulls: t.Nulls != ""}
 }
 
 // operatorWords are words after which an expression continues: a word
@@ -738,9 +751,47 @@ when then else distinct as select by on over filter from where having div mod xo
 all any some exists cast with within join left right inner outer cross natural full group order limit offset
 union except intersect values set into top`)
 
-// item reads one select-list item: star, qualified star, or an expression
-// with its alias and output name.
-func (p *parser) item(it span) itemInfo {
+// items reads the select list of sel, which runs from its first item to
+// listEnd: the items the tree parsed and, where it skipped text, the
+// text up to the next comma at depth 0 as one item.
+func (p *parser) items(sel *sqlparse.Select, listEnd int) []itemInfo {
+	if len(sel.Items) == 0 {
+		return nil
+	}
+	byFrom := map[int]*sqlparse.SelectItem{}
+	for _, it := range sel.Items {
+		byFrom[it.From] = it
+	}
+	var out []itemInfo
+	start := sel.Items[0].From
+	add := func(end int) {
+		if end <= start {
+			return
+		}
+		if it := byFrom[start]; it != nil && it.To == end {
+			out = append(out, p.item(it))
+		} else {
+			out = append(out, p.looseItem(span{start, end}))
+		}
+	}
+	for k := start; k < listEnd; k++ {
+		if p.punct(k, "(") {
+			k = p.close(k, listEnd)
+			continue
+		}
+		if p.punct(k, ",") {
+			add(k)
+			start = k + 1
+		}
+	}
+	add(listEnd)
+	return out
+}
+
+// looseItem reads, by its tokens, a select-list item where the tree
+// skipped text: star, qualified star, or an expression with its alias
+// and output name.
+func (p *parser) looseItem(it span) itemInfo {
 	a, b := it.a, it.b
 	info := itemInfo{expr: it}
 	if b-a == 1 && p.punct(a, "*") {
@@ -801,6 +852,58 @@ func (p *parser) item(it span) itemInfo {
 	return info
 }
 
+// item reads one select-list item: star, qualified star, or an expression
+// with its alias and output name.
+func (p *parser) item(it *sqlparse.SelectItem) itemInfo {
+	info := itemInfo{expr: span{it.From, it.To}}
+	if st, ok := it.Expr.(*sqlparse.Star); ok && it.Alias == nil {
+		if st.Table == nil {
+			info.star = true
+			return info
+		}
+		var parts []string
+		for _, id := range st.Table {
+			n, ok := p.name(id)
+			if !ok {
+				return info
+			}
+			parts = append(parts, n)
+		}
+		info.starQual = parts
+		return info
+	}
+	if a := it.Alias; a != nil && a.To == it.To && a.To == a.From+1 {
+		last := p.toks[a.From]
+		if p.word(a.From-1, "as") {
+			if n, ok := p.aliasName(last); ok && a.From-1 > it.From {
+				info.alias, info.expr = n, span{it.From, a.From - 1}
+			}
+		} else if !(last.Kind == sqltext.Word && reservedAfterOperand[strings.ToLower(last.Text)]) {
+			if n, ok := p.ident(last); ok && p.operandEnd(a.From-1) {
+				info.alias, info.expr = n, span{it.From, a.From}
+			}
+		}
+	}
+	if info.alias != "" {
+		info.name = info.alias
+		return info
+	}
+	// A bare or qualified column names its output.
+	var parts []*sqlparse.Ident
+	switch x := it.Expr.(type) {
+	case *sqlparse.Ident:
+		parts = []*sqlparse.Ident{x}
+	case *sqlparse.ColumnRef:
+		parts = x.Parts
+	}
+	if e := it.Expr.Extent(); parts != nil && e.From == info.expr.a && e.To == info.expr.b {
+		if n, ok := p.name(parts[len(parts)-1]); ok && n != "" {
+			info.name = n
+		}
+	}
+	return info
+}
+
 // aliasName returns the name an alias token gives (identifiers, and
 // strings, which SQLite and MySQL accept after AS).
 func (p *parser) aliasName(t sqltext.Token) (string, bool) {
@@ -824,30 +927,6 @@ func (p *parser) operandEnd(k int) bool {
 	return false
 }
 
-// firstIdents returns the first identifier of each comma-separated group
-// in [a, b): a column list, with or without types.
-func (p *parser) firstIdents(a, b int) []string {
-	var out []string
-	want := true
-	for k := a; k < b; k++ {
-		if p.punct(k, "(") {
-			k = p.close(k, b)
-			continue
-		}
-		if p.punct(k, ",") {
-			want = true
-			continue
-		}
-		if want {
-			if n, ok := p.ident(p.toks[k]); ok {
-				out = append(out, n)
-			}
-			want = false
-		}
-	}
-	return out
-}
-
 // fromWork is what a FROM clause leaves to check once all its sources are
 // known: subqueries, and ON, USING and function-argument expressions.
 type fromWork struct {
@@ -856,198 +935,143 @@ type fromWork struct {
 }
 
 type derivedItem struct {
-	a, b int
-	src  *source
+	q   *sqlparse.Query
+	end int // the ")" closing the subquery
+	src *source
 }
 
-// fromList reads the FROM items in [a, b) into sc.
-func (p *parser) fromList(a, b int, sc *scope, env *cteEnv, w *fromWork) {
-	k := a
-	for k < b {
-		for p.word(k, "lateral") || p.word(k, "only") {
-			k++
-		}
-		if k >= b {
-			sc.open = true
+// fromWalk is the state of reading one FROM clause.
+type fromWalk struct {
+	sc  *scope
+	env *cteEnv
+	w   *fromWork
+	// errs are the first tokens of the text the tree skipped in the FROM
+	// clause; reading stops (and the scope opens) at the first.
+	errs    []*sqlparse.Error
+	stopped bool
+	// lastOn is 1 + the index in w.exprs of the ON condition read last,
+	// 0 when something else was read after it.
+	lastOn int
+}
+
+// stopBefore opens the scope and stops the walk when the tree skipped
+// text before token k.
+func (fw *fromWalk) stopBefore(k int) bool {
+	if !fw.stopped && len(fw.errs) > 0 && fw.errs[0].From < k {
+		fw.stopped = true
+		fw.sc.open = true
+	}
+	return fw.stopped
+}
+
+// tableExpr reads the FROM item t into fw.sc.
+func (p *parser) tableExpr(t sqlparse.TableExpr, fw *fromWalk) {
+	if fw.stopBefore(t.Extent().From) {
+		return
+	}
+	sc := fw.sc
+	if _, ok := t.(*sqlparse.Join); !ok {
+		defer func() { fw.lastOn = 0 }()
+	}
+	switch t := t.(type) {
+	case *sqlparse.Join:
+		p.tableExpr(t.Left, fw)
+		if fw.stopped || fw.stopBefore(t.Right.Extent().From) {
 			return
 		}
-		t := p.toks[k]
-		var src *source
-		if p.punct(k, "(") {
-			j := p.close(k, b)
-			if p.startsQuery(k + 1) {
-				src = &source{open: true, derived: true, pending: true}
-				w.derived = append(w.derived, derivedItem{k + 1, j, src})
-			} else {
-				p.fromList(k+1, j, sc, env, w)
-				src = &source{open: true}
+		p.tableExpr(t.Right, fw)
+		if fw.stopped {
+			return
+		}
+		switch {
+		case t.On != nil:
+			e := t.On.Extent()
+			if fw.stopBefore(e.From) {
+				return
 			}
-			k = p.alias(j+1, b, src)
-			if src.derived || src.alias != "" {
-				sc.sources = append(sc.sources, src)
+			end := e.To
+			if len(fw.errs) > 0 && fw.errs[0].From == end {
+				// Text the tree skipped after the condition: part of it, as
+				// written.
+				end = fw.errs[0].To
+				fw.errs = fw.errs[1:]
 			}
-		} else if _, ok := p.ident(t); ok && !(t.Kind == sqltext.Word && notAlias[strings.ToLower(t.Text)]) {
-			parts, j := p.chain(k, b)
-			if p.punct(j, "(") {
-				cj := p.close(j, b)
-				w.exprs = append(w.exprs, span{j + 1, cj})
-				src = &source{open: true, name: parts[len(parts)-1]}
-				k = p.alias(cj+1, b, src)
-				if src.colList != nil {
-					src.cols, src.open = src.colList, false
-				}
-			} else {
-				src = p.tableSource(parts, env)
-				k = p.alias(j, b, src)
-				if src.colList != nil {
-					src.cols = append(append([]string(nil), src.colList...), src.cols...)
-				}
+			fw.w.exprs = append(fw.w.exprs, span{e.From, end})
+			fw.lastOn = len(fw.w.exprs)
+		case t.Using != nil:
+			fw.w.exprs = append(fw.w.exprs, span{t.Using[0].From, t.Using[len(t.Using)-1].To})
+			fw.lastOn = 0
+		}
+	case *sqlparse.TableName:
+		var parts []string
+		for _, id := range t.Parts {
+			n, ok := p.name(id)
+			if !ok || len(parts) == 0 && p.toks[id.From].Kind == sqltext.Word && notAlias[strings.ToLower(n)] {
+				// A string or a keyword where the table's name should be.
+				sc.open = true
+				fw.stopped = true
+				return
 			}
+			parts = append(parts, n)
+		}
+		src := p.tableSource(parts, fw.env)
+		p.tableAlias(src, t.Alias, t.Columns)
+		if src.colList != nil {
+			src.cols = append(append([]string(nil), src.colList...), src.cols...)
+		}
+		sc.sources = append(sc.sources, src)
+	case *sqlparse.TableFunc:
+		c := t.Call
+		open := c.Name[len(c.Name)-1].To
+		fw.w.exprs = append(fw.w.exprs, span{open + 1, p.close(open, len(p.toks))})
+		n, _ := p.name(c.Name[len(c.Name)-1])
+		src := &source{open: true, name: n}
+		p.tableAlias(src, t.Alias, t.Columns)
+		if src.colList != nil {
+			src.cols, src.open = src.colList, false
+		}
+		sc.sources = append(sc.sources, src)
+	case *sqlparse.DerivedTable:
+		open := t.From
+		if t.Lateral {
+			open++
+		}
+		src := &source{open: true, derived: true, pending: true}
+		fw.w.derived = append(fw.w.derived, derivedItem{t.Query, p.close(open, len(p.toks)), src})
+		p.tableAlias(src, t.Alias, t.Columns)
+		sc.sources = append(sc.sources, src)
+	case *sqlparse.ParenTable:
+		p.tableExpr(t.Table, fw)
+		src := &source{open: true}
+		p.tableAlias(src, t.Alias, nil)
+		if src.alias != "" {
 			sc.sources = append(sc.sources, src)
-		} else {
-			sc.open = true
-			return
 		}
-		k = p.skipTableHints(k, b)
-		switch {
-		case p.word(k, "on"):
-			e := p.onEnd(k+1, b)
-			w.exprs = append(w.exprs, span{k + 1, e})
-			k = e
-		case p.word(k, "using") && p.punct(k+1, "("):
-			j := p.close(k+1, b)
-			w.exprs = append(w.exprs, span{k + 2, j})
-			k = j + 1
-		}
-		if k >= b {
-			return
-		}
-		if p.punct(k, ",") {
-			k++
-			continue
-		}
-		j := k
-		for j < b && p.joinWord(j) {
-			j++
-		}
-		if j == k || !(p.word(j-1, "join") || p.word(j-1, "straight_join") || p.word(j-1, "apply")) {
-			sc.open = true
-			return
-		}
-		k = j
+	default:
+		sc.open = true
+		fw.stopped = true
 	}
 }
 
-// chain reads a dotted name at k and returns its parts and the index
-// after it.
-func (p *parser) chain(k, b int) ([]string, int) {
-	n, _ := p.ident(p.toks[k])
-	parts := []string{n}
-	j := k + 1
-	for j+1 < b && p.punct(j, ".") {
-		n, ok := p.ident(p.toks[j+1])
-		if !ok {
-			break
-		}
-		parts = append(parts, n)
-		j += 2
+// tableAlias gives src the alias a and its column list.
+func (p *parser) tableAlias(src *source, a *sqlparse.Ident, cols []*sqlparse.Ident) {
+	if a == nil || a.To != a.From+1 {
+		return
 	}
-	return parts, j
-}
-
-// joinWord reports whether the token at k is a word of a join operator,
-// not a function (LEFT(s, 2)) or a qualified name's part.
-func (p *parser) joinWord(k int) bool {
-	t := p.tok(k)
-	if t.Kind != sqltext.Word || !joinWords[strings.ToLower(t.Text)] || p.punct(k-1, ".") || p.punct(k+1, ".") {
-		return false
-	}
-	return !((t.Is("left") || t.Is("right")) && p.punct(k+1, "("))
-}
-
-// onEnd returns the end of an ON condition starting at k: the next join
-// keyword or comma at depth 0.
-func (p *parser) onEnd(k, b int) int {
-	for ; k < b; k++ {
-		if p.punct(k, "(") {
-			k = p.close(k, b)
-			continue
-		}
-		if p.punct(k, ",") {
-			return k
-		}
-		if p.joinWord(k) {
-			return k
-		}
-	}
-	return b
-}
-
-// alias reads an optional alias (and column list) at k for src.
-func (p *parser) alias(k, b int, src *source) int {
-	if k >= b {
-		return k
-	}
-	if p.word(k, "as") {
-		if k+1 < b {
-			if n, ok := p.aliasName(p.toks[k+1]); ok {
-				src.alias = n
-				k += 2
-			}
-		}
+	var n string
+	var ok bool
+	if p.word(a.From-1, "as") {
+		n, ok = p.aliasName(p.toks[a.From])
 	} else {
-		t := p.toks[k]
-		if n, ok := p.ident(t); ok && !(t.Kind == sqltext.Word && (notAlias[strings.ToLower(t.Text)] || joinWords[strings.ToLower(t.Text)])) {
-			src.alias = n
-			k++
-		}
+		t := p.toks[a.From]
+		n, ok = p.ident(t)
+		ok = ok && !(t.Kind == sqltext.Word && (notAlias[strings.ToLower(t.Text)] || joinWords[strings.ToLower(t.Text)]))
 	}
-	if src.alias != "" && p.punct(k, "(") && k < b {
-		j := p.close(k, b)
-		src.colList = p.firstIdents(k+1, j)
-		k = j + 1
+	if !ok {
+		return
 	}
-	return k
-}
-
-// skipTableHints skips what may follow a table in a FROM item: SQLite
-// INDEXED BY, MySQL index hints and PARTITION, TABLESAMPLE, WITH
-// ORDINALITY.
-func (p *parser) skipTableHints(k, b int) int {
-	for k < b {
-		switch {
-		case p.word(k, "indexed") && p.word(k+1, "by"):
-			k += 3
-		case p.word(k, "not") && p.word(k+1, "indexed"):
-			k += 2
-		case (p.word(k, "use") || p.word(k, "force") || p.word(k, "ignore")) && (p.word(k+1, "index") || p.word(k+1, "key")):
-			k += 2
-			if p.word(k, "for") {
-				k++
-				for k < b && p.toks[k].Kind == sqltext.Word && !p.punct(k, "(") {
-					k++
-				}
-			}
-			if p.punct(k, "(") {
-				k = p.close(k, b) + 1
-			}
-		case p.word(k, "tablesample"):
-			k += 2
-			if p.punct(k, "(") {
-				k = p.close(k, b) + 1
-			}
-			if p.word(k, "repeatable") && p.punct(k+1, "(") {
-				k = p.close(k+1, b) + 1
-			}
-		case p.word(k, "with") && p.word(k+1, "ordinality"):
-			k += 2
-		case p.word(k, "partition") && p.punct(k+1, "("):
-			k = p.close(k+1, b) + 1
-		default:
-			return k
-		}
-	}
-	return k
+	src.alias = n
+	src.colList = p.names(cols)
 }
 
 // tableSource resolves a table name of a FROM clause. An unknown table is

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
@@ -187,9 +188,11 @@ func (p *parser) factorType(a, b int) valueType {
 		return typeInt
 	case p.punct(a, "(") && p.word(a+1, "select"):
 		// A scalar subquery has the type of its one item.
-		if items, _ := p.selectItems(a+1, b-1); len(items) == 1 {
-			e := p.item(items[0]).expr
-			return p.exprType(e.a, e.b)
+		if q := p.queryAt(a + 1); q != nil {
+			if sel, ok := q.Body.(*sqlparse.Select); ok && len(sel.Items) == 1 {
+				e := p.item(sel.Items[0]).expr
+				return p.exprType(e.a, e.b)
+			}
 		}
 		return typeUnknown
 	case p.punct(a, "("):

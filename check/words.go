@@ -63,17 +63,6 @@ set qualify use force ignore partition with apply values into
 // joinWords make up a join operator.
 var joinWords = wordSet(`join inner left right full outer cross natural straight_join apply`)
 
-// clauseWords start a clause of a SELECT core at its own depth.
-var clauseWords = wordSet(`from where group having window order limit offset fetch qualify for`)
-
-// setOperators join the cores of a compound query.
-var setOperators = wordSet(`union intersect except minus`)
-
-// selectModifiers may follow SELECT before the first item (MySQL and
-// others).
-var selectModifiers = wordSet(`all distinct distinctrow high_priority straight_join sql_small_result
-sql_big_result sql_buffer_result sql_no_cache sql_cache sql_calc_found_rows`)
-
 // systemTables are tables or schemas an engine provides that a schema
 // model does not list: never reported as unknown.
 var systemTables = wordSet(`sqlite_master sqlite_schema sqlite_temp_master sqlite_temp_schema
