@@ -1,10 +1,12 @@
 package check
 
 import (
+	"sort"
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/guard"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -12,8 +14,10 @@ import (
 // castFunctions take "expr AS type": the words after AS are a type.
 var castFunctions = wordSet(`cast try_cast safe_cast`)
 
-// exprs checks the names in the expression tokens [a, b) against sc.
-// Subqueries are parsed as queries with sc as their parent scope.
+// exprs checks the names in the expression tokens [a, b) against sc:
+// the tree's expressions there (resolve), and, by their tokens, the text
+// between them — keywords, and what the tree skipped. Subqueries are
+// checked as queries with sc as their parent scope.
 func (p *parser) exprs(a, b int, sc *scope, env *cteEnv) {
 	type frame struct {
 		fn    string
@@ -27,6 +31,17 @@ func (p *parser) exprs(a, b int, sc *scope, env *cteEnv) {
 		return &stack[len(stack)-1]
 	}
 	for k := a; k < b; k++ {
+		// A name the tree ended before a ".", and AT TIME ZONE (which it
+		// reads as an alias), are read by their tokens.
+		if x := p.exprAt[k]; x != nil && x.Extent().To <= b && !isError(x) && !p.punct(x.Extent().To, ".") && !p.word(k, "at") {
+			fn := ""
+			if f := top(); f != nil {
+				fn = f.fn
+			}
+			p.resolve(x, fn, sc, env)
+			k = x.Extent().To - 1
+			continue
+		}
 		t := p.toks[k]
 		switch {
 		case p.punct(k, "("):
@@ -72,6 +87,162 @@ func (p *parser) exprs(a, b int, sc *scope, env *cteEnv) {
 			if _, ok := p.ident(t); ok {
 				k = p.reference(k, b, sc, env) - 1
 			}
+		}
+	}
+}
+
+// resolve checks the names in the tree node x against sc. fn is the
+// function x is a direct argument of (lower case; "" if none), for the
+// date-part units of unitContext.
+func (p *parser) resolve(x sqlparse.Node, fn string, sc *scope, env *cteEnv) {
+	switch v := x.(type) {
+	case *sqlparse.Ident:
+		p.nameRef(v.Span, []*sqlparse.Ident{v}, fn, sc, env)
+	case *sqlparse.ColumnRef:
+		p.nameRef(v.Span, v.Parts, fn, sc, env)
+	case *sqlparse.Star:
+		if v.Table != nil && !p.punct(v.From-1, ".") {
+			var parts []string
+			for _, id := range v.Table {
+				n, ok := p.name(id)
+				if !ok {
+					return
+				}
+				parts = append(parts, n)
+			}
+			p.resolveParts(v.From, p.toks[v.From], append(parts, "*"), sc, env)
+		}
+	case *sqlparse.Call:
+		name := strings.ToLower(v.Name[len(v.Name)-1].Name)
+		args := v.Args
+		switch {
+		case name == "convert" && len(args) > 1:
+			args = args[:1] // CONVERT(x, type), CONVERT(x USING charset)
+		case name == "against":
+			args = nil // MATCH (…) AGAINST ('text' IN … MODE)
+		}
+		cs := make([]sqlparse.Node, len(args))
+		for i, a := range args {
+			cs[i] = a
+		}
+		p.resolveAll(v, cs, name, sc, env)
+		for _, t := range v.OrderBy {
+			p.resolve(t.Expr, "", sc, env)
+		}
+		if v.Filter != nil {
+			p.resolve(v.Filter, "", sc, env)
+		}
+		if v.Over != nil {
+			p.resolve(v.Over, "", sc, env)
+		}
+	case *sqlparse.WindowSpec:
+		for _, e := range v.PartitionBy {
+			p.resolve(e, "", sc, env)
+		}
+		for _, t := range v.OrderBy {
+			p.resolve(t.Expr, "", sc, env)
+		}
+	case *sqlparse.Cast:
+		p.resolve(v.X, "", sc, env)
+	case *sqlparse.Collate:
+		p.resolve(v.X, fn, sc, env)
+	case *sqlparse.Interval:
+		if _, ok := v.Value.(*sqlparse.Ident); !ok { // INTERVAL n DAY: n is a unit's count
+			p.resolve(v.Value, "", sc, env)
+		}
+	case *sqlparse.Query:
+		p.subqueryNode(v, sc, env)
+	case *sqlparse.Error:
+		p.exprs(v.From, v.To, sc, env) // by its tokens
+	default:
+		p.resolveAll(x, sqlparse.Children(x), "", sc, env)
+	}
+}
+
+// resolveAll resolves the children cs of x in source order, with the
+// text the tree skipped inside x (as its tokens); fn is as for resolve.
+func (p *parser) resolveAll(x sqlparse.Node, cs []sqlparse.Node, fn string, sc *scope, env *cteEnv) {
+	e := x.Extent()
+	for _, o := range p.orphans {
+		if o.From < e.From || o.To > e.To {
+			continue
+		}
+		inChild := false
+		for _, c := range sqlparse.Children(x) {
+			ce := c.Extent()
+			_, query := c.(*sqlparse.Query)
+			// Text skipped after a subquery, before its ")", is the
+			// subquery's (see query).
+			if o.From >= ce.From && (o.To <= ce.To || query) {
+				inChild = true
+			}
+		}
+		if !inChild {
+			cs = append(cs, o)
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Extent().From < cs[j].Extent().From })
+	for _, c := range cs {
+		p.resolve(c, fn, sc, env)
+	}
+}
+
+func isError(x sqlparse.Node) bool {
+	_, ok := x.(*sqlparse.Error)
+	return ok
+}
+
+// subqueryNode checks the parenthesised query q of an expression.
+func (p *parser) subqueryNode(q *sqlparse.Query, sc *scope, env *cteEnv) {
+	if q == nil || !p.punct(q.From-1, "(") {
+		return
+	}
+	p.query(q, p.close(q.From-1, len(p.toks)), sc, env)
+}
+
+// nameRef resolves the (qualified) name parts spanning s, unless it is a
+// function, a named argument, a typed literal, a date-part unit or a
+// charset name.
+func (p *parser) nameRef(s sqlparse.Span, ids []*sqlparse.Ident, fn string, sc *scope, env *cteEnv) {
+	k := s.From
+	first := p.toks[k]
+	prev := p.tok(k - 1)
+	switch {
+	case prev.Kind == sqltext.Punct && prev.Text == ".", p.punct(s.To, "("):
+		return // a field of something that is not a plain name, a function
+	case prev.Is("using") || prev.Is("collate") || prev.Is("over"):
+		return // CHAR(x USING utf8mb4), a collation, a window name
+	case len(ids) == 1 && first.Kind == sqltext.Word && unitWords[strings.ToLower(first.Text)] && p.unitContext(k, fn):
+		return
+	case len(ids) == 1 && p.punct(s.To, "=") && p.punct(s.To+1, ">") && p.toks[s.To+1].Pos == p.toks[s.To].Pos+1:
+		return // a named argument: name => value
+	case len(ids) == 1 && first.Kind == sqltext.Word && p.tok(s.To).Kind == sqltext.String:
+		return // a typed literal: DATE '2024-01-01'
+	case len(ids) == 1 && first.Kind == sqltext.Word && prev.Is("interval"):
+		return
+	}
+	var parts []string
+	for _, id := range ids {
+		n, ok := p.name(id)
+		if !ok {
+			return
+		}
+		parts = append(parts, n)
+	}
+	p.resolveParts(k, first, parts, sc, env)
+}
+
+// resolveParts resolves a name of parts whose first token, at k, is
+// first.
+func (p *parser) resolveParts(k int, first sqltext.Token, parts []string, sc *scope, env *cteEnv) {
+	switch len(parts) {
+	case 1:
+		p.unqualified(parts[0], first, k, sc, env)
+	case 2:
+		p.qualified(parts[0], parts[1], k, sc, env)
+	case 3:
+		if src := sc.findQualified(parts[0], parts[1]); src != nil {
+			p.checkColumn(src, parts[0]+"."+parts[1], parts[2], k, sc)
 		}
 	}
 }
@@ -162,16 +333,7 @@ func (p *parser) reference(k, b int, sc *scope, env *cteEnv) int {
 	case len(parts) == 1 && first.Kind == sqltext.Word && p.word(k-1, "interval"):
 		return j
 	}
-	switch len(parts) {
-	case 1:
-		p.unqualified(name, first, k, sc, env)
-	case 2:
-		p.qualified(parts[0], parts[1], k, sc, env)
-	case 3:
-		if src := sc.findQualified(parts[0], parts[1]); src != nil {
-			p.checkColumn(src, parts[0]+"."+parts[1], parts[2], k, sc)
-		}
-	}
+	p.resolveParts(k, first, parts, sc, env)
 	return j
 }
 

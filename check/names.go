@@ -210,6 +210,12 @@ type parser struct {
 	// queries are the tree's queries by their first token (the outermost
 	// when several start there).
 	queries map[int]*sqlparse.Query
+	// exprAt are the tree's expressions by their first token (the
+	// outermost when several start there).
+	exprAt map[int]sqlparse.Expr
+	// orphans are the tree's errors that are no node of it: text skipped
+	// before a ")".
+	orphans []*sqlparse.Error
 	match   []int
 	fails   []*text2sql.SQLError
 	unsure  bool // the text was not understood: report no name failure
@@ -224,8 +230,20 @@ type parser struct {
 func newParser(c *Checker, sql string) *parser {
 	tree := sqlparse.Parse(sql, c.dialect)
 	toks := tree.Tokens
-	p := &parser{c: c, sql: sql, toks: toks, tree: tree, queries: map[int]*sqlparse.Query{}, match: make([]int, len(toks)), refs: map[int]colRef{}}
+	p := &parser{c: c, sql: sql, toks: toks, tree: tree, queries: map[int]*sqlparse.Query{}, exprAt: map[int]sqlparse.Expr{}, match: make([]int, len(toks)), refs: map[int]colRef{}}
 	p.index(tree)
+	inTree := map[*sqlparse.Error]bool{}
+	sqlparse.Inspect(tree, func(n sqlparse.Node) bool {
+		if e, ok := n.(*sqlparse.Error); ok {
+			inTree[e] = true
+		}
+		return true
+	})
+	for _, e := range tree.Errors {
+		if !inTree[e] && e.From < e.To {
+			p.orphans = append(p.orphans, e)
+		}
+	}
 	var stack []int
 	for i, t := range toks {
 		p.match[i] = -1
@@ -266,8 +284,18 @@ func (p *parser) queryAt(k int) *sqlparse.Query {
 // index adds the queries of the tree n to p.queries.
 func (p *parser) index(n sqlparse.Node) {
 	sqlparse.Inspect(n, func(n sqlparse.Node) bool {
-		if q, ok := n.(*sqlparse.Query); ok && p.queries[q.From] == nil {
-			p.queries[q.From] = q
+		switch v := n.(type) {
+		case *sqlparse.Query:
+			if p.queries[v.From] == nil {
+				p.queries[v.From] = v
+			}
+		case sqlparse.Expr:
+			if v.Extent().From == v.Extent().To {
+				break
+			}
+			if x := p.exprAt[v.Extent().From]; x == nil || x.Extent().To < v.Extent().To {
+				p.exprAt[v.Extent().From] = v
+			}
 		}
 		return true
 	})
