@@ -183,6 +183,7 @@ type block struct {
 	from     int // index of FROM, or -1
 	where    span
 	group    span
+	groupBy  []span // the GROUP BY expressions; the last runs to the end of the clause
 	having   span
 	order    []orderKey
 	limit    span // tokens after LIMIT up to OFFSET or the end
@@ -687,6 +688,10 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 	}
 	if group >= 0 {
 		blk.group = region(group, sel.GroupBy[0].Extent().From-group)
+		for _, g := range sel.GroupBy {
+			blk.groupBy = append(blk.groupBy, span{g.Extent().From, g.Extent().To})
+		}
+		blk.groupBy[len(blk.groupBy)-1].b = blk.group.b
 	}
 	if sel.Having != nil {
 		blk.having = region(sel.Having.Extent().From-1, 1)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -94,37 +95,16 @@ func staticWarnings(c *Checker, p *parser) []string {
 			out = append(out, w)
 		}
 	}
-	divisions := 0
+	// The warnings in the order of their operator tokens.
+	found := map[int]string{}
+	if c.dialect != text2sql.DialectMySQL {
+		p.divisions(found)
+	}
 	for k, t := range p.toks {
 		if t.Kind != sqltext.Punct {
 			continue
 		}
 		switch t.Text {
-		case "/":
-			if c.dialect == text2sql.DialectMySQL || divisions >= maxDivisions {
-				continue
-			}
-			divisions++
-			s, ok := p.divisionLeft(k)
-			if !ok {
-				continue
-			}
-			r := k + 1
-			for p.punct(r, "-") || p.punct(r, "+") {
-				r++
-			}
-			e := p.factorEnd(r, len(p.toks))
-			if e <= r {
-				continue
-			}
-			if p.exprType(s, k) == typeInt && p.factorType(r, e) == typeInt {
-				fix := "multiply by 1.0 first or CAST(… AS REAL)"
-				if c.dialect == text2sql.DialectPostgres {
-					fix = "cast to numeric first (x::numeric) or multiply by 1.0"
-				}
-				add(warning(WarnIntegerDivision, "%s divides an integer by an integer, so %s drops the fraction (1 / 2 = 0); for a ratio or a share, %s",
-					p.text(s, e), dialectName[c.dialect], fix))
-			}
 		case "=", "<>", "!=", "==":
 			if p.word(k+1, "null") || p.word(k-1, "null") {
 				op := "IS NULL"
@@ -132,15 +112,60 @@ func staticWarnings(c *Checker, p *parser) []string {
 					op = "IS NOT NULL"
 				}
 				lo, hi := max(k-1, 0), min(k+2, len(p.toks))
-				add(warning(WarnNullComparison, "%s is never true (a comparison with NULL is NULL); write %s", p.text(lo, hi), op))
+				found[k] = warning(WarnNullComparison, "%s is never true (a comparison with NULL is NULL); write %s", p.text(lo, hi), op)
 			}
 		case "||":
 			if c.dialect == text2sql.DialectMySQL {
-				add(warning(WarnConcatOr, "in MySQL || is a logical OR unless the server sets PIPES_AS_CONCAT; join strings with CONCAT(a, b)"))
+				found[k] = warning(WarnConcatOr, "in MySQL || is a logical OR unless the server sets PIPES_AS_CONCAT; join strings with CONCAT(a, b)")
 			}
 		}
 	}
+	at := make([]int, 0, len(found))
+	for k := range found {
+		at = append(at, k)
+	}
+	sort.Ints(at)
+	for _, k := range at {
+		add(found[k])
+	}
 	return out
+}
+
+// divisions adds to found, by the index of the "/" token, a warning for
+// each division of an integer by an integer (at most maxDivisions are
+// looked at).
+func (p *parser) divisions(found map[int]string) {
+	var divs []*sqlparse.Binary
+	sqlparse.Inspect(p.tree, func(n sqlparse.Node) bool {
+		if b, ok := n.(*sqlparse.Binary); ok && b.Op == "/" {
+			divs = append(divs, b)
+		}
+		return true
+	})
+	// The operator follows the left operand.
+	sort.Slice(divs, func(i, j int) bool { return divs[i].X.Extent().To < divs[j].X.Extent().To })
+	if len(divs) > maxDivisions {
+		divs = divs[:maxDivisions]
+	}
+	for _, d := range divs {
+		right := d.Y
+		for {
+			u, ok := right.(*sqlparse.Unary)
+			if !ok || u.Op != "-" && u.Op != "+" {
+				break
+			}
+			right = u.X
+		}
+		if p.typeOf(d.X) != typeInt || p.typeOf(right) != typeInt {
+			continue
+		}
+		fix := "multiply by 1.0 first or CAST(… AS REAL)"
+		if p.c.dialect == text2sql.DialectPostgres {
+			fix = "cast to numeric first (x::numeric) or multiply by 1.0"
+		}
+		found[d.X.Extent().To] = warning(WarnIntegerDivision, "%s divides an integer by an integer, so %s drops the fraction (1 / 2 = 0); for a ratio or a share, %s",
+			p.text(d.X.Extent().From, right.Extent().To), dialectName[p.c.dialect], fix)
+	}
 }
 
 // warner computes the warnings of one Warn call.
@@ -600,7 +625,7 @@ func (p *parser) keysUnique(blk *block, keys []keyInfo) bool {
 	}
 	if blk.group.ok() {
 		all := true
-		for _, g := range p.args(blk.group.a, blk.group.b) {
+		for _, g := range blk.groupBy {
 			r, ok := p.refs[g.a]
 			if !norms[p.norm(g)] && !(ok && p.plainChain(g) && cols[r.column]) {
 				all = false
