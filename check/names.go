@@ -180,15 +180,14 @@ type block struct {
 	sc       *scope
 	distinct bool
 	items    []itemInfo
-	from     int // index of FROM, or -1
-	where    span
-	group    span
-	groupBy  []span // the GROUP BY expressions; the last runs to the end of the clause
-	having   span
+	from     int             // index of FROM, or -1
+	conds    []sqlparse.Expr // the WHERE condition, then the ON conditions
+	group    []span          // the GROUP BY expressions; the last runs to the end of the clause
 	order    []orderKey
-	limit    span // tokens after LIMIT up to OFFSET or the end
-	offset   bool
-	ons      []span
+	limit    bool // LIMIT is written
+	// count is the row count of LIMIT n or LIMIT m, n when it is a number
+	// alone in its place; nil otherwise.
+	count *sqlparse.Literal
 }
 
 // queryInfo is a parsed query expression.
@@ -552,7 +551,7 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 		return openRelation(), nil
 	}
 	sc := &scope{parent: parent}
-	blk := &block{sc: sc, from: -1, where: none, group: none, having: none, limit: none}
+	blk := &block{sc: sc, from: -1}
 	blk.distinct = sel.Distinct && p.word(sel.Span.From+1, "distinct")
 	// The clause keywords, to bound the text each clause runs over.
 	var kws clauseEnds
@@ -654,8 +653,8 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 			d.src.open = rel.open
 			d.src.pending = false
 		}
-		blk.ons = fw.w.exprs
 		ons = fw.w.exprs
+		blk.conds = fw.ons
 	}
 	blk.items = p.items(sel, kws.end(sel.Span.From, end))
 	win := region(window, 1)
@@ -683,24 +682,26 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 	for _, e := range ons {
 		p.exprs(e.a, e.b, sc, env)
 	}
+	where, groupSpan, having := none, none, none
 	if sel.Where != nil {
-		blk.where = region(sel.Where.Extent().From-1, 1)
+		where = region(sel.Where.Extent().From-1, 1)
+		blk.conds = append([]sqlparse.Expr{sel.Where}, blk.conds...)
 	}
 	if group >= 0 {
-		blk.group = region(group, sel.GroupBy[0].Extent().From-group)
+		groupSpan = region(group, sel.GroupBy[0].Extent().From-group)
 		for _, g := range sel.GroupBy {
-			blk.groupBy = append(blk.groupBy, span{g.Extent().From, g.Extent().To})
+			blk.group = append(blk.group, span{g.Extent().From, g.Extent().To})
 		}
-		blk.groupBy[len(blk.groupBy)-1].b = blk.group.b
+		blk.group[len(blk.group)-1].b = groupSpan.b
 	}
 	if sel.Having != nil {
-		blk.having = region(sel.Having.Extent().From-1, 1)
+		having = region(sel.Having.Extent().From-1, 1)
 	}
 	lockSpan := none
 	if lock != nil && p.word(lock.From, "for") {
 		lockSpan = region(lock.From, 1)
 	}
-	for _, s := range []span{blk.where, blk.group, blk.having, win, lockSpan} {
+	for _, s := range []span{where, groupSpan, having, win, lockSpan} {
 		if s.ok() {
 			p.exprs(s.a, s.b, sc, env)
 		}
@@ -716,9 +717,14 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 			blk.order = append(blk.order, keyOf(t))
 		}
 	}
-	blk.limit = region(limitKw, 1)
-	blk.offset = offsetKw >= 0 || limit != nil && limit.Comma
-	for _, s := range []span{blk.limit, region(offsetKw, 1), region(fetchKw, 1)} {
+	limitSpan := region(limitKw, 1)
+	if limitSpan.ok() {
+		blk.limit = true
+		if n, ok := limit.Count.(*sqlparse.Literal); ok && n.Kind == sqlparse.Number && n.To == n.From+1 && n.To == limitSpan.b {
+			blk.count = n
+		}
+	}
+	for _, s := range []span{limitSpan, region(offsetKw, 1), region(fetchKw, 1)} {
 		if s.ok() {
 			p.exprs(s.a, s.b, tailScope, env)
 		}
@@ -982,6 +988,7 @@ type fromWalk struct {
 	// clause; reading stops (and the scope opens) at the first.
 	errs    []*sqlparse.Error
 	stopped bool
+	ons     []sqlparse.Expr // the ON conditions
 	// lastOn is 1 + the index in w.exprs of the ON condition read last,
 	// 0 when something else was read after it.
 	lastOn int
@@ -1031,6 +1038,7 @@ func (p *parser) tableExpr(t sqlparse.TableExpr, fw *fromWalk) {
 			}
 			fw.w.exprs = append(fw.w.exprs, span{e.From, end})
 			fw.lastOn = len(fw.w.exprs)
+			fw.ons = append(fw.ons, t.On)
 		case t.Using != nil:
 			fw.w.exprs = append(fw.w.exprs, span{t.Using[0].From, t.Using[len(t.Using)-1].To})
 			fw.lastOn = 0
