@@ -11,34 +11,25 @@ import (
 	"github.com/text2sql-go/text2sql/schema"
 )
 
-// castFunctions take "expr AS type": the words after AS are a type.
-var castFunctions = wordSet(`cast try_cast safe_cast`)
-
 // exprs checks the names in the expression tokens [a, b) against sc:
 // the tree's expressions there (resolve), and, by their tokens, the text
 // between them — keywords, and what the tree skipped. Subqueries are
 // checked as queries with sc as their parent scope.
 func (p *parser) exprs(a, b int, sc *scope, env *cteEnv) {
-	type frame struct {
-		fn    string
-		close int
-	}
-	var stack []frame
-	top := func() *frame {
-		if len(stack) == 0 {
-			return nil
+	// fns are the functions whose parentheses the scan is in ("" for
+	// other parentheses), innermost last.
+	var fns []string
+	fn := func() string {
+		if len(fns) == 0 {
+			return ""
 		}
-		return &stack[len(stack)-1]
+		return fns[len(fns)-1]
 	}
 	for k := a; k < b; k++ {
 		// A name the tree ended before a ".", and AT TIME ZONE (which it
 		// reads as an alias), are read by their tokens.
 		if x := p.exprAt[k]; x != nil && x.Extent().To <= b && !isError(x) && !p.punct(x.Extent().To, ".") && !p.word(k, "at") {
-			fn := ""
-			if f := top(); f != nil {
-				fn = f.fn
-			}
-			p.resolve(x, fn, sc, env)
+			p.resolve(x, fn(), sc, env)
 			k = x.Extent().To - 1
 			continue
 		}
@@ -51,38 +42,23 @@ func (p *parser) exprs(a, b int, sc *scope, env *cteEnv) {
 				k = j
 				continue
 			}
-			fn := ""
+			f := ""
 			if k > a && p.toks[k-1].Kind == sqltext.Word {
-				fn = strings.ToLower(p.toks[k-1].Text)
+				f = strings.ToLower(p.toks[k-1].Text)
 			}
-			stack = append(stack, frame{fn, p.close(k, b)})
+			fns = append(fns, f)
 		case p.punct(k, ")"):
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
+			if len(fns) > 0 {
+				fns = fns[:len(fns)-1]
 			}
-		case p.punct(k, "::"):
-			k = p.skipType(k+1, b) - 1
-		case t.Is("as") && top() != nil && castFunctions[top().fn]:
-			k = max(k, top().close-1) // the type; the ")" pops the frame
-		case (p.punct(k, ",") || t.Is("using")) && top() != nil && top().fn == "convert":
-			k = max(k, top().close-1)
-		case t.Is("using") && p.tok(k+1).Kind == sqltext.Word && !p.punct(k+2, "("):
-			k++ // CHAR(x USING utf8mb4)
 		case t.Is("collate"):
 			k++
 		case t.Is("over") && !p.punct(k+1, "("):
 			k++ // a window name
-		case t.Is("separator"):
 		case t.Is("at") && p.word(k+1, "time") && p.word(k+2, "zone"):
 			k += 2
-		case top() != nil && top().fn == "against":
+		case fn() == "against":
 			// MATCH (…) AGAINST ('text' IN NATURAL LANGUAGE MODE): modifiers
-		case t.Kind == sqltext.Word && unitWords[strings.ToLower(t.Text)] && p.unitContext(k, func() string {
-			if f := top(); f != nil {
-				return f.fn
-			}
-			return ""
-		}()):
 		default:
 			if _, ok := p.ident(t); ok {
 				k = p.reference(k, b, sc, env) - 1
@@ -275,28 +251,6 @@ func (p *parser) unitContext(k int, fn string) bool {
 		return true
 	}
 	return false
-}
-
-// skipType returns the index after a type name starting at k: words,
-// an optional modifier list in parentheses, array brackets.
-func (p *parser) skipType(k, b int) int {
-	if k >= b {
-		return k
-	}
-	if _, ok := p.ident(p.toks[k]); !ok {
-		return k
-	}
-	_, k = p.chain(k, b)
-	for k < b && p.toks[k].Kind == sqltext.Word && typeContinuation[strings.ToLower(p.toks[k].Text)] {
-		k++
-	}
-	if p.punct(k, "(") {
-		k = p.close(k, b) + 1
-	}
-	for k < b && p.toks[k].Kind == sqltext.QuotedIdent && strings.HasPrefix(p.toks[k].Text, "[") {
-		k++
-	}
-	return k
 }
 
 // reference reads the name (possibly dotted) at k, resolves it unless it

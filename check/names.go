@@ -202,6 +202,9 @@ type colRef struct {
 	column *schema.Column
 }
 
+// parser checks one statement over its sqlparse tree: it builds the
+// scopes of its queries, resolves their names and keeps what the
+// warnings read.
 type parser struct {
 	c    *Checker
 	sql  string
@@ -216,17 +219,20 @@ type parser struct {
 	// orphans are the tree's errors that are no node of it: text skipped
 	// before a ")".
 	orphans []*sqlparse.Error
-	match   []int
-	fails   []*text2sql.SQLError
-	unsure  bool // the text was not understood: report no name failure
-	depth   int
-	refs    map[int]colRef // by the index of the reference's first token
-	top     *queryInfo
-	ctes    []*cteEnv
+	// match is the index of the parenthesis matching each one, -1 for
+	// other tokens and unbalanced ones.
+	match  []int
+	fails  []*text2sql.SQLError
+	unsure bool // the text was not understood: report no name failure
+	depth  int
+	refs   map[int]colRef // by the index of the reference's first token
+	top    *queryInfo
+	ctes   []*cteEnv
 	// typeDepth is the nesting of the running type inference.
 	typeDepth int
 }
 
+// newParser parses sql, one statement, in c's dialect.
 func newParser(c *Checker, sql string) *parser {
 	tree := sqlparse.Parse(sql, c.dialect)
 	toks := tree.Tokens
@@ -281,7 +287,8 @@ func (p *parser) queryAt(k int) *sqlparse.Query {
 	return q
 }
 
-// index adds the queries of the tree n to p.queries.
+// index adds the queries and expressions of the tree n to p.queries and
+// p.exprAt.
 func (p *parser) index(n sqlparse.Node) {
 	sqlparse.Inspect(n, func(n sqlparse.Node) bool {
 		switch v := n.(type) {
@@ -358,23 +365,6 @@ func (p *parser) tok(k int) sqltext.Token {
 		return sqltext.Token{}
 	}
 	return p.toks[k]
-}
-
-// chain reads a dotted name at k and returns its parts and the index
-// after it.
-func (p *parser) chain(k, b int) ([]string, int) {
-	n, _ := p.ident(p.toks[k])
-	parts := []string{n}
-	j := k + 1
-	for j+1 < b && p.punct(j, ".") {
-		n, ok := p.ident(p.toks[j+1])
-		if !ok {
-			break
-		}
-		parts = append(parts, n)
-		j += 2
-	}
-	return parts, j
 }
 
 func (p *parser) fail(kind text2sql.ErrorKind, msg, hint string) {

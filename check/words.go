@@ -77,9 +77,3 @@ var implicitColumns = map[string]map[string]bool{
 	"postgres": wordSet(`ctid xmin xmax cmin cmax tableoid oid`),
 	"mysql":    wordSet(``),
 }
-
-// typeContinuation are words that continue a type name after its first
-// word: "double precision", "character varying", "timestamp with time
-// zone".
-var typeContinuation = wordSet(`precision varying with without time zone unsigned signed varying
-large object`)
