@@ -400,20 +400,15 @@ func (p *parser) query(q *sqlparse.Query, end int, parent *scope, env *cteEnv) (
 			return openRelation(), nil
 		}
 	}
-	ops := operands(q.Body, nil)
+	ops := p.operands(q, end)
 	qi := &queryInfo{compound: len(ops) > 1}
 	var rel *relation
 	for n, op := range ops {
-		if op.Extent().From == op.Extent().To {
+		if op.body.Extent().From == op.body.Extent().To {
 			p.unsure = true // an operand is missing: SELECT … UNION
 			continue
 		}
-		last := n == len(ops)-1
-		coreEnd := end
-		if !last {
-			coreEnd = p.operatorAt(ops[n+1].Extent().From)
-		}
-		r, b := p.core(op, q, coreEnd, last, parent, env, len(ops) > 1 && last)
+		r, b := p.core(op.body, op.q, op.end, op.last, parent, env, len(ops) > 1 && n == len(ops)-1)
 		if n == 0 {
 			rel = r
 		}
@@ -425,13 +420,52 @@ func (p *parser) query(q *sqlparse.Query, end int, parent *scope, env *cteEnv) (
 	return rel, qi
 }
 
-// operands appends the operands of the set operations of b, left to
-// right.
-func operands(b sqlparse.QueryBody, out []sqlparse.QueryBody) []sqlparse.QueryBody {
-	if s, ok := b.(*sqlparse.SetOp); ok {
-		return operands(s.Right, operands(s.Left, out))
+// operand is one operand of a query's set operations.
+type operand struct {
+	body sqlparse.QueryBody
+	q    *sqlparse.Query // the query it is an operand of
+	last bool            // it is q's last, which gets q's ORDER BY and LIMIT
+	end  int             // where its text ends: the next set operator, or the query's end
+}
+
+// operands returns the operands of the set operations of q, whose text
+// runs to token end, left to right. A set operator in the text the tree
+// left after q (LIMIT 1 UNION SELECT …, GROUP x HAVING … UNION SELECT …)
+// joins the query after it, as written.
+func (p *parser) operands(q *sqlparse.Query, end int) []operand {
+	var bodies []sqlparse.QueryBody
+	var flatten func(b sqlparse.QueryBody)
+	flatten = func(b sqlparse.QueryBody) {
+		if s, ok := b.(*sqlparse.SetOp); ok {
+			flatten(s.Left)
+			flatten(s.Right)
+			return
+		}
+		bodies = append(bodies, b)
 	}
-	return append(out, b)
+	flatten(q.Body)
+	var out []operand
+	for n, b := range bodies {
+		o := operand{body: b, q: q, last: n == len(bodies)-1, end: end}
+		if !o.last {
+			o.end = p.operatorAt(bodies[n+1].Extent().From)
+		}
+		out = append(out, o)
+	}
+	for k := q.To; k < end; k = p.skipParens(k, end) {
+		if t := p.toks[k]; !(t.Is("union") || t.Is("intersect") || t.Is("except") || t.Is("minus")) {
+			continue
+		}
+		s := k + 1
+		if p.word(s, "all") || p.word(s, "distinct") {
+			s++
+		}
+		if next := p.queryAt(s); next != nil {
+			out[len(out)-1].end = k
+			return append(out, p.operands(next, end)...)
+		}
+	}
+	return out
 }
 
 // operatorAt returns the index of the set operator before the operand
@@ -596,6 +630,40 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 	if lock != nil && p.word(lock.From, "for") {
 		kws = append(kws, lock.From)
 	}
+	// The text the tree left after the block: a QUALIFY clause it does not
+	// know, or clauses after one it ended at (a lone GROUP, a second
+	// WHERE), which count as written.
+	left := sel.Span.To
+	if last {
+		left = q.To
+	}
+	qualify, strayWhere, strayGroup, strayHaving, strayFrom := -1, -1, -1, -1, false
+	first := func(at *int, k int) {
+		if *at < 0 {
+			*at = k
+			kws = append(kws, k)
+		}
+	}
+	for k := left; k < end; k = p.skipParens(k, end) {
+		switch {
+		case p.word(k, "qualify"):
+			first(&qualify, k)
+		case p.word(k, "where") && sel.Where == nil:
+			first(&strayWhere, k)
+		case p.word(k, "group") && p.word(k+1, "by") && sel.GroupBy == nil:
+			first(&strayGroup, k)
+		case p.word(k, "having") && sel.Having == nil:
+			first(&strayHaving, k)
+		case p.word(k, "from") && len(sel.From) == 0:
+			strayFrom = true
+		}
+	}
+	for _, e := range sel.Errors {
+		if p.word(e.From, "qualify") && qualify < 0 {
+			qualify = e.From
+			kws = append(kws, e.From)
+		}
+	}
 	region := func(kw, skip int) span {
 		if kw < 0 {
 			return none
@@ -607,6 +675,9 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 		distinctOn = span{sel.Span.From + 4, p.close(sel.Span.From+3, end)}
 	}
 	var ons []span
+	if strayFrom {
+		sc.open = true // a FROM clause the tree did not read
+	}
 	if len(sel.From) > 0 {
 		fw := &fromWalk{sc: sc, env: env, w: &fromWork{}}
 		fromEnd := kws.end(blk.from, end)
@@ -691,7 +762,16 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 	if lock != nil && p.word(lock.From, "for") {
 		lockSpan = region(lock.From, 1)
 	}
-	for _, s := range []span{where, groupSpan, having, win, lockSpan} {
+	if strayWhere >= 0 {
+		where = region(strayWhere, 1)
+	}
+	if strayGroup >= 0 {
+		groupSpan = region(strayGroup, 2)
+	}
+	if strayHaving >= 0 {
+		having = region(strayHaving, 1)
+	}
+	for _, s := range []span{where, groupSpan, having, win, region(qualify, 1), lockSpan} {
 		if s.ok() {
 			p.exprs(s.a, s.b, sc, env)
 		}
