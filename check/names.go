@@ -536,21 +536,6 @@ func (p *parser) names(ids []*sqlparse.Ident) []string {
 	return out
 }
 
-// clauseEnds are the token positions where the clauses of one SELECT
-// core start (their keywords), sorted; a clause runs to the next one.
-type clauseEnds []int
-
-// end returns the end of the clause starting at k: the next clause
-// keyword after k, or end.
-func (c clauseEnds) end(k, end int) int {
-	for _, q := range c {
-		if q > k && q < end {
-			end = q
-		}
-	}
-	return end
-}
-
 // core checks one operand of a query, whose text runs to token end. q is
 // the query it belongs to; last is set on its last operand, which gets
 // the query's ORDER BY and LIMIT, and tail when that operand is the last
@@ -577,148 +562,20 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 	sc := &scope{parent: parent}
 	blk := &block{sc: sc, from: -1}
 	blk.distinct = sel.Distinct && p.word(sel.Span.From+1, "distinct")
-	// The clause keywords, to bound the text each clause runs over.
-	var kws clauseEnds
-	if len(sel.From) > 0 {
-		blk.from = sel.From[0].Extent().From - 1
-		kws = append(kws, blk.from)
-	}
-	if sel.Where != nil {
-		kws = append(kws, sel.Where.Extent().From-1)
-	}
-	group := -1
-	if len(sel.GroupBy) > 0 {
-		group = sel.GroupBy[0].Extent().From - 2
-		if p.word(group+1, "all") {
-			group--
-		}
-		kws = append(kws, group)
-	}
-	if sel.Having != nil {
-		kws = append(kws, sel.Having.Extent().From-1)
-	}
-	window := -1
-	if len(sel.Windows) > 0 {
-		window = sel.Windows[0].From - 1
-		kws = append(kws, window)
-	}
-	var order []*sqlparse.OrderTerm
-	var limit *sqlparse.Limit
-	var lock *sqlparse.Lock
+	var tailQ *sqlparse.Query
 	if last {
-		order, limit, lock = q.OrderBy, q.Limit, q.Lock
+		tailQ = q
 	}
-	if len(order) > 0 {
-		kws = append(kws, order[0].From-2)
-	}
-	limitKw, offsetKw, fetchKw := -1, -1, -1
-	if limit != nil {
-		for k := limit.From; k < limit.To; k = p.skipParens(k, limit.To) {
-			switch {
-			case p.word(k, "limit") && limitKw < 0:
-				limitKw = k
-			case p.word(k, "offset") && offsetKw < 0:
-				offsetKw = k
-			case p.word(k, "fetch") && fetchKw < 0:
-				fetchKw = k
-			default:
-				continue
-			}
-			kws = append(kws, k)
-		}
-	}
-	if lock != nil && p.word(lock.From, "for") {
-		kws = append(kws, lock.From)
-	}
-	// The text the tree left after the block: a QUALIFY clause it does not
-	// know, or clauses after one it ended at (a lone GROUP, a second
-	// WHERE), which count as written.
-	left := sel.Span.To
-	if last {
-		left = q.To
-	}
-	qualify, strayWhere, strayGroup, strayHaving, strayFrom := -1, -1, -1, -1, false
-	first := func(at *int, k int) {
-		if *at < 0 {
-			*at = k
-			kws = append(kws, k)
-		}
-	}
-	for k := left; k < end; k = p.skipParens(k, end) {
-		switch {
-		case p.word(k, "qualify"):
-			first(&qualify, k)
-		case p.word(k, "where") && sel.Where == nil:
-			first(&strayWhere, k)
-		case p.word(k, "group") && p.word(k+1, "by") && sel.GroupBy == nil:
-			first(&strayGroup, k)
-		case p.word(k, "having") && sel.Having == nil:
-			first(&strayHaving, k)
-		case p.word(k, "from") && len(sel.From) == 0:
-			strayFrom = true
-		}
-	}
-	for _, e := range sel.Errors {
-		if p.word(e.From, "qualify") && qualify < 0 {
-			qualify = e.From
-			kws = append(kws, e.From)
-		}
-	}
-	region := func(kw, skip int) span {
-		if kw < 0 {
-			return none
-		}
-		return span{kw + skip, kws.end(kw, end)}
-	}
-	var distinctOn span
-	if p.word(sel.Span.From+1, "distinct") && p.word(sel.Span.From+2, "on") && p.punct(sel.Span.From+3, "(") {
-		distinctOn = span{sel.Span.From + 4, p.close(sel.Span.From+3, end)}
-	}
-	var ons []span
-	if strayFrom {
+	ct := p.clauses(sel, tailQ, end)
+	blk.from = ct.from
+	if ct.strayFrom {
 		sc.open = true // a FROM clause the tree did not read
 	}
+	var ons []span
 	if len(sel.From) > 0 {
-		fw := &fromWalk{sc: sc, env: env, w: &fromWork{}}
-		fromEnd := kws.end(blk.from, end)
-		for _, e := range sel.Errors {
-			if e.From > blk.from && e.From < fromEnd {
-				fw.errs = append(fw.errs, e)
-			}
-		}
-		for i, t := range sel.From {
-			if i > 0 && !p.punct(t.Extent().From-1, ",") {
-				sc.open = true
-				break
-			}
-			p.tableExpr(t, fw)
-			if fw.stopped {
-				break
-			}
-		}
-		if !fw.stopped && len(fw.errs) > 0 {
-			sc.open = true
-		}
-		if n := fw.lastOn; !fw.stopped && n > 0 && fw.w.exprs[n-1].b < fromEnd {
-			// The last ON condition runs to the end of the FROM clause: what
-			// the tree did not read as part of it is, as written.
-			fw.w.exprs[n-1].b = fromEnd
-		}
-		for _, d := range fw.w.derived {
-			rel, _ := p.query(d.q, d.end, sc, env)
-			if d.src.colList != nil {
-				d.src.cols = append(append([]string(nil), d.src.colList...), rel.cols...)
-			} else {
-				d.src.cols = rel.cols
-			}
-			d.src.open = rel.open
-			d.src.pending = false
-		}
-		ons = fw.w.exprs
-		blk.conds = fw.ons
+		ons = p.fromClause(sel, blk, env, ct.end(ct.from))
 	}
-	blk.items = p.items(sel, kws.end(sel.Span.From, end))
-	win := region(window, 1)
+	blk.items = p.items(sel, ct.end(sel.Span.From))
 	for _, wd := range sel.Windows {
 		if n, ok := p.name(wd.Name); ok && p.word(wd.Name.To, "as") {
 			sc.aliases = append(sc.aliases, n)
@@ -743,35 +600,16 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 	for _, e := range ons {
 		p.exprs(e.a, e.b, sc, env)
 	}
-	where, groupSpan, having := none, none, none
 	if sel.Where != nil {
-		where = region(sel.Where.Extent().From-1, 1)
 		blk.conds = append([]sqlparse.Expr{sel.Where}, blk.conds...)
 	}
-	if group >= 0 {
-		groupSpan = region(group, sel.GroupBy[0].Extent().From-group)
-		for _, g := range sel.GroupBy {
-			blk.group = append(blk.group, span{g.Extent().From, g.Extent().To})
-		}
-		blk.group[len(blk.group)-1].b = groupSpan.b
+	for _, g := range sel.GroupBy {
+		blk.group = append(blk.group, span{g.Extent().From, g.Extent().To})
 	}
-	if sel.Having != nil {
-		having = region(sel.Having.Extent().From-1, 1)
+	if len(blk.group) > 0 {
+		blk.group[len(blk.group)-1].b = ct.group.b
 	}
-	lockSpan := none
-	if lock != nil && p.word(lock.From, "for") {
-		lockSpan = region(lock.From, 1)
-	}
-	if strayWhere >= 0 {
-		where = region(strayWhere, 1)
-	}
-	if strayGroup >= 0 {
-		groupSpan = region(strayGroup, 2)
-	}
-	if strayHaving >= 0 {
-		having = region(strayHaving, 1)
-	}
-	for _, s := range []span{where, groupSpan, having, win, region(qualify, 1), lockSpan} {
+	for _, s := range []span{ct.where, ct.group, ct.having, ct.window, ct.qualify, ct.lock} {
 		if s.ok() {
 			p.exprs(s.a, s.b, sc, env)
 		}
@@ -780,29 +618,32 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 	if tail {
 		tailScope = &scope{parent: sc, open: true}
 	}
-	if len(order) > 0 {
-		o := region(order[0].From-2, 2)
-		p.exprs(o.a, o.b, tailScope, env)
-		for _, t := range order {
+	if ct.order.ok() {
+		p.exprs(ct.order.a, ct.order.b, tailScope, env)
+		for _, t := range q.OrderBy {
 			blk.order = append(blk.order, keyOf(t))
 		}
 	}
-	limitSpan := region(limitKw, 1)
-	if limitSpan.ok() {
+	if ct.limit.ok() {
 		blk.limit = true
-		if n, ok := limit.Count.(*sqlparse.Literal); ok && n.Kind == sqlparse.Number && n.To == n.From+1 && n.To == limitSpan.b {
+		if n, ok := q.Limit.Count.(*sqlparse.Literal); ok && n.Kind == sqlparse.Number && n.To == n.From+1 && n.To == ct.limit.b {
 			blk.count = n
 		}
 	}
-	for _, s := range []span{limitSpan, region(offsetKw, 1), region(fetchKw, 1)} {
+	for _, s := range []span{ct.limit, ct.offset, ct.fetch} {
 		if s.ok() {
 			p.exprs(s.a, s.b, tailScope, env)
 		}
 	}
-	if distinctOn.ok() {
-		p.exprs(distinctOn.a, distinctOn.b, sc, env)
+	if p.word(sel.Span.From+1, "distinct") && p.word(sel.Span.From+2, "on") && p.punct(sel.Span.From+3, "(") {
+		p.exprs(sel.Span.From+4, p.close(sel.Span.From+3, end), sc, env)
 	}
+	return output(blk), blk
+}
 
+// output is the relation blk returns: the columns its items name.
+func output(blk *block) *relation {
+	sc := blk.sc
 	rel := &relation{}
 	for _, info := range blk.items {
 		switch {
@@ -827,7 +668,165 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 			rel.open = true
 		}
 	}
-	return rel, blk
+	return rel
+}
+
+// clauseTexts are the token ranges the clauses of one SELECT block run
+// over, each from after its keyword to the next clause's keyword or the
+// block's end, so that text the tree skipped is read with the clause it
+// stands in. A range is none when the clause is absent.
+type clauseTexts struct {
+	kws                                 []int // the clause keywords
+	stop                                int   // the block's end
+	from                                int   // the FROM keyword, or -1
+	where, group, having, window        span
+	qualify, lock, order, limit, offset span
+	fetch                               span
+	strayFrom                           bool // a FROM the tree did not read
+}
+
+// end returns the end of the clause whose keyword is at k.
+func (c *clauseTexts) end(k int) int {
+	end := c.stop
+	for _, q := range c.kws {
+		if q > k && q < end {
+			end = q
+		}
+	}
+	return end
+}
+
+// clauses finds the clause texts of sel, whose text runs to token end; q
+// is the query whose ORDER BY, LIMIT and locking clause sel gets (nil if
+// none).
+func (p *parser) clauses(sel *sqlparse.Select, q *sqlparse.Query, end int) *clauseTexts {
+	c := &clauseTexts{stop: end, from: -1}
+	var where, group, groupSkip, having, window, qualify, lock, order = -1, -1, 0, -1, -1, -1, -1, -1
+	var limit, offset, fetch = -1, -1, -1
+	at := func(v *int, k int) {
+		if *v < 0 {
+			*v = k
+			c.kws = append(c.kws, k)
+		}
+	}
+	if len(sel.From) > 0 {
+		at(&c.from, sel.From[0].Extent().From-1)
+	}
+	if sel.Where != nil {
+		at(&where, sel.Where.Extent().From-1)
+	}
+	if len(sel.GroupBy) > 0 {
+		k := sel.GroupBy[0].Extent().From - 2
+		if p.word(k+1, "all") {
+			k--
+		}
+		at(&group, k)
+		groupSkip = sel.GroupBy[0].Extent().From - k
+	}
+	if sel.Having != nil {
+		at(&having, sel.Having.Extent().From-1)
+	}
+	if len(sel.Windows) > 0 {
+		at(&window, sel.Windows[0].From-1)
+	}
+	left := sel.Span.To // where the text the tree left after the block starts
+	if q != nil {
+		left = q.To
+		if len(q.OrderBy) > 0 {
+			at(&order, q.OrderBy[0].From-2)
+		}
+		if l := q.Limit; l != nil {
+			for k := l.From; k < l.To; k = p.skipParens(k, l.To) {
+				switch {
+				case p.word(k, "limit"):
+					at(&limit, k)
+				case p.word(k, "offset"):
+					at(&offset, k)
+				case p.word(k, "fetch"):
+					at(&fetch, k)
+				}
+			}
+		}
+		if q.Lock != nil && p.word(q.Lock.From, "for") {
+			at(&lock, q.Lock.From)
+		}
+	}
+	for _, e := range sel.Errors {
+		if p.word(e.From, "qualify") {
+			at(&qualify, e.From)
+		}
+	}
+	// In the text the tree left after the block: a QUALIFY clause it does
+	// not know, or clauses after one it ended at (a lone GROUP, a second
+	// WHERE), which count as written.
+	for k := left; k < end; k = p.skipParens(k, end) {
+		switch {
+		case p.word(k, "qualify"):
+			at(&qualify, k)
+		case p.word(k, "where") && sel.Where == nil:
+			at(&where, k)
+		case p.word(k, "group") && p.word(k+1, "by") && sel.GroupBy == nil:
+			at(&group, k)
+			groupSkip = 2
+		case p.word(k, "having") && sel.Having == nil:
+			at(&having, k)
+		case p.word(k, "from") && len(sel.From) == 0:
+			c.strayFrom = true
+		}
+	}
+	region := func(kw, skip int) span {
+		if kw < 0 {
+			return none
+		}
+		return span{kw + skip, c.end(kw)}
+	}
+	c.where, c.group, c.having, c.window = region(where, 1), region(group, groupSkip), region(having, 1), region(window, 1)
+	c.qualify, c.lock, c.order = region(qualify, 1), region(lock, 1), region(order, 2)
+	c.limit, c.offset, c.fetch = region(limit, 1), region(offset, 1), region(fetch, 1)
+	return c
+}
+
+// fromClause reads the FROM clause of sel, which runs to token fromEnd,
+// into blk, checks its subqueries and returns the texts of its ON, USING
+// and function-argument expressions.
+func (p *parser) fromClause(sel *sqlparse.Select, blk *block, env *cteEnv, fromEnd int) []span {
+	sc := blk.sc
+	fw := &fromWalk{sc: sc, env: env, w: &fromWork{}}
+	for _, e := range sel.Errors {
+		if e.From > blk.from && e.From < fromEnd {
+			fw.errs = append(fw.errs, e)
+		}
+	}
+	for i, t := range sel.From {
+		if i > 0 && !p.punct(t.Extent().From-1, ",") {
+			sc.open = true
+			break
+		}
+		p.tableExpr(t, fw)
+		if fw.stopped {
+			break
+		}
+	}
+	if !fw.stopped && len(fw.errs) > 0 {
+		sc.open = true
+	}
+	if n := fw.lastOn; !fw.stopped && n > 0 && fw.w.exprs[n-1].b < fromEnd {
+		// The last ON condition runs to the end of the FROM clause: what
+		// the tree did not read as part of it is, as written.
+		fw.w.exprs[n-1].b = fromEnd
+	}
+	for _, d := range fw.w.derived {
+		rel, _ := p.query(d.q, d.end, sc, env)
+		if d.src.colList != nil {
+			d.src.cols = append(append([]string(nil), d.src.colList...), rel.cols...)
+		} else {
+			d.src.cols = rel.cols
+		}
+		d.src.open = rel.open
+		d.src.pending = false
+	}
+	blk.conds = fw.ons
+	return fw.w.exprs
 }
 
 // skipParens returns the index after the token at k, or after the
