@@ -860,46 +860,30 @@ all any some exists cast with within join left right inner outer cross natural f
 union except intersect values set into top`)
 
 // items reads the select list of sel, which runs from its first item to
-// listEnd: the items the tree parsed and, where it skipped text, the
-// text up to the next comma at depth 0 as one item.
+// listEnd, split at the commas outside parentheses: the tree's items, and
+// in text the tree skipped, the items as written.
 func (p *parser) items(sel *sqlparse.Select, listEnd int) []itemInfo {
 	if len(sel.Items) == 0 {
 		return nil
 	}
-	byFrom := map[int]*sqlparse.SelectItem{}
-	for _, it := range sel.Items {
-		byFrom[it.From] = it
-	}
 	var out []itemInfo
 	start := sel.Items[0].From
-	add := func(end int) {
-		if end <= start {
-			return
-		}
-		if it := byFrom[start]; it != nil && it.To == end {
-			out = append(out, p.item(it))
-		} else {
-			out = append(out, p.looseItem(span{start, end}))
-		}
-	}
-	for k := start; k < listEnd; k++ {
-		if p.punct(k, "(") {
-			k = p.close(k, listEnd)
-			continue
-		}
-		if p.punct(k, ",") {
-			add(k)
+	for k := start; k <= listEnd; k = p.skipParens(k, listEnd) {
+		if k == listEnd || p.punct(k, ",") {
+			if k > start {
+				out = append(out, p.item(span{start, k}))
+			}
 			start = k + 1
 		}
 	}
-	add(listEnd)
 	return out
 }
 
-// looseItem reads, by its tokens, a select-list item where the tree
-// skipped text: star, qualified star, or an expression with its alias
-// and output name.
-func (p *parser) looseItem(it span) itemInfo {
+// item reads one select-list item by its tokens: star, qualified star,
+// or an expression with its alias (the last word, after AS or an operand)
+// and output name. The tokens decide, not the tree's alias, so that an
+// item with text the tree skipped reads as one.
+func (p *parser) item(it span) itemInfo {
 	a, b := it.a, it.b
 	info := itemInfo{expr: it}
 	if b-a == 1 && p.punct(a, "*") {
@@ -954,58 +938,6 @@ func (p *parser) looseItem(it span) itemInfo {
 	}
 	if ok && (e.b-e.a)%2 == 1 {
 		if n, _ := p.ident(p.toks[e.b-1]); n != "" {
-			info.name = n
-		}
-	}
-	return info
-}
-
-// item reads one select-list item: star, qualified star, or an expression
-// with its alias and output name.
-func (p *parser) item(it *sqlparse.SelectItem) itemInfo {
-	info := itemInfo{expr: span{it.From, it.To}}
-	if st, ok := it.Expr.(*sqlparse.Star); ok && it.Alias == nil {
-		if st.Table == nil {
-			info.star = true
-			return info
-		}
-		var parts []string
-		for _, id := range st.Table {
-			n, ok := p.name(id)
-			if !ok {
-				return info
-			}
-			parts = append(parts, n)
-		}
-		info.starQual = parts
-		return info
-	}
-	if a := it.Alias; a != nil && a.To == it.To && a.To == a.From+1 {
-		last := p.toks[a.From]
-		if p.word(a.From-1, "as") {
-			if n, ok := p.aliasName(last); ok && a.From-1 > it.From {
-				info.alias, info.expr = n, span{it.From, a.From - 1}
-			}
-		} else if !(last.Kind == sqltext.Word && reservedAfterOperand[strings.ToLower(last.Text)]) {
-			if n, ok := p.ident(last); ok && p.operandEnd(a.From-1) {
-				info.alias, info.expr = n, span{it.From, a.From}
-			}
-		}
-	}
-	if info.alias != "" {
-		info.name = info.alias
-		return info
-	}
-	// A bare or qualified column names its output.
-	var parts []*sqlparse.Ident
-	switch x := it.Expr.(type) {
-	case *sqlparse.Ident:
-		parts = []*sqlparse.Ident{x}
-	case *sqlparse.ColumnRef:
-		parts = x.Parts
-	}
-	if e := it.Expr.Extent(); parts != nil && e.From == info.expr.a && e.To == info.expr.b {
-		if n, ok := p.name(parts[len(parts)-1]); ok && n != "" {
 			info.name = n
 		}
 	}
