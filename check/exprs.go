@@ -61,7 +61,7 @@ func (p *parser) exprs(a, b int, sc *scope, env *cteEnv) {
 			// MATCH (…) AGAINST ('text' IN NATURAL LANGUAGE MODE): modifiers
 		default:
 			if _, ok := p.ident(t); ok {
-				k = p.reference(k, b, sc, env) - 1
+				k = p.reference(k, b, fn(), sc, env) - 1
 			}
 		}
 	}
@@ -73,9 +73,9 @@ func (p *parser) exprs(a, b int, sc *scope, env *cteEnv) {
 func (p *parser) resolve(x sqlparse.Node, fn string, sc *scope, env *cteEnv) {
 	switch v := x.(type) {
 	case *sqlparse.Ident:
-		p.nameRef(v.Span, []*sqlparse.Ident{v}, fn, sc, env)
+		p.idRef(v.Span, []*sqlparse.Ident{v}, fn, sc, env)
 	case *sqlparse.ColumnRef:
-		p.nameRef(v.Span, v.Parts, fn, sc, env)
+		p.idRef(v.Span, v.Parts, fn, sc, env)
 	case *sqlparse.Star:
 		if v.Table != nil && !p.punct(v.From-1, ".") {
 			var parts []string
@@ -176,26 +176,34 @@ func (p *parser) subqueryNode(q *sqlparse.Query, sc *scope, env *cteEnv) {
 	p.query(q, p.close(q.From-1, len(p.toks)), sc, env)
 }
 
-// nameRef resolves the (qualified) name parts spanning s, unless it is a
-// function, a named argument, a typed literal, a date-part unit or a
-// charset name.
-func (p *parser) nameRef(s sqlparse.Span, ids []*sqlparse.Ident, fn string, sc *scope, env *cteEnv) {
-	k := s.From
-	first := p.toks[k]
-	prev := p.tok(k - 1)
+// nameRef resolves the (qualified) name parts written in tokens [k,
+// end), unless it is a function, a named argument, a typed literal, a
+// date-part unit (fn is the function it is an argument of) or a charset
+// name.
+func (p *parser) nameRef(k, end int, parts []string, fn string, sc *scope, env *cteEnv) {
+	first, prev := p.toks[k], p.tok(k-1)
+	one := len(parts) == 1 && first.Kind == sqltext.Word
 	switch {
-	case prev.Kind == sqltext.Punct && prev.Text == ".", p.punct(s.To, "("):
-		return // a field of something that is not a plain name, a function
+	case p.punct(end, "("):
+		return // a function
 	case prev.Is("using") || prev.Is("collate") || prev.Is("over"):
 		return // CHAR(x USING utf8mb4), a collation, a window name
-	case len(ids) == 1 && first.Kind == sqltext.Word && unitWords[strings.ToLower(first.Text)] && p.unitContext(k, fn):
+	case one && unitWords[strings.ToLower(first.Text)] && p.unitContext(k, fn):
 		return
-	case len(ids) == 1 && p.punct(s.To, "=") && p.punct(s.To+1, ">") && p.toks[s.To+1].Pos == p.toks[s.To].Pos+1:
+	case len(parts) == 1 && p.punct(end, "=") && p.punct(end+1, ">") && p.toks[end+1].Pos == p.toks[end].Pos+1:
 		return // a named argument: name => value
-	case len(ids) == 1 && first.Kind == sqltext.Word && p.tok(s.To).Kind == sqltext.String:
-		return // a typed literal: DATE '2024-01-01'
-	case len(ids) == 1 && first.Kind == sqltext.Word && prev.Is("interval"):
+	case one && p.tok(end).Kind == sqltext.String:
+		return // a typed literal: DATE '2024-01-01', INTERVAL '1 day'
+	case one && prev.Is("interval"):
 		return
+	}
+	p.resolveParts(k, first, parts, sc, env)
+}
+
+// idRef resolves the name of the tree whose parts are ids and span s.
+func (p *parser) idRef(s sqlparse.Span, ids []*sqlparse.Ident, fn string, sc *scope, env *cteEnv) {
+	if p.punct(s.From-1, ".") {
+		return // a field of something that is not a plain name: (x).f
 	}
 	var parts []string
 	for _, id := range ids {
@@ -205,7 +213,7 @@ func (p *parser) nameRef(s sqlparse.Span, ids []*sqlparse.Ident, fn string, sc *
 		}
 		parts = append(parts, n)
 	}
-	p.resolveParts(k, first, parts, sc, env)
+	p.nameRef(s.From, s.To, parts, fn, sc, env)
 }
 
 // resolveParts resolves a name of parts whose first token, at k, is
@@ -253,15 +261,13 @@ func (p *parser) unitContext(k int, fn string) bool {
 	return false
 }
 
-// reference reads the name (possibly dotted) at k, resolves it unless it
-// is a function, a named argument or a typed literal, and returns the
-// index after it.
-func (p *parser) reference(k, b int, sc *scope, env *cteEnv) int {
+// reference reads the name (possibly dotted) at k, resolves it (see
+// nameRef) and returns the index after it.
+func (p *parser) reference(k, b int, fn string, sc *scope, env *cteEnv) int {
 	if p.punct(k-1, ".") {
 		return k + 1 // a field of something that is not a plain name: (x).f
 	}
-	first := p.toks[k]
-	name, _ := p.ident(first)
+	name, _ := p.ident(p.toks[k])
 	parts := []string{name}
 	j := k + 1
 	for j+1 < b && p.punct(j, ".") {
@@ -277,17 +283,7 @@ func (p *parser) reference(k, b int, sc *scope, env *cteEnv) int {
 		parts = append(parts, n)
 		j += 2
 	}
-	switch {
-	case p.punct(j, "("): // a function call; its arguments are scanned next
-		return j
-	case len(parts) == 1 && p.punct(j, "=") && p.punct(j+1, ">") && p.toks[j+1].Pos == p.toks[j].Pos+1:
-		return j // a named argument: name => value
-	case len(parts) == 1 && first.Kind == sqltext.Word && j < b && p.toks[j].Kind == sqltext.String:
-		return j // a typed literal: DATE '2024-01-01', INTERVAL '1 day'
-	case len(parts) == 1 && first.Kind == sqltext.Word && p.word(k-1, "interval"):
-		return j
-	}
-	p.resolveParts(k, first, parts, sc, env)
+	p.nameRef(k, j, parts, fn, sc, env)
 	return j
 }
 
