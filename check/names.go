@@ -1107,7 +1107,7 @@ func (p *parser) tableAlias(src *source, a *sqlparse.Ident, cols []*sqlparse.Ide
 	} else {
 		t := p.toks[a.From]
 		n, ok = p.ident(t)
-		ok = ok && !(t.Kind == sqltext.Word && (notAlias[strings.ToLower(t.Text)] || joinWords[strings.ToLower(t.Text)]))
+		ok = ok && !(t.Kind == sqltext.Word && notAlias[strings.ToLower(t.Text)])
 	}
 	if !ok {
 		return

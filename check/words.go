@@ -60,9 +60,6 @@ outer cross natural on using select fetch for tablesample indexed not straight_j
 set qualify use force ignore partition with apply values into
 `)
 
-// joinWords make up a join operator.
-var joinWords = wordSet(`join inner left right full outer cross natural straight_join apply`)
-
 // systemTables are tables or schemas an engine provides that a schema
 // model does not list: never reported as unknown.
 var systemTables = wordSet(`sqlite_master sqlite_schema sqlite_temp_master sqlite_temp_schema
