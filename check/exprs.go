@@ -139,10 +139,7 @@ func (p *parser) resolve(x sqlparse.Node, fn string, sc *scope, env *cteEnv) {
 // text the tree skipped inside x (as its tokens); fn is as for resolve.
 func (p *parser) resolveAll(x sqlparse.Node, cs []sqlparse.Node, fn string, sc *scope, env *cteEnv) {
 	e := x.Extent()
-	for _, o := range p.orphans {
-		if o.From < e.From || o.To > e.To {
-			continue
-		}
+	for _, o := range p.orphansIn(e.From, e.To) {
 		inChild := false
 		for _, c := range sqlparse.Children(x) {
 			ce := c.Extent()
@@ -166,6 +163,16 @@ func (p *parser) resolveAll(x sqlparse.Node, cs []sqlparse.Node, fn string, sc *
 func isError(x sqlparse.Node) bool {
 	_, ok := x.(*sqlparse.Error)
 	return ok
+}
+
+// orphansIn returns the orphans within tokens [from, to).
+func (p *parser) orphansIn(from, to int) []*sqlparse.Error {
+	i := sort.Search(len(p.orphans), func(i int) bool { return p.orphans[i].From >= from })
+	j := i
+	for j < len(p.orphans) && p.orphans[j].To <= to {
+		j++
+	}
+	return p.orphans[i:j]
 }
 
 // subqueryNode checks the parenthesised query q of an expression.

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"sort"
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -216,8 +217,8 @@ type parser struct {
 	// exprAt are the tree's expressions by their first token (the
 	// outermost when several start there).
 	exprAt map[int]sqlparse.Expr
-	// orphans are the tree's errors that are no node of it: text skipped
-	// before a ")".
+	// orphans are the tree's errors that are no node of it (text skipped
+	// before a ")"), in source order.
 	orphans []*sqlparse.Error
 	// match is the index of the parenthesis matching each one, -1 for
 	// other tokens and unbalanced ones.
@@ -250,6 +251,7 @@ func newParser(c *Checker, sql string) *parser {
 			p.orphans = append(p.orphans, e)
 		}
 	}
+	sort.Slice(p.orphans, func(i, j int) bool { return p.orphans[i].From < p.orphans[j].From })
 	var stack []int
 	for i, t := range toks {
 		p.match[i] = -1

@@ -109,15 +109,13 @@ func (p *parser) typeOf(x sqlparse.Expr) valueType {
 			}
 		}
 	case *sqlparse.Paren:
-		for _, o := range p.orphans {
-			if o.From >= v.X.Extent().To && o.To < v.To {
-				// Text the tree skipped: (COUNT(x) WHERE y = 1) is read as
-				// the test it holds, (x AS REAL) as unknown.
-				if p.truthTokens(o.From, o.To) && p.c.dialect != text2sql.DialectPostgres {
-					return typeInt
-				}
-				return typeUnknown
+		if os := p.orphansIn(v.X.Extent().To, v.To-1); len(os) > 0 {
+			// Text the tree skipped: (COUNT(x) WHERE y = 1) is read as the
+			// test it holds, (x AS REAL) as unknown.
+			if p.truthTokens(os[0].From, os[0].To) && p.c.dialect != text2sql.DialectPostgres {
+				return typeInt
 			}
+			return typeUnknown
 		}
 		return p.typeOf(v.X)
 	case *sqlparse.Case:
