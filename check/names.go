@@ -793,7 +793,7 @@ func (p *parser) clauses(sel *sqlparse.Select, q *sqlparse.Query, end int) *clau
 // and function-argument expressions.
 func (p *parser) fromClause(sel *sqlparse.Select, blk *block, env *cteEnv, fromEnd int) []span {
 	sc := blk.sc
-	fw := &fromWalk{sc: sc, env: env, w: &fromWork{}}
+	fw := &fromWalk{sc: sc, env: env}
 	for _, e := range sel.Errors {
 		if e.From > blk.from && e.From < fromEnd {
 			fw.errs = append(fw.errs, e)
@@ -812,12 +812,12 @@ func (p *parser) fromClause(sel *sqlparse.Select, blk *block, env *cteEnv, fromE
 	if !fw.stopped && len(fw.errs) > 0 {
 		sc.open = true
 	}
-	if n := fw.lastOn; !fw.stopped && n > 0 && fw.w.exprs[n-1].b < fromEnd {
+	if n := fw.lastOn; !fw.stopped && n > 0 && fw.exprs[n-1].b < fromEnd {
 		// The last ON condition runs to the end of the FROM clause: what
 		// the tree did not read as part of it is, as written.
-		fw.w.exprs[n-1].b = fromEnd
+		fw.exprs[n-1].b = fromEnd
 	}
-	for _, d := range fw.w.derived {
+	for _, d := range fw.derived {
 		rel, _ := p.query(d.q, d.end, sc, env)
 		if d.src.colList != nil {
 			d.src.cols = append(append([]string(nil), d.src.colList...), rel.cols...)
@@ -828,7 +828,7 @@ func (p *parser) fromClause(sel *sqlparse.Select, blk *block, env *cteEnv, fromE
 		d.src.pending = false
 	}
 	blk.conds = fw.ons
-	return fw.w.exprs
+	return fw.exprs
 }
 
 // skipParens returns the index after the token at k, or after the
@@ -969,30 +969,26 @@ func (p *parser) operandEnd(k int) bool {
 	return false
 }
 
-// fromWork is what a FROM clause leaves to check once all its sources are
-// known: subqueries, and ON, USING and function-argument expressions.
-type fromWork struct {
-	derived []derivedItem
-	exprs   []span
-}
-
 type derivedItem struct {
 	q   *sqlparse.Query
 	end int // the ")" closing the subquery
 	src *source
 }
 
-// fromWalk is the state of reading one FROM clause.
+// fromWalk is the state of reading one FROM clause, and what it leaves
+// to check once all its sources are known: subqueries, and ON, USING and
+// function-argument expressions.
 type fromWalk struct {
-	sc  *scope
-	env *cteEnv
-	w   *fromWork
-	// errs are the first tokens of the text the tree skipped in the FROM
-	// clause; reading stops (and the scope opens) at the first.
+	sc      *scope
+	env     *cteEnv
+	derived []derivedItem
+	exprs   []span
+	// errs are the texts the tree skipped in the FROM clause, in order;
+	// reading stops (and the scope opens) at the first.
 	errs    []*sqlparse.Error
 	stopped bool
 	ons     []sqlparse.Expr // the ON conditions
-	// lastOn is 1 + the index in w.exprs of the ON condition read last,
+	// lastOn is 1 + the index in exprs of the ON condition read last,
 	// 0 when something else was read after it.
 	lastOn int
 }
@@ -1014,7 +1010,7 @@ func (p *parser) tableExpr(t sqlparse.TableExpr, fw *fromWalk) {
 	}
 	sc := fw.sc
 	if _, ok := t.(*sqlparse.Join); !ok {
-		defer func() { fw.lastOn = 0 }()
+		fw.lastOn = 0 // an item comes after the last ON condition
 	}
 	switch t := t.(type) {
 	case *sqlparse.Join:
@@ -1039,11 +1035,11 @@ func (p *parser) tableExpr(t sqlparse.TableExpr, fw *fromWalk) {
 				end = fw.errs[0].To
 				fw.errs = fw.errs[1:]
 			}
-			fw.w.exprs = append(fw.w.exprs, span{e.From, end})
-			fw.lastOn = len(fw.w.exprs)
+			fw.exprs = append(fw.exprs, span{e.From, end})
+			fw.lastOn = len(fw.exprs)
 			fw.ons = append(fw.ons, t.On)
 		case t.Using != nil:
-			fw.w.exprs = append(fw.w.exprs, span{t.Using[0].From, t.Using[len(t.Using)-1].To})
+			fw.exprs = append(fw.exprs, span{t.Using[0].From, t.Using[len(t.Using)-1].To})
 			fw.lastOn = 0
 		}
 	case *sqlparse.TableName:
@@ -1067,7 +1063,7 @@ func (p *parser) tableExpr(t sqlparse.TableExpr, fw *fromWalk) {
 	case *sqlparse.TableFunc:
 		c := t.Call
 		open := c.Name[len(c.Name)-1].To
-		fw.w.exprs = append(fw.w.exprs, span{open + 1, p.close(open, len(p.toks))})
+		fw.exprs = append(fw.exprs, span{open + 1, p.close(open, len(p.toks))})
 		n, _ := p.name(c.Name[len(c.Name)-1])
 		src := &source{open: true, name: n}
 		p.tableAlias(src, t.Alias, t.Columns)
@@ -1081,11 +1077,12 @@ func (p *parser) tableExpr(t sqlparse.TableExpr, fw *fromWalk) {
 			open++
 		}
 		src := &source{open: true, derived: true, pending: true}
-		fw.w.derived = append(fw.w.derived, derivedItem{t.Query, p.close(open, len(p.toks)), src})
+		fw.derived = append(fw.derived, derivedItem{t.Query, p.close(open, len(p.toks)), src})
 		p.tableAlias(src, t.Alias, t.Columns)
 		sc.sources = append(sc.sources, src)
 	case *sqlparse.ParenTable:
 		p.tableExpr(t.Table, fw)
+		fw.lastOn = 0 // an ON inside the parentheses ends at them
 		src := &source{open: true}
 		p.tableAlias(src, t.Alias, nil)
 		if src.alias != "" {
