@@ -570,12 +570,17 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 	}
 	ct := p.clauses(sel, tailQ, end)
 	blk.from = ct.from
-	if ct.strayFrom {
-		sc.open = true // a FROM clause the tree did not read
-	}
 	var ons []span
-	if len(sel.From) > 0 {
-		ons = p.fromClause(sel, blk, env, ct.end(ct.from))
+	switch {
+	case len(sel.From) > 0:
+		ons = p.fromClause(sel.From, sel.Errors, false, blk, env, ct.end(ct.from))
+	case ct.from >= 0:
+		// A FROM clause in text the tree skipped.
+		if items := p.tree.FromAt(ct.from + 1); len(items) > 0 {
+			ons = p.fromClause(items, nil, true, blk, env, ct.end(ct.from))
+		} else {
+			sc.open = true
+		}
 	}
 	blk.items = p.items(sel, ct.end(sel.Span.From))
 	for _, wd := range sel.Windows {
@@ -684,7 +689,6 @@ type clauseTexts struct {
 	where, group, having, window        span
 	qualify, lock, order, limit, offset span
 	fetch                               span
-	strayFrom                           bool // a FROM the tree did not read
 }
 
 // end returns the end of the clause whose keyword is at k.
@@ -773,7 +777,7 @@ func (p *parser) clauses(sel *sqlparse.Select, q *sqlparse.Query, end int) *clau
 		case p.word(k, "having") && sel.Having == nil:
 			at(&having, k)
 		case p.word(k, "from") && len(sel.From) == 0:
-			c.strayFrom = true
+			at(&c.from, k)
 		}
 	}
 	region := func(kw, skip int) span {
@@ -788,18 +792,20 @@ func (p *parser) clauses(sel *sqlparse.Select, q *sqlparse.Query, end int) *clau
 	return c
 }
 
-// fromClause reads the FROM clause of sel, which runs to token fromEnd,
-// into blk, checks its subqueries and returns the texts of its ON, USING
-// and function-argument expressions.
-func (p *parser) fromClause(sel *sqlparse.Select, blk *block, env *cteEnv, fromEnd int) []span {
+// fromClause reads the FROM items of blk, which run to token fromEnd,
+// into blk, checks their subqueries and returns the texts of their ON,
+// USING and function-argument expressions. skipped are the texts the
+// tree skipped in the block; stray marks a FROM clause in text the tree
+// skipped, after whose items any text opens the scope.
+func (p *parser) fromClause(items []sqlparse.TableExpr, skipped []*sqlparse.Error, stray bool, blk *block, env *cteEnv, fromEnd int) []span {
 	sc := blk.sc
 	fw := &fromWalk{sc: sc, env: env}
-	for _, e := range sel.Errors {
+	for _, e := range skipped {
 		if e.From > blk.from && e.From < fromEnd {
 			fw.errs = append(fw.errs, e)
 		}
 	}
-	for i, t := range sel.From {
+	for i, t := range items {
 		if i > 0 && !p.punct(t.Extent().From-1, ",") {
 			sc.open = true
 			break
@@ -816,6 +822,8 @@ func (p *parser) fromClause(sel *sqlparse.Select, blk *block, env *cteEnv, fromE
 		// The last ON condition runs to the end of the FROM clause: what
 		// the tree did not read as part of it is, as written.
 		fw.exprs[n-1].b = fromEnd
+	} else if last := items[len(items)-1].Extent().To; !fw.stopped && stray && last < fromEnd {
+		sc.open = true // text after the FROM items that is no clause
 	}
 	for _, d := range fw.derived {
 		rel, _ := p.query(d.q, d.end, sc, env)

@@ -29,3 +29,22 @@ func TestQueryAt(t *testing.T) {
 	assert.Nil(t, s.QueryAt(-1))
 	assert.Nil(t, s.QueryAt(len(s.Tokens)))
 }
+
+func TestFromAt(t *testing.T) {
+	// The tree ends the block at the lone GROUP; the FROM after it is
+	// skipped text.
+	s := Parse("SELECT a, GROUP x FROM t JOIN u ON t.id = u.id WHERE b", text2sql.DialectSQLite)
+	k := -1
+	for i, tok := range s.Tokens {
+		if tok.Is("from") {
+			k = i
+		}
+	}
+	require.Positive(t, k)
+	items := s.FromAt(k + 1)
+	require.Len(t, items, 1)
+	j, ok := items[0].(*Join)
+	require.True(t, ok)
+	assert.Equal(t, "t JOIN u ON t.id = u.id", j.Text())
+	assert.Nil(t, s.FromAt(len(s.Tokens)))
+}
