@@ -818,11 +818,32 @@ func (p *parser) fromClause(items []sqlparse.TableExpr, skipped []*sqlparse.Erro
 	if !fw.stopped && len(fw.errs) > 0 {
 		sc.open = true
 	}
-	if n := fw.lastOn; !fw.stopped && n > 0 && fw.exprs[n-1].b < fromEnd {
-		// The last ON condition runs to the end of the FROM clause: what
-		// the tree did not read as part of it is, as written.
-		fw.exprs[n-1].b = fromEnd
-	} else if last := items[len(items)-1].Extent().To; !fw.stopped && stray && last < fromEnd {
+	extended := false
+	for n := fw.lastOn; !fw.stopped && n > 0 && fw.exprs[n-1].b < fromEnd; n = fw.lastOn {
+		// The last ON condition runs to the end of the FROM clause, or to a
+		// join or a comma in the text the tree did not read, after which
+		// the FROM clause goes on.
+		extended = true
+		j := p.joinAfter(fw.exprs[n-1].b, fromEnd)
+		fw.exprs[n-1].b = j
+		if j == fromEnd {
+			break
+		}
+		fw.lastOn = 0
+		k := j
+		if p.punct(j, ",") {
+			k++
+		}
+		more := p.tree.FromAt(k)
+		for _, t := range more {
+			p.tableExpr(t, fw)
+		}
+		if fw.lastOn == 0 && (len(more) == 0 || more[len(more)-1].Extent().To < fromEnd) {
+			sc.open = true // text after the FROM items that is no clause
+			break
+		}
+	}
+	if last := items[len(items)-1].Extent().To; !extended && !fw.stopped && stray && last < fromEnd {
 		sc.open = true // text after the FROM items that is no clause
 	}
 	for _, d := range fw.derived {
@@ -837,6 +858,19 @@ func (p *parser) fromClause(items []sqlparse.TableExpr, skipped []*sqlparse.Erro
 	}
 	blk.conds = fw.ons
 	return fw.exprs
+}
+
+// joinAfter returns the index of the first join operator or comma
+// outside parentheses in tokens [k, end), or end.
+func (p *parser) joinAfter(k, end int) int {
+	for ; k < end; k = p.skipParens(k, end) {
+		t := p.toks[k]
+		if p.punct(k, ",") || t.Kind == sqltext.Word && joinWords[strings.ToLower(t.Text)] && !p.punct(k-1, ".") && !p.punct(k+1, ".") &&
+			!((t.Is("left") || t.Is("right")) && p.punct(k+1, "(")) {
+			return k
+		}
+	}
+	return end
 }
 
 // skipParens returns the index after the token at k, or after the
@@ -1022,7 +1056,9 @@ func (p *parser) tableExpr(t sqlparse.TableExpr, fw *fromWalk) {
 	}
 	switch t := t.(type) {
 	case *sqlparse.Join:
-		p.tableExpr(t.Left, fw)
+		if l := t.Left.Extent(); l.From < l.To || !isError(t.Left) { // not a join that goes on a FROM clause (FromAt)
+			p.tableExpr(t.Left, fw)
+		}
 		if fw.stopped || fw.stopBefore(t.Right.Extent().From) {
 			return
 		}

@@ -52,6 +52,9 @@ outer over regexp right rlike select similar some then to true union unknown usi
 with within xor div mod
 `)
 
+// joinWords make up a join operator.
+var joinWords = wordSet(`join inner left right full outer cross natural straight_join`)
+
 // notAlias are words that can follow a table in a FROM clause without
 // being its alias.
 var notAlias = wordSet(`
