@@ -166,21 +166,19 @@ type analysis struct {
 func (c *Checker) analyze(sql string) *analysis {
 	// MySQL-target text is lexed by MySQL's rules ("…" strings, backslash
 	// escapes, "#" comments), every other by the standard ones.
-	statements, strip, lex := sqltext.Statements, sqltext.StripTrailing, sqltext.Lex
+	statements, strip := sqltext.Statements, sqltext.StripTrailing
 	if c.dialect == text2sql.DialectMySQL {
 		statements = func(s string) []string { return sqltext.StatementsMySQL(s, sqltext.MySQLMode{}) }
 		strip = func(s string) string { return sqltext.StripTrailingMySQL(s, sqltext.MySQLMode{}) }
-		lex = func(s string) []sqltext.Token { return sqltext.LexMySQL(s, sqltext.MySQLMode{}) }
 	}
 	stmts := statements(sql)
 	if len(stmts) != 1 {
 		return &analysis{sql: sql}
 	}
 	text := strip(stmts[0])
-	toks := sqltext.Significant(lex(text))
-	a := &analysis{sql: text, toks: toks}
-	a.fails = append(a.fails, dialectFailures(c.dialect, toks)...)
-	p := newParser(c, text, toks)
+	p := newParser(c, text)
+	a := &analysis{sql: text, toks: p.toks}
+	a.fails = append(a.fails, dialectFailures(c.dialect, p.toks)...)
 	p.run()
 	a.p = p
 	if c.db != nil && !p.unsure {

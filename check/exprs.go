@@ -1,77 +1,239 @@
 package check
 
 import (
+	"sort"
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/guard"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
-// castFunctions take "expr AS type": the words after AS are a type.
-var castFunctions = wordSet(`cast try_cast safe_cast`)
-
-// exprs checks the names in the expression tokens [a, b) against sc.
-// Subqueries are parsed as queries with sc as their parent scope.
+// exprs checks the names in the expression tokens [a, b) against sc:
+// the tree's expressions there (resolve), and, by their tokens, the text
+// between them — keywords, and what the tree skipped. Subqueries are
+// checked as queries with sc as their parent scope.
 func (p *parser) exprs(a, b int, sc *scope, env *cteEnv) {
-	type frame struct {
-		fn    string
-		close int
-	}
-	var stack []frame
-	top := func() *frame {
-		if len(stack) == 0 {
-			return nil
+	// fns are the functions whose parentheses the scan is in ("" for
+	// other parentheses), innermost last.
+	var fns []string
+	fn := func() string {
+		if len(fns) == 0 {
+			return ""
 		}
-		return &stack[len(stack)-1]
+		return fns[len(fns)-1]
 	}
 	for k := a; k < b; k++ {
+		// A name the tree ended before a ".", and AT TIME ZONE (which it
+		// reads as an alias), are read by their tokens.
+		if x := p.exprAt[k]; x != nil && x.Extent().To <= b && !isError(x) && !p.punct(x.Extent().To, ".") && !p.word(k, "at") {
+			p.resolve(x, fn(), sc, env)
+			k = x.Extent().To - 1
+			continue
+		}
 		t := p.toks[k]
 		switch {
 		case p.punct(k, "("):
-			if p.startsQuery(k+1) && !p.punct(k+1, "(") {
+			if p.startsQuery(k + 1) {
 				j := p.close(k, b)
-				p.query(k+1, j, sc, env)
+				p.subquery(k+1, j, sc, env)
 				k = j
 				continue
 			}
-			fn := ""
+			f := ""
 			if k > a && p.toks[k-1].Kind == sqltext.Word {
-				fn = strings.ToLower(p.toks[k-1].Text)
+				f = strings.ToLower(p.toks[k-1].Text)
 			}
-			stack = append(stack, frame{fn, p.close(k, b)})
+			fns = append(fns, f)
 		case p.punct(k, ")"):
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
+			if len(fns) > 0 {
+				fns = fns[:len(fns)-1]
 			}
-		case p.punct(k, "::"):
-			k = p.skipType(k+1, b) - 1
-		case t.Is("as") && top() != nil && castFunctions[top().fn]:
-			k = max(k, top().close-1) // the type; the ")" pops the frame
-		case (p.punct(k, ",") || t.Is("using")) && top() != nil && top().fn == "convert":
-			k = max(k, top().close-1)
-		case t.Is("using") && p.tok(k+1).Kind == sqltext.Word && !p.punct(k+2, "("):
-			k++ // CHAR(x USING utf8mb4)
 		case t.Is("collate"):
 			k++
 		case t.Is("over") && !p.punct(k+1, "("):
 			k++ // a window name
-		case t.Is("separator"):
 		case t.Is("at") && p.word(k+1, "time") && p.word(k+2, "zone"):
 			k += 2
-		case top() != nil && top().fn == "against":
+		case fn() == "against":
 			// MATCH (…) AGAINST ('text' IN NATURAL LANGUAGE MODE): modifiers
-		case t.Kind == sqltext.Word && unitWords[strings.ToLower(t.Text)] && p.unitContext(k, func() string {
-			if f := top(); f != nil {
-				return f.fn
-			}
-			return ""
-		}()):
 		default:
 			if _, ok := p.ident(t); ok {
-				k = p.reference(k, b, sc, env) - 1
+				k = p.reference(k, b, fn(), sc, env) - 1
 			}
+		}
+	}
+}
+
+// resolve checks the names in the tree node x against sc. fn is the
+// function x is a direct argument of (lower case; "" if none), for the
+// date-part units of unitContext.
+func (p *parser) resolve(x sqlparse.Node, fn string, sc *scope, env *cteEnv) {
+	switch v := x.(type) {
+	case *sqlparse.Ident:
+		p.idRef(v.Span, []*sqlparse.Ident{v}, fn, sc, env)
+	case *sqlparse.ColumnRef:
+		p.idRef(v.Span, v.Parts, fn, sc, env)
+	case *sqlparse.Star:
+		if v.Table != nil && !p.punct(v.From-1, ".") {
+			var parts []string
+			for _, id := range v.Table {
+				n, ok := p.name(id)
+				if !ok {
+					return
+				}
+				parts = append(parts, n)
+			}
+			p.resolveParts(v.From, p.toks[v.From], append(parts, "*"), sc, env)
+		}
+	case *sqlparse.Call:
+		name := strings.ToLower(v.Name[len(v.Name)-1].Name)
+		args := v.Args
+		switch {
+		case name == "convert" && len(args) > 1:
+			args = args[:1] // CONVERT(x, type), CONVERT(x USING charset)
+		case name == "against":
+			args = nil // MATCH (…) AGAINST ('text' IN … MODE)
+		}
+		cs := make([]sqlparse.Node, len(args))
+		for i, a := range args {
+			cs[i] = a
+		}
+		p.resolveAll(v, cs, name, sc, env)
+		for _, t := range v.OrderBy {
+			p.resolve(t.Expr, "", sc, env)
+		}
+		if v.Filter != nil {
+			p.resolve(v.Filter, "", sc, env)
+		}
+		if v.Over != nil {
+			p.resolve(v.Over, "", sc, env)
+		}
+	case *sqlparse.WindowSpec:
+		for _, e := range v.PartitionBy {
+			p.resolve(e, "", sc, env)
+		}
+		for _, t := range v.OrderBy {
+			p.resolve(t.Expr, "", sc, env)
+		}
+	case *sqlparse.Cast:
+		p.resolve(v.X, "", sc, env)
+	case *sqlparse.Collate:
+		p.resolve(v.X, fn, sc, env)
+	case *sqlparse.Interval:
+		if _, ok := v.Value.(*sqlparse.Ident); !ok { // INTERVAL n DAY: n is a unit's count
+			p.resolve(v.Value, "", sc, env)
+		}
+	case *sqlparse.Query:
+		p.subqueryNode(v, sc, env)
+	case *sqlparse.Error:
+		p.exprs(v.From, v.To, sc, env) // by its tokens
+	default:
+		p.resolveAll(x, sqlparse.Children(x), "", sc, env)
+	}
+}
+
+// resolveAll resolves the children cs of x in source order, with the
+// text the tree skipped inside x (as its tokens); fn is as for resolve.
+func (p *parser) resolveAll(x sqlparse.Node, cs []sqlparse.Node, fn string, sc *scope, env *cteEnv) {
+	e := x.Extent()
+	for _, o := range p.orphansIn(e.From, e.To) {
+		inChild := false
+		for _, c := range sqlparse.Children(x) {
+			ce := c.Extent()
+			_, query := c.(*sqlparse.Query)
+			// Text skipped after a subquery, before its ")", is the
+			// subquery's (see query).
+			if o.From >= ce.From && (o.To <= ce.To || query) {
+				inChild = true
+			}
+		}
+		if !inChild {
+			cs = append(cs, o)
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Extent().From < cs[j].Extent().From })
+	for _, c := range cs {
+		p.resolve(c, fn, sc, env)
+	}
+}
+
+func isError(x sqlparse.Node) bool {
+	_, ok := x.(*sqlparse.Error)
+	return ok
+}
+
+// orphansIn returns the orphans within tokens [from, to).
+func (p *parser) orphansIn(from, to int) []*sqlparse.Error {
+	i := sort.Search(len(p.orphans), func(i int) bool { return p.orphans[i].From >= from })
+	j := i
+	for j < len(p.orphans) && p.orphans[j].To <= to {
+		j++
+	}
+	return p.orphans[i:j]
+}
+
+// subqueryNode checks the parenthesised query q of an expression.
+func (p *parser) subqueryNode(q *sqlparse.Query, sc *scope, env *cteEnv) {
+	if q == nil || !p.punct(q.From-1, "(") {
+		return
+	}
+	p.query(q, p.close(q.From-1, len(p.toks)), sc, env)
+}
+
+// nameRef resolves the (qualified) name parts written in tokens [k,
+// end), unless it is a function, a named argument, a typed literal, a
+// date-part unit (fn is the function it is an argument of) or a charset
+// name.
+func (p *parser) nameRef(k, end int, parts []string, fn string, sc *scope, env *cteEnv) {
+	first, prev := p.toks[k], p.tok(k-1)
+	one := len(parts) == 1 && first.Kind == sqltext.Word
+	switch {
+	case p.punct(end, "("):
+		return // a function
+	case prev.Is("using") || prev.Is("collate") || prev.Is("over"):
+		return // CHAR(x USING utf8mb4), a collation, a window name
+	case one && unitWords[strings.ToLower(first.Text)] && p.unitContext(k, fn):
+		return
+	case len(parts) == 1 && p.punct(end, "=") && p.punct(end+1, ">") && p.toks[end+1].Pos == p.toks[end].Pos+1:
+		return // a named argument: name => value
+	case one && p.tok(end).Kind == sqltext.String:
+		return // a typed literal: DATE '2024-01-01', INTERVAL '1 day'
+	case one && prev.Is("interval"):
+		return
+	}
+	p.resolveParts(k, first, parts, sc, env)
+}
+
+// idRef resolves the name of the tree whose parts are ids and span s.
+func (p *parser) idRef(s sqlparse.Span, ids []*sqlparse.Ident, fn string, sc *scope, env *cteEnv) {
+	if p.punct(s.From-1, ".") {
+		return // a field of something that is not a plain name: (x).f
+	}
+	var parts []string
+	for _, id := range ids {
+		n, ok := p.name(id)
+		if !ok {
+			return
+		}
+		parts = append(parts, n)
+	}
+	p.nameRef(s.From, s.To, parts, fn, sc, env)
+}
+
+// resolveParts resolves a name of parts whose first token, at k, is
+// first.
+func (p *parser) resolveParts(k int, first sqltext.Token, parts []string, sc *scope, env *cteEnv) {
+	switch len(parts) {
+	case 1:
+		p.unqualified(parts[0], first, k, sc, env)
+	case 2:
+		p.qualified(parts[0], parts[1], k, sc, env)
+	case 3:
+		if src := sc.findQualified(parts[0], parts[1]); src != nil {
+			p.checkColumn(src, parts[0]+"."+parts[1], parts[2], k, sc)
 		}
 	}
 }
@@ -106,37 +268,13 @@ func (p *parser) unitContext(k int, fn string) bool {
 	return false
 }
 
-// skipType returns the index after a type name starting at k: words,
-// an optional modifier list in parentheses, array brackets.
-func (p *parser) skipType(k, b int) int {
-	if k >= b {
-		return k
-	}
-	if _, ok := p.ident(p.toks[k]); !ok {
-		return k
-	}
-	_, k = p.chain(k, b)
-	for k < b && p.toks[k].Kind == sqltext.Word && typeContinuation[strings.ToLower(p.toks[k].Text)] {
-		k++
-	}
-	if p.punct(k, "(") {
-		k = p.close(k, b) + 1
-	}
-	for k < b && p.toks[k].Kind == sqltext.QuotedIdent && strings.HasPrefix(p.toks[k].Text, "[") {
-		k++
-	}
-	return k
-}
-
-// reference reads the name (possibly dotted) at k, resolves it unless it
-// is a function, a named argument or a typed literal, and returns the
-// index after it.
-func (p *parser) reference(k, b int, sc *scope, env *cteEnv) int {
+// reference reads the name (possibly dotted) at k, resolves it (see
+// nameRef) and returns the index after it.
+func (p *parser) reference(k, b int, fn string, sc *scope, env *cteEnv) int {
 	if p.punct(k-1, ".") {
 		return k + 1 // a field of something that is not a plain name: (x).f
 	}
-	first := p.toks[k]
-	name, _ := p.ident(first)
+	name, _ := p.ident(p.toks[k])
 	parts := []string{name}
 	j := k + 1
 	for j+1 < b && p.punct(j, ".") {
@@ -152,26 +290,7 @@ func (p *parser) reference(k, b int, sc *scope, env *cteEnv) int {
 		parts = append(parts, n)
 		j += 2
 	}
-	switch {
-	case p.punct(j, "("): // a function call; its arguments are scanned next
-		return j
-	case len(parts) == 1 && p.punct(j, "=") && p.punct(j+1, ">") && p.toks[j+1].Pos == p.toks[j].Pos+1:
-		return j // a named argument: name => value
-	case len(parts) == 1 && first.Kind == sqltext.Word && j < b && p.toks[j].Kind == sqltext.String:
-		return j // a typed literal: DATE '2024-01-01', INTERVAL '1 day'
-	case len(parts) == 1 && first.Kind == sqltext.Word && p.word(k-1, "interval"):
-		return j
-	}
-	switch len(parts) {
-	case 1:
-		p.unqualified(name, first, k, sc, env)
-	case 2:
-		p.qualified(parts[0], parts[1], k, sc, env)
-	case 3:
-		if src := sc.findQualified(parts[0], parts[1]); src != nil {
-			p.checkColumn(src, parts[0]+"."+parts[1], parts[2], k, sc)
-		}
-	}
+	p.nameRef(k, j, parts, fn, sc, env)
 	return j
 }
 

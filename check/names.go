@@ -1,10 +1,12 @@
 package check
 
 import (
+	"sort"
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/guard"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -179,14 +181,14 @@ type block struct {
 	sc       *scope
 	distinct bool
 	items    []itemInfo
-	from     int // index of FROM, or -1
-	where    span
-	group    span
-	having   span
+	from     int             // index of FROM, or -1
+	conds    []sqlparse.Expr // the WHERE condition, then the ON conditions
+	group    []span          // the GROUP BY expressions; the last runs to the end of the clause
 	order    []orderKey
-	limit    span // tokens after LIMIT up to OFFSET or the end
-	offset   bool
-	ons      []span
+	limit    bool // LIMIT is written
+	// count is the row count of LIMIT n or LIMIT m, n when it is a number
+	// alone in its place; nil otherwise.
+	count *sqlparse.Literal
 }
 
 // queryInfo is a parsed query expression.
@@ -201,33 +203,55 @@ type colRef struct {
 	column *schema.Column
 }
 
+// parser checks one statement over its sqlparse tree: it builds the
+// scopes of its queries, resolves their names and keeps what the
+// warnings read.
 type parser struct {
-	c     *Checker
-	sql   string
-	toks  []sqltext.Token
-	match []int
-	// afterParens[k] is the index of the first token at or after k that
-	// is not an opening parenthesis.
-	afterParens []int
-	fails       []*text2sql.SQLError
-	unsure      bool // the text was not understood: report no name failure
-	depth       int
-	refs        map[int]colRef // by the index of the reference's first token
-	top         *queryInfo
-	ctes        []*cteEnv
+	c    *Checker
+	sql  string
+	toks []sqltext.Token
+	tree *sqlparse.Script
+	// queries are the tree's queries by their first token (the outermost
+	// when several start there).
+	queries map[int]*sqlparse.Query
+	// exprAt are the tree's expressions by their first token (the
+	// outermost when several start there).
+	exprAt map[int]sqlparse.Expr
+	// orphans are the tree's errors that are no node of it (text skipped
+	// before a ")"), in source order.
+	orphans []*sqlparse.Error
+	// match is the index of the parenthesis matching each one, -1 for
+	// other tokens and unbalanced ones.
+	match  []int
+	fails  []*text2sql.SQLError
+	unsure bool // the text was not understood: report no name failure
+	depth  int
+	refs   map[int]colRef // by the index of the reference's first token
+	top    *queryInfo
+	ctes   []*cteEnv
 	// typeDepth is the nesting of the running type inference.
 	typeDepth int
 }
 
-func newParser(c *Checker, sql string, toks []sqltext.Token) *parser {
-	p := &parser{c: c, sql: sql, toks: toks, match: make([]int, len(toks)), afterParens: make([]int, len(toks)), refs: map[int]colRef{}}
-	next := len(toks)
-	for i := len(toks) - 1; i >= 0; i-- {
-		if !(toks[i].Kind == sqltext.Punct && toks[i].Text == "(") {
-			next = i
+// newParser parses sql, one statement, in c's dialect.
+func newParser(c *Checker, sql string) *parser {
+	tree := sqlparse.Parse(sql, c.dialect)
+	toks := tree.Tokens
+	p := &parser{c: c, sql: sql, toks: toks, tree: tree, queries: map[int]*sqlparse.Query{}, exprAt: map[int]sqlparse.Expr{}, match: make([]int, len(toks)), refs: map[int]colRef{}}
+	p.index(tree)
+	inTree := map[*sqlparse.Error]bool{}
+	sqlparse.Inspect(tree, func(n sqlparse.Node) bool {
+		if e, ok := n.(*sqlparse.Error); ok {
+			inTree[e] = true
 		}
-		p.afterParens[i] = next
+		return true
+	})
+	for _, e := range tree.Errors {
+		if !inTree[e] && e.From < e.To {
+			p.orphans = append(p.orphans, e)
+		}
 	}
+	sort.Slice(p.orphans, func(i, j int) bool { return p.orphans[i].From < p.orphans[j].From })
 	var stack []int
 	for i, t := range toks {
 		p.match[i] = -1
@@ -253,11 +277,49 @@ func newParser(c *Checker, sql string, toks []sqltext.Token) *parser {
 	return p
 }
 
+// queryAt returns the query that starts at token k: the tree's, or,
+// inside text the tree skipped, one parsed there on its own; nil if none.
+func (p *parser) queryAt(k int) *sqlparse.Query {
+	q := p.queries[k]
+	if q == nil {
+		if q = p.tree.QueryAt(k); q != nil {
+			p.index(q)
+		}
+	}
+	return q
+}
+
+// index adds the queries and expressions of the tree n to p.queries and
+// p.exprAt.
+func (p *parser) index(n sqlparse.Node) {
+	sqlparse.Inspect(n, func(n sqlparse.Node) bool {
+		switch v := n.(type) {
+		case *sqlparse.Query:
+			if p.queries[v.From] == nil {
+				p.queries[v.From] = v
+			}
+		case sqlparse.Expr:
+			if v.Extent().From == v.Extent().To {
+				break
+			}
+			if x := p.exprAt[v.Extent().From]; x == nil || x.Extent().To < v.Extent().To {
+				p.exprAt[v.Extent().From] = v
+			}
+		}
+		return true
+	})
+}
+
 func (p *parser) run() {
 	if len(p.toks) == 0 {
 		return
 	}
-	_, p.top = p.query(0, len(p.toks), nil, nil)
+	q, ok := p.tree.Stmts[0].(*sqlparse.Query)
+	if !ok {
+		p.unsure = true
+		return
+	}
+	_, p.top = p.query(q, len(p.toks), nil, nil)
 	for _, c := range p.ctes {
 		if c.used {
 			p.fails = append(p.fails, c.fails...)
@@ -276,8 +338,8 @@ func (p *parser) word(k int, w string) bool {
 // close returns the index of the parenthesis closing the one at k, within
 // [k, end); an unbalanced one makes the parse unsure and ends at end-1.
 func (p *parser) close(k, end int) int {
-	if m := p.match[k]; m > k && m < end {
-		return m
+	if k >= 0 && k < len(p.match) && p.match[k] > k && p.match[k] < end {
+		return p.match[k]
 	}
 	p.unsure = true
 	if end-1 < k {
@@ -295,61 +357,60 @@ func (p *parser) ident(t sqltext.Token) (string, bool) {
 	return t.Ident()
 }
 
-// startsQuery reports whether the tokens at k (after any opening
-// parentheses) start a query.
+// startsQuery reports whether the token at k starts a query.
 func (p *parser) startsQuery(k int) bool {
-	if k >= 0 && k < len(p.toks) {
-		k = p.afterParens[k]
-	}
 	return p.word(k, "select") || p.word(k, "with") || p.word(k, "values")
+}
+
+func (p *parser) tok(k int) sqltext.Token {
+	if k < 0 || k >= len(p.toks) {
+		return sqltext.Token{}
+	}
+	return p.toks[k]
 }
 
 func (p *parser) fail(kind text2sql.ErrorKind, msg, hint string) {
 	p.fails = append(p.fails, &text2sql.SQLError{Kind: kind, Message: msg, Hint: hint})
 }
 
-// query parses the query expression in [i, end): WITH, cores joined by
-// set operators, ORDER BY and LIMIT. parent is the enclosing scope of a
-// subquery.
-func (p *parser) query(i, end int, parent *scope, env *cteEnv) (*relation, *queryInfo) {
-	if p.depth >= maxDepth || i >= end {
+// subquery checks the query the tree has at token a, a parenthesised
+// subquery of an expression that ends at the ")" at end.
+func (p *parser) subquery(a, end int, sc *scope, env *cteEnv) {
+	q := p.queryAt(a)
+	if q == nil {
+		p.unsure = true
+		return
+	}
+	p.query(q, end, sc, env)
+}
+
+// query checks the query expression q, whose text runs to token end
+// (exclusive; past q's span when the tree left tokens out): WITH, the
+// operands of its set operations, ORDER BY and LIMIT. parent is the
+// enclosing scope of a subquery.
+func (p *parser) query(q *sqlparse.Query, end int, parent *scope, env *cteEnv) (*relation, *queryInfo) {
+	if q == nil || p.depth >= maxDepth {
 		p.unsure = true
 		return openRelation(), nil
 	}
 	p.depth++
 	defer func() { p.depth-- }()
-	if p.word(i, "with") {
-		i, env = p.with(i+1, end, parent, env)
-		if i >= end {
+	if q.With != nil {
+		var ok bool
+		if env, ok = p.with(q.With, parent, env); !ok {
 			p.unsure = true
 			return openRelation(), nil
 		}
 	}
-	var cores []span
-	start := i
-	for k := i; k < end; k++ {
-		if p.punct(k, "(") {
-			k = p.close(k, end)
-			continue
-		}
-		t := p.toks[k]
-		if t.Kind == sqltext.Word && setOperators[strings.ToLower(t.Text)] {
-			cores = append(cores, span{start, k})
-			if p.word(k+1, "all") || p.word(k+1, "distinct") {
-				k++
-			}
-			start = k + 1
-		}
-	}
-	cores = append(cores, span{start, end})
-	qi := &queryInfo{compound: len(cores) > 1}
+	ops := p.operands(q, end)
+	qi := &queryInfo{compound: len(ops) > 1}
 	var rel *relation
-	for n, c := range cores {
-		if c.b <= c.a {
-			p.unsure = true
+	for n, op := range ops {
+		if op.body.Extent().From == op.body.Extent().To {
+			p.unsure = true // an operand is missing: SELECT … UNION
 			continue
 		}
-		r, b := p.core(c.a, c.b, parent, env, len(cores) > 1 && n == len(cores)-1)
+		r, b := p.core(op.body, op.q, op.end, op.last, parent, env, len(ops) > 1 && n == len(ops)-1)
 		if n == 0 {
 			rel = r
 		}
@@ -361,40 +422,77 @@ func (p *parser) query(i, end int, parent *scope, env *cteEnv) (*relation, *quer
 	return rel, qi
 }
 
-// with parses the common table expressions after WITH and returns the
-// index after them and the environment that sees them.
-func (p *parser) with(k, end int, parent *scope, env *cteEnv) (int, *cteEnv) {
-	if p.word(k, "recursive") {
-		k++
+// operand is one operand of a query's set operations.
+type operand struct {
+	body sqlparse.QueryBody
+	q    *sqlparse.Query // the query it is an operand of
+	last bool            // it is q's last, which gets q's ORDER BY and LIMIT
+	end  int             // where its text ends: the next set operator, or the query's end
+}
+
+// operands returns the operands of the set operations of q, whose text
+// runs to token end, left to right. A set operator in the text the tree
+// left after q (LIMIT 1 UNION SELECT …, GROUP x HAVING … UNION SELECT …)
+// joins the query after it, as written.
+func (p *parser) operands(q *sqlparse.Query, end int) []operand {
+	var bodies []sqlparse.QueryBody
+	var flatten func(b sqlparse.QueryBody)
+	flatten = func(b sqlparse.QueryBody) {
+		if s, ok := b.(*sqlparse.SetOp); ok {
+			flatten(s.Left)
+			flatten(s.Right)
+			return
+		}
+		bodies = append(bodies, b)
 	}
-	for k < end {
-		name, ok := p.ident(p.toks[k])
-		if !ok {
-			p.unsure = true
-			return end, env
+	flatten(q.Body)
+	var out []operand
+	for n, b := range bodies {
+		o := operand{body: b, q: q, last: n == len(bodies)-1, end: end}
+		if !o.last {
+			o.end = p.operatorAt(bodies[n+1].Extent().From)
 		}
-		k++
+		out = append(out, o)
+	}
+	for k := q.To; k < end; k = p.skipParens(k, end) {
+		if t := p.toks[k]; !(t.Is("union") || t.Is("intersect") || t.Is("except") || t.Is("minus")) {
+			continue
+		}
+		s := k + 1
+		if p.word(s, "all") || p.word(s, "distinct") {
+			s++
+		}
+		if next := p.queryAt(s); next != nil {
+			out[len(out)-1].end = k
+			return append(out, p.operands(next, end)...)
+		}
+	}
+	return out
+}
+
+// operatorAt returns the index of the set operator before the operand
+// starting at token k: UNION [ALL|DISTINCT].
+func (p *parser) operatorAt(k int) int {
+	k--
+	if p.word(k, "all") || p.word(k, "distinct") {
+		k--
+	}
+	return k
+}
+
+// with checks the common table expressions of w and returns the
+// environment that sees them; ok is false when the tree did not
+// understand them.
+func (p *parser) with(w *sqlparse.With, parent *scope, env *cteEnv) (*cteEnv, bool) {
+	for _, c := range w.CTEs {
+		name, ok := p.name(c.Name)
+		if !ok || c.Query == nil || c.Query.From < 2 || !(p.word(c.Query.From-2, "as") || p.word(c.Query.From-2, "materialized")) {
+			return env, false
+		}
 		self := openRelation()
-		hasCols := false
-		if p.punct(k, "(") {
-			j := p.close(k, end)
-			self = &relation{cols: p.firstIdents(k+1, j)}
-			hasCols = true
-			k = j + 1
+		if c.Columns != nil {
+			self = &relation{cols: p.names(c.Columns)}
 		}
-		if !p.word(k, "as") {
-			p.unsure = true
-			return end, env
-		}
-		k++
-		for p.word(k, "not") || p.word(k, "materialized") {
-			k++
-		}
-		if !p.punct(k, "(") {
-			p.unsure = true
-			return end, env
-		}
-		j := p.close(k, end)
 		env = &cteEnv{parent: env, name: name, rel: self}
 		p.ctes = append(p.ctes, env)
 		bodyParent := parent
@@ -404,214 +502,90 @@ func (p *parser) with(k, end int, parent *scope, env *cteEnv) (int, *cteEnv) {
 			bodyParent = &scope{parent: parent, open: true}
 		}
 		mark := len(p.fails)
-		rel, _ := p.query(k+1, j, bodyParent, env)
+		rel, _ := p.query(c.Query, p.close(c.Query.From-1, len(p.toks)), bodyParent, env)
 		if p.c.dialect != text2sql.DialectPostgres {
 			env.fails = append(env.fails, p.fails[mark:]...)
 			p.fails = p.fails[:mark]
 		}
-		if !hasCols {
+		if c.Columns == nil {
 			*self = *rel
 		}
-		k = j + 1
-		// PostgreSQL SEARCH … SET x / CYCLE … SET y USING z: skip to the comma.
-		for k < end && !p.punct(k, ",") && (p.word(k, "search") || p.word(k, "cycle") || k > j+1) {
-			if p.punct(k, "(") {
-				k = p.close(k, end)
-			}
-			if p.word(k, "select") || p.word(k, "with") || p.word(k, "values") {
-				break
-			}
-			k++
-		}
-		if p.punct(k, ",") {
-			k++
-			continue
-		}
-		break
 	}
-	return k, env
+	if len(w.CTEs) == 0 {
+		return env, false
+	}
+	return env, true
 }
 
-// selectItems returns the items of the select list of the core starting
-// at the SELECT at a, and the positions of its depth-0 clause keywords.
-func (p *parser) selectItems(a, b int) ([]span, map[string]int) {
-	k := a + 1
-modifiers:
-	for k < b {
-		t := p.toks[k]
-		switch {
-		case t.Is("distinct") && p.word(k+1, "on") && p.punct(k+2, "("):
-			k = p.close(k+2, b) + 1
-		case t.Is("top") && k+1 < b && (p.toks[k+1].Kind == sqltext.Number || p.punct(k+1, "(")):
-			if p.punct(k+1, "(") {
-				k = p.close(k+1, b) + 1
-			} else {
-				k += 2
-			}
-			if p.word(k, "percent") {
-				k++
-			}
-			if p.word(k, "with") && p.word(k+1, "ties") {
-				k += 2
-			}
-		case t.Kind == sqltext.Word && selectModifiers[strings.ToLower(t.Text)]:
-			k++
-		default:
-			break modifiers
-		}
+// name returns the name an identifier node gives, as ident reads its
+// token.
+func (p *parser) name(id *sqlparse.Ident) (string, bool) {
+	if id == nil || id.To != id.From+1 {
+		return "", false
 	}
-	clauses := p.clauses(k, b)
-	end := b
-	for _, pos := range clauses {
-		end = min(end, pos)
-	}
-	var items []span
-	start := k
-	for j := k; j < end; j++ {
-		if p.punct(j, "(") {
-			j = p.close(j, end)
-			continue
-		}
-		if p.punct(j, ",") {
-			items = append(items, span{start, j})
-			start = j + 1
-		}
-	}
-	if end > start {
-		items = append(items, span{start, end})
-	}
-	return items, clauses
+	return p.ident(p.toks[id.From])
 }
 
-// clauses finds the clause keywords of a core at depth 0 in [k, b).
-func (p *parser) clauses(k, b int) map[string]int {
-	out := map[string]int{}
-	for ; k < b; k++ {
-		if p.punct(k, "(") {
-			k = p.close(k, b)
-			continue
-		}
-		t := p.toks[k]
-		if t.Kind != sqltext.Word {
-			continue
-		}
-		w := strings.ToLower(t.Text)
-		if !clauseWords[w] || p.punct(k-1, ".") || p.punct(k+1, ".") {
-			continue
-		}
-		switch w {
-		case "from":
-			if p.word(k-1, "distinct") { // IS [NOT] DISTINCT FROM
-				continue
-			}
-		case "group", "order":
-			if !p.word(k+1, "by") {
-				continue
-			}
-		case "window":
-			if _, ok := p.ident(p.tok(k + 1)); !ok || !p.word(k+2, "as") {
-				continue
-			}
-		case "fetch":
-			if !p.word(k+1, "first") && !p.word(k+1, "next") {
-				continue
-			}
-		case "for":
-			if !(p.word(k+1, "update") || p.word(k+1, "share") || p.word(k+1, "no") || p.word(k+1, "key") ||
-				p.word(k+1, "read") || p.word(k+1, "xml") || p.word(k+1, "json")) {
-				continue
-			}
-		}
-		if _, dup := out[w]; !dup {
-			out[w] = k
+// names returns the names of a column list, leaving out what is not a
+// name.
+func (p *parser) names(ids []*sqlparse.Ident) []string {
+	var out []string
+	for _, id := range ids {
+		if n, ok := p.name(id); ok {
+			out = append(out, n)
 		}
 	}
 	return out
 }
 
-func (p *parser) tok(k int) sqltext.Token {
-	if k < 0 || k >= len(p.toks) {
-		return sqltext.Token{}
-	}
-	return p.toks[k]
-}
-
-// core parses one core of a compound query in [a, b). tail is set on the
-// last core of a compound, whose ORDER BY and LIMIT belong to the whole.
-func (p *parser) core(a, b int, parent *scope, env *cteEnv, tail bool) (*relation, *block) {
-	switch {
-	case p.punct(a, "("):
-		j := p.close(a, b)
-		rel, _ := p.query(a+1, j, parent, env)
-		if j+1 < b {
-			p.exprs(j+1, b, &scope{parent: parent, open: true}, env)
+// core checks one operand of a query, whose text runs to token end. q is
+// the query it belongs to; last is set on its last operand, which gets
+// the query's ORDER BY and LIMIT, and tail when that operand is the last
+// of a compound, whose ORDER BY and LIMIT belong to the whole.
+func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bool, parent *scope, env *cteEnv, tail bool) (*relation, *block) {
+	var sel *sqlparse.Select
+	switch v := op.(type) {
+	case *sqlparse.ParenQuery:
+		j := p.close(v.From, end)
+		rel, _ := p.query(v.Query, j, parent, env)
+		if j+1 < end {
+			p.exprs(j+1, end, &scope{parent: parent, open: true}, env)
 		}
 		return rel, nil
-	case p.word(a, "values"):
-		p.exprs(a+1, b, &scope{parent: parent}, env)
+	case *sqlparse.Values:
+		p.exprs(v.From+1, end, &scope{parent: parent}, env)
 		return openRelation(), nil
-	case !p.word(a, "select"):
+	case *sqlparse.Select:
+		sel = v
+	default:
 		p.unsure = true
 		return openRelation(), nil
 	}
 	sc := &scope{parent: parent}
-	blk := &block{sc: sc, from: -1, where: none, group: none, having: none, limit: none}
-	items, clauses := p.selectItems(a, b)
-	for k := a + 1; k < b && (len(items) == 0 || k < items[0].a); k++ {
-		if p.word(k, "distinct") {
-			blk.distinct = true
-		}
-		if p.word(k, "on") && p.punct(k+1, "(") && p.word(k-1, "distinct") {
-			j := p.close(k+1, b)
-			defer p.exprs(k+2, j, sc, env)
-		}
+	blk := &block{sc: sc, from: -1}
+	blk.distinct = sel.Distinct && p.word(sel.Span.From+1, "distinct")
+	var tailQ *sqlparse.Query
+	if last {
+		tailQ = q
 	}
-	// Clause spans: each runs to the next clause keyword.
-	spanOf := func(w string, skip int) span {
-		pos, ok := clauses[w]
-		if !ok {
-			return none
-		}
-		end := b
-		for _, q := range clauses {
-			if q > pos && q < end {
-				end = q
-			}
-		}
-		return span{pos + skip, end}
-	}
+	ct := p.clauses(sel, tailQ, end)
+	blk.from = ct.from
 	var ons []span
-	from := spanOf("from", 1)
-	if from.a >= 0 {
-		blk.from = from.a - 1
-		w := &fromWork{}
-		p.fromList(from.a, from.b, sc, env, w)
-		for _, d := range w.derived {
-			rel, _ := p.query(d.a, d.b, sc, env)
-			if d.src.colList != nil {
-				d.src.cols = append(append([]string(nil), d.src.colList...), rel.cols...)
-			} else {
-				d.src.cols = rel.cols
-			}
-			d.src.open = rel.open
-			d.src.pending = false
+	switch {
+	case len(sel.From) > 0:
+		ons = p.fromClause(sel.From, sel.Errors, false, blk, env, ct.end(ct.from))
+	case ct.from >= 0:
+		// A FROM clause in text the tree skipped.
+		if items := p.tree.FromAt(ct.from + 1); len(items) > 0 {
+			ons = p.fromClause(items, nil, true, blk, env, ct.end(ct.from))
+		} else {
+			sc.open = true
 		}
-		blk.ons = w.exprs
-		ons = w.exprs
 	}
-	for _, it := range items {
-		blk.items = append(blk.items, p.item(it))
-	}
-	win := spanOf("window", 1)
-	if win.ok() {
-		for k := win.a; k < win.b; k++ {
-			if p.punct(k, "(") {
-				k = p.close(k, win.b)
-				continue
-			}
-			if n, ok := p.ident(p.toks[k]); ok && p.word(k+1, "as") {
-				sc.aliases = append(sc.aliases, n)
-			}
+	blk.items = p.items(sel, ct.end(sel.Span.From))
+	for _, wd := range sel.Windows {
+		if n, ok := p.name(wd.Name); ok && p.word(wd.Name.To, "as") {
+			sc.aliases = append(sc.aliases, n)
 		}
 	}
 	// The select list cannot name its own aliases; the other clauses (and,
@@ -633,10 +607,16 @@ func (p *parser) core(a, b int, parent *scope, env *cteEnv, tail bool) (*relatio
 	for _, e := range ons {
 		p.exprs(e.a, e.b, sc, env)
 	}
-	blk.where = spanOf("where", 1)
-	blk.group = spanOf("group", 2)
-	blk.having = spanOf("having", 1)
-	for _, s := range []span{blk.where, blk.group, blk.having, win, spanOf("qualify", 1), spanOf("for", 1)} {
+	if sel.Where != nil {
+		blk.conds = append([]sqlparse.Expr{sel.Where}, blk.conds...)
+	}
+	for _, g := range sel.GroupBy {
+		blk.group = append(blk.group, span{g.Extent().From, g.Extent().To})
+	}
+	if len(blk.group) > 0 {
+		blk.group[len(blk.group)-1].b = ct.group.b
+	}
+	for _, s := range []span{ct.where, ct.group, ct.having, ct.window, ct.qualify, ct.lock} {
 		if s.ok() {
 			p.exprs(s.a, s.b, sc, env)
 		}
@@ -645,27 +625,32 @@ func (p *parser) core(a, b int, parent *scope, env *cteEnv, tail bool) (*relatio
 	if tail {
 		tailScope = &scope{parent: sc, open: true}
 	}
-	order := spanOf("order", 2)
-	if order.ok() {
-		p.exprs(order.a, order.b, tailScope, env)
-		blk.order = p.orderKeys(order)
+	if ct.order.ok() {
+		p.exprs(ct.order.a, ct.order.b, tailScope, env)
+		for _, t := range q.OrderBy {
+			blk.order = append(blk.order, keyOf(t))
+		}
 	}
-	blk.limit = spanOf("limit", 1)
-	off := spanOf("offset", 1)
-	blk.offset = off.a >= 0
-	for _, s := range []span{blk.limit, off, spanOf("fetch", 1)} {
+	if ct.limit.ok() {
+		blk.limit = true
+		if n, ok := q.Limit.Count.(*sqlparse.Literal); ok && n.Kind == sqlparse.Number && n.To == n.From+1 && n.To == ct.limit.b {
+			blk.count = n
+		}
+	}
+	for _, s := range []span{ct.limit, ct.offset, ct.fetch} {
 		if s.ok() {
 			p.exprs(s.a, s.b, tailScope, env)
 		}
 	}
-	if blk.limit.ok() {
-		for k := blk.limit.a; k < blk.limit.b; k++ {
-			if p.punct(k, ",") {
-				blk.offset = true
-			}
-		}
+	if p.word(sel.Span.From+1, "distinct") && p.word(sel.Span.From+2, "on") && p.punct(sel.Span.From+3, "(") {
+		p.exprs(sel.Span.From+4, p.close(sel.Span.From+3, end), sc, env)
 	}
+	return output(blk), blk
+}
 
+// output is the relation blk returns: the columns its items name.
+func output(blk *block) *relation {
+	sc := blk.sc
 	rel := &relation{}
 	for _, info := range blk.items {
 		switch {
@@ -690,45 +675,225 @@ func (p *parser) core(a, b int, parent *scope, env *cteEnv, tail bool) (*relatio
 			rel.open = true
 		}
 	}
-	return rel, blk
+	return rel
 }
 
-// orderKeys splits an ORDER BY list into its terms.
-func (p *parser) orderKeys(s span) []orderKey {
-	var keys []orderKey
-	start := s.a
-	add := func(end int) {
-		k := orderKey{expr: span{start, end}}
-		for k.expr.b > k.expr.a {
-			last := p.toks[k.expr.b-1]
-			switch {
-			case last.Is("asc"):
-			case last.Is("desc"):
-				k.desc = true
-			case (last.Is("first") || last.Is("last")) && p.word(k.expr.b-2, "nulls"):
-				k.nulls = true
-				k.expr.b--
-			case p.word(k.expr.b-2, "collate"):
-				k.expr.b--
-			default:
-				keys = append(keys, k)
-				return
+// clauseTexts are the token ranges the clauses of one SELECT block run
+// over, each from after its keyword to the next clause's keyword or the
+// block's end, so that text the tree skipped is read with the clause it
+// stands in. A range is none when the clause is absent.
+type clauseTexts struct {
+	kws                                 []int // the clause keywords
+	stop                                int   // the block's end
+	from                                int   // the FROM keyword, or -1
+	where, group, having, window        span
+	qualify, lock, order, limit, offset span
+	fetch                               span
+}
+
+// end returns the end of the clause whose keyword is at k.
+func (c *clauseTexts) end(k int) int {
+	end := c.stop
+	for _, q := range c.kws {
+		if q > k && q < end {
+			end = q
+		}
+	}
+	return end
+}
+
+// clauses finds the clause texts of sel, whose text runs to token end; q
+// is the query whose ORDER BY, LIMIT and locking clause sel gets (nil if
+// none).
+func (p *parser) clauses(sel *sqlparse.Select, q *sqlparse.Query, end int) *clauseTexts {
+	c := &clauseTexts{stop: end, from: -1}
+	var where, group, groupSkip, having, window, qualify, lock, order = -1, -1, 0, -1, -1, -1, -1, -1
+	var limit, offset, fetch = -1, -1, -1
+	at := func(v *int, k int) {
+		if *v < 0 {
+			*v = k
+			c.kws = append(c.kws, k)
+		}
+	}
+	if len(sel.From) > 0 {
+		at(&c.from, sel.From[0].Extent().From-1)
+	}
+	if sel.Where != nil {
+		at(&where, sel.Where.Extent().From-1)
+	}
+	if len(sel.GroupBy) > 0 {
+		k := sel.GroupBy[0].Extent().From - 2
+		if p.word(k+1, "all") {
+			k--
+		}
+		at(&group, k)
+		groupSkip = sel.GroupBy[0].Extent().From - k
+	}
+	if sel.Having != nil {
+		at(&having, sel.Having.Extent().From-1)
+	}
+	if len(sel.Windows) > 0 {
+		at(&window, sel.Windows[0].From-1)
+	}
+	left := sel.Span.To // where the text the tree left after the block starts
+	if q != nil {
+		left = q.To
+		if len(q.OrderBy) > 0 {
+			at(&order, q.OrderBy[0].From-2)
+		}
+		if l := q.Limit; l != nil {
+			for k := l.From; k < l.To; k = p.skipParens(k, l.To) {
+				switch {
+				case p.word(k, "limit"):
+					at(&limit, k)
+				case p.word(k, "offset"):
+					at(&offset, k)
+				case p.word(k, "fetch"):
+					at(&fetch, k)
+				}
 			}
-			k.expr.b--
+		}
+		if q.Lock != nil && p.word(q.Lock.From, "for") {
+			at(&lock, q.Lock.From)
 		}
 	}
-	for k := s.a; k < s.b; k++ {
-		if p.punct(k, "(") {
-			k = p.close(k, s.b)
-			continue
-		}
-		if p.punct(k, ",") {
-			add(k)
-			start = k + 1
+	for _, e := range sel.Errors {
+		if p.word(e.From, "qualify") {
+			at(&qualify, e.From)
 		}
 	}
-	add(s.b)
-	return keys
+	// In the text the tree left after the block: a QUALIFY clause it does
+	// not know, or clauses after one it ended at (a lone GROUP, a second
+	// WHERE), which count as written.
+	for k := left; k < end; k = p.skipParens(k, end) {
+		switch {
+		case p.word(k, "qualify"):
+			at(&qualify, k)
+		case p.word(k, "where") && sel.Where == nil:
+			at(&where, k)
+		case p.word(k, "group") && p.word(k+1, "by") && sel.GroupBy == nil:
+			at(&group, k)
+			groupSkip = 2
+		case p.word(k, "having") && sel.Having == nil:
+			at(&having, k)
+		case p.word(k, "from") && len(sel.From) == 0:
+			at(&c.from, k)
+		}
+	}
+	region := func(kw, skip int) span {
+		if kw < 0 {
+			return none
+		}
+		return span{kw + skip, c.end(kw)}
+	}
+	c.where, c.group, c.having, c.window = region(where, 1), region(group, groupSkip), region(having, 1), region(window, 1)
+	c.qualify, c.lock, c.order = region(qualify, 1), region(lock, 1), region(order, 2)
+	c.limit, c.offset, c.fetch = region(limit, 1), region(offset, 1), region(fetch, 1)
+	return c
+}
+
+// fromClause reads the FROM items of blk, which run to token fromEnd,
+// into blk, checks their subqueries and returns the texts of their ON,
+// USING and function-argument expressions. skipped are the texts the
+// tree skipped in the block; stray marks a FROM clause in text the tree
+// skipped, after whose items any text opens the scope.
+func (p *parser) fromClause(items []sqlparse.TableExpr, skipped []*sqlparse.Error, stray bool, blk *block, env *cteEnv, fromEnd int) []span {
+	sc := blk.sc
+	fw := &fromWalk{sc: sc, env: env}
+	for _, e := range skipped {
+		if e.From > blk.from && e.From < fromEnd {
+			fw.errs = append(fw.errs, e)
+		}
+	}
+	for i, t := range items {
+		if i > 0 && !p.punct(t.Extent().From-1, ",") {
+			sc.open = true
+			break
+		}
+		p.tableExpr(t, fw)
+		if fw.stopped {
+			break
+		}
+	}
+	if !fw.stopped && len(fw.errs) > 0 {
+		sc.open = true
+	}
+	extended := false
+	for n := fw.lastOn; !fw.stopped && n > 0 && fw.exprs[n-1].b < fromEnd; n = fw.lastOn {
+		// The last ON condition runs to the end of the FROM clause, or to a
+		// join or a comma in the text the tree did not read, after which
+		// the FROM clause goes on.
+		extended = true
+		j := p.joinAfter(fw.exprs[n-1].b, fromEnd)
+		fw.exprs[n-1].b = j
+		if j == fromEnd {
+			break
+		}
+		fw.lastOn = 0
+		k := j
+		if p.punct(j, ",") {
+			k++
+		}
+		more := p.tree.FromAt(k)
+		for _, t := range more {
+			p.tableExpr(t, fw)
+		}
+		if fw.lastOn == 0 && (len(more) == 0 || more[len(more)-1].Extent().To < fromEnd) {
+			sc.open = true // text after the FROM items that is no clause
+			break
+		}
+	}
+	if last := items[len(items)-1].Extent().To; !extended && !fw.stopped && stray && last < fromEnd {
+		sc.open = true // text after the FROM items that is no clause
+	}
+	for _, d := range fw.derived {
+		rel, _ := p.query(d.q, d.end, sc, env)
+		if d.src.colList != nil {
+			d.src.cols = append(append([]string(nil), d.src.colList...), rel.cols...)
+		} else {
+			d.src.cols = rel.cols
+		}
+		d.src.open = rel.open
+		d.src.pending = false
+	}
+	blk.conds = fw.ons
+	return fw.exprs
+}
+
+// joinAfter returns the index of the first join operator or comma
+// outside parentheses in tokens [k, end), or end.
+func (p *parser) joinAfter(k, end int) int {
+	for ; k < end; k = p.skipParens(k, end) {
+		t := p.toks[k]
+		if p.punct(k, ",") || t.Kind == sqltext.Word && joinWords[strings.ToLower(t.Text)] && !p.punct(k-1, ".") && !p.punct(k+1, ".") &&
+			!((t.Is("left") || t.Is("right")) && p.punct(k+1, "(")) {
+			return k
+		}
+	}
+	return end
+}
+
+// skipParens returns the index after the token at k, or after the
+// parenthesis it opens.
+func (p *parser) skipParens(k, end int) int {
+	if p.punct(k, "(") {
+		return p.close(k, end) + 1
+	}
+	return k + 1
+}
+
+// keyOf is the ORDER BY key t, without its COLLATE.
+func keyOf(t *sqlparse.OrderTerm) orderKey {
+	x := t.Expr
+	for {
+		c, ok := x.(*sqlparse.Collate)
+		if !ok {
+			break
+		}
+		x = c.X
+	}
+	e := x.Extent()
+	return orderKey{expr: span{e.From, e.To}, desc: t.Desc, nulls: t.Nulls != ""}
 }
 
 // operatorWords are words after which an expression continues: a word
@@ -738,8 +903,30 @@ when then else distinct as select by on over filter from where having div mod xo
 all any some exists cast with within join left right inner outer cross natural full group order limit offset
 union except intersect values set into top`)
 
-// item reads one select-list item: star, qualified star, or an expression
-// with its alias and output name.
+// items reads the select list of sel, which runs from its first item to
+// listEnd, split at the commas outside parentheses: the tree's items, and
+// in text the tree skipped, the items as written.
+func (p *parser) items(sel *sqlparse.Select, listEnd int) []itemInfo {
+	if len(sel.Items) == 0 {
+		return nil
+	}
+	var out []itemInfo
+	start := sel.Items[0].From
+	for k := start; k <= listEnd; k = p.skipParens(k, listEnd) {
+		if k == listEnd || p.punct(k, ",") {
+			if k > start {
+				out = append(out, p.item(span{start, k}))
+			}
+			start = k + 1
+		}
+	}
+	return out
+}
+
+// item reads one select-list item by its tokens: star, qualified star,
+// or an expression with its alias (the last word, after AS or an operand)
+// and output name. The tokens decide, not the tree's alias, so that an
+// item with text the tree skipped reads as one.
 func (p *parser) item(it span) itemInfo {
 	a, b := it.a, it.b
 	info := itemInfo{expr: it}
@@ -824,230 +1011,152 @@ func (p *parser) operandEnd(k int) bool {
 	return false
 }
 
-// firstIdents returns the first identifier of each comma-separated group
-// in [a, b): a column list, with or without types.
-func (p *parser) firstIdents(a, b int) []string {
-	var out []string
-	want := true
-	for k := a; k < b; k++ {
-		if p.punct(k, "(") {
-			k = p.close(k, b)
-			continue
-		}
-		if p.punct(k, ",") {
-			want = true
-			continue
-		}
-		if want {
-			if n, ok := p.ident(p.toks[k]); ok {
-				out = append(out, n)
-			}
-			want = false
-		}
-	}
-	return out
+type derivedItem struct {
+	q   *sqlparse.Query
+	end int // the ")" closing the subquery
+	src *source
 }
 
-// fromWork is what a FROM clause leaves to check once all its sources are
-// known: subqueries, and ON, USING and function-argument expressions.
-type fromWork struct {
+// fromWalk is the state of reading one FROM clause, and what it leaves
+// to check once all its sources are known: subqueries, and ON, USING and
+// function-argument expressions.
+type fromWalk struct {
+	sc      *scope
+	env     *cteEnv
 	derived []derivedItem
 	exprs   []span
+	// errs are the texts the tree skipped in the FROM clause, in order;
+	// reading stops (and the scope opens) at the first.
+	errs    []*sqlparse.Error
+	stopped bool
+	ons     []sqlparse.Expr // the ON conditions
+	// lastOn is 1 + the index in exprs of the ON condition read last,
+	// 0 when something else was read after it.
+	lastOn int
 }
 
-type derivedItem struct {
-	a, b int
-	src  *source
+// stopBefore opens the scope and stops the walk when the tree skipped
+// text before token k.
+func (fw *fromWalk) stopBefore(k int) bool {
+	if !fw.stopped && len(fw.errs) > 0 && fw.errs[0].From < k {
+		fw.stopped = true
+		fw.sc.open = true
+	}
+	return fw.stopped
 }
 
-// fromList reads the FROM items in [a, b) into sc.
-func (p *parser) fromList(a, b int, sc *scope, env *cteEnv, w *fromWork) {
-	k := a
-	for k < b {
-		for p.word(k, "lateral") || p.word(k, "only") {
-			k++
+// tableExpr reads the FROM item t into fw.sc.
+func (p *parser) tableExpr(t sqlparse.TableExpr, fw *fromWalk) {
+	if fw.stopBefore(t.Extent().From) {
+		return
+	}
+	sc := fw.sc
+	if _, ok := t.(*sqlparse.Join); !ok {
+		fw.lastOn = 0 // an item comes after the last ON condition
+	}
+	switch t := t.(type) {
+	case *sqlparse.Join:
+		if l := t.Left.Extent(); l.From < l.To || !isError(t.Left) { // not a join that goes on a FROM clause (FromAt)
+			p.tableExpr(t.Left, fw)
 		}
-		if k >= b {
-			sc.open = true
+		if fw.stopped || fw.stopBefore(t.Right.Extent().From) {
 			return
 		}
-		t := p.toks[k]
-		var src *source
-		if p.punct(k, "(") {
-			j := p.close(k, b)
-			if p.startsQuery(k + 1) {
-				src = &source{open: true, derived: true, pending: true}
-				w.derived = append(w.derived, derivedItem{k + 1, j, src})
-			} else {
-				p.fromList(k+1, j, sc, env, w)
-				src = &source{open: true}
+		p.tableExpr(t.Right, fw)
+		if fw.stopped {
+			return
+		}
+		switch {
+		case t.On != nil:
+			e := t.On.Extent()
+			if fw.stopBefore(e.From) {
+				return
 			}
-			k = p.alias(j+1, b, src)
-			if src.derived || src.alias != "" {
-				sc.sources = append(sc.sources, src)
+			end := e.To
+			if len(fw.errs) > 0 && fw.errs[0].From == end {
+				// Text the tree skipped after the condition: part of it, as
+				// written.
+				end = fw.errs[0].To
+				fw.errs = fw.errs[1:]
 			}
-		} else if _, ok := p.ident(t); ok && !(t.Kind == sqltext.Word && notAlias[strings.ToLower(t.Text)]) {
-			parts, j := p.chain(k, b)
-			if p.punct(j, "(") {
-				cj := p.close(j, b)
-				w.exprs = append(w.exprs, span{j + 1, cj})
-				src = &source{open: true, name: parts[len(parts)-1]}
-				k = p.alias(cj+1, b, src)
-				if src.colList != nil {
-					src.cols, src.open = src.colList, false
-				}
-			} else {
-				src = p.tableSource(parts, env)
-				k = p.alias(j, b, src)
-				if src.colList != nil {
-					src.cols = append(append([]string(nil), src.colList...), src.cols...)
-				}
+			fw.exprs = append(fw.exprs, span{e.From, end})
+			fw.lastOn = len(fw.exprs)
+			fw.ons = append(fw.ons, t.On)
+		case t.Using != nil:
+			fw.exprs = append(fw.exprs, span{t.Using[0].From, t.Using[len(t.Using)-1].To})
+			fw.lastOn = 0
+		}
+	case *sqlparse.TableName:
+		var parts []string
+		for _, id := range t.Parts {
+			n, ok := p.name(id)
+			if !ok || len(parts) == 0 && p.toks[id.From].Kind == sqltext.Word && notAlias[strings.ToLower(n)] {
+				// A string or a keyword where the table's name should be.
+				sc.open = true
+				fw.stopped = true
+				return
 			}
+			parts = append(parts, n)
+		}
+		src := p.tableSource(parts, fw.env)
+		p.tableAlias(src, t.Alias, t.Columns)
+		if src.colList != nil {
+			src.cols = append(append([]string(nil), src.colList...), src.cols...)
+		}
+		sc.sources = append(sc.sources, src)
+	case *sqlparse.TableFunc:
+		c := t.Call
+		open := c.Name[len(c.Name)-1].To
+		fw.exprs = append(fw.exprs, span{open + 1, p.close(open, len(p.toks))})
+		n, _ := p.name(c.Name[len(c.Name)-1])
+		src := &source{open: true, name: n}
+		p.tableAlias(src, t.Alias, t.Columns)
+		if src.colList != nil {
+			src.cols, src.open = src.colList, false
+		}
+		sc.sources = append(sc.sources, src)
+	case *sqlparse.DerivedTable:
+		open := t.From
+		if t.Lateral {
+			open++
+		}
+		src := &source{open: true, derived: true, pending: true}
+		fw.derived = append(fw.derived, derivedItem{t.Query, p.close(open, len(p.toks)), src})
+		p.tableAlias(src, t.Alias, t.Columns)
+		sc.sources = append(sc.sources, src)
+	case *sqlparse.ParenTable:
+		p.tableExpr(t.Table, fw)
+		fw.lastOn = 0 // an ON inside the parentheses ends at them
+		src := &source{open: true}
+		p.tableAlias(src, t.Alias, nil)
+		if src.alias != "" {
 			sc.sources = append(sc.sources, src)
-		} else {
-			sc.open = true
-			return
 		}
-		k = p.skipTableHints(k, b)
-		switch {
-		case p.word(k, "on"):
-			e := p.onEnd(k+1, b)
-			w.exprs = append(w.exprs, span{k + 1, e})
-			k = e
-		case p.word(k, "using") && p.punct(k+1, "("):
-			j := p.close(k+1, b)
-			w.exprs = append(w.exprs, span{k + 2, j})
-			k = j + 1
-		}
-		if k >= b {
-			return
-		}
-		if p.punct(k, ",") {
-			k++
-			continue
-		}
-		j := k
-		for j < b && p.joinWord(j) {
-			j++
-		}
-		if j == k || !(p.word(j-1, "join") || p.word(j-1, "straight_join") || p.word(j-1, "apply")) {
-			sc.open = true
-			return
-		}
-		k = j
+	default:
+		sc.open = true
+		fw.stopped = true
 	}
 }
 
-// chain reads a dotted name at k and returns its parts and the index
-// after it.
-func (p *parser) chain(k, b int) ([]string, int) {
-	n, _ := p.ident(p.toks[k])
-	parts := []string{n}
-	j := k + 1
-	for j+1 < b && p.punct(j, ".") {
-		n, ok := p.ident(p.toks[j+1])
-		if !ok {
-			break
-		}
-		parts = append(parts, n)
-		j += 2
+// tableAlias gives src the alias a and its column list.
+func (p *parser) tableAlias(src *source, a *sqlparse.Ident, cols []*sqlparse.Ident) {
+	if a == nil || a.To != a.From+1 {
+		return
 	}
-	return parts, j
-}
-
-// joinWord reports whether the token at k is a word of a join operator,
-// not a function (LEFT(s, 2)) or a qualified name's part.
-func (p *parser) joinWord(k int) bool {
-	t := p.tok(k)
-	if t.Kind != sqltext.Word || !joinWords[strings.ToLower(t.Text)] || p.punct(k-1, ".") || p.punct(k+1, ".") {
-		return false
-	}
-	return !((t.Is("left") || t.Is("right")) && p.punct(k+1, "("))
-}
-
-// onEnd returns the end of an ON condition starting at k: the next join
-// keyword or comma at depth 0.
-func (p *parser) onEnd(k, b int) int {
-	for ; k < b; k++ {
-		if p.punct(k, "(") {
-			k = p.close(k, b)
-			continue
-		}
-		if p.punct(k, ",") {
-			return k
-		}
-		if p.joinWord(k) {
-			return k
-		}
-	}
-	return b
-}
-
-// alias reads an optional alias (and column list) at k for src.
-func (p *parser) alias(k, b int, src *source) int {
-	if k >= b {
-		return k
-	}
-	if p.word(k, "as") {
-		if k+1 < b {
-			if n, ok := p.aliasName(p.toks[k+1]); ok {
-				src.alias = n
-				k += 2
-			}
-		}
+	var n string
+	var ok bool
+	if p.word(a.From-1, "as") {
+		n, ok = p.aliasName(p.toks[a.From])
 	} else {
-		t := p.toks[k]
-		if n, ok := p.ident(t); ok && !(t.Kind == sqltext.Word && (notAlias[strings.ToLower(t.Text)] || joinWords[strings.ToLower(t.Text)])) {
-			src.alias = n
-			k++
-		}
+		t := p.toks[a.From]
+		n, ok = p.ident(t)
+		ok = ok && !(t.Kind == sqltext.Word && notAlias[strings.ToLower(t.Text)])
 	}
-	if src.alias != "" && p.punct(k, "(") && k < b {
-		j := p.close(k, b)
-		src.colList = p.firstIdents(k+1, j)
-		k = j + 1
+	if !ok {
+		return
 	}
-	return k
-}
-
-// skipTableHints skips what may follow a table in a FROM item: SQLite
-// INDEXED BY, MySQL index hints and PARTITION, TABLESAMPLE, WITH
-// ORDINALITY.
-func (p *parser) skipTableHints(k, b int) int {
-	for k < b {
-		switch {
-		case p.word(k, "indexed") && p.word(k+1, "by"):
-			k += 3
-		case p.word(k, "not") && p.word(k+1, "indexed"):
-			k += 2
-		case (p.word(k, "use") || p.word(k, "force") || p.word(k, "ignore")) && (p.word(k+1, "index") || p.word(k+1, "key")):
-			k += 2
-			if p.word(k, "for") {
-				k++
-				for k < b && p.toks[k].Kind == sqltext.Word && !p.punct(k, "(") {
-					k++
-				}
-			}
-			if p.punct(k, "(") {
-				k = p.close(k, b) + 1
-			}
-		case p.word(k, "tablesample"):
-			k += 2
-			if p.punct(k, "(") {
-				k = p.close(k, b) + 1
-			}
-			if p.word(k, "repeatable") && p.punct(k+1, "(") {
-				k = p.close(k+1, b) + 1
-			}
-		case p.word(k, "with") && p.word(k+1, "ordinality"):
-			k += 2
-		case p.word(k, "partition") && p.punct(k+1, "("):
-			k = p.close(k+1, b) + 1
-		default:
-			return k
-		}
-	}
-	return k
+	src.alias = n
+	src.colList = p.names(cols)
 }
 
 // tableSource resolves a table name of a FROM clause. An unknown table is

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
@@ -64,152 +65,132 @@ var comparisonOps = map[string]bool{"=": true, "==": true, "<": true, ">": true,
 // maxTypeDepth bounds the nesting type inference follows.
 const maxTypeDepth = 32
 
-// exprType infers the type of the expression [a, b) at depth 0.
-func (p *parser) exprType(a, b int) valueType {
-	if a >= b || p.typeDepth >= maxTypeDepth {
+// typeOf infers the type of the expression x: a comparison or logical
+// operator makes a truth value (an integer 0/1 in SQLite and MySQL),
+// arithmetic combines its operands, and literals, columns (by their
+// declared type), calls, CASE and scalar subqueries have their own.
+func (p *parser) typeOf(x sqlparse.Expr) valueType {
+	if x == nil || p.typeDepth >= maxTypeDepth {
 		return typeUnknown
 	}
 	p.typeDepth++
 	defer func() { p.typeDepth-- }()
-	// A comparison or a logical operator at depth 0 makes a truth value:
-	// an integer 0/1 in SQLite and MySQL.
-	for k := a; k < b; k++ {
-		if p.punct(k, "(") {
-			k = p.close(k, b)
-			continue
-		}
-		t := p.toks[k]
-		if t.Is("case") {
-			k = p.caseEnd(k, b) - 1
-			continue
-		}
-		if (t.Kind == sqltext.Punct && comparisonOps[t.Text]) ||
-			t.Is("and") || t.Is("or") || t.Is("like") || t.Is("glob") || t.Is("in") || t.Is("is") || t.Is("between") {
-			if p.c.dialect == text2sql.DialectPostgres {
-				return typeUnknown
-			}
-			return typeInt
-		}
-	}
-	// Arithmetic: split at + - * / % and combine the factors.
-	ty := valueType(-1)
-	k := a
-	for k < b {
-		for k < b && (p.punct(k, "-") || p.punct(k, "+")) { // unary sign
-			k++
-		}
-		e := p.factorEnd(k, b)
-		if e <= k {
+	if truthValue(x) {
+		if p.c.dialect == text2sql.DialectPostgres {
 			return typeUnknown
 		}
-		ft := p.factorType(k, e)
-		if ty < 0 {
-			ty = ft
-		} else {
-			ty = combine(ty, ft)
+		return typeInt
+	}
+	switch v := x.(type) {
+	case *sqlparse.Binary:
+		switch v.Op {
+		case "+", "-", "*", "/", "%":
+			return combine(p.typeOf(v.X), p.typeOf(v.Y))
 		}
-		k = e
-		if k >= b {
-			break
+	case *sqlparse.Unary:
+		if v.Op == "-" || v.Op == "+" {
+			return p.typeOf(v.X)
 		}
-		if !(p.punct(k, "+") || p.punct(k, "-") || p.punct(k, "*") || p.punct(k, "/") || p.punct(k, "%")) {
+	case *sqlparse.Literal:
+		t := v.Text()
+		if v.Kind != sqlparse.Number {
 			return typeUnknown
 		}
-		k++
-	}
-	if ty < 0 {
-		return typeUnknown
-	}
-	return ty
-}
-
-// factorEnd returns the index after the factor (operand) starting at k:
-// a literal, a dotted name, a function call, a parenthesised expression,
-// CASE … END, CAST(…).
-func (p *parser) factorEnd(k, b int) int {
-	if k >= b {
-		return k
-	}
-	t := p.toks[k]
-	switch {
-	case p.punct(k, "("):
-		return p.close(k, b) + 1
-	case t.Is("case"):
-		return p.caseEnd(k, b)
-	case t.Kind == sqltext.Number || t.Kind == sqltext.String || t.Kind == sqltext.Param:
-		return k + 1
-	}
-	if _, ok := p.ident(t); !ok {
-		return k
-	}
-	_, j := p.chain(k, b)
-	if p.punct(j, "(") {
-		j = p.close(j, b) + 1
-		for p.word(j, "filter") || p.word(j, "over") { // aggregate modifiers
-			j++
-			if p.punct(j, "(") {
-				j = p.close(j, b) + 1
-			} else if j < b {
-				j++
-			}
-		}
-	}
-	return j
-}
-
-// caseEnd returns the index after the END closing the CASE at k.
-func (p *parser) caseEnd(k, b int) int {
-	depth := 0
-	for ; k < b; k++ {
-		switch {
-		case p.punct(k, "("):
-			k = p.close(k, b)
-		case p.word(k, "case"):
-			depth++
-		case p.word(k, "end"):
-			depth--
-			if depth == 0 {
-				return k + 1
-			}
-		}
-	}
-	return b
-}
-
-// factorType infers the type of the factor [a, b).
-func (p *parser) factorType(a, b int) valueType {
-	t := p.toks[a]
-	switch {
-	case t.Kind == sqltext.Number:
-		if strings.ContainsAny(t.Text, ".eE") && !strings.HasPrefix(strings.ToLower(t.Text), "0x") {
+		if strings.ContainsAny(t, ".eE") && !strings.HasPrefix(strings.ToLower(t), "0x") {
 			return typeReal
 		}
 		return typeInt
-	case p.punct(a, "(") && p.word(a+1, "select"):
+	case *sqlparse.Subquery:
 		// A scalar subquery has the type of its one item.
-		if items, _ := p.selectItems(a+1, b-1); len(items) == 1 {
-			e := p.item(items[0]).expr
-			return p.exprType(e.a, e.b)
+		if sel, ok := v.Query.Body.(*sqlparse.Select); ok && p.word(v.Query.From, "select") && len(sel.Items) == 1 {
+			it := sel.Items[0]
+			if _, star := it.Expr.(*sqlparse.Star); !star {
+				return p.typeOf(it.Expr)
+			}
 		}
-		return typeUnknown
-	case p.punct(a, "("):
-		return p.exprType(a+1, b-1)
-	case t.Is("case"):
-		return p.caseType(a, b)
-	}
-	if _, ok := p.ident(t); !ok {
-		return typeUnknown
-	}
-	_, j := p.chain(a, b)
-	if !p.punct(j, "(") {
-		if r, ok := p.refs[a]; ok && r.column != nil {
+	case *sqlparse.Paren:
+		if os := p.orphansIn(v.X.Extent().To, v.To-1); len(os) > 0 {
+			// Text the tree skipped: (COUNT(x) WHERE y = 1) is read as the
+			// test it holds, (x AS REAL) as unknown.
+			if p.truthTokens(os[0].From, os[0].To) && p.c.dialect != text2sql.DialectPostgres {
+				return typeInt
+			}
+			return typeUnknown
+		}
+		return p.typeOf(v.X)
+	case *sqlparse.Case:
+		ty := valueType(-1)
+		for _, w := range v.Whens {
+			ty = fold(ty, p.typeOf(w.Result))
+		}
+		if v.Else != nil {
+			ty = fold(ty, p.typeOf(v.Else))
+		}
+		if ty < 0 {
+			return typeUnknown
+		}
+		return ty
+	case *sqlparse.Ident, *sqlparse.ColumnRef:
+		if r, ok := p.refs[x.Extent().From]; ok && r.column != nil {
 			return declaredType(p.c.dialect, r.column.Type)
 		}
-		return typeUnknown
+	case *sqlparse.Cast:
+		if v.Op != "::" && v.Type != nil && p.word(v.Type.From-1, "as") && p.punct(v.To-1, ")") {
+			// The type as written, its tokens joined by spaces.
+			var typ []string
+			for _, t := range p.toks[v.Type.From : v.To-1] {
+				typ = append(typ, t.Text)
+			}
+			return declaredType(p.c.dialect, strings.Join(typ, " "))
+		}
+	case *sqlparse.Call:
+		return p.callType(v)
 	}
-	fn := strings.ToLower(p.toks[j-1].Text)
-	open, closeAt := j, p.close(j, b)
-	args := p.args(open+1, closeAt)
+	return typeUnknown
+}
+
+// truthValue reports whether x is a comparison, a logical operator or a
+// test (LIKE, GLOB, IN, IS, BETWEEN), or NOT over one.
+func truthValue(x sqlparse.Expr) bool {
+	switch v := x.(type) {
+	case *sqlparse.Binary:
+		return comparisonOps[v.Op] || v.Op == "AND" || v.Op == "OR"
+	case *sqlparse.Like:
+		return v.Op == "LIKE" || v.Op == "GLOB"
+	case *sqlparse.In, *sqlparse.Between:
+		return true
+	case *sqlparse.Is:
+		return v.Y.Extent().From < v.Y.Extent().To // IS, not ISNULL / NOTNULL / NOT NULL
+	case *sqlparse.Unary:
+		return v.Op == "NOT" && truthValue(v.X)
+	}
+	return false
+}
+
+// truthTokens reports whether the tokens [a, b) hold a comparison or a
+// logical operator outside parentheses.
+func (p *parser) truthTokens(a, b int) bool {
+	for k := a; k < b; k = p.skipParens(k, b) {
+		t := p.toks[k]
+		if t.Kind == sqltext.Punct && comparisonOps[t.Text] ||
+			t.Is("and") || t.Is("or") || t.Is("like") || t.Is("glob") || t.Is("in") || t.Is("is") || t.Is("between") {
+			return true
+		}
+	}
+	return false
+}
+
+// fold combines ty (-1 for none yet) with t.
+func fold(ty, t valueType) valueType {
+	if ty < 0 {
+		return t
+	}
+	return combine(ty, t)
+}
+
+// callType infers the type of a function call.
+func (p *parser) callType(c *sqlparse.Call) valueType {
+	fn := strings.ToLower(c.Name[len(c.Name)-1].Name)
 	switch fn {
 	case "count":
 		return typeInt
@@ -223,42 +204,21 @@ func (p *parser) factorType(a, b int) valueType {
 		if fn == "sum" && p.c.dialect != text2sql.DialectSQLite {
 			return typeUnknown // PostgreSQL's sum of integers is numeric or bigint; unsure
 		}
+		args := c.Args
+		if fn == "nullif" && len(args) > 1 {
+			args = args[:1]
+		}
 		ty := valueType(-1)
-		for i, s := range args {
-			if fn == "nullif" && i > 0 {
-				break
-			}
-			k := s.a
-			if p.word(k, "distinct") || p.word(k, "all") {
-				k++
-			}
-			at := p.exprType(k, s.b)
-			if ty < 0 {
-				ty = at
-			} else {
-				ty = combine(ty, at)
-			}
+		for _, a := range args {
+			ty = fold(ty, p.typeOf(a))
 		}
 		if ty < 0 {
 			return typeUnknown
 		}
-		if ty == typeUnknown {
-			return typeUnknown
-		}
 		return ty
 	case "iif", "if":
-		if len(args) == 3 {
-			return combine(p.exprType(args[1].a, args[1].b), p.exprType(args[2].a, args[2].b))
-		}
-	case "cast", "try_cast":
-		for k := open + 1; k < closeAt; k++ {
-			if p.word(k, "as") && p.depthZero(open+1, k) {
-				var typ []string
-				for _, x := range p.toks[k+1 : closeAt] {
-					typ = append(typ, x.Text)
-				}
-				return declaredType(p.c.dialect, strings.Join(typ, " "))
-			}
+		if len(c.Args) == 3 {
+			return combine(p.typeOf(c.Args[1]), p.typeOf(c.Args[2]))
 		}
 	case "round":
 		if p.c.dialect == text2sql.DialectSQLite {
@@ -266,151 +226,4 @@ func (p *parser) factorType(a, b int) valueType {
 		}
 	}
 	return typeUnknown
-}
-
-// depthZero reports whether k is at depth 0 relative to a.
-func (p *parser) depthZero(a, k int) bool {
-	for i := a; i < k; i++ {
-		if p.punct(i, "(") {
-			i = p.match[i]
-			if i < 0 || i >= k {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// args splits the arguments [a, b) of a call at depth-0 commas.
-func (p *parser) args(a, b int) []span {
-	var out []span
-	start := a
-	for k := a; k < b; k++ {
-		if p.punct(k, "(") {
-			k = p.close(k, b)
-			continue
-		}
-		if p.punct(k, ",") {
-			out = append(out, span{start, k})
-			start = k + 1
-		}
-	}
-	if b > start {
-		out = append(out, span{start, b})
-	}
-	return out
-}
-
-// caseType combines the types of the THEN and ELSE branches of CASE … END
-// in [a, b).
-func (p *parser) caseType(a, b int) valueType {
-	ty := valueType(-1)
-	start := -1
-	flush := func(end int) {
-		if start < 0 {
-			return
-		}
-		bt := p.exprType(start, end)
-		if ty < 0 {
-			ty = bt
-		} else {
-			ty = combine(ty, bt)
-		}
-		start = -1
-	}
-	for k := a + 1; k < b-1; k++ {
-		switch {
-		case p.punct(k, "("):
-			k = p.close(k, b)
-		case p.word(k, "case"):
-			k = p.caseEnd(k, b) - 1
-		case p.word(k, "then") || p.word(k, "else"):
-			flush(k)
-			start = k + 1
-		case p.word(k, "when"):
-			flush(k)
-		}
-	}
-	flush(b - 1)
-	if ty < 0 {
-		return typeUnknown
-	}
-	return ty
-}
-
-// divisionStart returns the start of the left operand of the "/" at k:
-// the multiplicative chain before it ("a * b / c" divides a * b).
-func (p *parser) divisionLeft(k int) (start int, ok bool) {
-	e := k - 1
-	for n := 0; n < maxChain; n++ {
-		s, good := p.factorStart(e)
-		if !good {
-			return 0, false
-		}
-		if p.punct(s-1, "*") || p.punct(s-1, "/") || p.punct(s-1, "%") {
-			e = s - 2
-			continue
-		}
-		return s, true
-	}
-	return 0, false
-}
-
-// maxChain bounds the factors of a multiplicative chain followed left of
-// a division.
-const maxChain = 32
-
-// factorStart returns the start of the factor ending at e (inclusive).
-func (p *parser) factorStart(e int) (int, bool) {
-	if e < 0 {
-		return 0, false
-	}
-	t := p.toks[e]
-	switch {
-	case p.punct(e, ")"):
-		o := p.match[e]
-		if o < 0 {
-			return 0, false
-		}
-		if o > 0 && p.toks[o-1].Kind == sqltext.Word && (!operatorWords[strings.ToLower(p.toks[o-1].Text)] || p.toks[o-1].Is("cast")) {
-			s := o - 1
-			for s >= 2 && p.punct(s-1, ".") {
-				s -= 2
-			}
-			return s, true
-		}
-		return o, true
-	case t.Is("end"):
-		depth := 0
-		for s := e; s >= 0; s-- {
-			switch {
-			case p.punct(s, ")"):
-				if p.match[s] < 0 {
-					return 0, false
-				}
-				s = p.match[s]
-			case p.word(s, "end"):
-				depth++
-			case p.word(s, "case"):
-				depth--
-				if depth == 0 {
-					return s, true
-				}
-			}
-		}
-		return 0, false
-	case t.Kind == sqltext.Number:
-		return e, true
-	}
-	if _, ok := p.ident(t); ok {
-		s := e
-		for s >= 2 && p.punct(s-1, ".") {
-			if _, ok := p.ident(p.toks[s-2]); !ok {
-				break
-			}
-			s -= 2
-		}
-		return s, true
-	}
-	return 0, false
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -94,37 +95,16 @@ func staticWarnings(c *Checker, p *parser) []string {
 			out = append(out, w)
 		}
 	}
-	divisions := 0
+	// The warnings in the order of their operator tokens.
+	found := map[int]string{}
+	if c.dialect != text2sql.DialectMySQL {
+		p.divisions(found)
+	}
 	for k, t := range p.toks {
 		if t.Kind != sqltext.Punct {
 			continue
 		}
 		switch t.Text {
-		case "/":
-			if c.dialect == text2sql.DialectMySQL || divisions >= maxDivisions {
-				continue
-			}
-			divisions++
-			s, ok := p.divisionLeft(k)
-			if !ok {
-				continue
-			}
-			r := k + 1
-			for p.punct(r, "-") || p.punct(r, "+") {
-				r++
-			}
-			e := p.factorEnd(r, len(p.toks))
-			if e <= r {
-				continue
-			}
-			if p.exprType(s, k) == typeInt && p.factorType(r, e) == typeInt {
-				fix := "multiply by 1.0 first or CAST(… AS REAL)"
-				if c.dialect == text2sql.DialectPostgres {
-					fix = "cast to numeric first (x::numeric) or multiply by 1.0"
-				}
-				add(warning(WarnIntegerDivision, "%s divides an integer by an integer, so %s drops the fraction (1 / 2 = 0); for a ratio or a share, %s",
-					p.text(s, e), dialectName[c.dialect], fix))
-			}
 		case "=", "<>", "!=", "==":
 			if p.word(k+1, "null") || p.word(k-1, "null") {
 				op := "IS NULL"
@@ -132,15 +112,60 @@ func staticWarnings(c *Checker, p *parser) []string {
 					op = "IS NOT NULL"
 				}
 				lo, hi := max(k-1, 0), min(k+2, len(p.toks))
-				add(warning(WarnNullComparison, "%s is never true (a comparison with NULL is NULL); write %s", p.text(lo, hi), op))
+				found[k] = warning(WarnNullComparison, "%s is never true (a comparison with NULL is NULL); write %s", p.text(lo, hi), op)
 			}
 		case "||":
 			if c.dialect == text2sql.DialectMySQL {
-				add(warning(WarnConcatOr, "in MySQL || is a logical OR unless the server sets PIPES_AS_CONCAT; join strings with CONCAT(a, b)"))
+				found[k] = warning(WarnConcatOr, "in MySQL || is a logical OR unless the server sets PIPES_AS_CONCAT; join strings with CONCAT(a, b)")
 			}
 		}
 	}
+	at := make([]int, 0, len(found))
+	for k := range found {
+		at = append(at, k)
+	}
+	sort.Ints(at)
+	for _, k := range at {
+		add(found[k])
+	}
 	return out
+}
+
+// divisions adds to found, by the index of the "/" token, a warning for
+// each division of an integer by an integer (at most maxDivisions are
+// looked at).
+func (p *parser) divisions(found map[int]string) {
+	var divs []*sqlparse.Binary
+	sqlparse.Inspect(p.tree, func(n sqlparse.Node) bool {
+		if b, ok := n.(*sqlparse.Binary); ok && b.Op == "/" {
+			divs = append(divs, b)
+		}
+		return true
+	})
+	// The operator follows the left operand.
+	sort.Slice(divs, func(i, j int) bool { return divs[i].X.Extent().To < divs[j].X.Extent().To })
+	if len(divs) > maxDivisions {
+		divs = divs[:maxDivisions]
+	}
+	for _, d := range divs {
+		right := d.Y
+		for {
+			u, ok := right.(*sqlparse.Unary)
+			if !ok || u.Op != "-" && u.Op != "+" {
+				break
+			}
+			right = u.X
+		}
+		if p.typeOf(d.X) != typeInt || p.typeOf(right) != typeInt {
+			continue
+		}
+		fix := "multiply by 1.0 first or CAST(… AS REAL)"
+		if p.c.dialect == text2sql.DialectPostgres {
+			fix = "cast to numeric first (x::numeric) or multiply by 1.0"
+		}
+		found[d.X.Extent().To] = warning(WarnIntegerDivision, "%s divides an integer by an integer, so %s drops the fraction (1 / 2 = 0); for a ratio or a share, %s",
+			p.text(d.X.Extent().From, right.Extent().To), dialectName[p.c.dialect], fix)
+	}
 }
 
 // warner computes the warnings of one Warn call.
@@ -233,7 +258,7 @@ func (w *warner) keys(blk *block) []keyInfo {
 				item = n - 1
 			}
 		default:
-			if r, ok := p.refs[e.a]; ok && p.plainChain(e) {
+			if r, ok := p.refs[e.a]; ok && p.plainName(e) {
 				ki.ref = r
 			}
 			norm := p.norm(e)
@@ -250,7 +275,7 @@ func (w *warner) keys(blk *block) []keyInfo {
 		}
 		if item >= 0 {
 			it := blk.items[item]
-			if ki.ref.column == nil && it.expr.ok() && p.plainChain(it.expr) {
+			if ki.ref.column == nil && it.expr.ok() && p.plainName(it.expr) {
 				ki.ref = p.refs[it.expr.a]
 			}
 			if mappable {
@@ -267,21 +292,14 @@ func identText(t sqltext.Token) string {
 	return n
 }
 
-// plainChain reports whether s is just a (dotted) name.
-func (p *parser) plainChain(s span) bool {
-	if !s.ok() || (s.b-s.a)%2 == 0 {
-		return false
+// plainName reports whether s is the span of a (qualified) name of the
+// tree.
+func (p *parser) plainName(s span) bool {
+	switch x := p.exprAt[s.a].(type) {
+	case *sqlparse.Ident, *sqlparse.ColumnRef:
+		return s.ok() && x.Extent().To == s.b
 	}
-	for k := s.a; k < s.b; k++ {
-		if (k-s.a)%2 == 1 {
-			if !p.punct(k, ".") {
-				return false
-			}
-		} else if _, ok := p.ident(p.toks[k]); !ok {
-			return false
-		}
-	}
-	return true
+	return false
 }
 
 // norm is the text of s lower-cased without white space, for comparing
@@ -306,75 +324,66 @@ func nullsFirst(d text2sql.Dialect, desc bool) bool {
 	return !desc
 }
 
-// limitCount returns the row count of blk's LIMIT and the index of its
-// token, or -1 when it is not a literal.
-func (p *parser) limitCount(blk *block) (int, int) {
-	s := blk.limit
-	if !s.ok() {
-		return -1, -1
+// limitCount returns the row count of blk's LIMIT, or -1 when it is not
+// a literal.
+func limitCount(blk *block) int {
+	if blk.count == nil {
+		return -1
 	}
-	k := s.a
-	for j := s.a; j < s.b; j++ {
-		if p.punct(j, ",") {
-			k = j + 1
-		}
-	}
-	if k >= s.b || p.toks[k].Kind != sqltext.Number || (k+1 < s.b && !p.punct(k+1, ",")) {
-		return -1, -1
-	}
-	n, err := strconv.Atoi(p.toks[k].Text)
+	n, err := strconv.Atoi(blk.count.Text())
 	if err != nil || n < 0 {
-		return -1, -1
+		return -1
 	}
-	return n, k
+	return n
 }
 
 // excludesNull reports whether blk's WHERE or ON conditions filter out
-// the NULLs of column r: "x IS NOT NULL", or a comparison of x, with no
-// OR at depth 0 of the WHERE clause.
+// the NULLs of column r: "x IS NOT NULL", or a comparison of x, in a
+// condition with no OR outside parentheses.
 func (p *parser) excludesNull(blk *block, r colRef) bool {
-	for _, s := range append([]span{blk.where}, blk.ons...) {
-		if !s.ok() {
+	for _, cond := range blk.conds {
+		if hasOr(cond) {
 			continue
 		}
-		hasOr := false
-		for k := s.a; k < s.b; k++ {
-			if p.punct(k, "(") {
-				k = p.close(k, s.b)
-				continue
+		found := false
+		sqlparse.Inspect(cond, func(n sqlparse.Node) bool {
+			switch n.(type) {
+			case *sqlparse.Ident, *sqlparse.ColumnRef:
+			default:
+				return !found
 			}
-			if p.word(k, "or") {
-				hasOr = true
+			if ref, ok := p.refs[n.Extent().From]; !ok || ref.column != r.column {
+				return false
 			}
-		}
-		if hasOr {
-			continue
-		}
-		for k := s.a; k < s.b; k++ {
-			ref, ok := p.refs[k]
-			if !ok || ref.column != r.column {
-				continue
-			}
-			_, e := p.chain(k, s.b)
-			if (p.word(e, "is") && p.word(e+1, "not") && p.word(e+2, "null")) || p.word(e, "notnull") {
-				return true
-			}
-			next, prev := p.tok(e), p.tok(k-1)
-			if (next.Kind == sqltext.Punct && comparisonOps[next.Text]) || next.Is("like") || next.Is("in") || next.Is("between") || next.Is("glob") ||
-				(prev.Kind == sqltext.Punct && comparisonOps[prev.Text]) {
-				return true
-			}
+			e := n.Extent().To
+			next, prev := p.tok(e), p.tok(n.Extent().From-1)
+			found = found || p.word(e, "is") && p.word(e+1, "not") && p.word(e+2, "null") || p.word(e, "notnull") ||
+				next.Kind == sqltext.Punct && comparisonOps[next.Text] || next.Is("like") || next.Is("in") || next.Is("between") || next.Is("glob") ||
+				prev.Kind == sqltext.Punct && comparisonOps[prev.Text]
+			return false
+		})
+		if found {
+			return true
 		}
 	}
 	return false
+}
+
+// hasOr reports whether x has an OR outside parentheses.
+func hasOr(x sqlparse.Expr) bool {
+	b, ok := x.(*sqlparse.Binary)
+	if !ok {
+		return false
+	}
+	return b.Op == "OR" || hasOr(b.X) || hasOr(b.Y)
 }
 
 // nullOrder warns when the first ORDER BY key of a LIMIT query may put
 // NULLs first.
 func (w *warner) nullOrder(blk *block, keys []keyInfo) {
 	p := w.a.p
-	n, _ := p.limitCount(blk)
-	if len(keys) == 0 || !blk.limit.ok() {
+	n := limitCount(blk)
+	if len(keys) == 0 || !blk.limit {
 		return
 	}
 	k := keys[0]
@@ -444,22 +453,25 @@ func (w *warner) textNumbers(blk *block, keys []keyInfo) {
 			cands = append(cands, cand{k.ref, "ORDER BY " + k.text, k.resIdx})
 		}
 	}
-	for k := 0; k+2 < len(p.toks); k++ {
-		if !(p.word(k, "min") || p.word(k, "max")) || !p.punct(k+1, "(") {
-			continue
+	sqlparse.Inspect(p.tree, func(n sqlparse.Node) bool {
+		call, ok := n.(*sqlparse.Call)
+		if !ok || len(call.Args) != 1 || call.Distinct {
+			return true
 		}
-		cl := p.match[k+1]
-		if cl < 0 {
-			continue
+		name := call.Name[len(call.Name)-1]
+		if fn := strings.ToLower(name.Name); fn != "min" && fn != "max" || name.Quoted {
+			return true
 		}
-		arg := span{k + 2, cl}
-		r, ok := p.refs[arg.a]
-		if !ok || !p.plainChain(arg) || !textual(w.c.dialect, r.column.Type) || seen[r.column] {
-			continue
+		arg := call.Args[0].Extent()
+		closeAt := p.close(name.To, len(p.toks))
+		r, ok := p.refs[arg.From]
+		if !ok || arg.To != closeAt || !p.plainName(span{arg.From, arg.To}) || !textual(w.c.dialect, r.column.Type) || seen[r.column] {
+			return true
 		}
 		seen[r.column] = true
-		cands = append(cands, cand{r, p.text(k, cl+1), -1})
-	}
+		cands = append(cands, cand{r, p.text(name.From, closeAt+1), -1})
+		return true
+	})
 	for _, c := range cands {
 		col := c.ref.table.QualifiedName() + "." + c.ref.column.Name
 		var vals []any
@@ -561,7 +573,7 @@ func numeric(s string) (float64, bool) {
 // on the ORDER BY keys.
 func (w *warner) ties(blk *block, keys []keyInfo) {
 	p := w.a.p
-	n, countTok := p.limitCount(blk)
+	n := limitCount(blk)
 	if len(keys) == 0 || n <= 0 || p.keysUnique(blk, keys) {
 		return
 	}
@@ -574,7 +586,7 @@ func (w *warner) ties(blk *block, keys []keyInfo) {
 	}
 	order := strings.Join(keyTexts, ", ")
 	if w.c.probe != nil && n <= 1000 {
-		if tied, vals, decided := w.tieProbe(blk, keys, n, countTok); decided {
+		if tied, vals, decided := w.tieProbe(blk, keys, n); decided {
 			if tied {
 				w.add(warning(WarnTies, "LIMIT %d keeps %d row(s), but the next row ties with the last one kept on ORDER BY %s (%s), so which of the tied rows are returned is arbitrary; if ties matter, return every tied row (e.g. WHERE key = (SELECT MAX(key) …)) or add a tie-breaker",
 					n, n, order, vals))
@@ -598,11 +610,11 @@ func (p *parser) keysUnique(blk *block, keys []keyInfo) bool {
 			cols[k.ref.column] = true
 		}
 	}
-	if blk.group.ok() {
+	if len(blk.group) > 0 {
 		all := true
-		for _, g := range p.args(blk.group.a, blk.group.b) {
+		for _, g := range blk.group {
 			r, ok := p.refs[g.a]
-			if !norms[p.norm(g)] && !(ok && p.plainChain(g) && cols[r.column]) {
+			if !norms[p.norm(g)] && !(ok && p.plainName(g) && cols[r.column]) {
 				all = false
 			}
 		}
@@ -610,7 +622,7 @@ func (p *parser) keysUnique(blk *block, keys []keyInfo) bool {
 			return true
 		}
 	}
-	if len(blk.sc.sources) == 1 && !blk.group.ok() {
+	if len(blk.sc.sources) == 1 && len(blk.group) == 0 {
 		if t := blk.sc.sources[0].table; t != nil && len(t.PrimaryKey) > 0 {
 			all := true
 			for _, pk := range t.PrimaryKey {
@@ -640,7 +652,7 @@ func (p *parser) keysUnique(blk *block, keys []keyInfo) bool {
 // tieProbe reruns the query with LIMIT n+1 (and the keys that are not in
 // the select list added to it) and compares rows n and n+1 on the keys.
 // decided is false when the probe could not run.
-func (w *warner) tieProbe(blk *block, keys []keyInfo, n, countTok int) (tied bool, vals string, decided bool) {
+func (w *warner) tieProbe(blk *block, keys []keyInfo, n int) (tied bool, vals string, decided bool) {
 	p := w.a.p
 	var extra []int // indices into keys of the keys to add
 	for i, k := range keys {
@@ -651,7 +663,7 @@ func (w *warner) tieProbe(blk *block, keys []keyInfo, n, countTok int) (tied boo
 	if len(extra) > 0 && (blk.distinct || blk.from < 0) {
 		return false, "", false
 	}
-	ct := p.toks[countTok]
+	ct := blk.count
 	var b strings.Builder
 	pos := 0
 	if len(extra) > 0 {
@@ -666,7 +678,7 @@ func (w *warner) tieProbe(blk *block, keys []keyInfo, n, countTok int) (tied boo
 	}
 	b.WriteString(p.sql[pos:ct.Pos])
 	b.WriteString(strconv.Itoa(n + 1))
-	b.WriteString(p.sql[ct.Pos+len(ct.Text):])
+	b.WriteString(p.sql[ct.End:])
 	res := w.probe(b.String(), n+1)
 	if res == nil {
 		return false, "", false

@@ -52,6 +52,9 @@ outer over regexp right rlike select similar some then to true union unknown usi
 with within xor div mod
 `)
 
+// joinWords make up a join operator.
+var joinWords = wordSet(`join inner left right full outer cross natural straight_join`)
+
 // notAlias are words that can follow a table in a FROM clause without
 // being its alias.
 var notAlias = wordSet(`
@@ -59,20 +62,6 @@ where group order having limit offset union except intersect minus window join i
 outer cross natural on using select fetch for tablesample indexed not straight_join lateral returning
 set qualify use force ignore partition with apply values into
 `)
-
-// joinWords make up a join operator.
-var joinWords = wordSet(`join inner left right full outer cross natural straight_join apply`)
-
-// clauseWords start a clause of a SELECT core at its own depth.
-var clauseWords = wordSet(`from where group having window order limit offset fetch qualify for`)
-
-// setOperators join the cores of a compound query.
-var setOperators = wordSet(`union intersect except minus`)
-
-// selectModifiers may follow SELECT before the first item (MySQL and
-// others).
-var selectModifiers = wordSet(`all distinct distinctrow high_priority straight_join sql_small_result
-sql_big_result sql_buffer_result sql_no_cache sql_cache sql_calc_found_rows`)
 
 // systemTables are tables or schemas an engine provides that a schema
 // model does not list: never reported as unknown.
@@ -88,9 +77,3 @@ var implicitColumns = map[string]map[string]bool{
 	"postgres": wordSet(`ctid xmin xmax cmin cmax tableoid oid`),
 	"mysql":    wordSet(``),
 }
-
-// typeContinuation are words that continue a type name after its first
-// word: "double precision", "character varying", "timestamp with time
-// zone".
-var typeContinuation = wordSet(`precision varying with without time zone unsigned signed varying
-large object`)

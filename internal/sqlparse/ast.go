@@ -17,7 +17,10 @@
 // guard) are ported onto it pass by pass.
 package sqlparse
 
-import "github.com/text2sql-go/text2sql/internal/sqltext"
+import (
+	"github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+)
 
 // Span locates a node in the source: tokens [From, To) of Script.Tokens
 // (significant tokens only) and bytes [Pos, End) of the source text. An
@@ -77,6 +80,8 @@ type Script struct {
 	Tokens []sqltext.Token // significant tokens (no white space or comments)
 	Stmts  []Stmt
 	Errors []*Error // every error node, in source order of creation
+	// dialect is the dialect the script was parsed in, for QueryAt.
+	dialect text2sql.Dialect
 }
 
 // Error is a construct the parser did not understand or a missing part

@@ -30,7 +30,7 @@ func Parse(sql string, d text2sql.Dialect) *Script {
 		toks = sqltext.Significant(sqltext.Lex(sql))
 	}
 	p := &parser{src: sql, toks: toks, dialect: d}
-	s := &Script{Tokens: toks}
+	s := &Script{Tokens: toks, dialect: d}
 	for {
 		for p.punct(";") {
 			p.i++
