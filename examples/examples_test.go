@@ -63,7 +63,7 @@ type run struct {
 
 var runs = []run{
 	{"quickstart", 0, []string{"\nanswered: Counts the instructors of each department.\n", "\nComputer Science 4\n", "\ndeclined: The registrar database holds no weather data.\n"}},
-	{"customstage", 0, []string{"\n  unknown_table: no such table: classes\n", "\nanswered after 2 attempts: courses = 36\n"}},
+	{"customstage", 0, []string{"\n  unknown_table: no such table: course\n", "\n  hint: did you mean \"courses\"?\n", "\nanswered after 2 attempts: courses = 36\n"}},
 	{"scoring", 0, []string{"\nstudents   correct", "\nEX 0.25 (1 of 4 correct)\n"}},
 	{"knowledgebase", 0, []string{"\n  table:enrollments ", "\n  reusable example fall-headcount (similarity 1.00): SELECT", "\n    question: How many students are enrolled in Fall 2025?\n"}},
 	{"provider", 1, []string{"set GEMINI_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL, to choose a model\n"}}, // needs a key

@@ -3,7 +3,8 @@
 // shows the model the whole schema (enough for a database of a few tables,
 // with no index to build), and a text2sql.ExecutorFunc logs each statement
 // before handing it to the guarded SQLite executor. The scripted model's
-// first answer names a table that does not exist; the log shows the repair.
+// first answer names a table that does not exist; the log shows the error
+// and hint the model is given, and the repair.
 // Offline, no key.
 //
 //	go run ./examples/customstage
@@ -56,8 +57,11 @@ func run(ctx context.Context) error {
 		switch {
 		case err != nil:
 			fmt.Printf("executor: %s\n  cannot run: %v\n", req.SQL, err)
-		case res.Error != nil:
+		case res.Error != nil: // the pipeline shows this error, and its hint, to the model for the repair
 			fmt.Printf("executor: %s\n  %s: %s\n", req.SQL, res.Error.Kind, res.Error.Message)
+			if res.Error.Hint != "" {
+				fmt.Printf("  hint: %s\n", res.Error.Hint)
+			}
 		default:
 			fmt.Printf("executor: %s\n  %d rows in %v\n", req.SQL, res.RowCount, res.Duration)
 		}
@@ -65,7 +69,7 @@ func run(ctx context.Context) error {
 	})
 
 	model := llmtest.New(
-		`{"answerable": true, "sql": "SELECT COUNT(*) AS courses FROM classes", "explanation": "first try"}`,
+		`{"answerable": true, "sql": "SELECT COUNT(*) AS courses FROM course", "explanation": "first try"}`,
 		`{"answerable": true, "sql": "SELECT COUNT(*) AS courses FROM courses", "explanation": "Counts the courses."}`,
 	)
 	gen, err := generator.New(model, generator.Options{Dialect: db.Dialect})
