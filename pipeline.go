@@ -196,10 +196,30 @@ func (t *Trace) add(stage Stage, attempt int, start time.Time, calls []ModelCall
 	t.ModelCalls += len(calls)
 }
 
-// Generate retrieves context and generates SQL without executing it. The
-// answer's status is StatusGenerated, or StatusDeclined when the generator
-// marks the question not answerable. A reusable verified example is
-// returned without a model call unless reuse is disabled.
+// Generate retrieves context and generates SQL without executing it; it
+// needs no Executor. The returned Answer is never nil, and the error is
+// non-nil exactly when the status is StatusFailed. By status:
+//
+//   - StatusGenerated: SQL and Explanation are the candidate's. When the
+//     context holds a reusable verified example (Context.Match) and
+//     Config.DisableExampleReuse is false, they are that example's, made
+//     without a model call, and ReusedExample names it.
+//   - StatusDeclined: the generator marked the question not answerable;
+//     Explanation says why, SQL is the generator's (empty from package
+//     generator).
+//   - StatusFailed: SQL and Explanation are empty; the error is the
+//     retrieval's (or ErrEmptyQuestion), the planner's or the generator's:
+//     an *OutputError when the model's answer held no usable SQL, a
+//     *ModelError (ErrModel) when a provider failed, the context's error
+//     when cancelled.
+//
+// In every status Result and Verdict are nil, nothing having been executed
+// or judged. Context is nil only when retrieval failed. Plan is the plan
+// the SQL was generated from: nil without a Planner, when PlanWhen skipped
+// it or its answer was unusable, and for a reused example. Attempts holds
+// the one attempt made (its Result nil), none when retrieval or planning
+// failed or the generator failed with an error other than an *OutputError.
+// Trace is always set.
 func (p *Pipeline) Generate(ctx context.Context, question string) (*Answer, error) {
 	r := p.newRun(question)
 	defer r.finish()
@@ -233,12 +253,42 @@ func (p *Pipeline) Generate(ctx context.Context, question string) (*Answer, erro
 // Ask answers a question: retrieve, plan (when a planner is set), generate,
 // execute, judge (when a judge is set), repairing as described on Config.
 //
-// The returned Answer is nil only when the pipeline has no Executor. On
-// failure it has StatusFailed, every attempt and the trace, and the error
-// says why: ErrRepairsExhausted when every attempt failed (wrapping the
-// last error), an *OutputError when the model's answer held no usable SQL,
-// a *ModelError (ErrModel) when a provider failed, ErrEmptyQuestion, or the
-// context's error when cancelled.
+// The returned Answer is nil only when the pipeline has no Executor (the
+// error wraps ErrInvalidConfig). Otherwise it is never nil, and the error
+// is non-nil exactly when the status is StatusFailed. By status:
+//
+//   - StatusAnswered, StatusVerified: SQL and Explanation are those of the
+//     attempt that executed, and Result its result: non-nil, with a nil
+//     Result.Error. Verdict is the judge's acceptance for StatusVerified,
+//     nil for StatusAnswered (no judge ran). ReusedExample names the
+//     verified example whose SQL ran without a model call, else "".
+//   - StatusUnverified (a judge is set): the judge rejected every attempt
+//     or gave an unusable answer, or MaxModelCalls was reached. SQL,
+//     Explanation, Result (non-nil, Result.Error nil) and Verdict are those
+//     of the latest attempt that executed; Verdict is its rejection, or nil
+//     when the judge gave none for it.
+//   - StatusDeclined: the generator marked the question not answerable;
+//     nothing was executed. Result and Verdict are nil, Explanation says
+//     why, SQL is the generator's (empty from package generator).
+//   - StatusFailed: no usable result. Result and Verdict are nil; SQL and
+//     Explanation are empty, except when a reused verified example failed
+//     to run and no later attempt settled (they are then that example's,
+//     and ReusedExample is ""). The error says why: ErrRepairsExhausted
+//     when every attempt failed (wrapping the last error),
+//     ErrBudgetExhausted when MaxModelCalls was reached with no attempt
+//     executed, an *OutputError when the model's answer held no usable SQL,
+//     a *ModelError (ErrModel) when a provider failed, ErrEmptyQuestion, or
+//     the context's error when cancelled.
+//
+// In every status: Context is the retrieval's result, nil only when the
+// first retrieval failed (ErrEmptyQuestion, a retriever error). Plan is the
+// plan of the attempt the answer reports: nil without a Planner, when
+// PlanWhen skipped it or its answer was unusable, for a reused example, and
+// in StatusFailed. Attempts holds every attempt, oldest first, including
+// failed ones; an attempt's Result is nil when it was not executed
+// (declined, no usable SQL, the same SQL as an earlier attempt) and holds
+// the checker's or the executor's refusal in Result.Error when it failed.
+// Trace is always set.
 func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 	if p.cfg.Executor == nil {
 		return nil, invalidConfig("Ask needs an Executor")

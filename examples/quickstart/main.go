@@ -1,86 +1,88 @@
-// Quickstart embeds the pipeline in a Go program: the demo database, its
-// knowledge file, the default hybrid retriever and a model chosen from the
-// environment (GEMINI_API_KEY, or OPENAI_API_KEY with optional
-// OPENAI_BASE_URL for Ollama, vLLM or LM Studio).
+// Quickstart asks the pipeline two questions about the bundled demo database
+// (a university registrar), offline and with no key: a scripted model stands
+// in for Gemini or an OpenAI-compatible server. The first question is
+// answered; the second is declined, which is not an error.
 //
-//	go run ./examples/quickstart "Which course has the most students?"
+//	go run ./examples/quickstart
 package main
 
 import (
 	"context"
 	"fmt"
-	"log"
 	"os"
-	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/generator"
-	"github.com/text2sql-go/text2sql/llm/gemini"
-	"github.com/text2sql-go/text2sql/llm/openai"
+	"github.com/text2sql-go/text2sql/llm/llmtest"
 	"github.com/text2sql-go/text2sql/retriever"
 )
 
 func main() {
-	question := "Which course has the most students?"
-	if len(os.Args) > 1 {
-		question = strings.Join(os.Args[1:], " ")
+	if err := run(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
 	}
-	ctx := context.Background()
+}
 
-	path, err := demo.Ensure("") // creates the demo database once, in the user cache directory
+func run(ctx context.Context) error {
+	path, err := demo.Ensure("") // the demo database, created once in the user cache directory
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	ex, err := sqlite.Open(path, sqlite.Options{MaxRows: 50})
+	ex, err := sqlite.Open(path, sqlite.Options{MaxRows: 100}) // read-only and guarded; your own: sqlite.Open("shop.sqlite", …)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	defer ex.Close()
 
-	kb, err := demo.Knowledge()
+	kb, err := demo.Knowledge() // notes, rules, verified examples; your own: knowledge.Load("shop.yaml")
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	if err := kb.Validate(ctx, ex.Schema(), ex); err != nil { // every example passes the guard
-		log.Fatal(err)
+		return err
 	}
-	ret, err := retriever.NewHybrid(ctx, retriever.HybridOptions{Schema: ex.Schema(), Knowledge: kb})
+	ret, err := retriever.NewHybrid(ctx, retriever.HybridOptions{
+		Schema: ex.Schema(), Knowledge: kb, // Embedder nil: the offline hashing embedder
+		// Store nil: in memory; retriever.OpenChromem(dir) keeps the index between runs
+	})
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 
-	var model text2sql.Model
-	switch {
-	case os.Getenv("GEMINI_API_KEY") != "":
-		model, err = gemini.FromEnv(ctx, gemini.Options{})
-	case os.Getenv("OPENAI_API_KEY") != "" || os.Getenv("OPENAI_BASE_URL") != "":
-		model, err = openai.FromEnv(openai.Options{})
-	default:
-		log.Fatal("set GEMINI_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL, to choose a model")
-	}
-	if err != nil {
-		log.Fatal(err)
-	}
+	// The scripted model gives these answers in turn. A real model plugs in here:
+	//	model, err := gemini.New(ctx, gemini.Options{APIKey: os.Getenv("GEMINI_API_KEY")})
+	//	model, err := openai.New(openai.Options{APIKey: os.Getenv("OPENAI_API_KEY")}) // BaseURL: "http://localhost:11434/v1" for Ollama
+	model := llmtest.New(
+		`{"answerable": true, "explanation": "Counts the instructors of each department.",
+		  "sql": "SELECT d.name, COUNT(*) AS instructors FROM departments AS d JOIN instructors AS i USING (department_id) GROUP BY d.name ORDER BY instructors DESC, d.name"}`,
+		`{"answerable": false, "sql": "", "explanation": "The registrar database holds no weather data."}`,
+	)
 	gen, err := generator.New(model, generator.Options{Dialect: text2sql.DialectSQLite})
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-
 	p, err := text2sql.New(text2sql.Config{Retriever: ret, Generator: gen, Executor: ex})
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	ans, err := p.Ask(ctx, question)
-	if err != nil {
-		log.Fatalf("%v (status %s after %d attempts)", err, ans.Status, len(ans.Attempts))
-	}
-	fmt.Printf("%s\n\n%s\n\n%s\n", ans.Status, ans.SQL, ans.Explanation)
-	if ans.Result != nil {
+
+	for _, q := range []string{"How many instructors does each department have?", "Will it rain tomorrow?"} {
+		ans, err := p.Ask(ctx, q)
+		if err != nil { // ans is StatusFailed; its Attempts say what was tried
+			return fmt.Errorf("%q: %s after %d attempts: %w", q, ans.Status, len(ans.Attempts), err)
+		}
+		fmt.Printf("\n%s\n%s: %s\n", q, ans.Status, ans.Explanation)
+		if ans.Result == nil { // StatusDeclined: nothing was executed
+			continue
+		}
+		fmt.Println(ans.SQL)
 		fmt.Println(ans.Result.Columns)
 		for _, row := range ans.Result.Rows {
-			fmt.Println(row)
+			fmt.Println(row...)
 		}
 	}
+	return nil
 }
