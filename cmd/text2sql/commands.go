@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/check"
 )
 
 func askCmd(o *options) *cobra.Command {
@@ -171,7 +172,13 @@ func runCmd(o *options) *cobra.Command {
 				return err
 			}
 			defer env.Close()
-			res, err := env.executor.Execute(cmd.Context(), text2sql.ExecuteRequest{SQL: sql, MaxRows: o.maxRows, Timeout: o.timeout})
+			// The deterministic checks as ask applies them (hints for
+			// unknown names, other dialects' syntax), unless --no-check.
+			var ex text2sql.Executor = env.executor
+			if db := env.executor.Schema(); !o.noCheck {
+				ex = check.New(db, db.Dialect).Executor(ex)
+			}
+			res, err := ex.Execute(cmd.Context(), text2sql.ExecuteRequest{SQL: sql, MaxRows: o.maxRows, Timeout: o.timeout})
 			if err != nil {
 				return err
 			}
@@ -399,7 +406,7 @@ func printAnswer(w io.Writer, a *text2sql.Answer) {
 		printResult(w, a.Result)
 	}
 	if a.Trace.ModelCalls > 0 {
-		fmt.Fprintf(w, "\n%d model calls, %d input + %d output tokens, %v\n", a.Trace.ModelCalls, a.Trace.Usage.InputTokens, a.Trace.Usage.OutputTokens, a.Trace.Duration.Round(time.Millisecond))
+		fmt.Fprintf(w, "\n%s, %d input + %d output tokens, %v\n", plural(a.Trace.ModelCalls, "model call"), a.Trace.Usage.InputTokens, a.Trace.Usage.OutputTokens, a.Trace.Duration.Round(time.Millisecond))
 	}
 }
 
@@ -429,5 +436,13 @@ func printResult(w io.Writer, r *text2sql.Result) {
 	if r.Truncated {
 		more = " (truncated at the row cap)"
 	}
-	fmt.Fprintf(w, "(%d rows%s)\n", r.RowCount, more)
+	fmt.Fprintf(w, "(%s%s)\n", plural(r.RowCount, "row"), more)
+}
+
+// plural returns "1 row", "2 rows": n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -436,7 +436,11 @@ func (a *answerKeyFlags) check(ctx context.Context, out io.Writer, asJSON bool, 
 		if !chk.Matched {
 			verdict = "does NOT match the answer key"
 		}
-		fmt.Fprintf(out, "\nanswer key (%s mode): %s: %s\n", chk.Mode, verdict, chk.Summary)
+		if chk.Matched {
+			fmt.Fprintf(out, "\nanswer key (%s mode): %s\n", chk.Mode, verdict)
+		} else {
+			fmt.Fprintf(out, "\nanswer key (%s mode): %s: %s\n", chk.Mode, verdict, chk.Summary)
+		}
 		if d := chk.Diff; d != nil && !d.Match {
 			for _, r := range d.Missing {
 				fmt.Fprintf(out, "  missing: %s\n", rowText(r))

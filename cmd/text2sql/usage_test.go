@@ -1,3 +1,5 @@
+// Tests of what a newcomer meets first on the command line: flags that
+// read as written, usage errors, messages that name the fault.
 package main
 
 import (
@@ -84,4 +86,26 @@ func TestFileErrorsNameTheFault(t *testing.T) {
 	assert.NotEqual(t, 0, code)
 	assert.Contains(t, errOut, "is a directory; give the knowledge file")
 	assert.NotContains(t, errOut, "unknown file extension")
+}
+
+// run applies the pipeline's deterministic checks (hints included) unless
+// --no-check, and counts in English.
+func TestRunChecksAndCounts(t *testing.T) {
+	out, errOut, code := cli(t, "run", "--demo", "--json", "SELECT TOP 1 course_id FROM courses")
+	assert.Equal(t, exitSQL, code, errOut)
+	var res struct {
+		Error struct{ Kind, Hint string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	assert.Equal(t, "dialect", res.Error.Kind)
+	assert.Contains(t, res.Error.Hint, "LIMIT 1")
+	out, _, code = cli(t, "run", "--demo", "--json", "--no-check", "SELECT TOP 1 course_id FROM courses")
+	assert.Equal(t, exitSQL, code)
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	assert.Equal(t, "syntax", res.Error.Kind, "--no-check leaves the engine's own error")
+	out, _, code = cli(t, "run", "--demo", "SELECT count(*) FROM courses")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "(1 row)")
+	assert.Equal(t, "1 row", plural(1, "row"))
+	assert.Equal(t, "0 model calls", plural(0, "model call"))
 }
