@@ -218,7 +218,7 @@ func (f *serveFlags) authenticator(logger *slog.Logger) (server.Authenticator, f
 		}
 		a, err := server.NewStaticTokens(m)
 		if err != nil {
-			return usage("%v", err)
+			return usage("%v (set TEXT2SQL_TOKENS=name:token,… or --tokens-file FILE, one name:token per line)", err)
 		}
 		return a, noop, nil
 	case "supabase":

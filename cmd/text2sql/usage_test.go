@@ -109,3 +109,12 @@ func TestRunChecksAndCounts(t *testing.T) {
 	assert.Equal(t, "1 row", plural(1, "row"))
 	assert.Equal(t, "0 model calls", plural(0, "model call"))
 }
+
+// --auth static without tokens says where the tokens go.
+func TestStaticAuthWithoutTokens(t *testing.T) {
+	t.Setenv("TEXT2SQL_TOKENS", "")
+	_, errOut, code := cli(t, "serve", "--demo", "--auth", "static", "--addr", "127.0.0.1:0")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "TEXT2SQL_TOKENS")
+	assert.Contains(t, errOut, "--tokens-file")
+}
