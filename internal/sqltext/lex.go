@@ -160,7 +160,6 @@ func Lex(s string) []Token {
 	return toks
 }
 
-
 // escaped scans a PostgreSQL E'…' literal opened at s[i], where backslash
 // escapes too.
 func escaped(s string, i int) int {
