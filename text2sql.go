@@ -369,8 +369,21 @@ type Result struct {
 	Rows      [][]any       `json:"rows"`
 	RowCount  int           `json:"row_count"` // len(Rows)
 	Truncated bool          `json:"truncated"` // more rows existed than the cap
-	Duration  time.Duration `json:"duration"`  // wall time of this execution
+	Duration  time.Duration `json:"-"`         // wall time of this execution; duration_ms in JSON
 	Error     *SQLError     `json:"error,omitempty"`
+}
+
+// MarshalJSON writes Duration as duration_ms, milliseconds, as every
+// duration in this package's JSON.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	return marshalMS(plain(r), r.Duration)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	type plain Result
+	return unmarshalMS(b, (*plain)(r), &r.Duration)
 }
 
 // JudgeRequest asks a judge to review an attempt.
@@ -494,8 +507,57 @@ func (u Usage) Add(v Usage) Usage {
 type ModelCall struct {
 	Model    string        `json:"model"`
 	Usage    Usage         `json:"usage"`
-	Duration time.Duration `json:"duration"`
+	Duration time.Duration `json:"-"` // wall time, retries included; duration_ms in JSON
 	// Prompt is the system instruction and messages sent, for the host's
 	// eyes only: services must not return it to clients.
 	Prompt string `json:"-"`
+}
+
+// MarshalJSON writes Duration as duration_ms, milliseconds.
+func (c ModelCall) MarshalJSON() ([]byte, error) {
+	type plain ModelCall
+	return marshalMS(plain(c), c.Duration)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *ModelCall) UnmarshalJSON(b []byte) error {
+	type plain ModelCall
+	return unmarshalMS(b, (*plain)(c), &c.Duration)
+}
+
+// marshalMS encodes v, a struct whose duration field is left out of its
+// JSON, with d added as "duration_ms" (milliseconds, fractional).
+func marshalMS(v any, d time.Duration) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil || len(b) < 2 || b[len(b)-1] != '}' {
+		return b, err
+	}
+	ms, err := json.Marshal(float64(d) / float64(time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(nil), b[:len(b)-1]...)
+	if len(b) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, `"duration_ms":`...)
+	out = append(append(out, ms...), '}')
+	return out, nil
+}
+
+// unmarshalMS decodes b into v and its "duration_ms" into *d.
+func unmarshalMS(b []byte, v any, d *time.Duration) error {
+	if err := json.Unmarshal(b, v); err != nil {
+		return err
+	}
+	var j struct {
+		MS *float64 `json:"duration_ms"`
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	if j.MS != nil {
+		*d = time.Duration(*j.MS * float64(time.Millisecond))
+	}
+	return nil
 }
