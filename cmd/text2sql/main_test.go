@@ -42,49 +42,35 @@ func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
 func TestContextRanksSinger(t *testing.T) {
 	db := shareddata.SpiderDB(t, "concert_singer")
 	out, _, code := cli(t, "context", "--db", db, "--json", "How many singers do we have?")
-	if code != 0 {
-		t.Fatalf("exit %d", code)
-	}
+	require.Equal(t, 0, code, "exit %d", code)
 	var c struct {
 		Tables []struct{ Name, Reason string }
 		Items  []struct{ ID, Kind, Provenance string }
 	}
-	if err := json.Unmarshal([]byte(out), &c); err != nil {
-		t.Fatal(err, out)
-	}
-	if len(c.Tables) == 0 || c.Tables[0].Name != "singer" || len(c.Items) == 0 {
-		t.Fatalf("tables %+v", c.Tables)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &c), out)
+	require.False(t, len(c.Tables) == 0 || c.Tables[0].Name != "singer" || len(c.Items) == 0, "tables %+v", c.Tables)
 }
 
 func TestContextDemoLinksThroughExamples(t *testing.T) {
 	out, _, code := cli(t, "context", "--demo", "--json", "How many students take each class?")
-	if code != 0 {
-		t.Fatalf("exit %d", code)
-	}
+	require.Equal(t, 0, code, "exit %d", code)
 	var c struct {
 		Tables []struct{ Name, Reason string }
 	}
-	if err := json.Unmarshal([]byte(out), &c); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &c))
 	shown := map[string]string{}
 	for _, tb := range c.Tables {
 		shown[tb.Name] = tb.Reason
 	}
-	if _, ok := shown["enrollments"]; !ok {
-		t.Errorf("enrollments not shown: %+v", c.Tables)
-	}
-	if _, ok := shown["courses"]; !ok {
-		t.Errorf("courses not shown: %+v", c.Tables)
-	}
+	_, ok := shown["enrollments"]
+	assert.True(t, ok, "enrollments not shown: %+v", c.Tables)
+	_, ok = shown["courses"]
+	assert.True(t, ok, "courses not shown: %+v", c.Tables)
 	via := false
 	for _, r := range shown {
 		via = via || strings.HasPrefix(r, "via example ")
 	}
-	if !via {
-		t.Errorf("no table linked through an example: %+v", c.Tables)
-	}
+	assert.True(t, via, "no table linked through an example: %+v", c.Tables)
 }
 
 // The text form names the example a table was linked through, as the
@@ -98,39 +84,25 @@ func TestContextTextNamesTheExample(t *testing.T) {
 // Case C1 #11 (CLI entry point): a write is refused with the kind and exit 3.
 func TestRunRefuses(t *testing.T) {
 	out, _, code := cli(t, "run", "--demo", "--json", "DROP TABLE students")
-	if code != exitSQL {
-		t.Fatalf("exit %d, want %d", code, exitSQL)
-	}
+	require.Equal(t, exitSQL, code, "exit %d, want %d", code, exitSQL)
 	var r struct {
 		Error struct{ Kind string }
 	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
-	if r.Error.Kind != "not_read_only" {
-		t.Fatalf("kind %q", r.Error.Kind)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, "not_read_only", r.Error.Kind, "kind %q", r.Error.Kind)
 	out, _, code = cli(t, "run", "--demo", "--json", "SELECT count(*) FROM students")
-	if code != 0 || !strings.Contains(out, `"row_count": 1`) {
-		t.Fatalf("exit %d: %s", code, out)
-	}
+	require.False(t, code != 0 || !strings.Contains(out, `"row_count": 1`), "exit %d: %s", code, out)
 }
 
 func TestAskWithoutProviderPrintsPrompt(t *testing.T) {
 	t.Setenv("GEMINI_API_KEY", "")
 	t.Setenv("OPENAI_API_KEY", "")
 	out, errOut, code := cli(t, "ask", "--demo", "Which instructors were hired before 2010?")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
 	for _, want := range []string{"== tables shown", "== prompt", "CREATE TABLE instructors"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q", want)
-		}
+		assert.Contains(t, out, want, "output lacks %q", want)
 	}
-	if !strings.Contains(errOut, "GEMINI_API_KEY") {
-		t.Errorf("no hint on configuring a provider: %q", errOut)
-	}
+	assert.Contains(t, errOut, "GEMINI_API_KEY", "no hint on configuring a provider: %q", errOut)
 }
 
 // ask with an OpenAI-compatible server (here a local fake speaking the chat
@@ -158,9 +130,7 @@ func TestAskWithOpenAICompatibleServer(t *testing.T) {
 	defer srv.Close()
 	out, errOut, code := cli(t, "ask", "--demo", "--json", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "local-model",
 		"How many instructors were hired before 2010?")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
 	var a struct {
 		Status     string
 		SQL        string
@@ -170,36 +140,25 @@ func TestAskWithOpenAICompatibleServer(t *testing.T) {
 			Rows    [][]any
 		}
 	}
-	if err := json.Unmarshal([]byte(out), &a); err != nil {
-		t.Fatal(err, out)
-	}
-	if a.Status != "answered" || calls != 1 || a.ModelCalls != 1 || len(a.Result.Rows) != 1 {
-		t.Fatalf("%+v, %d calls", a, calls)
-	}
-	if strings.Contains(out+errOut, "sk-test-secret") {
-		t.Error("the API key leaked into the output")
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &a), out)
+	require.False(t, a.Status != "answered" || calls != 1 || a.ModelCalls != 1 || len(a.Result.Rows) != 1, "%+v, %d calls", a, calls)
+	assert.NotContains(t, out+errOut, "sk-test-secret", "the API key leaked into the output")
 }
 
 func TestUsageErrors(t *testing.T) {
-	if _, _, code := cli(t, "context", "How many?"); code != exitUsage {
-		t.Errorf("no --db/--demo: exit %d, want %d", code, exitUsage)
-	}
-	if _, _, code := cli(t, "context", "--demo"); code != exitUsage {
-		t.Errorf("no question: exit %d, want %d", code, exitUsage)
-	}
+	_, _, code := cli(t, "context", "How many?")
+	assert.Equal(t, exitUsage, code, "no --db/--demo: exit %d, want %d", code, exitUsage)
+	_, _, code = cli(t, "context", "--demo")
+	assert.Equal(t, exitUsage, code, "no question: exit %d, want %d", code, exitUsage)
 	missing := filepath.Join(t.TempDir(), "missing.sqlite")
-	if _, _, code := cli(t, "run", "--db", missing, "SELECT 1"); code == 0 {
-		t.Error("a missing database file must fail")
-	}
-	if _, err := os.Stat(missing); err == nil {
-		t.Error("opening a missing database created it")
-	}
+	_, _, code = cli(t, "run", "--db", missing, "SELECT 1")
+	assert.NotEqual(t, 0, code, "a missing database file must fail")
+	_, err := os.Stat(missing)
+	assert.Error(t, err, "opening a missing database created it")
 	bad := filepath.Join(t.TempDir(), "k.yaml")
 	os.WriteFile(bad, []byte("examples:\n  - id: x\n    question: drop it\n    sql: DROP TABLE students\n"), 0o600)
-	if _, errOut, code := cli(t, "context", "--demo", "--knowledge", bad, "Anything?"); code == 0 || !strings.Contains(errOut, "x") {
-		t.Errorf("a knowledge file with a write example must be refused: exit %d %s", code, errOut)
-	}
+	_, errOut, code := cli(t, "context", "--demo", "--knowledge", bad, "Anything?")
+	assert.False(t, code == 0 || !strings.Contains(errOut, "x"), "a knowledge file with a write example must be refused: exit %d %s", code, errOut)
 
 }
 
@@ -246,9 +205,7 @@ func TestAskPlanJudge(t *testing.T) {
 	})
 	out, errOut, code := cli(t, "ask", "--demo", "--json", "--plan", "--judge", "--provider", "openai", "--base-url", srv.URL+"/v1",
 		"How many lecturers work here?")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
 	var a struct {
 		Status   string
 		Attempts []struct {
@@ -257,22 +214,16 @@ func TestAskPlanJudge(t *testing.T) {
 		}
 		Steps []struct{ Stage string }
 	}
-	if err := json.Unmarshal([]byte(out), &a); err != nil {
-		t.Fatal(err, out)
-	}
-	if a.Status != "verified" || *calls != 3 || len(a.Attempts) != 1 || a.Attempts[0].Verdict == nil || a.Attempts[0].Plan == nil {
-		t.Fatalf("status %s, %d calls, %+v", a.Status, *calls, a.Attempts)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &a), out)
+	require.False(t, a.Status != "verified" || *calls != 3 || len(a.Attempts) != 1 || a.Attempts[0].Verdict == nil || a.Attempts[0].Plan == nil, "status %s, %d calls, %+v", a.Status, *calls, a.Attempts)
 	var stages []string
 	for _, s := range a.Steps {
 		stages = append(stages, s.Stage)
 	}
-	if got := strings.Join(stages, ","); got != "retrieval,plan,sql,check,execution,judge" {
-		t.Errorf("steps %s", got)
-	}
-	if _, _, code := cli(t, "ask", "--demo", "--judge=sometimes", "--provider", "openai", "--base-url", srv.URL+"/v1", "x?"); code != exitUsage {
-		t.Errorf("--judge=sometimes: exit %d", code)
-	}
+	got := strings.Join(stages, ",")
+	assert.Equal(t, "retrieval,plan,sql,check,execution,judge", got, "steps %s", got)
+	_, _, code = cli(t, "ask", "--demo", "--judge=sometimes", "--provider", "openai", "--base-url", srv.URL+"/v1", "x?")
+	assert.Equal(t, exitUsage, code, "--judge=sometimes: exit %d", code)
 }
 
 func TestFlagErrors(t *testing.T) {
@@ -282,8 +233,7 @@ func TestFlagErrors(t *testing.T) {
 		{"run", "--demo", "--timeout", "-1s", "SELECT 1"},
 		{"context", "--demo", "--plan=maybe", "Anything?"},
 	} {
-		if _, errOut, code := cli(t, args...); code != exitUsage {
-			t.Errorf("%q: exit %d (%s), want %d", args, code, errOut, exitUsage)
-		}
+		_, errOut, code := cli(t, args...)
+		assert.Equal(t, exitUsage, code, "%q: exit %d (%s), want %d", args, code, errOut, exitUsage)
 	}
 }

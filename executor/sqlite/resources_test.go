@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
 // bigDB returns a database with a table big of n rows (id, label, half).
@@ -34,30 +38,22 @@ func TestC5RowCapBigTable(t *testing.T) {
 	big := open(t, bigPath, Options{MaxRows: 1000})
 	small := open(t, bigDB(t, 2000), Options{MaxRows: 1000})
 
-	res := run(t, big, "SELECT * FROM big")
-	if res.Error != nil || res.RowCount != 1000 || !res.Truncated {
-		t.Fatalf("error %v, %d rows, truncated %v", res.Error, res.RowCount, res.Truncated)
-	}
-	if !reflect.DeepEqual(res.Columns, []string{"id", "label", "half"}) ||
-		!reflect.DeepEqual(res.Rows[999], []any{int64(1000), "row 1000", 500.0}) {
-		t.Fatalf("columns %q, last row %v", res.Columns, res.Rows[999])
-	}
+	res := exectest.Run(t, big, "SELECT * FROM big")
+	require.False(t, res.Error != nil || res.RowCount != 1000 || !res.Truncated, "error %v, %d rows, truncated %v", res.Error, res.RowCount, res.Truncated)
+	require.False(t, !reflect.DeepEqual(res.Columns, []string{"id", "label", "half"}) ||
+		!reflect.DeepEqual(res.Rows[999], []any{int64(1000), "row 1000", 500.0}), "columns %q, last row %v", res.Columns, res.Rows[999])
 	// A request's cap wins over the option.
 	res, _ = big.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT * FROM big", MaxRows: 10})
-	if res.RowCount != 10 || !res.Truncated {
-		t.Fatalf("request cap: %d rows, truncated %v", res.RowCount, res.Truncated)
-	}
+	require.False(t, res.RowCount != 10 || !res.Truncated, "request cap: %d rows, truncated %v", res.RowCount, res.Truncated)
 	// Exactly at the cap is not truncated.
-	res = run(t, small, "SELECT * FROM big LIMIT 1000")
-	if res.RowCount != 1000 || res.Truncated {
-		t.Fatalf("at cap: %d rows, truncated %v", res.RowCount, res.Truncated)
-	}
+	res = exectest.Run(t, small, "SELECT * FROM big LIMIT 1000")
+	require.False(t, res.RowCount != 1000 || res.Truncated, "at cap: %d rows, truncated %v", res.RowCount, res.Truncated)
 
 	measure := func(e *Executor) (allocs float64, bytes uint64) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		allocs = testing.AllocsPerRun(5, func() { run(t, e, "SELECT * FROM big") })
+		allocs = testing.AllocsPerRun(5, func() { exectest.Run(t, e, "SELECT * FROM big") })
 		runtime.ReadMemStats(&after)
 		return allocs, (after.TotalAlloc - before.TotalAlloc) / 6 // AllocsPerRun runs f once more to warm up
 	}
@@ -65,13 +61,9 @@ func TestC5RowCapBigTable(t *testing.T) {
 	smallAllocs, smallBytes := measure(small)
 	t.Logf("1,000,000-row table: %.0f allocs, %d bytes per call; 2,000-row table: %.0f allocs, %d bytes",
 		bigAllocs, bigBytes, smallAllocs, smallBytes)
-	if bigAllocs > smallAllocs*1.1+50 || bigBytes > smallBytes*2 {
-		t.Errorf("memory grows with the table: %.0f vs %.0f allocs, %d vs %d bytes", bigAllocs, smallAllocs, bigBytes, smallBytes)
-	}
+	assert.False(t, bigAllocs > smallAllocs*1.1+50 || bigBytes > smallBytes*2, "memory grows with the table: %.0f vs %.0f allocs, %d vs %d bytes", bigAllocs, smallAllocs, bigBytes, smallBytes)
 	// 1,000,000 rows of three values would need tens of megabytes.
-	if bigBytes > 2<<20 {
-		t.Errorf("%d bytes allocated for a 1,000-row result", bigBytes)
-	}
+	assert.LessOrEqual(t, bigBytes, uint64(2<<20), "%d bytes allocated for a 1,000-row result", bigBytes)
 }
 
 func maxRSS(t *testing.T) int64 {
@@ -97,23 +89,19 @@ func TestC5HugeValues(t *testing.T) {
 			"SELECT randomblob(2000000000)",
 			"WITH RECURSIVE c(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM c WHERE length(s) < 1e10) SELECT max(length(s)) FROM c",
 		} {
-			res := run(t, e, q)
-			wantKind(t, q, res, text2sql.KindTooLarge)
-			if !strings.Contains(res.Error.Message, "10485760 bytes") {
-				t.Errorf("message %q does not give the limit", res.Error.Message)
-			}
+			res := exectest.Run(t, e, q)
+			exectest.WantKind(t, q, res, text2sql.KindTooLarge)
+			assert.Contains(t, res.Error.Message, "10485760 bytes", "message %q does not give the limit", res.Error.Message)
 		}
 		// Under the limit is fine.
-		if res := run(t, e, "SELECT length(zeroblob(1000000))"); res.Error != nil || res.Rows[0][0] != int64(1000000) {
-			t.Fatalf("%+v", res)
-		}
+		res := exectest.Run(t, e, "SELECT length(zeroblob(1000000))")
+		require.False(t, res.Error != nil || res.Rows[0][0] != int64(1000000), "%+v", res)
 	}
 	// A lower limit applies.
 	e := open(t, path, Options{MaxLength: 1000})
-	wantKind(t, "", run(t, e, "SELECT zeroblob(1001)"), text2sql.KindTooLarge)
-	if grown := maxRSS(t) - rss; grown > 256<<20 {
-		t.Errorf("peak RSS grew by %d MiB", grown>>20)
-	}
+	exectest.WantKind(t, "", exectest.Run(t, e, "SELECT zeroblob(1001)"), text2sql.KindTooLarge)
+	grown := maxRSS(t) - rss
+	assert.LessOrEqual(t, grown, int64(256<<20), "peak RSS grew by %d MiB", grown>>20)
 }
 
 const forever = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
@@ -126,46 +114,36 @@ func TestTimeout(t *testing.T) {
 	start := time.Now()
 	res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: forever, Timeout: 200 * time.Millisecond})
 	took := time.Since(start)
-	if err != nil {
-		t.Fatalf("Go error %v", err)
-	}
-	wantKind(t, forever, res, text2sql.KindTimeout)
-	if took < 200*time.Millisecond || took > 2*time.Second || res.Duration > 2*time.Second {
-		t.Errorf("stopped after %v (Duration %v), limit 200ms", took, res.Duration)
-	}
+	require.NoError(t, err, "Go error")
+	exectest.WantKind(t, forever, res, text2sql.KindTimeout)
+	assert.False(t, took < 200*time.Millisecond || took > 2*time.Second || res.Duration > 2*time.Second, "stopped after %v (Duration %v), limit 200ms", took, res.Duration)
 	// The option's limit applies when the request has none.
 	short := open(t, makeDB(t, "y.db", "CREATE TABLE t (x)"), Options{Timeout: 100 * time.Millisecond})
-	wantKind(t, forever, run(t, short, forever), text2sql.KindTimeout)
+	exectest.WantKind(t, forever, exectest.Run(t, short, forever), text2sql.KindTimeout)
 	// Also while rows are being read (the first rows come quickly).
 	rowsForever := "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT n FROM c WHERE n % 1000000000 = 0"
-	wantKind(t, rowsForever, run(t, short, rowsForever), text2sql.KindTimeout)
+	exectest.WantKind(t, rowsForever, exectest.Run(t, short, rowsForever), text2sql.KindTimeout)
 
 	// The caller cancels: a Go error, context.Canceled.
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start = time.Now()
 	res, err = e.Execute(ctx, text2sql.ExecuteRequest{SQL: forever})
-	if !errors.Is(err, context.Canceled) || res != nil {
-		t.Fatalf("caller cancellation: %v, %+v", err, res)
-	}
-	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("cancellation took %v", took)
-	}
+	require.False(t, !errors.Is(err, context.Canceled) || res != nil, "caller cancellation: %v, %+v", err, res)
+	took = time.Since(start)
+	assert.LessOrEqual(t, took, 2*time.Second, "cancellation took %v", took)
 	// The caller's own deadline is the caller's business too.
 	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if _, err := e.Execute(ctx, text2sql.ExecuteRequest{SQL: forever}); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("caller deadline: %v", err)
-	}
+	_, err = e.Execute(ctx, text2sql.ExecuteRequest{SQL: forever})
+	require.ErrorIs(t, err, context.DeadlineExceeded, "caller deadline: %v", err)
 	// Already cancelled: nothing runs.
-	if _, err := e.Execute(ctx, text2sql.ExecuteRequest{SQL: "SELECT 1"}); err == nil {
-		t.Fatal("cancelled context accepted")
-	}
+	_, err = e.Execute(ctx, text2sql.ExecuteRequest{SQL: "SELECT 1"})
+	require.Error(t, err, "cancelled context accepted")
 	// The executor still works afterwards, on every pooled connection.
 	for i := 0; i < 8; i++ {
-		if res := run(t, e, "SELECT 1"); res.Error != nil {
-			t.Fatalf("after timeouts: %v", res.Error)
-		}
+		res := exectest.Run(t, e, "SELECT 1")
+		require.Nil(t, res.Error, "after timeouts: %v", res.Error)
 	}
 }
 
@@ -190,12 +168,10 @@ func TestConcurrent(t *testing.T) {
 			for i := 0; i < 50; i++ {
 				c := cases[(w+i)%len(cases)]
 				res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: c.q})
-				if err != nil {
-					t.Error(err)
+				if !assert.NoError(t, err) {
 					return
 				}
-				if c.kind == "" && (res.Error != nil || res.RowCount != 3) || c.kind != "" && (res.Error == nil || res.Error.Kind != c.kind) {
-					t.Errorf("%q: %+v", c.q, res)
+				if !assert.False(t, c.kind == "" && (res.Error != nil || res.RowCount != 3) || c.kind != "" && (res.Error == nil || res.Error.Kind != c.kind), "%q: %+v", c.q, res) {
 					return
 				}
 			}
@@ -211,15 +187,11 @@ func TestResultByteBound(t *testing.T) {
 	rss := maxRSS(t)
 	e := open(t, path, Options{MaxResultBytes: 8 << 20})
 	q := "SELECT zeroblob(1000000) FROM t"
-	res := run(t, e, q)
-	wantKind(t, q, res, text2sql.KindTooLarge)
-	if !strings.Contains(res.Error.Message, "8388608 bytes") || res.Rows != nil {
-		t.Errorf("%+v", res.Error)
-	}
-	if res := run(t, e, "SELECT zeroblob(1000) FROM t"); res.Error != nil || res.RowCount != 1000 {
-		t.Fatalf("1000 x 1 KB under the bound: %+v", res.Error)
-	}
-	if grown := maxRSS(t) - rss; grown > 256<<20 {
-		t.Errorf("peak RSS grew by %d MiB", grown>>20)
-	}
+	res := exectest.Run(t, e, q)
+	exectest.WantKind(t, q, res, text2sql.KindTooLarge)
+	assert.False(t, !strings.Contains(res.Error.Message, "8388608 bytes") || res.Rows != nil, "%+v", res.Error)
+	res = exectest.Run(t, e, "SELECT zeroblob(1000) FROM t")
+	require.False(t, res.Error != nil || res.RowCount != 1000, "1000 x 1 KB under the bound: %+v", res.Error)
+	grown := maxRSS(t) - rss
+	assert.LessOrEqual(t, grown, int64(256<<20), "peak RSS grew by %d MiB", grown>>20)
 }
