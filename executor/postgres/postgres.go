@@ -369,10 +369,7 @@ func (e *Executor) DB() *sql.DB { return e.db }
 // New stays open). Later calls to Execute and Check return
 // executor.ErrClosed. Close is idempotent.
 func (e *Executor) Close() error {
-	if e.closed.Swap(true) || !e.owned {
-		return nil
-	}
-	return e.db.Close()
+	return executor.CloseOnce(&e.closed, e.db, e.owned)
 }
 
 // Execute runs req.SQL as untrusted input and returns its rows, up to the
@@ -404,18 +401,11 @@ func (e *Executor) Close() error {
 // server). Reaching the time limit is a KindTimeout result.
 func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
 	start := time.Now()
-	if e.closed.Load() {
-		return nil, executor.ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
+	if err := executor.Ready(ctx, &e.closed); err != nil {
 		return nil, err
 	}
 	res := &text2sql.Result{}
-	done := func() (*text2sql.Result, error) {
-		res.RowCount = len(res.Rows)
-		res.Duration = time.Since(start)
-		return res, nil
-	}
+	done := func() (*text2sql.Result, error) { return executor.Finish(res, start) }
 	names, se := e.precheck(req.SQL)
 	if se != nil {
 		res.Error = se
@@ -441,10 +431,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 // reports for the statement (syntax, unknown table or column, type
 // errors). Any other error means the executor cannot work.
 func (e *Executor) Check(ctx context.Context, query string) error {
-	if e.closed.Load() {
-		return executor.ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
+	if err := executor.Ready(ctx, &e.closed); err != nil {
 		return err
 	}
 	names, se := e.precheck(query)

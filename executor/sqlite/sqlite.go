@@ -223,10 +223,7 @@ func (e *Executor) DB() *sql.DB { return e.db }
 // Close closes the database handle. Later calls to Execute and Check
 // return executor.ErrClosed.
 func (e *Executor) Close() error {
-	if e.closed.Swap(true) {
-		return nil
-	}
-	return e.db.Close()
+	return executor.CloseOnce(&e.closed, e.db, true)
 }
 
 // Execute runs req.SQL as untrusted input and returns its rows, up to the
@@ -248,18 +245,11 @@ func (e *Executor) Close() error {
 // time limit gives a KindTimeout result instead.
 func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
 	start := time.Now()
-	if e.closed.Load() {
-		return nil, executor.ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
+	if err := executor.Ready(ctx, &e.closed); err != nil {
 		return nil, err
 	}
 	res := &text2sql.Result{}
-	done := func() (*text2sql.Result, error) {
-		res.RowCount = len(res.Rows)
-		res.Duration = time.Since(start)
-		return res, nil
-	}
+	done := func() (*text2sql.Result, error) { return executor.Finish(res, start) }
 	if !e.opts.skipTextCheck {
 		if se := guard.CheckShape(req.SQL); se != nil {
 			res.Error = se
