@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
 	"reflect"
 	"strings"
 	"sync"
@@ -136,15 +137,9 @@ func TestCheck(t *testing.T) {
 	e := newExec(t, db, Options{Timeout: 200 * time.Millisecond})
 	forever := `WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c`
 	require.NoError(t, e.Check(context.Background(), forever), "Check(forever)")
-	cases := map[string]text2sql.ErrorKind{
-		"SELECT name FROM topic":                                    text2sql.KindUnknownTable,
-		"SELECT nme FROM topics":                                    text2sql.KindUnknownColumn,
-		"SELEC name FROM topics":                                    text2sql.KindSyntax,
-		"SELECT name FROM topics WHERE":                             text2sql.KindSyntax,
+	cases := exectest.TopicsCheckKinds()
+	maps.Copy(cases, map[string]text2sql.ErrorKind{
 		"SELECT pg_sleep(1)":                                        text2sql.KindForbiddenFunction,
-		"DELETE FROM topics":                                        text2sql.KindNotReadOnly,
-		"SELECT 1; SELECT 2":                                        text2sql.KindMultipleStatements,
-		"  ":                                                        text2sql.KindEmpty,
 		"-- only a comment":                                         text2sql.KindEmpty,
 		"SHOW search_path":                                          text2sql.KindForbiddenStatement,
 		"SELECT name + 1 FROM topics":                               text2sql.KindRuntime,
@@ -156,15 +151,8 @@ func TestCheck(t *testing.T) {
 		"SELECT group_concat(name) FROM topics":                     text2sql.KindDialect,
 		"SELECT name FROM topics WHERE name ILIKE '%ann%'":          "",
 		"SELECT EXTRACT(year FROM now()), now() - interval '1 day'": "",
-	}
-	for q, kind := range cases {
-		se := exectest.SQLError(e.Check(context.Background(), q))
-		if kind == "" {
-			assert.Nil(t, se, "Check(%q)", q)
-		} else if assert.NotNil(t, se, "Check(%q)", q) {
-			assert.Equal(t, kind, se.Kind, "Check(%q) = %v", q, se)
-		}
-	}
+	})
+	exectest.WantCheck(t, e, cases)
 	se := exectest.SQLError(e.Check(context.Background(), "SELECT name FROM topic"))
 	assert.False(t, se == nil || !strings.Contains(se.Hint, "topics") || se.SQLState != "42P01", "hint: %+v", se)
 	se = exectest.SQLError(e.Check(context.Background(), "SELECT ifnull(name, '') FROM topics"))

@@ -40,6 +40,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -234,21 +235,11 @@ func (o *Options) validate() error {
 			return fmt.Errorf("%w: postgres: empty schema name in SearchPath", text2sql.ErrInvalidConfig)
 		}
 	}
-	if o.MaxSQLLength == 0 {
-		o.MaxSQLLength = DefaultMaxSQLLength
-	}
-	if o.MaxRowBytes == 0 {
-		o.MaxRowBytes = DefaultMaxRowBytes
-	}
-	if o.MaxResultBytes == 0 {
-		o.MaxResultBytes = DefaultMaxResultBytes
-	}
-	if o.TempFileLimit == 0 {
-		o.TempFileLimit = DefaultTempFileLimit
-	}
-	if o.WorkMem == 0 {
-		o.WorkMem = DefaultWorkMem
-	}
+	o.MaxSQLLength = cmp.Or(o.MaxSQLLength, DefaultMaxSQLLength)
+	o.MaxRowBytes = cmp.Or(o.MaxRowBytes, DefaultMaxRowBytes)
+	o.MaxResultBytes = cmp.Or(o.MaxResultBytes, DefaultMaxResultBytes)
+	o.TempFileLimit = cmp.Or(o.TempFileLimit, DefaultTempFileLimit)
+	o.WorkMem = cmp.Or(o.WorkMem, DefaultWorkMem)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -390,22 +391,13 @@ func TestCheck(t *testing.T) {
 	e := open(t, path, Options{Timeout: 50 * 1e6})
 	forever := "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
 	require.NoError(t, e.Check(context.Background(), forever), "Check(forever)")
-	cases := map[string]text2sql.ErrorKind{
-		"SELECT name FROM topic":              text2sql.KindUnknownTable,
-		"SELECT nme FROM topics":              text2sql.KindUnknownColumn,
-		"SELEC name FROM topics":              text2sql.KindSyntax,
-		"SELECT name FROM topics WHERE":       text2sql.KindSyntax,
+	cases := exectest.TopicsCheckKinds()
+	maps.Copy(cases, map[string]text2sql.ErrorKind{
 		"SELECT load_extension('x')":          text2sql.KindForbiddenFunction,
-		"DELETE FROM topics":                  text2sql.KindNotReadOnly,
-		"SELECT 1; SELECT 2":                  text2sql.KindMultipleStatements,
-		"  ":                                  text2sql.KindEmpty,
 		"PRAGMA user_version":                 text2sql.KindForbiddenStatement,
 		"SELECT nosuchfunc(name) FROM topics": text2sql.KindRuntime,
-	}
-	for q, kind := range cases {
-		se := exectest.SQLError(e.Check(context.Background(), q))
-		assert.False(t, se == nil || se.Kind != kind, "Check(%q) = %v, want %s", q, se, kind)
-	}
+	})
+	exectest.WantCheck(t, e, cases)
 	se := exectest.SQLError(e.Check(context.Background(), "SELECT name FROM topic"))
 	assert.False(t, se == nil || !strings.Contains(se.Hint, "topics"), "hint: %+v", se)
 }

@@ -20,6 +20,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -132,18 +133,10 @@ func Open(path string, opts Options) (*Executor, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%w: sqlite: %s is not a regular file", text2sql.ErrInvalidConfig, path)
 	}
-	if opts.MaxLength == 0 {
-		opts.MaxLength = DefaultMaxLength
-	}
-	if opts.MaxSQLLength == 0 {
-		opts.MaxSQLLength = DefaultMaxSQLLength
-	}
-	if opts.MaxOpenConns == 0 {
-		opts.MaxOpenConns = DefaultMaxOpenConns
-	}
-	if opts.MaxResultBytes == 0 {
-		opts.MaxResultBytes = DefaultMaxResultBytes
-	}
+	opts.MaxLength = cmp.Or(opts.MaxLength, DefaultMaxLength)
+	opts.MaxSQLLength = cmp.Or(opts.MaxSQLLength, DefaultMaxSQLLength)
+	opts.MaxOpenConns = cmp.Or(opts.MaxOpenConns, DefaultMaxOpenConns)
+	opts.MaxResultBytes = cmp.Or(opts.MaxResultBytes, DefaultMaxResultBytes)
 	dsn, err := DSN(path, !opts.noQueryOnly)
 	if err != nil {
 		return nil, fmt.Errorf("%w: sqlite: %v", text2sql.ErrInvalidConfig, err)

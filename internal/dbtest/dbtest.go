@@ -255,6 +255,15 @@ const unboundedSlow = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 F
 // unbounded one running for hours.
 const mariaDBSlow = "SELECT count(*) FROM seq_1_to_1000000 a, seq_1_to_500 b"
 
+// kit creates the kit table on db with the statement create, fills it
+// with kitRows rows through insert (%d for the count), and returns the
+// fixture with slow as its slow query.
+func kit(tb testing.TB, db *sql.DB, create, insert, slow string) executortest.Fixture {
+	tb.Helper()
+	Exec(tb, db, create, fmt.Sprintf(insert, kitRows))
+	return executortest.Fixture{Table: "kit", Rows: kitRows, Slow: slow}
+}
+
 // PostgresKit creates a fresh PostgreSQL database (see Postgres) holding
 // the executortest kit's table "kit" (id int, name text), and returns the
 // handle, its DSN and the fixture naming the table, its row count and a
@@ -263,10 +272,8 @@ const mariaDBSlow = "SELECT count(*) FROM seq_1_to_1000000 a, seq_1_to_500 b"
 func PostgresKit(tb testing.TB) (*sql.DB, string, executortest.Fixture) {
 	tb.Helper()
 	db, dsn := Postgres(tb)
-	Exec(tb, db,
-		"CREATE TABLE kit (id int PRIMARY KEY, name text)",
-		fmt.Sprintf("INSERT INTO kit SELECT n, 'row ' || n FROM generate_series(1, %d) n", kitRows))
-	return db, dsn, executortest.Fixture{Table: "kit", Rows: kitRows, Slow: unboundedSlow}
+	return db, dsn, kit(tb, db, "CREATE TABLE kit (id int PRIMARY KEY, name text)",
+		"INSERT INTO kit SELECT n, 'row ' || n FROM generate_series(1, %d) n", unboundedSlow)
 }
 
 // MySQLKit is PostgresKit on the MariaDB/MySQL server (see MySQL); its
@@ -274,10 +281,8 @@ func PostgresKit(tb testing.TB) (*sql.DB, string, executortest.Fixture) {
 func MySQLKit(tb testing.TB) (*sql.DB, string, executortest.Fixture) {
 	tb.Helper()
 	db, dsn := MySQL(tb)
-	Exec(tb, db,
-		"CREATE TABLE kit (id INT PRIMARY KEY, name TEXT)",
-		fmt.Sprintf("INSERT INTO kit SELECT seq, CONCAT('row ', seq) FROM seq_1_to_%d", kitRows))
-	return db, dsn, executortest.Fixture{Table: "kit", Rows: kitRows, Slow: mariaDBSlow}
+	return db, dsn, kit(tb, db, "CREATE TABLE kit (id INT PRIMARY KEY, name TEXT)",
+		"INSERT INTO kit SELECT seq, CONCAT('row ', seq) FROM seq_1_to_%d", mariaDBSlow)
 }
 
 // SQLiteKit is PostgresKit for SQLite: it writes a database file holding
@@ -292,8 +297,7 @@ func SQLiteKit(tb testing.TB) (string, executortest.Fixture) {
 		tb.Fatal(err)
 	}
 	defer db.Close()
-	Exec(tb, db, `CREATE TABLE kit (id INTEGER PRIMARY KEY, name TEXT)`,
-		fmt.Sprintf(`WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < %d)
-			INSERT INTO kit SELECT n, 'row ' || n FROM c`, kitRows))
-	return path, executortest.Fixture{Table: "kit", Rows: kitRows, Slow: unboundedSlow}
+	return path, kit(tb, db, "CREATE TABLE kit (id INTEGER PRIMARY KEY, name TEXT)",
+		`WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < %d)
+			INSERT INTO kit SELECT n, 'row ' || n FROM c`, unboundedSlow)
 }

@@ -9,9 +9,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -123,5 +125,50 @@ func BenchOverhead(b *testing.B, e text2sql.Executor, db *sql.DB, queries []Benc
 			b.ReportMetric(float64(g.Microseconds())/float64(i), "guarded-µs/op")
 			b.ReportMetric(float64(p.Microseconds())/float64(i), "plain-µs/op")
 		})
+	}
+}
+
+// TopicsCheckKinds returns the statements on a table topics (id, name)
+// whose Check result is the same on every engine, with the kind each
+// gives: unknown table and column, syntax errors, a write, two
+// statements, a blank text. Callers add their engine's own cases.
+func TopicsCheckKinds() map[string]text2sql.ErrorKind {
+	return map[string]text2sql.ErrorKind{
+		"SELECT name FROM topic":        text2sql.KindUnknownTable,
+		"SELECT nme FROM topics":        text2sql.KindUnknownColumn,
+		"SELEC name FROM topics":        text2sql.KindSyntax,
+		"SELECT name FROM topics WHERE": text2sql.KindSyntax,
+		"DELETE FROM topics":            text2sql.KindNotReadOnly,
+		"SELECT 1; SELECT 2":            text2sql.KindMultipleStatements,
+		"  ":                            text2sql.KindEmpty,
+	}
+}
+
+// WantCheck asserts that g.Check of each statement of cases fails with
+// its kind, or passes where the kind is "".
+func WantCheck(tb testing.TB, g text2sql.Guard, cases map[string]text2sql.ErrorKind) {
+	tb.Helper()
+	for q, kind := range cases {
+		se := SQLError(g.Check(context.Background(), q))
+		if kind == "" {
+			assert.Nil(tb, se, "Check(%q)", q)
+		} else if assert.NotNil(tb, se, "Check(%q)", q) {
+			assert.Equal(tb, kind, se.Kind, "Check(%q) = %v", q, se)
+		}
+	}
+}
+
+// DeepStatements returns statements too deep or too long for any
+// engine's parser, which every executor's check must refuse as
+// KindTooLarge before a parser sees them: 30,000 additions, a
+// 65,000-arm UNION, 5,000 nested parentheses, 400,000 select items and
+// an IN list as long. Callers add their engine's own.
+func DeepStatements() []string {
+	return []string{
+		"SELECT 1" + strings.Repeat("+1", 30000),
+		strings.Repeat("SELECT 1 UNION ", 65000) + "SELECT 1",
+		"SELECT " + strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000),
+		"SELECT 1" + strings.Repeat(",1", 400000),
+		"SELECT 1 IN (1" + strings.Repeat(",1", 400000) + ")",
 	}
 }
