@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -78,6 +79,14 @@ func (e *ValidationError) Unwrap() []error {
 // problems collects Problems; err returns nil when there are none.
 type problems []Problem
 
+// flagDuplicate adds a problem (item, format, args) to ps when an entry
+// of list is a duplicate, as dup reports.
+func flagDuplicate[T any](ps *problems, list []T, dup func(T) bool, item, format string, args ...any) {
+	if slices.ContainsFunc(list, dup) {
+		ps.add(item, format, args...)
+	}
+}
+
 func (ps *problems) add(item, format string, args ...any) {
 	*ps = append(*ps, Problem{Item: item, Msg: fmt.Sprintf(format, args...)})
 }
@@ -122,12 +131,7 @@ func (b *Base) AddTable(n TableNote) error {
 	n.Table = strings.TrimSpace(n.Table)
 	var ps problems
 	checkTable(&ps, "table:"+n.Table, n)
-	for _, t := range b.Tables {
-		if strings.EqualFold(t.Table, n.Table) {
-			ps.add("table:"+n.Table, "duplicate note for table %q", n.Table)
-			break
-		}
-	}
+	flagDuplicate(&ps, b.Tables, func(t TableNote) bool { return strings.EqualFold(t.Table, n.Table) }, "table:"+n.Table, "duplicate note for table %q", n.Table)
 	if err := ps.err(); err != nil {
 		return err
 	}
@@ -143,12 +147,9 @@ func (b *Base) AddColumn(n ColumnNote) error {
 	item := "column:" + n.Table + "." + n.Column
 	var ps problems
 	checkColumn(&ps, item, n)
-	for _, c := range b.Columns {
-		if strings.EqualFold(c.Table, n.Table) && strings.EqualFold(c.Column, n.Column) {
-			ps.add(item, "duplicate note for column %s.%s", n.Table, n.Column)
-			break
-		}
-	}
+	flagDuplicate(&ps, b.Columns, func(c ColumnNote) bool {
+		return strings.EqualFold(c.Table, n.Table) && strings.EqualFold(c.Column, n.Column)
+	}, item, "duplicate note for column %s.%s", n.Table, n.Column)
 	if err := ps.err(); err != nil {
 		return err
 	}
@@ -166,12 +167,7 @@ func (b *Base) AddRule(r Rule) error {
 	}
 	var ps problems
 	checkRule(&ps, "rule:"+r.ID, r)
-	for _, o := range b.Rules {
-		if o.ID == r.ID {
-			ps.add("rule:"+r.ID, "duplicate rule id %q", r.ID)
-			break
-		}
-	}
+	flagDuplicate(&ps, b.Rules, func(o Rule) bool { return o.ID == r.ID }, "rule:"+r.ID, "duplicate rule id %q", r.ID)
 	if err := ps.err(); err != nil {
 		return err
 	}
@@ -202,12 +198,7 @@ func (b *Base) AddExample(ctx context.Context, guard text2sql.Guard, ex Example)
 	item := "example:" + ex.ID
 	var ps problems
 	checkExample(&ps, item, ex)
-	for _, o := range b.Examples {
-		if o.ID == ex.ID {
-			ps.add(item, "duplicate example id %q", ex.ID)
-			break
-		}
-	}
+	flagDuplicate(&ps, b.Examples, func(o Example) bool { return o.ID == ex.ID }, item, "duplicate example id %q", ex.ID)
 	if len(ps) == 0 {
 		if err := checkSQL(ctx, guard, &ps, item, ex.SQL); err != nil {
 			return err
@@ -228,12 +219,9 @@ func (b *Base) AddValues(v ValueList) error {
 	item := "value:" + v.Table + "." + v.Column
 	var ps problems
 	checkValues(&ps, item, v)
-	for _, o := range b.Values {
-		if strings.EqualFold(o.Table, v.Table) && strings.EqualFold(o.Column, v.Column) {
-			ps.add(item, "duplicate value list for column %s.%s", v.Table, v.Column)
-			break
-		}
-	}
+	flagDuplicate(&ps, b.Values, func(o ValueList) bool {
+		return strings.EqualFold(o.Table, v.Table) && strings.EqualFold(o.Column, v.Column)
+	}, item, "duplicate value list for column %s.%s", v.Table, v.Column)
 	if err := ps.err(); err != nil {
 		return err
 	}
