@@ -175,6 +175,18 @@ func Finish(res *text2sql.Result, start time.Time) (*text2sql.Result, error) {
 	return res, nil
 }
 
+// Begin starts a guarded executor's Execute call: after Ready, it returns
+// the result to fill and done, which completes it (Finish, timed from
+// now) and is Execute's return.
+func Begin(ctx context.Context, closed *atomic.Bool) (res *text2sql.Result, done func() (*text2sql.Result, error), err error) {
+	start := time.Now()
+	if err := Ready(ctx, closed); err != nil {
+		return nil, nil, err
+	}
+	res = &text2sql.Result{}
+	return res, func() (*text2sql.Result, error) { return Finish(res, start) }, nil
+}
+
 // CloseOnce is a guarded executor's Close: the first call sets closed and
 // closes db when the executor owns it (it opened the pool); later calls,
 // and an executor given a handle it does not own, close nothing.

@@ -16,6 +16,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -86,7 +87,7 @@ func TestGenericTimeoutAndCancel(t *testing.T) {
 	_, err = db.Exec("CREATE TABLE t (x)")
 	require.NoError(t, err)
 	e := executor.New(db, executor.Options{Timeout: 100 * time.Millisecond})
-	forever := "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
+	forever := dbtest.Unbounded
 	start := time.Now()
 	res := execute(t, e, text2sql.ExecuteRequest{SQL: forever})
 	require.False(t, res.Error == nil || res.Error.Kind != text2sql.KindTimeout || time.Since(start) > 2*time.Second, "timeout: %+v after %v", res.Error, time.Since(start))

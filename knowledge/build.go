@@ -87,6 +87,16 @@ func flagDuplicate[T any](ps *problems, list []T, dup func(T) bool, item, format
 	}
 }
 
+// appendChecked appends v to *list when ps holds no problem, else
+// returns ps as the error and leaves list as it was.
+func appendChecked[T any](list *[]T, v T, ps problems) error {
+	if err := ps.err(); err != nil {
+		return err
+	}
+	*list = append(*list, v)
+	return nil
+}
+
 func (ps *problems) add(item, format string, args ...any) {
 	*ps = append(*ps, Problem{Item: item, Msg: fmt.Sprintf(format, args...)})
 }
@@ -132,11 +142,7 @@ func (b *Base) AddTable(n TableNote) error {
 	var ps problems
 	checkTable(&ps, "table:"+n.Table, n)
 	flagDuplicate(&ps, b.Tables, func(t TableNote) bool { return strings.EqualFold(t.Table, n.Table) }, "table:"+n.Table, "duplicate note for table %q", n.Table)
-	if err := ps.err(); err != nil {
-		return err
-	}
-	b.Tables = append(b.Tables, n)
-	return nil
+	return appendChecked(&b.Tables, n, ps)
 }
 
 // AddColumn adds a column note. Table, Column and at least one of
@@ -150,11 +156,7 @@ func (b *Base) AddColumn(n ColumnNote) error {
 	flagDuplicate(&ps, b.Columns, func(c ColumnNote) bool {
 		return strings.EqualFold(c.Table, n.Table) && strings.EqualFold(c.Column, n.Column)
 	}, item, "duplicate note for column %s.%s", n.Table, n.Column)
-	if err := ps.err(); err != nil {
-		return err
-	}
-	b.Columns = append(b.Columns, n)
-	return nil
+	return appendChecked(&b.Columns, n, ps)
 }
 
 // AddRule adds a business rule. Text is required. A rule without an ID gets
@@ -168,11 +170,7 @@ func (b *Base) AddRule(r Rule) error {
 	var ps problems
 	checkRule(&ps, "rule:"+r.ID, r)
 	flagDuplicate(&ps, b.Rules, func(o Rule) bool { return o.ID == r.ID }, "rule:"+r.ID, "duplicate rule id %q", r.ID)
-	if err := ps.err(); err != nil {
-		return err
-	}
-	b.Rules = append(b.Rules, r)
-	return nil
+	return appendChecked(&b.Rules, r, ps)
 }
 
 // AddExample adds a verified example after guard has checked its SQL, the
@@ -204,11 +202,7 @@ func (b *Base) AddExample(ctx context.Context, guard text2sql.Guard, ex Example)
 			return err
 		}
 	}
-	if err := ps.err(); err != nil {
-		return err
-	}
-	b.Examples = append(b.Examples, ex)
-	return nil
+	return appendChecked(&b.Examples, ex, ps)
 }
 
 // AddValues adds the distinct values of one column. Table, Column and at
@@ -222,11 +216,7 @@ func (b *Base) AddValues(v ValueList) error {
 	flagDuplicate(&ps, b.Values, func(o ValueList) bool {
 		return strings.EqualFold(o.Table, v.Table) && strings.EqualFold(o.Column, v.Column)
 	}, item, "duplicate value list for column %s.%s", v.Table, v.Column)
-	if err := ps.err(); err != nil {
-		return err
-	}
-	b.Values = append(b.Values, v)
-	return nil
+	return appendChecked(&b.Values, v, ps)
 }
 
 func checkTable(ps *problems, item string, n TableNote) {

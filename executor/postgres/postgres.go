@@ -391,12 +391,10 @@ func (e *Executor) Close() error {
 // it is ctx.Err(), and a cancel request has stopped the statement on the
 // server). Reaching the time limit is a KindTimeout result.
 func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
-	start := time.Now()
-	if err := executor.Ready(ctx, &e.closed); err != nil {
+	res, done, err := executor.Begin(ctx, &e.closed)
+	if err != nil {
 		return nil, err
 	}
-	res := &text2sql.Result{}
-	done := func() (*text2sql.Result, error) { return executor.Finish(res, start) }
 	names, se := e.precheck(req.SQL)
 	if se != nil {
 		res.Error = se

@@ -237,12 +237,10 @@ func (e *Executor) Close() error {
 // before the statement finishes (then it is ctx.Err()); the executor's own
 // time limit gives a KindTimeout result instead.
 func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
-	start := time.Now()
-	if err := executor.Ready(ctx, &e.closed); err != nil {
+	res, done, err := executor.Begin(ctx, &e.closed)
+	if err != nil {
 		return nil, err
 	}
-	res := &text2sql.Result{}
-	done := func() (*text2sql.Result, error) { return executor.Finish(res, start) }
 	if !e.opts.skipTextCheck {
 		if se := guard.CheckShape(req.SQL); se != nil {
 			res.Error = se
@@ -255,7 +253,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	q := sqltext.StripTrailing(req.SQL)
 
 	var se *text2sql.SQLError
-	err := e.withConn(ctx, cctx, func(c *guardedConn) error {
+	err = e.withConn(ctx, cctx, func(c *guardedConn) error {
 		err := e.run(cctx, c, q, maxRows, res)
 		if err != nil && ctx.Err() == nil {
 			se = e.sqlError(cctx, c, err, q, timeout)

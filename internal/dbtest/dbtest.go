@@ -244,9 +244,10 @@ func PostgresDSNWith(tb testing.TB, dsn string, params ...string) string {
 // kitRows is how many rows the kit table holds ("row 1" … "row 20").
 const kitRows = 20
 
-// unboundedSlow is a recursive count that runs until it is stopped, the
-// slow query of the kit fixtures on SQLite and PostgreSQL.
-const unboundedSlow = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
+// Unbounded is a recursive count that runs until it is stopped (on
+// SQLite, PostgreSQL and MariaDB), the slow query of the kit fixtures on
+// SQLite and PostgreSQL.
+const Unbounded = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
 
 // mariaDBSlow is the slow query of the kit fixtures on MariaDB: a cross
 // join of 500 million rows that ends on its own (about 13 s on an idle
@@ -273,7 +274,7 @@ func PostgresKit(tb testing.TB) (*sql.DB, string, executortest.Fixture) {
 	tb.Helper()
 	db, dsn := Postgres(tb)
 	return db, dsn, kit(tb, db, "CREATE TABLE kit (id int PRIMARY KEY, name text)",
-		"INSERT INTO kit SELECT n, 'row ' || n FROM generate_series(1, %d) n", unboundedSlow)
+		"INSERT INTO kit SELECT n, 'row ' || n FROM generate_series(1, %d) n", Unbounded)
 }
 
 // MySQLKit is PostgresKit on the MariaDB/MySQL server (see MySQL); its
@@ -299,5 +300,5 @@ func SQLiteKit(tb testing.TB) (string, executortest.Fixture) {
 	defer db.Close()
 	return path, kit(tb, db, "CREATE TABLE kit (id INTEGER PRIMARY KEY, name TEXT)",
 		`WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < %d)
-			INSERT INTO kit SELECT n, 'row ' || n FROM c`, unboundedSlow)
+			INSERT INTO kit SELECT n, 'row ' || n FROM c`, Unbounded)
 }
