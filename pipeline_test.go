@@ -70,7 +70,9 @@ func TestAskFirstTime(t *testing.T) {
 	m := llmtest.New(reply("SELECT count(*) FROM students"))
 	ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), "How many pupils are registered?")
 	require.NoError(t, err)
-	require.False(t, ans.Status != text2sql.StatusAnswered || m.CallCount() != 1 || len(ans.Attempts) != 1, "status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
+	require.Equal(t, text2sql.StatusAnswered, ans.Status, "status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
+	require.Equal(t, 1, m.CallCount(), "status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
+	require.Len(t, ans.Attempts, 1, "status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
 	got := ans.Result.Rows[0][0]
 	assert.Equal(t, int64(200), got, "count = %v, want 200 students", got)
 	assert.False(t, ans.Trace.ModelCalls != 1 || ans.Trace.Usage.InputTokens == 0, "trace: %d calls, usage %+v", ans.Trace.ModelCalls, ans.Trace.Usage)
@@ -94,7 +96,9 @@ func TestAskRepairsExecutionError(t *testing.T) {
 	m := llmtest.New(reply("SELECT nope FROM students"), reply("SELECT count(*) FROM students"))
 	ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), "How many students are there?")
 	require.NoError(t, err)
-	require.False(t, ans.Status != text2sql.StatusAnswered || m.CallCount() != 2 || len(ans.Attempts) != 2, "status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
+	require.Equal(t, text2sql.StatusAnswered, ans.Status, "status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
+	require.Equal(t, 2, m.CallCount(), "status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
+	require.Len(t, ans.Attempts, 2, "status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
 	k := ans.Attempts[0].Result.Error.Kind
 	assert.Equal(t, text2sql.KindUnknownColumn, k, "first attempt kind = %s, want unknown_column", k)
 	// The repair prompt shows the failed SQL and its error.
@@ -109,7 +113,9 @@ func TestAskRepairsExhausted(t *testing.T) {
 	m := llmtest.New(reply("SELECT nope FROM students")).RepeatLast()
 	ans, err := s.pipeline(t, m, text2sql.Config{MaxRepairs: 3, DisableNoProgress: true}).Ask(context.Background(), "How many students are there?")
 	require.ErrorIs(t, err, text2sql.ErrRepairsExhausted, "err = %v, want ErrRepairsExhausted", err)
-	require.False(t, m.CallCount() != 4 || len(ans.Attempts) != 4 || ans.Status != text2sql.StatusFailed, "%d calls, %d attempts, status %s; want 4, 4, failed", m.CallCount(), len(ans.Attempts), ans.Status)
+	require.Equal(t, 4, m.CallCount(), "%d calls, %d attempts, status %s; want 4, 4, failed", m.CallCount(), len(ans.Attempts), ans.Status)
+	require.Len(t, ans.Attempts, 4, "%d calls, %d attempts, status %s; want 4, 4, failed", m.CallCount(), len(ans.Attempts), ans.Status)
+	require.Equal(t, text2sql.StatusFailed, ans.Status, "%d calls, %d attempts, status %s; want 4, 4, failed", m.CallCount(), len(ans.Attempts), ans.Status)
 	var sqlErr *text2sql.SQLError
 	assert.False(t, !errors.As(err, &sqlErr) || sqlErr.Kind != text2sql.KindUnknownColumn, "last error = %v, want the unknown_column error", err)
 
@@ -117,7 +123,9 @@ func TestAskRepairsExhausted(t *testing.T) {
 	// identical candidate.
 	m = llmtest.New(reply("SELECT nope FROM students")).RepeatLast()
 	ans, err = s.pipeline(t, m, text2sql.Config{MaxRepairs: 3}).Ask(context.Background(), "How many students are there?")
-	require.False(t, !errors.Is(err, text2sql.ErrRepairsExhausted) || m.CallCount() != 2 || len(ans.Attempts) != 2, "no-progress: err %v, %d calls, %d attempts; want 2 calls", err, m.CallCount(), len(ans.Attempts))
+	require.ErrorIs(t, err, text2sql.ErrRepairsExhausted, "no-progress: err %v, %d calls, %d attempts; want 2 calls", err, m.CallCount(), len(ans.Attempts))
+	require.Equal(t, 2, m.CallCount(), "no-progress: err %v, %d calls, %d attempts; want 2 calls", err, m.CallCount(), len(ans.Attempts))
+	require.Len(t, ans.Attempts, 2, "no-progress: err %v, %d calls, %d attempts; want 2 calls", err, m.CallCount(), len(ans.Attempts))
 }
 
 func TestAskDeclines(t *testing.T) {
@@ -125,7 +133,8 @@ func TestAskDeclines(t *testing.T) {
 	m := llmtest.New(`{"answerable": false, "sql": "", "explanation": "This database holds university records, not geography."}`)
 	ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), "What is the capital of France?")
 	require.NoError(t, err)
-	require.False(t, ans.Status != text2sql.StatusDeclined || ans.Result != nil, "status %s, result %v; want declined with nothing executed", ans.Status, ans.Result)
+	require.Equal(t, text2sql.StatusDeclined, ans.Status, "status %s, result %v; want declined with nothing executed", ans.Status, ans.Result)
+	require.Nil(t, ans.Result, "status %s, result %v; want declined with nothing executed", ans.Status, ans.Result)
 	assert.True(t, ans.Context.LowConfidence, "an off-topic question should retrieve with low confidence")
 	for _, st := range ans.Trace.Steps {
 		assert.NotEqual(t, text2sql.StageExecution, st.Stage, "a declined question must not execute anything")
@@ -139,7 +148,11 @@ func TestAskReusesVerifiedExample(t *testing.T) {
 	m := llmtest.New() // any call would fail
 	ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), strings.ToUpper(ex.Question))
 	require.NoError(t, err)
-	require.False(t, ans.ReusedExample != ex.ID || m.CallCount() != 0 || ans.Result == nil || ans.Result.Error != nil || len(ans.Attempts) != 1, "reused %q, %d calls, result %+v", ans.ReusedExample, m.CallCount(), ans.Result)
+	require.Equal(t, ex.ID, ans.ReusedExample, "reused %q, %d calls, result %+v", ans.ReusedExample, m.CallCount(), ans.Result)
+	require.Equal(t, 0, m.CallCount(), "reused %q, %d calls, result %+v", ans.ReusedExample, m.CallCount(), ans.Result)
+	require.NotNil(t, ans.Result, "reused %q, %d calls, result %+v", ans.ReusedExample, m.CallCount(), ans.Result)
+	require.Nil(t, ans.Result.Error, "reused %q, %d calls, result %+v", ans.ReusedExample, m.CallCount(), ans.Result)
+	require.Len(t, ans.Attempts, 1, "reused %q, %d calls, result %+v", ans.ReusedExample, m.CallCount(), ans.Result)
 
 	// Reuse can be turned off.
 	m = llmtest.New(reply(ex.SQL))
@@ -155,7 +168,8 @@ func TestAskRefusesWrites(t *testing.T) {
 	for _, stub := range []string{"DROP TABLE students;", "\n  drop\ttable students ;  ", "SELECT 1; DROP TABLE students; SELECT 2;"} {
 		m := llmtest.New(stub).RepeatLast()
 		ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), "Drop the students table")
-		require.False(t, !errors.Is(err, text2sql.ErrRepairsExhausted) || !errors.Is(err, text2sql.ErrRefused), "%q: err = %v, want a refusal", stub, err)
+		require.ErrorIs(t, err, text2sql.ErrRepairsExhausted, "%q: err = %v, want a refusal", stub, err)
+		require.ErrorIs(t, err, text2sql.ErrRefused, "%q: err = %v, want a refusal", stub, err)
 		k := ans.Attempts[0].Result.Error.Kind
 		assert.False(t, k != text2sql.KindNotReadOnly && k != text2sql.KindMultipleStatements, "%q: kind %s", stub, k)
 	}
@@ -172,7 +186,8 @@ func TestAskFencedSQLWithComment(t *testing.T) {
 	m := llmtest.New("```sql\n-- count rows\nSELECT COUNT(*) FROM courses\n```").RepeatLast()
 	ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), "How many classes are offered?")
 	require.NoError(t, err)
-	require.False(t, m.CallCount() != 1 || ans.Result.Rows[0][0] != int64(36), "%d calls, rows %v", m.CallCount(), ans.Result.Rows)
+	require.Equal(t, 1, m.CallCount(), "%d calls, rows %v", m.CallCount(), ans.Result.Rows)
+	require.Equal(t, int64(36), ans.Result.Rows[0][0], "%d calls, rows %v", m.CallCount(), ans.Result.Rows)
 }
 
 func TestGenerateDoesNotExecute(t *testing.T) {
@@ -180,7 +195,9 @@ func TestGenerateDoesNotExecute(t *testing.T) {
 	m := llmtest.New(reply("SELECT title FROM courses ORDER BY title"))
 	ans, err := s.pipeline(t, m, text2sql.Config{}).Generate(context.Background(), "List the course titles")
 	require.NoError(t, err)
-	require.False(t, ans.Status != text2sql.StatusGenerated || ans.Result != nil || ans.SQL == "", "status %s, result %v, sql %q", ans.Status, ans.Result, ans.SQL)
+	require.Equal(t, text2sql.StatusGenerated, ans.Status, "status %s, result %v, sql %q", ans.Status, ans.Result, ans.SQL)
+	require.Nil(t, ans.Result, "status %s, result %v, sql %q", ans.Status, ans.Result, ans.SQL)
+	require.NotEqual(t, "", ans.SQL, "status %s, result %v, sql %q", ans.Status, ans.Result, ans.SQL)
 }
 
 func TestAskJudgeRollsBackToFaultyStage(t *testing.T) {
@@ -202,7 +219,9 @@ func TestAskJudgeRollsBackToFaultyStage(t *testing.T) {
 	require.NoError(t, err)
 	ans, err := p.Ask(context.Background(), "How many students are there?")
 	require.NoError(t, err)
-	require.False(t, ans.Status != text2sql.StatusVerified || m.CallCount() != 2 || retrievals != 1, "status %s, %d model calls, %d retrievals; want verified, 2, 1", ans.Status, m.CallCount(), retrievals)
+	require.Equal(t, text2sql.StatusVerified, ans.Status, "status %s, %d model calls, %d retrievals; want verified, 2, 1", ans.Status, m.CallCount(), retrievals)
+	require.Equal(t, 2, m.CallCount(), "status %s, %d model calls, %d retrievals; want verified, 2, 1", ans.Status, m.CallCount(), retrievals)
+	require.Equal(t, 1, retrievals, "status %s, %d model calls, %d retrievals; want verified, 2, 1", ans.Status, m.CallCount(), retrievals)
 	assert.Contains(t, m.Calls()[1].Messages[len(m.Calls()[1].Messages)-1].Content, "count students", "the judge's hint did not reach the generator")
 }
 

@@ -26,7 +26,8 @@ func TestSpiderDevThroughPipeline(t *testing.T) {
 		t.Skip("runs 972 questions")
 	}
 	qs, missing := shareddata.SpiderDev(t)
-	require.False(t, len(qs) != 972 || missing != 62, "%d questions with databases, %d without; want 972 and 62 (wta_1)", len(qs), missing)
+	require.Len(t, qs, 972, "%d questions with databases, %d without; want 972 and 62 (wta_1)", len(qs), missing)
+	require.Equal(t, 62, missing, "%d questions with databases, %d without; want 972 and 62 (wta_1)", len(qs), missing)
 	byDB := map[string][]shareddata.SpiderQuestion{}
 	var order []string
 	for _, q := range qs {

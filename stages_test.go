@@ -2,7 +2,6 @@ package text2sql_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -146,8 +145,11 @@ func TestDialectRepair(t *testing.T) {
 	ans, err := p.Ask(context.Background(), "List five student surnames alphabetically")
 	require.NoError(t, err)
 	first := ans.Attempts[0].Result.Error
-	require.False(t, first == nil || first.Kind != text2sql.KindDialect || !strings.Contains(first.Message, "TOP"), "first attempt: %+v", first)
-	require.False(t, m.CallCount() != 2 || ans.Result.RowCount != 5, "%d calls, %d rows", m.CallCount(), ans.Result.RowCount)
+	require.NotNil(t, first, "first attempt: %+v", first)
+	require.Equal(t, text2sql.KindDialect, first.Kind, "first attempt: %+v", first)
+	require.Contains(t, first.Message, "TOP", "first attempt: %+v", first)
+	require.Equal(t, 2, m.CallCount(), "%d calls, %d rows", m.CallCount(), ans.Result.RowCount)
+	require.Equal(t, 5, ans.Result.RowCount, "%d calls, %d rows", m.CallCount(), ans.Result.RowCount)
 	for _, st := range ans.Trace.Steps {
 		assert.False(t, st.Stage == text2sql.StageExecution && st.Attempt == 1, "the TOP query reached the database")
 	}
@@ -158,5 +160,7 @@ func TestModelCallBudget(t *testing.T) {
 	s := newDemoStack(t)
 	m := llmtest.New(reply("SELECT nope FROM students"), reply("SELECT nope2 FROM students"), reply("SELECT nope3 FROM students"))
 	ans, err := s.pipeline(t, m, text2sql.Config{MaxRepairs: 5, MaxModelCalls: 2}).Ask(context.Background(), "How many students?")
-	require.False(t, !errors.Is(err, text2sql.ErrBudgetExhausted) || m.CallCount() != 2 || ans.Status != text2sql.StatusFailed, "err %v, %d calls, status %s", err, m.CallCount(), ans.Status)
+	require.ErrorIs(t, err, text2sql.ErrBudgetExhausted, "err %v, %d calls, status %s", err, m.CallCount(), ans.Status)
+	require.Equal(t, 2, m.CallCount(), "err %v, %d calls, status %s", err, m.CallCount(), ans.Status)
+	require.Equal(t, text2sql.StatusFailed, ans.Status, "err %v, %d calls, status %s", err, m.CallCount(), ans.Status)
 }

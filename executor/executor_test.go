@@ -47,17 +47,25 @@ func TestGenericExecutorSpider(t *testing.T) {
 	var _ text2sql.Guard = e
 
 	res := execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT count(*) FROM singer;"})
-	require.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(6)}}) || res.Columns[0] != "count(*)", "%+v", res)
+	require.Nil(t, res.Error, "%+v", res)
+	require.Equal(t, [][]any{{int64(6)}}, res.Rows, "%+v", res)
+	require.Equal(t, "count(*)", res.Columns[0], "%+v", res)
 	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT name, country FROM singer ORDER BY singer_id"})
-	require.False(t, res.Error != nil || res.RowCount != 3 || !res.Truncated, "cap: %+v", res)
+	require.Nil(t, res.Error, "cap: %+v", res)
+	require.Equal(t, 3, res.RowCount, "cap: %+v", res)
+	require.True(t, res.Truncated, "cap: %+v", res)
 	_, ok := res.Rows[0][0].(string)
 	assert.True(t, ok, "text value is %T", res.Rows[0][0])
 	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT name FROM singer", MaxRows: 100})
 	require.False(t, res.RowCount != 6 || res.Truncated, "request cap: %+v", res)
 	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT name FROM singr"})
-	require.False(t, res.Error == nil || res.Error.Kind != text2sql.KindUnknownTable || res.Error.Hint != `did you mean "singer"?`, "unknown table: %+v", res.Error)
+	require.NotNil(t, res.Error, "unknown table: %+v", res.Error)
+	require.Equal(t, text2sql.KindUnknownTable, res.Error.Kind, "unknown table: %+v", res.Error)
+	require.Equal(t, `did you mean "singer"?`, res.Error.Hint, "unknown table: %+v", res.Error)
 	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT T1.stadium_id FROM singer AS T1"})
-	require.False(t, res.Error == nil || res.Error.Kind != text2sql.KindUnknownColumn || !strings.Contains(res.Error.Hint, "stadium"), "unknown column: %+v", res.Error)
+	require.NotNil(t, res.Error, "unknown column: %+v", res.Error)
+	require.Equal(t, text2sql.KindUnknownColumn, res.Error.Kind, "unknown column: %+v", res.Error)
+	require.Contains(t, res.Error.Hint, "stadium", "unknown column: %+v", res.Error)
 	for q, kind := range map[string]text2sql.ErrorKind{
 		"DROP TABLE singer":             text2sql.KindNotReadOnly,
 		"SELECT 1; DROP TABLE singer":   text2sql.KindMultipleStatements,
@@ -90,7 +98,9 @@ func TestGenericTimeoutAndCancel(t *testing.T) {
 	forever := dbtest.Unbounded
 	start := time.Now()
 	res := execute(t, e, text2sql.ExecuteRequest{SQL: forever})
-	require.False(t, res.Error == nil || res.Error.Kind != text2sql.KindTimeout || time.Since(start) > 2*time.Second, "timeout: %+v after %v", res.Error, time.Since(start))
+	require.NotNil(t, res.Error, "timeout: %+v after %v", res.Error, time.Since(start))
+	require.Equal(t, text2sql.KindTimeout, res.Error.Kind, "timeout: %+v after %v", res.Error, time.Since(start))
+	require.LessOrEqual(t, time.Since(start), 2*time.Second, "timeout: %+v after %v", res.Error, time.Since(start))
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	_, err = e.Execute(ctx, text2sql.ExecuteRequest{SQL: forever, Timeout: 10 * time.Second})

@@ -49,7 +49,8 @@ func chokePoint(t *testing.T, lib *text2sql.Pipeline, withModel func(sql string)
 			s := testServer(t, Config{Pipeline: withModel(q)})
 			var a AnswerBody
 			do(t, s, "POST", "/v1/ask", testToken, map[string]string{"question": "Do it"}).json(t, &a)
-			require.False(t, len(a.Attempts) != 1 || a.Attempts[0].Result == nil, "ask %q: %+v", q, a)
+			require.Len(t, a.Attempts, 1, "ask %q: %+v", q, a)
+			require.NotNil(t, a.Attempts[0].Result, "ask %q: %+v", q, a)
 			return kindOf(a.Attempts[0].Result.Error), a.Attempts[0].Result.RowCount
 		},
 		"MCP run_sql": func(t *testing.T, q string) (text2sql.ErrorKind, int) {
@@ -62,7 +63,8 @@ func chokePoint(t *testing.T, lib *text2sql.Pipeline, withModel func(sql string)
 			cs := mcpSession(t, Config{Pipeline: withModel(q)})
 			var a AnswerBody
 			callTool(t, cs, "ask", map[string]any{"question": "Do it"}, &a)
-			require.False(t, len(a.Attempts) != 1 || a.Attempts[0].Result == nil, "ask %q: %+v", q, a)
+			require.Len(t, a.Attempts, 1, "ask %q: %+v", q, a)
+			require.NotNil(t, a.Attempts[0].Result, "ask %q: %+v", q, a)
 			return kindOf(a.Attempts[0].Result.Error), a.Attempts[0].Result.RowCount
 		},
 	}

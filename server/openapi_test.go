@@ -132,7 +132,8 @@ func TestOpenAPI(t *testing.T) {
 			Fingerprint: "abc", Knowledge: map[text2sql.ItemKind]int{text2sql.ItemTable: 5}}})
 
 	r := do(t, srv, "GET", "/openapi.json", "", nil)
-	require.False(t, r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json"), "openapi.json: %d", r.status)
+	require.Equal(t, 200, r.status, "openapi.json: %d", r.status)
+	require.True(t, strings.HasPrefix(r.header.Get("Content-Type"), "application/json"), "openapi.json: %d", r.status)
 	var o openAPI
 	r.json(t, &o.doc)
 	assert.Equal(t, "3.1.0", o.doc["openapi"], "openapi %v", o.doc["openapi"])

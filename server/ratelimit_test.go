@@ -18,7 +18,8 @@ func TestRateLimit(t *testing.T) {
 		require.Equal(t, 200, r.status, "request %d: %d %s", i+1, r.status, r.body)
 	}
 	r := do(t, srv, "POST", "/v1/run", testToken, run)
-	require.False(t, r.status != 429 || r.code(t) != CodeRateLimited, "4th request: %d %s", r.status, r.body)
+	require.Equal(t, 429, r.status, "4th request: %d %s", r.status, r.body)
+	require.Equal(t, CodeRateLimited, r.code(t), "4th request: %d %s", r.status, r.body)
 	secs, err := strconv.Atoi(r.header.Get("Retry-After"))
 	assert.False(t, err != nil || secs < 1 || secs > 20, "Retry-After %q", r.header.Get("Retry-After"))
 	// Another principal has its own budget; /health is not limited.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	_ "github.com/mattn/go-sqlite3"
@@ -35,7 +34,8 @@ func TestEvalSpiderPredictions(t *testing.T) {
 		*reps[0].EX != 809.0/972, "%+v", reps)
 	for _, f := range []string{"records.DAIL-SQL+GPT-4.jsonl", "records.DAIL-SQL+GPT-4+self-consistency.jsonl", "report.DAIL-SQL+GPT-4.md"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
-		require.False(t, err != nil || len(b) == 0, "%s: %v", f, err)
+		require.NoError(t, err, "%s", f)
+		require.NotEqual(t, 0, len(b), "%s: %v", f, err)
 	}
 	// One file: an object; the human output is the Markdown report.
 	out, _, code = cli(t, "eval", "--spider", spider, "--predictions", filepath.Join(preds, "DAIL-SQL+GPT-4.txt"))
@@ -48,13 +48,19 @@ func TestEvalBIRDWithoutDatabases(t *testing.T) {
 	bird := shareddata.Path(t, "bird", "mini_dev")
 	out, errOut, code := cli(t, "eval", "--bird", bird, "--json",
 		"--predictions", filepath.Join(bird, "predictions", "predict_mini_dev_gpt-4_sqlite.json"))
-	require.False(t, code != exitError || !strings.Contains(errOut, "results cannot be compared"), "exit %d: %s", code, errOut)
+	require.Equal(t, exitError, code, "exit %d: %s", code, errOut)
+	require.Contains(t, errOut, "results cannot be compared", "exit %d: %s", code, errOut)
 	var rep map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
-	require.False(t, rep["ex"] != nil || rep["comparable"] != false || rep["total"] != 0.0 || rep["excluded"] != 500.0, "%v", rep)
+	require.Nil(t, rep["ex"], "%v", rep)
+	require.Equal(t, false, rep["comparable"], "%v", rep)
+	require.Equal(t, 0.0, rep["total"], "%v", rep)
+	require.Equal(t, 500.0, rep["excluded"], "%v", rep)
 	// Recall works on the schemas alone.
 	out, _, code = cli(t, "eval", "--bird", bird, "--recall", "--json")
-	require.False(t, code != 0 || !strings.Contains(out, `"strict_table_recall"`) || !strings.Contains(out, `"materialized"`), "exit %d: %.400s", code, out)
+	require.Equal(t, 0, code, "exit %d: %.400s", code, out)
+	require.Contains(t, out, `"strict_table_recall"`, "exit %d: %.400s", code, out)
+	require.Contains(t, out, `"materialized"`, "exit %d: %.400s", code, out)
 }
 
 func TestEvalOracleAndUsage(t *testing.T) {
@@ -70,7 +76,9 @@ func TestEvalOracleAndUsage(t *testing.T) {
 		} `json:"oracle"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
-	require.False(t, rep.Total != 60 || rep.EX == nil || *rep.Oracle.EX != *rep.Oracle.Strict, "%s", out)
+	require.Equal(t, 60, rep.Total, "%s", out)
+	require.NotNil(t, rep.EX, "%s", out)
+	require.Equal(t, *rep.Oracle.Strict, *rep.Oracle.EX, "%s", out)
 	for _, args := range [][]string{
 		{"eval", "--spider", spider},
 		{"eval", "--spider", spider, "--bird", spider, "--recall"},
@@ -82,7 +90,8 @@ func TestEvalOracleAndUsage(t *testing.T) {
 		assert.Equal(t, exitUsage, code, "%v: exit %d, want %d", args, code, exitUsage)
 	}
 	_, errOut, code = cli(t, "eval", "--spider", spider, "--predictions", filepath.Join(t.TempDir(), "none.txt"))
-	require.False(t, code != exitError || !strings.Contains(errOut, "none.txt"), "exit %d %s", code, errOut)
+	require.Equal(t, exitError, code, "exit %d %s", code, errOut)
+	require.Contains(t, errOut, "none.txt", "exit %d %s", code, errOut)
 }
 
 func answerKeyDB(t *testing.T) string {
@@ -102,11 +111,15 @@ func answerKeyDB(t *testing.T) string {
 func TestRunAnswerKey(t *testing.T) {
 	db := answerKeyDB(t)
 	out, errOut, code := cli(t, "run", "--db", db, "--answer-key", "SELECT name, age FROM pets WHERE kind = 'cat'", "SELECT age, name FROM pets WHERE kind = 'cat'")
-	require.False(t, code != 0 || !strings.Contains(out, "matches the answer key"), "exit %d %s %s", code, out, errOut)
+	require.Equal(t, 0, code, "exit %d %s %s", code, out, errOut)
+	require.Contains(t, out, "matches the answer key", "exit %d %s %s", code, out, errOut)
 	keyFile := filepath.Join(t.TempDir(), "key.sql")
 	os.WriteFile(keyFile, []byte("SELECT name FROM pets WHERE kind = 'cat'\n"), 0o644)
 	out, _, code = cli(t, "run", "--db", db, "--answer-key", keyFile, "SELECT name FROM pets WHERE age > 2")
-	require.False(t, code != exitMismatch || !strings.Contains(out, "does NOT match") || !strings.Contains(out, `missing: ["kit"]`) || !strings.Contains(out, `extra:   ["rex"]`), "exit %d\n%s", code, out)
+	require.Equal(t, exitMismatch, code, "exit %d\n%s", code, out)
+	require.Contains(t, out, "does NOT match", "exit %d\n%s", code, out)
+	require.Contains(t, out, `missing: ["kit"]`, "exit %d\n%s", code, out)
+	require.Contains(t, out, `extra:   ["rex"]`, "exit %d\n%s", code, out)
 	out, _, code = cli(t, "run", "--db", db, "--json", "--answer-key", keyFile, "--answer-mode", "strict", "SELECT name FROM pets WHERE kind = 'cat'")
 	var doc struct {
 		Rows        [][]any `json:"rows"`
@@ -122,5 +135,6 @@ func TestRunAnswerKey(t *testing.T) {
 	require.Equal(t, exitSQL, code, "exit %d", code)
 	// A broken answer key is an error.
 	_, errOut, code = cli(t, "run", "--db", db, "--answer-key", "SELECT nope FROM pets", "SELECT 1")
-	require.False(t, code != exitError || !strings.Contains(errOut, "answer key"), "exit %d %s", code, errOut)
+	require.Equal(t, exitError, code, "exit %d %s", code, errOut)
+	require.Contains(t, errOut, "answer key", "exit %d %s", code, errOut)
 }

@@ -32,7 +32,8 @@ func TestLoadAndRunPostgres(t *testing.T) {
 	assert.False(t, rep.Schema != "concert" || len(rep.Tables) != 4 || rep.Tables[1].Name != "singer" || rep.Tables[1].Rows != 6, "report %+v", rep)
 	var n int
 	err := db.QueryRow(`SELECT count(*) FROM concert.singer`).Scan(&n)
-	require.False(t, err != nil || n != 6, "singer rows: %d %v", n, err)
+	require.NoError(t, err, "singer rows: %d", n)
+	require.Equal(t, 6, n, "singer rows: %d %v", n, err)
 	// Loading again needs --replace.
 	_, _, code = cli(t, "load", "--db", src, "--dsn", dsn, "--schema", "concert")
 	assert.Equal(t, exitUsage, code, "second load: exit %d", code)
@@ -44,7 +45,9 @@ func TestLoadAndRunPostgres(t *testing.T) {
 
 	pg := dbtest.PostgresDSNWith(t, dsn, "search_path", "concert")
 	out, errOut, code = cli(t, "run", "--dsn", pg, "--json", "SELECT count(*) AS n FROM singer")
-	require.False(t, code != 0 || !strings.Contains(out, `"n"`) || !strings.Contains(out, "6"), "run: %d %s %s", code, out, errOut)
+	require.Equal(t, 0, code, "run: %d %s %s", code, out, errOut)
+	require.Contains(t, out, `"n"`, "run: %d %s %s", code, out, errOut)
+	require.Contains(t, out, "6", "run: %d %s %s", code, out, errOut)
 	for _, q := range []string{"DROP TABLE singer", "drop table if exists concert.singer cascade"} {
 		out, _, code = cli(t, "run", "--dsn", pg, "--json", q)
 		assert.False(t, code != exitSQL || !strings.Contains(out, `"not_read_only"`), "run %q: exit %d\n%s", q, code, out)
@@ -52,7 +55,8 @@ func TestLoadAndRunPostgres(t *testing.T) {
 	out, _, code = cli(t, "run", "--dsn", pg, "--json", "SELECT pg_sleep(1)")
 	assert.False(t, code != exitSQL || !strings.Contains(out, `"forbidden_function"`), "pg_sleep: exit %d\n%s", code, out)
 	err = db.QueryRow(`SELECT count(*) FROM concert.singer`).Scan(&n)
-	require.False(t, err != nil || n != 6, "singer rows after the attacks: %d %v", n, err)
+	require.NoError(t, err, "singer rows after the attacks: %d", n)
+	require.Equal(t, 6, n, "singer rows after the attacks: %d %v", n, err)
 	out, errOut, code = cli(t, "prompt", "--dsn", pg, "How many singers are there?")
 	assert.False(t, code != 0 || !strings.Contains(out, "CREATE TABLE concert.singer"), "prompt: %d %s\n%s", code, errOut, out)
 	// Usage errors.
@@ -72,7 +76,8 @@ func TestRunMySQL(t *testing.T) {
 	db, dsn := dbtest.MySQL(t)
 	dbtest.Exec(t, db, "CREATE TABLE t (x INT)", "INSERT INTO t VALUES (1), (2)")
 	out, errOut, code := cli(t, "run", "--dsn", dsn, "--json", "SELECT sum(x) AS s FROM t")
-	require.False(t, code != 0 || !strings.Contains(out, `"s"`), "run: %d %s %s", code, out, errOut)
+	require.Equal(t, 0, code, "run: %d %s %s", code, out, errOut)
+	require.Contains(t, out, `"s"`, "run: %d %s %s", code, out, errOut)
 	out, _, code = cli(t, "run", "--dsn", dsn, "--json", "DROP TABLE t")
 	assert.False(t, code != exitSQL || !strings.Contains(out, `"not_read_only"`), "drop: %d %s", code, out)
 }

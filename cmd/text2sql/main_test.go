@@ -52,7 +52,9 @@ func TestContextRanksSinger(t *testing.T) {
 		Items  []struct{ ID, Kind, Provenance string }
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &c), out)
-	require.False(t, len(c.Tables) == 0 || c.Tables[0].Name != "singer" || len(c.Items) == 0, "tables %+v", c.Tables)
+	require.NotEqual(t, 0, len(c.Tables), "tables %+v", c.Tables)
+	require.Equal(t, "singer", c.Tables[0].Name, "tables %+v", c.Tables)
+	require.NotEqual(t, 0, len(c.Items), "tables %+v", c.Tables)
 }
 
 func TestContextDemoLinksThroughExamples(t *testing.T) {
@@ -95,7 +97,8 @@ func TestRunRefuses(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 	require.Equal(t, "not_read_only", r.Error.Kind, "kind %q", r.Error.Kind)
 	out, _, code = cli(t, "run", "--demo", "--json", "SELECT count(*) FROM students")
-	require.False(t, code != 0 || !strings.Contains(out, `"row_count": 1`), "exit %d: %s", code, out)
+	require.Equal(t, 0, code, "exit %d: %s", code, out)
+	require.Contains(t, out, `"row_count": 1`, "exit %d: %s", code, out)
 }
 
 func TestAskWithoutProviderPrintsPrompt(t *testing.T) {
@@ -145,7 +148,10 @@ func TestAskWithOpenAICompatibleServer(t *testing.T) {
 		}
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &a), out)
-	require.False(t, a.Status != "answered" || calls != 1 || a.ModelCalls != 1 || len(a.Result.Rows) != 1, "%+v, %d calls", a, calls)
+	require.Equal(t, "answered", a.Status, "%+v, %d calls", a, calls)
+	require.Equal(t, 1, calls, "%+v, %d calls", a, calls)
+	require.Equal(t, 1, a.ModelCalls, "%+v, %d calls", a, calls)
+	require.Len(t, a.Result.Rows, 1, "%+v, %d calls", a, calls)
 	assert.NotContains(t, out+errOut, "sk-test-secret", "the API key leaked into the output")
 }
 
@@ -219,7 +225,11 @@ func TestAskPlanJudge(t *testing.T) {
 		Steps []struct{ Stage string }
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &a), out)
-	require.False(t, a.Status != "verified" || *calls != 3 || len(a.Attempts) != 1 || a.Attempts[0].Verdict == nil || a.Attempts[0].Plan == nil, "status %s, %d calls, %+v", a.Status, *calls, a.Attempts)
+	require.Equal(t, "verified", a.Status, "status %s, %d calls, %+v", a.Status, *calls, a.Attempts)
+	require.Equal(t, 3, *calls, "status %s, %d calls, %+v", a.Status, *calls, a.Attempts)
+	require.Len(t, a.Attempts, 1, "status %s, %d calls, %+v", a.Status, *calls, a.Attempts)
+	require.NotNil(t, a.Attempts[0].Verdict, "status %s, %d calls, %+v", a.Status, *calls, a.Attempts)
+	require.NotNil(t, a.Attempts[0].Plan, "status %s, %d calls, %+v", a.Status, *calls, a.Attempts)
 	var stages []string
 	for _, s := range a.Steps {
 		stages = append(stages, s.Stage)

@@ -60,7 +60,8 @@ func TestMariaDB(t *testing.T) {
 	t.Logf("server %s (%s)", e.Version(), e.Flavor())
 	res := run(t, e, "SELECT id, name, mood, balance, born, bin FROM users ORDER BY id")
 	want := [][]any{{int64(1), "ada", "ok", "12.50", "1815-12-10", []byte{1, 2}}, {int64(2), "grace", nil, "7.00", "1906-12-09", nil}}
-	require.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, want), "%+v", res)
+	require.Nil(t, res.Error, "%+v", res)
+	require.Equal(t, want, res.Rows, "%+v", res)
 	res = run(t, e, "SELECT u.name, sum(o.amount) AS total FROM users u JOIN `order` o ON o.user_id = u.id GROUP BY u.name ORDER BY total DESC")
 	assert.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{"grace", 21.0}, {"ada", 10.5}}), "%+v", res)
 
@@ -102,7 +103,8 @@ func TestMariaDB(t *testing.T) {
 	}
 	res = run(t, e, "SELECT * FROM user")
 	assert.False(t, res.Error == nil || !strings.Contains(res.Error.Hint, "users"), "hint: %+v", res.Error)
-	require.False(t, count(t, db, "users") != 2 || count(t, db, "order") != 3, "rows lost")
+	require.Equal(t, 2, count(t, db, "users"), "rows lost")
+	require.Equal(t, 3, count(t, db, "order"), "rows lost")
 	// A recursive CTE runs.
 	res = run(t, e, "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t")
 	assert.False(t, res.Error != nil || len(res.Rows) != 5 || res.Rows[4][0] != int64(5), "recursive: %+v", res)

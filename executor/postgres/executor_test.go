@@ -83,7 +83,9 @@ func TestTimeout(t *testing.T) {
 	q := dbtest.Unbounded
 	start := time.Now()
 	res := exectest.Run(t, e, q)
-	require.False(t, res.Error == nil || res.Error.Kind != text2sql.KindTimeout || res.Error.SQLState != "57014", "%+v", res.Error)
+	require.NotNil(t, res.Error, "%+v", res.Error)
+	require.Equal(t, text2sql.KindTimeout, res.Error.Kind, "%+v", res.Error)
+	require.Equal(t, "57014", res.Error.SQLState, "%+v", res.Error)
 	d := time.Since(start)
 	assert.LessOrEqual(t, d, 2*time.Second, "stopped after %v", d)
 	assert.Contains(t, res.Error.Message, "300ms", "message %q", res.Error.Message)

@@ -242,11 +242,14 @@ func TestC1DataModifyingCTE(t *testing.T) {
 	assert.False(t, !strings.Contains(se.Message, `"d"`) || !strings.Contains(se.Message, "DELETE"), "message %q", se.Message)
 	var n int
 	err := db.QueryRow(`SELECT count(*) FROM users`).Scan(&n)
-	require.False(t, err != nil || n != 2, "users: %d %v", n, err)
+	require.NoError(t, err, "users: %d", n)
+	require.Equal(t, 2, n, "users: %d %v", n, err)
 	q := `WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t`
 	res := exectest.Run(t, e, q)
 	want := [][]any{{int64(1)}, {int64(2)}, {int64(3)}, {int64(4)}, {int64(5)}}
-	require.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, want) || !reflect.DeepEqual(res.Columns, []string{"n"}), "%+v", res)
+	require.Nil(t, res.Error, "%+v", res)
+	require.Equal(t, want, res.Rows, "%+v", res)
+	require.Equal(t, []string{"n"}, res.Columns, "%+v", res)
 	require.NoError(t, e.Check(context.Background(), q))
 }
 
@@ -332,7 +335,8 @@ func TestC3OtherSchema(t *testing.T) {
 	got := e.SearchPath()
 	assert.Equal(t, []string{"public"}, got, "search path %q", got)
 	tb := e.Schema().Lookup("sales.orders")
-	require.False(t, tb == nil || tb.Schema != "sales", "sales.orders not introspected: %+v", e.Schema().Tables)
+	require.NotNil(t, tb, "sales.orders not introspected: %+v", e.Schema().Tables)
+	require.Equal(t, "sales", tb.Schema, "sales.orders not introspected: %+v", e.Schema().Tables)
 	ctx := &text2sql.Context{Question: "How many orders are there?", Dialect: text2sql.DialectPostgres,
 		Schema: e.Schema().DDL([]*schema.Table{tb})}
 	gen, err := generator.New(nil, generator.Options{Dialect: text2sql.DialectPostgres})

@@ -69,7 +69,8 @@ func TestC1DropTable(t *testing.T) {
 		exectest.WantKind(t, q, exectest.Run(t, e, q), text2sql.KindNotReadOnly)
 		assert.Equal(t, before, e.authCalls.Load(), "%q: the refused statement reached SQLite", q)
 	}
-	require.False(t, count(t, path, "Employee") != 2 || count(t, path, "city_stats") != 1, "a table lost rows")
+	require.Equal(t, 2, count(t, path, "Employee"), "a table lost rows")
+	require.Equal(t, 1, count(t, path, "city_stats"), "a table lost rows")
 
 	// Bypass the lexical check: the authorizer refuses at prepare time.
 	bypass := open(t, path, Options{skipTextCheck: true})
@@ -85,15 +86,19 @@ func TestC1DropTable(t *testing.T) {
 	exectest.WantKind(t, "DROP TABLE Employee", exectest.Run(t, bare, "DROP TABLE Employee"), text2sql.KindNotReadOnly)
 	_, err := bare.DB().Exec("DROP TABLE Employee")
 	var serr sqlite3.Error
-	require.False(t, !errors.As(err, &serr) || serr.Code != sqlite3.ErrReadonly, "DROP through the bare read-only handle: %v, want SQLITE_READONLY", err)
+	require.True(t, errors.As(err, &serr), "DROP through the bare read-only handle: %v, want SQLITE_READONLY", err)
+	require.Equal(t, sqlite3.ErrReadonly, serr.Code, "DROP through the bare read-only handle: %v, want SQLITE_READONLY", err)
 	// mode=ro alone (no query_only) is enough.
 	roOnly := open(t, path, Options{skipTextCheck: true, noAuthorizer: true, noQueryOnly: true})
 	_, err = roOnly.DB().Exec("DROP TABLE Employee")
-	require.False(t, !errors.As(err, &serr) || serr.Code != sqlite3.ErrReadonly, "DROP with mode=ro only: %v, want SQLITE_READONLY", err)
+	require.True(t, errors.As(err, &serr), "DROP with mode=ro only: %v, want SQLITE_READONLY", err)
+	require.Equal(t, sqlite3.ErrReadonly, serr.Code, "DROP with mode=ro only: %v, want SQLITE_READONLY", err)
 	// And through the guarded handle the authorizer says no.
 	_, err = e.DB().Exec("DROP TABLE Employee")
-	require.False(t, err == nil || !strings.Contains(err.Error(), "not authorized"), "DROP through DB(): %v, want not authorized", err)
-	require.False(t, count(t, path, "Employee") != 2 || count(t, path, "city_stats") != 1, "a table lost rows")
+	require.Error(t, err, "DROP through DB(): %v, want not authorized", err)
+	require.Contains(t, err.Error(), "not authorized", "DROP through DB(): %v, want not authorized", err)
+	require.Equal(t, 2, count(t, path, "Employee"), "a table lost rows")
+	require.Equal(t, 1, count(t, path, "city_stats"), "a table lost rows")
 }
 
 // C1 #2a: several statements are refused and none runs, not even the
@@ -157,7 +162,8 @@ func TestC1CTEDelete(t *testing.T) {
 	exectest.WantKind(t, q, exectest.Run(t, open(t, path, Options{skipTextCheck: true}), q), text2sql.KindNotReadOnly)
 	_, err := open(t, path, Options{noAuthorizer: true}).DB().Exec(q)
 	var serr sqlite3.Error
-	require.False(t, !errors.As(err, &serr) || serr.Code != sqlite3.ErrReadonly, "bypass on the bare read-only handle: %v, want SQLITE_READONLY", err)
+	require.True(t, errors.As(err, &serr), "bypass on the bare read-only handle: %v, want SQLITE_READONLY", err)
+	require.Equal(t, sqlite3.ErrReadonly, serr.Code, "bypass on the bare read-only handle: %v, want SQLITE_READONLY", err)
 	require.Equal(t, 3, count(t, path, "messages"), "messages lost rows")
 }
 
@@ -199,7 +205,8 @@ func TestC1AttachVacuumPragma(t *testing.T) {
 		// SQLite's read-only check for a bare REINDEX, which has nothing
 		// to authorize.
 		res := exectest.Run(t, bypass, q)
-		require.False(t, res.Error == nil || !res.Error.Kind.Refusal(), "bypass %q: %+v", q, res.Error)
+		require.NotNil(t, res.Error, "bypass %q: %+v", q, res.Error)
+		require.True(t, res.Error.Kind.Refusal(), "bypass %q: %+v", q, res.Error)
 		if strings.Contains(q, "VACUUM") || q == "REINDEX" {
 			assert.Equal(t, text2sql.KindNotReadOnly, res.Error.Kind, "bypass %q: %+v", q, res.Error)
 			continue
@@ -252,7 +259,8 @@ func TestDSNEscaping(t *testing.T) {
 		!strings.HasSuffix(dsn, "?mode=ro&_query_only=1"), "DSN %q", dsn)
 	e := open(t, path, Options{})
 	res := exectest.Run(t, e, "SELECT x FROM t")
-	require.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(42)}}), "%+v", res)
+	require.Nil(t, res.Error, "%+v", res)
+	require.Equal(t, [][]any{{int64(42)}}, res.Rows, "%+v", res)
 	got := listDir(t, dir)
 	assert.Equal(t, []string{"we?ird #1 100%.db"}, got, "files: %q", got)
 }
@@ -288,7 +296,9 @@ func TestC1RecursiveCTE(t *testing.T) {
 	e := open(t, makeDB(t, "x.db", "CREATE TABLE t (x)"), Options{})
 	res := exectest.Run(t, e, "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t")
 	want := [][]any{{int64(1)}, {int64(2)}, {int64(3)}, {int64(4)}, {int64(5)}}
-	require.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, want) || !reflect.DeepEqual(res.Columns, []string{"n"}), "%+v", res)
+	require.Nil(t, res.Error, "%+v", res)
+	require.Equal(t, want, res.Rows, "%+v", res)
+	require.Equal(t, []string{"n"}, res.Columns, "%+v", res)
 	require.NoError(t, e.Check(context.Background(), "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t"))
 }
 
@@ -463,12 +473,15 @@ func TestC5RowCapBigTable(t *testing.T) {
 	small := open(t, bigDB(t, 2000), Options{MaxRows: 1000})
 
 	res := exectest.Run(t, big, "SELECT * FROM big")
-	require.False(t, res.Error != nil || res.RowCount != 1000 || !res.Truncated, "error %v, %d rows, truncated %v", res.Error, res.RowCount, res.Truncated)
+	require.Nil(t, res.Error, "error %v, %d rows, truncated %v", res.Error, res.RowCount, res.Truncated)
+	require.Equal(t, 1000, res.RowCount, "error %v, %d rows, truncated %v", res.Error, res.RowCount, res.Truncated)
+	require.True(t, res.Truncated, "error %v, %d rows, truncated %v", res.Error, res.RowCount, res.Truncated)
 	require.False(t, !reflect.DeepEqual(res.Columns, []string{"id", "label", "half"}) ||
 		!reflect.DeepEqual(res.Rows[999], []any{int64(1000), "row 1000", 500.0}), "columns %q, last row %v", res.Columns, res.Rows[999])
 	// A request's cap wins over the option.
 	res, _ = big.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT * FROM big", MaxRows: 10})
-	require.False(t, res.RowCount != 10 || !res.Truncated, "request cap: %d rows, truncated %v", res.RowCount, res.Truncated)
+	require.Equal(t, 10, res.RowCount, "request cap: %d rows, truncated %v", res.RowCount, res.Truncated)
+	require.True(t, res.Truncated, "request cap: %d rows, truncated %v", res.RowCount, res.Truncated)
 	// Exactly at the cap is not truncated.
 	res = exectest.Run(t, small, "SELECT * FROM big LIMIT 1000")
 	require.False(t, res.RowCount != 1000 || res.Truncated, "at cap: %d rows, truncated %v", res.RowCount, res.Truncated)
@@ -519,7 +532,8 @@ func TestC5HugeValues(t *testing.T) {
 		}
 		// Under the limit is fine.
 		res := exectest.Run(t, e, "SELECT length(zeroblob(1000000))")
-		require.False(t, res.Error != nil || res.Rows[0][0] != int64(1000000), "%+v", res)
+		require.Nil(t, res.Error, "%+v", res)
+		require.Equal(t, int64(1000000), res.Rows[0][0], "%+v", res)
 	}
 	// A lower limit applies.
 	e := open(t, path, Options{MaxLength: 1000})
@@ -551,7 +565,8 @@ func TestTimeout(t *testing.T) {
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start = time.Now()
 	res, err = e.Execute(ctx, text2sql.ExecuteRequest{SQL: dbtest.Unbounded})
-	require.False(t, !errors.Is(err, context.Canceled) || res != nil, "caller cancellation: %v, %+v", err, res)
+	require.ErrorIs(t, err, context.Canceled, "caller cancellation: %v, %+v", err, res)
+	require.Nil(t, res, "caller cancellation: %v, %+v", err, res)
 	took = time.Since(start)
 	assert.LessOrEqual(t, took, 2*time.Second, "cancellation took %v", took)
 	// The caller's own deadline is the caller's business too.
@@ -613,7 +628,8 @@ func TestResultByteBound(t *testing.T) {
 	exectest.WantKind(t, q, res, text2sql.KindTooLarge)
 	assert.False(t, !strings.Contains(res.Error.Message, "8388608 bytes") || res.Rows != nil, "%+v", res.Error)
 	res = exectest.Run(t, e, "SELECT zeroblob(1000) FROM t")
-	require.False(t, res.Error != nil || res.RowCount != 1000, "1000 x 1 KB under the bound: %+v", res.Error)
+	require.Nil(t, res.Error, "1000 x 1 KB under the bound: %+v", res.Error)
+	require.Equal(t, 1000, res.RowCount, "1000 x 1 KB under the bound: %+v", res.Error)
 	grown := maxRSS(t) - rss
 	assert.LessOrEqual(t, grown, int64(256<<20), "peak RSS grew by %d MiB", grown>>20)
 }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +9,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/exectest"
+	"github.com/text2sql-go/text2sql/schema"
 )
 
 // Values come back as SQLite stores them: go-sqlite3's conversion of
@@ -25,11 +25,14 @@ func TestRawValues(t *testing.T) {
 		{"2012-01-27", "2012-01-27 05:11:53", "May 2010", int64(2), []byte{0, 0xff}, 1.5, "héllo", nil},
 		{int64(1700000000), "2012-01-27T05:11:53Z", "2013-05-06 07:08:09.123+02:00", int64(0), []byte{}, 0.0, "", int64(7)},
 	}
-	require.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, want), "rows %#v, error %v", res.Rows, res.Error)
+	require.Nil(t, res.Error, "rows %#v, error %v", res.Rows, res.Error)
+	require.Equal(t, want, res.Rows, "rows %#v, error %v", res.Rows, res.Error)
 	// Through a view and a CTE too, and repeated on a pooled connection.
 	for i := 0; i < 3; i++ {
 		res = exectest.Run(t, e, "WITH w AS (SELECT ts, b FROM v) SELECT * FROM w")
-		require.False(t, res.Error != nil || res.Rows[0][0] != "May 2010" || res.Rows[0][1] != int64(2), "%#v %v", res.Rows, res.Error)
+		require.Nil(t, res.Error, "%#v %v", res.Rows, res.Error)
+		require.Equal(t, "May 2010", res.Rows[0][0], "%#v %v", res.Rows, res.Error)
+		require.Equal(t, int64(2), res.Rows[0][1], "%#v %v", res.Rows, res.Error)
 	}
 }
 
@@ -40,10 +43,15 @@ func TestView(t *testing.T) {
 		CREATE VIEW v_big AS SELECT id FROM s WHERE amt > 100;
 		INSERT INTO s VALUES (1, 50), (2, 150), (3, 1000);`), Options{})
 	v := e.Schema().Lookup("v_big")
-	require.False(t, v == nil || v.Kind != "view" || len(v.Columns) != 1 || v.Columns[0].Name != "id" || v.Columns[0].Type != "INTEGER", "schema view: %+v", v)
+	require.NotNil(t, v, "schema view: %+v", v)
+	require.Equal(t, schema.KindView, v.Kind, "schema view: %+v", v)
+	require.Len(t, v.Columns, 1, "schema view: %+v", v)
+	require.Equal(t, "id", v.Columns[0].Name, "schema view: %+v", v)
+	require.Equal(t, "INTEGER", v.Columns[0].Type, "schema view: %+v", v)
 	assert.False(t, e.Schema().Name != "v" || e.Schema().Dialect != text2sql.DialectSQLite, "schema name %q dialect %q", e.Schema().Name, e.Schema().Dialect)
 	res := exectest.Run(t, e, "SELECT id FROM v_big")
-	require.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(2)}, {int64(3)}}), "%+v", res)
+	require.Nil(t, res.Error, "%+v", res)
+	require.Equal(t, [][]any{{int64(2)}, {int64(3)}}, res.Rows, "%+v", res)
 }
 
 // C3 #24: unknown tables and columns get a hint from the schema.
