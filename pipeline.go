@@ -250,8 +250,7 @@ func (p *Pipeline) Generate(ctx context.Context, question string) (*Answer, erro
 	if err := r.retrieve(ctx, RetrieveRequest{Question: question}); err != nil {
 		return r.fail(err)
 	}
-	if m := r.ans.Context.Match; m != nil && !p.cfg.DisableExampleReuse {
-		a := r.reuse(m)
+	if a := r.reuse(); a != nil {
 		r.ans.Attempts = append(r.ans.Attempts, *a)
 		r.ans.Status = StatusGenerated
 		return r.ans, nil
@@ -322,8 +321,7 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 	if err := r.retrieve(ctx, RetrieveRequest{Question: question}); err != nil {
 		return r.fail(err)
 	}
-	if m := r.ans.Context.Match; m != nil && !p.cfg.DisableExampleReuse {
-		a := r.reuse(m)
+	if a := r.reuse(); a != nil {
 		if err := r.execute(ctx, a); err != nil {
 			return r.fail(err)
 		}
@@ -631,8 +629,14 @@ func (r *run) generate(ctx context.Context, hints []string) (*Attempt, error) {
 	return a, nil
 }
 
-// reuse makes an attempt from a verified example without a model call.
-func (r *run) reuse(m *ExampleMatch) *Attempt {
+// reuse makes an attempt from the verified example the retrieved context
+// matched, without a model call; it returns nil when there is no match or
+// reuse is disabled (Config.DisableExampleReuse).
+func (r *run) reuse() *Attempt {
+	m := r.ans.Context.Match
+	if m == nil || r.p.cfg.DisableExampleReuse {
+		return nil
+	}
 	a := &Attempt{N: 1, Candidate: &Candidate{
 		Answerable:  true,
 		SQL:         m.SQL,

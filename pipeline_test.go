@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
@@ -28,22 +31,14 @@ type demoStack struct {
 func newDemoStack(t *testing.T) *demoStack {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "registrar.sqlite")
-	if err := demo.Create(path); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, demo.Create(path))
 	ex, err := sqlite.Open(path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { ex.Close() })
 	kb, err := demo.Knowledge()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ret, err := retriever.NewHybrid(context.Background(), retriever.HybridOptions{Schema: ex.Schema(), Knowledge: kb})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return &demoStack{path: path, executor: ex, retriever: ret}
 }
 
@@ -51,23 +46,17 @@ func newDemoStack(t *testing.T) *demoStack {
 func (s *demoStack) pipeline(t *testing.T, model text2sql.Model, cfg text2sql.Config) *text2sql.Pipeline {
 	t.Helper()
 	gen, err := generator.New(model, generator.Options{Dialect: text2sql.DialectSQLite})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cfg.Retriever, cfg.Generator, cfg.Executor = s.retriever, gen, s.executor
 	p, err := text2sql.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return p
 }
 
 func (s *demoStack) checksum(t *testing.T) [32]byte {
 	t.Helper()
 	b, err := os.ReadFile(s.path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return sha256.Sum256(b)
 }
 
@@ -80,25 +69,18 @@ func TestAskFirstTime(t *testing.T) {
 	s := newDemoStack(t)
 	m := llmtest.New(reply("SELECT count(*) FROM students"))
 	ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), "How many pupils are registered?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ans.Status != text2sql.StatusAnswered || m.CallCount() != 1 || len(ans.Attempts) != 1 {
-		t.Fatalf("status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
-	}
-	if got := ans.Result.Rows[0][0]; got != int64(200) {
-		t.Errorf("count = %v, want 200 students", got)
-	}
-	if ans.Trace.ModelCalls != 1 || ans.Trace.Usage.InputTokens == 0 {
-		t.Errorf("trace: %d calls, usage %+v", ans.Trace.ModelCalls, ans.Trace.Usage)
-	}
+	require.NoError(t, err)
+	require.Equal(t, text2sql.StatusAnswered, ans.Status, "status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
+	require.Equal(t, 1, m.CallCount(), "status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
+	require.Len(t, ans.Attempts, 1, "status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
+	got := ans.Result.Rows[0][0]
+	assert.Equal(t, int64(200), got, "count = %v, want 200 students", got)
+	assert.False(t, ans.Trace.ModelCalls != 1 || ans.Trace.Usage.InputTokens == 0, "trace: %d calls, usage %+v", ans.Trace.ModelCalls, ans.Trace.Usage)
 	var stages []text2sql.Stage
 	for _, st := range ans.Trace.Steps {
 		stages = append(stages, st.Stage)
 	}
-	if strings.Join(stagesStrings(stages), ",") != "retrieval,sql,execution" {
-		t.Errorf("stages = %v", stages)
-	}
+	assert.Equal(t, "retrieval,sql,execution", strings.Join(stagesStrings(stages), ","), "stages = %v", stages)
 }
 
 func stagesStrings(s []text2sql.Stage) []string {
@@ -113,21 +95,16 @@ func TestAskRepairsExecutionError(t *testing.T) {
 	s := newDemoStack(t)
 	m := llmtest.New(reply("SELECT nope FROM students"), reply("SELECT count(*) FROM students"))
 	ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), "How many students are there?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ans.Status != text2sql.StatusAnswered || m.CallCount() != 2 || len(ans.Attempts) != 2 {
-		t.Fatalf("status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
-	}
-	if k := ans.Attempts[0].Result.Error.Kind; k != text2sql.KindUnknownColumn {
-		t.Errorf("first attempt kind = %s, want unknown_column", k)
-	}
+	require.NoError(t, err)
+	require.Equal(t, text2sql.StatusAnswered, ans.Status, "status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
+	require.Equal(t, 2, m.CallCount(), "status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
+	require.Len(t, ans.Attempts, 2, "status %s, %d calls, %d attempts", ans.Status, m.CallCount(), len(ans.Attempts))
+	k := ans.Attempts[0].Result.Error.Kind
+	assert.Equal(t, text2sql.KindUnknownColumn, k, "first attempt kind = %s, want unknown_column", k)
 	// The repair prompt shows the failed SQL and its error.
 	second := m.Calls()[1].Messages
 	last := second[len(second)-1].Content
-	if !strings.Contains(last, "SELECT nope FROM students") || !strings.Contains(last, "nope") {
-		t.Errorf("repair prompt does not show the failed attempt:\n%s", last)
-	}
+	assert.False(t, !strings.Contains(last, "SELECT nope FROM students") || !strings.Contains(last, "nope"), "repair prompt does not show the failed attempt:\n%s", last)
 }
 
 // Case C4 #29: a model that always answers the same failing SQL.
@@ -135,43 +112,32 @@ func TestAskRepairsExhausted(t *testing.T) {
 	s := newDemoStack(t)
 	m := llmtest.New(reply("SELECT nope FROM students")).RepeatLast()
 	ans, err := s.pipeline(t, m, text2sql.Config{MaxRepairs: 3, DisableNoProgress: true}).Ask(context.Background(), "How many students are there?")
-	if !errors.Is(err, text2sql.ErrRepairsExhausted) {
-		t.Fatalf("err = %v, want ErrRepairsExhausted", err)
-	}
-	if m.CallCount() != 4 || len(ans.Attempts) != 4 || ans.Status != text2sql.StatusFailed {
-		t.Fatalf("%d calls, %d attempts, status %s; want 4, 4, failed", m.CallCount(), len(ans.Attempts), ans.Status)
-	}
+	require.ErrorIs(t, err, text2sql.ErrRepairsExhausted, "err = %v, want ErrRepairsExhausted", err)
+	require.Equal(t, 4, m.CallCount(), "%d calls, %d attempts, status %s; want 4, 4, failed", m.CallCount(), len(ans.Attempts), ans.Status)
+	require.Len(t, ans.Attempts, 4, "%d calls, %d attempts, status %s; want 4, 4, failed", m.CallCount(), len(ans.Attempts), ans.Status)
+	require.Equal(t, text2sql.StatusFailed, ans.Status, "%d calls, %d attempts, status %s; want 4, 4, failed", m.CallCount(), len(ans.Attempts), ans.Status)
 	var sqlErr *text2sql.SQLError
-	if !errors.As(err, &sqlErr) || sqlErr.Kind != text2sql.KindUnknownColumn {
-		t.Errorf("last error = %v, want the unknown_column error", err)
-	}
+	assert.False(t, !errors.As(err, &sqlErr) || sqlErr.Kind != text2sql.KindUnknownColumn, "last error = %v, want the unknown_column error", err)
 
 	// With no-progress detection (the default) it stops at the second
 	// identical candidate.
 	m = llmtest.New(reply("SELECT nope FROM students")).RepeatLast()
 	ans, err = s.pipeline(t, m, text2sql.Config{MaxRepairs: 3}).Ask(context.Background(), "How many students are there?")
-	if !errors.Is(err, text2sql.ErrRepairsExhausted) || m.CallCount() != 2 || len(ans.Attempts) != 2 {
-		t.Fatalf("no-progress: err %v, %d calls, %d attempts; want 2 calls", err, m.CallCount(), len(ans.Attempts))
-	}
+	require.ErrorIs(t, err, text2sql.ErrRepairsExhausted, "no-progress: err %v, %d calls, %d attempts; want 2 calls", err, m.CallCount(), len(ans.Attempts))
+	require.Equal(t, 2, m.CallCount(), "no-progress: err %v, %d calls, %d attempts; want 2 calls", err, m.CallCount(), len(ans.Attempts))
+	require.Len(t, ans.Attempts, 2, "no-progress: err %v, %d calls, %d attempts; want 2 calls", err, m.CallCount(), len(ans.Attempts))
 }
 
 func TestAskDeclines(t *testing.T) {
 	s := newDemoStack(t)
 	m := llmtest.New(`{"answerable": false, "sql": "", "explanation": "This database holds university records, not geography."}`)
 	ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), "What is the capital of France?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ans.Status != text2sql.StatusDeclined || ans.Result != nil {
-		t.Fatalf("status %s, result %v; want declined with nothing executed", ans.Status, ans.Result)
-	}
-	if !ans.Context.LowConfidence {
-		t.Error("an off-topic question should retrieve with low confidence")
-	}
+	require.NoError(t, err)
+	require.Equal(t, text2sql.StatusDeclined, ans.Status, "status %s, result %v; want declined with nothing executed", ans.Status, ans.Result)
+	require.Nil(t, ans.Result, "status %s, result %v; want declined with nothing executed", ans.Status, ans.Result)
+	assert.True(t, ans.Context.LowConfidence, "an off-topic question should retrieve with low confidence")
 	for _, st := range ans.Trace.Steps {
-		if st.Stage == text2sql.StageExecution {
-			t.Error("a declined question must not execute anything")
-		}
+		assert.NotEqual(t, text2sql.StageExecution, st.Stage, "a declined question must not execute anything")
 	}
 }
 
@@ -181,19 +147,17 @@ func TestAskReusesVerifiedExample(t *testing.T) {
 	ex := kb.Examples[0]
 	m := llmtest.New() // any call would fail
 	ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), strings.ToUpper(ex.Question))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ans.ReusedExample != ex.ID || m.CallCount() != 0 || ans.Result == nil || ans.Result.Error != nil || len(ans.Attempts) != 1 {
-		t.Fatalf("reused %q, %d calls, result %+v", ans.ReusedExample, m.CallCount(), ans.Result)
-	}
+	require.NoError(t, err)
+	require.Equal(t, ex.ID, ans.ReusedExample, "reused %q, %d calls, result %+v", ans.ReusedExample, m.CallCount(), ans.Result)
+	require.Equal(t, 0, m.CallCount(), "reused %q, %d calls, result %+v", ans.ReusedExample, m.CallCount(), ans.Result)
+	require.NotNil(t, ans.Result, "reused %q, %d calls, result %+v", ans.ReusedExample, m.CallCount(), ans.Result)
+	require.Nil(t, ans.Result.Error, "reused %q, %d calls, result %+v", ans.ReusedExample, m.CallCount(), ans.Result)
+	require.Len(t, ans.Attempts, 1, "reused %q, %d calls, result %+v", ans.ReusedExample, m.CallCount(), ans.Result)
 
 	// Reuse can be turned off.
 	m = llmtest.New(reply(ex.SQL))
 	ans, err = s.pipeline(t, m, text2sql.Config{DisableExampleReuse: true}).Ask(context.Background(), ex.Question)
-	if err != nil || ans.ReusedExample != "" || m.CallCount() != 1 {
-		t.Fatalf("reuse off: err %v, reused %q, %d calls", err, ans.ReusedExample, m.CallCount())
-	}
+	require.False(t, err != nil || ans.ReusedExample != "" || m.CallCount() != 1, "reuse off: err %v, reused %q, %d calls", err, ans.ReusedExample, m.CallCount())
 }
 
 // Case C1 #11 (library entry point) and C1 #1: a destructive answer is
@@ -204,22 +168,15 @@ func TestAskRefusesWrites(t *testing.T) {
 	for _, stub := range []string{"DROP TABLE students;", "\n  drop\ttable students ;  ", "SELECT 1; DROP TABLE students; SELECT 2;"} {
 		m := llmtest.New(stub).RepeatLast()
 		ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), "Drop the students table")
-		if !errors.Is(err, text2sql.ErrRepairsExhausted) || !errors.Is(err, text2sql.ErrRefused) {
-			t.Fatalf("%q: err = %v, want a refusal", stub, err)
-		}
+		require.ErrorIs(t, err, text2sql.ErrRepairsExhausted, "%q: err = %v, want a refusal", stub, err)
+		require.ErrorIs(t, err, text2sql.ErrRefused, "%q: err = %v, want a refusal", stub, err)
 		k := ans.Attempts[0].Result.Error.Kind
-		if k != text2sql.KindNotReadOnly && k != text2sql.KindMultipleStatements {
-			t.Errorf("%q: kind %s", stub, k)
-		}
+		assert.False(t, k != text2sql.KindNotReadOnly && k != text2sql.KindMultipleStatements, "%q: kind %s", stub, k)
 	}
 	p := s.pipeline(t, llmtest.New(), text2sql.Config{})
 	res, err := p.Execute(context.Background(), "DROP TABLE students")
-	if err != nil || res.Error == nil || res.Error.Kind != text2sql.KindNotReadOnly {
-		t.Fatalf("Execute: %v %+v", err, res)
-	}
-	if s.checksum(t) != before {
-		t.Fatal("the database file changed")
-	}
+	require.False(t, err != nil || res.Error == nil || res.Error.Kind != text2sql.KindNotReadOnly, "Execute: %v %+v", err, res)
+	require.Equal(t, before, s.checksum(t), "the database file changed")
 }
 
 // Case C2 #28: a model that answers fenced SQL with a comment runs on the
@@ -228,24 +185,19 @@ func TestAskFencedSQLWithComment(t *testing.T) {
 	s := newDemoStack(t)
 	m := llmtest.New("```sql\n-- count rows\nSELECT COUNT(*) FROM courses\n```").RepeatLast()
 	ans, err := s.pipeline(t, m, text2sql.Config{}).Ask(context.Background(), "How many classes are offered?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.CallCount() != 1 || ans.Result.Rows[0][0] != int64(36) {
-		t.Fatalf("%d calls, rows %v", m.CallCount(), ans.Result.Rows)
-	}
+	require.NoError(t, err)
+	require.Equal(t, 1, m.CallCount(), "%d calls, rows %v", m.CallCount(), ans.Result.Rows)
+	require.Equal(t, int64(36), ans.Result.Rows[0][0], "%d calls, rows %v", m.CallCount(), ans.Result.Rows)
 }
 
 func TestGenerateDoesNotExecute(t *testing.T) {
 	s := newDemoStack(t)
 	m := llmtest.New(reply("SELECT title FROM courses ORDER BY title"))
 	ans, err := s.pipeline(t, m, text2sql.Config{}).Generate(context.Background(), "List the course titles")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ans.Status != text2sql.StatusGenerated || ans.Result != nil || ans.SQL == "" {
-		t.Fatalf("status %s, result %v, sql %q", ans.Status, ans.Result, ans.SQL)
-	}
+	require.NoError(t, err)
+	require.Equal(t, text2sql.StatusGenerated, ans.Status, "status %s, result %v, sql %q", ans.Status, ans.Result, ans.SQL)
+	require.Nil(t, ans.Result, "status %s, result %v, sql %q", ans.Status, ans.Result, ans.SQL)
+	require.NotEqual(t, "", ans.SQL, "status %s, result %v, sql %q", ans.Status, ans.Result, ans.SQL)
 }
 
 func TestAskJudgeRollsBackToFaultyStage(t *testing.T) {
@@ -264,23 +216,16 @@ func TestAskJudgeRollsBackToFaultyStage(t *testing.T) {
 	})
 	gen, _ := generator.New(m, generator.Options{})
 	p, err := text2sql.New(text2sql.Config{Retriever: counting, Generator: gen, Executor: s.executor, Judge: judge})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ans, err := p.Ask(context.Background(), "How many students are there?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ans.Status != text2sql.StatusVerified || m.CallCount() != 2 || retrievals != 1 {
-		t.Fatalf("status %s, %d model calls, %d retrievals; want verified, 2, 1", ans.Status, m.CallCount(), retrievals)
-	}
-	if !strings.Contains(m.Calls()[1].Messages[len(m.Calls()[1].Messages)-1].Content, "count students") {
-		t.Error("the judge's hint did not reach the generator")
-	}
+	require.NoError(t, err)
+	require.Equal(t, text2sql.StatusVerified, ans.Status, "status %s, %d model calls, %d retrievals; want verified, 2, 1", ans.Status, m.CallCount(), retrievals)
+	require.Equal(t, 2, m.CallCount(), "status %s, %d model calls, %d retrievals; want verified, 2, 1", ans.Status, m.CallCount(), retrievals)
+	require.Equal(t, 1, retrievals, "status %s, %d model calls, %d retrievals; want verified, 2, 1", ans.Status, m.CallCount(), retrievals)
+	assert.Contains(t, m.Calls()[1].Messages[len(m.Calls()[1].Messages)-1].Content, "count students", "the judge's hint did not reach the generator")
 }
 
 func TestNewValidatesConfig(t *testing.T) {
-	if _, err := text2sql.New(text2sql.Config{}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Fatalf("err = %v, want ErrInvalidConfig", err)
-	}
+	_, err := text2sql.New(text2sql.Config{})
+	require.ErrorIs(t, err, text2sql.ErrInvalidConfig, "err = %v, want ErrInvalidConfig", err)
 }

@@ -3,11 +3,11 @@ package text2sql_test
 import (
 	"context"
 	"database/sql"
-	"reflect"
-	"strings"
 	"testing"
 
 	_ "github.com/mattn/go-sqlite3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
@@ -26,9 +26,8 @@ func TestSpiderDevThroughPipeline(t *testing.T) {
 		t.Skip("runs 972 questions")
 	}
 	qs, missing := shareddata.SpiderDev(t)
-	if len(qs) != 972 || missing != 62 {
-		t.Fatalf("%d questions with databases, %d without; want 972 and 62 (wta_1)", len(qs), missing)
-	}
+	require.Len(t, qs, 972, "%d questions with databases, %d without; want 972 and 62 (wta_1)", len(qs), missing)
+	require.Equal(t, 62, missing, "%d questions with databases, %d without; want 972 and 62 (wta_1)", len(qs), missing)
 	byDB := map[string][]shareddata.SpiderQuestion{}
 	var order []string
 	for _, q := range qs {
@@ -42,63 +41,42 @@ func TestSpiderDevThroughPipeline(t *testing.T) {
 	for _, dbID := range order {
 		path := shareddata.SpiderDB(t, dbID)
 		ex, err := sqlite.Open(path, sqlite.Options{MaxRows: 1_000_000})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		plain, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		ret, err := retriever.NewHybrid(ctx, retriever.HybridOptions{Schema: ex.Schema()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var gold, question string
 		model := llmtest.Func(func(req text2sql.ModelRequest) (string, error) {
 			last := req.Messages[len(req.Messages)-1].Content
-			if !strings.Contains(last, question) {
-				t.Errorf("%s: the prompt misses the question %q", dbID, question)
-			}
+			assert.Contains(t, last, question, "%s: the prompt misses the question %q", dbID, question)
 			return reply(gold), nil
 		})
 		gen, err := generator.New(model, generator.Options{Dialect: text2sql.DialectSQLite})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		p, err := text2sql.New(text2sql.Config{Retriever: ret, Generator: gen, Executor: ex, MaxRepairs: -1, MaxRows: 1_000_000})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, q := range byDB[dbID] {
 			gold, question = q.Query, q.Question
 			ans, err := p.Ask(ctx, q.Question)
 			ran++
-			if err != nil {
-				t.Errorf("%s: %q: %v", dbID, q.Query, err)
+			if !assert.NoError(t, err, "%s: %q", dbID, q.Query) {
 				continue
 			}
-			if ans.Status != text2sql.StatusAnswered {
-				t.Errorf("%s: %q: status %s", dbID, q.Query, ans.Status)
+			if !assert.Equal(t, text2sql.StatusAnswered, ans.Status, "%s: %q: status %s", dbID, q.Query, ans.Status) {
 				continue
 			}
 			want, err := shareddata.PlainRows(plain, q.Query)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if len(want) == 0 && len(ans.Result.Rows) == 0 {
 				continue
 			}
-			if !reflect.DeepEqual(ans.Result.Rows, want) {
-				t.Errorf("%s: %q: pipeline rows differ from direct execution", dbID, q.Query)
-			}
+			assert.Equal(t, want, ans.Result.Rows, "%s: %q: pipeline rows differ from direct execution", dbID, q.Query)
 		}
-		if got := model.CallCount(); got != len(byDB[dbID]) {
-			t.Errorf("%s: %d model calls for %d questions", dbID, got, len(byDB[dbID]))
-		}
+		got := model.CallCount()
+		assert.Equal(t, len(byDB[dbID]), got, "%s: %d model calls for %d questions", dbID, got, len(byDB[dbID]))
 		plain.Close()
 		ex.Close()
 	}
-	if ran != 972 {
-		t.Errorf("ran %d questions, want 972", ran)
-	}
+	assert.Equal(t, 972, ran, "ran %d questions, want 972", ran)
 }

@@ -2,10 +2,12 @@ package text2sql_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/check"
@@ -37,8 +39,7 @@ func (s *stageScript) model(t *testing.T) text2sql.Model {
 		defer s.mu.Unlock()
 		s.calls[stage]++
 		rs := s.replies[stage]
-		if len(rs) == 0 {
-			t.Errorf("unexpected %s call", stage)
+		if !assert.NotEmpty(t, rs, "unexpected %s call", stage) {
 			return "", llmtest.ErrExhausted
 		}
 		if len(rs) > 1 {
@@ -64,17 +65,11 @@ func (s *demoStack) stagePipeline(t *testing.T, sc *stageScript, cfg text2sql.Co
 	m := sc.model(t)
 	db := s.executor.Schema()
 	pl, err := planner.New(m, planner.Options{Schema: db})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	gen, err := generator.New(m, generator.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	jd, err := judge.New(m, judge.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	retrievals := new(int)
 	cfg.Retriever = text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Context, error) {
 		*retrievals++
@@ -83,9 +78,7 @@ func (s *demoStack) stagePipeline(t *testing.T, sc *stageScript, cfg text2sql.Co
 	cfg.Planner, cfg.Generator, cfg.Judge, cfg.Executor = pl, gen, jd, s.executor
 	cfg.Checker = check.New(db, text2sql.DialectSQLite).WithProbe(s.executor)
 	p, err := text2sql.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return p, retrievals
 }
 
@@ -129,25 +122,15 @@ func TestStagedRepair(t *testing.T) {
 			sc := &stageScript{calls: map[string]int{}, replies: map[string][]string{"plan": {planReply}, "sql": c.sql, "judge": c.judge}}
 			p, retrievals := s.stagePipeline(t, sc, text2sql.Config{MaxRepairs: 2})
 			ans, err := p.Ask(context.Background(), "How many pupils are registered?")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ans.Status != c.status {
-				t.Errorf("status %s, want %s", ans.Status, c.status)
-			}
-			if sc.calls["plan"] != c.plan || sc.calls["sql"] != c.gen || sc.calls["judge"] != c.judges || *retrievals != c.retrievals {
-				t.Errorf("plan %d, sql %d, judge %d calls, %d retrievals; want %d, %d, %d, %d",
-					sc.calls["plan"], sc.calls["sql"], sc.calls["judge"], *retrievals, c.plan, c.gen, c.judges, c.retrievals)
-			}
-			if ans.Trace.ModelCalls != c.plan+c.gen+c.judges {
-				t.Errorf("trace counts %d model calls", ans.Trace.ModelCalls)
-			}
-			if len(ans.Attempts) != c.gen {
-				t.Errorf("%d attempts, want %d", len(ans.Attempts), c.gen)
-			}
-			if c.status == text2sql.StatusVerified && ans.SQL != good {
-				t.Errorf("SQL %q", ans.SQL)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, c.status, ans.Status, "status %s, want %s", ans.Status, c.status)
+			assert.Equal(t, c.plan, sc.calls["plan"], "plan calls")
+			assert.Equal(t, c.gen, sc.calls["sql"], "sql calls")
+			assert.Equal(t, c.judges, sc.calls["judge"], "judge calls")
+			assert.Equal(t, c.retrievals, *retrievals, "retrievals")
+			assert.Equal(t, c.plan+c.gen+c.judges, ans.Trace.ModelCalls, "trace counts %d model calls", ans.Trace.ModelCalls)
+			assert.Len(t, ans.Attempts, c.gen, "%d attempts, want %d", len(ans.Attempts), c.gen)
+			assert.False(t, c.status == text2sql.StatusVerified && ans.SQL != good, "SQL %q", ans.SQL)
 		})
 	}
 }
@@ -160,20 +143,15 @@ func TestDialectRepair(t *testing.T) {
 		reply("SELECT last_name FROM students ORDER BY last_name, student_id LIMIT 5"))
 	p := s.pipeline(t, m, text2sql.Config{Checker: check.New(s.executor.Schema(), text2sql.DialectSQLite)})
 	ans, err := p.Ask(context.Background(), "List five student surnames alphabetically")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	first := ans.Attempts[0].Result.Error
-	if first == nil || first.Kind != text2sql.KindDialect || !strings.Contains(first.Message, "TOP") {
-		t.Fatalf("first attempt: %+v", first)
-	}
-	if m.CallCount() != 2 || ans.Result.RowCount != 5 {
-		t.Fatalf("%d calls, %d rows", m.CallCount(), ans.Result.RowCount)
-	}
+	require.NotNil(t, first, "first attempt: %+v", first)
+	require.Equal(t, text2sql.KindDialect, first.Kind, "first attempt: %+v", first)
+	require.Contains(t, first.Message, "TOP", "first attempt: %+v", first)
+	require.Equal(t, 2, m.CallCount(), "%d calls, %d rows", m.CallCount(), ans.Result.RowCount)
+	require.Equal(t, 5, ans.Result.RowCount, "%d calls, %d rows", m.CallCount(), ans.Result.RowCount)
 	for _, st := range ans.Trace.Steps {
-		if st.Stage == text2sql.StageExecution && st.Attempt == 1 {
-			t.Error("the TOP query reached the database")
-		}
+		assert.False(t, st.Stage == text2sql.StageExecution && st.Attempt == 1, "the TOP query reached the database")
 	}
 }
 
@@ -182,7 +160,7 @@ func TestModelCallBudget(t *testing.T) {
 	s := newDemoStack(t)
 	m := llmtest.New(reply("SELECT nope FROM students"), reply("SELECT nope2 FROM students"), reply("SELECT nope3 FROM students"))
 	ans, err := s.pipeline(t, m, text2sql.Config{MaxRepairs: 5, MaxModelCalls: 2}).Ask(context.Background(), "How many students?")
-	if !errors.Is(err, text2sql.ErrBudgetExhausted) || m.CallCount() != 2 || ans.Status != text2sql.StatusFailed {
-		t.Fatalf("err %v, %d calls, status %s", err, m.CallCount(), ans.Status)
-	}
+	require.ErrorIs(t, err, text2sql.ErrBudgetExhausted, "err %v, %d calls, status %s", err, m.CallCount(), ans.Status)
+	require.Equal(t, 2, m.CallCount(), "err %v, %d calls, status %s", err, m.CallCount(), ans.Status)
+	require.Equal(t, text2sql.StatusFailed, ans.Status, "err %v, %d calls, status %s", err, m.CallCount(), ans.Status)
 }

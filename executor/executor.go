@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -156,6 +157,46 @@ func Limits(req text2sql.ExecuteRequest, maxRows int, timeout time.Duration) (in
 	return maxRows, timeout
 }
 
+// Ready is the precondition of a guarded executor's Execute and Check:
+// ErrClosed once closed is set, else ctx.Err(), else nil.
+func Ready(ctx context.Context, closed *atomic.Bool) error {
+	if closed.Load() {
+		return ErrClosed
+	}
+	return ctx.Err()
+}
+
+// Finish completes the result of an Execute call that began at start:
+// RowCount becomes len(res.Rows) and Duration the time since start. It
+// returns res and a nil error, the shape of Execute's return.
+func Finish(res *text2sql.Result, start time.Time) (*text2sql.Result, error) {
+	res.RowCount = len(res.Rows)
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+// Begin starts a guarded executor's Execute call: after Ready, it returns
+// the result to fill and done, which completes it (Finish, timed from
+// now) and is Execute's return.
+func Begin(ctx context.Context, closed *atomic.Bool) (res *text2sql.Result, done func() (*text2sql.Result, error), err error) {
+	start := time.Now()
+	if err := Ready(ctx, closed); err != nil {
+		return nil, nil, err
+	}
+	res = &text2sql.Result{}
+	return res, func() (*text2sql.Result, error) { return Finish(res, start) }, nil
+}
+
+// CloseOnce is a guarded executor's Close: the first call sets closed and
+// closes db when the executor owns it (it opened the pool); later calls,
+// and an executor given a handle it does not own, close nothing.
+func CloseOnce(closed *atomic.Bool, db *sql.DB, owned bool) error {
+	if closed.Swap(true) || !owned {
+		return nil
+	}
+	return db.Close()
+}
+
 // Execute runs req.SQL as untrusted input. A refused or failing statement
 // is returned as Result.Error (a *text2sql.SQLError); the error return is
 // non-nil only when the executor cannot work: db is nil, the connection
@@ -172,11 +213,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		return nil, err
 	}
 	res := &text2sql.Result{}
-	done := func() (*text2sql.Result, error) {
-		res.RowCount = len(res.Rows)
-		res.Duration = time.Since(start)
-		return res, nil
-	}
+	done := func() (*text2sql.Result, error) { return Finish(res, start) }
 	q, se := e.check(req.SQL)
 	if se != nil {
 		res.Error = se

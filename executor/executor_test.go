@@ -11,9 +11,12 @@ import (
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -22,26 +25,18 @@ func spider(t *testing.T) (*sql.DB, *schema.Database) {
 	t.Helper()
 	path := shareddata.Path(t, "spider", "database", "concert_singer", "concert_singer.sqlite")
 	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	sch, err := schema.InspectSQLite(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return db, sch
 }
 
 func execute(t *testing.T, e *executor.Executor, req text2sql.ExecuteRequest) *text2sql.Result {
 	t.Helper()
 	res, err := e.Execute(context.Background(), req)
-	if err != nil {
-		t.Fatalf("Execute(%q): %v", req.SQL, err)
-	}
-	if res.RowCount != len(res.Rows) {
-		t.Fatalf("RowCount %d, %d rows", res.RowCount, len(res.Rows))
-	}
+	require.NoError(t, err, "Execute(%q)", req.SQL)
+	require.Equal(t, len(res.Rows), res.RowCount, "RowCount %d, %d rows", res.RowCount, len(res.Rows))
 	return res
 }
 
@@ -52,28 +47,25 @@ func TestGenericExecutorSpider(t *testing.T) {
 	var _ text2sql.Guard = e
 
 	res := execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT count(*) FROM singer;"})
-	if res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(6)}}) || res.Columns[0] != "count(*)" {
-		t.Fatalf("%+v", res)
-	}
+	require.Nil(t, res.Error, "%+v", res)
+	require.Equal(t, [][]any{{int64(6)}}, res.Rows, "%+v", res)
+	require.Equal(t, "count(*)", res.Columns[0], "%+v", res)
 	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT name, country FROM singer ORDER BY singer_id"})
-	if res.Error != nil || res.RowCount != 3 || !res.Truncated {
-		t.Fatalf("cap: %+v", res)
-	}
-	if _, ok := res.Rows[0][0].(string); !ok {
-		t.Errorf("text value is %T", res.Rows[0][0])
-	}
+	require.Nil(t, res.Error, "cap: %+v", res)
+	require.Equal(t, 3, res.RowCount, "cap: %+v", res)
+	require.True(t, res.Truncated, "cap: %+v", res)
+	_, ok := res.Rows[0][0].(string)
+	assert.True(t, ok, "text value is %T", res.Rows[0][0])
 	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT name FROM singer", MaxRows: 100})
-	if res.RowCount != 6 || res.Truncated {
-		t.Fatalf("request cap: %+v", res)
-	}
+	require.False(t, res.RowCount != 6 || res.Truncated, "request cap: %+v", res)
 	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT name FROM singr"})
-	if res.Error == nil || res.Error.Kind != text2sql.KindUnknownTable || res.Error.Hint != `did you mean "singer"?` {
-		t.Fatalf("unknown table: %+v", res.Error)
-	}
+	require.NotNil(t, res.Error, "unknown table: %+v", res.Error)
+	require.Equal(t, text2sql.KindUnknownTable, res.Error.Kind, "unknown table: %+v", res.Error)
+	require.Equal(t, `did you mean "singer"?`, res.Error.Hint, "unknown table: %+v", res.Error)
 	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT T1.stadium_id FROM singer AS T1"})
-	if res.Error == nil || res.Error.Kind != text2sql.KindUnknownColumn || !strings.Contains(res.Error.Hint, "stadium") {
-		t.Fatalf("unknown column: %+v", res.Error)
-	}
+	require.NotNil(t, res.Error, "unknown column: %+v", res.Error)
+	require.Equal(t, text2sql.KindUnknownColumn, res.Error.Kind, "unknown column: %+v", res.Error)
+	require.Contains(t, res.Error.Hint, "stadium", "unknown column: %+v", res.Error)
 	for q, kind := range map[string]text2sql.ErrorKind{
 		"DROP TABLE singer":             text2sql.KindNotReadOnly,
 		"SELECT 1; DROP TABLE singer":   text2sql.KindMultipleStatements,
@@ -83,20 +75,14 @@ func TestGenericExecutorSpider(t *testing.T) {
 		"SELECT zeroblob(10) FROM singer x WHERE x.nope = 1": text2sql.KindUnknownColumn,
 	} {
 		res := execute(t, e, text2sql.ExecuteRequest{SQL: q})
-		if res.Error == nil || res.Error.Kind != kind {
-			t.Errorf("%q: %+v, want %s", q, res.Error, kind)
-		}
+		assert.False(t, res.Error == nil || res.Error.Kind != kind, "%q: %+v, want %s", q, res.Error, kind)
 	}
-	if err := e.Check(context.Background(), "SELECT name FROM singer"); err != nil {
-		t.Errorf("Check: %v", err)
-	}
+	assert.NoError(t, e.Check(context.Background(), "SELECT name FROM singer"), "Check")
 	var se *text2sql.SQLError
-	if err := e.Check(context.Background(), "SELECT name FROM singr"); !errors.As(err, &se) || se.Kind != text2sql.KindUnknownTable {
-		t.Errorf("Check unknown table: %v", err)
-	}
-	if err := e.Check(context.Background(), "DELETE FROM singer"); !errors.Is(err, text2sql.ErrRefused) {
-		t.Errorf("Check delete: %v", err)
-	}
+	err := e.Check(context.Background(), "SELECT name FROM singr")
+	assert.False(t, !errors.As(err, &se) || se.Kind != text2sql.KindUnknownTable, "Check unknown table: %v", err)
+	err = e.Check(context.Background(), "DELETE FROM singer")
+	assert.ErrorIs(t, err, text2sql.ErrRefused, "Check delete: %v", err)
 }
 
 // The executor's time limit gives a timeout result; the caller's
@@ -104,31 +90,25 @@ func TestGenericExecutorSpider(t *testing.T) {
 func TestGenericTimeoutAndCancel(t *testing.T) {
 	dir := t.TempDir()
 	db, err := sql.Open("sqlite3", filepath.Join(dir, "x.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer db.Close()
-	if _, err := db.Exec("CREATE TABLE t (x)"); err != nil {
-		t.Fatal(err)
-	}
+	_, err = db.Exec("CREATE TABLE t (x)")
+	require.NoError(t, err)
 	e := executor.New(db, executor.Options{Timeout: 100 * time.Millisecond})
-	forever := "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
+	forever := dbtest.Unbounded
 	start := time.Now()
 	res := execute(t, e, text2sql.ExecuteRequest{SQL: forever})
-	if res.Error == nil || res.Error.Kind != text2sql.KindTimeout || time.Since(start) > 2*time.Second {
-		t.Fatalf("timeout: %+v after %v", res.Error, time.Since(start))
-	}
+	require.NotNil(t, res.Error, "timeout: %+v after %v", res.Error, time.Since(start))
+	require.Equal(t, text2sql.KindTimeout, res.Error.Kind, "timeout: %+v after %v", res.Error, time.Since(start))
+	require.LessOrEqual(t, time.Since(start), 2*time.Second, "timeout: %+v after %v", res.Error, time.Since(start))
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	if _, err := e.Execute(ctx, text2sql.ExecuteRequest{SQL: forever, Timeout: 10 * time.Second}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("caller cancel: %v", err)
-	}
-	if res := execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT 1"}); res.Error != nil {
-		t.Fatalf("after: %v", res.Error)
-	}
-	if _, err := executor.New(nil, executor.Options{}).Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT 1"}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("nil db: %v", err)
-	}
+	_, err = e.Execute(ctx, text2sql.ExecuteRequest{SQL: forever, Timeout: 10 * time.Second})
+	require.ErrorIs(t, err, context.Canceled, "caller cancel: %v", err)
+	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT 1"})
+	require.Nil(t, res.Error, "after: %v", res.Error)
+	_, err = executor.New(nil, executor.Options{}).Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT 1"})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "nil db: %v", err)
 }
 
 // Options.MaxResultBytes stops reading a result that passes it,
@@ -136,23 +116,16 @@ func TestGenericTimeoutAndCancel(t *testing.T) {
 // lexical check, and Options.Conn gives each execution its connection.
 func TestGenericBounds(t *testing.T) {
 	db, err := sql.Open("sqlite3", "file:"+filepath.Join(t.TempDir(), "b.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer db.Close()
 	big := "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 100) SELECT n, printf('%.*c', 10000, 'x') FROM r"
 	e := executor.New(db, executor.Options{MaxResultBytes: 100000, MaxSQLLength: 200})
 	res := execute(t, e, text2sql.ExecuteRequest{SQL: big})
-	if res.Error == nil || res.Error.Kind != text2sql.KindTooLarge || len(res.Rows) != 0 {
-		t.Errorf("result bytes: %+v", res)
-	}
+	assert.False(t, res.Error == nil || res.Error.Kind != text2sql.KindTooLarge || len(res.Rows) != 0, "result bytes: %+v", res)
 	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT '" + strings.Repeat("x", 200) + "'"})
-	if res.Error == nil || res.Error.Kind != text2sql.KindTooLarge {
-		t.Errorf("statement length: %+v", res.Error)
-	}
-	if res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT 1"}); res.Error != nil {
-		t.Errorf("small: %v", res.Error)
-	}
+	assert.False(t, res.Error == nil || res.Error.Kind != text2sql.KindTooLarge, "statement length: %+v", res.Error)
+	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT 1"})
+	assert.Nil(t, res.Error, "small: %v", res.Error)
 	conns := 0
 	e = executor.New(nil, executor.Options{
 		Check: func(q string) (string, *text2sql.SQLError) {
@@ -168,10 +141,7 @@ func TestGenericBounds(t *testing.T) {
 		},
 	})
 	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT 1"})
-	if res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(2)}}) || conns != 1 {
-		t.Errorf("Check and Conn: %+v, %d connections", res, conns)
-	}
-	if res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT 'no'"}); res.Error == nil || res.Error.Kind != text2sql.KindForbiddenStatement || conns != 1 {
-		t.Errorf("refused by Check: %+v, %d connections", res.Error, conns)
-	}
+	assert.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(2)}}) || conns != 1, "Check and Conn: %+v, %d connections", res, conns)
+	res = execute(t, e, text2sql.ExecuteRequest{SQL: "SELECT 'no'"})
+	assert.False(t, res.Error == nil || res.Error.Kind != text2sql.KindForbiddenStatement || conns != 1, "refused by Check: %+v, %d connections", res.Error, conns)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -79,6 +80,24 @@ func (e *ValidationError) Unwrap() []error {
 // problems collects Problems; err returns nil when there are none.
 type problems []Problem
 
+// flagDuplicate adds a problem (item, format, args) to ps when an entry
+// of list is a duplicate, as dup reports.
+func flagDuplicate[T any](ps *problems, list []T, dup func(T) bool, item, format string, args ...any) {
+	if slices.ContainsFunc(list, dup) {
+		ps.add(item, format, args...)
+	}
+}
+
+// appendChecked appends v to *list when ps holds no problem, else
+// returns ps as the error and leaves list as it was.
+func appendChecked[T any](list *[]T, v T, ps problems) error {
+	if err := ps.err(); err != nil {
+		return err
+	}
+	*list = append(*list, v)
+	return nil
+}
+
 func (ps *problems) add(item, format string, args ...any) {
 	*ps = append(*ps, Problem{Item: item, Msg: fmt.Sprintf(format, args...)})
 }
@@ -123,17 +142,8 @@ func (b *Base) AddTable(n TableNote) error {
 	n.Table = strings.TrimSpace(n.Table)
 	var ps problems
 	checkTable(&ps, "table:"+n.Table, n)
-	for _, t := range b.Tables {
-		if strings.EqualFold(t.Table, n.Table) {
-			ps.add("table:"+n.Table, "duplicate note for table %q", n.Table)
-			break
-		}
-	}
-	if err := ps.err(); err != nil {
-		return err
-	}
-	b.Tables = append(b.Tables, n)
-	return nil
+	flagDuplicate(&ps, b.Tables, func(t TableNote) bool { return strings.EqualFold(t.Table, n.Table) }, "table:"+n.Table, "duplicate note for table %q", n.Table)
+	return appendChecked(&b.Tables, n, ps)
 }
 
 // AddColumn adds a column note. Table, Column and at least one of
@@ -144,17 +154,10 @@ func (b *Base) AddColumn(n ColumnNote) error {
 	item := "column:" + n.Table + "." + n.Column
 	var ps problems
 	checkColumn(&ps, item, n)
-	for _, c := range b.Columns {
-		if strings.EqualFold(c.Table, n.Table) && strings.EqualFold(c.Column, n.Column) {
-			ps.add(item, "duplicate note for column %s.%s", n.Table, n.Column)
-			break
-		}
-	}
-	if err := ps.err(); err != nil {
-		return err
-	}
-	b.Columns = append(b.Columns, n)
-	return nil
+	flagDuplicate(&ps, b.Columns, func(c ColumnNote) bool {
+		return strings.EqualFold(c.Table, n.Table) && strings.EqualFold(c.Column, n.Column)
+	}, item, "duplicate note for column %s.%s", n.Table, n.Column)
+	return appendChecked(&b.Columns, n, ps)
 }
 
 // AddRule adds a business rule. Text is required. A rule without an ID gets
@@ -167,17 +170,8 @@ func (b *Base) AddRule(r Rule) error {
 	}
 	var ps problems
 	checkRule(&ps, "rule:"+r.ID, r)
-	for _, o := range b.Rules {
-		if o.ID == r.ID {
-			ps.add("rule:"+r.ID, "duplicate rule id %q", r.ID)
-			break
-		}
-	}
-	if err := ps.err(); err != nil {
-		return err
-	}
-	b.Rules = append(b.Rules, r)
-	return nil
+	flagDuplicate(&ps, b.Rules, func(o Rule) bool { return o.ID == r.ID }, "rule:"+r.ID, "duplicate rule id %q", r.ID)
+	return appendChecked(&b.Rules, r, ps)
 }
 
 // AddExample adds a verified example after guard has checked its SQL, the
@@ -203,22 +197,13 @@ func (b *Base) AddExample(ctx context.Context, guard text2sql.Guard, ex Example)
 	item := "example:" + ex.ID
 	var ps problems
 	checkExample(&ps, item, ex)
-	for _, o := range b.Examples {
-		if o.ID == ex.ID {
-			ps.add(item, "duplicate example id %q", ex.ID)
-			break
-		}
-	}
+	flagDuplicate(&ps, b.Examples, func(o Example) bool { return o.ID == ex.ID }, item, "duplicate example id %q", ex.ID)
 	if len(ps) == 0 {
 		if err := checkSQL(ctx, guard, &ps, item, ex.SQL); err != nil {
 			return err
 		}
 	}
-	if err := ps.err(); err != nil {
-		return err
-	}
-	b.Examples = append(b.Examples, ex)
-	return nil
+	return appendChecked(&b.Examples, ex, ps)
 }
 
 // AddValues adds the distinct values of one column. Table, Column and at
@@ -229,17 +214,10 @@ func (b *Base) AddValues(v ValueList) error {
 	item := "value:" + v.Table + "." + v.Column
 	var ps problems
 	checkValues(&ps, item, v)
-	for _, o := range b.Values {
-		if strings.EqualFold(o.Table, v.Table) && strings.EqualFold(o.Column, v.Column) {
-			ps.add(item, "duplicate value list for column %s.%s", v.Table, v.Column)
-			break
-		}
-	}
-	if err := ps.err(); err != nil {
-		return err
-	}
-	b.Values = append(b.Values, v)
-	return nil
+	flagDuplicate(&ps, b.Values, func(o ValueList) bool {
+		return strings.EqualFold(o.Table, v.Table) && strings.EqualFold(o.Column, v.Column)
+	}, item, "duplicate value list for column %s.%s", v.Table, v.Column)
+	return appendChecked(&b.Values, v, ps)
 }
 
 func checkTable(ps *problems, item string, n TableNote) {

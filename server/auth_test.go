@@ -10,12 +10,13 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const anonKey = "anon-key-SECRET-7f3a9c"
@@ -49,82 +50,57 @@ func supabaseStub(t *testing.T) (*httptest.Server, *atomic.Int64) {
 func TestSupabase(t *testing.T) {
 	stub, calls := supabaseStub(t)
 	auth, err := NewSupabase(SupabaseOptions{URL: stub.URL + "/", AnonKey: anonKey, CacheTTL: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer auth.client.CloseIdleConnections()
 	rec := &recorder{}
 	srv := testServer(t, Config{Auth: auth, Auditor: rec})
 	run := map[string]string{"sql": "SELECT 1"}
-	if r := do(t, srv, "POST", "/v1/run", "", run); r.status != 401 || r.code(t) != CodeUnauthorized {
-		t.Errorf("no token: %d %s", r.status, r.body)
-	}
-	if calls.Load() != 0 {
-		t.Errorf("the auth server was asked without a token")
-	}
-	if r := do(t, srv, "POST", "/v1/run", "bad-token", run); r.status != 401 || r.code(t) != CodeUnauthorized {
-		t.Errorf("bad token: %d %s", r.status, r.body)
-	}
-	if r := do(t, srv, "POST", "/v1/run", "good-token-of-ada", run); r.status != 200 {
-		t.Errorf("good token: %d %s", r.status, r.body)
-	}
+	r := do(t, srv, "POST", "/v1/run", "", run)
+	assert.False(t, r.status != 401 || r.code(t) != CodeUnauthorized, "no token: %d %s", r.status, r.body)
+	assert.Zero(t, calls.Load(), "the auth server was asked without a token")
+	r = do(t, srv, "POST", "/v1/run", "bad-token", run)
+	assert.False(t, r.status != 401 || r.code(t) != CodeUnauthorized, "bad token: %d %s", r.status, r.body)
+	r = do(t, srv, "POST", "/v1/run", "good-token-of-ada", run)
+	assert.Equal(t, 200, r.status, "good token: %d %s", r.status, r.body)
 	before := calls.Load()
-	if r := do(t, srv, "POST", "/v1/run", "good-token-of-ada", run); r.status != 200 {
-		t.Errorf("good token again: %d %s", r.status, r.body)
-	}
-	if calls.Load() != before {
-		t.Error("an accepted token was not cached")
-	}
-	if r := do(t, srv, "POST", "/v1/run", "bad-token", run); r.status != 401 {
-		t.Errorf("bad token again: %d", r.status)
-	}
-	if calls.Load() != before+1 {
-		t.Error("a rejected token was cached")
-	}
-	if r := do(t, srv, "POST", "/v1/run", "crash", run); r.status != 503 || r.code(t) != CodeAuthUnavailable {
-		t.Errorf("auth server failure: %d %s", r.status, r.body)
-	}
+	r = do(t, srv, "POST", "/v1/run", "good-token-of-ada", run)
+	assert.Equal(t, 200, r.status, "good token again: %d %s", r.status, r.body)
+	assert.Equal(t, before, calls.Load(), "an accepted token was not cached")
+	r = do(t, srv, "POST", "/v1/run", "bad-token", run)
+	assert.Equal(t, 401, r.status, "bad token again: %d", r.status)
+	assert.Equal(t, before+1, calls.Load(), "a rejected token was cached")
+	r = do(t, srv, "POST", "/v1/run", "crash", run)
+	assert.False(t, r.status != 503 || r.code(t) != CodeAuthUnavailable, "auth server failure: %d %s", r.status, r.body)
 	ev := rec.all()
-	if len(ev) != 2 || ev[0].Principal != "user-ada" || ev[0].Method != "supabase" {
-		t.Errorf("audit %+v", ev)
-	}
+	assert.False(t, len(ev) != 2 || ev[0].Principal != "user-ada" || ev[0].Method != "supabase", "audit %+v", ev)
 
 	// The cache expires.
 	now := time.Now()
 	auth.now = func() time.Time { return now.Add(2 * time.Minute) }
 	before = calls.Load()
 	do(t, srv, "POST", "/v1/run", "good-token-of-ada", run)
-	if calls.Load() != before+1 {
-		t.Error("an expired cache entry was used")
-	}
+	assert.Equal(t, before+1, calls.Load(), "an expired cache entry was used")
 
 	// An unreachable auth server refuses everyone.
 	down, err := NewSupabase(SupabaseOptions{URL: "http://127.0.0.1:1", AnonKey: anonKey})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	srv2 := testServer(t, Config{Auth: down})
-	if r := do(t, srv2, "POST", "/v1/run", "good-token-of-ada", run); r.status != 503 {
-		t.Errorf("unreachable: %d", r.status)
-	}
-	if _, err := NewSupabase(SupabaseOptions{URL: "not a url", AnonKey: "k"}); err == nil {
-		t.Error("bad URL accepted")
-	}
+	r = do(t, srv2, "POST", "/v1/run", "good-token-of-ada", run)
+	assert.Equal(t, 503, r.status, "unreachable: %d", r.status)
+	_, err = NewSupabase(SupabaseOptions{URL: "not a url", AnonKey: "k"})
+	assert.Error(t, err, "bad URL accepted")
 }
 
 func TestSupabaseCacheBounded(t *testing.T) {
 	s, err := NewSupabase(SupabaseOptions{URL: "https://x.supabase.co", AnonKey: "k", MaxCacheEntries: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i := 0; i < 10; i++ {
 		var k [32]byte
 		k[0] = byte(i)
 		s.store(k, &Principal{ID: "u"})
 	}
-	if n := len(s.cache); n > 3 {
-		t.Errorf("cache holds %d entries", n)
-	}
+	n := len(s.cache)
+	assert.LessOrEqual(t, n, 3, "cache holds %d entries", n)
 }
 
 // jwks serves a JWK set with one RSA and one EC key.
@@ -138,13 +114,9 @@ func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 
 func newJWKS(t *testing.T) *jwksServer {
 	rk, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ek, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	pad := func(b []byte) []byte { return append(make([]byte, 32-len(b)), b...) }
 	set := map[string]any{"keys": []map[string]any{
 		{"kty": "RSA", "kid": "rsa1", "use": "sig", "alg": "RS256", "n": b64(rk.N.Bytes()), "e": b64(big.NewInt(int64(rk.E)).Bytes())},
@@ -162,18 +134,14 @@ func (j *jwksServer) sign(t *testing.T, method jwt.SigningMethod, kid string, ke
 	tok := jwt.NewWithClaims(method, claims)
 	tok.Header["kid"] = kid
 	s, err := tok.SignedString(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return s
 }
 
 func TestJWT(t *testing.T) {
 	js := newJWKS(t)
 	auth, err := NewJWT(JWTOptions{JWKSURL: js.URL, Issuer: "https://issuer.example", Audience: "text2sql"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer auth.Close()
 	rec := &recorder{}
 	srv := testServer(t, Config{Auth: auth, Auditor: rec})
@@ -206,29 +174,20 @@ func TestJWT(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := do(t, srv, "POST", "/v1/run", c.token, map[string]string{"sql": "SELECT 1"})
-		if r.status != c.status {
-			t.Errorf("%s: %d %s, want %d", c.name, r.status, r.body, c.status)
-		}
+		assert.Equal(t, c.status, r.status, "%s: %d %s, want %d", c.name, r.status, r.body, c.status)
 	}
 	ev := rec.all()
-	if len(ev) != 2 || ev[0].Principal != "user-42" || ev[0].Method != "jwt" {
-		t.Errorf("audit %+v", ev)
-	}
-	if _, err := NewJWT(JWTOptions{JWKSURL: js.URL, Algorithms: []string{"HS256"}}); err == nil {
-		t.Error("HS256 accepted")
-	}
-	if _, err := NewJWT(JWTOptions{JWKSURL: "ftp://x"}); err == nil {
-		t.Error("bad URL accepted")
-	}
+	assert.False(t, len(ev) != 2 || ev[0].Principal != "user-42" || ev[0].Method != "jwt", "audit %+v", ev)
+	_, err = NewJWT(JWTOptions{JWKSURL: js.URL, Algorithms: []string{"HS256"}})
+	assert.Error(t, err, "HS256 accepted")
+	_, err = NewJWT(JWTOptions{JWKSURL: "ftp://x"})
+	assert.Error(t, err, "bad URL accepted")
 }
 
 func TestNoAuth(t *testing.T) {
 	buf := &logBuffer{}
 	srv := testServer(t, Config{Auth: NoAuth(), Logger: buf.logger()})
-	if r := do(t, srv, "POST", "/v1/run", "", map[string]string{"sql": "SELECT 1"}); r.status != 200 {
-		t.Errorf("no auth: %d %s", r.status, r.body)
-	}
-	if !strings.Contains(buf.String(), "no-auth mode") {
-		t.Error("no warning logged for no-auth mode")
-	}
+	r := do(t, srv, "POST", "/v1/run", "", map[string]string{"sql": "SELECT 1"})
+	assert.Equal(t, 200, r.status, "no auth: %d %s", r.status, r.body)
+	assert.Contains(t, buf.String(), "no-auth mode", "no warning logged for no-auth mode")
 }

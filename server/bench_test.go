@@ -9,23 +9,20 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/generator"
 )
 
 func benchHandler(b *testing.B) http.Handler {
 	gen, err := generator.New(sqlModel("SELECT code, title FROM courses ORDER BY code LIMIT 5"), generator.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	p, err := text2sql.New(text2sql.Config{Retriever: fixture.ret, Generator: gen, Executor: fixture.exec, DisableExampleReuse: true})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	h, err := New(Config{Pipeline: p, Auth: NoAuth(), RateLimit: RateLimit{Unlimited: true}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	return h
 }
 
@@ -38,9 +35,7 @@ func BenchmarkHealth(b *testing.B) {
 		for pb.Next() {
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, httptest.NewRequest("GET", "/health", nil))
-			if w.Code != 200 {
-				b.Fatal(w.Code)
-			}
+			require.Equal(b, 200, w.Code, w.Code)
 		}
 	})
 }
@@ -54,9 +49,7 @@ func BenchmarkGenerate(b *testing.B) {
 			r := httptest.NewRequest("POST", "/v1/generate", strings.NewReader(`{"question":"How many students take each class?"}`))
 			r.Header.Set("Content-Type", "application/json")
 			h.ServeHTTP(w, r)
-			if w.Code != 200 {
-				b.Fatal(w.Code, w.Body.String())
-			}
+			require.Equal(b, 200, w.Code, "%v %v", w.Code, w.Body.String())
 		}
 	})
 }
@@ -67,7 +60,6 @@ func BenchmarkGenerate(b *testing.B) {
 func TestConcurrentLoad(t *testing.T) {
 	srv := testServer(t, Config{Auth: NoAuth()})
 	var wg sync.WaitGroup
-	errs := make(chan string, 64)
 	for g := 0; g < 16; g++ {
 		wg.Add(1)
 		go func() {
@@ -79,18 +71,9 @@ func TestConcurrentLoad(t *testing.T) {
 				} else {
 					r = do(t, srv, "POST", "/v1/generate", "", map[string]string{"question": "How many students take each class?"})
 				}
-				if r.status != 200 {
-					select {
-					case errs <- string(r.body):
-					default:
-					}
-				}
+				assert.Equal(t, 200, r.status, "%s", r.body)
 			}
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Error(e)
-	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
@@ -28,9 +30,7 @@ func chromium(t *testing.T) string {
 		}
 	}
 	msg := "no Chromium or Chrome binary (set CHROME_PATH or run .ci/install-chromium.sh)"
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg + "; CI is set, so the browser test may not be skipped")
-	}
+	require.Equal(t, "", os.Getenv("CI"), msg+"; CI is set, so the browser test may not be skipped")
 	t.Skip(msg)
 	return ""
 }
@@ -74,24 +74,19 @@ func TestBrowserPage(t *testing.T) {
 	}()
 	// Start the browser without a deadline (a deadline on the first run
 	// would bound the browser's life), then bound the steps.
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")), "starting %s", bin)
 	step, cancelSteps := context.WithTimeout(ctx, 90*time.Second)
 	defer cancelSteps()
 	text := func(sel string) string {
 		t.Helper()
 		s, err := chromedp.Run(step, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
+		require.NoError(t, err, "text of %s", sel)
 		return s
 	}
 	waitJS := func(what, expr string) {
 		t.Helper()
-		if _, err := chromedp.Run(step, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
-			t.Fatalf("waiting for %s: %v", what, err)
-		}
+		_, err := chromedp.Run(step, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second)))
+		require.NoError(t, err, "waiting for %s", what)
 	}
 
 	// Question → SQL → Run → rows, with the answer-key match.
@@ -103,36 +98,25 @@ func TestBrowserPage(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#generate")),
 		chromedp.WaitVisible(chromedp.CSS("#answer")),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	waitJS("the SQL", `document.getElementById("sql").value.includes("FROM courses")`)
-	if s := text("#explanation"); !strings.Contains(s, "Scripted") {
-		t.Errorf("explanation %q", s)
-	}
+	s := text("#explanation")
+	assert.Contains(t, s, "Scripted", "explanation %q", s)
 	waitJS("the health line", `document.getElementById("health").textContent.includes("model")`)
 	tables, err := chromedp.Run(step, chromedp.Evaluate[string](`document.getElementById("tables").textContent`))
-	if err != nil || !strings.Contains(tables, "via example") {
-		t.Errorf("retrieved context %q %v", tables, err)
-	}
+	assert.False(t, err != nil || !strings.Contains(tables, "via example"), "retrieved context %q %v", tables, err)
 	err = chromedp.Do(step,
 		chromedp.SendKeys(chromedp.CSS("#question-id"), "q1"),
 		chromedp.Click(chromedp.CSS("#run")),
 		chromedp.WaitVisible(chromedp.CSS("#rows tbody tr")),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rows, err := chromedp.Run(step, chromedp.Evaluate[int](`document.querySelectorAll("#rows tbody tr").length`))
-	if err != nil || rows != 3 {
-		t.Errorf("%d result rows (%v)", rows, err)
-	}
-	if s := text("#rows thead"); !strings.Contains(s, "code") || !strings.Contains(s, "title") {
-		t.Errorf("header %q", s)
-	}
-	if s := text("#match"); !strings.Contains(s, "Matches the answer key") {
-		t.Errorf("match %q", s)
-	}
+	assert.False(t, err != nil || rows != 3, "%d result rows (%v)", rows, err)
+	s = text("#rows thead")
+	assert.False(t, !strings.Contains(s, "code") || !strings.Contains(s, "title"), "header %q", s)
+	s = text("#match")
+	assert.Contains(t, s, "Matches the answer key", "match %q", s)
 	if path := os.Getenv("TEXT2SQL_SCREENSHOT"); path != "" {
 		chromedp.Do(step, chromedp.Evaluate[chromedp.Void](`document.getElementById("context").open = true`))
 		if png, err := chromedp.Run(step, chromedp.FullScreenshot(100)); err == nil {
@@ -147,24 +131,18 @@ func TestBrowserPage(t *testing.T) {
 		chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierCtrl)),
 		chromedp.WaitVisible(chromedp.CSS("#error")),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := text("#error"); !strings.Contains(s, "Refused") || !strings.Contains(s, "not_read_only") {
-		t.Errorf("refusal %q", s)
-	}
-	if s := text("#match"); !strings.Contains(s, "Does not match") {
-		t.Errorf("match after a refusal %q", s)
-	}
+	require.NoError(t, err)
+	s = text("#error")
+	assert.False(t, !strings.Contains(s, "Refused") || !strings.Contains(s, "not_read_only"), "refusal %q", s)
+	s = text("#match")
+	assert.Contains(t, s, "Does not match", "match after a refusal %q", s)
 
 	// A refused token: a clear message, focus on the token field.
 	err = chromedp.Do(step,
 		chromedp.SetValue(chromedp.CSS("#token"), "wrong-token-0123456789"),
 		chromedp.Click(chromedp.CSS("#generate")),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	waitJS("the token error", `document.getElementById("error").textContent.includes("token was refused")`)
 	waitJS("focus on the token field", `document.activeElement && document.activeElement.id === "token"`)
 
@@ -176,11 +154,8 @@ func TestBrowserPage(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#ask")),
 		chromedp.WaitVisible(chromedp.CSS("#trail")),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := text("#attempts"); !strings.Contains(s, "nme") || !strings.Contains(s, "unknown_column") {
-		t.Errorf("trail %q", s)
-	}
+	require.NoError(t, err)
+	s = text("#attempts")
+	assert.False(t, !strings.Contains(s, "nme") || !strings.Contains(s, "unknown_column"), "trail %q", s)
 	waitJS("two rows", `document.querySelectorAll("#rows tbody tr").length === 2 && document.getElementById("error").hidden`)
 }

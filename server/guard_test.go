@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor/mysql"
 	"github.com/text2sql-go/text2sql/executor/postgres"
@@ -30,13 +33,10 @@ func chokePoint(t *testing.T, lib *text2sql.Pipeline, withModel func(sql string)
 	want := map[string]text2sql.ErrorKind{}
 	for _, q := range cases {
 		res, err := lib.Execute(ctx, q)
-		if err != nil || res.Error == nil {
-			t.Fatalf("library ran %q: %v %+v", q, err, res)
-		}
+		require.False(t, err != nil || res.Error == nil, "library ran %q: %v %+v", q, err, res)
 		want[q] = res.Error.Kind
-		if k := res.Error.Kind; !k.Refusal() && k != text2sql.KindTooLarge {
-			t.Errorf("%q: kind %q is neither a refusal nor a bound", q, k)
-		}
+		k := res.Error.Kind
+		assert.False(t, !k.Refusal() && k != text2sql.KindTooLarge, "%q: kind %q is neither a refusal nor a bound", q, k)
 	}
 	srv := testServer(t, Config{Pipeline: lib})
 	entry := map[string]func(t *testing.T, q string) (text2sql.ErrorKind, int){
@@ -49,9 +49,8 @@ func chokePoint(t *testing.T, lib *text2sql.Pipeline, withModel func(sql string)
 			s := testServer(t, Config{Pipeline: withModel(q)})
 			var a AnswerBody
 			do(t, s, "POST", "/v1/ask", testToken, map[string]string{"question": "Do it"}).json(t, &a)
-			if len(a.Attempts) != 1 || a.Attempts[0].Result == nil {
-				t.Fatalf("ask %q: %+v", q, a)
-			}
+			require.Len(t, a.Attempts, 1, "ask %q: %+v", q, a)
+			require.NotNil(t, a.Attempts[0].Result, "ask %q: %+v", q, a)
 			return kindOf(a.Attempts[0].Result.Error), a.Attempts[0].Result.RowCount
 		},
 		"MCP run_sql": func(t *testing.T, q string) (text2sql.ErrorKind, int) {
@@ -64,22 +63,19 @@ func chokePoint(t *testing.T, lib *text2sql.Pipeline, withModel func(sql string)
 			cs := mcpSession(t, Config{Pipeline: withModel(q)})
 			var a AnswerBody
 			callTool(t, cs, "ask", map[string]any{"question": "Do it"}, &a)
-			if len(a.Attempts) != 1 || a.Attempts[0].Result == nil {
-				t.Fatalf("ask %q: %+v", q, a)
-			}
+			require.Len(t, a.Attempts, 1, "ask %q: %+v", q, a)
+			require.NotNil(t, a.Attempts[0].Result, "ask %q: %+v", q, a)
 			return kindOf(a.Attempts[0].Result.Error), a.Attempts[0].Result.RowCount
 		},
 	}
 	for name, run := range entry {
 		t.Run(name, func(t *testing.T) {
 			for _, q := range cases {
-				if got, _ := run(t, q); got != want[q] {
-					t.Errorf("%q: kind %q, the library says %q", q, got, want[q])
-				}
+				got, _ := run(t, q)
+				assert.Equal(t, want[q], got, "%q: kind %q, the library says %q", q, got, want[q])
 			}
-			if got, n := run(t, recursiveCTE); got != "" || n != 5 {
-				t.Errorf("recursive CTE: kind %q, %d rows", got, n)
-			}
+			got, n := run(t, recursiveCTE)
+			assert.False(t, got != "" || n != 5, "recursive CTE: kind %q, %d rows", got, n)
 		})
 	}
 }
@@ -109,17 +105,13 @@ func TestOneChokePointSQLite(t *testing.T) {
 	}
 	students, enrollments := tableRows(t, "students"), tableRows(t, "enrollments")
 	chokePoint(t, newPipeline(t, nil, 0), func(q string) *text2sql.Pipeline { return newPipeline(t, sqlModel(q), -1) }, cases)
-	if s, e := tableRows(t, "students"), tableRows(t, "enrollments"); s != students || e != enrollments {
-		t.Errorf("rows changed: students %d→%d, enrollments %d→%d", students, s, enrollments, e)
-	}
+	s, e := tableRows(t, "students"), tableRows(t, "enrollments")
+	assert.False(t, s != students || e != enrollments, "rows changed: students %d→%d, enrollments %d→%d", students, s, enrollments, e)
 	res, _ := fixture.exec.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT user_version FROM pragma_user_version"})
-	if res != nil && res.Error == nil && fmt.Sprint(res.Rows[0][0]) == "42" {
-		t.Error("user_version was changed")
-	}
+	assert.False(t, res != nil && res.Error == nil && fmt.Sprint(res.Rows[0][0]) == "42", "user_version was changed")
 	for _, f := range []string{exfil, other} {
-		if _, err := os.Stat(f); err == nil {
-			t.Errorf("%s was created", f)
-		}
+		_, err := os.Stat(f)
+		assert.Error(t, err, "%s was created", f)
 	}
 }
 
@@ -136,9 +128,7 @@ func TestOneChokePointPostgres(t *testing.T) {
 	)
 	ctx := context.Background()
 	ex, err := postgres.New(ctx, db, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	pipeline := enginePipeline(t, ex, ex.Schema(), text2sql.DialectPostgres)
 	cases := []string{
 		"DROP TABLE t",
@@ -165,21 +155,15 @@ func TestOneChokePointPostgres(t *testing.T) {
 	}
 	var stats string
 	serverState := `SELECT coalesce((SELECT stats_reset::text FROM pg_stat_bgwriter), '') || (SELECT count(*) FROM pg_replication_slots)::text`
-	if err := db.QueryRowContext(ctx, serverState).Scan(&stats); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, db.QueryRowContext(ctx, serverState).Scan(&stats))
 	chokePoint(t, pipeline(nil), func(q string) *text2sql.Pipeline { return pipeline(sqlModel(q)) }, cases)
 	var after string
-	if err := db.QueryRowContext(ctx, serverState).Scan(&after); err != nil || after != stats {
-		t.Errorf("statistics reset or replication slot created: %q → %q (%v)", stats, after, err)
-	}
+	err = db.QueryRowContext(ctx, serverState).Scan(&after)
+	assert.False(t, err != nil || after != stats, "statistics reset or replication slot created: %q → %q (%v)", stats, after, err)
 	var n int
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM users").Scan(&n); err != nil || n != 2 {
-		t.Errorf("users: %d rows, %v", n, err)
-	}
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil {
-		t.Errorf("t was dropped: %v", err)
-	}
+	err = db.QueryRowContext(ctx, "SELECT count(*) FROM users").Scan(&n)
+	assert.False(t, err != nil || n != 2, "users: %d rows, %v", n, err)
+	assert.NoError(t, db.QueryRowContext(ctx, "SELECT count(*) FROM t").Scan(&n), "t was dropped")
 }
 
 // enginePipeline returns a builder of pipelines over ex (a server's
@@ -188,18 +172,12 @@ func TestOneChokePointPostgres(t *testing.T) {
 func enginePipeline(t *testing.T, ex text2sql.Executor, sch *schema.Database, dialect text2sql.Dialect) func(text2sql.Model) *text2sql.Pipeline {
 	t.Helper()
 	ret, err := retriever.NewHybrid(context.Background(), retriever.HybridOptions{Schema: sch})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return func(model text2sql.Model) *text2sql.Pipeline {
 		gen, err := generator.New(model, generator.Options{Dialect: dialect})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		p, err := text2sql.New(text2sql.Config{Retriever: ret, Generator: gen, Executor: ex, MaxRepairs: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return p
 	}
 }
@@ -221,9 +199,7 @@ func TestOneChokePointMariaDB(t *testing.T) {
 	dbtest.Exec(t, db, "CREATE TABLE singer (id INT PRIMARY KEY, Name TEXT)", "INSERT INTO singer VALUES (1, 'Ada'), (2, 'Joe')")
 	ctx := context.Background()
 	ex, err := mysql.New(ctx, db, mysql.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	pipeline := enginePipeline(t, ex, ex.Schema(), text2sql.DialectMySQL)
 	file := filepath.Join(os.TempDir(), dbtest.Name("text2sql_pwn"))
 	cases := []string{
@@ -242,11 +218,9 @@ func TestOneChokePointMariaDB(t *testing.T) {
 	}
 	chokePoint(t, pipeline(nil), func(q string) *text2sql.Pipeline { return pipeline(sqlModel(q)) }, cases)
 	var n, locked int
-	if err := db.QueryRowContext(ctx, "SELECT count(*), IS_USED_LOCK('x') IS NOT NULL FROM singer").Scan(&n, &locked); err != nil || n != 2 || locked != 0 {
-		t.Errorf("singer: %d rows, lock held %d, %v", n, locked, err)
-	}
-	if _, err := os.Stat(file); err == nil {
-		t.Errorf("%s was written", file)
+	err = db.QueryRowContext(ctx, "SELECT count(*), IS_USED_LOCK('x') IS NOT NULL FROM singer").Scan(&n, &locked)
+	assert.False(t, err != nil || n != 2 || locked != 0, "singer: %d rows, lock held %d, %v", n, locked, err)
+	if _, err := os.Stat(file); !assert.Error(t, err, "%s was written", file) {
 		os.Remove(file)
 	}
 }

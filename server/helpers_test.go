@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -110,16 +111,12 @@ func sqlModel(sql string) *llmtest.Model {
 func newPipeline(t testing.TB, model text2sql.Model, maxRepairs int) *text2sql.Pipeline {
 	t.Helper()
 	gen, err := generator.New(model, generator.Options{Dialect: text2sql.DialectSQLite})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p, err := text2sql.New(text2sql.Config{
 		Retriever: fixture.ret, Generator: gen, Executor: fixture.exec,
 		MaxRepairs: maxRepairs, MaxRows: 100, DisableExampleReuse: true,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return p
 }
 
@@ -129,9 +126,7 @@ const testToken = "tok-alice-0123456789abcdef"
 func staticAuth(t testing.TB) *StaticTokens {
 	t.Helper()
 	a, err := NewStaticTokens(map[string]string{"alice": testToken, "bob": "tok-bob-0123456789abcdef0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return a
 }
 
@@ -175,9 +170,7 @@ func testServer(t testing.TB, cfg Config) *httptest.Server {
 		cfg.RateLimit.Unlimited = true
 	}
 	h, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
@@ -206,9 +199,7 @@ type response struct {
 
 func (r response) json(t testing.TB, v any) {
 	t.Helper()
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("decoding %s: %v", r.body, err)
-	}
+	require.NoError(t, json.Unmarshal(r.body, v), "decoding %s", r.body)
 }
 
 func (r response) code(t testing.TB) Code {
@@ -227,17 +218,13 @@ func do(t testing.TB, srv *httptest.Server, method, path, token string, body any
 		s, ok := body.(string)
 		if !ok {
 			b, err := json.Marshal(body)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			s = string(b)
 		}
 		rd = strings.NewReader(s)
 	}
 	req, err := http.NewRequest(method, srv.URL+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -245,14 +232,10 @@ func do(t testing.TB, srv *httptest.Server, method, path, token string, body any
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
@@ -261,8 +244,6 @@ func do(t testing.TB, srv *httptest.Server, method, path, token string, body any
 func tableRows(t testing.TB, table string) int {
 	t.Helper()
 	res, err := fixture.exec.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT count(*) FROM " + table})
-	if err != nil || res.Error != nil {
-		t.Fatalf("counting %s: %v %v", table, err, res.Error)
-	}
+	require.False(t, err != nil || res.Error != nil, "counting %s: %v %v", table, err, res.Error)
 	return int(res.Rows[0][0].(int64))
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/generator"
@@ -64,13 +66,9 @@ func (o openAPI) resolve(t *testing.T, schema map[string]any) *jsonschema.Resolv
 	root["$defs"] = rewrite(o.obj(o.doc, "components", "schemas"))
 	b, _ := json.Marshal(root)
 	var s jsonschema.Schema
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatalf("schema: %v", err)
-	}
+	require.NoError(t, json.Unmarshal(b, &s), "schema")
 	r, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatalf("resolving %s: %v", b, err)
-	}
+	require.NoError(t, err, "resolving %s", b)
 	return r
 }
 
@@ -88,43 +86,32 @@ func (o openAPI) response(method, path string, status int) map[string]any {
 func (o openAPI) check(t *testing.T, method, path string, r response) {
 	t.Helper()
 	doc := o.response(method, path, r.status)
-	if doc == nil {
-		t.Errorf("%s %s: status %d is not documented (%s)", method, path, r.status, r.body)
+	if !assert.NotNil(t, doc, "%s %s: status %d is not documented (%s)", method, path, r.status, r.body) {
 		return
 	}
 	schema := o.obj(doc, "content", "application/json", "schema")
-	if schema == nil {
-		t.Errorf("%s %s %d: no JSON schema", method, path, r.status)
+	if !assert.NotNil(t, schema, "%s %s %d: no JSON schema", method, path, r.status) {
 		return
 	}
 	for h := range o.obj(doc, "headers") {
-		if r.header.Get(h) == "" {
-			t.Errorf("%s %s %d: documented header %s missing", method, path, r.status, h)
-		}
+		assert.NotEqual(t, "", r.header.Get(h), "%s %s %d: documented header %s missing", method, path, r.status, h)
 	}
 	var v any
-	if err := json.Unmarshal(r.body, &v); err != nil {
-		t.Errorf("%s %s %d: %v", method, path, r.status, err)
+	if !assert.NoError(t, json.Unmarshal(r.body, &v), "%s %s %d", method, path, r.status) {
 		return
 	}
-	if err := o.resolve(t, schema).Validate(v); err != nil {
-		t.Errorf("%s %s %d: the body does not match the document: %v\n%s", method, path, r.status, err, r.body)
-	}
+	assert.NoError(t, o.resolve(t, schema).Validate(v), "%s %s %d: the body does not match the document\n%s", method, path, r.status, r.body)
 }
 
 // checkRequest validates a request body against the document.
 func (o openAPI) checkRequest(t *testing.T, method, path string, body any) {
 	t.Helper()
 	schema := o.obj(o.doc, "paths", path, strings.ToLower(method), "requestBody", "content", "application/json", "schema")
-	if schema == nil {
-		t.Fatalf("%s %s: no request schema", method, path)
-	}
+	require.NotNil(t, schema, "%s %s: no request schema", method, path)
 	b, _ := json.Marshal(body)
 	var v any
 	json.Unmarshal(b, &v)
-	if err := o.resolve(t, schema).Validate(v); err != nil {
-		t.Errorf("%s %s: request %s does not match the document: %v", method, path, b, err)
-	}
+	assert.NoError(t, o.resolve(t, schema).Validate(v), "%s %s: request %s does not match the document", method, path, b)
 }
 
 func TestOpenAPI(t *testing.T) {
@@ -139,22 +126,17 @@ func TestOpenAPI(t *testing.T) {
 	gen, _ := generator.New(model, generator.Options{})
 	p, err := text2sql.New(text2sql.Config{Retriever: fixture.ret, Generator: gen, Executor: fixture.exec, Judge: judge,
 		MaxRepairs: 3, DisableExampleReuse: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	srv := testServer(t, Config{Pipeline: p, RateLimit: RateLimit{Requests: 12, Window: time.Hour}, MaxBodyBytes: 2048,
 		AnswerKeys: AnswerKeyMap{"7": "SELECT 1"}, Info: Info{Models: []string{"scripted"}, Dialect: text2sql.DialectSQLite,
 			Fingerprint: "abc", Knowledge: map[text2sql.ItemKind]int{text2sql.ItemTable: 5}}})
 
 	r := do(t, srv, "GET", "/openapi.json", "", nil)
-	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
-		t.Fatalf("openapi.json: %d", r.status)
-	}
+	require.Equal(t, 200, r.status, "openapi.json: %d", r.status)
+	require.True(t, strings.HasPrefix(r.header.Get("Content-Type"), "application/json"), "openapi.json: %d", r.status)
 	var o openAPI
 	r.json(t, &o.doc)
-	if o.doc["openapi"] != "3.1.0" {
-		t.Errorf("openapi %v", o.doc["openapi"])
-	}
+	assert.Equal(t, "3.1.0", o.doc["openapi"], "openapi %v", o.doc["openapi"])
 
 	// The documented operations are exactly the routes.
 	var documented []string
@@ -166,18 +148,14 @@ func TestOpenAPI(t *testing.T) {
 	sort.Strings(documented)
 	registered := slices.Clone(routes)
 	sort.Strings(registered)
-	if !slices.Equal(documented, registered) {
-		t.Errorf("documented %v, registered %v", documented, registered)
-	}
+	assert.True(t, slices.Equal(documented, registered), "documented %v, registered %v", documented, registered)
 
 	// The validation catches a wrong shape.
 	health := o.resolve(t, o.obj(o.response("GET", "/health", 200), "content", "application/json", "schema"))
 	for _, bad := range []string{`{"status":"ok"}`, `{"status":"ok","models":[],"dialect":"","index":{"fingerprint":"","embedder":"","documents":0},"knowledge":{},"auth":"none","mcp":true,"extra":1}`} {
 		var v any
 		json.Unmarshal([]byte(bad), &v)
-		if health.Validate(v) == nil {
-			t.Errorf("%s validated", bad)
-		}
+		assert.NotNil(t, health.Validate(v), "%s validated", bad)
 	}
 
 	// Real answers, every documented shape that can be produced here.
@@ -195,9 +173,7 @@ func TestOpenAPI(t *testing.T) {
 	ask := do(t, srv, "POST", "/v1/ask", testToken, q)
 	var a AnswerBody
 	ask.json(t, &a)
-	if a.Status != text2sql.StatusVerified || len(a.Attempts) != 2 || a.Attempts[0].Verdict == nil || a.Attempts[0].Verdict.OK {
-		t.Errorf("ask: %s", ask.body)
-	}
+	assert.False(t, a.Status != text2sql.StatusVerified || len(a.Attempts) != 2 || a.Attempts[0].Verdict == nil || a.Attempts[0].Verdict.OK, "ask: %s", ask.body)
 	o.check(t, "POST", "/v1/ask", ask)
 	o.check(t, "POST", "/v1/ask", do(t, srv, "POST", "/v1/ask", testToken, map[string]string{"question": ""}))
 	o.check(t, "POST", "/v1/ask", do(t, srv, "POST", "/v1/ask", "", q))
@@ -206,9 +182,7 @@ func TestOpenAPI(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		r = do(t, srv, "POST", "/v1/generate", testToken, q)
 	}
-	if r.status != 429 {
-		t.Fatalf("no 429: %d", r.status)
-	}
+	require.Equal(t, 429, r.status, "no 429: %d", r.status)
 	o.check(t, "POST", "/v1/generate", r)
 
 	// A failed answer and provider failures.
@@ -226,16 +200,10 @@ func TestOpenAPI(t *testing.T) {
 	// Every error code is documented.
 	enum := o.obj(o.doc, "components", "schemas", "ErrorDetail", "properties", "code")["enum"].([]any)
 	for c := range codeStatus {
-		if !slices.Contains(enum, any(string(c))) {
-			t.Errorf("code %s is not in the document", c)
-		}
+		assert.True(t, slices.Contains(enum, any(string(c))), "code %s is not in the document", c)
 	}
 	for _, c := range []Code{CodeRepairsExhausted, CodeBudgetExhausted, CodeNoSQL, CodeInvalidOutput} {
-		if !slices.Contains(enum, any(string(c))) {
-			t.Errorf("code %s is not in the document", c)
-		}
+		assert.True(t, slices.Contains(enum, any(string(c))), "code %s is not in the document", c)
 	}
-	if len(OpenAPI()) != len(openAPIDoc) {
-		t.Error("OpenAPI()")
-	}
+	assert.Len(t, OpenAPI(), len(openAPIDoc), "OpenAPI()")
 }

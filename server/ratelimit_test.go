@@ -5,35 +5,31 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRateLimit(t *testing.T) {
 	srv := testServer(t, Config{RateLimit: RateLimit{Requests: 3, Window: time.Minute}})
 	run := map[string]string{"sql": "SELECT 1"}
 	for i := 0; i < 3; i++ {
-		if r := do(t, srv, "POST", "/v1/run", testToken, run); r.status != 200 {
-			t.Fatalf("request %d: %d %s", i+1, r.status, r.body)
-		}
+		r := do(t, srv, "POST", "/v1/run", testToken, run)
+		require.Equal(t, 200, r.status, "request %d: %d %s", i+1, r.status, r.body)
 	}
 	r := do(t, srv, "POST", "/v1/run", testToken, run)
-	if r.status != 429 || r.code(t) != CodeRateLimited {
-		t.Fatalf("4th request: %d %s", r.status, r.body)
-	}
+	require.Equal(t, 429, r.status, "4th request: %d %s", r.status, r.body)
+	require.Equal(t, CodeRateLimited, r.code(t), "4th request: %d %s", r.status, r.body)
 	secs, err := strconv.Atoi(r.header.Get("Retry-After"))
-	if err != nil || secs < 1 || secs > 20 {
-		t.Errorf("Retry-After %q", r.header.Get("Retry-After"))
-	}
+	assert.False(t, err != nil || secs < 1 || secs > 20, "Retry-After %q", r.header.Get("Retry-After"))
 	// Another principal has its own budget; /health is not limited.
-	if r := do(t, srv, "POST", "/v1/run", "tok-bob-0123456789abcdef0", run); r.status != 200 {
-		t.Errorf("bob: %d", r.status)
-	}
-	if r := do(t, srv, "GET", "/health", "", nil); r.status != 200 {
-		t.Errorf("health: %d", r.status)
-	}
+	r = do(t, srv, "POST", "/v1/run", "tok-bob-0123456789abcdef0", run)
+	assert.Equal(t, 200, r.status, "bob: %d", r.status)
+	r = do(t, srv, "GET", "/health", "", nil)
+	assert.Equal(t, 200, r.status, "health: %d", r.status)
 	// Unauthenticated requests do not spend anyone's budget.
-	if r := do(t, srv, "POST", "/v1/run", "", run); r.status != 401 {
-		t.Errorf("no token: %d", r.status)
-	}
+	r = do(t, srv, "POST", "/v1/run", "", run)
+	assert.Equal(t, 401, r.status, "no token: %d", r.status)
 }
 
 func TestRateLimitConcurrent(t *testing.T) {
@@ -57,11 +53,9 @@ func TestRateLimitConcurrent(t *testing.T) {
 						ok[name]++
 					case 429:
 						limited[name]++
-						if r.header.Get("Retry-After") == "" {
-							t.Error("429 without Retry-After")
-						}
+						assert.NotEqual(t, "", r.header.Get("Retry-After"), "429 without Retry-After")
 					default:
-						t.Errorf("status %d", r.status)
+						assert.Fail(t, "unexpected status", "status %d", r.status)
 					}
 					mu.Unlock()
 				}
@@ -70,9 +64,7 @@ func TestRateLimitConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	for name := range tokens {
-		if ok[name] != limit || limited[name] != clients*each-limit {
-			t.Errorf("%s: %d ok, %d limited; want %d and %d", name, ok[name], limited[name], limit, clients*each-limit)
-		}
+		assert.False(t, ok[name] != limit || limited[name] != clients*each-limit, "%s: %d ok, %d limited; want %d and %d", name, ok[name], limited[name], limit, clients*each-limit)
 	}
 }
 
@@ -81,43 +73,34 @@ func TestLimiterBoundedMemory(t *testing.T) {
 	now := time.Unix(1000, 0)
 	l.now = func() time.Time { return now }
 	for _, id := range []string{"a", "b", "c"} {
-		if ok, _ := l.allow(id); !ok {
-			t.Fatalf("%s refused", id)
-		}
+		ok, _ := l.allow(id)
+		require.True(t, ok, "%s refused", id)
 	}
 	// Full, everyone active: a new principal waits.
-	if ok, wait := l.allow("d"); ok || wait <= 0 {
-		t.Errorf("d allowed while full (wait %v)", wait)
-	}
+	ok, wait := l.allow("d")
+	assert.False(t, ok || wait <= 0, "d allowed while full (wait %v)", wait)
 	// A window later every bucket is full again: they are forgotten.
 	now = now.Add(time.Minute)
-	if ok, _ := l.allow("d"); !ok {
-		t.Error("d refused after the others went idle")
-	}
-	if n := l.size(); n != 1 {
-		t.Errorf("%d principals tracked, want 1", n)
-	}
+	ok, _ = l.allow("d")
+	assert.True(t, ok, "d refused after the others went idle")
+	n := l.size()
+	assert.Equal(t, 1, n, "%d principals tracked, want 1", n)
 	// Many principals over time never exceed the bound.
 	for i := 0; i < 1000; i++ {
 		now = now.Add(time.Second)
 		l.allow("p" + strconv.Itoa(i))
-		if n := l.size(); n > 3 {
-			t.Fatalf("%d principals tracked", n)
-		}
+		n := l.size()
+		require.LessOrEqual(t, n, 3, "%d principals tracked", n)
 	}
-	if newLimiter(RateLimit{Unlimited: true}) != nil {
-		t.Error("unlimited limiter")
-	}
+	assert.Nil(t, newLimiter(RateLimit{Unlimited: true}), "unlimited limiter")
 	var none *limiter
-	if ok, _ := none.allow("x"); !ok {
-		t.Error("nil limiter refused")
-	}
+	ok, _ = none.allow("x")
+	assert.True(t, ok, "nil limiter refused")
 }
 
 func TestRetryAfterSeconds(t *testing.T) {
 	for d, want := range map[time.Duration]int{0: 1, 10 * time.Millisecond: 1, time.Second: 1, 1500 * time.Millisecond: 2, 20 * time.Second: 20} {
-		if got := retryAfterSeconds(d); got != want {
-			t.Errorf("%v: %d, want %d", d, got, want)
-		}
+		got := retryAfterSeconds(d)
+		assert.Equal(t, want, got, "%v: %d, want %d", d, got, want)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 )
@@ -19,9 +21,7 @@ import (
 func TestNoSecretsOrPrompts(t *testing.T) {
 	stub, _ := supabaseStub(t)
 	auth, err := NewSupabase(SupabaseOptions{URL: stub.URL, AnonKey: anonKey})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer auth.client.CloseIdleConnections()
 	const token = "good-token-of-ada"
 	model := llmtest.New(answerJSON("SELECT nme FROM students"), answerJSON("SELECT code, title FROM courses ORDER BY code LIMIT 3")).RepeatLast()
@@ -51,9 +51,7 @@ func TestNoSecretsOrPrompts(t *testing.T) {
 	hc := &http.Client{Transport: withHeader{"Authorization", "Bearer " + token, srv.Client().Transport}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "v0"}, nil).
 		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, call := range []struct {
 		name string
 		args map[string]any
@@ -68,9 +66,7 @@ func TestNoSecretsOrPrompts(t *testing.T) {
 	out, logText := seen.String(), logs.String()
 	secrets := map[string]string{"token": token, "anon key": anonKey, "rejected token": "wrong-token-123"}
 	calls := model.Calls()
-	if len(calls) < 4 {
-		t.Fatalf("%d model calls", len(calls))
-	}
+	require.GreaterOrEqual(t, len(calls), 4, "%d model calls", len(calls))
 	n := 0
 	for _, c := range calls {
 		prompt := c.System
@@ -84,21 +80,11 @@ func TestNoSecretsOrPrompts(t *testing.T) {
 			}
 		}
 	}
-	if n < 10 {
-		t.Fatalf("only %d prompt lines to look for", n)
-	}
+	require.GreaterOrEqual(t, n, 10, "only %d prompt lines to look for", n)
 	for what, s := range secrets {
-		if strings.Contains(out, s) {
-			t.Errorf("a response holds the %s", what)
-		}
-		if strings.Contains(logText, s) {
-			t.Errorf("the log holds the %s", what)
-		}
+		assert.NotContains(t, out, s, "a response holds the %s", what)
+		assert.NotContains(t, logText, s, "the log holds the %s", what)
 	}
-	if !strings.Contains(logText, `"principal":"user-ada"`) || !strings.Contains(logText, `"msg":"audit"`) {
-		t.Errorf("the log lacks the request or audit records:\n%s", logText)
-	}
-	if strings.Contains(strings.ToLower(logText), "authorization") {
-		t.Error("the log mentions the Authorization header")
-	}
+	assert.False(t, !strings.Contains(logText, `"principal":"user-ada"`) || !strings.Contains(logText, `"msg":"audit"`), "the log lacks the request or audit records:\n%s", logText)
+	assert.NotContains(t, strings.ToLower(logText), "authorization", "the log mentions the Authorization header")
 }

@@ -173,9 +173,15 @@ func New(cfg Config) (http.Handler, error) {
 	v1 := func(h http.HandlerFunc) http.Handler {
 		return s.authenticate(s.rateLimit(s.jsonBody(h)))
 	}
-	mux.Handle("POST /v1/generate", v1(s.handleGenerate))
-	mux.Handle("POST /v1/run", v1(s.handleRun))
-	mux.Handle("POST /v1/ask", v1(s.handleAsk))
+	mux.Handle("POST /v1/generate", v1(handle(s, func(ctx context.Context, req *QuestionRequest) (any, *apiError) {
+		return s.generate(ctx, req.Question)
+	})))
+	mux.Handle("POST /v1/run", v1(handle(s, func(ctx context.Context, req *RunRequest) (any, *apiError) {
+		return s.run(ctx, "POST /v1/run", req.SQL, string(req.QuestionID))
+	})))
+	mux.Handle("POST /v1/ask", v1(handle(s, func(ctx context.Context, req *QuestionRequest) (any, *apiError) {
+		return s.ask(ctx, "POST /v1/ask", req.Question)
+	})))
 	if !cfg.DisablePage {
 		mux.Handle("GET /{$}", pageHandler())
 		mux.Handle("GET /assets/", pageHandler())
@@ -540,37 +546,20 @@ func checkQuestion(q string) *apiError {
 	return nil
 }
 
-func (s *service) handleGenerate(w http.ResponseWriter, r *http.Request) {
-	var req QuestionRequest
-	if !s.decode(w, r, &req) {
-		return
+// handle is the handler of a JSON endpoint: it decodes the body into a
+// Req (replying 400 itself when it cannot), runs f on it under the
+// service's work limits, and replies with f's body or its error.
+func handle[Req any](s *service, f func(ctx context.Context, req *Req) (any, *apiError)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req Req
+		if !s.decode(w, r, &req) {
+			return
+		}
+		ctx, cancel := s.work(r.Context())
+		defer cancel()
+		b, aerr := f(ctx, &req)
+		s.reply(w, r, b, aerr)
 	}
-	ctx, cancel := s.work(r.Context())
-	defer cancel()
-	b, aerr := s.generate(ctx, req.Question)
-	s.reply(w, r, b, aerr)
-}
-
-func (s *service) handleAsk(w http.ResponseWriter, r *http.Request) {
-	var req QuestionRequest
-	if !s.decode(w, r, &req) {
-		return
-	}
-	ctx, cancel := s.work(r.Context())
-	defer cancel()
-	b, aerr := s.ask(ctx, "POST /v1/ask", req.Question)
-	s.reply(w, r, b, aerr)
-}
-
-func (s *service) handleRun(w http.ResponseWriter, r *http.Request) {
-	var req RunRequest
-	if !s.decode(w, r, &req) {
-		return
-	}
-	ctx, cancel := s.work(r.Context())
-	defer cancel()
-	b, aerr := s.run(ctx, "POST /v1/run", req.SQL, string(req.QuestionID))
-	s.reply(w, r, b, aerr)
 }
 
 func (s *service) reply(w http.ResponseWriter, r *http.Request, body any, aerr *apiError) {

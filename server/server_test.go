@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/generator"
@@ -29,9 +30,8 @@ func TestNewValidatesConfig(t *testing.T) {
 		"bad mode":    {Pipeline: p, Auth: NoAuth(), AnswerMode: "fuzzy"},
 		"negative":    {Pipeline: p, Auth: NoAuth(), MaxBodyBytes: -1},
 	} {
-		if _, err := New(cfg); !errors.Is(err, text2sql.ErrInvalidConfig) {
-			t.Errorf("%s: err %v, want ErrInvalidConfig", name, err)
-		}
+		_, err := New(cfg)
+		assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "%s: err %v, want ErrInvalidConfig", name, err)
 	}
 }
 
@@ -42,41 +42,28 @@ func TestHealth(t *testing.T) {
 		Documents: fixture.ret.Stats().Documents, Knowledge: fixture.ret.Stats().Kinds,
 	}})
 	r := do(t, srv, "GET", "/health", "", nil)
-	if r.status != 200 {
-		t.Fatalf("status %d: %s", r.status, r.body)
-	}
+	require.Equal(t, 200, r.status, "status %d: %s", r.status, r.body)
 	var h HealthResponse
 	r.json(t, &h)
-	if h.Status != "ok" || h.Index.Fingerprint == "" || h.Knowledge["example"] == 0 || h.Auth != "static" || !h.MCP || h.Models[0] != "scripted" {
-		t.Errorf("health %+v", h)
-	}
-	if r.header.Get("X-Request-Id") == "" {
-		t.Error("no X-Request-Id")
-	}
+	assert.False(t, h.Status != "ok" || h.Index.Fingerprint == "" || h.Knowledge["example"] == 0 || h.Auth != "static" || !h.MCP || h.Models[0] != "scripted", "health %+v", h)
+	assert.NotEqual(t, "", r.header.Get("X-Request-Id"), "no X-Request-Id")
 }
 
 func TestStaticTokens(t *testing.T) {
 	srv := testServer(t, Config{})
 	q := map[string]string{"question": "Which courses are there?"}
-	if r := do(t, srv, "POST", "/v1/generate", "", q); r.status != 401 || r.code(t) != CodeUnauthorized || r.header.Get("WWW-Authenticate") == "" {
-		t.Errorf("no token: %d %s", r.status, r.body)
-	}
-	if r := do(t, srv, "POST", "/v1/generate", "tok-mallory-0123456789abcdef", q); r.status != 401 {
-		t.Errorf("bad token: %d %s", r.status, r.body)
-	}
-	if r := do(t, srv, "POST", "/v1/generate", testToken, q); r.status != 200 {
-		t.Errorf("good token: %d %s", r.status, r.body)
-	}
-	if _, err := NewStaticTokens(map[string]string{"short": "abc"}); err == nil {
-		t.Error("short token accepted")
-	}
-	if _, err := NewStaticTokens(map[string]string{"a": testToken, "b": testToken}); err == nil {
-		t.Error("duplicate token accepted")
-	}
+	r := do(t, srv, "POST", "/v1/generate", "", q)
+	assert.False(t, r.status != 401 || r.code(t) != CodeUnauthorized || r.header.Get("WWW-Authenticate") == "", "no token: %d %s", r.status, r.body)
+	r = do(t, srv, "POST", "/v1/generate", "tok-mallory-0123456789abcdef", q)
+	assert.Equal(t, 401, r.status, "bad token: %d %s", r.status, r.body)
+	r = do(t, srv, "POST", "/v1/generate", testToken, q)
+	assert.Equal(t, 200, r.status, "good token: %d %s", r.status, r.body)
+	_, err := NewStaticTokens(map[string]string{"short": "abc"})
+	assert.Error(t, err, "short token accepted")
+	_, err = NewStaticTokens(map[string]string{"a": testToken, "b": testToken})
+	assert.Error(t, err, "duplicate token accepted")
 	m, err := ParseStaticTokens(" alice:" + testToken + " , ci:x:y:0123456789abcdef ")
-	if err != nil || m["alice"] != testToken || m["ci"] != "x:y:0123456789abcdef" {
-		t.Errorf("ParseStaticTokens: %v %v", m, err)
-	}
+	assert.False(t, err != nil || m["alice"] != testToken || m["ci"] != "x:y:0123456789abcdef", "ParseStaticTokens: %v %v", m, err)
 }
 
 func TestRequestValidation(t *testing.T) {
@@ -89,9 +76,7 @@ func TestRequestValidation(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+testToken)
 		req.Header.Set("X-Request-Id", "client-id-1")
 		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		return response{resp.StatusCode, resp.Header, b}
@@ -114,63 +99,44 @@ func TestRequestValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := send(c.method, c.path, c.ctype, c.body)
-		if r.status != c.status || r.code(t) != c.code {
-			t.Errorf("%s: %d %s, want %d %s", c.name, r.status, r.body, c.status, c.code)
-		}
-		if r.header.Get("X-Request-Id") != "client-id-1" {
-			t.Errorf("%s: request id %q", c.name, r.header.Get("X-Request-Id"))
-		}
+		assert.False(t, r.status != c.status || r.code(t) != c.code, "%s: %d %s, want %d %s", c.name, r.status, r.body, c.status, c.code)
+		assert.Equal(t, "client-id-1", r.header.Get("X-Request-Id"), "%s: request id %q", c.name, r.header.Get("X-Request-Id"))
 		var e ErrorBody
 		r.json(t, &e)
-		if e.RequestID != "client-id-1" {
-			t.Errorf("%s: body request id %q", c.name, e.RequestID)
-		}
+		assert.Equal(t, "client-id-1", e.RequestID, "%s: body request id %q", c.name, e.RequestID)
 	}
-	if r := send("GET", "/v1/run", "", ""); r.header.Get("Allow") == "" {
-		t.Error("405 without Allow")
-	}
+	r := send("GET", "/v1/run", "", "")
+	assert.NotEqual(t, "", r.header.Get("Allow"), "405 without Allow")
 	// A question over the rune limit but under the body limit.
 	big := testServer(t, Config{})
-	r := do(t, big, "POST", "/v1/generate", testToken, map[string]string{"question": strings.Repeat("a", MaxQuestionRunes+1)})
-	if r.status != 400 || r.code(t) != CodeBadRequest {
-		t.Errorf("long question: %d %s", r.status, r.body)
-	}
+	r = do(t, big, "POST", "/v1/generate", testToken, map[string]string{"question": strings.Repeat("a", MaxQuestionRunes+1)})
+	assert.False(t, r.status != 400 || r.code(t) != CodeBadRequest, "long question: %d %s", r.status, r.body)
 }
 
 func TestGenerateRunAsk(t *testing.T) {
 	model := sqlModel("SELECT code, title FROM courses ORDER BY code LIMIT 3")
 	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 0)})
 	r := do(t, srv, "POST", "/v1/generate", testToken, map[string]string{"question": "How many students take each class?"})
-	if r.status != 200 {
-		t.Fatalf("generate: %d %s", r.status, r.body)
-	}
+	require.Equal(t, 200, r.status, "generate: %d %s", r.status, r.body)
 	var g AnswerBody
 	r.json(t, &g)
-	if g.Status != text2sql.StatusGenerated || !g.Answerable || !strings.Contains(g.SQL, "FROM courses") || g.Result != nil ||
-		g.Model != "scripted" || g.Context == nil || len(g.Context.Tables) == 0 || g.RequestID == "" || g.ModelCalls != 1 {
-		t.Errorf("generate: %+v", g)
-	}
+	assert.False(t, g.Status != text2sql.StatusGenerated || !g.Answerable || !strings.Contains(g.SQL, "FROM courses") || g.Result != nil ||
+		g.Model != "scripted" || g.Context == nil || len(g.Context.Tables) == 0 || g.RequestID == "" || g.ModelCalls != 1, "generate: %+v", g)
 	via := false
 	for _, tb := range g.Context.Tables {
 		via = via || strings.HasPrefix(tb.Reason, "via example ")
 	}
-	if !via {
-		t.Errorf("no table linked via an example: %+v", g.Context.Tables)
-	}
+	assert.True(t, via, "no table linked via an example: %+v", g.Context.Tables)
 
 	r = do(t, srv, "POST", "/v1/run", testToken, map[string]string{"sql": g.SQL})
 	var run RunResponse
 	r.json(t, &run)
-	if r.status != 200 || !run.OK || run.RowCount != 3 || len(run.Columns) != 2 || run.Matched != nil {
-		t.Errorf("run: %d %s", r.status, r.body)
-	}
+	assert.False(t, r.status != 200 || !run.OK || run.RowCount != 3 || len(run.Columns) != 2 || run.Matched != nil, "run: %d %s", r.status, r.body)
 
 	r = do(t, srv, "POST", "/v1/ask", testToken, map[string]string{"question": "List three courses"})
 	var a AnswerBody
 	r.json(t, &a)
-	if r.status != 200 || a.Status != text2sql.StatusAnswered || a.Result == nil || a.Result.RowCount != 3 || len(a.Attempts) != 1 {
-		t.Errorf("ask: %d %s", r.status, r.body)
-	}
+	assert.False(t, r.status != 200 || a.Status != text2sql.StatusAnswered || a.Result == nil || a.Result.RowCount != 3 || len(a.Attempts) != 1, "ask: %d %s", r.status, r.body)
 }
 
 func TestAskRepairTrail(t *testing.T) {
@@ -179,10 +145,8 @@ func TestAskRepairTrail(t *testing.T) {
 	r := do(t, srv, "POST", "/v1/ask", testToken, map[string]string{"question": "Name two students"})
 	var a AnswerBody
 	r.json(t, &a)
-	if r.status != 200 || a.Status != text2sql.StatusAnswered || len(a.Attempts) != 2 || a.Attempts[0].Result == nil ||
-		a.Attempts[0].Result.Error == nil || a.Attempts[0].Result.Error.Kind != text2sql.KindUnknownColumn || a.Result.RowCount != 2 {
-		t.Errorf("ask: %d %s", r.status, r.body)
-	}
+	assert.False(t, r.status != 200 || a.Status != text2sql.StatusAnswered || len(a.Attempts) != 2 || a.Attempts[0].Result == nil ||
+		a.Attempts[0].Result.Error == nil || a.Attempts[0].Result.Error.Kind != text2sql.KindUnknownColumn || a.Result.RowCount != 2, "ask: %d %s", r.status, r.body)
 }
 
 func TestAskFailures(t *testing.T) {
@@ -191,24 +155,18 @@ func TestAskFailures(t *testing.T) {
 	r := do(t, srv, "POST", "/v1/ask", testToken, map[string]string{"question": "Anything"})
 	var a AnswerBody
 	r.json(t, &a)
-	if r.status != 200 || a.Status != text2sql.StatusFailed || a.Error == nil || a.Error.Code != CodeNoSQL {
-		t.Errorf("no SQL: %d %s", r.status, r.body)
-	}
+	assert.False(t, r.status != 200 || a.Status != text2sql.StatusFailed || a.Error == nil || a.Error.Code != CodeNoSQL, "no SQL: %d %s", r.status, r.body)
 	// A provider failure: 502 without the provider's message.
 	fail := text2sql.ModelFunc(func(context.Context, text2sql.ModelRequest) (*text2sql.ModelResponse, error) {
 		return nil, &text2sql.ModelError{Provider: "gemini", StatusCode: 429, Message: "quota exceeded for key AIzaSECRET", Retryable: true}
 	})
 	srv = testServer(t, Config{Pipeline: newPipeline(t, fail, 0)})
 	r = do(t, srv, "POST", "/v1/generate", testToken, map[string]string{"question": "Anything"})
-	if r.status != 502 || r.code(t) != CodeModelError || strings.Contains(string(r.body), "AIza") {
-		t.Errorf("model error: %d %s", r.status, r.body)
-	}
+	assert.False(t, r.status != 502 || r.code(t) != CodeModelError || strings.Contains(string(r.body), "AIza"), "model error: %d %s", r.status, r.body)
 	// No model at all: 503 not_configured.
 	srv = testServer(t, Config{Pipeline: newPipeline(t, nil, 0)})
 	r = do(t, srv, "POST", "/v1/generate", testToken, map[string]string{"question": "Anything"})
-	if r.status != 503 || r.code(t) != CodeNotConfigured {
-		t.Errorf("no model: %d %s", r.status, r.body)
-	}
+	assert.False(t, r.status != 503 || r.code(t) != CodeNotConfigured, "no model: %d %s", r.status, r.body)
 	// A slow model: 504 after the request timeout.
 	slow := text2sql.ModelFunc(func(ctx context.Context, _ text2sql.ModelRequest) (*text2sql.ModelResponse, error) {
 		<-ctx.Done()
@@ -216,9 +174,7 @@ func TestAskFailures(t *testing.T) {
 	})
 	srv = testServer(t, Config{Pipeline: newPipeline(t, slow, 0), RequestTimeout: 50 * time.Millisecond})
 	r = do(t, srv, "POST", "/v1/ask", testToken, map[string]string{"question": "Anything"})
-	if r.status != 504 || r.code(t) != CodeTimeout {
-		t.Errorf("timeout: %d %s", r.status, r.body)
-	}
+	assert.False(t, r.status != 504 || r.code(t) != CodeTimeout, "timeout: %d %s", r.status, r.body)
 }
 
 func TestRunAnswerKey(t *testing.T) {
@@ -230,35 +186,26 @@ func TestRunAnswerKey(t *testing.T) {
 	run := func(body string) RunResponse {
 		t.Helper()
 		r := do(t, srv, "POST", "/v1/run", testToken, body)
-		if r.status != 200 {
-			t.Fatalf("%s: %d %s", body, r.status, r.body)
-		}
+		require.Equal(t, 200, r.status, "%s: %d %s", body, r.status, r.body)
 		var out RunResponse
 		r.json(t, &out)
 		return out
 	}
-	if out := run(`{"sql":"SELECT COUNT(student_id) AS n FROM students","question_id":3}`); out.Matched == nil || !*out.Matched {
-		t.Errorf("equivalent SQL: %+v", out)
-	}
-	if out := run(`{"sql":"SELECT count(*) FROM courses","question_id":"3"}`); out.Matched == nil || *out.Matched || out.MatchSummary == "" {
-		t.Errorf("wrong SQL: %+v", out)
-	}
-	if out := run(`{"sql":"DROP TABLE students","question_id":"3"}`); out.Matched == nil || *out.Matched || out.OK {
-		t.Errorf("refused SQL: %+v", out)
-	}
-	if out := run(`{"sql":"SELECT 1","question_id":"unknown"}`); out.Matched != nil {
-		t.Errorf("unknown id: %+v", out)
-	}
-	if out := run(`{"sql":"SELECT 1","question_id":"broken"}`); out.Matched != nil || !out.OK {
-		t.Errorf("broken key: %+v", out)
-	}
-	if r := do(t, srv, "POST", "/v1/run", testToken, `{"sql":"SELECT 1","question_id":1.5}`); r.status != 400 {
-		t.Errorf("fractional id: %d", r.status)
-	}
+	out := run(`{"sql":"SELECT COUNT(student_id) AS n FROM students","question_id":3}`)
+	assert.False(t, out.Matched == nil || !*out.Matched, "equivalent SQL: %+v", out)
+	out = run(`{"sql":"SELECT count(*) FROM courses","question_id":"3"}`)
+	assert.False(t, out.Matched == nil || *out.Matched || out.MatchSummary == "", "wrong SQL: %+v", out)
+	out = run(`{"sql":"DROP TABLE students","question_id":"3"}`)
+	assert.False(t, out.Matched == nil || *out.Matched || out.OK, "refused SQL: %+v", out)
+	out = run(`{"sql":"SELECT 1","question_id":"unknown"}`)
+	assert.Nil(t, out.Matched, "unknown id: %+v", out)
+	out = run(`{"sql":"SELECT 1","question_id":"broken"}`)
+	assert.False(t, out.Matched != nil || !out.OK, "broken key: %+v", out)
+	r := do(t, srv, "POST", "/v1/run", testToken, `{"sql":"SELECT 1","question_id":1.5}`)
+	assert.Equal(t, 400, r.status, "fractional id: %d", r.status)
 	ek := ExampleAnswerKeys(fixture.kb.Examples)
-	if s, ok, _ := ek.AnswerKey(context.Background(), "course-instructor"); !ok || !strings.Contains(s, "Database Systems") {
-		t.Errorf("example keys: %q %v", s, ok)
-	}
+	s, ok, _ := ek.AnswerKey(context.Background(), "course-instructor")
+	assert.False(t, !ok || !strings.Contains(s, "Database Systems"), "example keys: %q %v", s, ok)
 }
 
 // recorder collects audit events.
@@ -287,59 +234,41 @@ func TestAudit(t *testing.T) {
 	do(t, srv, "POST", "/v1/run", testToken, map[string]any{"sql": "DELETE FROM students", "question_id": "q1"})
 	do(t, srv, "POST", "/v1/ask", testToken, map[string]string{"question": "Name two students"})
 	ev := rec.all()
-	if len(ev) != 3 {
-		t.Fatalf("%d events: %+v", len(ev), ev)
-	}
-	if e := ev[0]; e.Principal != "alice" || e.Method != "static" || e.Source != "POST /v1/run" || e.Outcome != "not_read_only" ||
-		e.SQL != "DELETE FROM students" || e.QuestionID != "q1" || e.RequestID == "" {
-		t.Errorf("run event %+v", e)
-	}
-	if e := ev[1]; e.Source != "POST /v1/ask" || e.Question != "Name two students" || e.Outcome != "unknown_column" {
-		t.Errorf("first ask event %+v", e)
-	}
-	if e := ev[2]; e.Outcome != "ok" || e.RowCount != 2 || e.Principal != "alice" {
-		t.Errorf("second ask event %+v", e)
-	}
+	require.Len(t, ev, 3, "%d events: %+v", len(ev), ev)
+	e := ev[0]
+	assert.False(t, e.Principal != "alice" || e.Method != "static" || e.Source != "POST /v1/run" || e.Outcome != "not_read_only" ||
+		e.SQL != "DELETE FROM students" || e.QuestionID != "q1" || e.RequestID == "", "run event %+v", e)
+	e = ev[1]
+	assert.False(t, e.Source != "POST /v1/ask" || e.Question != "Name two students" || e.Outcome != "unknown_column", "first ask event %+v", e)
+	e = ev[2]
+	assert.False(t, e.Outcome != "ok" || e.RowCount != 2 || e.Principal != "alice", "second ask event %+v", e)
 }
 
 func TestSQLAuditor(t *testing.T) {
 	db, err := sql.Open("sqlite3", "file:"+filepath.Join(t.TempDir(), "audit.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer db.Close()
 	ctx := context.Background()
-	if _, err := NewSQLAuditor(ctx, db, "bad name; DROP"); err == nil {
-		t.Error("bad table name accepted")
-	}
+	_, err = NewSQLAuditor(ctx, db, "bad name; DROP")
+	assert.Error(t, err, "bad table name accepted")
 	a, err := NewSQLAuditor(ctx, db, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	srv := testServer(t, Config{Auditor: a})
 	do(t, srv, "POST", "/v1/run", testToken, map[string]string{"sql": "SELECT first_name FROM students LIMIT 4"})
 	do(t, srv, "POST", "/v1/run", testToken, map[string]string{"sql": "DROP TABLE students"})
 	rows, err := db.Query(`SELECT principal, source, sql, outcome, row_count, truncated FROM text2sql_audit ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer rows.Close()
 	var got []string
 	for rows.Next() {
 		var p, src, q, out string
 		var n, tr int
-		if err := rows.Scan(&p, &src, &q, &out, &n, &tr); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, rows.Scan(&p, &src, &q, &out, &n, &tr))
 		got = append(got, strings.Join([]string{p, src, q, out}, "|"))
-		if out == "ok" && n != 4 {
-			t.Errorf("row_count %d", n)
-		}
+		assert.False(t, out == "ok" && n != 4, "row_count %d", n)
 	}
 	want := []string{"alice|POST /v1/run|SELECT first_name FROM students LIMIT 4|ok", "alice|POST /v1/run|DROP TABLE students|not_read_only"}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("audit rows:\n%s", strings.Join(got, "\n"))
-	}
+	assert.Equal(t, strings.Join(want, "\n"), strings.Join(got, "\n"), "audit rows:\n%s", strings.Join(got, "\n"))
 }
 
 func TestPrincipalReachesPipeline(t *testing.T) {
@@ -365,17 +294,13 @@ func TestPrincipalReachesPipeline(t *testing.T) {
 	})
 	gen, _ := generator.New(sqlModel("SELECT 1"), generator.Options{})
 	p, err := text2sql.New(text2sql.Config{Retriever: ret, Generator: gen, Executor: ex, DisableExampleReuse: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	srv := testServer(t, Config{Pipeline: p})
 	do(t, srv, "POST", "/v1/ask", testToken, map[string]string{"question": "one"})
 	do(t, srv, "POST", "/v1/run", "tok-bob-0123456789abcdef0", map[string]string{"sql": "SELECT 2"})
 	mu.Lock()
 	defer mu.Unlock()
-	if strings.Join(seen, ",") != "alice,alice,bob" {
-		t.Errorf("principals seen by the stages: %q", seen)
-	}
+	assert.Equal(t, "alice,alice,bob", strings.Join(seen, ","), "principals seen by the stages: %q", seen)
 }
 
 func TestCORS(t *testing.T) {
@@ -386,67 +311,50 @@ func TestCORS(t *testing.T) {
 		req.Header.Set("Access-Control-Request-Method", "POST")
 		req.Header.Set("Access-Control-Request-Headers", "authorization,content-type")
 		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		resp.Body.Close()
 		return resp.Header
 	}
-	if h := pre("https://quiz.example.org"); h.Get("Access-Control-Allow-Origin") != "https://quiz.example.org" ||
-		!strings.Contains(strings.ToLower(h.Get("Access-Control-Allow-Headers")), "authorization") {
-		t.Errorf("allowed origin: %v", h)
-	}
-	if h := pre("https://evil.example.com"); h.Get("Access-Control-Allow-Origin") != "" {
-		t.Errorf("other origin allowed: %v", h)
-	}
+	h := pre("https://quiz.example.org")
+	assert.False(t, h.Get("Access-Control-Allow-Origin") != "https://quiz.example.org" ||
+		!strings.Contains(strings.ToLower(h.Get("Access-Control-Allow-Headers")), "authorization"), "allowed origin: %v", h)
+	h = pre("https://evil.example.com")
+	assert.Equal(t, "", h.Get("Access-Control-Allow-Origin"), "other origin allowed: %v", h)
 	// Without origins, no CORS headers at all.
 	plain := testServer(t, Config{})
 	req, _ := http.NewRequest("GET", plain.URL+"/health", nil)
 	req.Header.Set("Origin", "https://quiz.example.org")
 	resp, err := plain.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	resp.Body.Close()
-	if resp.Header.Get("Access-Control-Allow-Origin") != "" {
-		t.Error("CORS header without configured origins")
-	}
+	assert.Equal(t, "", resp.Header.Get("Access-Control-Allow-Origin"), "CORS header without configured origins")
 }
 
 func TestPage(t *testing.T) {
 	srv := testServer(t, Config{})
 	r := do(t, srv, "GET", "/", "", nil)
-	if r.status != 200 || !strings.Contains(string(r.body), `id="question"`) || !strings.Contains(r.header.Get("Content-Security-Policy"), "script-src 'self'") {
-		t.Errorf("page: %d %v", r.status, r.header)
-	}
+	assert.False(t, r.status != 200 || !strings.Contains(string(r.body), `id="question"`) || !strings.Contains(r.header.Get("Content-Security-Policy"), "script-src 'self'"), "page: %d %v", r.status, r.header)
 	for _, asset := range []string{"/assets/app.js", "/assets/style.css"} {
-		if r := do(t, srv, "GET", asset, "", nil); r.status != 200 || len(r.body) < 100 {
-			t.Errorf("%s: %d", asset, r.status)
-		}
+		r := do(t, srv, "GET", asset, "", nil)
+		assert.False(t, r.status != 200 || len(r.body) < 100, "%s: %d", asset, r.status)
 	}
-	if r := do(t, srv, "GET", "/assets/missing.js", "", nil); r.status != 404 {
-		t.Errorf("missing asset: %d", r.status)
-	}
+	r = do(t, srv, "GET", "/assets/missing.js", "", nil)
+	assert.Equal(t, 404, r.status, "missing asset: %d", r.status)
 	// A host may mount the handler under a prefix: the page uses relative URLs.
 	h, err := New(Config{Pipeline: newPipeline(t, sqlModel("SELECT 1"), 0), Auth: NoAuth(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/t2s/", http.StripPrefix("/t2s", h))
 	prefixed := testServerHandler(t, mux)
 	for _, p := range []string{"/t2s/", "/t2s/assets/app.js", "/t2s/health"} {
-		if r := do(t, prefixed, "GET", p, "", nil); r.status != 200 {
-			t.Errorf("%s: %d", p, r.status)
-		}
+		r := do(t, prefixed, "GET", p, "", nil)
+		assert.Equal(t, 200, r.status, "%s: %d", p, r.status)
 	}
-	if b := string(do(t, prefixed, "GET", "/t2s/", "", nil).body); strings.Contains(b, `src="/`) || strings.Contains(b, `href="/`) {
-		t.Error("the page uses absolute URLs")
-	}
+	b := string(do(t, prefixed, "GET", "/t2s/", "", nil).body)
+	assert.False(t, strings.Contains(b, `src="/`) || strings.Contains(b, `href="/`), "the page uses absolute URLs")
 	off := testServer(t, Config{DisablePage: true})
-	if r := do(t, off, "GET", "/", "", nil); r.status != 404 {
-		t.Errorf("disabled page: %d", r.status)
-	}
+	r = do(t, off, "GET", "/", "", nil)
+	assert.Equal(t, 404, r.status, "disabled page: %d", r.status)
 }
 
 func TestListenAndServeGraceful(t *testing.T) {
@@ -482,14 +390,10 @@ func TestListenAndServeGraceful(t *testing.T) {
 	<-started
 	cancel() // shutdown begins with a request in flight
 	time.Sleep(50 * time.Millisecond)
-	if _, err := net.DialTimeout("tcp", addr.String(), time.Second); err == nil {
-		t.Error("still accepting connections during shutdown")
-	}
+	_, err := net.DialTimeout("tcp", addr.String(), time.Second)
+	assert.Error(t, err, "still accepting connections during shutdown")
 	close(release)
-	if b := <-bodyc; b != "done" {
-		t.Errorf("in-flight request: %q", b)
-	}
-	if err := <-errc; err != nil {
-		t.Errorf("ListenAndServe: %v", err)
-	}
+	b := <-bodyc
+	assert.Equal(t, "done", b, "in-flight request: %q", b)
+	assert.NoError(t, <-errc, "ListenAndServe")
 }

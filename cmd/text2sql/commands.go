@@ -93,21 +93,32 @@ func askOffline(ctx context.Context, o *options, env *env, q string, out, errOut
 	return nil
 }
 
+// retrieve opens the environment without a model and retrieves the
+// context of question; the caller closes the environment.
+func (o *options) retrieve(ctx context.Context, question string) (*env, *text2sql.Context, error) {
+	env, err := o.open(ctx, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := env.retriever.Retrieve(ctx, text2sql.RetrieveRequest{Question: question})
+	if err != nil {
+		env.Close()
+		return nil, nil, err
+	}
+	return env, c, nil
+}
+
 func contextCmd(o *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "context QUESTION",
 		Short: "Show what the retriever finds: items with kinds, scores and provenance, and the tables shown",
 		Args:  questionArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env, err := o.open(cmd.Context(), false)
+			env, c, err := o.retrieve(cmd.Context(), strings.Join(args, " "))
 			if err != nil {
 				return err
 			}
 			defer env.Close()
-			c, err := env.retriever.Retrieve(cmd.Context(), text2sql.RetrieveRequest{Question: strings.Join(args, " ")})
-			if err != nil {
-				return err
-			}
 			if o.json {
 				return writeJSON(cmd.OutOrStdout(), newContextJSON(c))
 			}
@@ -123,16 +134,12 @@ func promptCmd(o *options) *cobra.Command {
 		Short: "Print the exact prompt the generator would send",
 		Args:  questionArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env, err := o.open(cmd.Context(), false)
+			q := strings.Join(args, " ")
+			env, c, err := o.retrieve(cmd.Context(), q)
 			if err != nil {
 				return err
 			}
 			defer env.Close()
-			q := strings.Join(args, " ")
-			c, err := env.retriever.Retrieve(cmd.Context(), text2sql.RetrieveRequest{Question: q})
-			if err != nil {
-				return err
-			}
 			system, user, err := env.generator.Prompt(text2sql.GenerateRequest{Question: q, Context: c})
 			if err != nil {
 				return err

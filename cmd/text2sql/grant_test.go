@@ -149,13 +149,21 @@ func TestGrantPostgres(t *testing.T) {
 	assert.Equal(t, 2, n, "the rows are unchanged")
 
 	// The CLI as this login: no warning; as the superuser: one.
-	_, errOut, code = cli(t, "run", "--dsn", roleDSN, "SELECT count(*) FROM sales.orders")
+	wantElevatedWarning(t, roleDSN, dsn, "SELECT count(*) FROM sales.orders", "elevated privileges (superuser", "text2sql grant")
+}
+
+// wantElevatedWarning runs query through the CLI with --dsn limited (no
+// elevated-login warning) and elevated (exactly one warning starting with
+// marker, and hint in what it prints); both must succeed.
+func wantElevatedWarning(t *testing.T, limited, elevated, query, marker, hint string) {
+	t.Helper()
+	_, errOut, code := cli(t, "run", "--dsn", limited, query)
 	assert.Equal(t, 0, code, errOut)
 	assert.NotContains(t, errOut, "elevated privileges")
-	_, errOut, code = cli(t, "run", "--dsn", dsn, "SELECT count(*) FROM sales.orders")
+	_, errOut, code = cli(t, "run", "--dsn", elevated, query)
 	assert.Equal(t, 0, code, errOut)
-	assert.Equal(t, 1, strings.Count(errOut, "elevated privileges (superuser"), errOut)
-	assert.Contains(t, errOut, "text2sql grant")
+	assert.Equal(t, 1, strings.Count(errOut, marker), errOut)
+	assert.Contains(t, errOut, hint)
 }
 
 // The printed MySQL/MariaDB script makes an account with SELECT on the
@@ -232,13 +240,7 @@ func TestGrantMySQL(t *testing.T) {
 	assert.Equal(t, 2, n)
 
 	// The CLI as this account: no warning; as root: one.
-	_, errOut, code = cli(t, "run", "--dsn", ucfg.FormatDSN(), "SELECT count(*) FROM singer")
-	assert.Equal(t, 0, code, errOut)
-	assert.NotContains(t, errOut, "elevated privileges")
-	_, errOut, code = cli(t, "run", "--dsn", dsn, "SELECT count(*) FROM singer")
-	assert.Equal(t, 0, code, errOut)
-	assert.Equal(t, 1, strings.Count(errOut, "elevated privileges ("), errOut)
-	assert.Contains(t, errOut, "ALL PRIVILEGES ON *.*")
+	wantElevatedWarning(t, ucfg.FormatDSN(), dsn, "SELECT count(*) FROM singer", "elevated privileges (", "ALL PRIVILEGES ON *.*")
 }
 
 // The elevated-login warning, with a fake executor that reports powers:

@@ -4,17 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 )
 
@@ -42,49 +46,37 @@ func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
 func TestContextRanksSinger(t *testing.T) {
 	db := shareddata.SpiderDB(t, "concert_singer")
 	out, _, code := cli(t, "context", "--db", db, "--json", "How many singers do we have?")
-	if code != 0 {
-		t.Fatalf("exit %d", code)
-	}
+	require.Equal(t, 0, code, "exit %d", code)
 	var c struct {
 		Tables []struct{ Name, Reason string }
 		Items  []struct{ ID, Kind, Provenance string }
 	}
-	if err := json.Unmarshal([]byte(out), &c); err != nil {
-		t.Fatal(err, out)
-	}
-	if len(c.Tables) == 0 || c.Tables[0].Name != "singer" || len(c.Items) == 0 {
-		t.Fatalf("tables %+v", c.Tables)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &c), out)
+	require.NotEqual(t, 0, len(c.Tables), "tables %+v", c.Tables)
+	require.Equal(t, "singer", c.Tables[0].Name, "tables %+v", c.Tables)
+	require.NotEqual(t, 0, len(c.Items), "tables %+v", c.Tables)
 }
 
 func TestContextDemoLinksThroughExamples(t *testing.T) {
 	out, _, code := cli(t, "context", "--demo", "--json", "How many students take each class?")
-	if code != 0 {
-		t.Fatalf("exit %d", code)
-	}
+	require.Equal(t, 0, code, "exit %d", code)
 	var c struct {
 		Tables []struct{ Name, Reason string }
 	}
-	if err := json.Unmarshal([]byte(out), &c); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &c))
 	shown := map[string]string{}
 	for _, tb := range c.Tables {
 		shown[tb.Name] = tb.Reason
 	}
-	if _, ok := shown["enrollments"]; !ok {
-		t.Errorf("enrollments not shown: %+v", c.Tables)
-	}
-	if _, ok := shown["courses"]; !ok {
-		t.Errorf("courses not shown: %+v", c.Tables)
-	}
+	_, ok := shown["enrollments"]
+	assert.True(t, ok, "enrollments not shown: %+v", c.Tables)
+	_, ok = shown["courses"]
+	assert.True(t, ok, "courses not shown: %+v", c.Tables)
 	via := false
 	for _, r := range shown {
 		via = via || strings.HasPrefix(r, "via example ")
 	}
-	if !via {
-		t.Errorf("no table linked through an example: %+v", c.Tables)
-	}
+	assert.True(t, via, "no table linked through an example: %+v", c.Tables)
 }
 
 // The text form names the example a table was linked through, as the
@@ -98,39 +90,26 @@ func TestContextTextNamesTheExample(t *testing.T) {
 // Case C1 #11 (CLI entry point): a write is refused with the kind and exit 3.
 func TestRunRefuses(t *testing.T) {
 	out, _, code := cli(t, "run", "--demo", "--json", "DROP TABLE students")
-	if code != exitSQL {
-		t.Fatalf("exit %d, want %d", code, exitSQL)
-	}
+	require.Equal(t, exitSQL, code, "exit %d, want %d", code, exitSQL)
 	var r struct {
 		Error struct{ Kind string }
 	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
-	if r.Error.Kind != "not_read_only" {
-		t.Fatalf("kind %q", r.Error.Kind)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, "not_read_only", r.Error.Kind, "kind %q", r.Error.Kind)
 	out, _, code = cli(t, "run", "--demo", "--json", "SELECT count(*) FROM students")
-	if code != 0 || !strings.Contains(out, `"row_count": 1`) {
-		t.Fatalf("exit %d: %s", code, out)
-	}
+	require.Equal(t, 0, code, "exit %d: %s", code, out)
+	require.Contains(t, out, `"row_count": 1`, "exit %d: %s", code, out)
 }
 
 func TestAskWithoutProviderPrintsPrompt(t *testing.T) {
 	t.Setenv("GEMINI_API_KEY", "")
 	t.Setenv("OPENAI_API_KEY", "")
 	out, errOut, code := cli(t, "ask", "--demo", "Which instructors were hired before 2010?")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
 	for _, want := range []string{"== tables shown", "== prompt", "CREATE TABLE instructors"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q", want)
-		}
+		assert.Contains(t, out, want, "output lacks %q", want)
 	}
-	if !strings.Contains(errOut, "GEMINI_API_KEY") {
-		t.Errorf("no hint on configuring a provider: %q", errOut)
-	}
+	assert.Contains(t, errOut, "GEMINI_API_KEY", "no hint on configuring a provider: %q", errOut)
 }
 
 // ask with an OpenAI-compatible server (here a local fake speaking the chat
@@ -158,9 +137,7 @@ func TestAskWithOpenAICompatibleServer(t *testing.T) {
 	defer srv.Close()
 	out, errOut, code := cli(t, "ask", "--demo", "--json", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "local-model",
 		"How many instructors were hired before 2010?")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
 	var a struct {
 		Status     string
 		SQL        string
@@ -170,36 +147,28 @@ func TestAskWithOpenAICompatibleServer(t *testing.T) {
 			Rows    [][]any
 		}
 	}
-	if err := json.Unmarshal([]byte(out), &a); err != nil {
-		t.Fatal(err, out)
-	}
-	if a.Status != "answered" || calls != 1 || a.ModelCalls != 1 || len(a.Result.Rows) != 1 {
-		t.Fatalf("%+v, %d calls", a, calls)
-	}
-	if strings.Contains(out+errOut, "sk-test-secret") {
-		t.Error("the API key leaked into the output")
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &a), out)
+	require.Equal(t, "answered", a.Status, "%+v, %d calls", a, calls)
+	require.Equal(t, 1, calls, "%+v, %d calls", a, calls)
+	require.Equal(t, 1, a.ModelCalls, "%+v, %d calls", a, calls)
+	require.Len(t, a.Result.Rows, 1, "%+v, %d calls", a, calls)
+	assert.NotContains(t, out+errOut, "sk-test-secret", "the API key leaked into the output")
 }
 
 func TestUsageErrors(t *testing.T) {
-	if _, _, code := cli(t, "context", "How many?"); code != exitUsage {
-		t.Errorf("no --db/--demo: exit %d, want %d", code, exitUsage)
-	}
-	if _, _, code := cli(t, "context", "--demo"); code != exitUsage {
-		t.Errorf("no question: exit %d, want %d", code, exitUsage)
-	}
+	_, _, code := cli(t, "context", "How many?")
+	assert.Equal(t, exitUsage, code, "no --db/--demo: exit %d, want %d", code, exitUsage)
+	_, _, code = cli(t, "context", "--demo")
+	assert.Equal(t, exitUsage, code, "no question: exit %d, want %d", code, exitUsage)
 	missing := filepath.Join(t.TempDir(), "missing.sqlite")
-	if _, _, code := cli(t, "run", "--db", missing, "SELECT 1"); code == 0 {
-		t.Error("a missing database file must fail")
-	}
-	if _, err := os.Stat(missing); err == nil {
-		t.Error("opening a missing database created it")
-	}
+	_, _, code = cli(t, "run", "--db", missing, "SELECT 1")
+	assert.NotEqual(t, 0, code, "a missing database file must fail")
+	_, err := os.Stat(missing)
+	assert.Error(t, err, "opening a missing database created it")
 	bad := filepath.Join(t.TempDir(), "k.yaml")
 	os.WriteFile(bad, []byte("examples:\n  - id: x\n    question: drop it\n    sql: DROP TABLE students\n"), 0o600)
-	if _, errOut, code := cli(t, "context", "--demo", "--knowledge", bad, "Anything?"); code == 0 || !strings.Contains(errOut, "x") {
-		t.Errorf("a knowledge file with a write example must be refused: exit %d %s", code, errOut)
-	}
+	_, errOut, code := cli(t, "context", "--demo", "--knowledge", bad, "Anything?")
+	assert.False(t, code == 0 || !strings.Contains(errOut, "x"), "a knowledge file with a write example must be refused: exit %d %s", code, errOut)
 
 }
 
@@ -246,9 +215,7 @@ func TestAskPlanJudge(t *testing.T) {
 	})
 	out, errOut, code := cli(t, "ask", "--demo", "--json", "--plan", "on", "--judge", "on", "--provider", "openai", "--base-url", srv.URL+"/v1",
 		"How many lecturers work here?")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
 	var a struct {
 		Status   string
 		Attempts []struct {
@@ -257,22 +224,20 @@ func TestAskPlanJudge(t *testing.T) {
 		}
 		Steps []struct{ Stage string }
 	}
-	if err := json.Unmarshal([]byte(out), &a); err != nil {
-		t.Fatal(err, out)
-	}
-	if a.Status != "verified" || *calls != 3 || len(a.Attempts) != 1 || a.Attempts[0].Verdict == nil || a.Attempts[0].Plan == nil {
-		t.Fatalf("status %s, %d calls, %+v", a.Status, *calls, a.Attempts)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &a), out)
+	require.Equal(t, "verified", a.Status, "status %s, %d calls, %+v", a.Status, *calls, a.Attempts)
+	require.Equal(t, 3, *calls, "status %s, %d calls, %+v", a.Status, *calls, a.Attempts)
+	require.Len(t, a.Attempts, 1, "status %s, %d calls, %+v", a.Status, *calls, a.Attempts)
+	require.NotNil(t, a.Attempts[0].Verdict, "status %s, %d calls, %+v", a.Status, *calls, a.Attempts)
+	require.NotNil(t, a.Attempts[0].Plan, "status %s, %d calls, %+v", a.Status, *calls, a.Attempts)
 	var stages []string
 	for _, s := range a.Steps {
 		stages = append(stages, s.Stage)
 	}
-	if got := strings.Join(stages, ","); got != "retrieval,plan,sql,check,execution,judge" {
-		t.Errorf("steps %s", got)
-	}
-	if _, _, code := cli(t, "ask", "--demo", "--judge=sometimes", "--provider", "openai", "--base-url", srv.URL+"/v1", "x?"); code != exitUsage {
-		t.Errorf("--judge=sometimes: exit %d", code)
-	}
+	got := strings.Join(stages, ",")
+	assert.Equal(t, "retrieval,plan,sql,check,execution,judge", got, "steps %s", got)
+	_, _, code = cli(t, "ask", "--demo", "--judge=sometimes", "--provider", "openai", "--base-url", srv.URL+"/v1", "x?")
+	assert.Equal(t, exitUsage, code, "--judge=sometimes: exit %d", code)
 }
 
 func TestFlagErrors(t *testing.T) {
@@ -282,8 +247,125 @@ func TestFlagErrors(t *testing.T) {
 		{"run", "--demo", "--timeout", "-1s", "SELECT 1"},
 		{"context", "--demo", "--plan=maybe", "Anything?"},
 	} {
-		if _, errOut, code := cli(t, args...); code != exitUsage {
-			t.Errorf("%q: exit %d (%s), want %d", args, code, errOut, exitUsage)
-		}
+		_, errOut, code := cli(t, args...)
+		assert.Equal(t, exitUsage, code, "%q: exit %d (%s), want %d", args, code, errOut, exitUsage)
 	}
+}
+
+// silentServer accepts connections and reads what is sent, but never
+// answers: a provider that hangs. It returns its base URL.
+func silentServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+			go io.Copy(io.Discard, c)
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// ask --model-timeout 2s against a provider that never answers fails
+// within 3 s with a message naming the provider and the limit, for each
+// provider.
+func TestAskModelTimeout(t *testing.T) {
+	base := silentServer(t)
+	for _, tc := range []struct{ provider, url string }{
+		{"openai", base + "/v1"},
+		{"gemini", base},
+	} {
+		t.Run(tc.provider, func(t *testing.T) {
+			t.Setenv("OPENAI_API_KEY", "")
+			t.Setenv("GEMINI_API_KEY", "test-key")
+			start := time.Now()
+			_, errOut, code := cli(t, "ask", "--demo", "--provider", tc.provider, "--base-url", tc.url, "--model-timeout", "2s",
+				"Which instructor teaches the most courses?")
+			el := time.Since(start)
+			assert.Equal(t, exitError, code)
+			assert.Contains(t, errOut, tc.provider+": no answer within 2s, the time limit of one model call")
+			assert.GreaterOrEqual(t, el, 2*time.Second)
+			assert.Less(t, el, 3*time.Second)
+			t.Logf("%s: typed timeout error after %v", tc.provider, el.Round(time.Millisecond))
+		})
+	}
+	_, _, code := cli(t, "ask", "--demo", "--model-timeout", "-1s", "Anything?")
+	assert.Equal(t, exitUsage, code)
+}
+
+// eval goes on past a stuck question: it is a failure of kind timeout at
+// --question-timeout, and the other questions are answered and scored.
+func TestEvalQuestionTimeout(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "")
+	db, err := demo.Ensure("")
+	require.NoError(t, err)
+	gold := map[string]string{
+		"How many students are there?":       "SELECT count(*) FROM students",
+		"How many courses are there?":        "SELECT count(*) FROM courses",
+		"STUCK: how many instructors exist?": "SELECT count(*) FROM instructors",
+	}
+	var qs strings.Builder
+	fmt.Fprintf(&qs, "database: %s\nquestions:\n", db)
+	for _, q := range []string{"How many students are there?", "STUCK: how many instructors exist?", "How many courses are there?"} {
+		fmt.Fprintf(&qs, "  - question: %q\n    sql: %s\n", q, gold[q])
+	}
+	file := filepath.Join(t.TempDir(), "questions.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(qs.String()), 0o600))
+
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct{ Role, Content string }
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		user := req.Messages[len(req.Messages)-1].Content
+		if strings.Contains(user, "STUCK") {
+			select { // accepted, never answered
+			case <-r.Context().Done():
+			case <-done:
+			}
+			return
+		}
+		sql := ""
+		for q, s := range gold {
+			if strings.Contains(user, q) {
+				sql = s
+			}
+		}
+		content, _ := json.Marshal(map[string]any{"answerable": true, "sql": sql, "explanation": "gold"})
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "local-model",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": string(content)}}},
+		})
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(done) })
+
+	records := filepath.Join(t.TempDir(), "records.jsonl")
+	start := time.Now()
+	out, errOut, code := cli(t, "eval", "--dataset", file, "--provider", "openai", "--base-url", srv.URL+"/v1",
+		"--question-timeout", "1s", "--model-timeout", "30s", "--records", records, "--json")
+	require.Equal(t, 0, code, errOut)
+	assert.Less(t, time.Since(start), 10*time.Second)
+	var rep struct {
+		Correct, Total int
+		Failures       []struct{ Outcome, Kind string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	assert.Equal(t, 3, rep.Total)
+	assert.Equal(t, 2, rep.Correct)
+	require.Len(t, rep.Failures, 1)
+	assert.Equal(t, "no_sql", rep.Failures[0].Outcome)
+	assert.Equal(t, "timeout", rep.Failures[0].Kind)
+	b, err := os.ReadFile(records)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "no answer within 1s (QuestionTimeout)")
 }

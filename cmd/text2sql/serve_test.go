@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/text2sql-go/text2sql/server"
 )
@@ -21,9 +23,8 @@ func TestLoopback(t *testing.T) {
 		"127.0.0.1:8080": true, "[::1]:80": true, "localhost:1": true, "127.0.0.2:9": true,
 		":8080": false, "0.0.0.0:8080": false, "10.0.0.1:80": false, "example.org:80": false, "nonsense": false,
 	} {
-		if got := loopback(addr); got != want {
-			t.Errorf("loopback(%q) = %v", addr, got)
-		}
+		got := loopback(addr)
+		assert.Equal(t, want, got, "loopback(%q) = %v", addr, got)
 	}
 }
 
@@ -31,43 +32,35 @@ func TestServeAuthenticator(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	t.Setenv("TEXT2SQL_TOKENS", "")
 	f := &serveFlags{addr: "0.0.0.0:8080"}
-	if _, _, err := f.authenticator(logger); err == nil {
-		t.Error("no auth settings accepted")
-	}
+	_, _, err := f.authenticator(logger)
+	assert.Error(t, err, "no auth settings accepted")
 	f.auth = "none"
-	if _, _, err := f.authenticator(logger); err == nil || !strings.Contains(err.Error(), "loopback") {
-		t.Errorf("none on every interface: %v", err)
-	}
+	_, _, err = f.authenticator(logger)
+	assert.False(t, err == nil || !strings.Contains(err.Error(), "loopback"), "none on every interface: %v", err)
 	f.addr = "127.0.0.1:8080"
-	if a, _, err := f.authenticator(logger); err != nil || !server.IsNoAuth(a) {
-		t.Errorf("none on loopback: %v", err)
-	}
+	a, _, err := f.authenticator(logger)
+	assert.False(t, err != nil || !server.IsNoAuth(a), "none on loopback: %v", err)
 	f.auth = ""
 	t.Setenv("TEXT2SQL_TOKENS", "ci:0123456789abcdef0123")
-	if a, _, err := f.authenticator(logger); err != nil {
-		t.Errorf("static from the environment: %v", err)
-	} else if _, ok := a.(*server.StaticTokens); !ok {
-		t.Errorf("static: %T", a)
+	a, _, err = f.authenticator(logger)
+	if assert.NoError(t, err, "static from the environment") {
+		assert.IsType(t, &server.StaticTokens{}, a, "static")
 	}
 	file := filepath.Join(t.TempDir(), "tokens")
 	os.WriteFile(file, []byte("alice:0123456789abcdef0123\nbob:abcdef0123456789abcd\n"), 0o600)
 	f.auth, f.tokensFile = "static", file
-	if _, _, err := f.authenticator(logger); err != nil {
-		t.Errorf("tokens file: %v", err)
-	}
+	_, _, err = f.authenticator(logger)
+	assert.NoError(t, err, "tokens file")
 	f.auth = "supabase"
-	if _, _, err := f.authenticator(logger); err == nil {
-		t.Error("supabase without URL accepted")
-	}
+	_, _, err = f.authenticator(logger)
+	assert.Error(t, err, "supabase without URL accepted")
 	f.supabaseURL = "https://abcd.supabase.co"
 	t.Setenv("SUPABASE_ANON_KEY", "anon")
-	if _, _, err := f.authenticator(logger); err != nil {
-		t.Errorf("supabase: %v", err)
-	}
+	_, _, err = f.authenticator(logger)
+	assert.NoError(t, err, "supabase")
 	f.auth = "kerberos"
-	if _, _, err := f.authenticator(logger); err == nil {
-		t.Error("unknown mode accepted")
-	}
+	_, _, err = f.authenticator(logger)
+	assert.Error(t, err, "unknown mode accepted")
 }
 
 func TestServeFlagsFromEnvironment(t *testing.T) {
@@ -75,20 +68,12 @@ func TestServeFlagsFromEnvironment(t *testing.T) {
 	t.Setenv("TEXT2SQL_RATE", "5")
 	t.Setenv("TEXT2SQL_ORIGINS", "https://a.example,https://b.example")
 	c := serveCmd(&options{})
-	if err := c.Flags().Parse([]string{"--rate", "7"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := applyEnv(c); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, c.Flags().Parse([]string{"--rate", "7"}))
+	require.NoError(t, applyEnv(c))
 	get := func(name string) string { return c.Flags().Lookup(name).Value.String() }
-	if get("addr") != "127.0.0.1:9999" || get("rate") != "7" || get("origins") != "https://a.example,https://b.example" {
-		t.Errorf("addr %s rate %s origins %s", get("addr"), get("rate"), get("origins"))
-	}
+	assert.False(t, get("addr") != "127.0.0.1:9999" || get("rate") != "7" || get("origins") != "https://a.example,https://b.example", "addr %s rate %s origins %s", get("addr"), get("rate"), get("origins"))
 	t.Setenv("TEXT2SQL_MAX_BODY", "lots")
-	if err := applyEnv(serveCmd(&options{})); err == nil {
-		t.Error("bad environment value accepted")
-	}
+	assert.Error(t, applyEnv(serveCmd(&options{})), "bad environment value accepted")
 }
 
 func TestLoadAnswerKeys(t *testing.T) {
@@ -96,13 +81,10 @@ func TestLoadAnswerKeys(t *testing.T) {
 	p := filepath.Join(dir, "keys.yaml")
 	os.WriteFile(p, []byte("1: SELECT count(*) FROM students\nq2: |\n  SELECT name\n  FROM departments\n"), 0o600)
 	keys, err := loadAnswerKeys(p)
-	if err != nil || keys["1"] != "SELECT count(*) FROM students" || !strings.Contains(keys["q2"], "FROM departments") {
-		t.Errorf("%v %v", keys, err)
-	}
+	assert.False(t, err != nil || keys["1"] != "SELECT count(*) FROM students" || !strings.Contains(keys["q2"], "FROM departments"), "%v %v", keys, err)
 	os.WriteFile(p, []byte(`{"1": 42}`), 0o600)
-	if _, err := loadAnswerKeys(p); err == nil {
-		t.Error("a number accepted as SQL")
-	}
+	_, err = loadAnswerKeys(p)
+	assert.Error(t, err, "a number accepted as SQL")
 }
 
 // TestMCPHelperProcess is not a test: TestMCPStdio runs the test binary
@@ -133,37 +115,27 @@ func TestMCPStdio(t *testing.T) {
 	cmd.Stderr = &stderr
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "v0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
+	require.NoError(t, err, "connect\n%s", stderr.String())
 	call := func(name string, args map[string]any) (bool, map[string]any) {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		require.NoError(t, err, "%s", name)
 		var out map[string]any
 		b, _ := json.Marshal(res.StructuredContent)
 		json.Unmarshal(b, &out)
 		return res.IsError, out
 	}
-	if isErr, out := call("run_sql", map[string]any{"sql": "DROP TABLE students"}); !isErr || out["ok"] != false ||
-		out["error"].(map[string]any)["kind"] != "not_read_only" {
-		t.Errorf("DROP TABLE: %v %v", isErr, out)
-	}
-	if isErr, out := call("run_sql", map[string]any{"sql": "SELECT count(*) FROM students"}); isErr || out["row_count"] != float64(1) {
-		t.Errorf("count: %v %v", isErr, out)
-	}
-	if isErr, out := call("describe_schema", nil); isErr || !strings.Contains(out["ddl"].(string), "enrollments") {
-		t.Errorf("describe_schema: %v %v", isErr, out)
-	}
-	if isErr, out := call("list_examples", nil); isErr || len(out["examples"].([]any)) == 0 {
-		t.Errorf("list_examples: %v %v", isErr, out)
-	}
+	isErr, out := call("run_sql", map[string]any{"sql": "DROP TABLE students"})
+	assert.False(t, !isErr || out["ok"] != false ||
+		out["error"].(map[string]any)["kind"] != "not_read_only", "DROP TABLE: %v %v", isErr, out)
+	isErr, out = call("run_sql", map[string]any{"sql": "SELECT count(*) FROM students"})
+	assert.False(t, isErr || out["row_count"] != float64(1), "count: %v %v", isErr, out)
+	isErr, out = call("describe_schema", nil)
+	assert.False(t, isErr || !strings.Contains(out["ddl"].(string), "enrollments"), "describe_schema: %v %v", isErr, out)
+	isErr, out = call("list_examples", nil)
+	assert.False(t, isErr || len(out["examples"].([]any)) == 0, "list_examples: %v %v", isErr, out)
 	if err := cs.Close(); err != nil {
 		t.Logf("close: %v", err)
 	}
-	if !strings.Contains(stderr.String(), "serving MCP on stdio") {
-		t.Errorf("stderr: %s", stderr.String())
-	}
+	assert.Contains(t, stderr.String(), "serving MCP on stdio", "stderr: %s", stderr.String())
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 )
@@ -18,15 +20,11 @@ func BenchmarkExecute(b *testing.B) {
 	db, dsn := dbtest.MySQL(b)
 	dbtest.Exec(b, db, securityFixture...)
 	e, err := Open(context.Background(), dsn, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	defer e.Close()
 	for b.Loop() {
 		res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT Name FROM singer WHERE Age > 30"})
-		if err != nil || res.Error != nil {
-			b.Fatal(err, res.Error)
-		}
+		require.False(b, err != nil || res.Error != nil, "%v %v", err, res.Error)
 	}
 }
 
@@ -35,9 +33,7 @@ func BenchmarkPooledQuery(b *testing.B) {
 	dbtest.Exec(b, db, securityFixture...)
 	for b.Loop() {
 		rows, err := db.Query("SELECT Name FROM singer WHERE Age > 30")
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		for rows.Next() {
 		}
 		rows.Close()
@@ -49,8 +45,7 @@ func BenchmarkChecker(b *testing.B) {
 	c := NewChecker("", nil)
 	q := "SELECT T2.major_name FROM member AS T1 INNER JOIN major AS T2 ON T1.link_to_major = T2.major_id WHERE T1.phone = '809-555-3360' ORDER BY T2.major_name LIMIT 10"
 	for b.Loop() {
-		if se := c.CheckSQL(q); se != nil {
-			b.Fatal(se)
-		}
+		se := c.CheckSQL(q)
+		require.Nil(b, se, se)
 	}
 }

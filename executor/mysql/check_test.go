@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
 // The Checker needs no server: every attack of the security tests is
@@ -129,18 +130,13 @@ func TestDefaultFunctions(t *testing.T) {
 // BINARY); a chain of 500 terms still parses.
 func TestDeepStatements(t *testing.T) {
 	c := NewChecker("", nil)
-	for _, q := range []string{
-		"SELECT 1" + strings.Repeat("+1", 30000),
-		strings.Repeat("SELECT 1 UNION ", 65000) + "SELECT 1",
-		"SELECT " + strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000),
-		"SELECT 1 FROM DUAL WHERE " + strings.Repeat("NOT ", 20000) + "1",
-		"SELECT " + strings.Repeat("BINARY ", 140000) + "'a'",
-		"SELECT " + strings.Repeat("CASE WHEN 1 THEN ", 40000) + "1" + strings.Repeat(" END", 40000),
-		"SELECT 1 FROM singer a" + strings.Repeat(" JOIN singer", 40000),
-		"SELECT 'x'" + strings.Repeat(" 'x'", 100000),
-		"SELECT 1" + strings.Repeat(",1", 400000),
-		"SELECT 1 IN (1" + strings.Repeat(",1", 400000) + ")",
-	} {
+	for _, q := range append(exectest.DeepStatements(),
+		"SELECT 1 FROM DUAL WHERE "+strings.Repeat("NOT ", 20000)+"1",
+		"SELECT "+strings.Repeat("BINARY ", 140000)+"'a'",
+		"SELECT "+strings.Repeat("CASE WHEN 1 THEN ", 40000)+"1"+strings.Repeat(" END", 40000),
+		"SELECT 1 FROM singer a"+strings.Repeat(" JOIN singer", 40000),
+		"SELECT 'x'"+strings.Repeat(" 'x'", 100000),
+	) {
 		se := c.CheckSQL(q)
 		if assert.NotNil(t, se) {
 			assert.Equal(t, text2sql.KindTooLarge, se.Kind)

@@ -1,12 +1,9 @@
 package mysql
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -20,32 +17,14 @@ import (
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 )
 
-// birdQuestion is one question of BIRD mini-dev's MySQL file.
-type birdQuestion struct {
-	ID    int    `json:"question_id"`
-	DBID  string `json:"db_id"`
-	Query string `json:"SQL"`
-}
-
-func birdMySQL(t *testing.T) []birdQuestion {
-	t.Helper()
-	b, err := os.ReadFile(shareddata.Path(t, "bird", "mini_dev", "mini_dev_mysql.json"))
-	require.NoError(t, err)
-	var qs []birdQuestion
-	require.NoError(t, json.Unmarshal(b, &qs))
-	require.Len(t, qs, 500)
-	return qs
-}
-
 // The 500 BIRD mini-dev MySQL gold queries pass the Checker: none is a
 // false refusal.
 func TestCheckerBIRDGold(t *testing.T) {
 	c := NewChecker("", nil)
 	refused := 0
-	for _, q := range birdMySQL(t) {
-		if se := c.CheckSQL(q.Query); se != nil {
+	for _, q := range shareddata.BIRDMiniDev(t, "mysql") {
+		if se := c.CheckSQL(q.SQL); !assert.Nil(t, se, "BIRD %d refused\n%s", q.ID, q.SQL) {
 			refused++
-			t.Errorf("BIRD %d refused: %v\n%s", q.ID, se, q.Query)
 		}
 	}
 	t.Logf("BIRD mini-dev MySQL gold: %d of 500 accepted", 500-refused)
@@ -59,10 +38,10 @@ func TestCheckerBIRDGold(t *testing.T) {
 // case-sensitively and reports an unknown column — a fault of the gold
 // SQL, counted, not a refusal.
 func TestCheckBIRDGoldOnServer(t *testing.T) {
-	qs := birdMySQL(t)
+	qs := shareddata.BIRDMiniDev(t, "mysql")
 	schemas, err := birdschema.Load(shareddata.Path(t, "bird", "mini_dev", "dev_tables.json"))
 	require.NoError(t, err)
-	byDB := map[string][]birdQuestion{}
+	byDB := map[string][]shareddata.BIRDQuestion{}
 	for _, q := range qs {
 		byDB[q.DBID] = append(byDB[q.DBID], q)
 	}
@@ -76,7 +55,7 @@ func TestCheckBIRDGoldOnServer(t *testing.T) {
 		e, err := Open(context.Background(), dsn, Options{})
 		require.NoError(t, err)
 		for _, q := range byDB[s.DBID] {
-			err := e.Check(context.Background(), q.Query)
+			err := e.Check(context.Background(), q.SQL)
 			if err == nil {
 				continue
 			}
@@ -86,7 +65,7 @@ func TestCheckBIRDGoldOnServer(t *testing.T) {
 				aliasCase++
 				continue
 			}
-			t.Errorf("BIRD %d (%s): %v\n%s", q.ID, q.DBID, err, q.Query)
+			assert.NoError(t, err, "BIRD %d (%s)\n%s", q.ID, q.DBID, q.SQL)
 		}
 		e.Close()
 	}
@@ -129,20 +108,12 @@ func mysqlDDL(t *testing.T, s *birdschema.Schema) []string {
 // almost all of them; what it refuses must be SQLite syntax MySQL does not
 // have (a dialect or syntax refusal), never a security refusal.
 func TestCheckerSpiderGold(t *testing.T) {
-	f, err := os.Open(shareddata.Path(t, "spider", "dev_gold.sql"))
-	require.NoError(t, err)
-	defer f.Close()
 	c := NewChecker("", nil)
 	total, accepted := 0, 0
 	kinds := map[text2sql.ErrorKind]int{}
 	examples := map[string]int{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		q, _, _ := strings.Cut(line, "\t")
-		if strings.TrimSpace(q) == "" {
-			continue
-		}
+	for _, g := range shareddata.SpiderGold(t) {
+		q := g.SQL
 		total++
 		se := c.CheckSQL(q)
 		if se == nil {
@@ -153,7 +124,6 @@ func TestCheckerSpiderGold(t *testing.T) {
 		examples[string(se.Kind)+": "+cut(se.Message, 70)]++
 		assert.Contains(t, []text2sql.ErrorKind{text2sql.KindSyntax, text2sql.KindDialect}, se.Kind, "Spider %q: %v", q, se)
 	}
-	require.NoError(t, sc.Err())
 	require.Equal(t, 1034, total)
 	var lines []string
 	for k, n := range examples {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
@@ -72,10 +73,10 @@ func FuzzChecker(f *testing.F) {
 	}
 	if d := shareddata.Dir(); d != "" {
 		if b, err := os.ReadFile(d + "/bird/mini_dev/mini_dev_mysql.json"); err == nil {
-			var qs []birdQuestion
+			var qs []shareddata.BIRDQuestion
 			if json.Unmarshal(b, &qs) == nil {
 				for _, q := range qs[:50] {
-					f.Add(q.Query)
+					f.Add(q.SQL)
 				}
 			}
 		}
@@ -99,20 +100,17 @@ func FuzzChecker(f *testing.F) {
 	f.Fuzz(func(t *testing.T, q string) {
 		text, se := c.Prepare(q)
 		if se != nil {
-			if se.Kind == "" || se.Message == "" {
-				t.Fatalf("refusal without kind or message: %#v", se)
-			}
+			require.NotEqual(t, "", se.Kind, "refusal without kind or message: %#v", se)
+			require.NotEqual(t, "", se.Message, "refusal without kind or message: %#v", se)
 			return
 		}
-		if m := deniedCall.FindString(normalized(text)); m != "" {
-			t.Fatalf("accepted a call of %q: %q", m, q)
-		}
-		if finding := engineOracle(t, e, text); finding != "" {
-			t.Fatal(finding)
-		}
-		if after := ow.state(t); after.checksums != before.checksums || strings.Join(after.files, "\n") != strings.Join(before.files, "\n") {
-			t.Fatalf("%q changed the database or wrote a file:\nbefore %v\nafter  %v", q, before, after)
-		}
+		m := deniedCall.FindString(normalized(text))
+		require.Equal(t, "", m, "accepted a call of %q: %q", m, q)
+		finding := engineOracle(t, e, text)
+		require.Equal(t, "", finding, finding)
+		after := ow.state(t)
+		require.Equal(t, before.checksums, after.checksums, "%q changed the database or wrote a file:\nbefore %v\nafter  %v", q, before, after)
+		require.Equal(t, strings.Join(before.files, "\n"), strings.Join(after.files, "\n"), "%q changed the database or wrote a file:\nbefore %v\nafter  %v", q, before, after)
 	})
 }
 
@@ -127,23 +125,17 @@ func engineOracle(t *testing.T, e *Executor, text string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn, release, err := e.sessions.conn(ctx, new(atomic.Bool))
-	if err != nil {
-		t.Fatalf("oracle connection: %v", err)
-	}
+	require.NoError(t, err, "oracle connection")
 	defer release()
 	mustExec(t, conn, "SET SESSION max_statement_time = 1, sql_select_limit = 100")
 	counters := func() map[string]string {
 		rows, err := conn.QueryContext(ctx, `SHOW SESSION STATUS LIKE 'Com\_%'`)
-		if err != nil {
-			t.Fatalf("status: %v", err)
-		}
+		require.NoError(t, err, "status")
 		defer rows.Close()
 		m := map[string]string{}
 		for rows.Next() {
 			var k, v string
-			if err := rows.Scan(&k, &v); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, rows.Scan(&k, &v))
 			m[k] = v
 		}
 		return m
@@ -197,7 +189,6 @@ func TestFuzzOracle(t *testing.T) {
 
 func mustExec(t *testing.T, conn *sql.Conn, q string) {
 	t.Helper()
-	if _, err := conn.ExecContext(context.Background(), q); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
+	_, err := conn.ExecContext(context.Background(), q)
+	require.NoError(t, err, "%s", q)
 }

@@ -391,10 +391,7 @@ func (e *Executor) DB() *sql.DB { return e.db }
 // Close closes the pool when Open made it. Later calls to Execute and
 // Check return executor.ErrClosed. Close is idempotent.
 func (e *Executor) Close() error {
-	if e.closed.Swap(true) || !e.owned {
-		return nil
-	}
-	return e.db.Close()
+	return executor.CloseOnce(&e.closed, e.db, e.owned)
 }
 
 // Execute runs req.SQL as untrusted input (see the package comment) and

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/guard"
@@ -29,9 +32,7 @@ func setup(t *testing.T, opts Options) (*Executor, *sql.DB, string) {
 	db, dsn := dbtest.MySQL(t)
 	dbtest.Exec(t, db, fixture...)
 	e, err := Open(context.Background(), dsn, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { e.Close() })
 	return e, db, dsn
 }
@@ -39,18 +40,14 @@ func setup(t *testing.T, opts Options) (*Executor, *sql.DB, string) {
 func run(t *testing.T, e *Executor, q string) *text2sql.Result {
 	t.Helper()
 	res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
-	if err != nil {
-		t.Fatalf("Execute(%q): %v", q, err)
-	}
+	require.NoError(t, err, "Execute(%q)", q)
 	return res
 }
 
 func count(t *testing.T, db *sql.DB, table string) int {
 	t.Helper()
 	var n int
-	if err := db.QueryRow("SELECT count(*) FROM `" + table + "`").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, db.QueryRow("SELECT count(*) FROM `"+table+"`").Scan(&n))
 	return n
 }
 
@@ -63,41 +60,28 @@ func TestMariaDB(t *testing.T) {
 	t.Logf("server %s (%s)", e.Version(), e.Flavor())
 	res := run(t, e, "SELECT id, name, mood, balance, born, bin FROM users ORDER BY id")
 	want := [][]any{{int64(1), "ada", "ok", "12.50", "1815-12-10", []byte{1, 2}}, {int64(2), "grace", nil, "7.00", "1906-12-09", nil}}
-	if res.Error != nil || !reflect.DeepEqual(res.Rows, want) {
-		t.Fatalf("%+v", res)
-	}
+	require.Nil(t, res.Error, "%+v", res)
+	require.Equal(t, want, res.Rows, "%+v", res)
 	res = run(t, e, "SELECT u.name, sum(o.amount) AS total FROM users u JOIN `order` o ON o.user_id = u.id GROUP BY u.name ORDER BY total DESC")
-	if res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{"grace", 21.0}, {"ada", 10.5}}) {
-		t.Errorf("%+v", res)
-	}
+	assert.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{"grace", 21.0}, {"ada", 10.5}}), "%+v", res)
 
 	// Row cap: the server stops at cap+1 (sql_select_limit).
 	start := time.Now()
 	res = run(t, e, "SELECT a.seq FROM seq_1_to_100000 a, seq_1_to_100000 b")
-	if res.Error != nil || res.RowCount != 100 || !res.Truncated {
-		t.Errorf("cap: %d %v %v", res.RowCount, res.Truncated, res.Error)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("capped query took %v", d)
-	}
+	assert.False(t, res.Error != nil || res.RowCount != 100 || !res.Truncated, "cap: %d %v %v", res.RowCount, res.Truncated, res.Error)
+	d := time.Since(start)
+	assert.LessOrEqual(t, d, 2*time.Second, "capped query took %v", d)
 	res = run(t, e, "SELECT n FROM big WHERE n <= 100")
-	if res.RowCount != 100 || res.Truncated {
-		t.Errorf("exactly the cap: %d %v", res.RowCount, res.Truncated)
-	}
+	assert.False(t, res.RowCount != 100 || res.Truncated, "exactly the cap: %d %v", res.RowCount, res.Truncated)
 
 	// Time limit: the server stops the statement (max_statement_time).
 	start = time.Now()
 	res = run(t, e, "SELECT count(*) FROM seq_1_to_1000000 a, seq_1_to_1000000 b")
-	d := time.Since(start)
-	if res.Error == nil || res.Error.Kind != text2sql.KindTimeout || !strings.Contains(res.Error.Message, "2s") {
-		t.Errorf("sleep: %+v", res)
-	}
-	if d < 2*time.Second || d > 3500*time.Millisecond {
-		t.Errorf("sleep stopped after %v", d)
-	}
-	if res := run(t, e, "SELECT 1"); res.Error != nil {
-		t.Errorf("after timeout: %v", res.Error)
-	}
+	d = time.Since(start)
+	assert.False(t, res.Error == nil || res.Error.Kind != text2sql.KindTimeout || !strings.Contains(res.Error.Message, "2s"), "sleep: %+v", res)
+	assert.False(t, d < 2*time.Second || d > 3500*time.Millisecond, "sleep stopped after %v", d)
+	res = run(t, e, "SELECT 1")
+	assert.Nil(t, res.Error, "after timeout: %v", res.Error)
 
 	// Refusals before the server, and the read-only transaction.
 	for q, kind := range map[string]text2sql.ErrorKind{
@@ -113,27 +97,18 @@ func TestMariaDB(t *testing.T) {
 		"SELECT SLEEP(30)":                          text2sql.KindForbiddenFunction,
 	} {
 		res := run(t, e, q)
-		if res.Error == nil || res.Error.Kind != kind {
-			t.Errorf("%q: %+v, want %s", q, res.Error, kind)
-		}
-		if se, ok := e.Check(context.Background(), q).(*text2sql.SQLError); !ok || se.Kind != kind {
-			t.Errorf("Check(%q) = %v, want %s", q, se, kind)
-		}
+		assert.False(t, res.Error == nil || res.Error.Kind != kind, "%q: %+v, want %s", q, res.Error, kind)
+		se, ok := e.Check(context.Background(), q).(*text2sql.SQLError)
+		assert.False(t, !ok || se.Kind != kind, "Check(%q) = %v, want %s", q, se, kind)
 	}
-	if res := run(t, e, "SELECT * FROM user"); res.Error == nil || !strings.Contains(res.Error.Hint, "users") {
-		t.Errorf("hint: %+v", res.Error)
-	}
-	if count(t, db, "users") != 2 || count(t, db, "order") != 3 {
-		t.Fatal("rows lost")
-	}
+	res = run(t, e, "SELECT * FROM user")
+	assert.False(t, res.Error == nil || !strings.Contains(res.Error.Hint, "users"), "hint: %+v", res.Error)
+	require.Equal(t, 2, count(t, db, "users"), "rows lost")
+	require.Equal(t, 3, count(t, db, "order"), "rows lost")
 	// A recursive CTE runs.
 	res = run(t, e, "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t")
-	if res.Error != nil || len(res.Rows) != 5 || res.Rows[4][0] != int64(5) {
-		t.Errorf("recursive: %+v", res)
-	}
-	if err := e.Check(context.Background(), "SELECT name FROM users"); err != nil {
-		t.Error(err)
-	}
+	assert.False(t, res.Error != nil || len(res.Rows) != 5 || res.Rows[4][0] != int64(5), "recursive: %+v", res)
+	assert.NoError(t, e.Check(context.Background(), "SELECT name FROM users"))
 }
 
 // The read-only transaction stops writes on its own: the generic executor
@@ -142,52 +117,36 @@ func TestMariaDB(t *testing.T) {
 func TestMariaDBReadOnlyTransaction(t *testing.T) {
 	_, db, _ := setup(t, Options{})
 	tx, err := db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer tx.Rollback()
 	_, err = tx.Exec(MariaDBStatement("DELETE FROM users", 0, time.Second))
-	if err == nil || guard.Classify(err.Error()) != text2sql.KindNotReadOnly {
-		t.Errorf("DELETE in a read-only transaction: %v", err)
-	}
-	if count(t, db, "users") != 2 {
-		t.Fatal("rows lost")
-	}
+	assert.False(t, err == nil || guard.Classify(err.Error()) != text2sql.KindNotReadOnly, "DELETE in a read-only transaction: %v", err)
+	require.Equal(t, 2, count(t, db, "users"), "rows lost")
 }
 
 func TestInspectMariaDB(t *testing.T) {
 	e, _, _ := setup(t, Options{})
 	s := e.Schema()
-	if !strings.HasPrefix(s.Name, "text2sql_test_") || s.Dialect != text2sql.DialectMySQL {
-		t.Errorf("%q %q", s.Name, s.Dialect)
-	}
+	assert.False(t, !strings.HasPrefix(s.Name, "text2sql_test_") || s.Dialect != text2sql.DialectMySQL, "%q %q", s.Name, s.Dialect)
 	o := s.Lookup("order")
-	if o == nil || o.Comment != "purchases" || !reflect.DeepEqual(o.PrimaryKey, []string{"id"}) ||
-		len(o.ForeignKeys) != 1 || o.ForeignKeys[0].RefTable != "users" || o.ForeignKeys[0].RefColumns[0] != "id" {
-		t.Errorf("order %+v", o)
-	}
+	assert.False(t, o == nil || o.Comment != "purchases" || !reflect.DeepEqual(o.PrimaryKey, []string{"id"}) ||
+		len(o.ForeignKeys) != 1 || o.ForeignKeys[0].RefTable != "users" || o.ForeignKeys[0].RefColumns[0] != "id", "order %+v", o)
 	ddl := s.DDL(s.Tables)
-	if !strings.Contains(ddl, "CREATE TABLE `order`") || !strings.Contains(ddl, "mood enum('sad','ok')") {
-		t.Errorf("DDL:\n%s", ddl)
-	}
+	assert.False(t, !strings.Contains(ddl, "CREATE TABLE `order`") || !strings.Contains(ddl, "mood enum('sad','ok')"), "DDL:\n%s", ddl)
 }
 
 func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
-	if _, err := Open(ctx, "root:secret@tcp(127.0.0.1:3306", Options{}); !errors.Is(err, text2sql.ErrInvalidConfig) || strings.Contains(err.Error(), "secret") {
-		t.Errorf("bad DSN: %v", err)
-	}
-	if _, err := Open(ctx, dbtest.MySQLDSN(), Options{Timeout: -1}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("negative timeout: %v", err)
-	}
+	_, err := Open(ctx, "root:secret@tcp(127.0.0.1:3306", Options{})
+	assert.False(t, !errors.Is(err, text2sql.ErrInvalidConfig) || strings.Contains(err.Error(), "secret"), "bad DSN: %v", err)
+	_, err = Open(ctx, dbtest.MySQLDSN(), Options{Timeout: -1})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "negative timeout: %v", err)
 	e, _, _ := setup(t, Options{})
 	e.Close()
-	if _, err := e.Execute(ctx, text2sql.ExecuteRequest{SQL: "SELECT 1"}); !errors.Is(err, executor.ErrClosed) {
-		t.Errorf("after Close: %v", err)
-	}
-	if err := e.Check(ctx, "SELECT 1"); !errors.Is(err, executor.ErrClosed) {
-		t.Errorf("after Close: %v", err)
-	}
+	_, err = e.Execute(ctx, text2sql.ExecuteRequest{SQL: "SELECT 1"})
+	assert.ErrorIs(t, err, executor.ErrClosed, "after Close: %v", err)
+	err = e.Check(ctx, "SELECT 1")
+	assert.ErrorIs(t, err, executor.ErrClosed, "after Close: %v", err)
 }
 
 func TestDSN(t *testing.T) {
@@ -197,25 +156,17 @@ func TestDSN(t *testing.T) {
 		"root@tcp(127.0.0.1:3306)/test":                  "root@tcp(127.0.0.1:3306)/test",
 	} {
 		got, err := DSN(in)
-		if err != nil || got != want {
-			t.Errorf("DSN(%q) = %q, %v; want %q", in, got, err, want)
-		}
-		if !IsDSN(in) {
-			t.Errorf("IsDSN(%q) = false", in)
-		}
+		assert.False(t, err != nil || got != want, "DSN(%q) = %q, %v; want %q", in, got, err, want)
+		assert.True(t, IsDSN(in), "IsDSN(%q) = false", in)
 	}
-	if IsDSN("postgres://x") || IsDSN("file.sqlite") {
-		t.Error("IsDSN accepts non-MySQL DSNs")
-	}
+	assert.False(t, IsDSN("postgres://x") || IsDSN("file.sqlite"), "IsDSN accepts non-MySQL DSNs")
 }
 
 func TestStatements(t *testing.T) {
-	if got := MariaDBStatement("SELECT 1", 10, 1500*time.Millisecond); got != "SET STATEMENT max_statement_time=1.500000, sql_select_limit=11 FOR SELECT 1" {
-		t.Errorf("%q", got)
-	}
-	if got := MariaDBStatement("SELECT 1", 0, time.Second); got != "SET STATEMENT max_statement_time=1.000000 FOR SELECT 1" {
-		t.Errorf("%q", got)
-	}
+	got := MariaDBStatement("SELECT 1", 10, 1500*time.Millisecond)
+	assert.Equal(t, "SET STATEMENT max_statement_time=1.500000, sql_select_limit=11 FOR SELECT 1", got, "%q", got)
+	got = MariaDBStatement("SELECT 1", 0, time.Second)
+	assert.Equal(t, "SET STATEMENT max_statement_time=1.000000 FOR SELECT 1", got, "%q", got)
 	for in, want := range map[string]string{
 		"SELECT a FROM t":                                 "SELECT /*+ MAX_EXECUTION_TIME(2000) */ a FROM t",
 		"WITH x AS (SELECT 1) SELECT * FROM x":            "WITH x AS (SELECT 1) SELECT /*+ MAX_EXECUTION_TIME(2000) */ * FROM x",
@@ -223,8 +174,7 @@ func TestStatements(t *testing.T) {
 		"(SELECT 1) UNION (SELECT 2)":                     "(SELECT 1) UNION (SELECT 2)",
 		"/* select */ SELECT 'select' AS `select` FROM t": "/* select */ SELECT /*+ MAX_EXECUTION_TIME(2000) */ 'select' AS `select` FROM t",
 	} {
-		if got := MySQLStatement(in, 2*time.Second); got != want {
-			t.Errorf("MySQLStatement(%q) = %q, want %q", in, got, want)
-		}
+		got := MySQLStatement(in, 2*time.Second)
+		assert.Equal(t, want, got, "MySQLStatement(%q) = %q, want %q", in, got, want)
 	}
 }

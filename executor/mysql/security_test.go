@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -389,5 +390,144 @@ func TestSessionIsolationNew(t *testing.T) {
 		assert.Nil(t, res.Rows[0][1])
 		assert.False(t, seen[res.Rows[0][0]])
 		seen[res.Rows[0][0]] = true
+	}
+}
+
+// Findings of the second attack round: the server's system schemas
+// (accounts and password hashes, other sessions' statements) are refused
+// as forbidden_table, and an allowed name this server has no built-in for
+// cannot reach a stored function of the same name in the database.
+func TestSystemSchemasAndStoredFunctions(t *testing.T) {
+	admin, dsn := dbtest.MySQL(t)
+	dbtest.Exec(t, admin, "CREATE TABLE singer (id INT PRIMARY KEY, Name TEXT)",
+		"CREATE FUNCTION months_between(a INT, b INT) RETURNS INT DETERMINISTIC RETURN a - b")
+	ctx := context.Background()
+	e, err := Open(ctx, dsn, Options{})
+	require.NoError(t, err)
+	defer e.Close()
+	for q, kind := range map[string]text2sql.ErrorKind{
+		"SELECT user, authentication_string FROM mysql.user":              text2sql.KindForbiddenTable,
+		"SELECT * FROM mysql.global_priv":                                 text2sql.KindForbiddenTable,
+		"SELECT * FROM information_schema.processlist":                    text2sql.KindForbiddenTable,
+		"SELECT * FROM `INFORMATION_SCHEMA`.`PROCESSLIST`":                text2sql.KindForbiddenTable,
+		"SELECT * FROM performance_schema.threads":                        text2sql.KindForbiddenTable,
+		"SELECT Name FROM singer WHERE id IN (SELECT 1 FROM sys.version)": text2sql.KindForbiddenTable,
+		"SELECT months_between(2, 1)":                                     text2sql.KindForbiddenFunction,
+	} {
+		res, err := e.Execute(ctx, text2sql.ExecuteRequest{SQL: q})
+		require.NoError(t, err)
+		if assert.NotNil(t, res.Error, q) {
+			assert.Equal(t, kind, res.Error.Kind, "%q: %s", q, res.Error.Message)
+		}
+	}
+	// The host may allow the stored function by name.
+	allowed, err := Open(ctx, dsn, Options{AllowFunctions: []string{"months_between"}})
+	require.NoError(t, err)
+	defer allowed.Close()
+	res, err := allowed.Execute(ctx, text2sql.ExecuteRequest{SQL: "SELECT months_between(5, 2) AS d"})
+	require.NoError(t, err)
+	require.Nil(t, res.Error)
+	assert.Equal(t, int64(3), res.Rows[0][0])
+}
+
+// peakRSS is the process's peak resident set (VmHWM), in bytes, or 0
+// where /proc is absent.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// Results past MaxResultBytes stop with KindTooLarge while they are read:
+// 50 rows of 10 MB (the bound is reached by counting rows), one row of
+// eight 10 MB values (which the driver would read whole: the socket stops
+// it), and a recursive WITH query building the same. The process's peak
+// RSS stays under 200 MB (run alone to measure: go test -run
+// TestResultBytes ./executor/mysql/).
+func TestResultBytes(t *testing.T) {
+	admin, dsn := dbtest.MySQL(t)
+	// A generous time limit: the byte bound must decide, even on a loaded
+	// machine under the race detector, where building the 10 MB values
+	// can take longer than the default limit.
+	e, err := Open(context.Background(), dsn, Options{Timeout: 2 * time.Minute})
+	require.NoError(t, err)
+	defer e.Close()
+	wide := "SELECT " + strings.TrimSuffix(strings.Repeat("REPEAT('x', 10000000), ", 8), ", ")
+	for _, q := range []string{
+		"SELECT REPEAT('x', 10000000) FROM seq_1_to_50",
+		wide,
+		"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 50) SELECT REPEAT('y', 10000000) FROM r",
+	} {
+		res := run(t, e, q)
+		if assert.NotNil(t, res.Error, q) {
+			assert.Equal(t, text2sql.KindTooLarge, res.Error.Kind, "%s: %s", q, res.Error.Message)
+		}
+		assert.Empty(t, res.Rows)
+		runtime.GC()
+	}
+	// Under the bound, values come back whole.
+	res := run(t, e, "SELECT REPEAT('x', 10000000) FROM seq_1_to_2")
+	require.Nil(t, res.Error)
+	assert.Len(t, res.Rows[1][0], 10000000)
+	// New (a host's handle) bounds by counting rows only.
+	n, err := New(context.Background(), admin, Options{MaxResultBytes: 1 << 20})
+	require.NoError(t, err)
+	res = run(t, n, "SELECT REPEAT('x', 100000) FROM seq_1_to_50")
+	require.NotNil(t, res.Error)
+	assert.Equal(t, text2sql.KindTooLarge, res.Error.Kind)
+	if rss := peakRSS(); rss > 0 {
+		t.Logf("peak RSS of the test process: %.1f MB", float64(rss)/1e6)
+		if !raceEnabled {
+			assert.Less(t, rss, int64(200e6))
+		}
+	}
+}
+
+// ElevatedPrivileges names root's powers and nothing for a login that
+// can only read one database; neither login is refused.
+func TestElevatedPrivileges(t *testing.T) {
+	admin, dsn := dbtest.MySQL(t)
+	e, err := Open(context.Background(), dsn, Options{})
+	require.NoError(t, err)
+	defer e.Close()
+	assert.Contains(t, e.ElevatedPrivileges(), "ALL PRIVILEGES ON *.*")
+	assert.Contains(t, e.ElevatedPrivileges(), "GRANT OPTION ON *.*")
+
+	var dbName string
+	require.NoError(t, admin.QueryRow("SELECT DATABASE()").Scan(&dbName))
+	user := dbtest.Name("t2s_ro")
+	dbtest.Exec(t, admin,
+		"CREATE TABLE t (a INT)",
+		"CREATE USER '"+user+"'@'%' IDENTIFIED BY 'pw'",
+		"GRANT SELECT ON `"+dbName+"`.* TO '"+user+"'@'%'")
+	t.Cleanup(func() { admin.Exec("DROP USER '" + user + "'@'%'") })
+	ro, err := Open(context.Background(), user+":pw@tcp(127.0.0.1:3306)/"+dbName, Options{})
+	require.NoError(t, err)
+	defer ro.Close()
+	assert.Nil(t, ro.ElevatedPrivileges())
+	res := run(t, ro, "SELECT count(*) FROM t")
+	require.Nil(t, res.Error)
+
+	for _, c := range []struct {
+		grants []string
+		want   []string
+	}{
+		{[]string{"GRANT USAGE ON *.* TO `u`@`%`", "GRANT SELECT, SHOW VIEW ON `db`.* TO `u`@`%`"}, nil},
+		{[]string{"GRANT FILE, PROCESS ON *.* TO `u`@`%`"}, []string{"FILE ON *.*", "PROCESS ON *.*"}},
+		{[]string{"GRANT SELECT (a, b), INSERT (a) ON `db`.`t` TO `u`@`%`"}, []string{"INSERT ON `db`.`t`"}},
+		{[]string{"GRANT SELECT ON `db`.* TO `u`@`%` WITH GRANT OPTION"}, []string{"GRANT OPTION ON `db`.*"}},
+		{[]string{"GRANT `reader` TO `u`@`%`", "SET DEFAULT ROLE `reader` FOR `u`@`%`"}, nil},
+		{[]string{"GRANT SUPER, CREATE USER, DELETE ON *.* TO 'u'@'%'"}, []string{"SUPER ON *.*", "CREATE USER ON *.*", "DELETE ON *.*"}},
+	} {
+		assert.Equal(t, c.want, ElevatedGrants(c.grants), "%v", c.grants)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
 // serverState digests what the attribute-notation attacks of issue 9
@@ -128,7 +129,7 @@ func TestAttributeNotation(t *testing.T) {
 		`SELECT to_regclass('users')::text`:                                 "users",
 		`SELECT ts_headline('english', 'the quick fox', to_tsquery('fox'))`: "the quick <b>fox</b>",
 	} {
-		res := run(t, e, q)
+		res := exectest.Run(t, e, q)
 		if want == nil {
 			continue
 		}
@@ -165,13 +166,13 @@ func TestAttributeNotationOffline(t *testing.T) {
 func TestMaxResultBytes(t *testing.T) {
 	db, _ := testDB(t)
 	e := newExec(t, db, Options{})
-	res := run(t, e, `SELECT repeat('x', 10000000) FROM generate_series(1, 50)`)
-	wantKind(t, "repeat", res, text2sql.KindTooLarge)
+	res := exectest.Run(t, e, `SELECT repeat('x', 10000000) FROM generate_series(1, 50)`)
+	exectest.WantKind(t, "repeat", res, text2sql.KindTooLarge)
 	assert.Contains(t, res.Error.Message, "MaxResultBytes")
 	small := newExec(t, db, Options{MaxResultBytes: 1000})
-	res = run(t, small, `SELECT repeat('x', 100) FROM generate_series(1, 20)`)
-	wantKind(t, "small", res, text2sql.KindTooLarge)
-	res = run(t, small, `SELECT repeat('x', 100) FROM generate_series(1, 5)`)
+	res = exectest.Run(t, small, `SELECT repeat('x', 100) FROM generate_series(1, 20)`)
+	exectest.WantKind(t, "small", res, text2sql.KindTooLarge)
+	res = exectest.Run(t, small, `SELECT repeat('x', 100) FROM generate_series(1, 5)`)
 	require.Nil(t, res.Error)
 	assert.Len(t, res.Rows, 5)
 }
@@ -186,10 +187,10 @@ func TestTempFileLimit(t *testing.T) {
 	// switches off.
 	e := newExec(t, db, Options{TempFileLimit: 1 << 20, WorkMem: 64 << 10, skipCheck: true})
 	require.True(t, e.TempFileLimited())
-	res := run(t, e, `SELECT current_setting('work_mem'), current_setting('temp_file_limit')`)
+	res := exectest.Run(t, e, `SELECT current_setting('work_mem'), current_setting('temp_file_limit')`)
 	require.Nil(t, res.Error)
 	assert.Equal(t, []any{"64kB", "1MB"}, res.Rows[0])
-	res = run(t, e, `SELECT g FROM generate_series(1, 2000000) g ORDER BY md5(g::text) LIMIT 1`)
+	res = exectest.Run(t, e, `SELECT g FROM generate_series(1, 2000000) g ORDER BY md5(g::text) LIMIT 1`)
 	require.NotNil(t, res.Error)
 	assert.Contains(t, strings.ToLower(res.Error.Message), "temp_file_limit")
 	assert.Contains(t, e.ElevatedPrivileges(), "superuser")
@@ -247,36 +248,31 @@ func TestLexingPinned(t *testing.T) {
 func TestDeepStatements(t *testing.T) {
 	db, _ := testDB(t)
 	e := newExec(t, db, Options{})
-	for _, q := range []string{
-		"SELECT 1" + strings.Repeat("+1", 30000),
-		strings.Repeat("SELECT 1 UNION ", 65000) + "SELECT 1",
-		"SELECT " + strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000),
-		"SELECT 1 WHERE " + strings.Repeat("NOT ", 20000) + "true",
-		"SELECT ARRAY[1" + strings.Repeat("+1", 30000) + "]",
-		"SELECT true" + strings.Repeat(" ISNULL", 40000),
-		"SELECT true" + strings.Repeat(" NOTNULL", 40000),
-		"SELECT now()" + strings.Repeat(" AT TIME ZONE 'UTC'", 30000),
-		"SELECT 1 FROM users" + strings.Repeat(" CROSS JOIN users", 30000),
-		"SELECT 1 FROM users" + strings.Repeat(" NATURAL JOIN users", 30000),
+	for _, q := range append(exectest.DeepStatements(),
+		"SELECT 1 WHERE "+strings.Repeat("NOT ", 20000)+"true",
+		"SELECT ARRAY[1"+strings.Repeat("+1", 30000)+"]",
+		"SELECT true"+strings.Repeat(" ISNULL", 40000),
+		"SELECT true"+strings.Repeat(" NOTNULL", 40000),
+		"SELECT now()"+strings.Repeat(" AT TIME ZONE 'UTC'", 30000),
+		"SELECT 1 FROM users"+strings.Repeat(" CROSS JOIN users", 30000),
+		"SELECT 1 FROM users"+strings.Repeat(" NATURAL JOIN users", 30000),
 		// Round 3: a lexer other than PostgreSQL's hid these.
-		"SELECT ARRAY['a]'] AS x, 1" + strings.Repeat("+1", 30000) + " AS y",
-		"SELECT " + strings.Repeat("@a", 30000),
-		"SELECT 1" + strings.Repeat("?1", 40000),
-		"SELECT 1" + strings.Repeat(",1", 400000),
-		"SELECT 1 IN (1" + strings.Repeat(",1", 400000) + ")",
-	} {
+		"SELECT ARRAY['a]'] AS x, 1"+strings.Repeat("+1", 30000)+" AS y",
+		"SELECT "+strings.Repeat("@a", 30000),
+		"SELECT 1"+strings.Repeat("?1", 40000),
+	) {
 		wantRefused(t, e, q, text2sql.KindTooLarge)
 		assert.Equal(t, text2sql.KindTooLarge, NewChecker(nil, nil).CheckSQL(q).Kind)
 	}
-	res := run(t, e, "SELECT 1"+strings.Repeat("+1", 500))
+	res := exectest.Run(t, e, "SELECT 1"+strings.Repeat("+1", 500))
 	require.Nil(t, res.Error)
 	assert.Equal(t, int64(501), res.Rows[0][0])
-	res = run(t, e, "SELECT count(*) FROM (VALUES (1)) v(x) WHERE x IN (1"+strings.Repeat(", 2", 10000)+")")
+	res = exectest.Run(t, e, "SELECT count(*) FROM (VALUES (1)) v(x) WHERE x IN (1"+strings.Repeat(", 2", 10000)+")")
 	require.Nil(t, res.Error)
 	assert.Equal(t, int64(1), res.Rows[0][0])
 	// What follows the statement is cut by PostgreSQL's scanner: a -- inside
 	// a string is not a comment.
-	res = run(t, e, "SELECT ARRAY['a]', ' -- '] AS x -- trailing\n;")
+	res = exectest.Run(t, e, "SELECT ARRAY['a]', ' -- '] AS x -- trailing\n;")
 	require.Nil(t, res.Error)
 	assert.Equal(t, "{a],\" -- \"}", res.Rows[0][0])
 }
@@ -302,8 +298,8 @@ func TestCatalogChangesAfterOpen(t *testing.T) {
 		`SELECT (5).lower`,
 		`SELECT name FROM users WHERE lower(id) = 1`,
 	} {
-		res := run(t, e, q)
-		wantKind(t, q, res, text2sql.KindForbiddenFunction)
+		res := exectest.Run(t, e, q)
+		exectest.WantKind(t, q, res, text2sql.KindForbiddenFunction)
 		assert.Contains(t, res.Error.Message, "catalog has function", q)
 		assert.Error(t, e.Check(context.Background(), q), q)
 	}
@@ -315,7 +311,7 @@ func TestCatalogChangesAfterOpen(t *testing.T) {
 		`SELECT pg_catalog.lower('ADA')`:            "ada",
 		`SELECT mine(7)`:                            int64(7),
 	} {
-		res := run(t, e, q)
+		res := exectest.Run(t, e, q)
 		if assert.Nil(t, res.Error, q) {
 			assert.Equal(t, want, res.Rows[0][0], q)
 		}
@@ -359,7 +355,7 @@ func TestSystemRelationsAndSyntax(t *testing.T) {
 func TestLongErrorMessage(t *testing.T) {
 	db, _ := testDB(t)
 	e := newExec(t, db, Options{})
-	res := run(t, e, `SELECT repeat('x', 15000000)::int`)
+	res := exectest.Run(t, e, `SELECT repeat('x', 15000000)::int`)
 	require.NotNil(t, res.Error)
 	assert.Less(t, len(res.Error.Message), 3000)
 	assert.Contains(t, res.Error.Message, "bytes)")

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"os"
 	"strings"
@@ -47,9 +46,8 @@ func TestChecker(t *testing.T) {
 		`SELECT 1 /* nested /* comment */ still */`,
 	}
 	for _, q := range accept {
-		if se := c.CheckSQL(q); se != nil {
-			t.Errorf("refused %q: %v", q, se)
-		}
+		se := c.CheckSQL(q)
+		assert.Nil(t, se, "refused %q: %v", q, se)
 	}
 	refuse := map[string]text2sql.ErrorKind{
 		``:                         text2sql.KindEmpty,
@@ -115,16 +113,10 @@ func TestChecker(t *testing.T) {
 	}
 	for q, kind := range refuse {
 		se := c.CheckSQL(q)
-		if se == nil || se.Kind != kind {
-			t.Errorf("CheckSQL(%q) = %v, want %s", q, se, kind)
-		}
-		if err := c.Check(context.Background(), q); err == nil {
-			t.Errorf("Check(%q) = nil", q)
-		}
+		assert.False(t, se == nil || se.Kind != kind, "CheckSQL(%q) = %v, want %s", q, se, kind)
+		assert.Error(t, c.Check(context.Background(), q), "Check(%q) = nil", q)
 	}
-	if err := c.Check(context.Background(), "SELECT 1"); err != nil {
-		t.Errorf("Check(SELECT 1) = %v", err)
-	}
+	assert.NoError(t, c.Check(context.Background(), "SELECT 1"), "Check(SELECT 1)")
 }
 
 var updateCatalog = flag.Bool("update-catalog", false, "rewrite catalog.tsv from the test server's pg_catalog")
@@ -200,21 +192,17 @@ func FuzzChecker(f *testing.F) {
 	c := NewChecker(nil, nil)
 	f.Fuzz(func(t *testing.T, s string) {
 		if !utf8.ValidString(s) {
-			if c.CheckSQL(s) == nil {
-				t.Errorf("invalid UTF-8 accepted: %q", s)
-			}
+			assert.NotNil(t, c.CheckSQL(s), "invalid UTF-8 accepted: %q", s)
 			return
 		}
-		if buf, err := pgparser.ParseToProtobuf(s); err == nil && c.fastOK(buf, nil) && c.fullCheck(buf, nil) != nil {
-			t.Errorf("fast path accepts what the full check refuses: %q", s)
-		}
+		buf, err := pgparser.ParseToProtobuf(s)
+		assert.False(t, err == nil && c.fastOK(buf, nil) && c.fullCheck(buf, nil) != nil, "fast path accepts what the full check refuses: %q", s)
 		se := c.CheckSQL(s)
 		if se != nil {
 			return
 		}
-		if se2 := c.CheckSQL(s + "\n;"); se2 != nil && !strings.Contains(s, "--") {
-			t.Errorf("%q accepted but %q refused: %v", s, s+"\n;", se2)
-		}
+		se2 := c.CheckSQL(s + "\n;")
+		assert.False(t, se2 != nil && !strings.Contains(s, "--"), "%q accepted but %q refused: %v", s, s+"\n;", se2)
 	})
 }
 
@@ -224,19 +212,11 @@ func FuzzChecker(f *testing.F) {
 func TestFastPathAgrees(t *testing.T) {
 	c := NewChecker(nil, []string{"util.safe_fn", "my_fn"})
 	var qs []string
-	for _, g := range spiderGold(t) {
-		qs = append(qs, g[0])
+	for _, g := range shareddata.SpiderGold(t) {
+		qs = append(qs, g.SQL)
 	}
 	qs = append(qs, fastPathSamples...)
-	b, err := os.ReadFile(shareddata.Path(t, "bird", "mini_dev", "mini_dev_postgresql.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var bird []struct{ SQL string }
-	if err := json.Unmarshal(b, &bird); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range bird {
+	for _, q := range shareddata.BIRDMiniDev(t, "postgresql") {
 		qs = append(qs, q.SQL)
 	}
 	n := 0
@@ -248,16 +228,12 @@ func TestFastPathAgrees(t *testing.T) {
 		n++
 		var fr, sr resolution
 		fast, full := c.fastOK(buf, &fr), c.fullCheck(buf, &sr) == nil
-		if fast && !full {
-			t.Errorf("fast path accepts what the full check refuses: %q", q)
-		}
+		assert.False(t, fast && !full, "fast path accepts what the full check refuses: %q", q)
 		if fast && full {
 			assert.ElementsMatch(t, sr.columns, fr.columns, "columns to resolve: %q", q)
 			assert.ElementsMatch(t, sr.calls, fr.calls, "calls to resolve: %q", q)
 		}
-		if full && !fast && !strings.Contains(strings.ToUpper(q), "TABLESAMPLE") && !strings.Contains(strings.ToUpper(q), "OPERATOR(") {
-			t.Errorf("fast path sends an accepted query to the full check: %q", q)
-		}
+		assert.False(t, full && !fast && !strings.Contains(strings.ToUpper(q), "TABLESAMPLE") && !strings.Contains(strings.ToUpper(q), "OPERATOR("), "fast path sends an accepted query to the full check: %q", q)
 	}
 	t.Logf("%d parsed statements compared", n)
 }

@@ -14,16 +14,10 @@ import (
 
 // TestConformance runs the PostgreSQL executor through the Executor kit.
 func TestConformance(t *testing.T) {
-	db, _ := dbtest.Postgres(t)
-	dbtest.Exec(t, db,
-		"CREATE TABLE kit (id int PRIMARY KEY, name text)",
-		"INSERT INTO kit SELECT n, 'row ' || n FROM generate_series(1, 20) n")
+	db, _, fx := dbtest.PostgresKit(t)
+	fx.ForbiddenFunction = "SELECT pg_read_file('/etc/passwd')"
 	e, err := postgres.New(context.Background(), db, postgres.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { e.Close() })
-	assert.NoError(t, executortest.TestExecutor(e, executortest.Fixture{
-		Table: "kit", Rows: 20,
-		ForbiddenFunction: "SELECT pg_read_file('/etc/passwd')",
-		Slow:              "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c",
-	}))
+	assert.NoError(t, executortest.TestExecutor(e, fx))
 }

@@ -1,15 +1,13 @@
 package postgres
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"math"
-	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,97 +16,28 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/mattn/go-sqlite3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/birdschema"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 	"github.com/text2sql-go/text2sql/internal/pgload"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
-// spiderGold reads dev_gold.sql: query and db_id per line.
-func spiderGold(t *testing.T) [][2]string {
-	t.Helper()
-	f, err := os.Open(shareddata.Path(t, "spider", "dev_gold.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out [][2]string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		i := strings.LastIndexByte(line, '\t')
-		if i < 0 {
-			t.Fatalf("malformed line %q", line)
-		}
-		out = append(out, [2]string{line[:i], line[i+1:]})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // openSQLite opens a Spider database read-only through a plain handle.
 func openSQLite(t testing.TB, path string) *sql.DB {
 	t.Helper()
 	dsn, err := sqlite.DSN(path, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	db, err := sql.Open("sqlite3", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db
-}
-
-// withSearchPath returns dsn with the session's search_path set.
-func withSearchPath(t testing.TB, dsn, schema string) string {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	q.Set("statement_timeout", "30000")
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
-// plainRows runs q through plain database/sql and returns its rows.
-func plainRows(db *sql.DB, q string) ([][]any, error) {
-	rows, err := db.Query(q)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out [][]any
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		out = append(out, vals)
-	}
-	return out, rows.Err()
 }
 
 // canon renders a value for comparison across engines and drivers:
@@ -169,16 +98,7 @@ func multiset(rows [][]any) []string {
 }
 
 func sameMultiset(a, b [][]any) bool {
-	x, y := multiset(a), multiset(b)
-	if len(x) != len(y) {
-		return false
-	}
-	for i := range x {
-		if x[i] != y[i] {
-			return false
-		}
-	}
-	return true
+	return slices.Equal(multiset(a), multiset(b))
 }
 
 var (
@@ -195,7 +115,7 @@ func sameWithoutLimit(lite, pg *sql.DB, q string) bool {
 		return false
 	}
 	a, err1 := shareddata.PlainRows(lite, u)
-	b, err2 := plainRows(pg, u)
+	b, err2 := dbtest.Rows(pg, u)
 	return err1 == nil && err2 == nil && sameMultiset(a, b)
 }
 
@@ -208,7 +128,7 @@ func TestSpiderGoldPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads 19 databases")
 	}
-	gold := spiderGold(t)
+	gold := shareddata.SpiderGold(t)
 	db, dsn := testDB(t)
 	ctx := context.Background()
 	type target struct {
@@ -219,7 +139,7 @@ func TestSpiderGoldPostgres(t *testing.T) {
 	targets := map[string]*target{}
 	notes := 0
 	for _, g := range gold {
-		id := g[1]
+		id := g.DBID
 		if _, ok := targets[id]; ok {
 			continue
 		}
@@ -231,17 +151,13 @@ func TestSpiderGoldPostgres(t *testing.T) {
 		src := openSQLite(t, path)
 		sch := "spider_" + strings.ToLower(id)
 		rep, err := pgload.CopySQLite(ctx, src, db, sch, pgload.CopyOptions{FoldNames: true})
-		if err != nil {
-			t.Fatalf("load %s: %v", id, err)
-		}
+		require.NoError(t, err, "load %s", id)
 		for _, n := range rep.Notes {
 			t.Logf("load %s: %s", id, n)
 		}
 		notes += len(rep.Notes)
-		plain, err := sql.Open("pgx", withSearchPath(t, dsn, sch))
-		if err != nil {
-			t.Fatal(err)
-		}
+		plain, err := sql.Open("pgx", dbtest.PostgresDSNWith(t, dsn, "search_path", sch, "statement_timeout", "30000"))
+		require.NoError(t, err)
 		t.Cleanup(func() { plain.Close() })
 		e := newExec(t, db, Options{SearchPath: []string{sch}, Schemas: []string{sch}, MaxRows: 1_000_000, Timeout: 30 * time.Second})
 		targets[id] = &target{sqlite: src, plain: plain, exec: e}
@@ -254,7 +170,7 @@ func TestSpiderGoldPostgres(t *testing.T) {
 		differBy                                = map[string]int{}
 	)
 	for _, g := range gold {
-		q, id := g[0], g[1]
+		q, id := g.SQL, g.DBID
 		tg := targets[id]
 		if tg == nil {
 			missing++
@@ -262,11 +178,10 @@ func TestSpiderGoldPostgres(t *testing.T) {
 		}
 		total++
 		want, err := shareddata.PlainRows(tg.sqlite, q)
-		if err != nil {
-			t.Errorf("%s: SQLite %q: %v", id, q, err)
+		if !assert.NoError(t, err, "%s: SQLite %q", id, q) {
 			continue
 		}
-		pgRows, err := plainRows(tg.plain, q)
+		pgRows, err := dbtest.Rows(tg.plain, q)
 		if err != nil {
 			pgCannot++
 			key := err.Error()
@@ -276,21 +191,18 @@ func TestSpiderGoldPostgres(t *testing.T) {
 			}
 			cannot[key]++
 			// The guarded executor refuses or fails it too.
-			if res := run(t, tg.exec, q); res.Error == nil {
-				t.Errorf("%s: %q: plain PostgreSQL fails (%v) but the guarded run succeeds", id, q, err)
-			}
+			assert.NotNil(t, exectest.Run(t, tg.exec, q).Error, "%s: %q: plain PostgreSQL fails (%v) but the guarded run succeeds", id, q, err)
 			// SQLite reads "text" as a string where no column has that
 			// name; PostgreSQL always reads it as a name. Rewritten with
 			// single quotes, does the query run and agree?
 			if rq := singleQuoted(q); rq != q {
-				pgRows, err := plainRows(tg.plain, rq)
+				pgRows, err := dbtest.Rows(tg.plain, rq)
 				if err != nil {
 					continue
 				}
 				rewritten++
-				res := run(t, tg.exec, rq)
-				if res.Error != nil || !sameRows(res.Rows, pgRows) {
-					t.Errorf("%s: rewritten %q: guarded %v differs from plain", id, rq, res.Error)
+				res := exectest.Run(t, tg.exec, rq)
+				if !assert.False(t, res.Error != nil || !sameRows(res.Rows, pgRows), "%s: rewritten %q: guarded %v differs from plain", id, rq, res.Error) {
 					continue
 				}
 				if sameMultiset(res.Rows, want) {
@@ -301,17 +213,14 @@ func TestSpiderGoldPostgres(t *testing.T) {
 			}
 			continue
 		}
-		if err := tg.exec.Check(ctx, q); err != nil {
-			t.Errorf("%s: false refusal by Check: %q: %v", id, q, err)
+		if !assert.NoError(t, tg.exec.Check(ctx, q), "%s: false refusal by Check: %q", id, q) {
 			continue
 		}
-		res := run(t, tg.exec, q)
-		if res.Error != nil {
-			t.Errorf("%s: Execute(%q) = %v", id, q, res.Error)
+		res := exectest.Run(t, tg.exec, q)
+		if !assert.Nil(t, res.Error, "%s: Execute(%q) = %v", id, q, res.Error) {
 			continue
 		}
-		if res.Truncated || !sameRows(res.Rows, pgRows) {
-			t.Errorf("%s: %q: guarded rows differ from plain PostgreSQL rows:\n%v\n%v", id, q, res.Rows, pgRows)
+		if !assert.False(t, res.Truncated || !sameRows(res.Rows, pgRows), "%s: %q: guarded rows differ from plain PostgreSQL rows:\n%v\n%v", id, q, res.Rows, pgRows) {
 			continue
 		}
 		if sameMultiset(res.Rows, want) {
@@ -333,9 +242,7 @@ func TestSpiderGoldPostgres(t *testing.T) {
 	t.Logf("  PostgreSQL cannot run %d (dialect): %s", pgCannot, countList(cannot))
 	t.Logf("  PostgreSQL runs %d: %d same result as SQLite, %d differ: %s", total-pgCannot, equal, differ, countList(differBy))
 	t.Logf("  of those it cannot run, %d run once SQLite's double-quoted strings are single-quoted; %d of them give SQLite's result", rewritten, rewrittenEqual)
-	if total != 972 {
-		t.Errorf("%d queries, want 972", total)
-	}
+	assert.Equal(t, 972, total, "queries")
 }
 
 // singleQuoted rewrites double-quoted tokens as string literals.
@@ -422,55 +329,33 @@ func sameRows(a, b [][]any) bool {
 // (the server parses and analyses each): no false refusal.
 func TestBIRDCheckPostgres(t *testing.T) {
 	tables := shareddata.Path(t, "bird", "mini_dev", "dev_tables.json")
-	qfile := shareddata.Path(t, "bird", "mini_dev", "mini_dev_postgresql.json")
-	b, err := os.ReadFile(qfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var qs []struct {
-		ID   int    `json:"question_id"`
-		DBID string `json:"db_id"`
-		SQL  string `json:"SQL"`
-	}
-	if err := json.Unmarshal(b, &qs); err != nil {
-		t.Fatal(err)
-	}
-	if len(qs) != 500 {
-		t.Errorf("%d queries, want 500", len(qs))
-	}
+	qs := shareddata.BIRDMiniDev(t, "postgresql")
 	// The statement check alone.
 	c := NewChecker(nil, nil)
 	refused := 0
 	for _, q := range qs {
-		if se := c.CheckSQL(q.SQL); se != nil {
+		if se := c.CheckSQL(q.SQL); !assert.Nil(t, se, "BIRD %d (%s): refused\n%s", q.ID, q.DBID, q.SQL) {
 			refused++
-			t.Errorf("BIRD %d (%s): refused: %v\n%s", q.ID, q.DBID, se, q.SQL)
 		}
 	}
 	t.Logf("BIRD mini-dev PostgreSQL: %d queries, %d refused by the statement check", len(qs), refused)
 
 	// Check on the server, against empty tables.
 	schemas, err := birdschema.Load(tables)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	db, _ := testDB(t)
 	execs := map[string]*Executor{}
 	for i := range schemas {
 		s := &schemas[i]
 		ddl, err := s.PostgresDDL(s.DBID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		dbtest.Exec(t, db, append([]string{"CREATE SCHEMA " + s.DBID}, ddl...)...)
 		execs[s.DBID] = newExec(t, db, Options{SearchPath: []string{s.DBID}, Schemas: []string{s.DBID}})
 	}
 	failed := map[text2sql.ErrorKind]int{}
 	for _, q := range qs {
-		if err := execs[q.DBID].Check(context.Background(), q.SQL); err != nil {
-			se := asSQLError(err)
-			failed[se.Kind]++
-			t.Errorf("BIRD %d (%s): Check: %v\n%s", q.ID, q.DBID, err, q.SQL)
+		if err := execs[q.DBID].Check(context.Background(), q.SQL); !assert.NoError(t, err, "BIRD %d (%s): Check\n%s", q.ID, q.DBID, q.SQL) {
+			failed[exectest.SQLError(err).Kind]++
 		}
 	}
 	t.Logf("BIRD mini-dev PostgreSQL: %d queries checked on the server, failures by kind: %v", len(qs), failed)

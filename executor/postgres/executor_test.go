@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
 	"reflect"
 	"strings"
 	"sync"
@@ -11,10 +12,13 @@ import (
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
 // Values come typed where JSON has a type and as PostgreSQL prints them
@@ -27,28 +31,18 @@ func TestValues(t *testing.T) {
 		'NaN'::float8 AS nan, 'Infinity'::numeric AS inf, '\x0102ff'::bytea AS by, 'héllo'::text AS tx, 'ab'::varchar(5) AS vc,
 		DATE '2024-01-31' AS d, TIMESTAMP '2024-01-31 12:00:00' AS ts, INTERVAL '1 day 2 hours' AS iv, ARRAY[1,2] AS arr,
 		'{"a": 1}'::jsonb AS js, 'ok'::mood AS en, NULL::int AS nul, 'a1b2c3d4-0000-0000-0000-000000000000'::uuid AS id, 42::oid AS o`
-	res := run(t, e, q)
-	if res.Error != nil {
-		t.Fatal(res.Error)
-	}
+	res := exectest.Run(t, e, q)
+	require.Nil(t, res.Error, res.Error)
 	want := []any{true, int64(2), int64(4), int64(9007199254740993), 1.5, 0.1, int64(12), 12.5, 1.2345678901234568e29,
 		"NaN", "Infinity", []byte{1, 2, 0xff}, "héllo", "ab", "2024-01-31", "2024-01-31 12:00:00", "1 day 02:00:00", "{1,2}",
 		`{"a": 1}`, "ok", nil, "a1b2c3d4-0000-0000-0000-000000000000", int64(42)}
-	if !reflect.DeepEqual(res.Rows, [][]any{want}) {
-		t.Errorf("rows\n%#v\nwant\n%#v", res.Rows[0], want)
-	}
-	if res.Columns[0] != "b" || res.Columns[len(res.Columns)-1] != "o" || len(res.Columns) != len(want) {
-		t.Errorf("columns %q", res.Columns)
-	}
+	assert.Equal(t, [][]any{want}, res.Rows, "rows\n%#v\nwant\n%#v", res.Rows[0], want)
+	assert.False(t, res.Columns[0] != "b" || res.Columns[len(res.Columns)-1] != "o" || len(res.Columns) != len(want), "columns %q", res.Columns)
 	// A statement with no result columns and an empty result.
-	res = run(t, e, `SELECT FROM generate_series(1, 2)`)
-	if res.Error != nil || len(res.Columns) != 0 || len(res.Rows) != 2 {
-		t.Errorf("%+v", res)
-	}
-	res = run(t, e, `SELECT 1 AS x WHERE false`)
-	if res.Error != nil || !reflect.DeepEqual(res.Columns, []string{"x"}) || len(res.Rows) != 0 {
-		t.Errorf("%+v", res)
-	}
+	res = exectest.Run(t, e, `SELECT FROM generate_series(1, 2)`)
+	assert.False(t, res.Error != nil || len(res.Columns) != 0 || len(res.Rows) != 2, "%+v", res)
+	res = exectest.Run(t, e, `SELECT 1 AS x WHERE false`)
+	assert.False(t, res.Error != nil || !reflect.DeepEqual(res.Columns, []string{"x"}) || len(res.Rows) != 0, "%+v", res)
 }
 
 // The row cap is enforced by the server: a result that would never end
@@ -62,32 +56,23 @@ func TestRowCap(t *testing.T) {
 		`SELECT id FROM big ORDER BY id`,
 	} {
 		start := time.Now()
-		res := run(t, e, q)
-		if res.Error != nil || res.RowCount != 1000 || !res.Truncated {
-			t.Errorf("%q: %d rows, truncated %v, %v", q, res.RowCount, res.Truncated, res.Error)
+		res := exectest.Run(t, e, q)
+		if !assert.False(t, res.Error != nil || res.RowCount != 1000 || !res.Truncated, "%q: %d rows, truncated %v, %v", q, res.RowCount, res.Truncated, res.Error) {
 			continue
 		}
-		if res.Rows[0][0] != int64(1) || res.Rows[999][0] != int64(1000) {
-			t.Errorf("%q: rows %v … %v", q, res.Rows[0], res.Rows[999])
-		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("%q took %v: the whole result was computed", q, d)
-		}
+		assert.False(t, res.Rows[0][0] != int64(1) || res.Rows[999][0] != int64(1000), "%q: rows %v … %v", q, res.Rows[0], res.Rows[999])
+		d := time.Since(start)
+		assert.LessOrEqual(t, d, 2*time.Second, "%q took %v: the whole result was computed", q, d)
 	}
 	// Exactly the cap: not truncated. A request's own cap wins.
-	res := run(t, e, `SELECT id FROM big WHERE id <= 1000`)
-	if res.RowCount != 1000 || res.Truncated {
-		t.Errorf("1000 rows: %d %v", res.RowCount, res.Truncated)
-	}
+	res := exectest.Run(t, e, `SELECT id FROM big WHERE id <= 1000`)
+	assert.False(t, res.RowCount != 1000 || res.Truncated, "1000 rows: %d %v", res.RowCount, res.Truncated)
 	r2, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: `SELECT id FROM big`, MaxRows: 3})
-	if err != nil || r2.RowCount != 3 || !r2.Truncated {
-		t.Errorf("MaxRows 3: %+v %v", r2, err)
-	}
+	assert.False(t, err != nil || r2.RowCount != 3 || !r2.Truncated, "MaxRows 3: %+v %v", r2, err)
 	// The connection is fine afterwards (the portal was left suspended
 	// and rolled back).
-	if res := run(t, e, `SELECT count(*) FROM big`); res.Error != nil || res.Rows[0][0] != int64(5000) {
-		t.Errorf("%+v", res)
-	}
+	res = exectest.Run(t, e, `SELECT count(*) FROM big`)
+	assert.False(t, res.Error != nil || res.Rows[0][0] != int64(5000), "%+v", res)
 }
 
 // The time limit stops an allowed query at the server; a request's own
@@ -95,25 +80,19 @@ func TestRowCap(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	db, _ := testDB(t)
 	e := newExec(t, db, Options{Timeout: 300 * time.Millisecond})
-	q := `WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c`
+	q := dbtest.Unbounded
 	start := time.Now()
-	res := run(t, e, q)
-	if res.Error == nil || res.Error.Kind != text2sql.KindTimeout || res.Error.SQLState != "57014" {
-		t.Fatalf("%+v", res.Error)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("stopped after %v", d)
-	}
-	if !strings.Contains(res.Error.Message, "300ms") {
-		t.Errorf("message %q", res.Error.Message)
-	}
+	res := exectest.Run(t, e, q)
+	require.NotNil(t, res.Error, "%+v", res.Error)
+	require.Equal(t, text2sql.KindTimeout, res.Error.Kind, "%+v", res.Error)
+	require.Equal(t, "57014", res.Error.SQLState, "%+v", res.Error)
+	d := time.Since(start)
+	assert.LessOrEqual(t, d, 2*time.Second, "stopped after %v", d)
+	assert.Contains(t, res.Error.Message, "300ms", "message %q", res.Error.Message)
 	r2, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q, Timeout: 100 * time.Millisecond})
-	if err != nil || r2.Error == nil || r2.Error.Kind != text2sql.KindTimeout || !strings.Contains(r2.Error.Message, "100ms") {
-		t.Errorf("%+v %v", r2, err)
-	}
-	if res := run(t, e, `SELECT 1`); res.Error != nil {
-		t.Errorf("after a timeout: %v", res.Error)
-	}
+	assert.False(t, err != nil || r2.Error == nil || r2.Error.Kind != text2sql.KindTimeout || !strings.Contains(r2.Error.Message, "100ms"), "%+v %v", r2, err)
+	res = exectest.Run(t, e, `SELECT 1`)
+	assert.Nil(t, res.Error, "after a timeout: %v", res.Error)
 }
 
 // Cancelling the caller's context returns ctx.Err() at once and sends a
@@ -126,43 +105,31 @@ func TestContextCancel(t *testing.T) {
 	start := time.Now()
 	marker := dbtest.Name("sleeper")
 	_, err := e.Execute(ctx, text2sql.ExecuteRequest{SQL: `SELECT pg_sleep(30), '` + marker + `'`})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err %v", err)
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("returned after %v", d)
-	}
+	require.ErrorIs(t, err, context.Canceled, "err %v", err)
+	d := time.Since(start)
+	assert.LessOrEqual(t, d, 3*time.Second, "returned after %v", d)
 	deadline := time.Now().Add(3 * time.Second)
 	for {
 		var n int
-		if err := db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()`, marker).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()`, marker).Scan(&n))
 		if n == 0 {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the statement still runs on the server")
-		}
+		require.False(t, time.Now().After(deadline), "the statement still runs on the server")
 		time.Sleep(50 * time.Millisecond)
 	}
 	// A context that ends by deadline too.
 	dctx, dcancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer dcancel()
-	if _, err := e.Execute(dctx, text2sql.ExecuteRequest{SQL: `SELECT pg_sleep(30)`}); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("deadline: %v", err)
-	}
-	if res := run(t, e, `SELECT 1`); res.Error != nil {
-		t.Errorf("after cancel: %v", res.Error)
-	}
+	_, err = e.Execute(dctx, text2sql.ExecuteRequest{SQL: `SELECT pg_sleep(30)`})
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "deadline: %v", err)
+	res := exectest.Run(t, e, `SELECT 1`)
+	assert.Nil(t, res.Error, "after cancel: %v", res.Error)
 	// An already cancelled context: nothing is sent.
 	before := e.sent.Load()
-	if _, err := e.Execute(ctx, text2sql.ExecuteRequest{SQL: `SELECT 1`}); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled: %v", err)
-	}
-	if e.sent.Load() != before {
-		t.Error("sent with a cancelled context")
-	}
+	_, err = e.Execute(ctx, text2sql.ExecuteRequest{SQL: `SELECT 1`})
+	assert.ErrorIs(t, err, context.Canceled, "cancelled: %v", err)
+	assert.Equal(t, before, e.sent.Load(), "sent with a cancelled context")
 }
 
 // Check parses and analyses on the server without running: a query that
@@ -170,19 +137,9 @@ func TestContextCancel(t *testing.T) {
 func TestCheck(t *testing.T) {
 	db, _ := testDB(t, `CREATE TABLE topics (id int, name text)`)
 	e := newExec(t, db, Options{Timeout: 200 * time.Millisecond})
-	forever := `WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c`
-	if err := e.Check(context.Background(), forever); err != nil {
-		t.Fatalf("Check(forever) = %v", err)
-	}
-	cases := map[string]text2sql.ErrorKind{
-		"SELECT name FROM topic":                                    text2sql.KindUnknownTable,
-		"SELECT nme FROM topics":                                    text2sql.KindUnknownColumn,
-		"SELEC name FROM topics":                                    text2sql.KindSyntax,
-		"SELECT name FROM topics WHERE":                             text2sql.KindSyntax,
+	cases := exectest.TopicsCheckKinds()
+	maps.Copy(cases, map[string]text2sql.ErrorKind{
 		"SELECT pg_sleep(1)":                                        text2sql.KindForbiddenFunction,
-		"DELETE FROM topics":                                        text2sql.KindNotReadOnly,
-		"SELECT 1; SELECT 2":                                        text2sql.KindMultipleStatements,
-		"  ":                                                        text2sql.KindEmpty,
 		"-- only a comment":                                         text2sql.KindEmpty,
 		"SHOW search_path":                                          text2sql.KindForbiddenStatement,
 		"SELECT name + 1 FROM topics":                               text2sql.KindRuntime,
@@ -194,89 +151,53 @@ func TestCheck(t *testing.T) {
 		"SELECT group_concat(name) FROM topics":                     text2sql.KindDialect,
 		"SELECT name FROM topics WHERE name ILIKE '%ann%'":          "",
 		"SELECT EXTRACT(year FROM now()), now() - interval '1 day'": "",
-	}
-	for q, kind := range cases {
-		se := asSQLError(e.Check(context.Background(), q))
-		switch {
-		case kind == "" && se != nil:
-			t.Errorf("Check(%q) = %v", q, se)
-		case kind != "" && (se == nil || se.Kind != kind):
-			t.Errorf("Check(%q) = %v, want %s", q, se, kind)
-		}
-	}
-	se := asSQLError(e.Check(context.Background(), "SELECT name FROM topic"))
-	if se == nil || !strings.Contains(se.Hint, "topics") || se.SQLState != "42P01" {
-		t.Errorf("hint: %+v", se)
-	}
-	se = asSQLError(e.Check(context.Background(), "SELECT ifnull(name, '') FROM topics"))
-	if se == nil || !strings.Contains(se.Hint, "coalesce") {
-		t.Errorf("dialect hint: %+v", se)
-	}
-	se = asSQLError(e.Check(context.Background(), "SELEC name FROM topics"))
-	if se == nil || se.SQLState != "42601" || !strings.Contains(se.Message, `"SELEC"`) {
-		t.Errorf("syntax: %+v", se)
-	}
+	})
+	exectest.WantCheck(t, e, cases)
+	se := exectest.SQLError(e.Check(context.Background(), "SELECT name FROM topic"))
+	assert.False(t, se == nil || !strings.Contains(se.Hint, "topics") || se.SQLState != "42P01", "hint: %+v", se)
+	se = exectest.SQLError(e.Check(context.Background(), "SELECT ifnull(name, '') FROM topics"))
+	assert.False(t, se == nil || !strings.Contains(se.Hint, "coalesce"), "dialect hint: %+v", se)
+	se = exectest.SQLError(e.Check(context.Background(), "SELEC name FROM topics"))
+	assert.False(t, se == nil || se.SQLState != "42601" || !strings.Contains(se.Message, `"SELEC"`), "syntax: %+v", se)
 }
 
 // Open, New and Close: configuration errors, the driver check, closing.
 func TestOpenNewClose(t *testing.T) {
 	db, dsn := testDB(t, `CREATE TABLE t (x int)`, `INSERT INTO t VALUES (7)`)
 	ctx := context.Background()
-	if _, err := Open(ctx, "postgres://u:secret@[::1", Options{}); !errors.Is(err, text2sql.ErrInvalidConfig) || strings.Contains(err.Error(), "secret") {
-		t.Errorf("bad DSN: %v", err)
-	}
-	if _, err := Open(ctx, dsn, Options{MaxRows: -1}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("negative MaxRows: %v", err)
-	}
-	if _, err := New(ctx, db, Options{SearchPath: []string{""}}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("empty search path entry: %v", err)
-	}
-	if _, err := New(ctx, nil, Options{}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("nil db: %v", err)
-	}
+	_, err := Open(ctx, "postgres://u:secret@[::1", Options{})
+	assert.False(t, !errors.Is(err, text2sql.ErrInvalidConfig) || strings.Contains(err.Error(), "secret"), "bad DSN: %v", err)
+	_, err = Open(ctx, dsn, Options{MaxRows: -1})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "negative MaxRows: %v", err)
+	_, err = New(ctx, db, Options{SearchPath: []string{""}})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "empty search path entry: %v", err)
+	_, err = New(ctx, nil, Options{})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "nil db: %v", err)
 	lite, err := sql.Open("sqlite3", ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer lite.Close()
-	if _, err := New(ctx, lite, Options{}); !errors.Is(err, text2sql.ErrInvalidConfig) || !strings.Contains(err.Error(), "pgx") {
-		t.Errorf("sqlite handle: %v", err)
-	}
-	if _, err := Open(ctx, "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=2", Options{}); err == nil || errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("unreachable: %v", err)
-	}
+	_, err = New(ctx, lite, Options{})
+	assert.False(t, !errors.Is(err, text2sql.ErrInvalidConfig) || !strings.Contains(err.Error(), "pgx"), "sqlite handle: %v", err)
+	_, err = Open(ctx, "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=2", Options{})
+	assert.False(t, err == nil || errors.Is(err, text2sql.ErrInvalidConfig), "unreachable: %v", err)
 
 	e, err := Open(ctx, dsn, Options{MaxOpenConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tb := e.Schema().Lookup("t"); tb == nil || tb.Schema != "public" {
-		t.Errorf("schema %+v", e.Schema())
-	}
-	if res := run(t, e, "SELECT x FROM t"); res.Error != nil || res.Rows[0][0] != int64(7) {
-		t.Errorf("%+v", res)
-	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Execute(ctx, text2sql.ExecuteRequest{SQL: "SELECT 1"}); !errors.Is(err, executor.ErrClosed) {
-		t.Errorf("Execute after Close: %v", err)
-	}
-	if err := e.Check(ctx, "SELECT 1"); !errors.Is(err, executor.ErrClosed) {
-		t.Errorf("Check after Close: %v", err)
-	}
-	if err := e.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-	if err := e.DB().Ping(); err == nil {
-		t.Error("Close left Open's pool open")
-	}
+	require.NoError(t, err)
+	tb := e.Schema().Lookup("t")
+	assert.False(t, tb == nil || tb.Schema != "public", "schema %+v", e.Schema())
+	res := exectest.Run(t, e, "SELECT x FROM t")
+	assert.False(t, res.Error != nil || res.Rows[0][0] != int64(7), "%+v", res)
+	require.NoError(t, e.Close())
+	_, err = e.Execute(ctx, text2sql.ExecuteRequest{SQL: "SELECT 1"})
+	assert.ErrorIs(t, err, executor.ErrClosed, "Execute after Close: %v", err)
+	err = e.Check(ctx, "SELECT 1")
+	assert.ErrorIs(t, err, executor.ErrClosed, "Check after Close: %v", err)
+	assert.NoError(t, e.Close(), "second Close")
+	assert.Error(t, e.DB().Ping(), "Close left Open's pool open")
 	// New does not own the handle.
 	n := newExec(t, db, Options{})
 	n.Close()
-	if err := db.Ping(); err != nil {
-		t.Errorf("Close closed the host's handle: %v", err)
-	}
+	assert.NoError(t, db.Ping(), "Close closed the host's handle")
 }
 
 // The executor is safe for concurrent use, and a pool connection is never
@@ -286,7 +207,6 @@ func TestConcurrent(t *testing.T) {
 	db.SetMaxOpenConns(3)
 	e := newExec(t, db, Options{MaxRows: 50, Timeout: 2 * time.Second})
 	var wg sync.WaitGroup
-	errs := make(chan string, 100)
 	for i := range 8 {
 		wg.Add(1)
 		go func() {
@@ -304,36 +224,24 @@ func TestConcurrent(t *testing.T) {
 					q = "SELECT count(*) FROM t"
 				}
 				res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
-				if err != nil {
-					errs <- err.Error()
+				if !assert.NoError(t, err) {
 					return
 				}
 				switch (i + j) % 4 {
 				case 0:
-					if res.Error != nil || res.RowCount != 50 || !res.Truncated {
-						errs <- "capped read"
-					}
+					assert.False(t, res.Error != nil || res.RowCount != 50 || !res.Truncated, "capped read: %+v", res)
 				case 1, 2:
-					if res.Error == nil {
-						errs <- "no error for " + q
-					}
+					assert.NotNil(t, res.Error, "no error for %s", q)
 				default:
-					if res.Error != nil || res.Rows[0][0] != int64(100) {
-						errs <- "count"
-					}
+					assert.False(t, res.Error != nil || res.Rows[0][0] != int64(100), "count: %+v", res)
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Error(e)
-	}
 	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`).Scan(&n); err != nil || n != 0 {
-		t.Errorf("%d sessions idle in transaction (%v)", n, err)
-	}
+	err := db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`).Scan(&n)
+	assert.False(t, err != nil || n != 0, "%d sessions idle in transaction (%v)", n, err)
 }
 
 // A row larger than MaxRowBytes stops the execution before it is read
@@ -343,29 +251,21 @@ func TestTooLarge(t *testing.T) {
 	db, _ := testDB(t)
 	e := newExec(t, db, Options{MaxRowBytes: 1 << 20})
 	for _, q := range []string{`SELECT repeat('x', 2000000)`, `SELECT 1, repeat('x', 600000), repeat('y', 600000)`} {
-		res := run(t, e, q)
-		wantKind(t, q, res, text2sql.KindTooLarge)
-		if !strings.Contains(res.Error.Message, "1048576") {
-			t.Errorf("message %q", res.Error.Message)
-		}
+		res := exectest.Run(t, e, q)
+		exectest.WantKind(t, q, res, text2sql.KindTooLarge)
+		assert.Contains(t, res.Error.Message, "1048576", "message %q", res.Error.Message)
 	}
-	if res := run(t, e, `SELECT repeat('x', 500000)`); res.Error != nil || len(res.Rows[0][0].(string)) != 500000 {
-		t.Errorf("under the limit: %v", res.Error)
-	}
-	res := run(t, e, `SELECT $1::int`)
-	if res.Error == nil || res.Error.Kind != text2sql.KindRuntime {
-		t.Errorf("parameter: %+v", res.Error)
-	}
-	if res := run(t, e, `SELECT 1`); res.Error != nil {
-		t.Errorf("after: %v", res.Error)
-	}
+	res := exectest.Run(t, e, `SELECT repeat('x', 500000)`)
+	assert.False(t, res.Error != nil || len(res.Rows[0][0].(string)) != 500000, "under the limit: %v", res.Error)
+	res = exectest.Run(t, e, `SELECT $1::int`)
+	assert.False(t, res.Error == nil || res.Error.Kind != text2sql.KindRuntime, "parameter: %+v", res.Error)
+	res = exectest.Run(t, e, `SELECT 1`)
+	assert.Nil(t, res.Error, "after: %v", res.Error)
 	// The host's own queries on the handle keep pgx's default limit.
 	var n int
-	if err := db.QueryRow(`SELECT length(repeat('x', 3000000))`).Scan(&n); err != nil || n != 3000000 {
-		t.Errorf("host query: %d %v", n, err)
-	}
+	err := db.QueryRow(`SELECT length(repeat('x', 3000000))`).Scan(&n)
+	assert.False(t, err != nil || n != 3000000, "host query: %d %v", n, err)
 	var s string
-	if err := db.QueryRow(`SELECT repeat('x', 3000000)`).Scan(&s); err != nil || len(s) != 3000000 {
-		t.Errorf("host query: %v", err)
-	}
+	err = db.QueryRow(`SELECT repeat('x', 3000000)`).Scan(&s)
+	assert.False(t, err != nil || len(s) != 3000000, "host query: %v", err)
 }

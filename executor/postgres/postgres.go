@@ -40,6 +40,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -234,21 +235,11 @@ func (o *Options) validate() error {
 			return fmt.Errorf("%w: postgres: empty schema name in SearchPath", text2sql.ErrInvalidConfig)
 		}
 	}
-	if o.MaxSQLLength == 0 {
-		o.MaxSQLLength = DefaultMaxSQLLength
-	}
-	if o.MaxRowBytes == 0 {
-		o.MaxRowBytes = DefaultMaxRowBytes
-	}
-	if o.MaxResultBytes == 0 {
-		o.MaxResultBytes = DefaultMaxResultBytes
-	}
-	if o.TempFileLimit == 0 {
-		o.TempFileLimit = DefaultTempFileLimit
-	}
-	if o.WorkMem == 0 {
-		o.WorkMem = DefaultWorkMem
-	}
+	o.MaxSQLLength = cmp.Or(o.MaxSQLLength, DefaultMaxSQLLength)
+	o.MaxRowBytes = cmp.Or(o.MaxRowBytes, DefaultMaxRowBytes)
+	o.MaxResultBytes = cmp.Or(o.MaxResultBytes, DefaultMaxResultBytes)
+	o.TempFileLimit = cmp.Or(o.TempFileLimit, DefaultTempFileLimit)
+	o.WorkMem = cmp.Or(o.WorkMem, DefaultWorkMem)
 	return nil
 }
 
@@ -369,10 +360,7 @@ func (e *Executor) DB() *sql.DB { return e.db }
 // New stays open). Later calls to Execute and Check return
 // executor.ErrClosed. Close is idempotent.
 func (e *Executor) Close() error {
-	if e.closed.Swap(true) || !e.owned {
-		return nil
-	}
-	return e.db.Close()
+	return executor.CloseOnce(&e.closed, e.db, e.owned)
 }
 
 // Execute runs req.SQL as untrusted input and returns its rows, up to the
@@ -403,18 +391,9 @@ func (e *Executor) Close() error {
 // it is ctx.Err(), and a cancel request has stopped the statement on the
 // server). Reaching the time limit is a KindTimeout result.
 func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
-	start := time.Now()
-	if e.closed.Load() {
-		return nil, executor.ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
+	res, done, err := executor.Begin(ctx, &e.closed)
+	if err != nil {
 		return nil, err
-	}
-	res := &text2sql.Result{}
-	done := func() (*text2sql.Result, error) {
-		res.RowCount = len(res.Rows)
-		res.Duration = time.Since(start)
-		return res, nil
 	}
 	names, se := e.precheck(req.SQL)
 	if se != nil {
@@ -441,10 +420,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 // reports for the statement (syntax, unknown table or column, type
 // errors). Any other error means the executor cannot work.
 func (e *Executor) Check(ctx context.Context, query string) error {
-	if e.closed.Load() {
-		return executor.ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
+	if err := executor.Ready(ctx, &e.closed); err != nil {
 		return err
 	}
 	names, se := e.precheck(query)

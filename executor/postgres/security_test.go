@@ -14,10 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -48,9 +52,7 @@ func state(t testing.TB, db *sql.DB) string {
 		`SELECT count(*)::text FROM pg_db_role_setting`,
 	} {
 		var v string
-		if err := db.QueryRow(q).Scan(&v); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+		require.NoError(t, db.QueryRow(q).Scan(&v), "%s", q)
 		s += " " + v
 	}
 	return s
@@ -62,12 +64,10 @@ func unchanged(t *testing.T, db *sql.DB, files ...string) {
 	t.Helper()
 	before := state(t, db)
 	t.Cleanup(func() {
-		if after := state(t, db); after != before {
-			t.Errorf("database changed:\n%s\n%s", before, after)
-		}
+		after := state(t, db)
+		assert.Equal(t, before, after, "database changed:\n%s\n%s", before, after)
 		for _, f := range files {
-			if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("%s exists", f)
+			if _, err := os.Stat(f); !assert.ErrorIs(t, err, os.ErrNotExist, "%s exists", f) {
 				os.Remove(f)
 			}
 		}
@@ -78,18 +78,12 @@ func unchanged(t *testing.T, db *sql.DB, files ...string) {
 func wantRefused(t *testing.T, e *Executor, q string, kind text2sql.ErrorKind) *text2sql.SQLError {
 	t.Helper()
 	before := e.sent.Load()
-	res := run(t, e, q)
-	wantKind(t, q, res, kind)
-	if e.sent.Load() != before {
-		t.Errorf("%q: the refused statement reached the server", q)
-	}
-	se := asSQLError(e.Check(context.Background(), q))
-	if se == nil || se.Kind != kind {
-		t.Errorf("Check(%q) = %v, want %s", q, se, kind)
-	}
-	if e.sent.Load() != before {
-		t.Errorf("Check(%q): the refused statement reached the server", q)
-	}
+	res := exectest.Run(t, e, q)
+	exectest.WantKind(t, q, res, kind)
+	assert.Equal(t, before, e.sent.Load(), "%q: the refused statement reached the server", q)
+	se := exectest.SQLError(e.Check(context.Background(), q))
+	assert.False(t, se == nil || se.Kind != kind, "Check(%q) = %v, want %s", q, se, kind)
+	assert.Equal(t, before, e.sent.Load(), "Check(%q): the refused statement reached the server", q)
 	return res.Error
 }
 
@@ -117,9 +111,7 @@ func TestC1CopyFromProgram(t *testing.T) {
 		"\n\tCoPy users (name) FROM '/etc/passwd'",
 	} {
 		se := wantRefused(t, e, q, text2sql.KindForbiddenStatement)
-		if !strings.Contains(se.Message, "COPY") {
-			t.Errorf("%q: message %q does not name COPY", q, se.Message)
-		}
+		assert.Contains(t, se.Message, "COPY", "%q: message %q does not name COPY", q, se.Message)
 	}
 
 	// The same answer through the pipeline with the real generator
@@ -127,29 +119,20 @@ func TestC1CopyFromProgram(t *testing.T) {
 	// nothing runs.
 	model := llmtest.New(`{"answerable": true, "sql": "` + chained + `", "explanation": "run id"}`).RepeatLast()
 	gen, err := generator.New(model, generator.Options{Dialect: text2sql.DialectPostgres})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p, err := text2sql.New(text2sql.Config{
 		Retriever: text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Context, error) {
 			return &text2sql.Context{Question: req.Question, Dialect: text2sql.DialectPostgres, Schema: e.Schema().DDL(e.Schema().Tables)}, nil
 		}),
 		Generator: gen, Executor: e, MaxRepairs: 1,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	before := e.sent.Load()
 	ans, err := p.Ask(context.Background(), "Run the id command")
-	if ans == nil {
-		t.Fatalf("Ask: %v", err)
-	}
-	if se := lastError(ans); se == nil || se.Kind != text2sql.KindMultipleStatements || !errors.Is(err, text2sql.ErrRepairsExhausted) {
-		t.Errorf("Ask: status %s, last error %+v, err %v", ans.Status, se, err)
-	}
-	if e.sent.Load() != before {
-		t.Error("the pipeline sent a refused statement to the server")
-	}
+	require.NotNil(t, ans, "Ask: %v", err)
+	se := lastError(ans)
+	assert.False(t, se == nil || se.Kind != text2sql.KindMultipleStatements || !errors.Is(err, text2sql.ErrRepairsExhausted), "Ask: status %s, last error %+v, err %v", ans.Status, se, err)
+	assert.Equal(t, before, e.sent.Load(), "the pipeline sent a refused statement to the server")
 }
 
 // lastError returns the SQL error of an answer's last executed attempt.
@@ -216,9 +199,7 @@ func TestC1ReadOnlyEscapes(t *testing.T) {
 	}
 	for q, name := range funcs {
 		se := wantRefused(t, e, q, text2sql.KindForbiddenFunction)
-		if !strings.Contains(se.Message, name) {
-			t.Errorf("%q: message %q does not name %s", q, se.Message, name)
-		}
+		assert.Contains(t, se.Message, name, "%q: message %q does not name %s", q, se.Message, name)
 	}
 	// Operators must be built-in ones when written OPERATOR(schema.op);
 	// TABLESAMPLE only with the built-in methods.
@@ -229,15 +210,12 @@ func TestC1ReadOnlyEscapes(t *testing.T) {
 		`SELECT count(*) FROM users TABLESAMPLE BERNOULLI (100) REPEATABLE (1)`,
 		`SELECT pg_catalog.upper(name), lower(email) FROM users`,
 	} {
-		if res := run(t, e, q); res.Error != nil {
-			t.Errorf("%q: %v", q, res.Error)
-		}
+		res := exectest.Run(t, e, q)
+		assert.Nil(t, res.Error, "%q: %v", q, res.Error)
 	}
 	// The allow-list can be extended.
 	ext := newExec(t, db, Options{AllowFunctions: []string{"public.upper", "current_setting"}})
-	if err := ext.Checker().Check(context.Background(), `SELECT public.upper('x'), current_setting('TimeZone')`); err != nil {
-		t.Errorf("extended allow-list: %v", err)
-	}
+	assert.NoError(t, ext.Checker().Check(context.Background(), `SELECT public.upper('x'), current_setting('TimeZone')`), "extended allow-list")
 }
 
 // C1 #6: a data-modifying WITH query is refused and the row count is
@@ -256,31 +234,23 @@ func TestC1DataModifyingCTE(t *testing.T) {
 		`WITH x AS (SELECT 1) DELETE FROM users`,
 		`WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x`,
 	} {
-		res := run(t, e, q)
-		if res.Error == nil || res.Error.Kind != text2sql.KindNotReadOnly && res.Error.Kind != text2sql.KindSyntax {
-			t.Errorf("%q: %+v", q, res.Error)
-		}
-		if res.Error != nil && res.Error.Kind == text2sql.KindSyntax && !strings.Contains(q, "MERGE") {
-			t.Errorf("%q: syntax error %v", q, res.Error)
-		}
+		res := exectest.Run(t, e, q)
+		assert.False(t, res.Error == nil || res.Error.Kind != text2sql.KindNotReadOnly && res.Error.Kind != text2sql.KindSyntax, "%q: %+v", q, res.Error)
+		assert.False(t, res.Error != nil && res.Error.Kind == text2sql.KindSyntax && !strings.Contains(q, "MERGE"), "%q: syntax error %v", q, res.Error)
 	}
 	se := wantRefused(t, e, `WITH d AS (DELETE FROM users RETURNING *) SELECT * FROM d`, text2sql.KindNotReadOnly)
-	if !strings.Contains(se.Message, `"d"`) || !strings.Contains(se.Message, "DELETE") {
-		t.Errorf("message %q", se.Message)
-	}
+	assert.False(t, !strings.Contains(se.Message, `"d"`) || !strings.Contains(se.Message, "DELETE"), "message %q", se.Message)
 	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM users`).Scan(&n); err != nil || n != 2 {
-		t.Fatalf("users: %d %v", n, err)
-	}
+	err := db.QueryRow(`SELECT count(*) FROM users`).Scan(&n)
+	require.NoError(t, err, "users: %d", n)
+	require.Equal(t, 2, n, "users: %d %v", n, err)
 	q := `WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t`
-	res := run(t, e, q)
+	res := exectest.Run(t, e, q)
 	want := [][]any{{int64(1)}, {int64(2)}, {int64(3)}, {int64(4)}, {int64(5)}}
-	if res.Error != nil || !reflect.DeepEqual(res.Rows, want) || !reflect.DeepEqual(res.Columns, []string{"n"}) {
-		t.Fatalf("%+v", res)
-	}
-	if err := e.Check(context.Background(), q); err != nil {
-		t.Fatal(err)
-	}
+	require.Nil(t, res.Error, "%+v", res)
+	require.Equal(t, want, res.Rows, "%+v", res)
+	require.Equal(t, []string{"n"}, res.Columns, "%+v", res)
+	require.NoError(t, e.Check(context.Background(), q))
 }
 
 // C1 #40: pg_sleep in a WITH query is a forbidden function; so is
@@ -296,12 +266,9 @@ func TestC1SleepInCTE(t *testing.T) {
 	} {
 		start := time.Now()
 		se := wantRefused(t, e, q, text2sql.KindForbiddenFunction)
-		if !strings.Contains(se.Message, "pg_sleep") && !strings.Contains(se.Message, "load_extension") {
-			t.Errorf("%q: message %q", q, se.Message)
-		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("%q took %v", q, d)
-		}
+		assert.False(t, !strings.Contains(se.Message, "pg_sleep") && !strings.Contains(se.Message, "load_extension"), "%q: message %q", q, se.Message)
+		d := time.Since(start)
+		assert.LessOrEqual(t, d, 2*time.Second, "%q took %v", q, d)
 	}
 }
 
@@ -330,36 +297,31 @@ func TestC1EntryPoints(t *testing.T) {
 			}),
 			Executor: e, MaxRepairs: -1,
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		ans, _ := p.Ask(context.Background(), "drop it")
 		return lastError(ans)
 	}
 	entry := map[string]func(string) *text2sql.SQLError{
-		"postgres.Execute": func(q string) *text2sql.SQLError { return run(t, e, q).Error },
-		"postgres.Check":   func(q string) *text2sql.SQLError { return asSQLError(e.Check(context.Background(), q)) },
-		"Checker.Check":    func(q string) *text2sql.SQLError { return asSQLError(e.Checker().Check(context.Background(), q)) },
-		"Pipeline.Ask":     pipe,
+		"postgres.Execute": func(q string) *text2sql.SQLError { return exectest.Run(t, e, q).Error },
+		"postgres.Check":   func(q string) *text2sql.SQLError { return exectest.SQLError(e.Check(context.Background(), q)) },
+		"Checker.Check": func(q string) *text2sql.SQLError {
+			return exectest.SQLError(e.Checker().Check(context.Background(), q))
+		},
+		"Pipeline.Ask": pipe,
 		"executor.Execute": func(q string) *text2sql.SQLError {
 			res, err := gen.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return res.Error
 		},
-		"executor.Check": func(q string) *text2sql.SQLError { return asSQLError(gen.Check(context.Background(), q)) },
+		"executor.Check": func(q string) *text2sql.SQLError { return exectest.SQLError(gen.Check(context.Background(), q)) },
 	}
 	for name, f := range entry {
 		for _, q := range []string{"DROP TABLE t", "drop table if exists t cascade;", "/* x */ DROP TABLE t"} {
 			se := f(q)
-			if se == nil || se.Kind != text2sql.KindNotReadOnly || !errors.Is(se, text2sql.ErrRefused) {
-				t.Errorf("%s(%q): %v", name, q, se)
-			}
+			assert.False(t, se == nil || se.Kind != text2sql.KindNotReadOnly || !errors.Is(se, text2sql.ErrRefused), "%s(%q): %v", name, q, se)
 		}
-		if se := f("SELECT x FROM t"); se != nil {
-			t.Errorf("%s refused a query: %v", name, se)
-		}
+		se := f("SELECT x FROM t")
+		assert.Nil(t, se, "%s refused a query: %v", name, se)
 	}
 }
 
@@ -370,51 +332,34 @@ func TestC1EntryPoints(t *testing.T) {
 func TestC3OtherSchema(t *testing.T) {
 	db, _ := testDB(t, `CREATE SCHEMA sales`, `CREATE TABLE sales.orders(id int)`, `INSERT INTO sales.orders VALUES (1), (2), (3)`)
 	e := newExec(t, db, Options{})
-	if got := e.SearchPath(); !reflect.DeepEqual(got, []string{"public"}) {
-		t.Errorf("search path %q", got)
-	}
+	got := e.SearchPath()
+	assert.Equal(t, []string{"public"}, got, "search path %q", got)
 	tb := e.Schema().Lookup("sales.orders")
-	if tb == nil || tb.Schema != "sales" {
-		t.Fatalf("sales.orders not introspected: %+v", e.Schema().Tables)
-	}
+	require.NotNil(t, tb, "sales.orders not introspected: %+v", e.Schema().Tables)
+	require.Equal(t, "sales", tb.Schema, "sales.orders not introspected: %+v", e.Schema().Tables)
 	ctx := &text2sql.Context{Question: "How many orders are there?", Dialect: text2sql.DialectPostgres,
 		Schema: e.Schema().DDL([]*schema.Table{tb})}
 	gen, err := generator.New(nil, generator.Options{Dialect: text2sql.DialectPostgres})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, user, err := gen.Prompt(text2sql.GenerateRequest{Question: ctx.Question, Context: ctx})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(user, "CREATE TABLE sales.orders") {
-		t.Errorf("prompt does not show sales.orders:\n%s", user)
-	}
+	require.NoError(t, err)
+	assert.Contains(t, user, "CREATE TABLE sales.orders", "prompt does not show sales.orders:\n%s", user)
 	for _, q := range []string{`SELECT count(*) FROM orders`, `SELECT count(*) FROM ORDERS`, `SELECT count(*) FROM public.orders`} {
-		res := run(t, e, q)
-		wantKind(t, q, res, text2sql.KindUnknownTable)
-		if res.Error.SQLState != "42P01" || res.Error.Hint != "did you mean sales.orders?" {
-			t.Errorf("%q: %+v", q, res.Error)
-		}
-		se := asSQLError(e.Check(context.Background(), q))
-		if se == nil || se.Hint != "did you mean sales.orders?" {
-			t.Errorf("Check(%q): %+v", q, se)
-		}
+		res := exectest.Run(t, e, q)
+		exectest.WantKind(t, q, res, text2sql.KindUnknownTable)
+		assert.False(t, res.Error.SQLState != "42P01" || res.Error.Hint != "did you mean sales.orders?", "%q: %+v", q, res.Error)
+		se := exectest.SQLError(e.Check(context.Background(), q))
+		assert.False(t, se == nil || se.Hint != "did you mean sales.orders?", "Check(%q): %+v", q, se)
 	}
-	res := run(t, e, `SELECT count(*) FROM sales.orders`)
-	if res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(3)}}) {
-		t.Errorf("%+v", res)
-	}
+	res := exectest.Run(t, e, `SELECT count(*) FROM sales.orders`)
+	assert.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(3)}}), "%+v", res)
 	// With sales on the search path the unqualified name resolves.
 	onPath := newExec(t, db, Options{SearchPath: []string{"sales", "public"}})
-	if res := run(t, onPath, `SELECT count(*) FROM orders`); res.Error != nil {
-		t.Errorf("%+v", res.Error)
-	}
+	res = exectest.Run(t, onPath, `SELECT count(*) FROM orders`)
+	assert.Nil(t, res.Error, "%+v", res.Error)
 	// Introspection limited to public does not see sales.
 	pub := newExec(t, db, Options{Schemas: []string{"public"}})
-	if pub.Schema().Lookup("sales.orders") != nil {
-		t.Error("Schemas: public still shows sales.orders")
-	}
+	assert.Nil(t, pub.Schema().Lookup("sales.orders"), "Schemas: public still shows sales.orders")
 }
 
 // Case folding: an unquoted mixed-case name means its lower-case form;
@@ -422,25 +367,17 @@ func TestC3OtherSchema(t *testing.T) {
 func TestCaseFolding(t *testing.T) {
 	db, _ := testDB(t, `CREATE TABLE "Riskitems" ("ItemID" int, "Name" text, plain int)`, `INSERT INTO "Riskitems" VALUES (1, 'a', 2)`)
 	e := newExec(t, db, Options{})
-	res := run(t, e, `SELECT count(*) FROM Riskitems`)
-	wantKind(t, "Riskitems", res, text2sql.KindUnknownTable)
-	if !strings.HasPrefix(res.Error.Hint, `did you mean "Riskitems"?`) || !strings.Contains(res.Error.Hint, "folds") {
-		t.Errorf("hint %q", res.Error.Hint)
-	}
-	res = run(t, e, `SELECT ItemID FROM "Riskitems"`)
-	wantKind(t, "ItemID", res, text2sql.KindUnknownColumn)
-	if !strings.HasPrefix(res.Error.Hint, `did you mean "ItemID"?`) || res.Error.SQLState != "42703" {
-		t.Errorf("%+v", res.Error)
-	}
-	res = run(t, e, `SELECT "ItemID", "Name", plain, PLAIN FROM "Riskitems"`)
-	if res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(1), "a", int64(2), int64(2)}}) {
-		t.Errorf("%+v", res)
-	}
+	res := exectest.Run(t, e, `SELECT count(*) FROM Riskitems`)
+	exectest.WantKind(t, "Riskitems", res, text2sql.KindUnknownTable)
+	assert.False(t, !strings.HasPrefix(res.Error.Hint, `did you mean "Riskitems"?`) || !strings.Contains(res.Error.Hint, "folds"), "hint %q", res.Error.Hint)
+	res = exectest.Run(t, e, `SELECT ItemID FROM "Riskitems"`)
+	exectest.WantKind(t, "ItemID", res, text2sql.KindUnknownColumn)
+	assert.False(t, !strings.HasPrefix(res.Error.Hint, `did you mean "ItemID"?`) || res.Error.SQLState != "42703", "%+v", res.Error)
+	res = exectest.Run(t, e, `SELECT "ItemID", "Name", plain, PLAIN FROM "Riskitems"`)
+	assert.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(1), "a", int64(2), int64(2)}}), "%+v", res)
 	// A close name that is not a case variant.
-	res = run(t, e, `SELECT count(*) FROM "Riskitem"`)
-	if res.Error == nil || !strings.Contains(res.Error.Hint, "Riskitems") {
-		t.Errorf("%+v", res.Error)
-	}
+	res = exectest.Run(t, e, `SELECT count(*) FROM "Riskitem"`)
+	assert.False(t, res.Error == nil || !strings.Contains(res.Error.Hint, "Riskitems"), "%+v", res.Error)
 }
 
 // With the statement check bypassed, the read-only transaction, the
@@ -477,14 +414,11 @@ func TestBypassEngineLayers(t *testing.T) {
 		`COMMENT ON TABLE t IS 'pwned'`,
 	}
 	for _, q := range writes {
-		res := run(t, bare, q)
-		if res.Error == nil || res.Error.Kind != text2sql.KindNotReadOnly && res.Error.SQLState != "25001" {
-			t.Errorf("bypass %q: %+v", q, res.Error)
+		res := exectest.Run(t, bare, q)
+		if !assert.False(t, res.Error == nil || res.Error.Kind != text2sql.KindNotReadOnly && res.Error.SQLState != "25001", "bypass %q: %+v", q, res.Error) {
 			continue
 		}
-		if res.Error.SQLState != "25006" && res.Error.SQLState != "25001" {
-			t.Errorf("bypass %q: SQLSTATE %s", q, res.Error.SQLState)
-		}
+		assert.False(t, res.Error.SQLState != "25006" && res.Error.SQLState != "25001", "bypass %q: SQLSTATE %s", q, res.Error.SQLState)
 	}
 	// The protocol: one statement per Parse, so nothing can end the
 	// read-only transaction first.
@@ -494,50 +428,36 @@ func TestBypassEngineLayers(t *testing.T) {
 		`ROLLBACK; BEGIN; DELETE FROM users; COMMIT`,
 		`DROP TABLE IF EXISTS cmd_exec;CREATE TABLE cmd_exec(o text);COPY cmd_exec FROM PROGRAM 'id';SELECT * FROM cmd_exec;`,
 	} {
-		res := run(t, bare, q)
-		if res.Error == nil || res.Error.SQLState != "42601" || !strings.Contains(res.Error.Message, "multiple commands") {
-			t.Errorf("bypass %q: %+v", q, res.Error)
-		}
+		res := exectest.Run(t, bare, q)
+		assert.False(t, res.Error == nil || res.Error.SQLState != "42601" || !strings.Contains(res.Error.Message, "multiple commands"), "bypass %q: %+v", q, res.Error)
 	}
 	// Transaction control inside the transaction cannot end it either.
 	for _, q := range []string{`COMMIT`, `ROLLBACK`, `SET TRANSACTION READ WRITE`, `SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE`} {
-		res := run(t, bare, q)
-		if res.Error != nil && res.Error.Kind == text2sql.KindSyntax {
-			t.Errorf("bypass %q: %+v", q, res.Error)
-		}
-		if r2 := run(t, bare, `DELETE FROM users`); r2.Error == nil || r2.Error.Kind != text2sql.KindNotReadOnly {
-			t.Errorf("after %q, a write was not refused: %+v", q, r2.Error)
-		}
+		res := exectest.Run(t, bare, q)
+		assert.False(t, res.Error != nil && res.Error.Kind == text2sql.KindSyntax, "bypass %q: %+v", q, res.Error)
+		r2 := exectest.Run(t, bare, `DELETE FROM users`)
+		assert.False(t, r2.Error == nil || r2.Error.Kind != text2sql.KindNotReadOnly, "after %q, a write was not refused: %+v", q, r2.Error)
 	}
 	// The time limit: pg_sleep(30) is stopped at the statement timeout.
 	for _, q := range []string{`SELECT pg_sleep(30)`, `WITH s AS (SELECT pg_sleep(30)) SELECT * FROM s`} {
 		start := time.Now()
-		res := run(t, bare, q)
+		res := exectest.Run(t, bare, q)
 		d := time.Since(start)
-		if res.Error == nil || res.Error.Kind != text2sql.KindTimeout || res.Error.SQLState != "57014" {
-			t.Errorf("bypass %q: %+v", q, res.Error)
-		}
-		if d < 2*time.Second || d > 4*time.Second {
-			t.Errorf("bypass %q stopped after %v, want about 2s", q, d)
-		}
+		assert.False(t, res.Error == nil || res.Error.Kind != text2sql.KindTimeout || res.Error.SQLState != "57014", "bypass %q: %+v", q, res.Error)
+		assert.False(t, d < 2*time.Second || d > 4*time.Second, "bypass %q stopped after %v, want about 2s", q, d)
 	}
 	// Session-level advisory locks, which a read-only transaction allows,
 	// are released after the rollback.
-	if res := run(t, bare, `SELECT pg_advisory_lock(1)`); res.Error != nil {
-		t.Errorf("advisory lock: %+v", res.Error)
-	}
+	res := exectest.Run(t, bare, `SELECT pg_advisory_lock(1)`)
+	assert.Nil(t, res.Error, "advisory lock: %+v", res.Error)
 	var locks int
-	if err := db.QueryRow(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'`).Scan(&locks); err != nil || locks != 0 {
-		t.Errorf("advisory locks held after the call: %d %v", locks, err)
-	}
+	err := db.QueryRow(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'`).Scan(&locks)
+	assert.False(t, err != nil || locks != 0, "advisory locks held after the call: %d %v", locks, err)
 	// set_config on the session is undone by the rollback.
-	if res := run(t, bare, `SELECT set_config('work_mem', '77MB', false)`); res.Error != nil {
-		t.Errorf("set_config: %+v", res.Error)
-	}
-	res := run(t, bare, `SELECT current_setting('work_mem')`)
-	if res.Error != nil || len(res.Rows) != 1 || res.Rows[0][0] == "77MB" {
-		t.Errorf("set_config survived the rollback: %+v", res)
-	}
+	res = exectest.Run(t, bare, `SELECT set_config('work_mem', '77MB', false)`)
+	assert.Nil(t, res.Error, "set_config: %+v", res.Error)
+	res = exectest.Run(t, bare, `SELECT current_setting('work_mem')`)
+	assert.False(t, res.Error != nil || len(res.Rows) != 1 || res.Rows[0][0] == "77MB", "set_config survived the rollback: %+v", res)
 
 	t.Run("read-only role", func(t *testing.T) {
 		// A read-only role stops what a read-only transaction allows a
@@ -549,26 +469,18 @@ func TestBypassEngineLayers(t *testing.T) {
 		role := readOnlyRole(t, db)
 		app := loginRole(t, db, role)
 		appDB, err := sql.Open("pgx", withUser(t, dsnOf(t, db), app))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { appDB.Close() })
 		if err := appDB.Ping(); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("connect as %s: %v", app, err)
-			}
+			require.NotEqual(t, "true", os.Getenv("CI"), "connect as %s: %v", app, err)
 			t.Skipf("connect as %s: %v (this part needs the server to let a new login role connect without a password, as trust authentication does)", app, err)
 		}
 		roled := newExec(t, appDB, Options{skipCheck: true, Timeout: 2 * time.Second, Role: role})
 		var otherPID int
 		other, err := db.Conn(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer other.Close()
-		if err := other.QueryRowContext(context.Background(), `SELECT pg_backend_pid()`).Scan(&otherPID); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, other.QueryRowContext(context.Background(), `SELECT pg_backend_pid()`).Scan(&otherPID))
 		for _, q := range []string{
 			`COPY (SELECT 1) TO PROGRAM 'touch ` + progFile + `'`,
 			`COPY users TO '` + outFile + `'`,
@@ -581,21 +493,15 @@ func TestBypassEngineLayers(t *testing.T) {
 			`SELECT * FROM pg_authid`,
 			`DROP TABLE t`,
 		} {
-			res := run(t, roled, q)
-			if res.Error == nil || res.Error.SQLState != "42501" && res.Error.SQLState != "25006" {
-				t.Errorf("role %q: %+v", q, res.Error)
-			}
+			res := exectest.Run(t, roled, q)
+			assert.False(t, res.Error == nil || res.Error.SQLState != "42501" && res.Error.SQLState != "25006", "role %q: %+v", q, res.Error)
 		}
-		if err := other.PingContext(context.Background()); err != nil {
-			t.Errorf("the other session was terminated: %v", err)
-		}
-		if res := run(t, roled, `SELECT current_user, count(*) FROM users GROUP BY 1`); res.Error != nil || res.Rows[0][0] != role {
-			t.Errorf("role query: %+v", res)
-		}
+		assert.NoError(t, other.PingContext(context.Background()), "the other session was terminated")
+		res := exectest.Run(t, roled, `SELECT current_user, count(*) FROM users GROUP BY 1`)
+		assert.False(t, res.Error != nil || res.Rows[0][0] != role, "role query: %+v", res)
 		var cur string
-		if err := appDB.QueryRow(`SELECT current_user`).Scan(&cur); err != nil || cur != app {
-			t.Errorf("the role leaked into the pool: %q %v", cur, err)
-		}
+		err = appDB.QueryRow(`SELECT current_user`).Scan(&cur)
+		assert.False(t, err != nil || cur != app, "the role leaked into the pool: %q %v", cur, err)
 
 	})
 }
@@ -607,9 +513,8 @@ func loginRole(t *testing.T, db *sql.DB, role string) string {
 	app := dbtest.Name("text2sql_app")
 	dbtest.Exec(t, db, `CREATE ROLE `+app+` LOGIN NOINHERIT IN ROLE `+role)
 	t.Cleanup(func() {
-		if _, err := db.Exec(`DROP OWNED BY ` + app + `; DROP ROLE ` + app); err != nil {
-			t.Errorf("drop role: %v", err)
-		}
+		_, err := db.Exec(`DROP OWNED BY ` + app + `; DROP ROLE ` + app)
+		assert.NoError(t, err, "drop role")
 	})
 	return app
 }
@@ -620,9 +525,7 @@ var testDSNs sync.Map // *sql.DB → DSN
 func dsnOf(t testing.TB, db *sql.DB) string {
 	t.Helper()
 	v, ok := testDSNs.Load(db)
-	if !ok {
-		t.Fatal("not a test database")
-	}
+	require.True(t, ok, "not a test database")
 	return v.(string)
 }
 
@@ -630,9 +533,7 @@ func dsnOf(t testing.TB, db *sql.DB) string {
 func withUser(t testing.TB, dsn, user string) string {
 	t.Helper()
 	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	u.User = url.User(user)
 	return u.String()
 }
@@ -644,9 +545,8 @@ func readOnlyRole(t *testing.T, db *sql.DB) string {
 	role := dbtest.Name("text2sql_ro")
 	dbtest.Exec(t, db, `CREATE ROLE `+role+` NOLOGIN`, `GRANT USAGE ON SCHEMA public TO `+role, `GRANT SELECT ON ALL TABLES IN SCHEMA public TO `+role)
 	t.Cleanup(func() {
-		if _, err := db.Exec(`DROP OWNED BY ` + role + `; DROP ROLE ` + role); err != nil {
-			t.Errorf("drop role: %v", err)
-		}
+		_, err := db.Exec(`DROP OWNED BY ` + role + `; DROP ROLE ` + role)
+		assert.NoError(t, err, "drop role")
 	})
 	return role
 }
@@ -657,19 +557,133 @@ func TestRoleErrors(t *testing.T) {
 	db, _ := testDB(t, attackDB...)
 	e := newExec(t, db, Options{Role: "no such role"})
 	_, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT 1"})
-	if !errors.Is(err, text2sql.ErrInvalidConfig) || !strings.Contains(err.Error(), "no such role") {
-		t.Errorf("Execute: %v", err)
-	}
-	if err := e.Check(context.Background(), "SELECT 1"); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("Check: %v", err)
-	}
+	assert.False(t, !errors.Is(err, text2sql.ErrInvalidConfig) || !strings.Contains(err.Error(), "no such role"), "Execute: %v", err)
+	err = e.Check(context.Background(), "SELECT 1")
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "Check: %v", err)
 	// A role without the table's privilege: the error is data.
 	role := readOnlyRole(t, db)
 	dbtest.Exec(t, db, `CREATE TABLE secret (x int)`)
 	r := newExec(t, db, Options{Role: role})
-	res := run(t, r, `SELECT * FROM secret`)
-	wantKind(t, "secret", res, text2sql.KindForbiddenStatement)
-	if res.Error.SQLState != "42501" {
-		t.Errorf("%+v", res.Error)
+	res := exectest.Run(t, r, `SELECT * FROM secret`)
+	exectest.WantKind(t, "secret", res, text2sql.KindForbiddenStatement)
+	assert.Equal(t, "42501", res.Error.SQLState, "%+v", res.Error)
+}
+
+// No state outlives a query: what one principal's statement leaves on a
+// pooled connection — a session setting, an advisory lock — is gone
+// before the next statement of another principal runs on the same
+// connection. The statement check is off, so the transaction's rollback
+// and the unlock-all are what holds.
+func TestSessionIsolation(t *testing.T) {
+	db, _ := testDB(t, attackDB...)
+	db.SetMaxOpenConns(1) // every statement reuses the one connection
+	e := newExec(t, db, Options{skipCheck: true})
+	other, err := sql.Open("pgx", dsnOf(t, db))
+	require.NoError(t, err)
+	defer other.Close()
+
+	var wg sync.WaitGroup
+	for i, stmt := range []string{
+		`SELECT set_config('app.secret', 'alice', false), pg_advisory_lock(42), setseed(0.5)`,
+		`SELECT current_setting('app.secret', true), pg_try_advisory_lock(43)`,
+	} {
+		wg.Add(1)
+		go func(principal int, stmt string) {
+			defer wg.Done()
+			for range 50 {
+				res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: stmt})
+				if !assert.False(t, err != nil || res.Error != nil, "error: %s", stmt) {
+					continue
+				}
+				if principal == 1 {
+					assert.Contains(t, []any{nil, ""}, res.Rows[0][0], "bob read alice's setting")
+				}
+			}
+		}(i, stmt)
 	}
+	wg.Wait()
+	var locks int
+	require.NoError(t, other.QueryRow(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'`).Scan(&locks))
+	assert.Zero(t, locks, "advisory locks outlived their statements")
+}
+
+// FuzzEngine checks the statement check against the engine: in a
+// database where EXECUTE on every pg_catalog function the allow-list
+// refuses is revoked from PUBLIC (function privileges are per database),
+// a statement the Checker accepts is run by a login without superuser
+// power. The server checks EXECUTE on every function it calls, however
+// the call was written, including operators, casts and the calls inside
+// SQL-language functions; so a "permission denied for function" (42501)
+// would be a call the check let through, and a read-only violation
+// (25006) a write. Neither may happen. Seeds are the attacks and the
+// samples of the other checker tests; run it with
+//
+//	go test ./executor/postgres -run '^$' -fuzz FuzzEngine -fuzztime 10m
+func FuzzEngine(f *testing.F) {
+	for _, s := range append(append([]string{}, fastPathSamples...),
+		`SELECT ('bgwriter'::text).pg_stat_reset_shared`, `SELECT f.pg_read_file FROM unnest(ARRAY['/etc/passwd']) f`,
+		`SELECT (3.0).pg_sleep`, `SELECT x.nextval FROM (SELECT 'orders_id_seq'::regclass) s(x)`,
+		`SELECT u.name, (u).email, upper(u.name) FROM users u JOIN orders o ON o.user_id = u.id`,
+		`SELECT count(*), sum(amount)::text FROM orders GROUP BY user_id HAVING count(*) > 1`,
+		`SELECT * FROM generate_series(1, 3) g(n), LATERAL (SELECT n * 2) d(m)`,
+		`SELECT to_char(now(), 'YYYY'), age(now()), random() < 2, md5('x'), jsonb_build_object('a', 1)`,
+		`WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT n FROM r`) {
+		f.Add(s)
+	}
+	db, _ := testDB(f, attackDB...)
+	cat, err := LoadCatalog(context.Background(), db)
+	require.NoError(f, err)
+	revokeRefused(f, db, cat)
+	role := dbtest.Name("text2sql_fuzz")
+	dbtest.Exec(f, db, `CREATE ROLE `+role+` LOGIN`, `GRANT SELECT ON ALL TABLES IN SCHEMA public TO `+role,
+		`GRANT SELECT ON ALL SEQUENCES IN SCHEMA public TO `+role)
+	f.Cleanup(func() { db.Exec(`DROP OWNED BY ` + role + `; DROP ROLE ` + role) })
+	e, err := Open(context.Background(), withUser(f, dsnOf(f, db), role), Options{Timeout: time.Second})
+	require.NoError(f, err)
+	f.Cleanup(func() { e.Close() })
+	c := e.Checker()
+	// The oracle can fail: with the check off, the server refuses a call
+	// in attribute notation.
+	bare, err := Open(context.Background(), withUser(f, dsnOf(f, db), role), Options{skipCheck: true})
+	require.NoError(f, err)
+	res, err := bare.Execute(context.Background(), text2sql.ExecuteRequest{SQL: `SELECT (0.0).pg_sleep`})
+	bare.Close()
+	require.NoError(f, err)
+	require.NotNil(f, res.Error)
+	require.Equal(f, "42501", res.Error.SQLState, res.Error.Message)
+
+	f.Fuzz(func(t *testing.T, s string) {
+		if c.CheckSQL(s) != nil {
+			return
+		}
+		res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: s})
+		if err != nil {
+			return // a broken connection is not a bypass; the pool replaces it
+		}
+		if se := res.Error; se != nil {
+			assert.False(t, se.SQLState == "42501" && strings.Contains(se.Message, "function"), "accepted %q, but the server refused a function call: %s", s, se.Message)
+			assert.False(t, se.SQLState == "25006" || se.Kind == text2sql.KindNotReadOnly, "accepted %q, but it tried to write: %s", s, se.Message)
+		}
+	})
+}
+
+// revokeRefused revokes EXECUTE from PUBLIC on every pg_catalog function
+// whose name the allow-list refuses, in db's database only.
+func revokeRefused(tb testing.TB, db *sql.DB, cat *Catalog) {
+	tb.Helper()
+	rows, err := db.Query(`SELECT p.oid::regprocedure::text, p.proname FROM pg_proc p
+		WHERE p.pronamespace = 'pg_catalog'::regnamespace AND p.prokind <> 'p'`)
+	require.NoError(tb, err)
+	defer rows.Close()
+	var stmts []string
+	for rows.Next() {
+		var sig, name string
+		require.NoError(tb, rows.Scan(&sig, &name))
+		if !cat.allowed[name] {
+			stmts = append(stmts, `REVOKE EXECUTE ON FUNCTION `+sig+` FROM PUBLIC`)
+		}
+	}
+	require.NoError(tb, rows.Err())
+	_, err = db.Exec(strings.Join(stmts, ";\n"))
+	require.NoError(tb, err)
 }

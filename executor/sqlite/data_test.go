@@ -1,44 +1,28 @@
 package sqlite
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
-	"encoding/json"
-	"os"
 	"reflect"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/birdschema"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 )
 
 // Every Spider dev gold query (on the 19 databases present) passes Check
 // and Execute, and Execute returns exactly what a plain connection returns.
 func TestSpiderGold(t *testing.T) {
-	gold := shareddata.Path(t, "spider", "dev_gold.sql")
-	f, err := os.Open(gold)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	execs := map[string]*Executor{}
 	plains := map[string]*sql.DB{}
 	total, skipped := 0, 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		i := strings.LastIndexByte(line, '\t')
-		if i < 0 {
-			t.Fatalf("malformed line %q", line)
-		}
-		q, dbID := line[:i], line[i+1:]
+	for _, g := range shareddata.SpiderGold(t) {
+		q, dbID := g.SQL, g.DBID
 		if dbID == "wta_1" {
 			skipped++
 			continue
@@ -50,64 +34,39 @@ func TestSpiderGold(t *testing.T) {
 			e = open(t, path, Options{MaxRows: 1_000_000})
 			execs[dbID] = e
 			p, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer p.Close()
 			plains[dbID] = p
 		}
 		total++
-		if err := e.Check(context.Background(), q); err != nil {
-			t.Errorf("%s: Check(%q) = %v", dbID, q, err)
+		if !assert.NoError(t, e.Check(context.Background(), q), "%s: Check(%q)", dbID, q) {
 			continue
 		}
-		res := run(t, e, q)
-		if res.Error != nil {
-			t.Errorf("%s: Execute(%q) = %v", dbID, q, res.Error)
+		res := exectest.Run(t, e, q)
+		if !assert.Nil(t, res.Error, "%s: Execute(%q) = %v", dbID, q, res.Error) {
 			continue
 		}
 		want, err := shareddata.PlainRows(plains[dbID], q)
-		if err != nil {
-			t.Errorf("%s: plain %q: %v", dbID, q, err)
+		if !assert.NoError(t, err, "%s: plain %q", dbID, q) {
 			continue
 		}
 		if len(want) == 0 && len(res.Rows) == 0 {
 			continue
 		}
-		if res.Truncated || !reflect.DeepEqual(res.Rows, want) {
-			t.Errorf("%s: %q: guarded rows differ from plain rows:\n%v\n%v", dbID, q, res.Rows, want)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		assert.False(t, res.Truncated || !reflect.DeepEqual(res.Rows, want), "%s: %q: guarded rows differ from plain rows:\n%v\n%v", dbID, q, res.Rows, want)
 	}
 	t.Logf("Spider dev: %d gold queries on %d databases checked and executed, %d skipped (wta_1)", total, len(execs), skipped)
-	if total != 972 || skipped != 62 {
-		t.Errorf("ran %d, skipped %d; want 972 and 62", total, skipped)
-	}
+	assert.Equal(t, 972, total, "queries run")
+	assert.Equal(t, 62, skipped, "queries skipped")
 }
 
 // The 500 BIRD mini-dev SQLite queries pass Check against empty databases
 // with BIRD's schemas: no false refusal.
 func TestBIRDCheck(t *testing.T) {
 	tables := shareddata.Path(t, "bird", "mini_dev", "dev_tables.json")
-	qfile := shareddata.Path(t, "bird", "mini_dev", "mini_dev_sqlite.json")
 	paths, err := birdschema.Materialize(t.TempDir(), tables)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(qfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var qs []struct {
-		ID   int    `json:"question_id"`
-		DBID string `json:"db_id"`
-		SQL  string `json:"SQL"`
-	}
-	if err := json.Unmarshal(b, &qs); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	qs := shareddata.BIRDMiniDev(t, "sqlite")
 	execs := map[string]*Executor{}
 	failed := map[text2sql.ErrorKind]int{}
 	for _, q := range qs {
@@ -116,21 +75,15 @@ func TestBIRDCheck(t *testing.T) {
 			e = open(t, paths[q.DBID], Options{})
 			execs[q.DBID] = e
 		}
-		if err := e.Check(context.Background(), q.SQL); err != nil {
-			se := asSQLError(err)
-			failed[se.Kind]++
-			t.Errorf("BIRD %d (%s): %v\n%s", q.ID, q.DBID, err, q.SQL)
+		if err := e.Check(context.Background(), q.SQL); !assert.NoError(t, err, "BIRD %d (%s)\n%s", q.ID, q.DBID, q.SQL) {
+			failed[exectest.SQLError(err).Kind]++
 		}
 		// Executing on the empty database works too (no rows, or one row
 		// of an aggregate).
-		if res := run(t, e, q.SQL); res.Error != nil {
-			t.Errorf("BIRD %d (%s): Execute: %v", q.ID, q.DBID, res.Error)
-		}
+		res := exectest.Run(t, e, q.SQL)
+		assert.Nil(t, res.Error, "BIRD %d (%s): Execute: %v", q.ID, q.DBID, res.Error)
 	}
 	t.Logf("BIRD mini-dev: %d queries checked, %d failed %v", len(qs), len(qs)-passed(len(qs), failed), failed)
-	if len(qs) != 500 {
-		t.Errorf("%d queries, want 500", len(qs))
-	}
 }
 
 func passed(n int, failed map[text2sql.ErrorKind]int) int {

@@ -4,17 +4,25 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/guard"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -36,14 +44,10 @@ PRAGMA user_version = 7;
 func userVersion(t *testing.T, path string) int {
 	t.Helper()
 	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer db.Close()
 	var v int
-	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, db.QueryRow(`PRAGMA user_version`).Scan(&v))
 	return v
 }
 
@@ -62,47 +66,39 @@ func TestC1DropTable(t *testing.T) {
 		"(DROP TABLE Employee)",
 	} {
 		before := e.authCalls.Load()
-		wantKind(t, q, run(t, e, q), text2sql.KindNotReadOnly)
-		if e.authCalls.Load() != before {
-			t.Errorf("%q: the refused statement reached SQLite", q)
-		}
+		exectest.WantKind(t, q, exectest.Run(t, e, q), text2sql.KindNotReadOnly)
+		assert.Equal(t, before, e.authCalls.Load(), "%q: the refused statement reached SQLite", q)
 	}
-	if count(t, path, "Employee") != 2 || count(t, path, "city_stats") != 1 {
-		t.Fatal("a table lost rows")
-	}
+	require.Equal(t, 2, count(t, path, "Employee"), "a table lost rows")
+	require.Equal(t, 1, count(t, path, "city_stats"), "a table lost rows")
 
 	// Bypass the lexical check: the authorizer refuses at prepare time.
 	bypass := open(t, path, Options{skipTextCheck: true})
 	for _, q := range []string{"DROP TABLE Employee;", "\n  drop\ttable city_stats ;  "} {
-		res := run(t, bypass, q)
-		wantKind(t, q, res, text2sql.KindNotReadOnly)
-		if !strings.Contains(res.Error.Message, "schema change") {
-			t.Errorf("%q: message %q does not name the action", q, res.Error.Message)
-		}
+		res := exectest.Run(t, bypass, q)
+		exectest.WantKind(t, q, res, text2sql.KindNotReadOnly)
+		assert.Contains(t, res.Error.Message, "schema change", "%q: message %q does not name the action", q, res.Error.Message)
 	}
 
 	// No authorizer either: the connection is read-only (mode=ro,
 	// query_only) and SQLite answers SQLITE_READONLY.
 	bare := open(t, path, Options{skipTextCheck: true, noAuthorizer: true})
-	wantKind(t, "DROP TABLE Employee", run(t, bare, "DROP TABLE Employee"), text2sql.KindNotReadOnly)
+	exectest.WantKind(t, "DROP TABLE Employee", exectest.Run(t, bare, "DROP TABLE Employee"), text2sql.KindNotReadOnly)
 	_, err := bare.DB().Exec("DROP TABLE Employee")
 	var serr sqlite3.Error
-	if !errors.As(err, &serr) || serr.Code != sqlite3.ErrReadonly {
-		t.Fatalf("DROP through the bare read-only handle: %v, want SQLITE_READONLY", err)
-	}
+	require.True(t, errors.As(err, &serr), "DROP through the bare read-only handle: %v, want SQLITE_READONLY", err)
+	require.Equal(t, sqlite3.ErrReadonly, serr.Code, "DROP through the bare read-only handle: %v, want SQLITE_READONLY", err)
 	// mode=ro alone (no query_only) is enough.
 	roOnly := open(t, path, Options{skipTextCheck: true, noAuthorizer: true, noQueryOnly: true})
 	_, err = roOnly.DB().Exec("DROP TABLE Employee")
-	if !errors.As(err, &serr) || serr.Code != sqlite3.ErrReadonly {
-		t.Fatalf("DROP with mode=ro only: %v, want SQLITE_READONLY", err)
-	}
+	require.True(t, errors.As(err, &serr), "DROP with mode=ro only: %v, want SQLITE_READONLY", err)
+	require.Equal(t, sqlite3.ErrReadonly, serr.Code, "DROP with mode=ro only: %v, want SQLITE_READONLY", err)
 	// And through the guarded handle the authorizer says no.
-	if _, err := e.DB().Exec("DROP TABLE Employee"); err == nil || !strings.Contains(err.Error(), "not authorized") {
-		t.Fatalf("DROP through DB(): %v, want not authorized", err)
-	}
-	if count(t, path, "Employee") != 2 || count(t, path, "city_stats") != 1 {
-		t.Fatal("a table lost rows")
-	}
+	_, err = e.DB().Exec("DROP TABLE Employee")
+	require.Error(t, err, "DROP through DB(): %v, want not authorized", err)
+	require.Contains(t, err.Error(), "not authorized", "DROP through DB(): %v, want not authorized", err)
+	require.Equal(t, 2, count(t, path, "Employee"), "a table lost rows")
+	require.Equal(t, 1, count(t, path, "city_stats"), "a table lost rows")
 }
 
 // C1 #2a: several statements are refused and none runs, not even the
@@ -121,14 +117,10 @@ func TestC1MultipleStatements(t *testing.T) {
 		"SELECT '\\'; DROP TABLE employees; SELECT '\\'",  // backslash escapes, MySQL's way
 	} {
 		before := e.authCalls.Load()
-		wantKind(t, q, run(t, e, q), text2sql.KindMultipleStatements)
-		if e.authCalls.Load() != before {
-			t.Errorf("%q: part of a refused text reached SQLite", q)
-		}
+		exectest.WantKind(t, q, exectest.Run(t, e, q), text2sql.KindMultipleStatements)
+		assert.Equal(t, before, e.authCalls.Load(), "%q: part of a refused text reached SQLite", q)
 	}
-	if count(t, path, "employees") != 1 {
-		t.Fatal("employees lost rows")
-	}
+	require.Equal(t, 1, count(t, path, "employees"), "employees lost rows")
 	// A semicolon in a literal, identifier or comment, or a trailing
 	// comment after the final semicolon, is still one statement.
 	for _, q := range []string{
@@ -138,16 +130,12 @@ func TestC1MultipleStatements(t *testing.T) {
 		"SELECT 1;;\n",
 	} {
 		before := e.authCalls.Load()
-		res := run(t, e, q)
-		if res.Error != nil || len(res.Rows) != 1 {
-			t.Errorf("%q: %v %v", q, res.Error, res.Rows)
-		}
-		if e.authCalls.Load() == before {
-			t.Errorf("%q: accepted statement did not reach SQLite?", q)
-		}
+		res := exectest.Run(t, e, q)
+		assert.False(t, res.Error != nil || len(res.Rows) != 1, "%q: %v %v", q, res.Error, res.Rows)
+		assert.NotEqual(t, before, e.authCalls.Load(), "%q: accepted statement did not reach SQLite?", q)
 	}
 	for _, q := range []string{"", "  ;; ", "-- nothing\n/* at all */;"} {
-		wantKind(t, q, run(t, e, q), text2sql.KindEmpty)
+		exectest.WantKind(t, q, exectest.Run(t, e, q), text2sql.KindEmpty)
 	}
 }
 
@@ -159,7 +147,7 @@ func TestC1CTEDelete(t *testing.T) {
 	untouched(t, path)
 	q := "WITH x AS (SELECT 1) DELETE FROM messages -- limit"
 	e := open(t, path, Options{})
-	wantKind(t, q, run(t, e, q), text2sql.KindNotReadOnly)
+	exectest.WantKind(t, q, exectest.Run(t, e, q), text2sql.KindNotReadOnly)
 	for _, v := range []string{
 		"with x as (select 1) insert into messages values (9, 'x')",
 		"WITH x AS (SELECT 1) UPDATE messages SET body = ''",
@@ -169,17 +157,14 @@ func TestC1CTEDelete(t *testing.T) {
 		"SELECT * FROM messages FOR UPDATE",
 		"SELECT * INTO loot FROM messages",
 	} {
-		wantKind(t, v, run(t, e, v), text2sql.KindNotReadOnly)
+		exectest.WantKind(t, v, exectest.Run(t, e, v), text2sql.KindNotReadOnly)
 	}
-	wantKind(t, q, run(t, open(t, path, Options{skipTextCheck: true}), q), text2sql.KindNotReadOnly)
+	exectest.WantKind(t, q, exectest.Run(t, open(t, path, Options{skipTextCheck: true}), q), text2sql.KindNotReadOnly)
 	_, err := open(t, path, Options{noAuthorizer: true}).DB().Exec(q)
 	var serr sqlite3.Error
-	if !errors.As(err, &serr) || serr.Code != sqlite3.ErrReadonly {
-		t.Fatalf("bypass on the bare read-only handle: %v, want SQLITE_READONLY", err)
-	}
-	if count(t, path, "messages") != 3 {
-		t.Fatal("messages lost rows")
-	}
+	require.True(t, errors.As(err, &serr), "bypass on the bare read-only handle: %v, want SQLITE_READONLY", err)
+	require.Equal(t, sqlite3.ErrReadonly, serr.Code, "bypass on the bare read-only handle: %v, want SQLITE_READONLY", err)
+	require.Equal(t, 3, count(t, path, "messages"), "messages lost rows")
 }
 
 // C1 #8: VACUUM INTO, ATTACH and PRAGMA are refused, with or without the
@@ -212,65 +197,51 @@ func TestC1AttachVacuumPragma(t *testing.T) {
 	e := open(t, path, Options{})
 	bypass := open(t, path, Options{skipTextCheck: true})
 	for i, q := range stmts {
-		wantKind(t, q, run(t, e, q), kinds[i])
+		exectest.WantKind(t, q, exectest.Run(t, e, q), kinds[i])
 		// Even on the read-only handle without the lexical check, the
 		// authorizer refuses them. VACUUM passes the authorizer at
 		// prepare time (it attaches its target only when it runs), so
 		// sqlite3_stmt_readonly stops it first, as not read-only; so does
 		// SQLite's read-only check for a bare REINDEX, which has nothing
 		// to authorize.
-		res := run(t, bypass, q)
-		if res.Error == nil || !res.Error.Kind.Refusal() {
-			t.Fatalf("bypass %q: %+v", q, res.Error)
-		}
+		res := exectest.Run(t, bypass, q)
+		require.NotNil(t, res.Error, "bypass %q: %+v", q, res.Error)
+		require.True(t, res.Error.Kind.Refusal(), "bypass %q: %+v", q, res.Error)
 		if strings.Contains(q, "VACUUM") || q == "REINDEX" {
-			if res.Error.Kind != text2sql.KindNotReadOnly {
-				t.Errorf("bypass %q: %+v", q, res.Error)
-			}
+			assert.Equal(t, text2sql.KindNotReadOnly, res.Error.Kind, "bypass %q: %+v", q, res.Error)
 			continue
 		}
-		if res.Error.Kind != kinds[i] {
-			t.Errorf("bypass %q: kind %s (%s), want %s", q, res.Error.Kind, res.Error.Message, kinds[i])
-		}
+		assert.Equal(t, kinds[i], res.Error.Kind, "bypass %q: kind %s (%s), want %s", q, res.Error.Kind, res.Error.Message, kinds[i])
 	}
 	// Without the authorizer, SQLITE_LIMIT_ATTACHED = 0 still stops ATTACH
 	// and VACUUM INTO (which attaches its target), and the read-only
 	// connection the PRAGMA write.
 	bare := open(t, path, Options{skipTextCheck: true, noAuthorizer: true})
 	for _, q := range append(stmts[:3], "REINDEX") {
-		if _, err := bare.DB().Exec(q); err == nil {
-			t.Errorf("bare handle ran %q", q)
-		}
+		_, err := bare.DB().Exec(q)
+		assert.Error(t, err, "bare handle ran %q", q)
 	}
 	for _, f := range []string{exfil, other} {
-		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s was created", f)
-		}
+		_, err := os.Stat(f)
+		assert.ErrorIs(t, err, os.ErrNotExist, "%s was created", f)
 	}
-	if v := userVersion(t, path); v != 7 {
-		t.Errorf("user_version = %d, want 7", v)
-	}
+	v := userVersion(t, path)
+	assert.Equal(t, 7, v, "user_version = %d, want 7", v)
 
 	// The DSN really used.
-	if !strings.HasPrefix(e.dsn, "file:") || !strings.Contains(e.dsn, "mode=ro") || !strings.Contains(e.dsn, "_query_only=1") {
-		t.Errorf("DSN %q", e.dsn)
-	}
+	assert.False(t, !strings.HasPrefix(e.dsn, "file:") || !strings.Contains(e.dsn, "mode=ro") || !strings.Contains(e.dsn, "_query_only=1"), "DSN %q", e.dsn)
 	var file string
-	if err := bare.DB().QueryRow(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&file); err != nil || file != path {
-		t.Errorf("connection opened %q (%v), want %q", file, err, path)
-	}
+	err := bare.DB().QueryRow(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&file)
+	assert.False(t, err != nil || file != path, "connection opened %q (%v), want %q", file, err, path)
 	var qo int
-	if err := bare.DB().QueryRow(`PRAGMA query_only`).Scan(&qo); err != nil || qo != 1 {
-		t.Errorf("query_only = %d (%v)", qo, err)
-	}
+	err = bare.DB().QueryRow(`PRAGMA query_only`).Scan(&qo)
+	assert.False(t, err != nil || qo != 1, "query_only = %d (%v)", qo, err)
 	for _, h := range []*sql.DB{e.DB(), bare.DB()} {
-		if _, err := h.Exec("CREATE TABLE pwn (x)"); err == nil {
-			t.Error("CREATE through the handle succeeded")
-		}
+		_, err := h.Exec("CREATE TABLE pwn (x)")
+		assert.Error(t, err, "CREATE through the handle succeeded")
 	}
-	if got := listDir(t, dir); !reflect.DeepEqual(got, []string{"emp.db"}) {
-		t.Errorf("files in the database directory: %q", got)
-	}
+	got := listDir(t, dir)
+	assert.Equal(t, []string{"emp.db"}, got, "files in the database directory: %q", got)
 }
 
 // DSN escapes characters that mean something in a URI, and Open finds the
@@ -280,78 +251,55 @@ func TestDSNEscaping(t *testing.T) {
 	path := filepath.Join(dir, "we?ird #1 100%.db")
 	src := makeDB(t, "src.db", "CREATE TABLE t (x); INSERT INTO t VALUES (42);")
 	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
 	dsn, err := DSN(path, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(dsn, "file:///") || strings.Count(dsn, "?") != 1 || strings.Contains(dsn, "#") ||
-		!strings.HasSuffix(dsn, "?mode=ro&_query_only=1") {
-		t.Errorf("DSN %q", dsn)
-	}
+	require.NoError(t, err)
+	assert.False(t, !strings.HasPrefix(dsn, "file:///") || strings.Count(dsn, "?") != 1 || strings.Contains(dsn, "#") ||
+		!strings.HasSuffix(dsn, "?mode=ro&_query_only=1"), "DSN %q", dsn)
 	e := open(t, path, Options{})
-	res := run(t, e, "SELECT x FROM t")
-	if res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(42)}}) {
-		t.Fatalf("%+v", res)
-	}
-	if got := listDir(t, dir); !reflect.DeepEqual(got, []string{"we?ird #1 100%.db"}) {
-		t.Errorf("files: %q", got)
-	}
+	res := exectest.Run(t, e, "SELECT x FROM t")
+	require.Nil(t, res.Error, "%+v", res)
+	require.Equal(t, [][]any{{int64(42)}}, res.Rows, "%+v", res)
+	got := listDir(t, dir)
+	assert.Equal(t, []string{"we?ird #1 100%.db"}, got, "files: %q", got)
 }
 
 func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.db")
-	if _, err := Open(missing, Options{}); !errors.Is(err, text2sql.ErrInvalidConfig) || !strings.Contains(err.Error(), "does not exist") {
-		t.Errorf("missing file: %v", err)
-	}
-	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
-		t.Error("Open created the missing file")
-	}
-	if _, err := Open(dir, Options{}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("directory: %v", err)
-	}
+	_, err := Open(missing, Options{})
+	assert.False(t, !errors.Is(err, text2sql.ErrInvalidConfig) || !strings.Contains(err.Error(), "does not exist"), "missing file: %v", err)
+	_, err = os.Stat(missing)
+	assert.ErrorIs(t, err, os.ErrNotExist, "Open created the missing file")
+	_, err = Open(dir, Options{})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "directory: %v", err)
 	junk := filepath.Join(dir, "junk.db")
 	os.WriteFile(junk, []byte("this is not a database, just some text long enough to have a header....."), 0o644)
-	if _, err := Open(junk, Options{}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("junk file: %v", err)
-	}
+	_, err = Open(junk, Options{})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "junk file: %v", err)
 	good := makeDB(t, "g.db", "CREATE TABLE t (x)")
-	if _, err := Open(good, Options{MaxRows: -1}); !errors.Is(err, text2sql.ErrInvalidConfig) {
-		t.Errorf("negative MaxRows: %v", err)
-	}
+	_, err = Open(good, Options{MaxRows: -1})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "negative MaxRows: %v", err)
 	e, err := Open(good, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.Close()
-	if _, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT 1"}); !errors.Is(err, executor.ErrClosed) {
-		t.Errorf("Execute after Close: %v", err)
-	}
-	if err := e.Check(context.Background(), "SELECT 1"); !errors.Is(err, executor.ErrClosed) {
-		t.Errorf("Check after Close: %v", err)
-	}
-	if err := e.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	_, err = e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT 1"})
+	assert.ErrorIs(t, err, executor.ErrClosed, "Execute after Close: %v", err)
+	err = e.Check(context.Background(), "SELECT 1")
+	assert.ErrorIs(t, err, executor.ErrClosed, "Check after Close: %v", err)
+	assert.NoError(t, e.Close(), "second Close")
 }
 
 // C1 #6 negative control: a recursive CTE runs and returns 1..5.
 func TestC1RecursiveCTE(t *testing.T) {
 	e := open(t, makeDB(t, "x.db", "CREATE TABLE t (x)"), Options{})
-	res := run(t, e, "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t")
+	res := exectest.Run(t, e, "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t")
 	want := [][]any{{int64(1)}, {int64(2)}, {int64(3)}, {int64(4)}, {int64(5)}}
-	if res.Error != nil || !reflect.DeepEqual(res.Rows, want) || !reflect.DeepEqual(res.Columns, []string{"n"}) {
-		t.Fatalf("%+v", res)
-	}
-	if err := e.Check(context.Background(), "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t"); err != nil {
-		t.Fatal(err)
-	}
+	require.Nil(t, res.Error, "%+v", res)
+	require.Equal(t, want, res.Rows, "%+v", res)
+	require.Equal(t, []string{"n"}, res.Columns, "%+v", res)
+	require.NoError(t, e.Check(context.Background(), "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t"))
 }
 
 // C1 #40: load_extension is refused as a forbidden function, and
@@ -361,17 +309,13 @@ func TestC1LoadExtension(t *testing.T) {
 	untouched(t, path)
 	q := "SELECT load_extension('/tmp/x.so')"
 	for _, opts := range []Options{{}, {skipTextCheck: true}} {
-		res := run(t, open(t, path, opts), q)
-		wantKind(t, q, res, text2sql.KindForbiddenFunction)
-		if !strings.Contains(res.Error.Message, "load_extension") {
-			t.Errorf("message %q does not name the function", res.Error.Message)
-		}
+		res := exectest.Run(t, open(t, path, opts), q)
+		exectest.WantKind(t, q, res, text2sql.KindForbiddenFunction)
+		assert.Contains(t, res.Error.Message, "load_extension", "message %q does not name the function", res.Error.Message)
 	}
 	err := open(t, path, Options{}).Check(context.Background(), q)
 	var se *text2sql.SQLError
-	if !errors.As(err, &se) || se.Kind != text2sql.KindForbiddenFunction {
-		t.Errorf("Check: %v", err)
-	}
+	assert.False(t, !errors.As(err, &se) || se.Kind != text2sql.KindForbiddenFunction, "Check: %v", err)
 	// Other functions off the allow-list, as a scalar, in a subquery, in
 	// a view-like CTE, or as a table-valued pragma.
 	e := open(t, path, Options{})
@@ -381,21 +325,18 @@ func TestC1LoadExtension(t *testing.T) {
 		"WITH c AS (SELECT sqlite_compileoption_get(0) AS o) SELECT o FROM c",
 		"SELECT * FROM pragma_compile_options",
 	} {
-		wantKind(t, q, run(t, e, q), text2sql.KindForbiddenFunction)
+		exectest.WantKind(t, q, exectest.Run(t, e, q), text2sql.KindForbiddenFunction)
 	}
 	// Extension loading is disabled in the driver: even a connection
 	// without our authorizer cannot call it.
 	bare := open(t, path, Options{skipTextCheck: true, noAuthorizer: true})
-	if _, err := bare.DB().Exec(q); err == nil || !strings.Contains(err.Error(), "not authorized") {
-		t.Errorf("load_extension without the authorizer: %v", err)
-	}
+	_, err = bare.DB().Exec(q)
+	assert.False(t, err == nil || !strings.Contains(err.Error(), "not authorized"), "load_extension without the authorizer: %v", err)
 	// The allow-list can be extended.
 	ext := open(t, path, Options{AllowFunctions: []string{"Pragma_Table_Info"}})
-	res := run(t, ext, "SELECT name FROM pragma_table_info('t')")
-	if res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{"x"}}) {
-		t.Errorf("allowed pragma function: %+v", res)
-	}
-	wantKind(t, "PRAGMA table_info(t)", run(t, ext, "PRAGMA table_info(t)"), text2sql.KindForbiddenStatement)
+	res := exectest.Run(t, ext, "SELECT name FROM pragma_table_info('t')")
+	assert.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{"x"}}), "allowed pragma function: %+v", res)
+	exectest.WantKind(t, "PRAGMA table_info(t)", exectest.Run(t, ext, "PRAGMA table_info(t)"), text2sql.KindForbiddenStatement)
 }
 
 // The allow-list covers what real queries use.
@@ -416,13 +357,11 @@ func TestAllowedFunctions(t *testing.T) {
 		"(SELECT 1)",
 		"SELECT zeroblob(10), randomblob(4) IS NOT NULL, length(zeroblob(100))",
 	} {
-		res := run(t, e, q)
-		if res.Error != nil {
-			if q == "(SELECT 1)" && res.Error.Kind == text2sql.KindSyntax {
-				continue // SQLite has no parenthesised top-level SELECT; the check lets the engine say so
-			}
-			t.Errorf("%q: %v", q, res.Error)
+		res := exectest.Run(t, e, q)
+		if res.Error != nil && q == "(SELECT 1)" && res.Error.Kind == text2sql.KindSyntax {
+			continue // SQLite has no parenthesised top-level SELECT; the check lets the engine say so
 		}
+		assert.Nil(t, res.Error, "%q", q)
 	}
 }
 
@@ -438,47 +377,27 @@ func TestC1EntryPoints(t *testing.T) {
 		_ text2sql.Guard    = e
 	)
 	plain, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer plain.Close()
 	gen := executor.New(plain, executor.Options{})
 	entry := map[string]func(string) *text2sql.SQLError{
-		"sqlite.Execute": func(q string) *text2sql.SQLError { return run(t, e, q).Error },
-		"sqlite.Check":   func(q string) *text2sql.SQLError { return asSQLError(e.Check(context.Background(), q)) },
+		"sqlite.Execute": func(q string) *text2sql.SQLError { return exectest.Run(t, e, q).Error },
+		"sqlite.Check":   func(q string) *text2sql.SQLError { return exectest.SQLError(e.Check(context.Background(), q)) },
 		"executor.Execute": func(q string) *text2sql.SQLError {
 			res, err := gen.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return res.Error
 		},
-		"executor.Check":  func(q string) *text2sql.SQLError { return asSQLError(gen.Check(context.Background(), q)) },
+		"executor.Check":  func(q string) *text2sql.SQLError { return exectest.SQLError(gen.Check(context.Background(), q)) },
 		"guard.CheckText": func(q string) *text2sql.SQLError { return guard.CheckText(q) },
 	}
 	for name, f := range entry {
 		se := f("DROP TABLE t")
-		if se == nil || se.Kind != text2sql.KindNotReadOnly || !errors.Is(se, text2sql.ErrRefused) {
-			t.Errorf("%s: %v", name, se)
-		}
-		if se := f("SELECT x FROM t"); se != nil {
-			t.Errorf("%s refused a query: %v", name, se)
-		}
+		assert.False(t, se == nil || se.Kind != text2sql.KindNotReadOnly || !errors.Is(se, text2sql.ErrRefused), "%s: %v", name, se)
+		se = f("SELECT x FROM t")
+		assert.Nil(t, se, "%s refused a query: %v", name, se)
 	}
-	if count(t, path, "t") != 1 {
-		t.Fatal("t lost rows")
-	}
-}
-
-func asSQLError(err error) *text2sql.SQLError {
-	if err == nil {
-		return nil
-	}
-	var se *text2sql.SQLError
-	if errors.As(err, &se) {
-		return se
-	}
-	return &text2sql.SQLError{Kind: "go-error", Message: err.Error()}
+	require.Equal(t, 1, count(t, path, "t"), "t lost rows")
 }
 
 // Check prepares without stepping: a query that would run forever is
@@ -486,32 +405,15 @@ func asSQLError(err error) *text2sql.SQLError {
 func TestCheck(t *testing.T) {
 	path := makeDB(t, "t.db", "CREATE TABLE topics (id INTEGER, name TEXT);")
 	e := open(t, path, Options{Timeout: 50 * 1e6})
-	forever := "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
-	if err := e.Check(context.Background(), forever); err != nil {
-		t.Fatalf("Check(forever) = %v", err)
-	}
-	cases := map[string]text2sql.ErrorKind{
-		"SELECT name FROM topic":              text2sql.KindUnknownTable,
-		"SELECT nme FROM topics":              text2sql.KindUnknownColumn,
-		"SELEC name FROM topics":              text2sql.KindSyntax,
-		"SELECT name FROM topics WHERE":       text2sql.KindSyntax,
+	cases := exectest.TopicsCheckKinds()
+	maps.Copy(cases, map[string]text2sql.ErrorKind{
 		"SELECT load_extension('x')":          text2sql.KindForbiddenFunction,
-		"DELETE FROM topics":                  text2sql.KindNotReadOnly,
-		"SELECT 1; SELECT 2":                  text2sql.KindMultipleStatements,
-		"  ":                                  text2sql.KindEmpty,
 		"PRAGMA user_version":                 text2sql.KindForbiddenStatement,
 		"SELECT nosuchfunc(name) FROM topics": text2sql.KindRuntime,
-	}
-	for q, kind := range cases {
-		se := asSQLError(e.Check(context.Background(), q))
-		if se == nil || se.Kind != kind {
-			t.Errorf("Check(%q) = %v, want %s", q, se, kind)
-		}
-	}
-	se := asSQLError(e.Check(context.Background(), "SELECT name FROM topic"))
-	if se == nil || !strings.Contains(se.Hint, "topics") {
-		t.Errorf("hint: %+v", se)
-	}
+	})
+	exectest.WantCheck(t, e, cases)
+	se := exectest.SQLError(e.Check(context.Background(), "SELECT name FROM topic"))
+	assert.False(t, se == nil || !strings.Contains(se.Hint, "topics"), "hint: %+v", se)
 }
 
 // Issue 9's false refusals: columns named like keywords of writes and
@@ -549,4 +451,185 @@ func TestKeywordNamedColumns(t *testing.T) {
 			assert.Equal(t, text2sql.KindNotReadOnly, res.Error.Kind, q)
 		}
 	}
+}
+
+// bigDB returns a database with a table big of n rows (id, label, half).
+func bigDB(t testing.TB, n int) string {
+	t.Helper()
+	return makeDB(t, "big.db", `CREATE TABLE big (id INTEGER PRIMARY KEY, label TEXT, half REAL);
+		WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < `+strconv.Itoa(n)+`)
+		INSERT INTO big SELECT n, 'row ' || n, n * 0.5 FROM c;`)
+}
+
+// C5 #31: a 1,000,000-row table, SELECT * with a cap of 1,000: 1,000 rows,
+// truncated, and the memory used does not depend on the table's size.
+func TestC5RowCapBigTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 1,000,000-row table")
+	}
+	bigPath := bigDB(t, 1_000_000)
+	untouched(t, bigPath)
+	big := open(t, bigPath, Options{MaxRows: 1000})
+	small := open(t, bigDB(t, 2000), Options{MaxRows: 1000})
+
+	res := exectest.Run(t, big, "SELECT * FROM big")
+	require.Nil(t, res.Error, "error %v, %d rows, truncated %v", res.Error, res.RowCount, res.Truncated)
+	require.Equal(t, 1000, res.RowCount, "error %v, %d rows, truncated %v", res.Error, res.RowCount, res.Truncated)
+	require.True(t, res.Truncated, "error %v, %d rows, truncated %v", res.Error, res.RowCount, res.Truncated)
+	require.False(t, !reflect.DeepEqual(res.Columns, []string{"id", "label", "half"}) ||
+		!reflect.DeepEqual(res.Rows[999], []any{int64(1000), "row 1000", 500.0}), "columns %q, last row %v", res.Columns, res.Rows[999])
+	// A request's cap wins over the option.
+	res, _ = big.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT * FROM big", MaxRows: 10})
+	require.Equal(t, 10, res.RowCount, "request cap: %d rows, truncated %v", res.RowCount, res.Truncated)
+	require.True(t, res.Truncated, "request cap: %d rows, truncated %v", res.RowCount, res.Truncated)
+	// Exactly at the cap is not truncated.
+	res = exectest.Run(t, small, "SELECT * FROM big LIMIT 1000")
+	require.False(t, res.RowCount != 1000 || res.Truncated, "at cap: %d rows, truncated %v", res.RowCount, res.Truncated)
+
+	measure := func(e *Executor) (allocs float64, bytes uint64) {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		allocs = testing.AllocsPerRun(5, func() { exectest.Run(t, e, "SELECT * FROM big") })
+		runtime.ReadMemStats(&after)
+		return allocs, (after.TotalAlloc - before.TotalAlloc) / 6 // AllocsPerRun runs f once more to warm up
+	}
+	bigAllocs, bigBytes := measure(big)
+	smallAllocs, smallBytes := measure(small)
+	t.Logf("1,000,000-row table: %.0f allocs, %d bytes per call; 2,000-row table: %.0f allocs, %d bytes",
+		bigAllocs, bigBytes, smallAllocs, smallBytes)
+	assert.False(t, bigAllocs > smallAllocs*1.1+50 || bigBytes > smallBytes*2, "memory grows with the table: %.0f vs %.0f allocs, %d vs %d bytes", bigAllocs, smallAllocs, bigBytes, smallBytes)
+	// 1,000,000 rows of three values would need tens of megabytes.
+	assert.LessOrEqual(t, bigBytes, uint64(2<<20), "%d bytes allocated for a 1,000-row result", bigBytes)
+}
+
+func maxRSS(t *testing.T) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Skip("getrusage:", err)
+	}
+	return ru.Maxrss * 1024 // kilobytes on Linux
+}
+
+// C5 #41: values beyond the length limit fail with too_large; the process
+// does not allocate gigabytes.
+func TestC5HugeValues(t *testing.T) {
+	path := makeDB(t, "x.db", "CREATE TABLE t (x)")
+	untouched(t, path)
+	rss := maxRSS(t)
+	for _, opts := range []Options{{}, {skipTextCheck: true}} {
+		e := open(t, path, opts)
+		for _, q := range []string{
+			"SELECT zeroblob(2000000000)",
+			"SELECT printf('%.*c', 1000000000, 'x')",
+			"SELECT length(replace(hex(zeroblob(1000000)), '0', '0000000000000000'))",
+			"SELECT randomblob(2000000000)",
+			"WITH RECURSIVE c(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM c WHERE length(s) < 1e10) SELECT max(length(s)) FROM c",
+		} {
+			res := exectest.Run(t, e, q)
+			exectest.WantKind(t, q, res, text2sql.KindTooLarge)
+			assert.Contains(t, res.Error.Message, "10485760 bytes", "message %q does not give the limit", res.Error.Message)
+		}
+		// Under the limit is fine.
+		res := exectest.Run(t, e, "SELECT length(zeroblob(1000000))")
+		require.Nil(t, res.Error, "%+v", res)
+		require.Equal(t, int64(1000000), res.Rows[0][0], "%+v", res)
+	}
+	// A lower limit applies.
+	e := open(t, path, Options{MaxLength: 1000})
+	exectest.WantKind(t, "", exectest.Run(t, e, "SELECT zeroblob(1001)"), text2sql.KindTooLarge)
+	grown := maxRSS(t) - rss
+	assert.LessOrEqual(t, grown, int64(256<<20), "peak RSS grew by %d MiB", grown>>20)
+}
+
+// A statement that runs forever is interrupted at the time limit and
+// reported as timeout, not as a Go error; the caller's own cancellation
+// is a Go error.
+func TestTimeout(t *testing.T) {
+	e := open(t, makeDB(t, "x.db", "CREATE TABLE t (x)"), Options{Timeout: 5 * time.Second})
+	start := time.Now()
+	res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: dbtest.Unbounded, Timeout: 200 * time.Millisecond})
+	took := time.Since(start)
+	require.NoError(t, err, "Go error")
+	exectest.WantKind(t, dbtest.Unbounded, res, text2sql.KindTimeout)
+	assert.False(t, took < 200*time.Millisecond || took > 2*time.Second || res.Duration > 2*time.Second, "stopped after %v (Duration %v), limit 200ms", took, res.Duration)
+	// The option's limit applies when the request has none.
+	short := open(t, makeDB(t, "y.db", "CREATE TABLE t (x)"), Options{Timeout: 100 * time.Millisecond})
+	exectest.WantKind(t, dbtest.Unbounded, exectest.Run(t, short, dbtest.Unbounded), text2sql.KindTimeout)
+	// Also while rows are being read (the first rows come quickly).
+	rowsForever := "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT n FROM c WHERE n % 1000000000 = 0"
+	exectest.WantKind(t, rowsForever, exectest.Run(t, short, rowsForever), text2sql.KindTimeout)
+
+	// The caller cancels: a Go error, context.Canceled.
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start = time.Now()
+	res, err = e.Execute(ctx, text2sql.ExecuteRequest{SQL: dbtest.Unbounded})
+	require.ErrorIs(t, err, context.Canceled, "caller cancellation: %v, %+v", err, res)
+	require.Nil(t, res, "caller cancellation: %v, %+v", err, res)
+	took = time.Since(start)
+	assert.LessOrEqual(t, took, 2*time.Second, "cancellation took %v", took)
+	// The caller's own deadline is the caller's business too.
+	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err = e.Execute(ctx, text2sql.ExecuteRequest{SQL: dbtest.Unbounded})
+	require.ErrorIs(t, err, context.DeadlineExceeded, "caller deadline: %v", err)
+	// Already cancelled: nothing runs.
+	_, err = e.Execute(ctx, text2sql.ExecuteRequest{SQL: "SELECT 1"})
+	require.Error(t, err, "cancelled context accepted")
+	// The executor still works afterwards, on every pooled connection.
+	for i := 0; i < 8; i++ {
+		res := exectest.Run(t, e, "SELECT 1")
+		require.Nil(t, res.Error, "after timeouts: %v", res.Error)
+	}
+}
+
+// Concurrent calls each get their own refusal kind and rows (run with
+// -race).
+func TestConcurrent(t *testing.T) {
+	e := open(t, makeDB(t, "x.db", "CREATE TABLE t (x); INSERT INTO t VALUES (1), (2), (3);"), Options{MaxOpenConns: 3})
+	cases := []struct {
+		q    string
+		kind text2sql.ErrorKind
+	}{
+		{"SELECT x FROM t", ""},
+		{"SELECT load_extension('x')", text2sql.KindForbiddenFunction},
+		{"SELECT nope FROM t", text2sql.KindUnknownColumn},
+		{"DELETE FROM t", text2sql.KindNotReadOnly},
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				c := cases[(w+i)%len(cases)]
+				res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: c.q})
+				if !assert.NoError(t, err) {
+					return
+				}
+				if !assert.False(t, c.kind == "" && (res.Error != nil || res.RowCount != 3) || c.kind != "" && (res.Error == nil || res.Error.Kind != c.kind), "%q: %+v", c.q, res) {
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+}
+
+// Many rows of large values stop at the result's byte bound with too_large
+// instead of holding rows × MaxLength bytes in memory.
+func TestResultByteBound(t *testing.T) {
+	path := makeDB(t, "x.db", "CREATE TABLE t (x); WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM c WHERE n < 1000) INSERT INTO t SELECT n FROM c")
+	rss := maxRSS(t)
+	e := open(t, path, Options{MaxResultBytes: 8 << 20})
+	q := "SELECT zeroblob(1000000) FROM t"
+	res := exectest.Run(t, e, q)
+	exectest.WantKind(t, q, res, text2sql.KindTooLarge)
+	assert.False(t, !strings.Contains(res.Error.Message, "8388608 bytes") || res.Rows != nil, "%+v", res.Error)
+	res = exectest.Run(t, e, "SELECT zeroblob(1000) FROM t")
+	require.Nil(t, res.Error, "1000 x 1 KB under the bound: %+v", res.Error)
+	require.Equal(t, 1000, res.RowCount, "1000 x 1 KB under the bound: %+v", res.Error)
+	grown := maxRSS(t) - rss
+	assert.LessOrEqual(t, grown, int64(256<<20), "peak RSS grew by %d MiB", grown>>20)
 }

@@ -20,6 +20,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -132,18 +133,10 @@ func Open(path string, opts Options) (*Executor, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("sqlite: %s is not a regular file (%w)", path, text2sql.ErrInvalidConfig)
 	}
-	if opts.MaxLength == 0 {
-		opts.MaxLength = DefaultMaxLength
-	}
-	if opts.MaxSQLLength == 0 {
-		opts.MaxSQLLength = DefaultMaxSQLLength
-	}
-	if opts.MaxOpenConns == 0 {
-		opts.MaxOpenConns = DefaultMaxOpenConns
-	}
-	if opts.MaxResultBytes == 0 {
-		opts.MaxResultBytes = DefaultMaxResultBytes
-	}
+	opts.MaxLength = cmp.Or(opts.MaxLength, DefaultMaxLength)
+	opts.MaxSQLLength = cmp.Or(opts.MaxSQLLength, DefaultMaxSQLLength)
+	opts.MaxOpenConns = cmp.Or(opts.MaxOpenConns, DefaultMaxOpenConns)
+	opts.MaxResultBytes = cmp.Or(opts.MaxResultBytes, DefaultMaxResultBytes)
 	dsn, err := DSN(path, !opts.noQueryOnly)
 	if err != nil {
 		return nil, fmt.Errorf("%w: sqlite: %v", text2sql.ErrInvalidConfig, err)
@@ -223,10 +216,7 @@ func (e *Executor) DB() *sql.DB { return e.db }
 // Close closes the database handle. Later calls to Execute and Check
 // return executor.ErrClosed.
 func (e *Executor) Close() error {
-	if e.closed.Swap(true) {
-		return nil
-	}
-	return e.db.Close()
+	return executor.CloseOnce(&e.closed, e.db, true)
 }
 
 // Execute runs req.SQL as untrusted input and returns its rows, up to the
@@ -247,18 +237,9 @@ func (e *Executor) Close() error {
 // before the statement finishes (then it is ctx.Err()); the executor's own
 // time limit gives a KindTimeout result instead.
 func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
-	start := time.Now()
-	if e.closed.Load() {
-		return nil, executor.ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
+	res, done, err := executor.Begin(ctx, &e.closed)
+	if err != nil {
 		return nil, err
-	}
-	res := &text2sql.Result{}
-	done := func() (*text2sql.Result, error) {
-		res.RowCount = len(res.Rows)
-		res.Duration = time.Since(start)
-		return res, nil
 	}
 	if !e.opts.skipTextCheck {
 		if se := guard.CheckShape(req.SQL); se != nil {
@@ -272,7 +253,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	q := sqltext.StripTrailing(req.SQL)
 
 	var se *text2sql.SQLError
-	err := e.withConn(ctx, cctx, func(c *guardedConn) error {
+	err = e.withConn(ctx, cctx, func(c *guardedConn) error {
 		err := e.run(cctx, c, q, maxRows, res)
 		if err != nil && ctx.Err() == nil {
 			se = e.sqlError(cctx, c, err, q, timeout)

@@ -2,11 +2,14 @@ package sqlite
 
 import (
 	"context"
-	"reflect"
-	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/exectest"
+	"github.com/text2sql-go/text2sql/schema"
 )
 
 // Values come back as SQLite stores them: go-sqlite3's conversion of
@@ -17,20 +20,19 @@ func TestRawValues(t *testing.T) {
 		CREATE TABLE v (d DATE, dt DATETIME, ts TIMESTAMP, b BOOLEAN, blob BLOB, r REAL, s TEXT, n);
 		INSERT INTO v VALUES ('2012-01-27', '2012-01-27 05:11:53', 'May 2010', 2, x'00ff', 1.5, 'héllo', NULL);
 		INSERT INTO v VALUES (1700000000, '2012-01-27T05:11:53Z', '2013-05-06 07:08:09.123+02:00', 0, x'', -0.0, '', 7);`), Options{})
-	res := run(t, e, "SELECT * FROM v")
+	res := exectest.Run(t, e, "SELECT * FROM v")
 	want := [][]any{
 		{"2012-01-27", "2012-01-27 05:11:53", "May 2010", int64(2), []byte{0, 0xff}, 1.5, "héllo", nil},
 		{int64(1700000000), "2012-01-27T05:11:53Z", "2013-05-06 07:08:09.123+02:00", int64(0), []byte{}, 0.0, "", int64(7)},
 	}
-	if res.Error != nil || !reflect.DeepEqual(res.Rows, want) {
-		t.Fatalf("rows %#v, error %v", res.Rows, res.Error)
-	}
+	require.Nil(t, res.Error, "rows %#v, error %v", res.Rows, res.Error)
+	require.Equal(t, want, res.Rows, "rows %#v, error %v", res.Rows, res.Error)
 	// Through a view and a CTE too, and repeated on a pooled connection.
 	for i := 0; i < 3; i++ {
-		res = run(t, e, "WITH w AS (SELECT ts, b FROM v) SELECT * FROM w")
-		if res.Error != nil || res.Rows[0][0] != "May 2010" || res.Rows[0][1] != int64(2) {
-			t.Fatalf("%#v %v", res.Rows, res.Error)
-		}
+		res = exectest.Run(t, e, "WITH w AS (SELECT ts, b FROM v) SELECT * FROM w")
+		require.Nil(t, res.Error, "%#v %v", res.Rows, res.Error)
+		require.Equal(t, "May 2010", res.Rows[0][0], "%#v %v", res.Rows, res.Error)
+		require.Equal(t, int64(2), res.Rows[0][1], "%#v %v", res.Rows, res.Error)
 	}
 }
 
@@ -41,16 +43,15 @@ func TestView(t *testing.T) {
 		CREATE VIEW v_big AS SELECT id FROM s WHERE amt > 100;
 		INSERT INTO s VALUES (1, 50), (2, 150), (3, 1000);`), Options{})
 	v := e.Schema().Lookup("v_big")
-	if v == nil || v.Kind != "view" || len(v.Columns) != 1 || v.Columns[0].Name != "id" || v.Columns[0].Type != "INTEGER" {
-		t.Fatalf("schema view: %+v", v)
-	}
-	if e.Schema().Name != "v" || e.Schema().Dialect != text2sql.DialectSQLite {
-		t.Errorf("schema name %q dialect %q", e.Schema().Name, e.Schema().Dialect)
-	}
-	res := run(t, e, "SELECT id FROM v_big")
-	if res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(2)}, {int64(3)}}) {
-		t.Fatalf("%+v", res)
-	}
+	require.NotNil(t, v, "schema view: %+v", v)
+	require.Equal(t, schema.KindView, v.Kind, "schema view: %+v", v)
+	require.Len(t, v.Columns, 1, "schema view: %+v", v)
+	require.Equal(t, "id", v.Columns[0].Name, "schema view: %+v", v)
+	require.Equal(t, "INTEGER", v.Columns[0].Type, "schema view: %+v", v)
+	assert.False(t, e.Schema().Name != "v" || e.Schema().Dialect != text2sql.DialectSQLite, "schema name %q dialect %q", e.Schema().Name, e.Schema().Dialect)
+	res := exectest.Run(t, e, "SELECT id FROM v_big")
+	require.Nil(t, res.Error, "%+v", res)
+	require.Equal(t, [][]any{{int64(2)}, {int64(3)}}, res.Rows, "%+v", res)
 }
 
 // C3 #24: unknown tables and columns get a hint from the schema.
@@ -73,11 +74,9 @@ func TestHints(t *testing.T) {
 		{"SELECT * FROM completely_different", "", text2sql.KindUnknownTable},
 	}
 	for _, c := range cases {
-		res := run(t, e, c.q)
-		wantKind(t, c.q, res, c.kind)
-		if res.Error.Hint != c.hint {
-			t.Errorf("%q: hint %q, want %q (message %q)", c.q, res.Error.Hint, c.hint, res.Error.Message)
-		}
+		res := exectest.Run(t, e, c.q)
+		exectest.WantKind(t, c.q, res, c.kind)
+		assert.Equal(t, c.hint, res.Error.Hint, "%q: hint %q, want %q (message %q)", c.q, res.Error.Hint, c.hint, res.Error.Message)
 	}
 }
 
@@ -95,27 +94,20 @@ func TestErrorKinds(t *testing.T) {
 		"SELECT x FROM t WHERE x = ?":                 text2sql.KindRuntime,
 	}
 	for q, kind := range cases {
-		res := run(t, e, q)
+		res := exectest.Run(t, e, q)
 		if q == "SELECT x FROM t WHERE x = ?" {
 			// A parameter without a value binds NULL in SQLite: no rows.
-			if res.Error != nil && res.Error.Kind != kind {
-				t.Errorf("%q: %v", q, res.Error)
-			}
+			assert.False(t, res.Error != nil && res.Error.Kind != kind, "%q: %v", q, res.Error)
 			continue
 		}
-		wantKind(t, q, res, kind)
-		if res.Error.Message == "" {
-			t.Errorf("%q: empty message", q)
-		}
+		exectest.WantKind(t, q, res, kind)
+		assert.NotEqual(t, "", res.Error.Message, "%q: empty message", q)
 	}
-	res := run(t, e, "SELECT year(x) FROM t")
-	if !strings.Contains(res.Error.Message, "no such function: year") {
-		t.Errorf("message %q", res.Error.Message)
-	}
+	res := exectest.Run(t, e, "SELECT year(x) FROM t")
+	assert.Contains(t, res.Error.Message, "no such function: year", "message %q", res.Error.Message)
 	// The same kinds through Check.
 	for q, kind := range map[string]text2sql.ErrorKind{"SELECT * FROM u": text2sql.KindUnknownTable, "SELECT x FROM t WHERE": text2sql.KindSyntax} {
-		if se := asSQLError(e.Check(context.Background(), q)); se == nil || se.Kind != kind {
-			t.Errorf("Check(%q) = %v", q, se)
-		}
+		se := exectest.SQLError(e.Check(context.Background(), q))
+		assert.False(t, se == nil || se.Kind != kind, "Check(%q) = %v", q, se)
 	}
 }

@@ -8,9 +8,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
@@ -81,6 +85,33 @@ func SpiderDev(tb testing.TB) (qs []SpiderQuestion, missing int) {
 	return qs, missing
 }
 
+// SpiderGoldQuery is one line of Spider's dev_gold.sql: a gold query and
+// the database it runs on.
+type SpiderGoldQuery struct {
+	SQL, DBID string
+}
+
+// SpiderGold returns the queries of spider/dev_gold.sql (1,034, one a
+// line as "query<TAB>db_id"; blank lines are skipped), including those
+// whose database is missing. It skips the test when the data is absent
+// and fails it on a line without a tab.
+func SpiderGold(tb testing.TB) []SpiderGoldQuery {
+	tb.Helper()
+	b, err := os.ReadFile(Path(tb, "spider", "dev_gold.sql"))
+	require.NoError(tb, err)
+	var out []SpiderGoldQuery
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		i := strings.LastIndexByte(line, '\t')
+		require.GreaterOrEqual(tb, i, 0, "malformed line %q", line)
+		out = append(out, SpiderGoldQuery{SQL: line[:i], DBID: line[i+1:]})
+	}
+	return out
+}
+
 // SpiderDB returns the path of a Spider database file (which may not exist).
 func SpiderDB(tb testing.TB, dbID string) string {
 	return filepath.Join(Path(tb, "spider", "database"), dbID, dbID+".sqlite")
@@ -91,25 +122,8 @@ func SpiderDB(tb testing.TB, dbID string) string {
 // time.Time back to "2006-01-02 15:04:05", bool back to 0/1, []byte to
 // string. It is the reference a guarded executor's rows are compared with.
 func PlainRows(db *sql.DB, q string) ([][]any, error) {
-	rows, err := db.Query(q)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out [][]any
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
+	rows, err := dbtest.Rows(db, q)
+	for _, vals := range rows {
 		for i, v := range vals {
 			switch x := v.(type) {
 			case time.Time:
@@ -120,10 +134,33 @@ func PlainRows(db *sql.DB, q string) ([][]any, error) {
 				vals[i] = string(x)
 			}
 		}
-		out = append(out, vals)
 	}
-	return out, rows.Err()
+	return rows, err
 }
+
+// BIRDQuestion is one question of a BIRD mini-dev file.
+type BIRDQuestion struct {
+	ID   int    `json:"question_id"`
+	DBID string `json:"db_id"`
+	SQL  string `json:"SQL"` // the gold SQL
+}
+
+// BIRDMiniDev returns the questions of BIRD mini-dev in a dialect
+// ("sqlite", "postgresql" or "mysql": the file
+// bird/mini_dev/mini_dev_<dialect>.json). It skips the test when the data
+// is absent and fails it unless the file holds the 500 questions.
+func BIRDMiniDev(tb testing.TB, dialect string) []BIRDQuestion {
+	tb.Helper()
+	b, err := os.ReadFile(Path(tb, "bird", "mini_dev", "mini_dev_"+dialect+".json"))
+	require.NoError(tb, err)
+	var qs []BIRDQuestion
+	require.NoError(tb, json.Unmarshal(b, &qs))
+	require.Len(tb, qs, birdMiniDevSize, "BIRD mini-dev %s questions", dialect)
+	return qs
+}
+
+// birdMiniDevSize is how many questions BIRD mini-dev has in each dialect.
+const birdMiniDevSize = 500
 
 // Misspellings returns sql once per identifier with that identifier
 // misspelt (name → namezq; a quoted name gets "zq" before its closing
