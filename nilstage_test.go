@@ -13,8 +13,8 @@ import (
 // A stage that returns neither a value nor an error makes Ask fail with
 // ErrNilResult naming the stage; nothing panics.
 func TestNilStage(t *testing.T) {
-	retriever := text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Context, error) {
-		return &text2sql.Context{Question: req.Question}, nil
+	retriever := text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Retrieval, error) {
+		return &text2sql.Retrieval{Question: req.Question}, nil
 	})
 	generator := text2sql.GeneratorFunc(func(ctx context.Context, req text2sql.GenerateRequest) (*text2sql.Candidate, error) {
 		return &text2sql.Candidate{Answerable: true, SQL: "SELECT 1"}, nil
@@ -23,7 +23,7 @@ func TestNilStage(t *testing.T) {
 		return &text2sql.Result{Columns: []string{"x"}, Rows: [][]any{{1}}, RowCount: 1}, nil
 	})
 	for stage, cfg := range map[string]text2sql.Config{
-		"retrieve": {Retriever: text2sql.RetrieverFunc(func(context.Context, text2sql.RetrieveRequest) (*text2sql.Context, error) { return nil, nil }),
+		"retrieve": {Retriever: text2sql.RetrieverFunc(func(context.Context, text2sql.RetrieveRequest) (*text2sql.Retrieval, error) { return nil, nil }),
 			Generator: generator, Executor: executor},
 		"plan": {Retriever: retriever, Generator: generator, Executor: executor, PlanWhen: text2sql.WhenAlways,
 			Planner: text2sql.PlannerFunc(func(context.Context, text2sql.PlanRequest) (*text2sql.Plan, error) { return nil, nil })},

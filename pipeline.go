@@ -30,7 +30,7 @@ type Config struct {
 	// Timeout bounds each execution; 0 means the executor's default.
 	Timeout time.Duration
 	// DisableExampleReuse turns off answering with a verified example's SQL
-	// (Context.Match) without a model call.
+	// (Retrieval.Match) without a model call.
 	DisableExampleReuse bool
 	// DisableNoProgress turns off no-progress detection: by default a repair
 	// that returns the same SQL as an earlier failed attempt ends the run.
@@ -47,7 +47,7 @@ type Config struct {
 	PlanWhen, JudgeWhen When
 	// Hard tells a hard question from an easy one for WhenHard; nil means
 	// DefaultHard. sql is "" when asked before generation.
-	Hard func(c *Context, sql string) bool
+	Hard func(c *Retrieval, sql string) bool
 }
 
 // DefaultMaxModelCalls is the model-call budget of one run when
@@ -66,7 +66,7 @@ const (
 // DefaultHard is the default difficulty test: the retrieval is low
 // confidence, or three or more tables are shown, or the SQL aggregates
 // over a join.
-func DefaultHard(c *Context, sql string) bool {
+func DefaultHard(c *Retrieval, sql string) bool {
 	if c != nil && (c.LowConfidence || len(c.Tables) >= 3) {
 		return true
 	}
@@ -151,14 +151,14 @@ const (
 // Answer is the outcome of Ask or Generate. Its fields describe the final
 // attempt; Attempts holds every attempt, oldest first.
 type Answer struct {
-	Question    string   `json:"question"`
-	Status      Status   `json:"status"`
-	SQL         string   `json:"sql"`
-	Explanation string   `json:"explanation"`
-	Result      *Result  `json:"result,omitempty"`
-	Context     *Context `json:"context,omitempty"`
-	Plan        *Plan    `json:"plan,omitempty"`
-	Verdict     *Verdict `json:"verdict,omitempty"`
+	Question    string     `json:"question"`
+	Status      Status     `json:"status"`
+	SQL         string     `json:"sql"`
+	Explanation string     `json:"explanation"`
+	Result      *Result    `json:"result,omitempty"`
+	Retrieval   *Retrieval `json:"context,omitempty"`
+	Plan        *Plan      `json:"plan,omitempty"`
+	Verdict     *Verdict   `json:"verdict,omitempty"`
 	// ReusedExample is the ID of the verified example whose SQL was reused
 	// without a model call, or "".
 	ReusedExample string    `json:"reused_example,omitempty"`
@@ -225,7 +225,7 @@ func (t *Trace) add(stage Stage, attempt int, start time.Time, calls []ModelCall
 // non-nil exactly when the status is StatusFailed. By status:
 //
 //   - StatusGenerated: SQL and Explanation are the candidate's. When the
-//     context holds a reusable verified example (Context.Match) and
+//     context holds a reusable verified example (Retrieval.Match) and
 //     Config.DisableExampleReuse is false, they are that example's, made
 //     without a model call, and ReusedExample names it.
 //   - StatusDeclined: the generator marked the question not answerable;
@@ -395,7 +395,7 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 			continue
 		}
 		r.warn(ctx, a)
-		if p.cfg.Judge == nil || (p.cfg.JudgeWhen == WhenHard && !p.cfg.Hard(r.ans.Context, a.Candidate.SQL)) {
+		if p.cfg.Judge == nil || (p.cfg.JudgeWhen == WhenHard && !p.cfg.Hard(r.ans.Retrieval, a.Candidate.SQL)) {
 			r.settle(a)
 			r.ans.Attempts = append(r.ans.Attempts, *a)
 			r.ans.Status = StatusAnswered
@@ -551,7 +551,7 @@ func (r *run) retrieve(ctx context.Context, req RetrieveRequest) error {
 		r.trace.add(StageRetrieval, len(r.ans.Attempts), start, nil, "error: "+err.Error())
 		return fmt.Errorf("retrieve: %w", err)
 	}
-	r.ans.Context = c
+	r.ans.Retrieval = c
 	outcome := fmt.Sprintf("ok: %d items, %d tables", len(c.Items), len(c.Tables))
 	if c.LowConfidence {
 		outcome += ", low confidence"
@@ -570,11 +570,11 @@ func (r *run) nextRetrieval() RetrieveRequest {
 }
 
 func (r *run) plan(ctx context.Context, hints []string) error {
-	if r.p.cfg.Planner == nil || (r.p.cfg.PlanWhen == WhenHard && !r.p.cfg.Hard(r.ans.Context, "")) {
+	if r.p.cfg.Planner == nil || (r.p.cfg.PlanWhen == WhenHard && !r.p.cfg.Hard(r.ans.Retrieval, "")) {
 		return nil
 	}
 	start := time.Now()
-	pl, err := r.p.cfg.Planner.Plan(ctx, PlanRequest{Question: r.ans.Question, Context: r.ans.Context, Attempts: r.ans.Attempts, Hints: hints})
+	pl, err := r.p.cfg.Planner.Plan(ctx, PlanRequest{Question: r.ans.Question, Retrieval: r.ans.Retrieval, Attempts: r.ans.Attempts, Hints: hints})
 	if err == nil && pl == nil {
 		err = ErrNilResult
 	}
@@ -604,7 +604,7 @@ func (r *run) generate(ctx context.Context, hints []string) (*Attempt, error) {
 	a := &Attempt{N: len(r.ans.Attempts) + 1, Plan: r.curPlan}
 	start := time.Now()
 	c, err := r.p.cfg.Generator.Generate(ctx, GenerateRequest{
-		Question: r.ans.Question, Context: r.ans.Context, Plan: r.curPlan, Attempts: r.ans.Attempts, Hints: hints,
+		Question: r.ans.Question, Retrieval: r.ans.Retrieval, Plan: r.curPlan, Attempts: r.ans.Attempts, Hints: hints,
 	})
 	var calls []ModelCall
 	if c != nil {
@@ -633,7 +633,7 @@ func (r *run) generate(ctx context.Context, hints []string) (*Attempt, error) {
 // matched, without a model call; it returns nil when there is no match or
 // reuse is disabled (Config.DisableExampleReuse).
 func (r *run) reuse() *Attempt {
-	m := r.ans.Context.Match
+	m := r.ans.Retrieval.Match
 	if m == nil || r.p.cfg.DisableExampleReuse {
 		return nil
 	}
@@ -693,7 +693,7 @@ func (r *run) warn(ctx context.Context, a *Attempt) {
 func (r *run) judge(ctx context.Context, a *Attempt) (*Verdict, error) {
 	start := time.Now()
 	v, err := r.p.cfg.Judge.Judge(ctx, JudgeRequest{
-		Question: r.ans.Question, Context: r.ans.Context, Plan: r.curPlan, Current: *a, Attempts: r.ans.Attempts,
+		Question: r.ans.Question, Retrieval: r.ans.Retrieval, Plan: r.curPlan, Current: *a, Attempts: r.ans.Attempts,
 		Warnings: a.Warnings,
 	})
 	if err == nil && v == nil {

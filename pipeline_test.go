@@ -135,7 +135,7 @@ func TestAskDeclines(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, text2sql.StatusDeclined, ans.Status, "status %s, result %v; want declined with nothing executed", ans.Status, ans.Result)
 	require.Nil(t, ans.Result, "status %s, result %v; want declined with nothing executed", ans.Status, ans.Result)
-	assert.True(t, ans.Context.LowConfidence, "an off-topic question should retrieve with low confidence")
+	assert.True(t, ans.Retrieval.LowConfidence, "an off-topic question should retrieve with low confidence")
 	for _, st := range ans.Trace.Steps {
 		assert.NotEqual(t, text2sql.StageExecution, st.Stage, "a declined question must not execute anything")
 	}
@@ -204,7 +204,7 @@ func TestAskJudgeRollsBackToFaultyStage(t *testing.T) {
 	s := newDemoStack(t)
 	m := llmtest.New(reply("SELECT count(*) FROM instructors"), reply("SELECT count(*) FROM students"))
 	var retrievals int
-	counting := text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Context, error) {
+	counting := text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Retrieval, error) {
 		retrievals++
 		return s.retriever.Retrieve(ctx, req)
 	})

@@ -71,7 +71,7 @@ func (s *demoStack) stagePipeline(t *testing.T, sc *stageScript, cfg text2sql.Co
 	jd, err := judge.New(m, judge.Options{})
 	require.NoError(t, err)
 	retrievals := new(int)
-	cfg.Retriever = text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Context, error) {
+	cfg.Retriever = text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Retrieval, error) {
 		*retrievals++
 		return s.retriever.Retrieve(ctx, req)
 	})

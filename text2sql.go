@@ -100,7 +100,7 @@ const (
 
 // Retriever finds what a question needs from the knowledge base.
 type Retriever interface {
-	Retrieve(ctx context.Context, req RetrieveRequest) (*Context, error)
+	Retrieve(ctx context.Context, req RetrieveRequest) (*Retrieval, error)
 }
 
 // Planner decomposes a question into a structured plan before SQL is written.
@@ -165,10 +165,10 @@ type Embedder interface {
 }
 
 // RetrieverFunc lets a plain function serve as a Retriever.
-type RetrieverFunc func(ctx context.Context, req RetrieveRequest) (*Context, error)
+type RetrieverFunc func(ctx context.Context, req RetrieveRequest) (*Retrieval, error)
 
 // Retrieve calls f.
-func (f RetrieverFunc) Retrieve(ctx context.Context, req RetrieveRequest) (*Context, error) {
+func (f RetrieverFunc) Retrieve(ctx context.Context, req RetrieveRequest) (*Retrieval, error) {
 	return f(ctx, req)
 }
 
@@ -292,8 +292,10 @@ type ExampleMatch struct {
 	Similarity float64 `json:"similarity"`
 }
 
-// Context is what the retriever found for a question.
-type Context struct {
+// Retrieval is what the retriever found for a question: the retrieved
+// context of the prompt. Fields holding it are named Retrieval (not
+// Context, which reads as a context.Context); in JSON they stay "context".
+type Retrieval struct {
 	Question string     `json:"question"`
 	Dialect  Dialect    `json:"dialect"`
 	Items    []Item     `json:"items"`  // ranked by Score, highest first, within per-kind quotas
@@ -328,19 +330,19 @@ type PlanObject struct {
 
 // PlanRequest asks for a plan.
 type PlanRequest struct {
-	Question string
-	Context  *Context
-	Attempts []Attempt // earlier attempts, oldest first
-	Hints    []string  // a judge's hints for this stage
+	Question  string
+	Retrieval *Retrieval
+	Attempts  []Attempt // earlier attempts, oldest first
+	Hints     []string  // a judge's hints for this stage
 }
 
 // GenerateRequest asks for SQL.
 type GenerateRequest struct {
-	Question string
-	Context  *Context
-	Plan     *Plan     // nil when no planner ran
-	Attempts []Attempt // earlier attempts with their errors and verdicts, oldest first
-	Hints    []string  // a judge's hints for this stage
+	Question  string
+	Retrieval *Retrieval
+	Plan      *Plan     // nil when no planner ran
+	Attempts  []Attempt // earlier attempts with their errors and verdicts, oldest first
+	Hints     []string  // a judge's hints for this stage
 }
 
 // Candidate is what a generator returns.
@@ -388,12 +390,12 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 
 // JudgeRequest asks a judge to review an attempt.
 type JudgeRequest struct {
-	Question string
-	Context  *Context
-	Plan     *Plan
-	Current  Attempt   // the attempt under review
-	Attempts []Attempt // earlier attempts, oldest first
-	Warnings []string  // warnings of deterministic checks
+	Question  string
+	Retrieval *Retrieval
+	Plan      *Plan
+	Current   Attempt   // the attempt under review
+	Attempts  []Attempt // earlier attempts, oldest first
+	Warnings  []string  // warnings of deterministic checks
 }
 
 // Verdict is a judge's review.

@@ -65,8 +65,8 @@ func (o *Oracle) Generate(ctx context.Context, req text2sql.GenerateRequest) (*t
 	}
 	refs := ExtractGoldRefs(o.Schema, o.Gold)
 	shown := map[string]bool{}
-	if req.Context != nil {
-		for _, t := range req.Context.Tables {
+	if req.Retrieval != nil {
+		for _, t := range req.Retrieval.Tables {
 			shown[strings.ToLower(t.Name)] = true
 		}
 	}

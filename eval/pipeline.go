@@ -162,8 +162,8 @@ func RunPipeline(ctx context.Context, ds *Dataset, opts PipelineOptions) (*Repor
 		predSQL := ""
 		if ans != nil {
 			fillTrace(&rec, ans)
-			if ans.Context != nil && q.GoldSQL != "" {
-				rr := RecallOf(sch, q.GoldSQL, ans.Context)
+			if ans.Retrieval != nil && q.GoldSQL != "" {
+				rr := RecallOf(sch, q.GoldSQL, ans.Retrieval)
 				rec.Recall = &rr
 			}
 			predSQL = ans.SQL

@@ -53,7 +53,7 @@ func TestOracle(t *testing.T) {
 	db := testSchema()
 	o := &Oracle{Gold: "SELECT c.name FROM customers c JOIN orders o ON o.customer_id = c.id", Schema: db}
 	ctx := context.Background()
-	c, err := o.Generate(ctx, text2sql.GenerateRequest{Question: "q", Context: &text2sql.Context{Tables: []text2sql.TableRef{{Name: "orders"}}}})
+	c, err := o.Generate(ctx, text2sql.GenerateRequest{Question: "q", Retrieval: &text2sql.Retrieval{Tables: []text2sql.TableRef{{Name: "orders"}}}})
 	require.NoError(t, err)
 	assert.False(t, c.Answerable)
 	assert.Contains(t, c.Explanation, "customers")
@@ -61,7 +61,7 @@ func TestOracle(t *testing.T) {
 	gen, err := generator.New(nil, generator.Options{})
 	require.NoError(t, err)
 	o.Prompter = gen
-	c, err = o.Generate(ctx, text2sql.GenerateRequest{Question: "q", Context: &text2sql.Context{Question: "q",
+	c, err = o.Generate(ctx, text2sql.GenerateRequest{Question: "q", Retrieval: &text2sql.Retrieval{Question: "q",
 		Tables: []text2sql.TableRef{{Name: "orders"}, {Name: "customers"}}, Schema: "CREATE TABLE orders(id INT)"}})
 	require.NoError(t, err)
 	assert.True(t, c.Answerable)

@@ -119,10 +119,10 @@ type RecallRecord struct {
 	DB         string `json:"db,omitempty"`         // the database (empty inside a Record)
 	Difficulty string `json:"difficulty,omitempty"` // Question.Difficulty (empty inside a Record)
 	// GoldTables are the tables the gold SQL reads; Shown the tables the
-	// retriever showed (Context.Tables); Missing the gold tables not
+	// retriever showed (Retrieval.Tables); Missing the gold tables not
 	// shown.
 	GoldTables []string `json:"gold_tables"`
-	Shown      []string `json:"shown"`             // Context.Tables names, in rank order
+	Shown      []string `json:"shown"`             // Retrieval.Tables names, in rank order
 	Missing    []string `json:"missing,omitempty"` // gold tables not shown
 	// Strict: every gold table was shown.
 	Strict bool `json:"strict"`
@@ -137,7 +137,7 @@ type RecallRecord struct {
 
 // RecallOf compares the tables a retriever showed with the gold query's
 // references.
-func RecallOf(db *schema.Database, goldSQL string, c *text2sql.Context) RecallRecord {
+func RecallOf(db *schema.Database, goldSQL string, c *text2sql.Retrieval) RecallRecord {
 	refs := ExtractGoldRefs(db, goldSQL)
 	rec := RecallRecord{GoldTables: nonNilStrings(refs.Tables), Shown: []string{}, Unresolved: refs.Unresolved,
 		GoldColumns: len(refs.Columns)}

@@ -63,7 +63,7 @@ func TestExtractGoldRefs(t *testing.T) {
 
 func TestRecallOf(t *testing.T) {
 	db := testSchema()
-	c := &text2sql.Context{Tables: []text2sql.TableRef{{Name: "orders"}, {Name: "items"}}}
+	c := &text2sql.Retrieval{Tables: []text2sql.TableRef{{Name: "orders"}, {Name: "items"}}}
 	r := RecallOf(db, "SELECT T1.name FROM customers AS T1 JOIN orders AS T2 ON T1.id = T2.customer_id", c)
 	assert.False(t, r.Strict)
 	assert.Equal(t, []string{"customers"}, r.Missing)

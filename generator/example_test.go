@@ -18,7 +18,7 @@ func Example() {
 	}
 	c, err := gen.Generate(context.Background(), text2sql.GenerateRequest{
 		Question: "How many artists are there?",
-		Context: &text2sql.Context{
+		Retrieval: &text2sql.Retrieval{
 			Tables: []text2sql.TableRef{{Name: "artists", Reason: "retrieved"}},
 			Schema: "CREATE TABLE artists (\n  id INTEGER NOT NULL,\n  name TEXT,\n  PRIMARY KEY (id)\n);\n",
 		},

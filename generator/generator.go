@@ -33,7 +33,7 @@ import (
 // temperature 0, one re-ask, no prompt budget, no cell values.
 type Options struct {
 	// Dialect is the target database's dialect. Empty means the request
-	// context's dialect (Context.Dialect), else SQLite. When set, it wins
+	// context's dialect (Retrieval.Dialect), else SQLite. When set, it wins
 	// over the context's.
 	Dialect text2sql.Dialect
 	// Temperature is the sampling temperature, in [0, 2]; 0 (the default)
@@ -116,7 +116,7 @@ func New(model text2sql.Model, opts Options) (*Generator, error) {
 // exact prompt". Re-asks add turns after these (see Generate).
 //
 // Errors: text2sql.ErrEmptyQuestion when req.Question (or, when empty,
-// req.Context.Question) is blank; text2sql.ErrSchemaTooLarge when the top
+// req.Retrieval.Question) is blank; text2sql.ErrSchemaTooLarge when the top
 // table does not fit in Options.PromptBudget.
 func (g *Generator) Prompt(req text2sql.GenerateRequest) (system, user string, err error) {
 	p, err := g.build(req)

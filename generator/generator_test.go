@@ -20,7 +20,7 @@ func newGen(t *testing.T, m text2sql.Model, opts Options) *Generator {
 }
 
 func simpleRequest() text2sql.GenerateRequest {
-	return text2sql.GenerateRequest{Question: "How many rows are in t?", Context: &text2sql.Context{
+	return text2sql.GenerateRequest{Question: "How many rows are in t?", Retrieval: &text2sql.Retrieval{
 		Tables: []text2sql.TableRef{{Name: "t", Reason: "retrieved"}},
 		Schema: "CREATE TABLE t (\n  id INTEGER\n);\n",
 	}}
@@ -147,7 +147,7 @@ func TestGenerateDecline(t *testing.T) {
 	g := newGen(t, m, Options{})
 	req := simpleRequest()
 	req.Question = "What is the capital of France?"
-	req.Context.LowConfidence = true
+	req.Retrieval.LowConfidence = true
 	c, err := g.Generate(context.Background(), req)
 	require.NoError(t, err)
 	assert.False(t, c.Answerable)
@@ -191,7 +191,7 @@ func TestGenerateBudget(t *testing.T) {
 	ctx := bigContext(3)
 	m := llmtest.New(`{"answerable": true, "sql": "SELECT SUM(amount) FROM orders", "explanation": ""}`)
 	g := newGen(t, m, Options{PromptBudget: 6000})
-	_, err := g.Generate(context.Background(), text2sql.GenerateRequest{Question: ctx.Question, Context: ctx})
+	_, err := g.Generate(context.Background(), text2sql.GenerateRequest{Question: ctx.Question, Retrieval: ctx})
 	require.NoError(t, err)
 	call := m.Calls()[0]
 	assert.LessOrEqual(t, EstimateTokens(call.System)+EstimateTokens(call.Messages[0].Content), 6000, "tokens the model got")
@@ -200,7 +200,7 @@ func TestGenerateBudget(t *testing.T) {
 	big := bigContext(3000)
 	m2 := llmtest.New("SELECT 1")
 	g2 := newGen(t, m2, Options{PromptBudget: 6000})
-	c, err := g2.Generate(context.Background(), text2sql.GenerateRequest{Question: big.Question, Context: big})
+	c, err := g2.Generate(context.Background(), text2sql.GenerateRequest{Question: big.Question, Retrieval: big})
 	require.ErrorIs(t, err, text2sql.ErrSchemaTooLarge)
 	require.Nil(t, c)
 	assert.Zero(t, m2.CallCount(), "model calls")

@@ -80,9 +80,9 @@ func (g *Generator) dialect(req text2sql.GenerateRequest) text2sql.Dialect {
 	if g.opts.Dialect != "" {
 		return g.opts.Dialect
 	}
-	if req.Context != nil {
-		if _, ok := dialectNames[req.Context.Dialect]; ok {
-			return req.Context.Dialect
+	if req.Retrieval != nil {
+		if _, ok := dialectNames[req.Retrieval.Dialect]; ok {
+			return req.Retrieval.Dialect
 		}
 	}
 	return text2sql.DialectSQLite
@@ -91,8 +91,8 @@ func (g *Generator) dialect(req text2sql.GenerateRequest) text2sql.Dialect {
 // build renders the prompt of req within the budget.
 func (g *Generator) build(req text2sql.GenerateRequest) (*prompt, error) {
 	question := strings.TrimSpace(req.Question)
-	if question == "" && req.Context != nil {
-		question = strings.TrimSpace(req.Context.Question)
+	if question == "" && req.Retrieval != nil {
+		question = strings.TrimSpace(req.Retrieval.Question)
 	}
 	if question == "" {
 		return nil, text2sql.ErrEmptyQuestion
@@ -180,7 +180,7 @@ type unit struct{ table, item int }
 // items only with SampleValues).
 func (g *Generator) gather(req text2sql.GenerateRequest) *material {
 	m := &material{req: req, sampleValues: g.opts.SampleValues}
-	c := req.Context
+	c := req.Retrieval
 	if c == nil {
 		return m
 	}
@@ -395,7 +395,7 @@ func (m *material) render(c *choice) string {
 			w.Line("- " + stagekit.Indent(strings.TrimSpace(h), "  "))
 		}
 	}
-	if ctx := m.req.Context; ctx != nil && ctx.LowConfidence {
+	if ctx := m.req.Retrieval; ctx != nil && ctx.LowConfidence {
 		stagekit.WriteLowConfidence(&w, ctx.BestSimilarity, ". The question may not be about this database: if it is not, set answerable to false and leave sql empty.")
 	}
 	w.Section("Question")

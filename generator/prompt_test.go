@@ -16,7 +16,7 @@ import (
 
 // sampleRequest is a request with every part a prompt can show.
 func sampleRequest() text2sql.GenerateRequest {
-	ctx := &text2sql.Context{
+	ctx := &text2sql.Retrieval{
 		Question: "How many employees per department?",
 		Dialect:  text2sql.DialectSQLite,
 		Tables: []text2sql.TableRef{
@@ -37,8 +37,8 @@ func sampleRequest() text2sql.GenerateRequest {
 		BestSimilarity: 0.21,
 	}
 	return text2sql.GenerateRequest{
-		Question: ctx.Question,
-		Context:  ctx,
+		Question:  ctx.Question,
+		Retrieval: ctx,
 		Plan: &text2sql.Plan{Database: "main", Objects: []text2sql.PlanObject{{Kind: "table", Name: "employees"}, {Kind: "value", Name: "departments.name", Value: "Sales"}},
 			Instruction: []string{"Join employees to departments.", "Group by department name."}, Output: "department name, headcount"},
 		Attempts: []text2sql.Attempt{
@@ -91,7 +91,7 @@ func TestPromptDialects(t *testing.T) {
 		assert.Contains(t, my, want, "MySQL instruction")
 	}
 	// Without Options.Dialect, the context's dialect is used.
-	req.Context.Dialect = text2sql.DialectPostgres
+	req.Retrieval.Dialect = text2sql.DialectPostgres
 	s, _ := mustPrompt(t, Options{}, req)
 	assert.Contains(t, s, "PostgreSQL syntax", "Options without a dialect follow the context's dialect")
 	// Options.Dialect wins over the context's.
@@ -170,14 +170,14 @@ func TestPromptEmptyQuestion(t *testing.T) {
 	_, _, err = g.Prompt(text2sql.GenerateRequest{Question: "  "})
 	assert.ErrorIs(t, err, text2sql.ErrEmptyQuestion)
 	// The context's question stands in for an empty request question.
-	_, u, err := g.Prompt(text2sql.GenerateRequest{Context: &text2sql.Context{Question: "How many?"}})
+	_, u, err := g.Prompt(text2sql.GenerateRequest{Retrieval: &text2sql.Retrieval{Question: "How many?"}})
 	require.NoError(t, err)
 	assert.True(t, strings.HasSuffix(u, "How many?\n"), "Prompt = %q", u)
 }
 
 // A schema that is not DDL of the listed tables is shown whole.
 func TestPromptUnsplittableSchema(t *testing.T) {
-	req := text2sql.GenerateRequest{Question: "q", Context: &text2sql.Context{
+	req := text2sql.GenerateRequest{Question: "q", Retrieval: &text2sql.Retrieval{
 		Tables: []text2sql.TableRef{{Name: "a"}, {Name: "b"}},
 		Schema: "a(id, x)\nb(id, y)",
 	}}
@@ -188,7 +188,7 @@ func TestPromptUnsplittableSchema(t *testing.T) {
 
 // bigContext is C3 #23: 1,000 tables of 20 columns, orders(id, amount,
 // created_at, …) ranked first, and items about many of them.
-func bigContext(topColumns int) *text2sql.Context {
+func bigContext(topColumns int) *text2sql.Retrieval {
 	db := &schema.Database{Dialect: text2sql.DialectSQLite}
 	orders := &schema.Table{Name: "orders", Kind: schema.KindTable, PrimaryKey: []string{"id"},
 		Columns: []schema.Column{{Name: "id", Type: "INTEGER", NotNull: true}, {Name: "amount", Type: "REAL"}, {Name: "created_at", Type: "TEXT"}}}
@@ -204,7 +204,7 @@ func bigContext(topColumns int) *text2sql.Context {
 		t.Columns[0].Name = "id"
 		db.Tables = append(db.Tables, t)
 	}
-	ctx := &text2sql.Context{Question: "total order amount last month", Dialect: text2sql.DialectSQLite, Schema: db.DDL(db.Tables)}
+	ctx := &text2sql.Retrieval{Question: "total order amount last month", Dialect: text2sql.DialectSQLite, Schema: db.DDL(db.Tables)}
 	for i, t := range db.Tables {
 		ctx.Tables = append(ctx.Tables, text2sql.TableRef{Name: t.Name, Reason: "retrieved", Score: 1 / float64(61+i)})
 		if i%10 == 0 {
@@ -221,7 +221,7 @@ func bigContext(topColumns int) *text2sql.Context {
 // top table.
 func TestPromptBudget(t *testing.T) {
 	ctx := bigContext(3)
-	req := text2sql.GenerateRequest{Question: ctx.Question, Context: ctx}
+	req := text2sql.GenerateRequest{Question: ctx.Question, Retrieval: ctx}
 	const budget = 6000
 	g, err := New(nil, Options{PromptBudget: budget})
 	require.NoError(t, err)
@@ -261,7 +261,7 @@ func TestPromptSchemaTooLarge(t *testing.T) {
 	ctx := bigContext(3000)
 	g, err := New(nil, Options{PromptBudget: 6000})
 	require.NoError(t, err)
-	_, _, err = g.Prompt(text2sql.GenerateRequest{Question: ctx.Question, Context: ctx})
+	_, _, err = g.Prompt(text2sql.GenerateRequest{Question: ctx.Question, Retrieval: ctx})
 	require.ErrorIs(t, err, text2sql.ErrSchemaTooLarge)
 	assert.Contains(t, err.Error(), "orders", "the error names the top table")
 }

@@ -131,7 +131,7 @@ func trace() text2sql.JudgeRequest {
 		Output:      "course_id, average"}
 	return text2sql.JudgeRequest{
 		Question: "What is the average grade per course?",
-		Context: &text2sql.Context{Question: "What is the average grade per course?", Dialect: text2sql.DialectSQLite,
+		Retrieval: &text2sql.Retrieval{Question: "What is the average grade per course?", Dialect: text2sql.DialectSQLite,
 			Tables: []text2sql.TableRef{{Name: "enrollments", Reason: "retrieved", Score: 0.0328}, {Name: "courses", Reason: "via example q3"}},
 			Schema: "CREATE TABLE enrollments (\n  course_id INTEGER,\n  grade_points REAL\n);",
 			Items:  []text2sql.Item{{ID: "rule:avg", Kind: text2sql.ItemRule, Text: "An average grade means avg(grade_points) over completed enrollments."}}},

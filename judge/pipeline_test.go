@@ -60,10 +60,10 @@ func TestStagesInPipeline(t *testing.T) {
 	db := ex.Schema()
 	question := "Which course has the best average grade?"
 	retrievals := 0
-	ret := text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Context, error) {
+	ret := text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Retrieval, error) {
 		retrievals++
 		tables := []*schema.Table{db.Lookup("courses"), db.Lookup("enrollments")}
-		return &text2sql.Context{Question: req.Question, Dialect: text2sql.DialectSQLite, Schema: db.DDL(tables),
+		return &text2sql.Retrieval{Question: req.Question, Dialect: text2sql.DialectSQLite, Schema: db.DDL(tables),
 			Tables: []text2sql.TableRef{{Name: "courses", Reason: "retrieved", Score: 0.03}, {Name: "enrollments", Reason: "retrieved", Score: 0.02}}}, nil
 	})
 	s := &script{prompts: map[string][]string{}, replies: map[string][]string{

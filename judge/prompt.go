@@ -53,7 +53,7 @@ func (j *Judge) userMessage(question string, req text2sql.JudgeRequest) string {
 	var w stagekit.Writer
 	w.Section("Question")
 	w.Line(question)
-	stagekit.WriteContext(&w, req.Context, stagekit.ContextOptions{Scores: true})
+	stagekit.WriteContext(&w, req.Retrieval, stagekit.ContextOptions{Scores: true})
 
 	plan := req.Plan
 	if plan == nil {

@@ -72,8 +72,8 @@ func (p *Planner) dialect(req text2sql.PlanRequest) text2sql.Dialect {
 	switch {
 	case p.opts.Dialect != "":
 		return p.opts.Dialect
-	case req.Context != nil && req.Context.Dialect != "":
-		return req.Context.Dialect
+	case req.Retrieval != nil && req.Retrieval.Dialect != "":
+		return req.Retrieval.Dialect
 	case p.opts.Schema != nil && p.opts.Schema.Dialect != "":
 		return p.opts.Schema.Dialect
 	}
@@ -82,7 +82,7 @@ func (p *Planner) dialect(req text2sql.PlanRequest) text2sql.Dialect {
 
 // Prompt returns the system instruction and the user message Plan would
 // send for req, without calling a model. Errors: text2sql.ErrEmptyQuestion
-// when the question (req.Question, else req.Context.Question) is blank.
+// when the question (req.Question, else req.Retrieval.Question) is blank.
 func (p *Planner) Prompt(req text2sql.PlanRequest) (system, user string, err error) {
 	q := question(req)
 	if q == "" {
@@ -93,8 +93,8 @@ func (p *Planner) Prompt(req text2sql.PlanRequest) (system, user string, err err
 
 func question(req text2sql.PlanRequest) string {
 	q := strings.TrimSpace(req.Question)
-	if q == "" && req.Context != nil {
-		q = strings.TrimSpace(req.Context.Question)
+	if q == "" && req.Retrieval != nil {
+		q = strings.TrimSpace(req.Retrieval.Question)
 	}
 	return q
 }

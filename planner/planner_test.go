@@ -23,9 +23,9 @@ func demoSchema(t *testing.T) *schema.Database {
 }
 
 // demoContext is a retrieved context over students and enrollments.
-func demoContext(db *schema.Database) *text2sql.Context {
+func demoContext(db *schema.Database) *text2sql.Retrieval {
 	tables := []*schema.Table{db.Lookup("students"), db.Lookup("enrollments")}
-	return &text2sql.Context{
+	return &text2sql.Retrieval{
 		Question: "Which students have the highest average grade?",
 		Dialect:  text2sql.DialectSQLite,
 		Tables: []text2sql.TableRef{
@@ -62,7 +62,7 @@ func TestPlanValid(t *testing.T) {
 	db := demoSchema(t)
 	m := llmtest.New(goodPlan)
 	p := newPlanner(t, m, planner.Options{Schema: db})
-	req := text2sql.PlanRequest{Question: "Which students have the highest average grade?", Context: demoContext(db)}
+	req := text2sql.PlanRequest{Question: "Which students have the highest average grade?", Retrieval: demoContext(db)}
 	plan, err := p.Plan(context.Background(), req)
 	require.NoError(t, err)
 	assert.Equal(t, "registrar", plan.Database)
@@ -100,7 +100,7 @@ func TestPlanUnknownObjectsReask(t *testing.T) {
 	 "instruction": ["Join student to enrollments."], "output": "names"}`
 	m := llmtest.New(bad, goodPlan)
 	p := newPlanner(t, m, planner.Options{Schema: db})
-	plan, err := p.Plan(context.Background(), text2sql.PlanRequest{Question: "Top students?", Context: demoContext(db)})
+	plan, err := p.Plan(context.Background(), text2sql.PlanRequest{Question: "Top students?", Retrieval: demoContext(db)})
 	require.NoError(t, err)
 	require.Equal(t, 2, m.CallCount())
 	require.Len(t, plan.Calls, 2)
@@ -129,7 +129,7 @@ func TestPlanUnknownObjectsExhausted(t *testing.T) {
 	for _, reasks := range []int{0, 2, -1} {
 		m := llmtest.New(bad).RepeatLast()
 		p := newPlanner(t, m, planner.Options{Schema: db, MaxReasks: reasks})
-		plan, err := p.Plan(context.Background(), text2sql.PlanRequest{Question: "Best students?", Context: demoContext(db)})
+		plan, err := p.Plan(context.Background(), text2sql.PlanRequest{Question: "Best students?", Retrieval: demoContext(db)})
 		var oe *text2sql.OutputError
 		require.ErrorAs(t, err, &oe, "MaxReasks %d", reasks)
 		assert.ErrorIs(t, err, text2sql.ErrInvalidOutput)
@@ -174,8 +174,8 @@ func TestPlanPrompt(t *testing.T) {
 	p := newPlanner(t, nil, planner.Options{Schema: db})
 	prev := &text2sql.Plan{Objects: []text2sql.PlanObject{{Kind: "table", Name: "students"}}, Instruction: []string{"Average all enrollments."}, Output: "names"}
 	req := text2sql.PlanRequest{
-		Question: "Which students have the highest average grade?",
-		Context:  demoContext(db),
+		Question:  "Which students have the highest average grade?",
+		Retrieval: demoContext(db),
 		Attempts: []text2sql.Attempt{
 			{N: 1, Plan: prev, Candidate: &text2sql.Candidate{Answerable: true, SQL: "SELECT nope FROM students"},
 				Result: &text2sql.Result{Error: &text2sql.SQLError{Kind: text2sql.KindUnknownColumn, Message: "no such column: nope"}}},

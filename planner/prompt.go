@@ -34,7 +34,7 @@ Answer with one JSON object and nothing else:
 // history.
 func userMessage(question string, req text2sql.PlanRequest) string {
 	var w stagekit.Writer
-	stagekit.WriteContext(&w, req.Context, stagekit.ContextOptions{Examples: true})
+	stagekit.WriteContext(&w, req.Retrieval, stagekit.ContextOptions{Examples: true})
 	if len(req.Attempts) > 0 {
 		var last *text2sql.Plan
 		for i := len(req.Attempts) - 1; i >= 0 && last == nil; i-- {

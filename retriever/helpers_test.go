@@ -97,7 +97,7 @@ func newHashing(tb testing.TB, dim int) *hashing.Embedder {
 	return e
 }
 
-func tableNames(c *text2sql.Context) []string {
+func tableNames(c *text2sql.Retrieval) []string {
 	var out []string
 	for _, t := range c.Tables {
 		out = append(out, t.Name)
@@ -105,7 +105,7 @@ func tableNames(c *text2sql.Context) []string {
 	return out
 }
 
-func reasonOf(c *text2sql.Context, table string) string {
+func reasonOf(c *text2sql.Retrieval, table string) string {
 	for _, t := range c.Tables {
 		if strings.EqualFold(t.Name, table) {
 			return t.Why()

@@ -74,7 +74,7 @@ var kindOrder = []text2sql.ItemKind{text2sql.ItemTable, text2sql.ItemColumn, tex
 
 // DefaultQuotas returns the default number of items kept per kind: 5
 // tables, 5 columns, 3 rules, 3 examples, 3 value lists. A new map on each
-// call. The table quota only bounds Context.Items: the tables shown are
+// call. The table quota only bounds Retrieval.Items: the tables shown are
 // chosen from the whole fused table ranking, up to MaxTables. With the
 // other Spider dev questions as examples, 1 example gives 99.8% strict
 // table recall, 3 give 99.9%, 5 no more.
@@ -129,7 +129,7 @@ type HybridOptions struct {
 	LowConfidence float64
 	// ExampleReuse is the cosine similarity of the question's and a verified
 	// example's vectors from which the example is offered as
-	// Context.Match; 0 means DefaultExampleReuse (0.95), a negative value
+	// Retrieval.Match; 0 means DefaultExampleReuse (0.95), a negative value
 	// turns similarity matching off. An example whose normalised question
 	// (lower case, punctuation and spacing folded) equals the question's
 	// always matches.
@@ -417,9 +417,9 @@ const (
 // least 50, merged into one ranking each), and the two rankings are fused
 // with Reciprocal Rank Fusion. An optional Reranker reorders a deeper
 // candidate list. Each kind keeps its quota, in rank order, as
-// Context.Items.
+// Retrieval.Items.
 //
-// Context.Tables are chosen as chooseTables describes: the tables of the
+// Retrieval.Tables are chosen as chooseTables describes: the tables of the
 // items and of the fused table ranking, foreign-key neighbours of chosen
 // tables first, each followed by the bridge tables joining it to those
 // already chosen ("join path"), tables read by retrieved examples' SQL
@@ -432,7 +432,7 @@ const (
 // An empty question is an error wrapping text2sql.ErrEmptyQuestion;
 // embedder, store and reranker errors are returned wrapped, as is the
 // context's error.
-func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Context, error) {
+func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Retrieval, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -455,7 +455,7 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 	}
 	qTokens := queryTokens(query)
 
-	out := &text2sql.Context{Question: req.Question, Dialect: h.db.Dialect}
+	out := &text2sql.Retrieval{Question: req.Question, Dialect: h.db.Dialect}
 	var active []text2sql.ItemKind
 	pool := candidatePool
 	for _, kind := range kindOrder {

@@ -76,7 +76,7 @@ func newRegistrar(t testing.TB, opts HybridOptions) *Hybrid {
 	return h
 }
 
-func retrieve(t testing.TB, h *Hybrid, q string) *text2sql.Context {
+func retrieve(t testing.TB, h *Hybrid, q string) *text2sql.Retrieval {
 	t.Helper()
 	c, err := h.Retrieve(context.Background(), text2sql.RetrieveRequest{Question: q})
 	require.NoError(t, err)
@@ -342,7 +342,7 @@ func TestBadInput(t *testing.T) {
 func TestConcurrentRetrieve(t *testing.T) {
 	h := newRegistrar(t, HybridOptions{})
 	qs := []string{"How many students take each class?", "Who teaches Linear Algebra?", "average grade per student", "courses with 4 credits"}
-	want := make([]*text2sql.Context, len(qs))
+	want := make([]*text2sql.Retrieval, len(qs))
 	for i, q := range qs {
 		want[i] = retrieve(t, h, q)
 	}

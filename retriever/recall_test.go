@@ -26,7 +26,7 @@ type recallStats struct {
 	sims            []float64
 }
 
-func (r *recallStats) add(c *text2sql.Context, gold []string) {
+func (r *recallStats) add(c *text2sql.Retrieval, gold []string) {
 	r.n++
 	shown := map[string]bool{}
 	for _, t := range c.Tables {

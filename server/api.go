@@ -289,7 +289,7 @@ func jsonValue(v any) any {
 	return v
 }
 
-func newContextBody(c *text2sql.Context) *ContextBody {
+func newContextBody(c *text2sql.Retrieval) *ContextBody {
 	if c == nil {
 		return nil
 	}
@@ -333,11 +333,11 @@ func itemName(it text2sql.Item) string {
 func newAnswerBody(reqID string, a *text2sql.Answer, err error) *AnswerBody {
 	b := &AnswerBody{
 		RequestID: reqID, Question: a.Question, Status: a.Status, SQL: a.SQL, Explanation: a.Explanation,
-		ReusedExample: a.ReusedExample, Context: newContextBody(a.Context), Result: newResultBody(a.Result),
+		ReusedExample: a.ReusedExample, Context: newContextBody(a.Retrieval), Result: newResultBody(a.Result),
 		Attempts: []AttemptBody{}, Usage: a.Trace.Usage, ModelCalls: a.Trace.ModelCalls,
 	}
-	if a.Context != nil {
-		b.LowConfidence = a.Context.LowConfidence
+	if a.Retrieval != nil {
+		b.LowConfidence = a.Retrieval.LowConfidence
 	}
 	b.Answerable = a.Status != text2sql.StatusDeclined && a.Status != text2sql.StatusFailed && a.SQL != ""
 	for _, at := range a.Attempts {

@@ -284,7 +284,7 @@ func TestPrincipalReachesPipeline(t *testing.T) {
 			seen = append(seen, "")
 		}
 	}
-	ret := text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Context, error) {
+	ret := text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Retrieval, error) {
 		note(ctx)
 		return fixture.ret.Retrieve(ctx, req)
 	})

@@ -66,7 +66,7 @@ func askOffline(ctx context.Context, o *options, env *env, q string, out, errOut
 		if err != nil {
 			return err
 		}
-		ans := &text2sql.Answer{Question: q, Status: text2sql.StatusAnswered, SQL: c.Match.SQL, Result: res, Context: c, ReusedExample: c.Match.ID,
+		ans := &text2sql.Answer{Question: q, Status: text2sql.StatusAnswered, SQL: c.Match.SQL, Result: res, Retrieval: c, ReusedExample: c.Match.ID,
 			Explanation: fmt.Sprintf("Reused verified example %s (%q).", c.Match.ID, c.Match.Question)}
 		if res.Error != nil {
 			ans.Status = text2sql.StatusFailed
@@ -80,7 +80,7 @@ func askOffline(ctx context.Context, o *options, env *env, q string, out, errOut
 		}
 		return answerExit(ans, nil)
 	}
-	system, user, err := env.generator.Prompt(text2sql.GenerateRequest{Question: q, Context: c})
+	system, user, err := env.generator.Prompt(text2sql.GenerateRequest{Question: q, Retrieval: c})
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func askOffline(ctx context.Context, o *options, env *env, q string, out, errOut
 
 // retrieve opens the environment without a model and retrieves the
 // context of question; the caller closes the environment.
-func (o *options) retrieve(ctx context.Context, question string) (*env, *text2sql.Context, error) {
+func (o *options) retrieve(ctx context.Context, question string) (*env, *text2sql.Retrieval, error) {
 	env, err := o.open(ctx, false)
 	if err != nil {
 		return nil, nil, err
@@ -140,7 +140,7 @@ func promptCmd(o *options) *cobra.Command {
 				return err
 			}
 			defer env.Close()
-			system, user, err := env.generator.Prompt(text2sql.GenerateRequest{Question: q, Context: c})
+			system, user, err := env.generator.Prompt(text2sql.GenerateRequest{Question: q, Retrieval: c})
 			if err != nil {
 				return err
 			}
@@ -274,7 +274,7 @@ type contextJSON struct {
 	Schema         string                 `json:"schema"`
 }
 
-func newContextJSON(c *text2sql.Context) *contextJSON {
+func newContextJSON(c *text2sql.Retrieval) *contextJSON {
 	if c == nil {
 		return nil
 	}
@@ -321,7 +321,7 @@ type answerJSON struct {
 
 func newAnswerJSON(a *text2sql.Answer, err error) *answerJSON {
 	out := &answerJSON{Question: a.Question, Status: a.Status, SQL: a.SQL, Explanation: a.Explanation, ReusedExample: a.ReusedExample,
-		Result: newResultJSON(a.Result), Context: newContextJSON(a.Context), Attempts: []attemptJSON{}, Steps: []stepJSON{},
+		Result: newResultJSON(a.Result), Context: newContextJSON(a.Retrieval), Attempts: []attemptJSON{}, Steps: []stepJSON{},
 		Usage: a.Trace.Usage, ModelCalls: a.Trace.ModelCalls, DurationMS: ms(a.Trace.Duration)}
 	if err != nil {
 		out.Error = err.Error()
@@ -360,7 +360,7 @@ func writeJSON(w io.Writer, v any) error {
 
 // Human-readable output.
 
-func printContext(w io.Writer, c *text2sql.Context) {
+func printContext(w io.Writer, c *text2sql.Retrieval) {
 	fmt.Fprintf(w, "== tables shown (%d)\n", len(c.Tables))
 	for i, t := range c.Tables {
 		fmt.Fprintf(w, "%2d. %-30s %s\n", i+1, t.Name, t.Why())

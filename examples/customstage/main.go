@@ -42,8 +42,8 @@ func run(ctx context.Context) error {
 	db := ex.Schema()
 
 	// A retriever: the question's context is every table, as DDL.
-	wholeSchema := text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Context, error) {
-		c := &text2sql.Context{Question: req.Question, Dialect: db.Dialect, Schema: db.DDL(db.Tables)}
+	wholeSchema := text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Retrieval, error) {
+		c := &text2sql.Retrieval{Question: req.Question, Dialect: db.Dialect, Schema: db.DDL(db.Tables)}
 		for _, t := range db.Tables {
 			c.Tables = append(c.Tables, text2sql.TableRef{Name: t.QualifiedName(), Reason: text2sql.ReasonRequired})
 		}

@@ -121,8 +121,8 @@ func TestC1CopyFromProgram(t *testing.T) {
 	gen, err := generator.New(model, generator.Options{Dialect: text2sql.DialectPostgres})
 	require.NoError(t, err)
 	p, err := text2sql.New(text2sql.Config{
-		Retriever: text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Context, error) {
-			return &text2sql.Context{Question: req.Question, Dialect: text2sql.DialectPostgres, Schema: e.Schema().DDL(e.Schema().Tables)}, nil
+		Retriever: text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Retrieval, error) {
+			return &text2sql.Retrieval{Question: req.Question, Dialect: text2sql.DialectPostgres, Schema: e.Schema().DDL(e.Schema().Tables)}, nil
 		}),
 		Generator: gen, Executor: e, MaxRepairs: 1,
 	})
@@ -289,8 +289,8 @@ func TestC1EntryPoints(t *testing.T) {
 	gen := executor.New(db, executor.Options{})
 	pipe := func(q string) *text2sql.SQLError {
 		p, err := text2sql.New(text2sql.Config{
-			Retriever: text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Context, error) {
-				return &text2sql.Context{Question: req.Question, Dialect: text2sql.DialectPostgres}, nil
+			Retriever: text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Retrieval, error) {
+				return &text2sql.Retrieval{Question: req.Question, Dialect: text2sql.DialectPostgres}, nil
 			}),
 			Generator: text2sql.GeneratorFunc(func(ctx context.Context, req text2sql.GenerateRequest) (*text2sql.Candidate, error) {
 				return &text2sql.Candidate{Answerable: true, SQL: q}, nil
@@ -337,11 +337,11 @@ func TestC3OtherSchema(t *testing.T) {
 	tb := e.Schema().Lookup("sales.orders")
 	require.NotNil(t, tb, "sales.orders not introspected: %+v", e.Schema().Tables)
 	require.Equal(t, "sales", tb.Schema, "sales.orders not introspected: %+v", e.Schema().Tables)
-	ctx := &text2sql.Context{Question: "How many orders are there?", Dialect: text2sql.DialectPostgres,
+	ctx := &text2sql.Retrieval{Question: "How many orders are there?", Dialect: text2sql.DialectPostgres,
 		Schema: e.Schema().DDL([]*schema.Table{tb})}
 	gen, err := generator.New(nil, generator.Options{Dialect: text2sql.DialectPostgres})
 	require.NoError(t, err)
-	_, user, err := gen.Prompt(text2sql.GenerateRequest{Question: ctx.Question, Context: ctx})
+	_, user, err := gen.Prompt(text2sql.GenerateRequest{Question: ctx.Question, Retrieval: ctx})
 	require.NoError(t, err)
 	assert.Contains(t, user, "CREATE TABLE sales.orders", "prompt does not show sales.orders:\n%s", user)
 	for _, q := range []string{`SELECT count(*) FROM orders`, `SELECT count(*) FROM ORDERS`, `SELECT count(*) FROM public.orders`} {

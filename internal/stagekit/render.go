@@ -73,7 +73,7 @@ type ContextOptions struct {
 
 // WriteContext writes the retrieved context c (WriteRetrieved) and a
 // low-confidence note (WriteLowConfidence), or that nothing was retrieved.
-func WriteContext(w *Writer, c *text2sql.Context, o ContextOptions) {
+func WriteContext(w *Writer, c *text2sql.Retrieval, o ContextOptions) {
 	if c == nil {
 		w.Section("Retrieved context")
 		w.Line("Nothing was retrieved.")
