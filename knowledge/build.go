@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -121,19 +122,8 @@ func validID(id string) bool {
 // table (case-insensitive) is refused. Errors are *ValidationError.
 func (b *Base) AddTable(n TableNote) error {
 	n.Table = strings.TrimSpace(n.Table)
-	var ps problems
-	checkTable(&ps, "table:"+n.Table, n)
-	for _, t := range b.Tables {
-		if strings.EqualFold(t.Table, n.Table) {
-			ps.add("table:"+n.Table, "duplicate note for table %q", n.Table)
-			break
-		}
-	}
-	if err := ps.err(); err != nil {
-		return err
-	}
-	b.Tables = append(b.Tables, n)
-	return nil
+	same := func(t TableNote) bool { return strings.EqualFold(t.Table, n.Table) }
+	return add(&b.Tables, n, "table:"+n.Table, checkTable, same, "duplicate note for table %q", n.Table)
 }
 
 // AddColumn adds a column note. Table, Column and at least one of
@@ -142,19 +132,10 @@ func (b *Base) AddTable(n TableNote) error {
 func (b *Base) AddColumn(n ColumnNote) error {
 	n.Table, n.Column = strings.TrimSpace(n.Table), strings.TrimSpace(n.Column)
 	item := "column:" + n.Table + "." + n.Column
-	var ps problems
-	checkColumn(&ps, item, n)
-	for _, c := range b.Columns {
-		if strings.EqualFold(c.Table, n.Table) && strings.EqualFold(c.Column, n.Column) {
-			ps.add(item, "duplicate note for column %s.%s", n.Table, n.Column)
-			break
-		}
+	same := func(c ColumnNote) bool {
+		return strings.EqualFold(c.Table, n.Table) && strings.EqualFold(c.Column, n.Column)
 	}
-	if err := ps.err(); err != nil {
-		return err
-	}
-	b.Columns = append(b.Columns, n)
-	return nil
+	return add(&b.Columns, n, item, checkColumn, same, "duplicate note for column %s.%s", n.Table, n.Column)
 }
 
 // AddRule adds a business rule. Text is required. A rule without an ID gets
@@ -165,19 +146,8 @@ func (b *Base) AddRule(r Rule) error {
 	if r.ID == "" {
 		r.ID = AutoID("rule", r.Text)
 	}
-	var ps problems
-	checkRule(&ps, "rule:"+r.ID, r)
-	for _, o := range b.Rules {
-		if o.ID == r.ID {
-			ps.add("rule:"+r.ID, "duplicate rule id %q", r.ID)
-			break
-		}
-	}
-	if err := ps.err(); err != nil {
-		return err
-	}
-	b.Rules = append(b.Rules, r)
-	return nil
+	same := func(o Rule) bool { return o.ID == r.ID }
+	return add(&b.Rules, r, "rule:"+r.ID, checkRule, same, "duplicate rule id %q", r.ID)
 }
 
 // AddExample adds a verified example after guard has checked its SQL, the
@@ -203,11 +173,8 @@ func (b *Base) AddExample(ctx context.Context, guard text2sql.Guard, ex Example)
 	item := "example:" + ex.ID
 	var ps problems
 	checkExample(&ps, item, ex)
-	for _, o := range b.Examples {
-		if o.ID == ex.ID {
-			ps.add(item, "duplicate example id %q", ex.ID)
-			break
-		}
+	if slices.ContainsFunc(b.Examples, func(o Example) bool { return o.ID == ex.ID }) {
+		ps.add(item, "duplicate example id %q", ex.ID)
 	}
 	if len(ps) == 0 {
 		if err := checkSQL(ctx, guard, &ps, item, ex.SQL); err != nil {
@@ -227,18 +194,26 @@ func (b *Base) AddExample(ctx context.Context, guard text2sql.Guard, ex Example)
 func (b *Base) AddValues(v ValueList) error {
 	v.Table, v.Column = strings.TrimSpace(v.Table), strings.TrimSpace(v.Column)
 	item := "value:" + v.Table + "." + v.Column
+	same := func(o ValueList) bool {
+		return strings.EqualFold(o.Table, v.Table) && strings.EqualFold(o.Column, v.Column)
+	}
+	return add(&b.Values, v, item, checkValues, same, "duplicate value list for column %s.%s", v.Table, v.Column)
+}
+
+// add appends v, the entry named item (e.g. "rule:r1"), to *list unless
+// check finds a problem with it or an entry of *list is the same as v by
+// same, which is reported as dup formatted with args. Errors are
+// *ValidationError.
+func add[T any](list *[]T, v T, item string, check func(*problems, string, T), same func(T) bool, dup string, args ...any) error {
 	var ps problems
-	checkValues(&ps, item, v)
-	for _, o := range b.Values {
-		if strings.EqualFold(o.Table, v.Table) && strings.EqualFold(o.Column, v.Column) {
-			ps.add(item, "duplicate value list for column %s.%s", v.Table, v.Column)
-			break
-		}
+	check(&ps, item, v)
+	if slices.ContainsFunc(*list, same) {
+		ps.add(item, dup, args...)
 	}
 	if err := ps.err(); err != nil {
 		return err
 	}
-	b.Values = append(b.Values, v)
+	*list = append(*list, v)
 	return nil
 }
 
