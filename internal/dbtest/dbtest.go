@@ -73,43 +73,15 @@ func unreachable(tb testing.TB, what, env string, err error) {
 // pgx stdlib driver, "pgx") and its DSN. The handle is closed at cleanup.
 func Postgres(tb testing.TB) (*sql.DB, string) {
 	tb.Helper()
-	admin, err := sql.Open("pgx", PostgresDSN())
-	if err != nil {
-		unreachable(tb, "PostgreSQL", "TEXT2SQL_TEST_POSTGRES_DSN", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := admin.PingContext(ctx); err != nil {
-		admin.Close()
-		unreachable(tb, "PostgreSQL", "TEXT2SQL_TEST_POSTGRES_DSN", err)
-	}
-	name := Name("text2sql_test")
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		admin.Close()
-		tb.Fatalf("create test database: %v", err)
-	}
 	u, err := url.Parse(PostgresDSN())
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		admin.Close()
 		tb.Fatalf("TEXT2SQL_TEST_POSTGRES_DSN must be a postgres:// URL")
 	}
-	u.Path = "/" + name
-	dsn := u.String()
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		admin.Close()
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		db.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			tb.Errorf("drop test database %s: %v", name, err)
-		}
-		admin.Close()
+	pg := server{what: "PostgreSQL", env: "TEXT2SQL_TEST_POSTGRES_DSN", driver: "pgx", drop: " WITH (FORCE)"}
+	return pg.fresh(tb, PostgresDSN(), func(name string) string {
+		u.Path = "/" + name
+		return u.String()
 	})
-	return db, dsn
 }
 
 // MySQL creates a fresh database on the MariaDB/MySQL server, registers
@@ -122,38 +94,59 @@ func MySQL(tb testing.TB) (*sql.DB, string) {
 		tb.Fatalf("TEXT2SQL_TEST_MYSQL_DSN: %v", err)
 	}
 	cfg.Timeout = 5 * time.Second
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	my := server{what: "MySQL/MariaDB", env: "TEXT2SQL_TEST_MYSQL_DSN", driver: "mysql", create: " CHARACTER SET utf8mb4"}
+	return my.fresh(tb, cfg.FormatDSN(), func(name string) string {
+		cfg.DBName = name
+		return cfg.FormatDSN()
+	})
+}
+
+// server is a database server that tests get fresh databases on.
+type server struct {
+	what   string // its name in messages, e.g. "PostgreSQL"
+	env    string // the environment variable holding its DSN
+	driver string // the database/sql driver name
+	create string // what follows CREATE DATABASE <name>, e.g. a character set
+	drop   string // what follows DROP DATABASE IF EXISTS <name>
+}
+
+// fresh connects to the server through admin, a DSN of it (skipping the
+// test, or failing it in CI, when the server is unreachable), creates a
+// database named Name("text2sql_test"), registers its removal with
+// tb.Cleanup, and returns a handle on it and its DSN, dsn(name).
+func (s server) fresh(tb testing.TB, admin string, dsn func(name string) string) (*sql.DB, string) {
+	tb.Helper()
+	adm, err := sql.Open(s.driver, admin)
 	if err != nil {
-		unreachable(tb, "MySQL/MariaDB", "TEXT2SQL_TEST_MYSQL_DSN", err)
+		unreachable(tb, s.what, s.env, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := admin.PingContext(ctx); err != nil {
-		admin.Close()
-		unreachable(tb, "MySQL/MariaDB", "TEXT2SQL_TEST_MYSQL_DSN", err)
+	if err := adm.PingContext(ctx); err != nil {
+		adm.Close()
+		unreachable(tb, s.what, s.env, err)
 	}
 	name := Name("text2sql_test")
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4"); err != nil {
-		admin.Close()
+	if _, err := adm.ExecContext(ctx, "CREATE DATABASE "+name+s.create); err != nil {
+		adm.Close()
 		tb.Fatalf("create test database: %v", err)
 	}
-	cfg.DBName = name
-	dsn := cfg.FormatDSN()
-	db, err := sql.Open("mysql", dsn)
+	d := dsn(name)
+	db, err := sql.Open(s.driver, d)
 	if err != nil {
-		admin.Close()
+		adm.Close()
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
 		db.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
+		if _, err := adm.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+s.drop); err != nil {
 			tb.Errorf("drop test database %s: %v", name, err)
 		}
-		admin.Close()
+		adm.Close()
 	})
-	return db, dsn
+	return db, d
 }
 
 // Exec runs each statement on db, failing the test on the first error;
