@@ -10,8 +10,8 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/check"
-	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
+	"github.com/text2sql-go/text2sql/internal/demotest"
 	"github.com/text2sql-go/text2sql/schema"
 
 	"github.com/stretchr/testify/assert"
@@ -34,14 +34,10 @@ func newDB(t *testing.T, script string) *sqlite.Executor {
 	return ex
 }
 
-// demoDB opens the demo registrar database.
+// demoDB opens a private copy of the demo registrar database.
 func demoDB(t *testing.T) *sqlite.Executor {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "registrar.sqlite")
-	require.NoError(t, demo.Create(path))
-	ex, err := sqlite.Open(path, sqlite.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { ex.Close() })
+	_, ex := demotest.Open(t)
 	return ex
 }
 
