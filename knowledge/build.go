@@ -132,9 +132,7 @@ func (b *Base) AddTable(n TableNote) error {
 func (b *Base) AddColumn(n ColumnNote) error {
 	n.Table, n.Column = strings.TrimSpace(n.Table), strings.TrimSpace(n.Column)
 	item := "column:" + n.Table + "." + n.Column
-	same := func(c ColumnNote) bool {
-		return strings.EqualFold(c.Table, n.Table) && strings.EqualFold(c.Column, n.Column)
-	}
+	same := func(c ColumnNote) bool { return sameColumn(c.Table, c.Column, n.Table, n.Column) }
 	return add(&b.Columns, n, item, checkColumn, same, "duplicate note for column %s.%s", n.Table, n.Column)
 }
 
@@ -194,10 +192,14 @@ func (b *Base) AddExample(ctx context.Context, guard text2sql.Guard, ex Example)
 func (b *Base) AddValues(v ValueList) error {
 	v.Table, v.Column = strings.TrimSpace(v.Table), strings.TrimSpace(v.Column)
 	item := "value:" + v.Table + "." + v.Column
-	same := func(o ValueList) bool {
-		return strings.EqualFold(o.Table, v.Table) && strings.EqualFold(o.Column, v.Column)
-	}
+	same := func(o ValueList) bool { return sameColumn(o.Table, o.Column, v.Table, v.Column) }
 	return add(&b.Values, v, item, checkValues, same, "duplicate value list for column %s.%s", v.Table, v.Column)
+}
+
+// sameColumn reports whether table1.column1 and table2.column2 name the
+// same column, case-insensitively.
+func sameColumn(table1, column1, table2, column2 string) bool {
+	return strings.EqualFold(table1, table2) && strings.EqualFold(column1, column2)
 }
 
 // add appends v, the entry named item (e.g. "rule:r1"), to *list unless
