@@ -203,12 +203,11 @@ func (t *Trace) add(stage Stage, attempt int, start time.Time, calls []ModelCall
 func (p *Pipeline) Generate(ctx context.Context, question string) (*Answer, error) {
 	r := p.newRun(question)
 	defer r.finish()
-	if err := r.retrieve(ctx, RetrieveRequest{Question: question}); err != nil {
+	switch reused, err := r.reusable(ctx); {
+	case err != nil:
 		return r.fail(err)
-	}
-	if m := r.ans.Context.Match; m != nil && !p.cfg.DisableExampleReuse {
-		a := r.reuse(m)
-		r.ans.Attempts = append(r.ans.Attempts, *a)
+	case reused != nil:
+		r.ans.Attempts = append(r.ans.Attempts, *reused)
 		r.ans.Status = StatusGenerated
 		return r.ans, nil
 	}
@@ -245,11 +244,11 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 	}
 	r := p.newRun(question)
 	defer r.finish()
-	if err := r.retrieve(ctx, RetrieveRequest{Question: question}); err != nil {
+	a, err := r.reusable(ctx)
+	if err != nil {
 		return r.fail(err)
 	}
-	if m := r.ans.Context.Match; m != nil && !p.cfg.DisableExampleReuse {
-		a := r.reuse(m)
+	if a != nil {
 		if err := r.execute(ctx, a); err != nil {
 			return r.fail(err)
 		}
@@ -387,6 +386,19 @@ type run struct {
 func (p *Pipeline) newRun(question string) *run {
 	ans := &Answer{Question: question}
 	return &run{p: p, ans: ans, trace: &ans.Trace, start: time.Now()}
+}
+
+// reusable retrieves the context of the run's question and returns the
+// attempt reusing the verified example it matched: nil when it matched
+// none or Config.DisableExampleReuse is set.
+func (r *run) reusable(ctx context.Context) (*Attempt, error) {
+	if err := r.retrieve(ctx, RetrieveRequest{Question: r.ans.Question}); err != nil {
+		return nil, err
+	}
+	if m := r.ans.Context.Match; m != nil && !r.p.cfg.DisableExampleReuse {
+		return r.reuse(m), nil
+	}
+	return nil, nil
 }
 
 func (r *run) finish() { r.trace.Duration = time.Since(r.start) }
