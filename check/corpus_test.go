@@ -106,24 +106,13 @@ func TestSpiderGoldNoFailure(t *testing.T) {
 	withProbe.log(t, "Spider warnings with the result and probes (WithProbe.Warn)")
 }
 
-// birdQuestion is one BIRD mini-dev question.
-type birdQuestion struct {
-	ID    int    `json:"question_id"`
-	DBID  string `json:"db_id"`
-	SQL   string `json:"SQL"`
-	Level string `json:"difficulty"`
-}
-
 // The deterministic checks give no false failure on the 500 BIRD mini-dev
 // SQLite gold queries, against the schemas of dev_tables.json (the
 // databases are not distributed: they are materialised empty). Warnings
 // are static and schema-based; their counts are logged.
 func TestBIRDGoldNoFailure(t *testing.T) {
 	tables := shareddata.Path(t, "bird", "mini_dev", "dev_tables.json")
-	b, err := os.ReadFile(shareddata.Path(t, "bird", "mini_dev", "mini_dev_sqlite.json"))
-	require.NoError(t, err)
-	var qs []birdQuestion
-	require.NoError(t, json.Unmarshal(b, &qs))
+	qs := shareddata.BIRDMiniDev(t, text2sql.DialectSQLite)
 	require.Equal(t, 500, len(qs), "questions")
 	dir := t.TempDir()
 	paths, err := birdschema.Materialize(dir, tables)
@@ -168,30 +157,21 @@ func TestBIRDGoldOtherDialects(t *testing.T) {
 		ex.Close()
 	}
 	ctx := context.Background()
-	for _, tc := range []struct {
-		file    string
-		dialect text2sql.Dialect
-	}{
-		{"mini_dev_postgresql.json", text2sql.DialectPostgres},
-		{"mini_dev_mysql.json", text2sql.DialectMySQL},
-	} {
-		b, err := os.ReadFile(shareddata.Path(t, "bird", "mini_dev", tc.file))
-		require.NoError(t, err)
-		var qs []birdQuestion
-		require.NoError(t, json.Unmarshal(b, &qs))
+	for _, d := range []text2sql.Dialect{text2sql.DialectPostgres, text2sql.DialectMySQL} {
+		qs := shareddata.BIRDMiniDev(t, d)
 		warn := newTally()
 		failures := 0
 		for _, q := range qs {
 			db := *schemas[q.DBID]
-			db.Dialect = tc.dialect
-			c := check.New(&db, tc.dialect)
-			if !assert.Empty(t, c.Check(q.SQL).Failures, "%s %d (%s): false failure in\n  %s", tc.dialect, q.ID, q.DBID, oneLine(q.SQL)) {
+			db.Dialect = d
+			c := check.New(&db, d)
+			if !assert.Empty(t, c.Check(q.SQL).Failures, "%s %d (%s): false failure in\n  %s", d, q.ID, q.DBID, oneLine(q.SQL)) {
 				failures++
 			}
 			warn.add(q.SQL, c.Warn(ctx, q.SQL, nil))
 		}
-		t.Logf("BIRD mini-dev %s: %d gold queries, %d failures", tc.dialect, len(qs), failures)
-		warn.log(t, "BIRD "+string(tc.dialect)+" warnings without data (Warn)")
+		t.Logf("BIRD mini-dev %s: %d gold queries, %d failures", d, len(qs), failures)
+		warn.log(t, "BIRD "+string(d)+" warnings without data (Warn)")
 	}
 }
 

@@ -128,12 +128,6 @@ func spiderGold(tb testing.TB, r records, exs executors) {
 	}
 }
 
-type birdQuestion struct {
-	ID   int    `json:"question_id"`
-	DBID string `json:"db_id"`
-	SQL  string `json:"SQL"`
-}
-
 func birdSchemas(tb testing.TB, exs executors) map[string]*schema.Database {
 	paths, err := birdschema.Materialize(tb.TempDir(), shareddata.Path(tb, "bird", "mini_dev", "dev_tables.json"))
 	require.NoError(tb, err)
@@ -146,24 +140,12 @@ func birdSchemas(tb testing.TB, exs executors) map[string]*schema.Database {
 
 func birdGold(tb testing.TB, r records, schemas map[string]*schema.Database) {
 	ctx := context.Background()
-	for _, tc := range []struct {
-		file    string
-		dialect text2sql.Dialect
-	}{
-		{"mini_dev_sqlite.json", text2sql.DialectSQLite},
-		{"mini_dev_postgresql.json", text2sql.DialectPostgres},
-		{"mini_dev_mysql.json", text2sql.DialectMySQL},
-	} {
-		b, err := os.ReadFile(shareddata.Path(tb, "bird", "mini_dev", tc.file))
-		require.NoError(tb, err)
-		var qs []birdQuestion
-		require.NoError(tb, json.Unmarshal(b, &qs), tc.file)
-		require.NotEmpty(tb, qs, tc.file)
-		for i, q := range qs {
+	for _, d := range []text2sql.Dialect{text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL} {
+		for i, q := range shareddata.BIRDMiniDev(tb, d) {
 			db := *schemas[q.DBID]
-			db.Dialect = tc.dialect
-			c := check.New(&db, tc.dialect)
-			key := fmt.Sprintf("bird-gold/%s/%03d-%d", tc.dialect, i, q.ID)
+			db.Dialect = d
+			c := check.New(&db, d)
+			key := fmt.Sprintf("bird-gold/%s/%03d-%d", d, i, q.ID)
 			r.static(tb, key, c, q.SQL, false)
 			r.put(tb, key+"/warn", c.Warn(ctx, q.SQL, nil))
 		}
