@@ -1,6 +1,7 @@
 // Package dbtest gives tests a database of their own on the PostgreSQL and
 // MariaDB/MySQL servers the project's tests use: a uniquely named database
-// created for the test and dropped when it ends.
+// created for the test and dropped when it ends; and a SQLite file made
+// from a script (SQLiteFile).
 //
 // The servers are found through environment variables:
 //
