@@ -4,12 +4,8 @@ package check_test
 // the published predictions of models, compared with what the engine says.
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -236,13 +232,6 @@ func TestSpiderPredictionsAgreeWithEngine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("checks 2,066 predictions")
 	}
-	b, err := os.ReadFile(shareddata.Path(t, "spider", "dev.json"))
-	require.NoError(t, err)
-	var dev []shareddata.SpiderQuestion
-	require.NoError(t, json.Unmarshal(b, &dev))
-	dir := shareddata.Path(t, "predictions", "spider_dev")
-	files, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
-	sort.Strings(files)
 	exs := map[string]*sqlite.Executor{}
 	defer func() {
 		for _, ex := range exs {
@@ -250,25 +239,15 @@ func TestSpiderPredictionsAgreeWithEngine(t *testing.T) {
 		}
 	}()
 	a := &agreement{tb: t}
-	for _, f := range files {
-		fh, err := os.Open(f)
-		require.NoError(t, err)
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for i := 0; sc.Scan() && i < len(dev); i++ {
-			db := dev[i].DBID
-			if _, err := os.Stat(shareddata.SpiderDB(t, db)); err != nil {
-				continue
-			}
-			ex := exs[db]
-			if ex == nil {
-				ex, err = sqlite.Open(shareddata.SpiderDB(t, db), sqlite.Options{})
-				require.NoError(t, err)
-				exs[db] = ex
-			}
-			a.compare(filepath.Base(f)+":"+db, check.New(ex.Schema(), text2sql.DialectSQLite), ex, sc.Text())
+	for _, p := range shareddata.SpiderPredictions(t) {
+		ex := exs[p.DBID]
+		if ex == nil {
+			var err error
+			ex, err = sqlite.Open(shareddata.SpiderDB(t, p.DBID), sqlite.Options{})
+			require.NoError(t, err)
+			exs[p.DBID] = ex
 		}
-		fh.Close()
+		a.compare(p.File+":"+p.Key+" ("+p.DBID+")", check.New(ex.Schema(), text2sql.DialectSQLite), ex, p.SQL)
 	}
 	a.log("Spider dev predictions")
 }
@@ -291,30 +270,11 @@ func TestBIRDPredictionsAgreeWithEngine(t *testing.T) {
 		exs[id] = ex
 		checkers[id] = check.New(ex.Schema(), text2sql.DialectSQLite)
 	}
-	files, _ := filepath.Glob(filepath.Join(shareddata.Path(t, "bird", "mini_dev", "predictions"), "*.json"))
-	sort.Strings(files)
 	a := &agreement{tb: t}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		var preds map[string]string
-		require.NoError(t, json.Unmarshal(b, &preds), f)
-		keys := make([]string, 0, len(preds))
-		for k := range preds {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			v := preds[k]
-			i := strings.LastIndex(v, "\t----- bird -----\t")
-			if i < 0 {
-				continue
-			}
-			sql, db := v[:i], strings.TrimSpace(v[i+len("\t----- bird -----\t"):])
-			ex := exs[db]
-			require.NotNil(t, ex, "%s %s: unknown database %q", f, k, db)
-			a.compare(filepath.Base(f)+":"+k, checkers[db], ex, sql)
-		}
+	for _, p := range shareddata.BIRDPredictions(t) {
+		ex := exs[p.DBID]
+		require.NotNil(t, ex, "%s %s: unknown database %q", p.File, p.Key, p.DBID)
+		a.compare(p.File+":"+p.Key, checkers[p.DBID], ex, p.SQL)
 	}
 	a.log("BIRD mini-dev predictions")
 }
