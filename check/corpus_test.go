@@ -171,6 +171,28 @@ func TestBIRDGoldOtherDialects(t *testing.T) {
 	}
 }
 
+// spiderExecutors returns the guarded executor of a Spider database by
+// its ID, opening each once; they are closed when t ends.
+func spiderExecutors(t *testing.T) func(dbID string) *sqlite.Executor {
+	exs := map[string]*sqlite.Executor{}
+	t.Cleanup(func() {
+		for _, ex := range exs {
+			ex.Close()
+		}
+	})
+	return func(dbID string) *sqlite.Executor {
+		t.Helper()
+		ex := exs[dbID]
+		if ex == nil {
+			var err error
+			ex, err = sqlite.Open(shareddata.SpiderDB(t, dbID), sqlite.Options{})
+			require.NoError(t, err)
+			exs[dbID] = ex
+		}
+		return ex
+	}
+}
+
 // agreement compares the checker with the engine on real model output.
 type agreement struct {
 	tb                     testing.TB
@@ -232,21 +254,10 @@ func TestSpiderPredictionsAgreeWithEngine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("checks 2,066 predictions")
 	}
-	exs := map[string]*sqlite.Executor{}
-	defer func() {
-		for _, ex := range exs {
-			ex.Close()
-		}
-	}()
+	spider := spiderExecutors(t)
 	a := &agreement{tb: t}
 	for _, p := range shareddata.SpiderPredictions(t) {
-		ex := exs[p.DBID]
-		if ex == nil {
-			var err error
-			ex, err = sqlite.Open(shareddata.SpiderDB(t, p.DBID), sqlite.Options{})
-			require.NoError(t, err)
-			exs[p.DBID] = ex
-		}
+		ex := spider(p.DBID)
 		a.compare(p.File+":"+p.Key+" ("+p.DBID+")", check.New(ex.Schema(), text2sql.DialectSQLite), ex, p.SQL)
 	}
 	a.log("Spider dev predictions")

@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,14 +32,7 @@ const birdSeparator = "\t----- bird -----\t"
 // unreadable.
 func SpiderPredictions(tb testing.TB) []Prediction {
 	tb.Helper()
-	b, err := os.ReadFile(Path(tb, "spider", "dev.json"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var dev []SpiderQuestion
-	if err := json.Unmarshal(b, &dev); err != nil {
-		tb.Fatal(err)
-	}
+	dev := spiderDevAll(tb)
 	var out []Prediction
 	for _, f := range files(tb, Path(tb, "predictions", "spider_dev"), "*.txt") {
 		fh, err := os.Open(f)
@@ -79,12 +73,7 @@ func BIRDPredictions(tb testing.TB) []Prediction {
 		if err := json.Unmarshal(b, &preds); err != nil {
 			tb.Fatalf("%s: %v", f, err)
 		}
-		keys := make([]string, 0, len(preds))
-		for k := range preds {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(preds)) {
 			v := preds[k]
 			i := strings.LastIndex(v, birdSeparator)
 			if i < 0 {
@@ -104,6 +93,6 @@ func files(tb testing.TB, dir, pattern string) []string {
 	if len(fs) == 0 {
 		tb.Fatalf("no %s file in %s", pattern, dir)
 	}
-	sort.Strings(fs)
+	slices.Sort(fs)
 	return fs
 }
