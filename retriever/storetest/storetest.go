@@ -140,11 +140,17 @@ func addBase(ctx context.Context, s retriever.Store) error {
 
 func count(ctx context.Context, s retriever.Store, want int) error {
 	n, err := s.Count(ctx)
+	return result("store.Count", n, err, want)
+}
+
+// result checks what a store call, named call, returned: got and err,
+// where want is the right answer.
+func result[T comparable](call string, got T, err error, want T) error {
 	if err != nil {
-		return fmt.Errorf("store.Count: %w", err)
+		return fmt.Errorf("%s: %w", call, err)
 	}
-	if n != want {
-		return fmt.Errorf("store.Count = %d, want %d", n, want)
+	if got != want {
+		return fmt.Errorf("%s = %v, want %v", call, got, want)
 	}
 	return nil
 }
@@ -154,11 +160,8 @@ func checkEmpty(ctx context.Context, s retriever.Store) error {
 		return err
 	}
 	fp, err := s.Fingerprint(ctx)
-	if err != nil {
-		return fmt.Errorf("store.Fingerprint: %w", err)
-	}
-	if fp != "" {
-		return fmt.Errorf("store.Fingerprint of a new store = %q, want \"\"", fp)
+	if err := result("store.Fingerprint of a new store", fp, err, ""); err != nil {
+		return err
 	}
 	return noHits(ctx, s, []float32{1, 0, 0}, 3, "of an empty store")
 }
@@ -449,11 +452,8 @@ func checkFingerprint(ctx context.Context, s retriever.Store) error {
 			return fmt.Errorf("store.SetFingerprint: %w", err)
 		}
 		got, err := s.Fingerprint(ctx)
-		if err != nil {
-			return fmt.Errorf("store.Fingerprint: %w", err)
-		}
-		if got != fp {
-			return fmt.Errorf("store.Fingerprint after SetFingerprint(%q) = %q", fp, got)
+		if err := result(fmt.Sprintf("store.Fingerprint after SetFingerprint(%q)", fp), got, err, fp); err != nil {
+			return err
 		}
 	}
 	return nil
