@@ -2,16 +2,15 @@ package check_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/check"
-	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/demotest"
 	"github.com/text2sql-go/text2sql/schema"
 
 	"github.com/stretchr/testify/assert"
@@ -22,26 +21,16 @@ import (
 // and opens the guarded executor on it.
 func newDB(t *testing.T, script string) *sqlite.Executor {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "t.sqlite")
-	db, err := sql.Open("sqlite3", path)
-	require.NoError(t, err)
-	_, err = db.Exec(script)
-	require.NoError(t, err)
-	db.Close()
-	ex, err := sqlite.Open(path, sqlite.Options{})
+	ex, err := sqlite.Open(dbtest.SQLiteFile(t, "t.sqlite", script), sqlite.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { ex.Close() })
 	return ex
 }
 
-// demoDB opens the demo registrar database.
+// demoDB opens a private copy of the demo registrar database.
 func demoDB(t *testing.T) *sqlite.Executor {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "registrar.sqlite")
-	require.NoError(t, demo.Create(path))
-	ex, err := sqlite.Open(path, sqlite.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { ex.Close() })
+	_, ex := demotest.Open(t)
 	return ex
 }
 

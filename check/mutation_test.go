@@ -7,11 +7,9 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/check"
-	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // Every identifier of every Spider dev gold query is misspelt in turn
@@ -23,22 +21,11 @@ func TestSpiderMutantsCaught(t *testing.T) {
 		t.Skip("checks about 15,000 mutants")
 	}
 	qs, _ := shareddata.SpiderDev(t)
-	exs := map[string]*sqlite.Executor{}
-	defer func() {
-		for _, ex := range exs {
-			ex.Close()
-		}
-	}()
+	spider := spiderExecutors(t)
 	ctx := context.Background()
 	mutants, unknown, caught := 0, 0, 0
 	for _, q := range qs {
-		ex := exs[q.DBID]
-		if ex == nil {
-			var err error
-			ex, err = sqlite.Open(shareddata.SpiderDB(t, q.DBID), sqlite.Options{})
-			require.NoError(t, err)
-			exs[q.DBID] = ex
-		}
+		ex := spider(q.DBID)
 		c := check.New(ex.Schema(), text2sql.DialectSQLite)
 		for _, mut := range shareddata.Misspellings(q.Query) {
 			mutants++

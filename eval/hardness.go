@@ -188,6 +188,19 @@ func countAgg(us []any) int {
 	return n
 }
 
+// beyondOne is the Spider evaluator's count_others over counts: how many
+// of them exceed 1 (aggregates, select items, where units, group-by
+// columns).
+func beyondOne(counts ...int) int {
+	n := 0
+	for _, c := range counts {
+		if c > 1 {
+			n++
+		}
+	}
+	return n
+}
+
 func countOthers(sql map[string]any) int {
 	n := 0
 	sel := list(index(sql["select"], 1))
@@ -210,17 +223,5 @@ func countOthers(sql map[string]any) int {
 		agg += countAgg(cols)
 	}
 	agg += countAgg(list(sql["having"]))
-	if agg > 1 {
-		n++
-	}
-	if len(sel) > 1 {
-		n++
-	}
-	if len(where) > 1 {
-		n++
-	}
-	if len(groupBy) > 1 {
-		n++
-	}
-	return n
+	return n + beyondOne(agg, len(sel), len(where), len(groupBy))
 }

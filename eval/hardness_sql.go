@@ -116,18 +116,7 @@ func SpiderHardnessOfSQL(sql string) string {
 			}
 		}
 	}
-	if agg > 1 {
-		others++
-	}
-	if items > 1 {
-		others++
-	}
-	if len(where) > 1 {
-		others++
-	}
-	if len(group) > 1 {
-		others++
-	}
+	others += beyondOne(agg, items, len(where), len(group))
 	switch {
 	case c1 <= 1 && others == 0 && c2 == 0:
 		return HardnessEasy

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/retry"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -66,13 +67,7 @@ type PipelineOptions struct {
 }
 
 func (o PipelineOptions) questionTimeout() time.Duration {
-	switch {
-	case o.QuestionTimeout < 0:
-		return 0
-	case o.QuestionTimeout == 0:
-		return DefaultQuestionTimeout
-	}
-	return o.QuestionTimeout
+	return retry.Setting(o.QuestionTimeout, DefaultQuestionTimeout)
 }
 
 // ask runs p on question within the question time limit d (none when 0).

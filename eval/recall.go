@@ -171,6 +171,16 @@ func RecallOf(db *schema.Database, goldSQL string, c *text2sql.Retrieval) Recall
 	return rec
 }
 
+// named returns m[name], adding mk(name) to m first when it has none.
+func named[T any](m map[string]*T, name string, mk func(name string) *T) *T {
+	v := m[name]
+	if v == nil {
+		v = mk(name)
+		m[name] = v
+	}
+	return v
+}
+
 func nonNilStrings(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -252,12 +262,7 @@ func RecallReportOf(ds *Dataset, recs []RecallRecord) *RecallReport {
 	r := &RecallReport{Dataset: ds.Name, Records: recs}
 	byDiff, byDB := map[string]*RecallStats{}, map[string]*RecallStats{}
 	get := func(m map[string]*RecallStats, k string) *RecallStats {
-		s := m[k]
-		if s == nil {
-			s = &RecallStats{Name: k}
-			m[k] = s
-		}
-		return s
+		return named(m, k, func(k string) *RecallStats { return &RecallStats{Name: k} })
 	}
 	for i := range recs {
 		rec := &recs[i]

@@ -127,12 +127,7 @@ func buildReport(ds *Dataset, mode accuracy.Mode, rewrite bool, recs []Record) *
 		Latency: map[string]Percentiles{}, Warnings: map[string]int{}, Failures: []Failure{}}
 	byDiff, byDB := map[string]*Group{}, map[string]*Group{}
 	group := func(m map[string]*Group, name string) *Group {
-		g := m[name]
-		if g == nil {
-			g = &Group{Name: name}
-			m[name] = g
-		}
-		return g
+		return named(m, name, func(name string) *Group { return &Group{Name: name} })
 	}
 	fails := map[string]*Failure{}
 	var goldMS, predMS []float64

@@ -169,17 +169,12 @@ func BenchmarkRetrieveSynthetic1000Chromem(b *testing.B) {
 	benchRetrieve(b, h, synthQuestions)
 }
 
-func BenchmarkBuildSpider(b *testing.B) {
-	db := spiderDB(b, "world_1")
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		_, err := NewHybrid(context.Background(), HybridOptions{Schema: db})
-		require.NoError(b, err)
-	}
-}
+func BenchmarkBuildSpider(b *testing.B) { benchBuild(b, spiderDB(b, "world_1")) }
 
-func BenchmarkBuildSynthetic1000(b *testing.B) {
-	db := synthSchema(1000, 20)
+func BenchmarkBuildSynthetic1000(b *testing.B) { benchBuild(b, synthSchema(1000, 20)) }
+
+// benchBuild measures building an in-memory Hybrid retriever over db.
+func benchBuild(b *testing.B, db *schema.Database) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		_, err := NewHybrid(context.Background(), HybridOptions{Schema: db})

@@ -29,11 +29,7 @@ import (
 func Tokenize(s string) []string {
 	var out []string
 	eachWord(s, func(parts []string) {
-		for _, p := range parts {
-			if !IsStopWord(p) {
-				out = append(out, Stem(p))
-			}
-		}
+		out = appendStems(out, parts)
 		if len(parts) > 1 {
 			out = append(out, joined(parts))
 		}
@@ -47,12 +43,19 @@ func Tokenize(s string) []string {
 func Words(s string) []string {
 	var out []string
 	eachWord(s, func(parts []string) {
-		for _, p := range parts {
-			if !IsStopWord(p) {
-				out = append(out, Stem(p))
-			}
-		}
+		out = appendStems(out, parts)
 	})
+	return out
+}
+
+// appendStems appends to out the stems of parts that are not stop words,
+// in order, and returns the extended slice.
+func appendStems(out, parts []string) []string {
+	for _, p := range parts {
+		if !IsStopWord(p) {
+			out = append(out, Stem(p))
+		}
+	}
 	return out
 }
 

@@ -3,7 +3,8 @@
 // created for the test and dropped when it ends, optionally holding the
 // table the executortest kit reads (PostgresKit, MySQLKit, and SQLiteKit
 // for a SQLite file), and plain database/sql helpers: Exec, Rows,
-// Checksum, PostgresDSNWith.
+// Checksum, PostgresDSNWith; and a SQLite file made from a script
+// (SQLiteFile).
 //
 // The servers are found through environment variables:
 //

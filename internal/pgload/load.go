@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/birdschema"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -303,25 +304,14 @@ func foldAll(names []string, fold bool) []string {
 	}
 	count := map[string]int{}
 	for _, n := range names {
-		count[foldName(n)]++
+		count[birdschema.PostgresName(n)]++
 	}
 	for i, n := range names {
-		if f := foldName(n); count[f] == 1 {
+		if f := birdschema.PostgresName(n); count[f] == 1 {
 			out[i] = f
 		}
 	}
 	return out
-}
-
-func foldName(n string) string {
-	for i := 0; i < len(n); i++ {
-		c := n[i]
-		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
-			continue
-		}
-		return n
-	}
-	return strings.ToLower(n)
 }
 
 func sqliteQuote(n string) string { return `"` + strings.ReplaceAll(n, `"`, `""`) + `"` }

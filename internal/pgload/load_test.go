@@ -3,7 +3,6 @@ package pgload_test
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -35,12 +34,7 @@ CREATE VIEW broken AS SELECT strftime('%Y', 'now') AS y;
 // sqliteFile returns a read-only handle on a new SQLite file made by script.
 func sqliteFile(t *testing.T, script string) *sql.DB {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "src.sqlite")
-	db, err := sql.Open("sqlite3", path)
-	require.NoError(t, err)
-	_, err = db.Exec(script)
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
+	path := dbtest.SQLiteFile(t, "src.sqlite", script)
 	ro, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
 	require.NoError(t, err)
 	t.Cleanup(func() { ro.Close() })

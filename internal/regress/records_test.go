@@ -128,12 +128,6 @@ func spiderGold(tb testing.TB, r records, exs executors) {
 	}
 }
 
-type birdQuestion struct {
-	ID   int    `json:"question_id"`
-	DBID string `json:"db_id"`
-	SQL  string `json:"SQL"`
-}
-
 func birdSchemas(tb testing.TB, exs executors) map[string]*schema.Database {
 	paths, err := birdschema.Materialize(tb.TempDir(), shareddata.Path(tb, "bird", "mini_dev", "dev_tables.json"))
 	require.NoError(tb, err)
@@ -146,24 +140,12 @@ func birdSchemas(tb testing.TB, exs executors) map[string]*schema.Database {
 
 func birdGold(tb testing.TB, r records, schemas map[string]*schema.Database) {
 	ctx := context.Background()
-	for _, tc := range []struct {
-		file    string
-		dialect text2sql.Dialect
-	}{
-		{"mini_dev_sqlite.json", text2sql.DialectSQLite},
-		{"mini_dev_postgresql.json", text2sql.DialectPostgres},
-		{"mini_dev_mysql.json", text2sql.DialectMySQL},
-	} {
-		b, err := os.ReadFile(shareddata.Path(tb, "bird", "mini_dev", tc.file))
-		require.NoError(tb, err)
-		var qs []birdQuestion
-		require.NoError(tb, json.Unmarshal(b, &qs), tc.file)
-		require.NotEmpty(tb, qs, tc.file)
-		for i, q := range qs {
+	for _, d := range []text2sql.Dialect{text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL} {
+		for i, q := range shareddata.BIRDMiniDev(tb, d) {
 			db := *schemas[q.DBID]
-			db.Dialect = tc.dialect
-			c := check.New(&db, tc.dialect)
-			key := fmt.Sprintf("bird-gold/%s/%03d-%d", tc.dialect, i, q.ID)
+			db.Dialect = d
+			c := check.New(&db, d)
+			key := fmt.Sprintf("bird-gold/%s/%03d-%d", d, i, q.ID)
 			r.static(tb, key, c, q.SQL, false)
 			r.put(tb, key+"/warn", c.Warn(ctx, q.SQL, nil))
 		}
@@ -171,53 +153,20 @@ func birdGold(tb testing.TB, r records, schemas map[string]*schema.Database) {
 }
 
 func spiderPredictions(tb testing.TB, r records, exs executors) {
-	b, err := os.ReadFile(shareddata.Path(tb, "spider", "dev.json"))
-	require.NoError(tb, err)
-	var dev []shareddata.SpiderQuestion
-	require.NoError(tb, json.Unmarshal(b, &dev))
-	files, _ := filepath.Glob(filepath.Join(shareddata.Path(tb, "predictions", "spider_dev"), "*.txt"))
-	require.NotEmpty(tb, files)
-	sort.Strings(files)
-	for _, f := range files {
-		fh, err := os.Open(f)
-		require.NoError(tb, err)
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for i := 0; sc.Scan() && i < len(dev); i++ {
-			path := shareddata.SpiderDB(tb, dev[i].DBID)
-			if _, err := os.Stat(path); err != nil {
-				continue
-			}
-			c := check.New(exs.get(tb, path).Schema(), text2sql.DialectSQLite)
-			key := fmt.Sprintf("spider-pred/%s/%04d", filepath.Base(f), i)
-			r.static(tb, key, c, sc.Text(), true)
-			r.extract(tb, key, sc.Text())
-		}
-		require.NoError(tb, sc.Err())
-		fh.Close()
+	for _, p := range shareddata.SpiderPredictions(tb) {
+		c := check.New(exs.get(tb, shareddata.SpiderDB(tb, p.DBID)).Schema(), text2sql.DialectSQLite)
+		key := "spider-pred/" + p.File + "/" + p.Key
+		r.static(tb, key, c, p.SQL, true)
+		r.extract(tb, key, p.SQL)
 	}
 }
 
 func birdPredictions(tb testing.TB, r records, schemas map[string]*schema.Database) {
-	files, _ := filepath.Glob(filepath.Join(shareddata.Path(tb, "bird", "mini_dev", "predictions"), "*.json"))
-	require.NotEmpty(tb, files)
-	const sep = "\t----- bird -----\t"
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		require.NoError(tb, err)
-		var preds map[string]string
-		require.NoError(tb, json.Unmarshal(b, &preds), f)
-		for k, v := range preds {
-			i := strings.LastIndex(v, sep)
-			if i < 0 {
-				continue
-			}
-			sql, db := v[:i], strings.TrimSpace(v[i+len(sep):])
-			require.Contains(tb, schemas, db, f)
-			key := fmt.Sprintf("bird-pred/%s/%s", filepath.Base(f), k)
-			r.static(tb, key, check.New(schemas[db], text2sql.DialectSQLite), sql, true)
-			r.extract(tb, key, sql)
-		}
+	for _, p := range shareddata.BIRDPredictions(tb) {
+		require.Contains(tb, schemas, p.DBID, p.File)
+		key := "bird-pred/" + p.File + "/" + p.Key
+		r.static(tb, key, check.New(schemas[p.DBID], text2sql.DialectSQLite), p.SQL, true)
+		r.extract(tb, key, p.SQL)
 	}
 }
 

@@ -39,14 +39,18 @@ const DefaultTimeout = 60 * time.Second
 // Timeout resolves a provider's Options.Timeout: 0 means DefaultTimeout; a
 // negative value means no limit of the client's own, returned as 0 (the
 // caller's context alone bounds the call).
-func Timeout(d time.Duration) time.Duration {
+func Timeout(d time.Duration) time.Duration { return Setting(d, DefaultTimeout) }
+
+// Setting resolves a count or a limit whose 0 means def and whose
+// negative values mean none, returned as 0; a positive v stands.
+func Setting[T int | time.Duration](v, def T) T {
 	switch {
-	case d < 0:
+	case v < 0:
 		return 0
-	case d == 0:
-		return DefaultTimeout
+	case v == 0:
+		return def
 	}
-	return d
+	return v
 }
 
 // Bound runs fn with ctx limited to d; d <= 0 runs fn under ctx alone. fn
@@ -100,15 +104,7 @@ func New(maxRetries int, baseDelay, maxDelay time.Duration) Policy {
 	return Policy{MaxRetries: maxRetries, BaseDelay: baseDelay, MaxDelay: maxDelay}
 }
 
-func (p Policy) retries() int {
-	switch {
-	case p.MaxRetries < 0:
-		return 0
-	case p.MaxRetries == 0:
-		return DefaultMaxRetries
-	}
-	return p.MaxRetries
-}
+func (p Policy) retries() int { return Setting(p.MaxRetries, DefaultMaxRetries) }
 
 func (p Policy) base() time.Duration {
 	if p.BaseDelay <= 0 {

@@ -253,3 +253,9 @@ func TestTimeout(t *testing.T) {
 	assert.Equal(t, time.Duration(0), Timeout(-time.Second))
 	assert.Equal(t, time.Second, Timeout(time.Second))
 }
+
+func TestSetting(t *testing.T) {
+	assert.Equal(t, 3, Setting(0, 3))
+	assert.Equal(t, 0, Setting(-1, 3))
+	assert.Equal(t, 5, Setting(5, 3))
+}

@@ -67,6 +67,20 @@ type SpiderQuestion struct {
 // (wta_1: 62). It skips the test when the data is absent.
 func SpiderDev(tb testing.TB) (qs []SpiderQuestion, missing int) {
 	tb.Helper()
+	for _, q := range spiderDevAll(tb) {
+		if _, err := os.Stat(SpiderDB(tb, q.DBID)); err != nil {
+			missing++
+			continue
+		}
+		qs = append(qs, q)
+	}
+	return qs, missing
+}
+
+// spiderDevAll returns every Spider dev question (spider/dev.json), in
+// file order. It skips the test when the data is absent.
+func spiderDevAll(tb testing.TB) []SpiderQuestion {
+	tb.Helper()
 	b, err := os.ReadFile(Path(tb, "spider", "dev.json"))
 	if err != nil {
 		tb.Fatal(err)
@@ -75,14 +89,7 @@ func SpiderDev(tb testing.TB) (qs []SpiderQuestion, missing int) {
 	if err := json.Unmarshal(b, &all); err != nil {
 		tb.Fatal(err)
 	}
-	for _, q := range all {
-		if _, err := os.Stat(SpiderDB(tb, q.DBID)); err != nil {
-			missing++
-			continue
-		}
-		qs = append(qs, q)
-	}
-	return qs, missing
+	return all
 }
 
 // SpiderGoldQuery is one line of Spider's dev_gold.sql: a gold query and

@@ -43,13 +43,9 @@ func CountStatements(s string, c Convention) int {
 		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v':
 			i++
 		case ch == '-' && i+1 < len(s) && s[i+1] == '-' && (c != MySQL || i+2 >= len(s) || s[i+2] <= ' '):
-			for i < len(s) && s[i] != '\n' {
-				i++
-			}
+			i = lineEnd(s, i)
 		case ch == '#' && c == MySQL:
-			for i < len(s) && s[i] != '\n' {
-				i++
-			}
+			i = lineEnd(s, i)
 		case ch == '/' && i+1 < len(s) && s[i+1] == '*':
 			if c == MySQL && i+2 < len(s) && (s[i+2] == '!' || s[i+2] == '+') {
 				// Executable comment or optimizer hint: its content is code.

@@ -66,98 +66,108 @@ func (t Token) Ident() (name string, ok bool) {
 
 // Lex splits s into tokens. It never fails: an unterminated literal or
 // comment runs to the end of the input, as an engine would report it.
-func Lex(s string) []Token {
+func Lex(s string) []Token { return lex(s, next) }
+
+// lex splits s into tokens, each the Kind and end index that scan gives
+// for the token starting at byte i (an end past i).
+func lex(s string, scan func(s string, i int) (TokenKind, int)) []Token {
 	var toks []Token
-	i := 0
-	for i < len(s) {
-		start := i
-		kind := Punct
-		c := s[i]
-		switch {
-		case isSpace(c):
-			kind = Space
-			i = spaceEnd(s, i)
-		case c == '-' && i+1 < len(s) && s[i+1] == '-':
-			kind = LineComment
-			for i < len(s) && s[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(s) && s[i+1] == '*':
-			kind = BlockComment
-			depth := 0
-			for i < len(s) {
-				if strings.HasPrefix(s[i:], "/*") {
-					depth++
-					i += 2
-				} else if strings.HasPrefix(s[i:], "*/") {
-					depth--
-					i += 2
-					if depth == 0 {
-						break
-					}
-				} else {
-					i++
-				}
-			}
-		case c == '\'':
-			kind = String
-			i = scanQuoted(s, i, '\'', false)
-		case (c == 'E' || c == 'e' || c == 'X' || c == 'x' || c == 'N' || c == 'n' || c == 'B' || c == 'b') && i+1 < len(s) && s[i+1] == '\'':
-			kind = String
-			if c == 'E' || c == 'e' {
-				i = escaped(s, i+1)
-			} else {
-				i = scanQuoted(s, i+1, '\'', false)
-			}
-		case c == '"' || c == '`':
-			kind = QuotedIdent
-			i = scanQuoted(s, i, c, false)
-		case c == '[':
-			kind = QuotedIdent
-			if j := strings.IndexByte(s[i:], ']'); j >= 0 {
-				i += j + 1
-			} else {
-				i = len(s)
-			}
-		case c == '$' && i+1 < len(s) && isDigit(s[i+1]):
-			kind = Param
-			i++
-			for i < len(s) && isDigit(s[i]) {
-				i++
-			}
-		case c == '$':
-			if end, ok := dollarQuoted(s, i); ok {
-				kind = String
-				i = end
-			} else {
-				i++
-			}
-		case isDigit(c) || (c == '.' && i+1 < len(s) && isDigit(s[i+1])):
-			kind = Number
-			i = number(s, i)
-		case isIdentStart(c):
-			kind = Word
-			for i < len(s) && isIdentPart(s[i]) {
-				i++
-			}
-		case c == '?':
-			kind = Param
-			i++
-			for i < len(s) && isDigit(s[i]) {
-				i++
-			}
-		case (c == ':' || c == '@') && i+1 < len(s) && isIdentStart(s[i+1]) && !(c == ':' && i > 0 && s[i-1] == ':'):
-			kind = Param
-			i++
-			for i < len(s) && isIdentPart(s[i]) {
-				i++
-			}
-		default:
-			i += operatorLen(s[i:])
-		}
-		toks = append(toks, Token{Kind: kind, Text: s[start:i], Pos: start})
+	for i := 0; i < len(s); {
+		kind, end := scan(s, i)
+		toks = append(toks, Token{Kind: kind, Text: s[i:end], Pos: i})
+		i = end
 	}
 	return toks
+}
+
+// next returns the Kind and end index of Lex's token starting at s[i].
+func next(s string, i int) (TokenKind, int) {
+	c := s[i]
+	switch {
+	case isSpace(c):
+		return Space, spaceEnd(s, i)
+	case c == '-' && i+1 < len(s) && s[i+1] == '-':
+		return LineComment, lineEnd(s, i)
+	case c == '/' && i+1 < len(s) && s[i+1] == '*':
+		return BlockComment, nestedCommentEnd(s, i)
+	case c == '\'':
+		return String, scanQuoted(s, i, '\'', false)
+	case (c == 'E' || c == 'e' || c == 'X' || c == 'x' || c == 'N' || c == 'n' || c == 'B' || c == 'b') && i+1 < len(s) && s[i+1] == '\'':
+		if c == 'E' || c == 'e' {
+			return String, escaped(s, i+1)
+		}
+		return String, scanQuoted(s, i+1, '\'', false)
+	case c == '"' || c == '`':
+		return QuotedIdent, scanQuoted(s, i, c, false)
+	case c == '[':
+		if j := strings.IndexByte(s[i:], ']'); j >= 0 {
+			return QuotedIdent, i + j + 1
+		}
+		return QuotedIdent, len(s)
+	case c == '$' && i+1 < len(s) && isDigit(s[i+1]):
+		return Param, digitsEnd(s, i+1)
+	case c == '$':
+		if end, ok := dollarQuoted(s, i); ok {
+			return String, end
+		}
+		return Punct, i + 1
+	case isDigit(c) || (c == '.' && i+1 < len(s) && isDigit(s[i+1])):
+		return Number, number(s, i)
+	case isIdentStart(c):
+		return Word, identEnd(s, i)
+	case c == '?':
+		return Param, digitsEnd(s, i+1)
+	case (c == ':' || c == '@') && i+1 < len(s) && isIdentStart(s[i+1]) && !(c == ':' && i > 0 && s[i-1] == ':'):
+		return Param, identEnd(s, i+1)
+	}
+	return Punct, i + operatorLen(s[i:])
+}
+
+// nestedCommentEnd returns the index after the PostgreSQL block comment
+// opened at s[i], where comments nest; len(s) when it is not closed.
+func nestedCommentEnd(s string, i int) int {
+	depth := 0
+	for i < len(s) {
+		switch {
+		case strings.HasPrefix(s[i:], "/*"):
+			depth++
+			i += 2
+		case strings.HasPrefix(s[i:], "*/"):
+			depth--
+			i += 2
+			if depth == 0 {
+				return i
+			}
+		default:
+			i++
+		}
+	}
+	return i
+}
+
+// lineEnd returns the index of the newline that ends the line at s[i],
+// or len(s).
+func lineEnd(s string, i int) int {
+	for i < len(s) && s[i] != '\n' {
+		i++
+	}
+	return i
+}
+
+// identEnd returns the index after the identifier characters from s[i].
+func identEnd(s string, i int) int {
+	for i < len(s) && isIdentPart(s[i]) {
+		i++
+	}
+	return i
+}
+
+// digitsEnd returns the index after the decimal digits from s[i].
+func digitsEnd(s string, i int) int {
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
 }
 
 // escaped scans a PostgreSQL E'…' literal opened at s[i], where backslash

@@ -51,63 +51,45 @@ func ParseMySQLMode(sqlMode string) MySQLMode {
 // Like Lex it never fails: an unterminated literal or comment runs to the
 // end of the input, where the server reports it.
 func LexMySQL(s string, m MySQLMode) []Token {
-	var toks []Token
-	i := 0
-	for i < len(s) {
-		start := i
-		kind := Punct
-		c := s[i]
-		switch {
-		case isSpace(c):
-			kind = Space
-			i = spaceEnd(s, i)
-		case c == '#' || c == '-' && i+1 < len(s) && s[i+1] == '-' && (i+2 >= len(s) || s[i+2] <= ' ' || s[i+2] == 0x7f):
-			kind = LineComment
-			for i < len(s) && s[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(s) && s[i+1] == '*':
-			kind = BlockComment
-			if j := indexFrom(s, i+2, "*/"); j >= 0 {
-				i = j + 2
-			} else {
-				i = len(s)
-			}
-		case c == '\'' || c == '"' && !m.ANSIQuotes:
-			kind = String
-			i = scanQuoted(s, i, c, !m.NoBackslashEscapes)
-		case c == '"' || c == '`':
-			kind = QuotedIdent
-			i = scanQuoted(s, i, c, false)
-		case isDigit(c) || (c == '.' && i+1 < len(s) && isDigit(s[i+1])):
-			kind = Number
-			i = number(s, i)
-			if c != '.' && i < len(s) && isIdentPart(s[i]) {
-				kind = Word
-				for i < len(s) && isIdentPart(s[i]) {
-					i++
-				}
-			}
-		case isIdentStart(c) || c == '$':
-			kind = Word
-			for i < len(s) && isIdentPart(s[i]) {
-				i++
-			}
-		case c == '?':
-			kind = Param
-			i++
-		case c == '@' && i+1 < len(s) && isIdentPart(s[i+1]):
-			kind = Param
-			i++
-			for i < len(s) && (isIdentPart(s[i]) || s[i] == '.') {
-				i++
-			}
-		default:
-			i += operatorLen(s[i:])
+	return lex(s, func(s string, i int) (TokenKind, int) { return nextMySQL(s, i, m) })
+}
+
+// nextMySQL returns the Kind and end index of LexMySQL's token starting
+// at s[i] under mode m.
+func nextMySQL(s string, i int, m MySQLMode) (TokenKind, int) {
+	c := s[i]
+	switch {
+	case isSpace(c):
+		return Space, spaceEnd(s, i)
+	case c == '#' || c == '-' && i+1 < len(s) && s[i+1] == '-' && (i+2 >= len(s) || s[i+2] <= ' ' || s[i+2] == 0x7f):
+		return LineComment, lineEnd(s, i)
+	case c == '/' && i+1 < len(s) && s[i+1] == '*':
+		if j := indexFrom(s, i+2, "*/"); j >= 0 {
+			return BlockComment, j + 2
 		}
-		toks = append(toks, Token{Kind: kind, Text: s[start:i], Pos: start})
+		return BlockComment, len(s)
+	case c == '\'' || c == '"' && !m.ANSIQuotes:
+		return String, scanQuoted(s, i, c, !m.NoBackslashEscapes)
+	case c == '"' || c == '`':
+		return QuotedIdent, scanQuoted(s, i, c, false)
+	case isDigit(c) || (c == '.' && i+1 < len(s) && isDigit(s[i+1])):
+		end := number(s, i)
+		if c != '.' && end < len(s) && isIdentPart(s[end]) {
+			return Word, identEnd(s, end)
+		}
+		return Number, end
+	case isIdentStart(c) || c == '$':
+		return Word, identEnd(s, i)
+	case c == '?':
+		return Param, i + 1
+	case c == '@' && i+1 < len(s) && isIdentPart(s[i+1]):
+		i++
+		for i < len(s) && (isIdentPart(s[i]) || s[i] == '.') {
+			i++
+		}
+		return Param, i
 	}
-	return toks
+	return Punct, i + operatorLen(s[i:])
 }
 
 // ExecutableComment reports whether t is a comment whose content a MySQL

@@ -140,11 +140,17 @@ func addBase(ctx context.Context, s retriever.Store) error {
 
 func count(ctx context.Context, s retriever.Store, want int) error {
 	n, err := s.Count(ctx)
+	return result("store.Count", n, err, want)
+}
+
+// result checks what a store call, named call, returned: got and err,
+// where want is the right answer.
+func result[T comparable](call string, got T, err error, want T) error {
 	if err != nil {
-		return fmt.Errorf("store.Count: %w", err)
+		return fmt.Errorf("%s: %w", call, err)
 	}
-	if n != want {
-		return fmt.Errorf("store.Count = %d, want %d", n, want)
+	if got != want {
+		return fmt.Errorf("%s = %v, want %v", call, got, want)
 	}
 	return nil
 }
@@ -154,20 +160,10 @@ func checkEmpty(ctx context.Context, s retriever.Store) error {
 		return err
 	}
 	fp, err := s.Fingerprint(ctx)
-	if err != nil {
-		return fmt.Errorf("store.Fingerprint: %w", err)
+	if err := result("store.Fingerprint of a new store", fp, err, ""); err != nil {
+		return err
 	}
-	if fp != "" {
-		return fmt.Errorf("store.Fingerprint of a new store = %q, want \"\"", fp)
-	}
-	hits, err := s.Query(ctx, []float32{1, 0, 0}, 3, "")
-	if err != nil {
-		return fmt.Errorf("store.Query of an empty store: %w", err)
-	}
-	if len(hits) != 0 {
-		return fmt.Errorf("store.Query of an empty store = %v, want no hits", ids(hits))
-	}
-	return nil
+	return noHits(ctx, s, []float32{1, 0, 0}, 3, "of an empty store")
 }
 
 func checkAddQuery(ctx context.Context, s retriever.Store) error {
@@ -389,14 +385,7 @@ func checkZeroVector(ctx context.Context, s retriever.Store) error {
 	if err := count(ctx, s, len(base)); err != nil {
 		return fmt.Errorf("after adding an all-zero record: %w (want it skipped)", err)
 	}
-	hits, err := s.Query(ctx, []float32{0, 0, 0}, 3, "")
-	if err != nil {
-		return fmt.Errorf("store.Query with an all-zero vector: %w (want no hits, no error)", err)
-	}
-	if len(hits) != 0 {
-		return fmt.Errorf("store.Query with an all-zero vector = %v, want no hits", ids(hits))
-	}
-	return nil
+	return noHits(ctx, s, []float32{0, 0, 0}, 3, "with an all-zero vector")
 }
 
 func checkNonPositiveK(ctx context.Context, s retriever.Store) error {
@@ -404,13 +393,23 @@ func checkNonPositiveK(ctx context.Context, s retriever.Store) error {
 		return err
 	}
 	for _, k := range []int{0, -1} {
-		hits, err := s.Query(ctx, []float32{1, 0, 0}, k, "")
-		if err != nil {
-			return fmt.Errorf("store.Query(k=%d): %w (want no hits, no error)", k, err)
+		if err := noHits(ctx, s, []float32{1, 0, 0}, k, fmt.Sprintf("with k=%d", k)); err != nil {
+			return err
 		}
-		if len(hits) != 0 {
-			return fmt.Errorf("store.Query(k=%d) = %v, want no hits", k, ids(hits))
-		}
+	}
+	return nil
+}
+
+// noHits checks that s answers the query vector v, k hits wanted, with
+// neither hits nor an error; what tells the query apart in the error, e.g.
+// "of an empty store".
+func noHits(ctx context.Context, s retriever.Store, v []float32, k int, what string) error {
+	hits, err := s.Query(ctx, v, k, "")
+	if err != nil {
+		return fmt.Errorf("store.Query %s: %w (want no hits, no error)", what, err)
+	}
+	if len(hits) != 0 {
+		return fmt.Errorf("store.Query %s = %v, want no hits", what, ids(hits))
 	}
 	return nil
 }
@@ -453,11 +452,8 @@ func checkFingerprint(ctx context.Context, s retriever.Store) error {
 			return fmt.Errorf("store.SetFingerprint: %w", err)
 		}
 		got, err := s.Fingerprint(ctx)
-		if err != nil {
-			return fmt.Errorf("store.Fingerprint: %w", err)
-		}
-		if got != fp {
-			return fmt.Errorf("store.Fingerprint after SetFingerprint(%q) = %q", fp, got)
+		if err := result(fmt.Sprintf("store.Fingerprint after SetFingerprint(%q)", fp), got, err, fp); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -1,10 +1,13 @@
 package check_test
 
+// The checker on the shared corpora: Spider's and BIRD's gold queries, and
+// the published predictions of models, compared with what the engine says.
+
 import (
 	"context"
-	"encoding/json"
-	"os"
+	"errors"
 	"sort"
+	"strings"
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -99,24 +102,13 @@ func TestSpiderGoldNoFailure(t *testing.T) {
 	withProbe.log(t, "Spider warnings with the result and probes (WithProbe.Warn)")
 }
 
-// birdQuestion is one BIRD mini-dev question.
-type birdQuestion struct {
-	ID    int    `json:"question_id"`
-	DBID  string `json:"db_id"`
-	SQL   string `json:"SQL"`
-	Level string `json:"difficulty"`
-}
-
 // The deterministic checks give no false failure on the 500 BIRD mini-dev
 // SQLite gold queries, against the schemas of dev_tables.json (the
 // databases are not distributed: they are materialised empty). Warnings
 // are static and schema-based; their counts are logged.
 func TestBIRDGoldNoFailure(t *testing.T) {
 	tables := shareddata.Path(t, "bird", "mini_dev", "dev_tables.json")
-	b, err := os.ReadFile(shareddata.Path(t, "bird", "mini_dev", "mini_dev_sqlite.json"))
-	require.NoError(t, err)
-	var qs []birdQuestion
-	require.NoError(t, json.Unmarshal(b, &qs))
+	qs := shareddata.BIRDMiniDev(t, text2sql.DialectSQLite)
 	require.Equal(t, 500, len(qs), "questions")
 	dir := t.TempDir()
 	paths, err := birdschema.Materialize(dir, tables)
@@ -161,29 +153,139 @@ func TestBIRDGoldOtherDialects(t *testing.T) {
 		ex.Close()
 	}
 	ctx := context.Background()
-	for _, tc := range []struct {
-		file    string
-		dialect text2sql.Dialect
-	}{
-		{"mini_dev_postgresql.json", text2sql.DialectPostgres},
-		{"mini_dev_mysql.json", text2sql.DialectMySQL},
-	} {
-		b, err := os.ReadFile(shareddata.Path(t, "bird", "mini_dev", tc.file))
-		require.NoError(t, err)
-		var qs []birdQuestion
-		require.NoError(t, json.Unmarshal(b, &qs))
+	for _, d := range []text2sql.Dialect{text2sql.DialectPostgres, text2sql.DialectMySQL} {
+		qs := shareddata.BIRDMiniDev(t, d)
 		warn := newTally()
 		failures := 0
 		for _, q := range qs {
 			db := *schemas[q.DBID]
-			db.Dialect = tc.dialect
-			c := check.New(&db, tc.dialect)
-			if !assert.Empty(t, c.Check(q.SQL).Failures, "%s %d (%s): false failure in\n  %s", tc.dialect, q.ID, q.DBID, oneLine(q.SQL)) {
+			db.Dialect = d
+			c := check.New(&db, d)
+			if !assert.Empty(t, c.Check(q.SQL).Failures, "%s %d (%s): false failure in\n  %s", d, q.ID, q.DBID, oneLine(q.SQL)) {
 				failures++
 			}
 			warn.add(q.SQL, c.Warn(ctx, q.SQL, nil))
 		}
-		t.Logf("BIRD mini-dev %s: %d gold queries, %d failures", tc.dialect, len(qs), failures)
-		warn.log(t, "BIRD "+string(tc.dialect)+" warnings without data (Warn)")
+		t.Logf("BIRD mini-dev %s: %d gold queries, %d failures", d, len(qs), failures)
+		warn.log(t, "BIRD "+string(d)+" warnings without data (Warn)")
 	}
+}
+
+// spiderExecutors returns the guarded executor of a Spider database by
+// its ID, opening each once; they are closed when t ends.
+func spiderExecutors(t *testing.T) func(dbID string) *sqlite.Executor {
+	exs := map[string]*sqlite.Executor{}
+	t.Cleanup(func() {
+		for _, ex := range exs {
+			ex.Close()
+		}
+	})
+	return func(dbID string) *sqlite.Executor {
+		t.Helper()
+		ex := exs[dbID]
+		if ex == nil {
+			var err error
+			ex, err = sqlite.Open(shareddata.SpiderDB(t, dbID), sqlite.Options{})
+			require.NoError(t, err)
+			exs[dbID] = ex
+		}
+		return ex
+	}
+}
+
+// agreement compares the checker with the engine on real model output.
+type agreement struct {
+	tb                     testing.TB
+	total, engineNames     int
+	caught, missed, falseF int
+	dialect                int
+	refused                map[text2sql.ErrorKind]int // by the guard
+}
+
+// compare checks one prediction: a failure the engine does not confirm is
+// a false failure (an error); an unknown name the engine reports and the
+// checker does not is a miss (counted).
+func (a *agreement) compare(label string, c *check.Checker, ex *sqlite.Executor, sql string) {
+	a.total++
+	rep := c.Check(sql)
+	err := ex.Check(context.Background(), sql)
+	var se *text2sql.SQLError
+	engineName := errors.As(err, &se) && (se.Kind == text2sql.KindUnknownColumn || se.Kind == text2sql.KindUnknownTable)
+	if se != nil && se.Kind.Refusal() {
+		// Several statements and prose are what the model wrote; a query
+		// refused as a write or for a function is a false refusal.
+		if a.refused == nil {
+			a.refused = map[text2sql.ErrorKind]int{}
+		}
+		a.refused[se.Kind]++
+		assert.NotContains(a.tb, []text2sql.ErrorKind{text2sql.KindNotReadOnly, text2sql.KindForbiddenFunction}, se.Kind,
+			"%s: the guard refused a published prediction (%v)\n  %s", label, se, oneLine(sql))
+	}
+	if engineName {
+		a.engineNames++
+		if rep.OK() {
+			a.missed++
+			a.tb.Logf("%s: missed %v\n  %s", label, se, oneLine(sql))
+		} else {
+			a.caught++
+		}
+	}
+	if err == nil && !assert.Empty(a.tb, rep.Failures, "%s: false failure: the engine accepts\n  %s", label, oneLine(sql)) {
+		a.falseF++
+	}
+	for _, f := range rep.Failures {
+		if f.Kind == text2sql.KindDialect {
+			a.dialect++
+		}
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func (a *agreement) log(title string) {
+	a.tb.Logf("%s: %d predictions; the engine reports an unknown name in %d, the checker catches %d and misses %d; %d false failures; %d dialect failures; refused by the guard: %v",
+		title, a.total, a.engineNames, a.caught, a.missed, a.falseF, a.dialect, a.refused)
+}
+
+// Published model predictions on Spider dev: the checker never fails a
+// query the engine accepts, and it catches the unknown names the engine
+// reports.
+func TestSpiderPredictionsAgreeWithEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("checks 2,066 predictions")
+	}
+	spider := spiderExecutors(t)
+	a := &agreement{tb: t}
+	for _, p := range shareddata.SpiderPredictions(t) {
+		ex := spider(p.DBID)
+		a.compare(p.File+":"+p.Key+" ("+p.DBID+")", check.New(ex.Schema(), text2sql.DialectSQLite), ex, p.SQL)
+	}
+	a.log("Spider dev predictions")
+}
+
+// Published model predictions on BIRD mini-dev (13 systems, SQLite),
+// against the empty databases of dev_tables.json.
+func TestBIRDPredictionsAgreeWithEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("checks 6,500 predictions")
+	}
+	tables := shareddata.Path(t, "bird", "mini_dev", "dev_tables.json")
+	paths, err := birdschema.Materialize(t.TempDir(), tables)
+	require.NoError(t, err)
+	exs := map[string]*sqlite.Executor{}
+	checkers := map[string]*check.Checker{}
+	for id, p := range paths {
+		ex, err := sqlite.Open(p, sqlite.Options{})
+		require.NoError(t, err)
+		defer ex.Close()
+		exs[id] = ex
+		checkers[id] = check.New(ex.Schema(), text2sql.DialectSQLite)
+	}
+	a := &agreement{tb: t}
+	for _, p := range shareddata.BIRDPredictions(t) {
+		ex := exs[p.DBID]
+		require.NotNil(t, ex, "%s %s: unknown database %q", p.File, p.Key, p.DBID)
+		a.compare(p.File+":"+p.Key, checkers[p.DBID], ex, p.SQL)
+	}
+	a.log("BIRD mini-dev predictions")
 }
