@@ -22,7 +22,7 @@ import (
 func TestCheckerBIRDGold(t *testing.T) {
 	c := NewChecker("", nil)
 	refused := 0
-	for _, q := range shareddata.BIRDMiniDev(t, "mysql") {
+	for _, q := range shareddata.BIRDMiniDev(t, text2sql.DialectMySQL) {
 		if se := c.CheckSQL(q.SQL); !assert.Nil(t, se, "BIRD %d refused\n%s", q.ID, q.SQL) {
 			refused++
 		}
@@ -38,7 +38,7 @@ func TestCheckerBIRDGold(t *testing.T) {
 // case-sensitively and reports an unknown column — a fault of the gold
 // SQL, counted, not a refusal.
 func TestCheckBIRDGoldOnServer(t *testing.T) {
-	qs := shareddata.BIRDMiniDev(t, "mysql")
+	qs := shareddata.BIRDMiniDev(t, text2sql.DialectMySQL)
 	schemas, err := birdschema.Load(shareddata.Path(t, "bird", "mini_dev", "dev_tables.json"))
 	require.NoError(t, err)
 	byDB := map[string][]shareddata.BIRDQuestion{}

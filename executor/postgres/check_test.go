@@ -216,7 +216,7 @@ func TestFastPathAgrees(t *testing.T) {
 		qs = append(qs, g.SQL)
 	}
 	qs = append(qs, fastPathSamples...)
-	for _, q := range shareddata.BIRDMiniDev(t, "postgresql") {
+	for _, q := range shareddata.BIRDMiniDev(t, text2sql.DialectPostgres) {
 		qs = append(qs, q.SQL)
 	}
 	n := 0

@@ -329,7 +329,7 @@ func sameRows(a, b [][]any) bool {
 // (the server parses and analyses each): no false refusal.
 func TestBIRDCheckPostgres(t *testing.T) {
 	tables := shareddata.Path(t, "bird", "mini_dev", "dev_tables.json")
-	qs := shareddata.BIRDMiniDev(t, "postgresql")
+	qs := shareddata.BIRDMiniDev(t, text2sql.DialectPostgres)
 	// The statement check alone.
 	c := NewChecker(nil, nil)
 	refused := 0

@@ -66,7 +66,7 @@ func TestBIRDCheck(t *testing.T) {
 	tables := shareddata.Path(t, "bird", "mini_dev", "dev_tables.json")
 	paths, err := birdschema.Materialize(t.TempDir(), tables)
 	require.NoError(t, err)
-	qs := shareddata.BIRDMiniDev(t, "sqlite")
+	qs := shareddata.BIRDMiniDev(t, text2sql.DialectSQLite)
 	execs := map[string]*Executor{}
 	failed := map[text2sql.ErrorKind]int{}
 	for _, q := range qs {

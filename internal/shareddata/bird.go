@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	text2sql "github.com/text2sql-go/text2sql"
 )
 
@@ -25,8 +27,8 @@ var birdFiles = map[text2sql.Dialect]string{
 
 // BIRDMiniDev returns the BIRD mini-dev questions with their gold queries
 // written for dialect d (SQLite, PostgreSQL or MySQL), in file order. It
-// skips the test when the data is absent and fails it when the file is
-// unreadable or holds no question.
+// skips the test when the data is absent and fails it unless the file
+// holds the 500 questions.
 func BIRDMiniDev(tb testing.TB, d text2sql.Dialect) []BIRDQuestion {
 	tb.Helper()
 	file, ok := birdFiles[d]
@@ -34,15 +36,12 @@ func BIRDMiniDev(tb testing.TB, d text2sql.Dialect) []BIRDQuestion {
 		tb.Fatalf("BIRD mini-dev has no %s gold queries", d)
 	}
 	b, err := os.ReadFile(Path(tb, "bird", "mini_dev", file))
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	var qs []BIRDQuestion
-	if err := json.Unmarshal(b, &qs); err != nil {
-		tb.Fatalf("%s: %v", file, err)
-	}
-	if len(qs) == 0 {
-		tb.Fatalf("%s: no question", file)
-	}
+	require.NoError(tb, json.Unmarshal(b, &qs), file)
+	require.Len(tb, qs, birdMiniDevSize, file)
 	return qs
 }
+
+// birdMiniDevSize is how many questions BIRD mini-dev has in each dialect.
+const birdMiniDevSize = 500

@@ -145,30 +145,6 @@ func PlainRows(db *sql.DB, q string) ([][]any, error) {
 	return rows, err
 }
 
-// BIRDQuestion is one question of a BIRD mini-dev file.
-type BIRDQuestion struct {
-	ID   int    `json:"question_id"`
-	DBID string `json:"db_id"`
-	SQL  string `json:"SQL"` // the gold SQL
-}
-
-// BIRDMiniDev returns the questions of BIRD mini-dev in a dialect
-// ("sqlite", "postgresql" or "mysql": the file
-// bird/mini_dev/mini_dev_<dialect>.json). It skips the test when the data
-// is absent and fails it unless the file holds the 500 questions.
-func BIRDMiniDev(tb testing.TB, dialect string) []BIRDQuestion {
-	tb.Helper()
-	b, err := os.ReadFile(Path(tb, "bird", "mini_dev", "mini_dev_"+dialect+".json"))
-	require.NoError(tb, err)
-	var qs []BIRDQuestion
-	require.NoError(tb, json.Unmarshal(b, &qs))
-	require.Len(tb, qs, birdMiniDevSize, "BIRD mini-dev %s questions", dialect)
-	return qs
-}
-
-// birdMiniDevSize is how many questions BIRD mini-dev has in each dialect.
-const birdMiniDevSize = 500
-
 // Misspellings returns sql once per identifier with that identifier
 // misspelt (name → namezq; a quoted name gets "zq" before its closing
 // quote), in source order: the mutants the checker must catch where the
