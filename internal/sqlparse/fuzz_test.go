@@ -3,6 +3,8 @@ package sqlparse
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/text2sql-go/text2sql"
 )
 
@@ -31,18 +33,13 @@ func FuzzParse(f *testing.F) {
 			}
 			nodes++
 			sp := n.Extent()
-			if sp.Pos < 0 || sp.Pos > sp.End || sp.End > len(sql) || sp.From < 0 || sp.From > sp.To || sp.To > len(s.Tokens) {
-				t.Fatalf("%T span %+v out of bounds (%d bytes, %d tokens)", n, sp, len(sql), len(s.Tokens))
-			}
+			require.True(t, 0 <= sp.Pos && sp.Pos <= sp.End && sp.End <= len(sql), "%T byte span %+v outside %d bytes", n, sp, len(sql))
+			require.True(t, 0 <= sp.From && sp.From <= sp.To && sp.To <= len(s.Tokens), "%T token span %+v outside %d tokens", n, sp, len(s.Tokens))
 			return true
 		})
-		if limit := 8 * (len(s.Tokens) + 1); nodes > limit {
-			t.Fatalf("%d nodes for %d tokens", nodes, len(s.Tokens))
-		}
+		require.LessOrEqual(t, nodes, 8*(len(s.Tokens)+1), "nodes for %d tokens", len(s.Tokens))
 		for _, e := range s.Errors {
-			if e.Pos < 0 || e.End > len(sql) || e.Pos > e.End {
-				t.Fatalf("error span %+v out of bounds", e.Span)
-			}
+			require.True(t, 0 <= e.Pos && e.Pos <= e.End && e.End <= len(sql), "error span %+v outside %d bytes", e.Span, len(sql))
 		}
 	})
 }
