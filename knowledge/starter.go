@@ -13,12 +13,31 @@ import (
 	"github.com/text2sql-go/text2sql/schema"
 )
 
-// InitOptions tunes Init. The zero value means the defaults.
+// InitOptions tunes Init. The zero value means the defaults, without a
+// model.
 type InitOptions struct {
 	// Values bounds the value lists as it bounds CollectValues: a text
 	// column is listed only when it has at most Values.MaxDistinct distinct
 	// values (0: DefaultMaxDistinct).
 	Values ValueOptions
+	// Model, when set, drafts notes and candidate examples: one call per
+	// table and view (see Init).
+	Model text2sql.Model
+	// Checker runs the deterministic checks on drafted examples; nil means
+	// none beyond the guard and the run (package check provides one:
+	// check.New(sch, sch.Dialect)).
+	Checker text2sql.Checker
+	// DraftExamples is the most candidate examples kept per table; 0 means
+	// DefaultDraftExamples.
+	DraftExamples int
+}
+
+// Guarded is what Init needs of the database: an executor to read values
+// and run drafted examples, and its guard to check them first. The SQLite,
+// PostgreSQL and MySQL executors are Guarded.
+type Guarded interface {
+	text2sql.Executor
+	text2sql.Guard
 }
 
 // inferredMark ends an inferred join in a table note's Joins, so a reviewer
@@ -45,14 +64,29 @@ const inferredMark = " (inferred from the column names, no foreign key declared:
 //     IS NOT NULL LIMIT MaxDistinct+1" through ex (so under its guard, row
 //     cap and time limit), identifiers quoted for sch.Dialect.
 //
+// With opts.Model set, Init then asks the model about each table and view
+// in turn (its DDL, the tables it references, its value lists as quoted
+// literals; one call each) and adds to the drafts what it answers: the
+// table's description (where the note has none) and synonyms, the meaning
+// of each column whose note is empty, and up to opts.DraftExamples
+// candidate examples (question and SQL). Every candidate is checked before
+// it is kept: well-formed, passed by ex's guard (ex.Check), by
+// opts.Checker, and run once through ex (one row read); a candidate that
+// fails, or repeats a question, is left out and reported in the returned
+// problems ("drafts.example:<id>", its question and why). A table whose
+// answer holds no JSON object is reported ("drafts.table:<table>") and
+// keeps its stubs. Everything the model wrote stays in the drafts until a
+// person accepts it (Accept).
+//
 // The drafts are ignored by retrieval until Accept; the result passes
 // Validate against sch with ex's guard. A column whose values cannot be read
 // (the executor refuses the query or it times out) is left out and reported
 // in the returned problems, "value:<table>.<column>" each; Init goes on.
 //
 // Errors: an error wrapping text2sql.ErrInvalidConfig when ex or sch is nil;
-// ctx.Err() when ctx ends; an error of ex.Execute other than a refusal.
-func Init(ctx context.Context, ex text2sql.Executor, sch *schema.Database, opts InitOptions) (*Base, []Problem, error) {
+// ctx.Err() when ctx ends; an error of ex.Execute other than a refusal; the
+// model's error (the table is named), which ends Init.
+func Init(ctx context.Context, ex Guarded, sch *schema.Database, opts InitOptions) (*Base, []Problem, error) {
 	if ex == nil || sch == nil {
 		return nil, nil, fmt.Errorf("%w: knowledge: Init needs the database's executor and its schema", text2sql.ErrInvalidConfig)
 	}
@@ -92,6 +126,20 @@ func Init(ctx context.Context, ex text2sql.Executor, sch *schema.Database, opts 
 				b.Values = append(b.Values, ValueList{Table: t.QualifiedName(), Column: c.Name, Values: vals})
 			}
 		}
+	}
+	if opts.Model == nil {
+		return b, skipped, nil
+	}
+	if opts.DraftExamples <= 0 {
+		opts.DraftExamples = DefaultDraftExamples
+	}
+	vet := vetter(ctx, ex, opts.Checker, map[string]bool{})
+	for _, t := range sch.Tables {
+		left, err := draftTable(ctx, sch, t, b, opts, vet)
+		if err != nil {
+			return nil, nil, err
+		}
+		skipped = append(skipped, left...)
 	}
 	return b, skipped, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/knowledge"
 )
 
@@ -46,6 +47,13 @@ not replaced):
                   read through the guarded executor under --max-rows and
                   --timeout
 
+With a model provider configured (--provider, --base-url, GEMINI_API_KEY or
+OPENAI_API_KEY, as for ask), one call per table also drafts the table's
+description and synonyms, each column's meaning and up to ` + fmt.Sprint(knowledge.DefaultDraftExamples) + ` candidate
+examples (question and SQL) under drafts.examples. Every candidate must
+pass the guard and the deterministic checks (--no-check: the guard only)
+and run once; those that do not are left out and listed on standard error.
+
 Drafts are ignored by retrieval until accepted: review the file, then run
 "text2sql knowledge accept FILE". Columns whose values cannot be read are
 listed on standard error and left out.`,
@@ -77,7 +85,14 @@ listed on standard error and left out.`,
 			defer ex.Close()
 			o.warnElevated(ex)
 			sch := ex.Schema()
-			b, skipped, err := knowledge.Init(ctx, ex, sch, knowledge.InitOptions{Values: knowledge.ValueOptions{MaxDistinct: maxDistinct}})
+			opts := knowledge.InitOptions{Values: knowledge.ValueOptions{MaxDistinct: maxDistinct}}
+			if opts.Model, err = o.newModel(ctx); err != nil {
+				return err
+			}
+			if opts.Model != nil && !o.noCheck {
+				opts.Checker = check.New(sch, sch.Dialect)
+			}
+			b, skipped, err := knowledge.Init(ctx, ex, sch, opts)
 			if err != nil {
 				return err
 			}
@@ -99,8 +114,8 @@ listed on standard error and left out.`,
 			if err := writeNew(out, data); err != nil {
 				return err
 			}
-			fmt.Fprintf(errOut, "wrote %s: %d table notes and %d column notes to review, %d value lists; then run: text2sql knowledge accept %s\n",
-				out, len(b.Drafts.Tables), len(b.Drafts.Columns), len(b.Values), out)
+			fmt.Fprintf(errOut, "wrote %s: %d table notes, %d column notes and %d examples to review, %d value lists; then run: text2sql knowledge accept %s\n",
+				out, len(b.Drafts.Tables), len(b.Drafts.Columns), len(b.Drafts.Examples), len(b.Values), out)
 			return nil
 		},
 	}

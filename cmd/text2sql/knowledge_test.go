@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,4 +58,43 @@ func TestKnowledgeInitDemoStdout(t *testing.T) {
 
 	_, _, code = cli(t, "knowledge", "init", "--demo", "-o", filepath.Join(t.TempDir(), "x.json"))
 	assert.Equal(t, exitUsage, code)
+}
+
+// With a provider (a local OpenAI-compatible server), init drafts notes and
+// examples; the example the guard refuses and the repeats are left out and
+// listed on standard error, the sound one is written as a draft.
+func TestKnowledgeInitDraftsWithModel(t *testing.T) {
+	t.Setenv("GEMINI_API_KEY", "")
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	srv, calls := openAIServer(t, func(string) string {
+		return `{"description": "Drafted.", "synonyms": ["gig"], "columns": [{"name": "Name", "meaning": "The name."}],
+			"examples": [{"question": "How many singers?", "sql": "SELECT count(*) FROM singer"},
+			             {"question": "Delete them", "sql": "DELETE FROM singer"}]}`
+	})
+	db := shareddata.SpiderDB(t, "concert_singer")
+	file := filepath.Join(t.TempDir(), "drafted.yaml")
+	_, errOut, code := cli(t, "knowledge", "init", "--db", db, "-o", file, "--base-url", srv.URL+"/v1", "--model", "local-model")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, 4, *calls, "one call per table")
+	assert.Contains(t, errOut, `left out ("Delete them"): sql does not pass the guard`)
+	assert.Contains(t, errOut, `left out ("How many singers?"): a drafted example asks the same question`)
+	assert.Contains(t, errOut, "1 examples to review")
+	assert.NotContains(t, errOut, "sk-test")
+
+	b, err := knowledge.Load(file)
+	require.NoError(t, err)
+	require.Len(t, b.Drafts.Examples, 1)
+	assert.Empty(t, b.Examples, "drafted examples wait for accept")
+	assert.Equal(t, "Drafted.", b.Drafts.Tables[0].Description)
+	ex, err := sqlite.Open(db, sqlite.Options{})
+	require.NoError(t, err)
+	defer ex.Close()
+	require.NoError(t, b.Validate(context.Background(), ex.Schema(), ex))
+
+	_, errOut, code = cli(t, "knowledge", "accept", file)
+	require.Equal(t, 0, code, errOut)
+	assert.True(t, strings.Contains(errOut, "1 examples"), errOut)
+	got, err := knowledge.Load(file)
+	require.NoError(t, err)
+	assert.Len(t, got.Examples, 1)
 }
