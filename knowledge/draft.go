@@ -48,9 +48,9 @@ type draftAnswer struct {
 
 // draftTable asks the model about t and merges its answer into b's drafts:
 // the table's description (unless the note has one) and synonyms, the
-// meanings of columns whose note is still empty, and the first
-// opts.DraftExamples candidate examples that pass vet; those that do not
-// are returned. An answer that holds no JSON object is returned as a
+// meanings of columns whose note is still empty, and those of the model's
+// first opts.DraftExamples candidate examples that pass vet; the ones that
+// do not are returned (later candidates are ignored). An answer that holds no JSON object is returned as a
 // problem of the table. Errors: the model's, and ctx.Err().
 func draftTable(ctx context.Context, sch *schema.Database, t *schema.Table, b *Base, opts InitOptions, vet func(*Example) (*Problem, error)) ([]Problem, error) {
 	resp, err := opts.Model.Complete(ctx, text2sql.ModelRequest{

@@ -245,7 +245,8 @@ func inferRef(sch *schema.Database, t *schema.Table, col string) (*schema.Table,
 }
 
 // keyRole describes c's type and part in keys for a reviewer: "INTEGER, NOT
-// NULL, primary key, references singer.Singer_ID (declared)".
+// NULL, part of the primary key (Singer_ID, concert_ID), references
+// singer.Singer_ID (declared)".
 func keyRole(sch *schema.Database, t *schema.Table, c *schema.Column) string {
 	var parts []string
 	if c.Type != "" {
@@ -257,8 +258,12 @@ func keyRole(sch *schema.Database, t *schema.Table, c *schema.Column) string {
 		parts = append(parts, "NOT NULL")
 	}
 	for _, k := range t.PrimaryKey {
-		if strings.EqualFold(k, c.Name) {
+		switch {
+		case !strings.EqualFold(k, c.Name):
+		case len(t.PrimaryKey) == 1:
 			parts = append(parts, "primary key")
+		default:
+			parts = append(parts, "part of the primary key ("+strings.Join(t.PrimaryKey, ", ")+")")
 		}
 	}
 	declared := false

@@ -75,6 +75,7 @@ func TestInitConcertSinger(t *testing.T) {
 	// Type and key role beside each column, the instructions on top.
 	assert.Contains(t, text, "column: Singer_ID # INT, primary key\n")
 	assert.Contains(t, text, "column: Stadium_ID # TEXT, references stadium.Stadium_ID (declared)\n")
+	assert.Contains(t, text, "column: Singer_ID # TEXT, part of the primary key (concert_ID, Singer_ID), references singer.Singer_ID (declared)\n")
 	assert.Contains(t, text, "text2sql knowledge accept FILE")
 
 	// Low-cardinality text values: singer.Country has 3, read verbatim.
