@@ -20,7 +20,8 @@ type Problem struct {
 	// Item names the faulty item by the ID of its document:
 	// "table:students", "column:students.gpa", "rule:r1", "example:q3",
 	// "value:students.major"; or by its position ("examples[4]") when it
-	// has no usable ID.
+	// has no usable ID. A draft's item starts with "drafts."
+	// ("drafts.column:students.gpa", "drafts.examples[0]").
 	Item string
 	// Msg says what is wrong, in words.
 	Msg string
@@ -286,37 +287,65 @@ func checkSQL(ctx context.Context, guard text2sql.Guard, ps *problems, item, sql
 // normalize fills in missing IDs, trims names and checks the structure of a
 // base that was decoded rather than built with the Add methods.
 func (b *Base) normalize() error {
-	for i := range b.Tables {
-		b.Tables[i].Table = strings.TrimSpace(b.Tables[i].Table)
-	}
-	for i := range b.Columns {
-		c := &b.Columns[i]
-		c.Table, c.Column = strings.TrimSpace(c.Table), strings.TrimSpace(c.Column)
-	}
+	trimNotes(b.Tables, b.Columns)
 	for i := range b.Rules {
 		r := &b.Rules[i]
 		if r.ID = strings.TrimSpace(r.ID); r.ID == "" {
 			r.ID = AutoID("rule", r.Text)
 		}
 	}
-	for i := range b.Examples {
-		ex := &b.Examples[i]
-		ex.SQL = sqltext.TrimTerminators(ex.SQL)
-		if ex.ID = strings.TrimSpace(ex.ID); ex.ID == "" {
-			ex.ID = AutoID("ex", ex.Question)
-		}
-	}
+	trimExamples(b.Examples)
 	for i := range b.Values {
 		v := &b.Values[i]
 		v.Table, v.Column = strings.TrimSpace(v.Table), strings.TrimSpace(v.Column)
+	}
+	if d := b.Drafts; d != nil {
+		trimNotes(d.Tables, d.Columns)
+		trimExamples(d.Examples)
 	}
 	var ps problems
 	b.structure(&ps)
 	return ps.err()
 }
 
-// structure checks required fields and duplicates, without a schema.
+// trimNotes trims the names of table and column notes.
+func trimNotes(tables []TableNote, columns []ColumnNote) {
+	for i := range tables {
+		tables[i].Table = strings.TrimSpace(tables[i].Table)
+	}
+	for i := range columns {
+		c := &columns[i]
+		c.Table, c.Column = strings.TrimSpace(c.Table), strings.TrimSpace(c.Column)
+	}
+}
+
+// trimExamples trims examples' SQL and fills in missing IDs.
+func trimExamples(examples []Example) {
+	for i := range examples {
+		ex := &examples[i]
+		ex.SQL = sqltext.TrimTerminators(ex.SQL)
+		if ex.ID = strings.TrimSpace(ex.ID); ex.ID == "" {
+			ex.ID = AutoID("ex", ex.Question)
+		}
+	}
+}
+
+// draftPrefix starts the Problem.Item of a draft ("drafts.column:t.c"), so
+// a problem in the drafts section is not mistaken for one in the base.
+const draftPrefix = "drafts."
+
+// structure checks required fields and duplicates, without a schema: the
+// base's items, then its drafts' (where a column note may be empty).
 func (b *Base) structure(ps *problems) {
+	structureOf(ps, "", b.Tables, b.Columns, b.Rules, b.Examples, b.Values)
+	if d := b.Drafts; d != nil {
+		structureOf(ps, draftPrefix, d.Tables, d.Columns, nil, d.Examples, nil)
+	}
+}
+
+// structureOf checks one section's items; prefix is "" for the base and
+// draftPrefix for the drafts, whose column notes need no text yet.
+func structureOf(ps *problems, prefix string, tables []TableNote, columns []ColumnNote, rules []Rule, examples []Example, values []ValueList) {
 	seen := map[string]bool{}
 	dup := func(key string) bool {
 		key = strings.ToLower(key)
@@ -326,38 +355,42 @@ func (b *Base) structure(ps *problems) {
 		seen[key] = true
 		return false
 	}
-	for i, n := range b.Tables {
-		item := itemOr("table:"+n.Table, n.Table != "", "tables", i)
+	for i, n := range tables {
+		item := prefix + itemOr("table:"+n.Table, n.Table != "", "tables", i)
 		checkTable(ps, item, n)
 		if n.Table != "" && dup("table:"+n.Table) {
 			ps.add(item, "duplicate note for table %q", n.Table)
 		}
 	}
-	for i, n := range b.Columns {
-		item := itemOr("column:"+n.Table+"."+n.Column, n.Table != "" && n.Column != "", "columns", i)
-		checkColumn(ps, item, n)
+	for i, n := range columns {
+		item := prefix + itemOr("column:"+n.Table+"."+n.Column, n.Table != "" && n.Column != "", "columns", i)
+		if prefix == "" {
+			checkColumn(ps, item, n)
+		} else if n.Table == "" || n.Column == "" {
+			ps.add(item, "table and column are required")
+		}
 		if n.Table != "" && n.Column != "" && dup("column:"+n.Table+"."+n.Column) {
 			ps.add(item, "duplicate note for column %s.%s", n.Table, n.Column)
 		}
 	}
-	for i, r := range b.Rules {
-		item := itemOr("rule:"+r.ID, validID(r.ID), "rules", i)
+	for i, r := range rules {
+		item := prefix + itemOr("rule:"+r.ID, validID(r.ID), "rules", i)
 		checkRule(ps, item, r)
 		if seen["rule:"+r.ID] { // IDs are case-sensitive
 			ps.add(item, "duplicate rule id %q", r.ID)
 		}
 		seen["rule:"+r.ID] = true
 	}
-	for i, ex := range b.Examples {
-		item := itemOr("example:"+ex.ID, validID(ex.ID), "examples", i)
+	for i, ex := range examples {
+		item := prefix + itemOr("example:"+ex.ID, validID(ex.ID), "examples", i)
 		checkExample(ps, item, ex)
 		if seen["example:"+ex.ID] {
 			ps.add(item, "duplicate example id %q", ex.ID)
 		}
 		seen["example:"+ex.ID] = true
 	}
-	for i, v := range b.Values {
-		item := itemOr("value:"+v.Table+"."+v.Column, v.Table != "" && v.Column != "", "values", i)
+	for i, v := range values {
+		item := prefix + itemOr("value:"+v.Table+"."+v.Column, v.Table != "" && v.Column != "", "values", i)
 		checkValues(ps, item, v)
 		if v.Table != "" && v.Column != "" && dup("value:"+v.Table+"."+v.Column) {
 			ps.add(item, "duplicate value list for column %s.%s", v.Table, v.Column)
@@ -380,7 +413,9 @@ func itemOr(item string, ok bool, list string, i int) string {
 //     (db.Lookup) and column of db;
 //   - every example's SQL passes guard.Check (nothing is executed) and,
 //     when it does, reads only tables of db, as the syntax tree of internal/sqlparse
-//     places them (names of common table expressions are not tables).
+//     places them (names of common table expressions are not tables);
+//   - the same for the drafts (see Base.Drafts), whose problems are named
+//     "drafts.<item>"; a draft column note may still be empty.
 //
 // A nil db skips the schema checks. guard is required: without one,
 // Validate returns an error wrapping text2sql.ErrInvalidConfig. When ctx
@@ -394,6 +429,22 @@ func (b *Base) Validate(ctx context.Context, db *schema.Database, guard text2sql
 	}
 	var ps problems
 	b.structure(&ps)
+	if err := validateOf(ctx, db, guard, &ps, "", b.Tables, b.Columns, b.Rules, b.Examples, b.Values); err != nil {
+		return err
+	}
+	if d := b.Drafts; d != nil {
+		if err := validateOf(ctx, db, guard, &ps, draftPrefix, d.Tables, d.Columns, nil, d.Examples, nil); err != nil {
+			return err
+		}
+	}
+	return ps.err()
+}
+
+// validateOf checks one section's references to db and its examples' SQL
+// against guard, adding to ps; prefix is "" or draftPrefix. It returns an
+// error only when ctx ends.
+func validateOf(ctx context.Context, db *schema.Database, guard text2sql.Guard, ps *problems, prefix string,
+	tables []TableNote, columns []ColumnNote, rules []Rule, examples []Example, values []ValueList) error {
 	table := func(item, name string) *schema.Table {
 		if db == nil || name == "" {
 			return nil
@@ -409,27 +460,27 @@ func (b *Base) Validate(ctx context.Context, db *schema.Database, guard text2sql
 			ps.add(item, "unknown column %q in table %s", cname, t.QualifiedName())
 		}
 	}
-	for _, n := range b.Tables {
-		table("table:"+n.Table, n.Table)
+	for _, n := range tables {
+		table(prefix+"table:"+n.Table, n.Table)
 	}
-	for _, n := range b.Columns {
-		column("column:"+n.Table+"."+n.Column, n.Table, n.Column)
+	for _, n := range columns {
+		column(prefix+"column:"+n.Table+"."+n.Column, n.Table, n.Column)
 	}
-	for _, r := range b.Rules {
+	for _, r := range rules {
 		for _, tn := range r.Tables {
-			table("rule:"+r.ID, tn)
+			table(prefix+"rule:"+r.ID, tn)
 		}
 	}
-	for i, ex := range b.Examples {
-		item := itemOr("example:"+ex.ID, validID(ex.ID), "examples", i)
+	for i, ex := range examples {
+		item := prefix + itemOr("example:"+ex.ID, validID(ex.ID), "examples", i)
 		if strings.TrimSpace(ex.SQL) == "" {
 			continue
 		}
-		n := len(ps)
-		if err := checkSQL(ctx, guard, &ps, item, ex.SQL); err != nil {
+		n := len(*ps)
+		if err := checkSQL(ctx, guard, ps, item, ex.SQL); err != nil {
 			return err
 		}
-		if db == nil || len(ps) > n {
+		if db == nil || len(*ps) > n {
 			continue // the guard's report is the more precise one
 		}
 		for _, ref := range sqlparse.Tables(sqlparse.Parse(ex.SQL, db.Dialect)) {
@@ -438,8 +489,8 @@ func (b *Base) Validate(ctx context.Context, db *schema.Database, guard text2sql
 			}
 		}
 	}
-	for _, v := range b.Values {
-		column("value:"+v.Table+"."+v.Column, v.Table, v.Column)
+	for _, v := range values {
+		column(prefix+"value:"+v.Table+"."+v.Column, v.Table, v.Column)
 	}
-	return ps.err()
+	return nil
 }

@@ -20,7 +20,8 @@ const fingerprintVersion = "text2sql/knowledge/v1"
 // item, or to the order of items, changes it. Runs of white space in prose
 // (descriptions, questions, rule texts…) count as one space, as in
 // Documents, so re-wrapping a YAML block does not change the fingerprint;
-// SQL and values count as written. A nil or empty base has a
+// SQL and values count as written. Drafts are left out: they are not
+// indexed until Accept moves them into the base. A nil or empty base has a
 // fingerprint too.
 func (b *Base) Fingerprint() string {
 	w := fingerprint.New()

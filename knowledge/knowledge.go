@@ -35,6 +35,15 @@
 //	  - table: enrollments
 //	    column: status
 //	    values: [completed, enrolled, withdrawn]
+//	drafts:                       # Drafts: tables, columns, examples to review
+//	  columns:
+//	    - table: enrollments
+//	      column: term  # TEXT, NOT NULL
+//	      description: ""
+//
+// The drafts section holds what Init wrote for a person to review; it is
+// ignored until Base.Accept ("text2sql knowledge accept FILE") moves it into
+// the lists above.
 //
 // # Trust
 //
@@ -58,6 +67,22 @@ type Base struct {
 	// Values are distinct cell values of low-cardinality text columns, for
 	// matching literals in questions. See CollectValues.
 	Values []ValueList `json:"values,omitempty" yaml:"values,omitempty"`
+	// Drafts are items awaiting a person's review, as Init writes them:
+	// nothing reads them but Validate (which checks them as it checks the
+	// base, except that a draft column note may still be empty) and Accept
+	// (which moves them into the base). Documents, Fingerprint and the
+	// retrievers ignore them, so a draft never reaches a prompt.
+	Drafts *Drafts `json:"drafts,omitempty" yaml:"drafts,omitempty"`
+}
+
+// Drafts are notes and examples not yet reviewed: stubs to fill in and, when
+// a model drafted them, its notes and candidate examples (each already
+// passed by the guard and the deterministic checks and run once). See
+// Base.Drafts and Base.Accept.
+type Drafts struct {
+	Tables   []TableNote  `json:"tables,omitempty" yaml:"tables,omitempty"`
+	Columns  []ColumnNote `json:"columns,omitempty" yaml:"columns,omitempty"`
+	Examples []Example    `json:"examples,omitempty" yaml:"examples,omitempty"`
 }
 
 // TableNote describes a table for retrieval.

@@ -13,14 +13,27 @@ import (
 	"github.com/text2sql-go/text2sql/schema"
 )
 
-// ValueOptions tunes CollectValues. The zero value means the defaults.
+// Defaults of ValueOptions.
+const (
+	// DefaultMaxDistinct is the most distinct values a column may have for
+	// its values to be listed: enough for a status, category, country or
+	// genre column, few enough that the list fits one retrieved document
+	// (about 50 × DefaultMaxLength characters at worst) and that a column
+	// of names or free text, with many more, is left out.
+	DefaultMaxDistinct = 50
+	// DefaultMaxLength is the longest value kept, in runes: longer values
+	// are prose, not literals a question would quote.
+	DefaultMaxLength = 80
+)
+
+// ValueOptions tunes CollectValues and Init. The zero value means the defaults.
 type ValueOptions struct {
 	// MaxDistinct is the most distinct values a column may have to be
-	// collected; columns with more are skipped. 0 means 50.
+	// collected; columns with more are skipped. 0 means DefaultMaxDistinct.
 	MaxDistinct int
 	// MaxLength is the longest value kept, in characters (runes); longer
 	// values are dropped, not cut, since a cut value is no literal. 0 means
-	// 80.
+	// DefaultMaxLength.
 	MaxLength int
 	// Tables limits collection to these tables (names as db.Lookup takes
 	// them); empty means every table and view of the schema.
@@ -57,42 +70,16 @@ func CollectValues(ctx context.Context, db *sql.DB, sch *schema.Database, opts V
 	if db == nil || sch == nil {
 		return nil, fmt.Errorf("%w: knowledge: CollectValues needs a database and its schema", text2sql.ErrInvalidConfig)
 	}
-	if opts.MaxDistinct <= 0 {
-		opts.MaxDistinct = 50
-	}
-	if opts.MaxLength <= 0 {
-		opts.MaxLength = 80
-	}
-	tables := sch.Tables
-	if len(opts.Tables) > 0 {
-		tables = nil
-		for _, name := range opts.Tables {
-			t := sch.Lookup(name)
-			if t == nil {
-				return nil, fmt.Errorf("knowledge: CollectValues: unknown table %q", name)
-			}
-			if !slices.Contains(tables, t) {
-				tables = append(tables, t)
-			}
-		}
+	opts = opts.withDefaults()
+	tables, err := valueTables(sch, opts)
+	if err != nil {
+		return nil, err
 	}
 	var out []ValueList
 	for _, t := range tables {
-		keys := map[string]bool{}
-		for _, c := range t.PrimaryKey {
-			keys[strings.ToLower(c)] = true
-		}
-		for _, fk := range t.ForeignKeys {
-			for _, c := range fk.Columns {
-				keys[strings.ToLower(c)] = true
-			}
-		}
 		for i := range t.Columns {
 			c := &t.Columns[i]
-			if keys[strings.ToLower(c.Name)] || !textType(c.Type) || idLike(c.Name) || sensitiveLike(c.Name) {
-				continue
-			}
-			if opts.Skip != nil && opts.Skip(t, c) {
+			if !valueColumn(t, c, opts) {
 				continue
 			}
 			vals, err := distinct(ctx, db, sch.Dialect, t, c.Name, opts)
@@ -105,6 +92,58 @@ func CollectValues(ctx context.Context, db *sql.DB, sch *schema.Database, opts V
 		}
 	}
 	return out, nil
+}
+
+// withDefaults fills in the zero fields of opts.
+func (opts ValueOptions) withDefaults() ValueOptions {
+	if opts.MaxDistinct <= 0 {
+		opts.MaxDistinct = DefaultMaxDistinct
+	}
+	if opts.MaxLength <= 0 {
+		opts.MaxLength = DefaultMaxLength
+	}
+	return opts
+}
+
+// valueTables returns the tables whose values are collected: opts.Tables,
+// else all of sch's. An unknown name is an error.
+func valueTables(sch *schema.Database, opts ValueOptions) ([]*schema.Table, error) {
+	if len(opts.Tables) == 0 {
+		return sch.Tables, nil
+	}
+	var tables []*schema.Table
+	for _, name := range opts.Tables {
+		t := sch.Lookup(name)
+		if t == nil {
+			return nil, fmt.Errorf("knowledge: unknown table %q in ValueOptions.Tables", name)
+		}
+		if !slices.Contains(tables, t) {
+			tables = append(tables, t)
+		}
+	}
+	return tables, nil
+}
+
+// valueColumn reports whether c of t is a column whose values are
+// collected: a text type, not a key, not named like an identifier, a secret
+// or contact details, and not skipped by opts.Skip.
+func valueColumn(t *schema.Table, c *schema.Column, opts ValueOptions) bool {
+	if !textType(c.Type) || idLike(c.Name) || sensitiveLike(c.Name) {
+		return false
+	}
+	for _, k := range t.PrimaryKey {
+		if strings.EqualFold(k, c.Name) {
+			return false
+		}
+	}
+	for _, fk := range t.ForeignKeys {
+		for _, k := range fk.Columns {
+			if strings.EqualFold(k, c.Name) {
+				return false
+			}
+		}
+	}
+	return opts.Skip == nil || !opts.Skip(t, c)
 }
 
 // distinct returns the kept distinct values of one column, or nil when the

@@ -67,7 +67,7 @@ func newRoot() *cobra.Command {
 	}
 	o.bind(root)
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { o.errOut = cmd.ErrOrStderr() }
-	root.AddCommand(askCmd(o), contextCmd(o), promptCmd(o), runCmd(o), evalCmd(o), serveCmd(o), mcpCmd(o), loadCmd(o), grantCmd(o))
+	root.AddCommand(askCmd(o), contextCmd(o), promptCmd(o), runCmd(o), evalCmd(o), serveCmd(o), mcpCmd(o), loadCmd(o), grantCmd(o), knowledgeCmd(o))
 	// A word that names no command is a usage error (exit 2), as a bad flag is.
 	root.Args = func(_ *cobra.Command, args []string) error {
 		if len(args) > 0 {
