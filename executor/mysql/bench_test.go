@@ -40,9 +40,9 @@ func BenchmarkPooledQuery(b *testing.B) {
 	}
 }
 
-// BenchmarkChecker is the statement check alone, on a BIRD-sized query.
-func BenchmarkChecker(b *testing.B) {
-	c := NewChecker("", nil)
+// BenchmarkGuard is the statement check alone, on a BIRD-sized query.
+func BenchmarkGuard(b *testing.B) {
+	c := NewGuard("", nil)
 	q := "SELECT T2.major_name FROM member AS T1 INNER JOIN major AS T2 ON T1.link_to_major = T2.major_id WHERE T1.phone = '809-555-3360' ORDER BY T2.major_name LIMIT 10"
 	for b.Loop() {
 		se := c.CheckSQL(q)

@@ -20,11 +20,11 @@ import (
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
-// Checker is the statement check of the MySQL/MariaDB executor: a lexical
+// Guard is the statement check of the MySQL/MariaDB executor: a lexical
 // pass by MySQL's own rules, then the parse tree of a maintained MySQL
 // parser (github.com/pingcap/tidb/pkg/parser), walked with ast.Visitor and,
 // as a backstop, by reflection over every field, so every node at any
-// depth is decided. It needs no server. A Checker is immutable and safe
+// depth is decided. It needs no server. A Guard is immutable and safe
 // for concurrent use; it implements text2sql.Guard, so a knowledge base
 // can check examples offline with it.
 //
@@ -60,7 +60,7 @@ import (
 //   - every function call — scalar, aggregate, window, or a syntax the
 //     parser turns into a call (NEXT VALUE FOR s is nextval(s), a->'$.x'
 //     is json_extract) — names a function on the allow-list
-//     (DefaultFunctions plus the extra names of NewChecker), and
+//     (DefaultFunctions plus the extra names of NewGuard), and
 //     LAST_INSERT_ID has no argument. Everything else is
 //     KindForbiddenFunction: LOAD_FILE, SLEEP, BENCHMARK, GET_LOCK,
 //     RELEASE_LOCK, MASTER_POS_WAIT, NEXTVAL, SETVAL, stored functions
@@ -78,22 +78,22 @@ import (
 // LIKE, PROCEDURE ANALYSE, window functions WITHIN GROUP) is refused as
 // KindSyntax: a false refusal the repair loop can route around, never a
 // statement run unchecked.
-type Checker struct {
+type Guard struct {
 	allow   map[string]bool
 	mode    sqltext.MySQLMode
 	sqlMode tidbmysql.SQLMode
 	parsers *sync.Pool
 }
 
-// NewChecker returns a Checker for a session whose sql_mode is sqlMode
+// NewGuard returns a Guard for a session whose sql_mode is sqlMode
 // (as @@sql_mode reports it; "" is MariaDB's and MySQL's default, where
 // "…" is a string and backslash escapes) whose allow-list is
 // DefaultFunctions plus extra. Each extra entry names a function as it is
 // called, case-insensitively: "my_func" allows my_func(…) (a stored
 // function of the current database, or a loadable function), "util.my_func"
 // allows util.my_func(…).
-func NewChecker(sqlMode string, extra []string) *Checker {
-	c := &Checker{allow: make(map[string]bool, len(DefaultFunctions)+len(extra)), mode: sqltext.ParseMySQLMode(sqlMode)}
+func NewGuard(sqlMode string, extra []string) *Guard {
+	c := &Guard{allow: make(map[string]bool, len(DefaultFunctions)+len(extra)), mode: sqltext.ParseMySQLMode(sqlMode)}
 	for _, f := range DefaultFunctions {
 		c.allow[f] = true
 	}
@@ -133,7 +133,7 @@ func NewChecker(sqlMode string, extra []string) *Checker {
 
 // Check implements text2sql.Guard: it returns nil or the *text2sql.SQLError
 // of CheckSQL. It never contacts a server; ctx is unused.
-func (c *Checker) Check(_ context.Context, query string) error {
+func (c *Guard) Check(_ context.Context, query string) error {
 	if se := c.CheckSQL(query); se != nil {
 		return se
 	}
@@ -141,8 +141,8 @@ func (c *Checker) Check(_ context.Context, query string) error {
 }
 
 // CheckSQL checks one statement and returns nil when it may run, or the
-// refusal (see Checker).
-func (c *Checker) CheckSQL(query string) *text2sql.SQLError {
+// refusal (see Guard).
+func (c *Guard) CheckSQL(query string) *text2sql.SQLError {
 	_, se := c.Prepare(query)
 	return se
 }
@@ -151,7 +151,7 @@ func (c *Checker) CheckSQL(query string) *text2sql.SQLError {
 // the server: query with its comments replaced by spaces and without
 // trailing white space and semicolons, so the server reads exactly what
 // the check parsed.
-func (c *Checker) Prepare(query string) (string, *text2sql.SQLError) {
+func (c *Guard) Prepare(query string) (string, *text2sql.SQLError) {
 	if !utf8.ValidString(query) {
 		return "", &text2sql.SQLError{Kind: text2sql.KindSyntax, SQLState: "HY000",
 			Message: "the statement is not valid UTF-8"}
@@ -232,7 +232,7 @@ func controlChar(s string) (rune, bool) {
 }
 
 // parse runs the parser, turning a panic into an error.
-func (c *Checker) parse(text string) (stmts []ast.StmtNode, err error) {
+func (c *Guard) parse(text string) (stmts []ast.StmtNode, err error) {
 	p := c.parsers.Get().(*parser.Parser)
 	defer func() {
 		if r := recover(); r != nil {
@@ -248,7 +248,7 @@ func (c *Checker) parse(text string) (stmts []ast.StmtNode, err error) {
 
 // checkTree walks a parsed statement with ast.Visitor and then, by
 // reflection, every node the visitor did not reach.
-func (c *Checker) checkTree(stmt ast.StmtNode) *text2sql.SQLError {
+func (c *Guard) checkTree(stmt ast.StmtNode) *text2sql.SQLError {
 	switch stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 	default:
@@ -265,7 +265,7 @@ func (c *Checker) checkTree(stmt ast.StmtNode) *text2sql.SQLError {
 
 // visitor checks each node it enters and stops at the first refusal.
 type visitor struct {
-	c    *Checker
+	c    *Guard
 	seen map[ast.Node]bool
 	// cte names the WITH query being walked, for the wording of a
 	// statement inside it.
@@ -298,7 +298,7 @@ var nodeType = reflect.TypeFor[ast.Node]()
 // reflectWalk finds every ast.Node reachable from val through exported
 // and embedded fields, slices and pointers, and checks those the visitor
 // did not see (an Accept method that skips a child cannot hide it).
-func (c *Checker) reflectWalk(val reflect.Value, v *visitor, done map[uintptr]bool) {
+func (c *Guard) reflectWalk(val reflect.Value, v *visitor, done map[uintptr]bool) {
 	if v.err != nil {
 		return
 	}
@@ -363,7 +363,7 @@ func init() {
 }
 
 // checkNode decides one node; cte names the WITH query holding it.
-func (c *Checker) checkNode(n ast.Node, cte string) *text2sql.SQLError {
+func (c *Guard) checkNode(n ast.Node, cte string) *text2sql.SQLError {
 	switch x := n.(type) {
 	case *ast.SelectStmt:
 		if x.SelectIntoOpt != nil {
@@ -448,7 +448,7 @@ func intoError(o *ast.SelectIntoOption) *text2sql.SQLError {
 // extra): a name on the list that this server has no built-in for (one
 // of another MySQL or MariaDB version) would call the stored function.
 // It runs once, when the executor is made.
-func (c *Checker) withoutStoredFunctions(ctx context.Context, db *sql.DB, extra []string) error {
+func (c *Guard) withoutStoredFunctions(ctx context.Context, db *sql.DB, extra []string) error {
 	rows, err := db.QueryContext(ctx, `SELECT LOWER(ROUTINE_NAME) FROM information_schema.ROUTINES
 		WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'FUNCTION'`)
 	if err != nil {
@@ -477,7 +477,7 @@ func (c *Checker) withoutStoredFunctions(ctx context.Context, db *sql.DB, extra 
 // server's settings.
 var systemSchemas = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true}
 
-func (c *Checker) checkFunc(f *ast.FuncCallExpr) *text2sql.SQLError {
+func (c *Guard) checkFunc(f *ast.FuncCallExpr) *text2sql.SQLError {
 	name := f.FnName.L
 	if f.Schema.L != "" {
 		full := f.Schema.L + "." + name
@@ -494,7 +494,7 @@ func (c *Checker) checkFunc(f *ast.FuncCallExpr) *text2sql.SQLError {
 	return c.checkName(name, "function")
 }
 
-func (c *Checker) checkName(name, what string) *text2sql.SQLError {
+func (c *Guard) checkName(name, what string) *text2sql.SQLError {
 	l := strings.ToLower(name)
 	if c.allow[l] {
 		return nil
@@ -576,7 +576,7 @@ func statementWords(name string) string {
 // shows one (a statement that is not a query, INTO, a locking clause, an
 // assignment), KindDialect for a construct of another dialect, else
 // KindSyntax with the parser's message.
-func (c *Checker) syntaxError(text string, err error) *text2sql.SQLError {
+func (c *Guard) syntaxError(text string, err error) *text2sql.SQLError {
 	msg := err.Error()
 	toks := sqltext.Significant(sqltext.LexMySQL(text, c.mode))
 	i := 0

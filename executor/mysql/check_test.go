@@ -14,10 +14,10 @@ import (
 	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
-// The Checker needs no server: every attack of the security tests is
+// The Guard needs no server: every attack of the security tests is
 // refused offline with its kind.
-func TestCheckerOffline(t *testing.T) {
-	c := NewChecker("", nil)
+func TestGuardOffline(t *testing.T) {
+	c := NewGuard("", nil)
 	var _ text2sql.Guard = c
 	w := &world{token: "off"}
 	for _, a := range w.attacks() {
@@ -58,15 +58,15 @@ func TestCheckerOffline(t *testing.T) {
 // Prepare returns the text the server runs: comments blanked, trailing
 // semicolons gone, strings untouched.
 func TestPrepareText(t *testing.T) {
-	c := NewChecker("", nil)
+	c := NewGuard("", nil)
 	text, se := c.Prepare("SELECT '#x' AS s /* c */, 1 # d\n;")
 	require.Nil(t, se)
 	assert.Equal(t, "SELECT '#x' AS s        , 1", text)
 }
 
 // The session's sql_mode decides how "…" and backslashes are read.
-func TestCheckerModes(t *testing.T) {
-	ansi := NewChecker("STRICT_TRANS_TABLES,ANSI_QUOTES", nil)
+func TestGuardModes(t *testing.T) {
+	ansi := NewGuard("STRICT_TRANS_TABLES,ANSI_QUOTES", nil)
 	assert.Nil(t, ansi.CheckSQL(`SELECT "Name" FROM singer`))
 	// Under ANSI_QUOTES "…" is an identifier, so this hides nothing in a string.
 	se := ansi.CheckSQL(`SELECT "a\" , LOAD_FILE('/etc/hostname') -- "`)
@@ -78,7 +78,7 @@ func TestCheckerModes(t *testing.T) {
 	se = ansi.CheckSQL(`SELECT "a\" , LOAD_FILE('/etc/hostname') , "\" FROM singer`)
 	require.NotNil(t, se)
 	assert.Equal(t, text2sql.KindSyntax, se.Kind)
-	noBS := NewChecker("NO_BACKSLASH_ESCAPES", nil)
+	noBS := NewGuard("NO_BACKSLASH_ESCAPES", nil)
 	// Without backslash escapes 'a\' ends at the second quote, and the
 	// INTO is code.
 	se = noBS.CheckSQL(`SELECT 'a\' , ' INTO OUTFILE '/tmp/x' -- '`)
@@ -87,12 +87,12 @@ func TestCheckerModes(t *testing.T) {
 	se = noBS.CheckSQL(`SELECT 'a\', LOAD_FILE('/etc/hostname') -- '`)
 	require.NotNil(t, se)
 	assert.Equal(t, text2sql.KindForbiddenFunction, se.Kind)
-	assert.Nil(t, NewChecker("", nil).CheckSQL(`SELECT 'a\', LOAD_FILE(''/etc/hostname'') -- '`))
+	assert.Nil(t, NewGuard("", nil).CheckSQL(`SELECT 'a\', LOAD_FILE(''/etc/hostname'') -- '`))
 }
 
 // Options.AllowFunctions names stored functions, with or without schema.
 func TestAllowFunctions(t *testing.T) {
-	c := NewChecker("", []string{"My_Func", "util.f"})
+	c := NewGuard("", []string{"My_Func", "util.f"})
 	assert.Nil(t, c.CheckSQL("SELECT my_func(1), UTIL.F(2)"))
 	assert.NotNil(t, c.CheckSQL("SELECT other.my_func(1)"))
 	assert.NotNil(t, c.CheckSQL("SELECT f(1)"))
@@ -100,7 +100,7 @@ func TestAllowFunctions(t *testing.T) {
 
 // The reflection walk decides a node an Accept method did not visit.
 func TestReflectWalkBackstop(t *testing.T) {
-	c := NewChecker("", nil)
+	c := NewGuard("", nil)
 	stmt := &ast.SelectStmt{Where: &ast.FuncCallExpr{FnName: ast.NewCIStr("sleep")}}
 	v := &visitor{c: c, seen: map[ast.Node]bool{stmt: true}} // as if Accept stopped at the top
 	c.reflectWalk(reflect.ValueOf(stmt), v, map[uintptr]bool{})
@@ -129,7 +129,7 @@ func TestDefaultFunctions(t *testing.T) {
 // before the parser sees them (TiDB's parser took 566 MB for 140,000 ×
 // BINARY); a chain of 500 terms still parses.
 func TestDeepStatements(t *testing.T) {
-	c := NewChecker("", nil)
+	c := NewGuard("", nil)
 	for _, q := range append(exectest.DeepStatements(),
 		"SELECT 1 FROM DUAL WHERE "+strings.Repeat("NOT ", 20000)+"1",
 		"SELECT "+strings.Repeat("BINARY ", 140000)+"'a'",

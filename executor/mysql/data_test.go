@@ -17,10 +17,10 @@ import (
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 )
 
-// The 500 BIRD mini-dev MySQL gold queries pass the Checker: none is a
+// The 500 BIRD mini-dev MySQL gold queries pass the Guard: none is a
 // false refusal.
-func TestCheckerBIRDGold(t *testing.T) {
-	c := NewChecker("", nil)
+func TestGuardBIRDGold(t *testing.T) {
+	c := NewGuard("", nil)
 	refused := 0
 	for _, q := range shareddata.BIRDMiniDev(t, text2sql.DialectMySQL) {
 		if se := c.CheckSQL(q.SQL); !assert.Nil(t, se, "BIRD %d refused\n%s", q.ID, q.SQL) {
@@ -31,9 +31,9 @@ func TestCheckerBIRDGold(t *testing.T) {
 }
 
 // The BIRD gold queries also pass the executor's server-side Check
-// (Checker, then prepare on MariaDB) on empty tables made from
+// (Guard, then prepare on MariaDB) on empty tables made from
 // dev_tables.json: no refusal, and the server accepts the text the
-// Checker passes on. Four gold queries name a derived table `t` and read
+// Guard passes on. Four gold queries name a derived table `t` and read
 // `T`.col: MariaDB on Linux (lower_case_table_names=0) compares aliases
 // case-sensitively and reports an unknown column — a fault of the gold
 // SQL, counted, not a refusal.
@@ -104,11 +104,11 @@ func mysqlDDL(t *testing.T, s *birdschema.Schema) []string {
 	return out
 }
 
-// The Spider dev gold queries are written for SQLite. The Checker accepts
+// The Spider dev gold queries are written for SQLite. The Guard accepts
 // almost all of them; what it refuses must be SQLite syntax MySQL does not
 // have (a dialect or syntax refusal), never a security refusal.
-func TestCheckerSpiderGold(t *testing.T) {
-	c := NewChecker("", nil)
+func TestGuardSpiderGold(t *testing.T) {
+	c := NewGuard("", nil)
 	total, accepted := 0, 0
 	kinds := map[text2sql.ErrorKind]int{}
 	examples := map[string]int{}

@@ -2,7 +2,7 @@ package mysql
 
 import "strings"
 
-// DefaultFunctions is the allow-list of the Checker: MySQL and MariaDB
+// DefaultFunctions is the allow-list of the Guard: MySQL and MariaDB
 // built-in functions that only compute a value from their arguments (or
 // read the clock or the session's identity), in lower case, by category.
 // Names are those the parser gives a call: CHAR(…) is char_func,
@@ -15,10 +15,10 @@ import "strings"
 // (MASTER_POS_WAIT, SOURCE_POS_WAIT, MASTER_GTID_WAIT,
 // WAIT_FOR_EXECUTED_GTID_SET, WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS),
 // sequences (NEXTVAL, SETVAL, LASTVAL, NEXT VALUE FOR), session setters
-// (LAST_INSERT_ID(expr) is refused by the Checker, LAST_INSERT_ID() is
+// (LAST_INSERT_ID(expr) is refused by the Guard, LAST_INSERT_ID() is
 // allowed), password and key functions (PASSWORD, OLD_PASSWORD,
 // ENCRYPT), the TiDB-only functions of the parser, and every stored or
-// loadable function (allowed only by name, see NewChecker).
+// loadable function (allowed only by name, see NewGuard).
 var DefaultFunctions = strings.Fields(
 	// Strings.
 	`ascii bin bit_length char_func char_length character_length chr concat concat_ws elt export_set

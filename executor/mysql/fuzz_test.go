@@ -32,8 +32,8 @@ func normalized(q string) string {
 	return n
 }
 
-// FuzzChecker checks the Checker against the engine. For every text the
-// Checker accepts, the text it returns is run on MariaDB as root — the
+// FuzzGuard checks the Guard against the engine. For every text the
+// Guard accepts, the text it returns is run on MariaDB as root — the
 // login with every power — on a fresh connection inside START TRANSACTION
 // READ ONLY with a 1 s max_statement_time, and the oracle asserts:
 //
@@ -54,7 +54,7 @@ func normalized(q string) string {
 // Every input, accepted or not, must be decided without a panic. Without a
 // server the engine oracle is skipped (under CI=true the test fails, as
 // every server test does).
-func FuzzChecker(f *testing.F) {
+func FuzzGuard(f *testing.F) {
 	// A token no other program's file names carry (gcc's temporary
 	// cc*.o files once held "fz").
 	token := dbtest.Name("fz")
@@ -81,7 +81,7 @@ func FuzzChecker(f *testing.F) {
 			}
 		}
 	}
-	c := NewChecker("", nil)
+	c := NewGuard("", nil)
 	admin, dsn := dbtest.MySQL(f)
 	dbtest.Exec(f, admin, securityFixture...)
 	dbtest.Exec(f, admin, "CREATE FUNCTION f_write() RETURNS INT MODIFIES SQL DATA BEGIN DELETE FROM secrets; RETURN 1; END")
@@ -119,7 +119,7 @@ func FuzzChecker(f *testing.F) {
 var allowedCommands = map[string]bool{"Com_select": true, "Com_begin": true, "Com_rollback": true, "Com_show_status": true}
 
 // engineOracle runs text on a fresh root connection in a read-only
-// transaction and checks the session afterwards (see FuzzChecker); it
+// transaction and checks the session afterwards (see FuzzGuard); it
 // returns what it found, or "".
 func engineOracle(t *testing.T, e *Executor, text string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

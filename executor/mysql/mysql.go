@@ -2,7 +2,7 @@
 // go-sql-driver/mysql driver. It runs generated SQL, which is untrusted
 // input, in layers, each enough on its own where the server allows:
 //
-//  1. The statement check (Checker): a lexical pass by MySQL's own rules
+//  1. The statement check ( Guard): a lexical pass by MySQL's own rules
 //     under the session's sql_mode (backslash escapes, "…" strings, "#"
 //     and "-- " comments) that refuses executable comments (/*! */,
 //     /*M! */) and optimizer hints, then the parse tree of a maintained
@@ -87,7 +87,7 @@ type Options struct {
 	// response, so a single row of many large values, which the driver
 	// reads whole, is bounded too.
 	MaxResultBytes int
-	// AllowFunctions extends DefaultFunctions (see NewChecker for the
+	// AllowFunctions extends DefaultFunctions (see NewGuard for the
 	// form of the names): stored or loadable functions the model may
 	// call.
 	AllowFunctions []string
@@ -116,7 +116,7 @@ type Executor struct {
 	flavor   Flavor
 	version  string
 	schema   *schema.Database
-	checker  *Checker
+	checker  *Guard
 	sessions *sessions
 	elevated []string
 	closed   atomic.Bool
@@ -275,7 +275,7 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 		return nil, err
 	}
 	e.schema = sch
-	e.checker = NewChecker(sqlMode, opts.AllowFunctions)
+	e.checker = NewGuard(sqlMode, opts.AllowFunctions)
 	if err := e.checker.withoutStoredFunctions(ctx, db, opts.AllowFunctions); err != nil {
 		return nil, err
 	}
@@ -322,9 +322,9 @@ type trippedKey struct{}
 // nil for a login that only reads. Such a login is not refused.
 func (e *Executor) ElevatedPrivileges() []string { return e.elevated }
 
-// Checker returns the statement check the executor runs (configured for
+// Guard returns the statement check the executor runs (configured for
 // the session's sql_mode and Options.AllowFunctions).
-func (e *Executor) Checker() *Checker { return e.checker }
+func (e *Executor) Guard() *Guard { return e.checker }
 
 // statement adds the server-side limits to a checked query; timeout is the
 // generic executor's, which includes the grace.
@@ -396,7 +396,7 @@ func (e *Executor) Close() error {
 
 // Execute runs req.SQL as untrusted input (see the package comment) and
 // returns its rows up to the row cap, or the reason it was refused or
-// failed in Result.Error: refusals of the Checker, KindTooLarge for a
+// failed in Result.Error: refusals of the Guard, KindTooLarge for a
 // statement longer than Options.MaxSQLLength or a result past
 // Options.MaxResultBytes, and server errors classified by
 // guard.Classify — unknown table or column (with a hint from the
@@ -430,7 +430,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	return res, nil
 }
 
-// Check runs the Checker and then prepares the statement inside a
+// Check runs the Guard and then prepares the statement inside a
 // read-only transaction that is rolled back, on a connection of its own,
 // without running it. It
 // returns nil or a *text2sql.SQLError (refusals, syntax errors, unknown

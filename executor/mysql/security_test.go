@@ -272,7 +272,7 @@ func TestAttacksRefused(t *testing.T) {
 			assert.Empty(t, res.Rows)
 		}
 		assert.Equal(t, opened, w.e.sessions.opened.Load(), "%q reached the server", a.sql)
-		assert.Error(t, w.e.Checker().Check(context.Background(), a.sql), a.sql)
+		assert.Error(t, w.e.Guard().Check(context.Background(), a.sql), a.sql)
 		counts[a.kind]++
 	}
 	w.assertUnchanged(t, before)

@@ -139,10 +139,10 @@ func TestAttributeNotation(t *testing.T) {
 	}
 }
 
-// The offline Checker (the built-in catalog) refuses the same calls, and
+// The offline Guard (the built-in catalog) refuses the same calls, and
 // its fast path agrees with the full check on each.
 func TestAttributeNotationOffline(t *testing.T) {
-	c := NewChecker(nil, nil)
+	c := NewGuard(nil, nil)
 	for _, q := range []string{
 		`SELECT ('bgwriter'::text).pg_stat_reset_shared`,
 		`SELECT f.pg_read_file FROM unnest(ARRAY['/etc/passwd']) f`,
@@ -244,7 +244,7 @@ func TestLexingPinned(t *testing.T) {
 // before the parser sees them (libpg_query crashed the process on
 // 1+1+…+1 with 30,000 terms, and on chains the operator count missed:
 // inside ARRAY[…], ISNULL, AT TIME ZONE, CROSS JOIN), through Execute,
-// Check and the offline Checker alike.
+// Check and the offline Guard alike.
 func TestDeepStatements(t *testing.T) {
 	db, _ := testDB(t)
 	e := newExec(t, db, Options{})
@@ -262,7 +262,7 @@ func TestDeepStatements(t *testing.T) {
 		"SELECT 1"+strings.Repeat("?1", 40000),
 	) {
 		wantRefused(t, e, q, text2sql.KindTooLarge)
-		assert.Equal(t, text2sql.KindTooLarge, NewChecker(nil, nil).CheckSQL(q).Kind)
+		assert.Equal(t, text2sql.KindTooLarge, NewGuard(nil, nil).CheckSQL(q).Kind)
 	}
 	res := exectest.Run(t, e, "SELECT 1"+strings.Repeat("+1", 500))
 	require.Nil(t, res.Error)

@@ -19,9 +19,9 @@ import (
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
-// Checker is the statement check of the PostgreSQL executor, on the parse
+// Guard is the statement check of the PostgreSQL executor, on the parse
 // tree PostgreSQL's own parser (libpg_query, through pg_query_go) builds.
-// It needs no server. A Checker is immutable and safe for concurrent use;
+// It needs no server. A Guard is immutable and safe for concurrent use;
 // it implements text2sql.Guard, so a knowledge base can check examples
 // offline with it.
 //
@@ -83,21 +83,21 @@ import (
 // The check first walks the encoded parse tree (fast path); only a
 // statement it does not accept outright is decoded and walked in full,
 // which decides and words the refusal.
-type Checker struct {
+type Guard struct {
 	cat   *Catalog
 	extra map[string]bool
 }
 
-// NewChecker returns a Checker whose allow-list is derived from cat (nil:
+// NewGuard returns a Guard whose allow-list is derived from cat (nil:
 // BuiltinCatalog) plus extra. Each extra entry is a function name as
 // PostgreSQL stores it (lower case unless it was created with a quoted
 // name), optionally schema-qualified: "my_func" allows my_func(…) and
 // pg_catalog.my_func(…); "util.my_func" allows util.my_func(…).
-func NewChecker(cat *Catalog, extra []string) *Checker {
+func NewGuard(cat *Catalog, extra []string) *Guard {
 	if cat == nil {
 		cat = BuiltinCatalog()
 	}
-	c := &Checker{cat: cat, extra: make(map[string]bool, len(extra))}
+	c := &Guard{cat: cat, extra: make(map[string]bool, len(extra))}
 	for _, f := range extra {
 		if f = strings.TrimSpace(f); f != "" {
 			c.extra[f] = true
@@ -108,7 +108,7 @@ func NewChecker(cat *Catalog, extra []string) *Checker {
 
 // allowed reports whether a call of the function named by parts (its
 // schema-qualified name as written) is on the allow-list.
-func (c *Checker) allowed(parts []string) bool {
+func (c *Guard) allowed(parts []string) bool {
 	switch base := parts[len(parts)-1]; {
 	case len(parts) == 1 || len(parts) == 2 && parts[0] == "pg_catalog":
 		return c.extra[base] || c.cat.allowed[base]
@@ -119,7 +119,7 @@ func (c *Checker) allowed(parts []string) bool {
 
 // attribute records a name in attribute position the check let through:
 // an allowed function's (x.f may call f(x)) or a presumed column's.
-func (c *Checker) attribute(name string, res *resolution) {
+func (c *Guard) attribute(name string, res *resolution) {
 	if c.allowed([]string{name}) {
 		res.call(name)
 	} else {
@@ -137,13 +137,13 @@ func operatorError(op []string) *text2sql.SQLError {
 
 // attributeCall reports whether name, read in attribute notation (x.name
 // or (expr).name), could call a function that is not on the allow-list.
-func (c *Checker) attributeCall(name string) bool {
+func (c *Guard) attributeCall(name string) bool {
 	return c.cat.known[name] && !c.allowed([]string{name})
 }
 
 // Check implements text2sql.Guard: it returns nil or the *text2sql.SQLError
 // of CheckSQL. It never contacts a server; ctx is unused.
-func (c *Checker) Check(_ context.Context, query string) error {
+func (c *Guard) Check(_ context.Context, query string) error {
 	if se := c.CheckSQL(query); se != nil {
 		return se
 	}
@@ -151,8 +151,8 @@ func (c *Checker) Check(_ context.Context, query string) error {
 }
 
 // CheckSQL checks one statement and returns nil when it may run, or the
-// refusal (see Checker).
-func (c *Checker) CheckSQL(query string) *text2sql.SQLError {
+// refusal (see Guard).
+func (c *Guard) CheckSQL(query string) *text2sql.SQLError {
 	return c.check(query, nil)
 }
 
@@ -224,7 +224,7 @@ func (r *resolution) call(name string) {
 
 // check is CheckSQL; when res is not nil it also collects the names
 // the server must resolve as the check assumed.
-func (c *Checker) check(query string, res *resolution) *text2sql.SQLError {
+func (c *Guard) check(query string, res *resolution) *text2sql.SQLError {
 	if !utf8.ValidString(query) {
 		return &text2sql.SQLError{Kind: text2sql.KindSyntax, SQLState: "22021",
 			Message: "the statement is not valid UTF-8"}
@@ -250,7 +250,7 @@ func (c *Checker) check(query string, res *resolution) *text2sql.SQLError {
 }
 
 // fullCheck checks the decoded parse tree and words the refusal.
-func (c *Checker) fullCheck(buf []byte, res *resolution) *text2sql.SQLError {
+func (c *Guard) fullCheck(buf []byte, res *resolution) *text2sql.SQLError {
 	tree := &pg_query.ParseResult{}
 	if err := proto.Unmarshal(buf, tree); err != nil {
 		return &text2sql.SQLError{Kind: text2sql.KindSyntax, Message: "cannot read the parse tree: " + err.Error()}
@@ -322,7 +322,7 @@ func walk(m protoreflect.Message, f func(proto.Message) bool) bool {
 }
 
 // checkNode checks one node of a query's tree.
-func (c *Checker) checkNode(m proto.Message, res *resolution) *text2sql.SQLError {
+func (c *Guard) checkNode(m proto.Message, res *resolution) *text2sql.SQLError {
 	switch n := m.(type) {
 	case *pg_query.SelectStmt:
 		if n.IntoClause != nil {
@@ -447,7 +447,7 @@ func isSelect(m proto.Message) bool {
 }
 
 // checkFunc checks a function call against the allow-list.
-func (c *Checker) checkFunc(f *pg_query.FuncCall) *text2sql.SQLError {
+func (c *Guard) checkFunc(f *pg_query.FuncCall) *text2sql.SQLError {
 	parts := names(f.Funcname)
 	if len(parts) == 0 || c.allowed(parts) {
 		return nil
@@ -464,7 +464,7 @@ func (c *Checker) checkFunc(f *pg_query.FuncCall) *text2sql.SQLError {
 }
 
 // notAllowed words why the function named by parts is refused.
-func (c *Checker) notAllowed(parts []string) string {
+func (c *Guard) notAllowed(parts []string) string {
 	full := strings.Join(parts, ".")
 	base := parts[len(parts)-1]
 	switch {
@@ -477,7 +477,7 @@ func (c *Checker) notAllowed(parts []string) string {
 }
 
 // attributeError refuses x.name or (expr).name read as the call name(x).
-func (c *Checker) attributeError(x, name string) *text2sql.SQLError {
+func (c *Guard) attributeError(x, name string) *text2sql.SQLError {
 	return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
 		Message: x + "." + name + " is attribute notation for the call " + name + "(" + x + "), and " + c.notAllowed([]string{name}),
 		Hint:    "if " + name + " is meant as a column, check the table it belongs to"}

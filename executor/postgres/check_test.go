@@ -18,8 +18,8 @@ import (
 
 // The statement check without a server: what it accepts and what it
 // refuses, with which kind.
-func TestChecker(t *testing.T) {
-	c := NewChecker(nil, []string{"util.safe_fn", "my_fn"})
+func TestGuard(t *testing.T) {
+	c := NewGuard(nil, []string{"util.safe_fn", "my_fn"})
 	accept := []string{
 		`SELECT 1`,
 		`select 1;`,
@@ -184,12 +184,12 @@ func TestCatalogRule(t *testing.T) {
 
 // The check never panics; its fast path never accepts what the full check
 // refuses; an accepted text stays accepted with a trailing semicolon.
-func FuzzChecker(f *testing.F) {
+func FuzzGuard(f *testing.F) {
 	for _, s := range []string{`SELECT 1`, `WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d`, `SELECT pg_sleep(1)`,
 		`SELECT 1; DROP TABLE t`, `COPY t TO STDOUT`, `SELECT * FROM t FOR UPDATE`, "SELECT 'a''b' /* c */ -- d\n", `$$`} {
 		f.Add(s)
 	}
-	c := NewChecker(nil, nil)
+	c := NewGuard(nil, nil)
 	f.Fuzz(func(t *testing.T, s string) {
 		if !utf8.ValidString(s) {
 			assert.NotNil(t, c.CheckSQL(s), "invalid UTF-8 accepted: %q", s)
@@ -210,7 +210,7 @@ func FuzzChecker(f *testing.F) {
 // query the tests know: the BIRD and Spider gold queries and the
 // statements of the checker tests.
 func TestFastPathAgrees(t *testing.T) {
-	c := NewChecker(nil, []string{"util.safe_fn", "my_fn"})
+	c := NewGuard(nil, []string{"util.safe_fn", "my_fn"})
 	var qs []string
 	for _, g := range shareddata.SpiderGold(t) {
 		qs = append(qs, g.SQL)

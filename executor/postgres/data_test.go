@@ -331,7 +331,7 @@ func TestBIRDCheckPostgres(t *testing.T) {
 	tables := shareddata.Path(t, "bird", "mini_dev", "dev_tables.json")
 	qs := shareddata.BIRDMiniDev(t, text2sql.DialectPostgres)
 	// The statement check alone.
-	c := NewChecker(nil, nil)
+	c := NewGuard(nil, nil)
 	refused := 0
 	for _, q := range qs {
 		if se := c.CheckSQL(q.SQL); !assert.Nil(t, se, "BIRD %d (%s): refused\n%s", q.ID, q.DBID, q.SQL) {

@@ -42,7 +42,7 @@ var (
 // fastOK reports whether the encoded parse result certainly passes the
 // check: one statement, a SELECT, and nothing below it the full check
 // would refuse.
-func (c *Checker) fastOK(buf []byte, res *resolution) bool {
+func (c *Guard) fastOK(buf []byte, res *resolution) bool {
 	var stmt []byte
 	n := 0
 	ok := fields(buf, func(num protowire.Number, typ protowire.Type, v []byte) bool {
@@ -109,7 +109,7 @@ func nodeKind(node []byte) protowire.Number {
 }
 
 // fastWalk checks an encoded message of type md and everything below it.
-func (c *Checker) fastWalk(md protoreflect.MessageDescriptor, b []byte, res *resolution) bool {
+func (c *Guard) fastWalk(md protoreflect.MessageDescriptor, b []byte, res *resolution) bool {
 	name := md.Name()
 	switch name {
 	case "FuncCall":
@@ -161,8 +161,8 @@ func (c *Checker) fastWalk(md protoreflect.MessageDescriptor, b []byte, res *res
 }
 
 // fastFunc reports whether an encoded FuncCall names an allow-listed
-// function (see Checker.checkFunc).
-func (c *Checker) fastFunc(b []byte, res *resolution) bool {
+// function (see Guard.checkFunc).
+func (c *Guard) fastFunc(b []byte, res *resolution) bool {
 	var parts []string
 	if !fields(b, func(num protowire.Number, typ protowire.Type, v []byte) bool {
 		if num != numFuncName {
@@ -184,9 +184,9 @@ func (c *Checker) fastFunc(b []byte, res *resolution) bool {
 
 // fastAttribute reports whether an encoded ColumnRef or A_Indirection
 // certainly calls no function in attribute notation (see
-// Checker.attributeCall): the last name of a qualified column reference,
+// Guard.attributeCall): the last name of a qualified column reference,
 // and every field a field selection names.
-func (c *Checker) fastAttribute(kind protoreflect.Name, b []byte, res *resolution) bool {
+func (c *Guard) fastAttribute(kind protoreflect.Name, b []byte, res *resolution) bool {
 	num := numColumnFields
 	if kind == "A_Indirection" {
 		num = numIndirection
@@ -222,7 +222,7 @@ func (c *Checker) fastAttribute(kind protoreflect.Name, b []byte, res *resolutio
 
 // fastRelation reports whether an encoded RangeVar certainly names no
 // system relation (see systemRelation).
-func (c *Checker) fastRelation(b []byte) bool {
+func (c *Guard) fastRelation(b []byte) bool {
 	var schema, rel string
 	ok := fields(b, func(num protowire.Number, typ protowire.Type, v []byte) bool {
 		switch num {

@@ -2,7 +2,7 @@
 // SQL, which is untrusted input, in layers, each enough on its own where
 // PostgreSQL allows:
 //
-//  1. The statement check (Checker) on PostgreSQL's own parse tree
+//  1. The statement check ( Guard) on PostgreSQL's own parse tree
 //     (github.com/pganalyze/pg_query_go): exactly one query, no write,
 //     DDL, SELECT … INTO, locking clause or data-modifying WITH query,
 //     no statement but a query, and only allow-listed functions, however
@@ -123,7 +123,7 @@ type Options struct {
 	// non-system schema).
 	Schemas []string
 	// AllowFunctions extends the allow-list the server's catalog gives
-	// (see Catalog; NewChecker for the form of the names).
+	// (see Catalog; NewGuard for the form of the names).
 	AllowFunctions []string
 	// MaxSQLLength bounds the statement text in bytes (default
 	// DefaultMaxSQLLength); a longer text is refused with KindTooLarge.
@@ -165,7 +165,7 @@ type Executor struct {
 	db         *sql.DB
 	owned      bool
 	opts       Options
-	checker    *Checker
+	checker    *Guard
 	schema     *schema.Database
 	searchPath []string
 	// tempLimited says the login may set temp_file_limit.
@@ -278,7 +278,7 @@ func newExecutor(ctx context.Context, db *sql.DB, opts Options) (*Executor, erro
 	if err != nil {
 		return nil, err
 	}
-	e.checker = NewChecker(cat, opts.AllowFunctions)
+	e.checker = NewGuard(cat, opts.AllowFunctions)
 	if len(opts.SearchPath) > 0 {
 		e.searchPath = append([]string(nil), opts.SearchPath...)
 	}
@@ -348,9 +348,9 @@ func (e *Executor) Schema() *schema.Database { return e.schema }
 // existing schemas) when the executor was made.
 func (e *Executor) SearchPath() []string { return append([]string(nil), e.searchPath...) }
 
-// Checker returns the executor's statement check, usable without a
+// Guard returns the executor's statement check, usable without a
 // server.
-func (e *Executor) Checker() *Checker { return e.checker }
+func (e *Executor) Guard() *Guard { return e.checker }
 
 // DB returns the underlying handle. Statements run on it directly are not
 // guarded. Callers must not close it; use Close.
@@ -366,7 +366,7 @@ func (e *Executor) Close() error {
 // Execute runs req.SQL as untrusted input and returns its rows, up to the
 // row cap, or the reason it was refused or failed in Result.Error:
 // refusals of the statement check (nothing reaches the server; see
-// Checker), KindTooLarge for a text longer than MaxSQLLength, and server
+// Guard), KindTooLarge for a text longer than MaxSQLLength, and server
 // errors with their SQLSTATE: 42P01 KindUnknownTable and 42703
 // KindUnknownColumn with a Hint (case folding, other schemas, close
 // names), 42601 KindSyntax, 57014 (statement_timeout) and 55P03

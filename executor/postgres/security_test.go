@@ -215,7 +215,7 @@ func TestC1ReadOnlyEscapes(t *testing.T) {
 	}
 	// The allow-list can be extended.
 	ext := newExec(t, db, Options{AllowFunctions: []string{"public.upper", "current_setting"}})
-	assert.NoError(t, ext.Checker().Check(context.Background(), `SELECT public.upper('x'), current_setting('TimeZone')`), "extended allow-list")
+	assert.NoError(t, ext.Guard().Check(context.Background(), `SELECT public.upper('x'), current_setting('TimeZone')`), "extended allow-list")
 }
 
 // C1 #6: a data-modifying WITH query is refused and the row count is
@@ -274,7 +274,7 @@ func TestC1SleepInCTE(t *testing.T) {
 
 // C1 #11 (library entry points): every way the library runs SQL against
 // PostgreSQL gives the same refusal for DROP TABLE: the executor, its
-// Check, the offline Checker, the pipeline, and the generic executor on
+// Check, the offline Guard, the pipeline, and the generic executor on
 // the same handle (which shares the lexical check). The CLI is covered in
 // cmd/text2sql.
 func TestC1EntryPoints(t *testing.T) {
@@ -284,7 +284,7 @@ func TestC1EntryPoints(t *testing.T) {
 	var (
 		_ text2sql.Executor = e
 		_ text2sql.Guard    = e
-		_ text2sql.Guard    = e.Checker()
+		_ text2sql.Guard    = e.Guard()
 	)
 	gen := executor.New(db, executor.Options{})
 	pipe := func(q string) *text2sql.SQLError {
@@ -304,8 +304,8 @@ func TestC1EntryPoints(t *testing.T) {
 	entry := map[string]func(string) *text2sql.SQLError{
 		"postgres.Execute": func(q string) *text2sql.SQLError { return exectest.Run(t, e, q).Error },
 		"postgres.Check":   func(q string) *text2sql.SQLError { return exectest.SQLError(e.Check(context.Background(), q)) },
-		"Checker.Check": func(q string) *text2sql.SQLError {
-			return exectest.SQLError(e.Checker().Check(context.Background(), q))
+		"Guard.Check": func(q string) *text2sql.SQLError {
+			return exectest.SQLError(e.Guard().Check(context.Background(), q))
 		},
 		"Pipeline.Ask": pipe,
 		"executor.Execute": func(q string) *text2sql.SQLError {
@@ -610,7 +610,7 @@ func TestSessionIsolation(t *testing.T) {
 // FuzzEngine checks the statement check against the engine: in a
 // database where EXECUTE on every pg_catalog function the allow-list
 // refuses is revoked from PUBLIC (function privileges are per database),
-// a statement the Checker accepts is run by a login without superuser
+// a statement the Guard accepts is run by a login without superuser
 // power. The server checks EXECUTE on every function it calls, however
 // the call was written, including operators, casts and the calls inside
 // SQL-language functions; so a "permission denied for function" (42501)
@@ -641,7 +641,7 @@ func FuzzEngine(f *testing.F) {
 	e, err := Open(context.Background(), withUser(f, dsnOf(f, db), role), Options{Timeout: time.Second})
 	require.NoError(f, err)
 	f.Cleanup(func() { e.Close() })
-	c := e.Checker()
+	c := e.Guard()
 	// The oracle can fail: with the check off, the server refuses a call
 	// in attribute notation.
 	bare, err := Open(context.Background(), withUser(f, dsnOf(f, db), role), Options{skipCheck: true})
