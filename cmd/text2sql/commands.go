@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,15 +18,17 @@ import (
 )
 
 func askCmd(o *options) *cobra.Command {
-	return &cobra.Command{
+	var verbose bool
+	c := &cobra.Command{
 		Use:   "ask QUESTION",
 		Short: "Answer a question: retrieve, generate SQL, run it",
 		Long: `Answer a question: retrieve context, generate SQL with the configured
 model, run it through the guard and print the rows.
 
 Without a provider (--provider or GEMINI_API_KEY / OPENAI_API_KEY), ask
-prints the retrieved context and the prompt it would send, unless the
-question matches a verified example, whose SQL is then run.`,
+runs the SQL of a verified example that matches the question; otherwise it
+says why there is no answer and how to get one, and prints the retrieved
+context (with --verbose, the prompt it would send too).`,
 		Args: questionArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -37,7 +40,7 @@ question matches a verified example, whose SQL is then run.`,
 			defer env.Close()
 			out := cmd.OutOrStdout()
 			if env.pipeline == nil {
-				return askOffline(ctx, o, env, q, out, cmd.ErrOrStderr())
+				return askOffline(ctx, o, env, q, out, verbose)
 			}
 			ans, err := env.pipeline.Ask(ctx, q)
 			if o.json {
@@ -52,11 +55,15 @@ question matches a verified example, whose SQL is then run.`,
 			return answerExit(ans, err)
 		},
 	}
+	c.Flags().BoolVar(&verbose, "verbose", false, "without a model provider, print the system instruction and the prompt too")
+	return c
 }
 
 // askOffline answers without a model: a matching verified example is run;
-// otherwise the context and the prompt are printed.
-func askOffline(ctx context.Context, o *options, env *env, q string, out, errOut io.Writer) error {
+// otherwise a short header says what was retrieved, why there is no
+// answer and how to get one, then the context follows (and with verbose
+// the prompt).
+func askOffline(ctx context.Context, o *options, env *env, q string, out io.Writer, verbose bool) error {
 	c, err := env.retriever.Retrieve(ctx, text2sql.RetrieveRequest{Question: q})
 	if err != nil {
 		return err
@@ -87,10 +94,50 @@ func askOffline(ctx context.Context, o *options, env *env, q string, out, errOut
 	if o.json {
 		return writeJSON(out, map[string]any{"context": newContextJSON(c), "system": system, "prompt": user, "provider": nil})
 	}
+	printOfflineHeader(out, c)
 	printContext(out, c)
-	fmt.Fprintf(out, "\n== system instruction\n%s\n\n== prompt\n%s\n", system, user)
-	fmt.Fprintln(errOut, "\nNo model provider is configured: set GEMINI_API_KEY or OPENAI_API_KEY (or --provider openai --base-url http://localhost:11434/v1 for Ollama) to generate and run SQL.")
+	if verbose {
+		fmt.Fprintf(out, "\n== system instruction\n%s\n\n== prompt\n%s\n", system, user)
+	}
 	return nil
+}
+
+// maxOfflineExamples bounds the verified examples the offline header
+// names: enough to show a near paraphrase, few enough for one line or two.
+const maxOfflineExamples = 3
+
+// printOfflineHeader is the first screen of ask without a model: what was
+// retrieved, why there is no answer, and the one setting that gives one.
+func printOfflineHeader(w io.Writer, c *text2sql.Retrieval) {
+	fmt.Fprintln(w, "No answer: no model provider is configured and no verified example matches the question.")
+	var names []string
+	for _, t := range c.Tables {
+		names = append(names, t.Name)
+	}
+	kinds := map[text2sql.ItemKind]int{}
+	var examples []string // in rank order
+	for _, it := range c.Items {
+		kinds[it.Kind]++
+		if it.Kind == text2sql.ItemExample && len(examples) < maxOfflineExamples {
+			examples = append(examples, strconv.Quote(it.Text))
+		}
+	}
+	var counts []string
+	for _, k := range []text2sql.ItemKind{text2sql.ItemTable, text2sql.ItemColumn, text2sql.ItemRule, text2sql.ItemExample, text2sql.ItemValue} {
+		if n := kinds[k]; n > 0 {
+			counts = append(counts, plural(n, string(k)))
+		}
+	}
+	fmt.Fprintf(w, "Retrieved %s (%s) and %s (%s).\n", plural(len(c.Tables), "table"), strings.Join(names, ", "),
+		plural(len(c.Items), "item"), strings.Join(counts, ", "))
+	if len(examples) > 0 {
+		fmt.Fprintf(w, "Verified examples retrieved (asked as written, each is answered without a model): %s.\n", strings.Join(examples, ", "))
+	}
+	fmt.Fprintln(w, "To generate and run SQL, configure a model:")
+	fmt.Fprintln(w, "  export GEMINI_API_KEY=…    (Gemini)   or   export OPENAI_API_KEY=…    (OpenAI)")
+	fmt.Fprintln(w, "  --provider openai --base-url http://localhost:11434/v1 --model llama3.1    (a local model with Ollama)")
+	fmt.Fprintln(w, "The prompt that would be sent: add --verbose, or run text2sql prompt with the same flags.")
+	fmt.Fprintln(w)
 }
 
 // retrieve opens the environment without a model and retrieves the

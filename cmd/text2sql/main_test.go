@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -101,15 +102,39 @@ func TestRunRefuses(t *testing.T) {
 	require.Contains(t, out, `"row_count": 1`, "exit %d: %s", code, out)
 }
 
+// Without a provider, the first screen says what was retrieved, why there
+// is no answer and how to get one; --verbose adds the prompt.
 func TestAskWithoutProviderPrintsPrompt(t *testing.T) {
 	t.Setenv("GEMINI_API_KEY", "")
 	t.Setenv("OPENAI_API_KEY", "")
 	out, errOut, code := cli(t, "ask", "--demo", "Which instructors were hired before 2010?")
 	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
-	for _, want := range []string{"== tables shown", "== prompt", "CREATE TABLE instructors"} {
+	first := strings.Join(strings.SplitN(out, "\n", 16)[:15], "\n")
+	for _, want := range []string{"No answer: no model provider is configured", "Retrieved ", "instructors", "GEMINI_API_KEY", "--base-url", "--verbose"} {
+		assert.Contains(t, first, want, "the first 15 lines lack %q", want)
+	}
+	assert.Contains(t, out, "== tables shown")
+	assert.NotContains(t, out, "== prompt", "the prompt is behind --verbose")
+	out, _, code = cli(t, "ask", "--demo", "--verbose", "Which instructors were hired before 2010?")
+	require.Equal(t, 0, code)
+	for _, want := range []string{"== prompt", "CREATE TABLE instructors"} {
 		assert.Contains(t, out, want, "output lacks %q", want)
 	}
-	assert.Contains(t, errOut, "GEMINI_API_KEY", "no hint on configuring a provider: %q", errOut)
+}
+
+// The README's main command is answered offline: its question is a
+// verified example of the demo.
+func TestREADMEMainCommand(t *testing.T) {
+	t.Setenv("GEMINI_API_KEY", "")
+	t.Setenv("OPENAI_API_KEY", "")
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`go run \./cmd/text2sql ask --demo "([^"]+)"`).FindSubmatch(readme)
+	require.NotNil(t, m, "README has no main command")
+	out, errOut, code := cli(t, "ask", "--demo", string(m[1]))
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "reused verified example")
+	assert.Contains(t, out, "rows)")
 }
 
 // ask with an OpenAI-compatible server (here a local fake speaking the chat
