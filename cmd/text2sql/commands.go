@@ -280,6 +280,8 @@ func answerExit(ans *text2sql.Answer, err error) error {
 		return &exitErr{code: exitDeclined, err: errors.New("declined: the question does not look answerable from this database")}
 	case ans.Result != nil && ans.Result.Error != nil:
 		return &exitErr{code: exitSQL, err: fmt.Errorf("%s: %s", ans.Result.Error.Kind, ans.Result.Error.Message)}
+	case ans.Status == text2sql.StatusUnverified:
+		return &exitErr{code: exitUnverified, err: errors.New("unverified: the judge accepted no attempt; the rows shown are the best executed attempt's")}
 	}
 	return nil
 }

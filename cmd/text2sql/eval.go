@@ -22,10 +22,6 @@ import (
 	"github.com/text2sql-go/text2sql/schema"
 )
 
-// exitMismatch is the exit status of run --answer-key when the result does
-// not match the answer key.
-const exitMismatch = 5
-
 // evalFlags are the flags of the eval command.
 type evalFlags struct {
 	spider, bird, dataset       string

@@ -20,12 +20,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes.
+// Exit codes (the README lists them).
 const (
 	exitError    = 1
 	exitUsage    = 2
-	exitSQL      = 3
-	exitDeclined = 4
+	exitSQL      = 3 // the SQL was refused or failed
+	exitDeclined = 4 // the model declined the question
+	exitMismatch = 5 // run --answer-key: the result differs from the key
+	// exitUnverified: the judge accepted no attempt within the budget; the
+	// best executed attempt is printed, but it is not an answer to trust.
+	exitUnverified = 6
 )
 
 // exitErr carries an exit code out of a command.

@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	text2sql "github.com/text2sql-go/text2sql"
 )
 
 // --plan and --judge take their value in both forms, and a value is never
@@ -117,4 +120,20 @@ func TestStaticAuthWithoutTokens(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "TEXT2SQL_TOKENS")
 	assert.Contains(t, errOut, "--tokens-file")
+}
+
+// Each outcome has its own exit status; unverified is not success.
+func TestAnswerExit(t *testing.T) {
+	code := func(ans *text2sql.Answer) int {
+		var ee *exitErr
+		if err := answerExit(ans, nil); errors.As(err, &ee) {
+			return ee.code
+		}
+		return 0
+	}
+	assert.Equal(t, 0, code(&text2sql.Answer{Status: text2sql.StatusVerified, Result: &text2sql.Result{}}))
+	assert.Equal(t, 0, code(&text2sql.Answer{Status: text2sql.StatusAnswered, Result: &text2sql.Result{}}))
+	assert.Equal(t, exitUnverified, code(&text2sql.Answer{Status: text2sql.StatusUnverified, Result: &text2sql.Result{}}))
+	assert.Equal(t, exitDeclined, code(&text2sql.Answer{Status: text2sql.StatusDeclined}))
+	assert.Equal(t, exitSQL, code(&text2sql.Answer{Status: text2sql.StatusFailed, Result: &text2sql.Result{Error: &text2sql.SQLError{Kind: text2sql.KindSyntax}}}))
 }
