@@ -197,11 +197,15 @@ func runEval(cmd *cobra.Command, o *options, f *evalFlags) error {
 			if o.model != "" {
 				po.Name += "/" + o.model
 			}
-			maxRepairs := o.maxRepairs
-			if maxRepairs == 0 {
-				maxRepairs = -1
+			// The pipeline ask runs: checks, planner and judge as the flags
+			// say. Their options depend only on the flags and the dialect,
+			// so an error shows on the first call, before any question.
+			if err := o.stages(&text2sql.Config{}, &schema.Database{Dialect: text2sql.DialectSQLite}, nil, model); err != nil {
+				return err
 			}
-			po.Configure = func(cfg *text2sql.Config, _ *eval.Question, _ *schema.Database) { cfg.MaxRepairs = maxRepairs }
+			po.Configure = func(cfg *text2sql.Config, _ *eval.Question, sch *schema.Database) {
+				_ = o.stages(cfg, sch, cfg.Executor, model) // checked above
+			}
 		}
 		bar.describe("answering")
 		var rep *eval.Report

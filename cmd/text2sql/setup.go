@@ -25,6 +25,7 @@ import (
 	"github.com/text2sql-go/text2sql/llm/openai"
 	"github.com/text2sql-go/text2sql/planner"
 	"github.com/text2sql-go/text2sql/retriever"
+	"github.com/text2sql-go/text2sql/schema"
 	"github.com/text2sql-go/text2sql/server"
 )
 
@@ -193,42 +194,51 @@ func (o *options) warnElevated(ex guarded) {
 // still reused and Execute works (what serve and mcp offer without a
 // provider).
 func (o *options) newPipeline(e *env) (*text2sql.Pipeline, error) {
-	maxRepairs := o.maxRepairs
-	if maxRepairs == 0 {
-		maxRepairs = -1
-	}
 	cfg := text2sql.Config{
 		Retriever: e.retriever, Generator: e.generator, Executor: e.executor,
-		MaxRepairs: maxRepairs, MaxRows: o.maxRows, Timeout: o.timeout,
+		MaxRows: o.maxRows, Timeout: o.timeout,
 	}
-	db := e.executor.Schema()
+	if err := o.stages(&cfg, e.executor.Schema(), e.executor, e.model); err != nil {
+		return nil, err
+	}
+	return text2sql.New(cfg)
+}
+
+// stages sets what the flags say of the repair budget, the deterministic
+// checks (probing through ex), the planner and the judge in cfg, for
+// database db and model: the one place ask, serve and eval take them from.
+func (o *options) stages(cfg *text2sql.Config, db *schema.Database, ex text2sql.Executor, model text2sql.Model) error {
+	cfg.MaxRepairs = o.maxRepairs
+	if cfg.MaxRepairs == 0 {
+		cfg.MaxRepairs = -1 // the flag's 0 means none; Config's 0 means the default
+	}
 	if !o.noCheck {
-		cfg.Checker = check.New(db, db.Dialect).WithProbe(e.executor)
+		cfg.Checker = check.New(db, db.Dialect).WithProbe(ex)
 	}
 	planOn, planWhen, err := stagePolicy("plan", o.plan)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	judgeOn, judgeWhen, err := stagePolicy("judge", o.judge)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if (planOn || judgeOn) && e.model == nil {
-		return nil, &exitErr{code: exitUsage, err: errors.New("--plan and --judge need a model provider")}
+	if (planOn || judgeOn) && model == nil {
+		return &exitErr{code: exitUsage, err: errors.New("--plan and --judge need a model provider")}
 	}
 	if planOn {
-		if cfg.Planner, err = planner.New(e.model, planner.Options{Dialect: db.Dialect, Schema: db}); err != nil {
-			return nil, err
+		if cfg.Planner, err = planner.New(model, planner.Options{Dialect: db.Dialect, Schema: db}); err != nil {
+			return err
 		}
 		cfg.PlanWhen = planWhen
 	}
 	if judgeOn {
-		if cfg.Judge, err = judge.New(e.model, judge.Options{Dialect: db.Dialect}); err != nil {
-			return nil, err
+		if cfg.Judge, err = judge.New(model, judge.Options{Dialect: db.Dialect}); err != nil {
+			return err
 		}
 		cfg.JudgeWhen = judgeWhen
 	}
-	return text2sql.New(cfg)
+	return nil
 }
 
 // source returns the database path and knowledge base the flags name.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/shareddata"
 )
 
 // --plan and --judge take their value in both forms, and a value is never
@@ -136,4 +138,35 @@ func TestAnswerExit(t *testing.T) {
 	assert.Equal(t, exitUnverified, code(&text2sql.Answer{Status: text2sql.StatusUnverified, Result: &text2sql.Result{}}))
 	assert.Equal(t, exitDeclined, code(&text2sql.Answer{Status: text2sql.StatusDeclined}))
 	assert.Equal(t, exitSQL, code(&text2sql.Answer{Status: text2sql.StatusFailed, Result: &text2sql.Result{Error: &text2sql.SQLError{Kind: text2sql.KindSyntax}}}))
+}
+
+// eval --provider scores the pipeline ask runs: with --judge on, every
+// question's attempt is reviewed (eval ignored --plan and --judge before),
+// and a failed attempt is repaired.
+func TestEvalProviderRunsAsksPipeline(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "")
+	spider := shareddata.Path(t, "spider")
+	var mu sync.Mutex
+	judged, generated := 0, 0
+	srv, _ := openAIServer(t, func(system string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.HasPrefix(system, "You review one attempt") {
+			judged++
+			return `{"ok": true, "stage": "", "reason": "fine", "hints": [], "terms": [], "tables": []}`
+		}
+		generated++
+		if generated == 1 {
+			return `{"answerable": true, "sql": "SELECT TOP 1 name FROM singer", "explanation": "SQL Server syntax"}`
+		}
+		return `{"answerable": true, "sql": "SELECT count(*) FROM singer", "explanation": "counts"}`
+	})
+	_, errOut, code := cli(t, "eval", "--spider", spider, "--json", "--limit", "2", "--judge", "on",
+		"--provider", "openai", "--base-url", srv.URL+"/v1")
+	require.Equal(t, 0, code, errOut)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 2, judged, "one review per question")
+	assert.Equal(t, 3, generated, "the TOP query is repaired")
 }
