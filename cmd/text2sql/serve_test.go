@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -111,8 +112,8 @@ func TestMCPHelperProcess(t *testing.T) {
 func TestMCPStdio(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMCPHelperProcess$", "--", "mcp", "--demo", "--index-dir", t.TempDir(), "--log-format", "json")
 	cmd.Env = append(os.Environ(), "TEXT2SQL_MCP_HELPER=1", "GEMINI_API_KEY=", "OPENAI_API_KEY=")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &lockedBuilder{}
+	cmd.Stderr = stderr
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "v0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	require.NoError(t, err, "connect\n%s", stderr.String())
@@ -138,4 +139,23 @@ func TestMCPStdio(t *testing.T) {
 		t.Logf("close: %v", err)
 	}
 	assert.Contains(t, stderr.String(), "serving MCP on stdio", "stderr: %s", stderr.String())
+}
+
+// lockedBuilder is a strings.Builder a child process's output goroutine
+// may write while the test reads it.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
