@@ -4,6 +4,8 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"path"
+	"strings"
 )
 
 //go:embed web
@@ -45,6 +47,13 @@ func pageHandler() http.Handler {
 		}
 		r2 := r.Clone(r.Context())
 		r2.URL.Path = r.URL.Path[len("/assets"):]
+		// A missing asset (or a directory, which the file server would
+		// list) gets the API's JSON 404, not the file server's plain text.
+		name := strings.TrimPrefix(path.Clean(r2.URL.Path), "/")
+		if st, err := fs.Stat(sub, name); !fs.ValidPath(name) || err != nil || st.IsDir() {
+			writeError(w, r, CodeNotFound, "no such asset")
+			return
+		}
 		files.ServeHTTP(w, r2)
 	})
 }

@@ -338,8 +338,14 @@ func TestPage(t *testing.T) {
 		r := do(t, srv, "GET", asset, "", nil)
 		assert.False(t, r.status != 200 || len(r.body) < 100, "%s: %d", asset, r.status)
 	}
-	r = do(t, srv, "GET", "/assets/missing.js", "", nil)
-	assert.Equal(t, 404, r.status, "missing asset: %d", r.status)
+	// A missing asset, a traversal and a directory get the API's JSON 404.
+	for _, p := range []string{"/assets/missing.js", "/assets/%2e%2e/page.go", "/assets/"} {
+		r = do(t, srv, "GET", p, "", nil)
+		assert.Equal(t, 404, r.status, "%s: %d", p, r.status)
+		assert.Contains(t, r.header.Get("Content-Type"), "application/json", p)
+		assert.Contains(t, string(r.body), `"not_found"`, p)
+	}
+	assert.Contains(t, string(do(t, srv, "GET", "/", "", nil).body), `rel="icon"`, "the page names its icon: no /favicon.ico request")
 	// A host may mount the handler under a prefix: the page uses relative URLs.
 	h, err := New(Config{Pipeline: newPipeline(t, sqlModel("SELECT 1"), 0), Auth: NoAuth(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
