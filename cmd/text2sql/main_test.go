@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -198,12 +199,17 @@ func TestUsageErrors(t *testing.T) {
 }
 
 // openAIServer is a local server speaking the chat completions protocol;
-// answer picks the reply from the request's system instruction.
+// answer picks the reply from the request's system instruction. The
+// count of calls is for reading once the command has returned; requests
+// may come concurrently (eval).
 func openAIServer(t *testing.T, answer func(system string) string) (*httptest.Server, *int) {
 	t.Helper()
 	calls := new(int)
+	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
 		*calls++
+		mu.Unlock()
 		var req struct {
 			Messages []struct{ Role, Content string }
 		}
