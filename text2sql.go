@@ -492,6 +492,9 @@ type ModelResponse struct {
 	Text  string `json:"text"`
 	Model string `json:"model"` // the model that answered, as the provider names it
 	Usage Usage  `json:"usage"`
+	// Attempts is how many requests the provider client sent for this
+	// answer, retries included; 0 when the model does not say.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // Usage counts tokens.
@@ -510,6 +513,9 @@ type ModelCall struct {
 	Model    string        `json:"model"`
 	Usage    Usage         `json:"usage"`
 	Duration time.Duration `json:"-"` // wall time, retries included; duration_ms in JSON
+	// Attempts is ModelResponse.Attempts: the requests sent, retries
+	// included (3 is two retries); 0 when unknown.
+	Attempts int `json:"attempts,omitempty"`
 	// Prompt is the system instruction and messages sent, for the host's
 	// eyes only: services must not return it to clients.
 	Prompt string `json:"-"`

@@ -184,6 +184,7 @@ func (g *Generator) Generate(ctx context.Context, req text2sql.GenerateRequest) 
 			Model:    resp.Model,
 			Usage:    resp.Usage,
 			Duration: time.Since(start),
+			Attempts: resp.Attempts,
 			Prompt:   Transcript(mreq.System, mreq.Messages),
 		})
 		c, perr := parse(resp.Text, g.strip)

@@ -264,3 +264,14 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// The trace's model call carries the requests the provider sent.
+func TestGenerateCallAttempts(t *testing.T) {
+	m := text2sql.ModelFunc(func(context.Context, text2sql.ModelRequest) (*text2sql.ModelResponse, error) {
+		return &text2sql.ModelResponse{Text: `{"answerable": true, "sql": "SELECT 1", "explanation": "one"}`, Model: "m", Attempts: 3}, nil
+	})
+	c, err := newGen(t, m, Options{}).Generate(context.Background(), simpleRequest())
+	require.NoError(t, err)
+	require.Len(t, c.Calls, 1)
+	assert.Equal(t, 3, c.Calls[0].Attempts)
+}

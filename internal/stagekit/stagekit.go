@@ -76,7 +76,7 @@ func (c Call) Run(ctx context.Context) ([]text2sql.ModelCall, error) {
 			return calls, fmt.Errorf("model call: %w: no response", text2sql.ErrModel)
 		}
 		calls = append(calls, text2sql.ModelCall{Model: resp.Model, Usage: resp.Usage, Duration: time.Since(start),
-			Prompt: Transcript(req.System, req.Messages)})
+			Attempts: resp.Attempts, Prompt: Transcript(req.System, req.Messages)})
 		perr := c.Parse(resp.Text)
 		if perr == nil {
 			return calls, nil

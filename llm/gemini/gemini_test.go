@@ -275,3 +275,13 @@ func TestConformance(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	providertest.Timeout(t, client, httpfake.Reply{Status: 503, Body: unavailableBody})
 }
+
+// An answer says how many requests it took: a 503 and a retry are 2.
+func TestAttemptsCounted(t *testing.T) {
+	srv := httpfake.New(t, httpfake.Reply{Status: 503, Body: unavailableBody}, httpfake.Reply{Body: okBody})
+	m, _ := newModel(t, srv, Options{})
+	resp, err := m.Complete(context.Background(), q)
+	require.NoError(t, err)
+	assert.Equal(t, 2, resp.Attempts)
+	assert.Len(t, srv.Requests(), 2)
+}

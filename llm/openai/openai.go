@@ -250,7 +250,9 @@ func (m *Model) Complete(ctx context.Context, req text2sql.ModelRequest) (*text2
 	}
 
 	var out *text2sql.ModelResponse
+	attempts := 0
 	err := m.client.Do(ctx, func(ctx context.Context) error {
+		attempts++
 		resp, err := m.chat.New(ctx, params)
 		if err != nil {
 			return err
@@ -261,6 +263,7 @@ func (m *Model) Complete(ctx context.Context, req text2sql.ModelRequest) (*text2
 	if err != nil {
 		return nil, err
 	}
+	out.Attempts = attempts
 	return out, nil
 }
 
