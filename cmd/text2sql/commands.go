@@ -128,8 +128,12 @@ func printOfflineHeader(w io.Writer, c *text2sql.Retrieval) {
 			counts = append(counts, plural(n, string(k)))
 		}
 	}
-	fmt.Fprintf(w, "Retrieved %s (%s) and %s (%s).\n", plural(len(c.Tables), "table"), strings.Join(names, ", "),
-		plural(len(c.Items), "item"), strings.Join(counts, ", "))
+	if len(c.Items) == 0 {
+		fmt.Fprintln(w, "Nothing in the schema or the knowledge base matched the question.")
+	} else {
+		fmt.Fprintf(w, "Retrieved %s (%s) and %s (%s).\n", plural(len(c.Tables), "table"), strings.Join(names, ", "),
+			plural(len(c.Items), "item"), strings.Join(counts, ", "))
+	}
 	if len(examples) > 0 {
 		fmt.Fprintf(w, "Verified examples retrieved (asked as written, each is answered without a model): %s.\n", strings.Join(examples, ", "))
 	}

@@ -170,3 +170,12 @@ func TestEvalProviderRunsAsksPipeline(t *testing.T) {
 	assert.Equal(t, 2, judged, "one review per question")
 	assert.Equal(t, 3, generated, "the TOP query is repaired")
 }
+
+// The offline header says so when nothing was retrieved, rather than
+// listing empty counts.
+func TestOfflineHeaderEmpty(t *testing.T) {
+	var b strings.Builder
+	printOfflineHeader(&b, &text2sql.Retrieval{})
+	assert.Contains(t, b.String(), "Nothing in the schema or the knowledge base matched")
+	assert.NotContains(t, b.String(), "()")
+}
