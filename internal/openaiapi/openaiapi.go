@@ -6,9 +6,13 @@
 package openaiapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -66,6 +70,7 @@ func New(cfg Config) (*Client, error) {
 		option.WithBaseURL(base + "/"),
 		option.WithHTTPClient(retry.WrapClient(cfg.HTTPClient)),
 		option.WithMaxRetries(0),
+		option.WithMiddleware(jsonByContent),
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
@@ -105,4 +110,32 @@ func (c *Client) Error(ctx context.Context, err error, tr *retry.Tracker) error 
 		}
 	}
 	return retry.Map(ctx, Provider, c.key, err, f)
+}
+
+// jsonByContent marks a successful answer whose body is valid JSON as
+// application/json whatever Content-Type the server sent. The SDK decodes
+// only answers labelled JSON and fails on the rest, while some
+// OpenAI-compatible servers and proxies label JSON "text/plain"; the
+// Gemini route (genai) reads the body whatever its label, and both routes
+// should accept the same answers. A body that is not JSON keeps its label,
+// so the SDK's own error reports it.
+func jsonByContent(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	res, err := next(req)
+	if err != nil || res.StatusCode < 200 || res.StatusCode > 299 || res.Body == nil {
+		return res, err
+	}
+	mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
+	if mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "text/event-stream" {
+		return res, nil
+	}
+	body, err := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	if json.Valid(body) {
+		res.Header.Set("Content-Type", "application/json")
+	}
+	return res, nil
 }

@@ -288,3 +288,22 @@ func TestAttemptsCounted(t *testing.T) {
 	assert.Equal(t, 2, resp.Attempts)
 	assert.Len(t, srv.Requests(), 2)
 }
+
+// Some OpenAI-compatible servers and proxies label JSON "text/plain": the
+// answer is read as the Gemini route reads it, by its body; a body that is
+// not JSON stays an error whatever its label.
+func TestJSONLabelledAsText(t *testing.T) {
+	for _, ct := range []string{"text/plain; charset=utf-8", "application/octet-stream"} {
+		srv := httpfake.New(t, httpfake.Reply{Header: map[string]string{"Content-Type": ct}, Body: okBody})
+		m, _ := newModel(t, srv, Options{})
+		resp, err := m.Complete(context.Background(), q)
+		require.NoError(t, err, "Content-Type %q", ct)
+		assert.Equal(t, `{"sql":"SELECT 1"}`, resp.Text)
+	}
+	srv := httpfake.New(t, httpfake.Reply{Header: map[string]string{"Content-Type": "text/plain"}, Body: "hello"})
+	m, _ := newModel(t, srv, Options{MaxRetries: -1})
+	_, err := m.Complete(context.Background(), q)
+	var me *text2sql.ModelError
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, 200, me.StatusCode)
+}
