@@ -183,6 +183,17 @@ func (m *Model) Complete(ctx context.Context, req text2sql.ModelRequest) (*text2
 	return out, nil
 }
 
+// Ping reports whether the API answers and serves the configured model,
+// without generating anything: one models.get call for it, under the same
+// retries and time limit as Complete. Errors are Complete's; an unknown
+// model is a *text2sql.ModelError with StatusCode 404.
+func (m *Model) Ping(ctx context.Context) error {
+	return m.client.Do(ctx, func(ctx context.Context) error {
+		_, err := m.client.GenAI.Models.Get(ctx, m.model, nil)
+		return err
+	})
+}
+
 func (m *Model) answer(resp *genai.GenerateContentResponse) (*text2sql.ModelResponse, error) {
 	fail := func(format string, args ...any) error {
 		return &text2sql.ModelError{Provider: geminiapi.Provider, StatusCode: http.StatusOK, Message: fmt.Sprintf(format, args...)}

@@ -285,3 +285,21 @@ func TestAttemptsCounted(t *testing.T) {
 	assert.Equal(t, 2, resp.Attempts)
 	assert.Len(t, srv.Requests(), 2)
 }
+
+// Ping asks models.get for the configured model and generates nothing.
+func TestPing(t *testing.T) {
+	srv := httpfake.New(t, httpfake.Reply{Body: `{"name": "models/gemini-2.5-flash", "version": "001", "displayName": "Gemini 2.5 Flash", "inputTokenLimit": 1048576, "outputTokenLimit": 65536, "supportedGenerationMethods": ["generateContent", "countTokens"]}`})
+	m, _ := newModel(t, srv, Options{Model: "gemini-2.5-flash"})
+	require.NoError(t, m.Ping(context.Background()))
+	reqs := srv.Requests()
+	require.Len(t, reqs, 1)
+	assert.Equal(t, http.MethodGet, reqs[0].Method)
+	assert.Equal(t, "/v1beta/models/gemini-2.5-flash", reqs[0].Path)
+
+	srv = httpfake.New(t, httpfake.Reply{Status: 404, Body: `{"error": {"code": 404, "message": "models/gemini-9 is not found for API version v1beta, or is not supported for generateContent.", "status": "NOT_FOUND"}}`})
+	m, _ = newModel(t, srv, Options{Model: "gemini-9"})
+	var me *text2sql.ModelError
+	require.ErrorAs(t, m.Ping(context.Background()), &me)
+	assert.Equal(t, 404, me.StatusCode)
+	assert.Contains(t, me.Message, "gemini-9 is not found")
+}

@@ -112,6 +112,7 @@ type Options struct {
 type Model struct {
 	client   *openaiapi.Client
 	chat     openai.ChatCompletionService
+	models   openai.ModelService
 	model    string
 	jsonMode string
 	maxField string
@@ -159,6 +160,7 @@ func New(opts Options) (*Model, error) {
 	return &Model{
 		client:   c,
 		chat:     openai.NewChatCompletionService(c.Options...),
+		models:   openai.NewModelService(c.Options...),
 		model:    model,
 		jsonMode: mode,
 		maxField: field,
@@ -265,6 +267,49 @@ func (m *Model) Complete(ctx context.Context, req text2sql.ModelRequest) (*text2
 	}
 	out.Attempts = attempts
 	return out, nil
+}
+
+// maxListed bounds the model IDs a Ping error names: enough to spot a
+// misspelt or unpulled model, short enough for one line.
+const maxListed = 8
+
+// Ping reports whether the server answers and serves the configured model,
+// without generating anything: one GET {BaseURL}/models (the list every
+// OpenAI-compatible server offers), under the same retries and time limit
+// as Complete. A model is served when the list has its ID, or, as Ollama
+// lists untagged names, its ID with ":latest".
+//
+// Errors: as Complete's for a failed request (a *text2sql.ModelError, or an
+// error wrapping ctx.Err()); a *text2sql.ModelError with StatusCode 200
+// naming up to eight of the listed IDs when the model is not among them.
+func (m *Model) Ping(ctx context.Context) error {
+	var ids []string
+	err := m.client.Do(ctx, func(ctx context.Context) error {
+		page, err := m.models.List(ctx)
+		if err != nil {
+			return err
+		}
+		ids = ids[:0]
+		for _, md := range page.Data {
+			ids = append(ids, md.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if id == m.model || id == m.model+":latest" {
+			return nil
+		}
+	}
+	shown := ids[:min(len(ids), maxListed)]
+	more := ""
+	if len(ids) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(ids)-len(shown))
+	}
+	return &text2sql.ModelError{Provider: openaiapi.Provider, StatusCode: http.StatusOK,
+		Message: fmt.Sprintf("model %q is not among the %d models the server lists (%s%s)", m.model, len(ids), strings.Join(shown, ", "), more)}
 }
 
 // withSchema appends the JSON Schema to a system instruction, for servers

@@ -307,3 +307,30 @@ func TestJSONLabelledAsText(t *testing.T) {
 	require.ErrorAs(t, err, &me)
 	assert.Equal(t, 200, me.StatusCode)
 }
+
+// Ping lists the server's models and generates nothing; Ollama's untagged
+// name matches its ":latest" entry; a model the server does not list is an
+// error naming what it does list.
+func TestPing(t *testing.T) {
+	list := `{"object": "list", "data": [{"id": "qwen2.5-coder:7b", "object": "model", "created": 1733956455, "owned_by": "library"}, {"id": "llama3.1:latest", "object": "model", "created": 1733956400, "owned_by": "library"}]}`
+	for _, name := range []string{"qwen2.5-coder:7b", "llama3.1"} {
+		srv := httpfake.New(t, httpfake.Reply{Body: list})
+		m, _ := newModel(t, srv, Options{Model: name})
+		require.NoError(t, m.Ping(context.Background()), name)
+		reqs := srv.Requests()
+		require.Len(t, reqs, 1)
+		assert.Equal(t, http.MethodGet, reqs[0].Method)
+		assert.Equal(t, "/v1/models", reqs[0].Path)
+	}
+	srv := httpfake.New(t, httpfake.Reply{Body: list})
+	m, _ := newModel(t, srv, Options{Model: "mistral"})
+	var me *text2sql.ModelError
+	require.ErrorAs(t, m.Ping(context.Background()), &me)
+	assert.Equal(t, `model "mistral" is not among the 2 models the server lists (qwen2.5-coder:7b, llama3.1:latest)`, me.Message)
+
+	srv = httpfake.New(t, httpfake.Reply{Status: 401, Body: badKeyBody})
+	m, _ = newModel(t, srv, Options{})
+	require.ErrorAs(t, m.Ping(context.Background()), &me)
+	assert.Equal(t, 401, me.StatusCode)
+	assert.NotContains(t, me.Error(), testKey)
+}
