@@ -6,9 +6,11 @@
 //	text2sql context --db chinook.sqlite --json "Which artists have the most albums?"
 //	text2sql prompt --demo "Who teaches Linear Algebra?"
 //	text2sql run --demo "SELECT count(*) FROM students"
+//	text2sql doctor --demo
 //
 // Exit status: 0 success, 1 error, 2 usage, 3 the SQL was refused or failed,
-// 4 the question was declined, 5 the result does not match the answer key.
+// 4 the question was declined, 5 the result does not match the answer key,
+// 6 unverified (the judge accepted no attempt).
 package main
 
 import (
@@ -71,7 +73,7 @@ func newRoot() *cobra.Command {
 	}
 	o.bind(root)
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { o.errOut = cmd.ErrOrStderr() }
-	root.AddCommand(askCmd(o), contextCmd(o), promptCmd(o), runCmd(o), evalCmd(o), serveCmd(o), mcpCmd(o), loadCmd(o), grantCmd(o), knowledgeCmd(o))
+	root.AddCommand(askCmd(o), contextCmd(o), promptCmd(o), runCmd(o), evalCmd(o), serveCmd(o), mcpCmd(o), loadCmd(o), grantCmd(o), knowledgeCmd(o), doctorCmd(o))
 	// A word that names no command is a usage error (exit 2), as a bad flag is.
 	root.Args = func(_ *cobra.Command, args []string) error {
 		if len(args) > 0 {

@@ -269,50 +269,69 @@ func (o *options) source() (string, *knowledge.Base, error) {
 	return path, kb, nil
 }
 
-// store opens the persistent vector index for the database at path.
+// store opens the persistent vector index for the database at path (in
+// memory when indexPath gives no directory).
 func (o *options) store(path string) (retriever.Store, error) {
-	dir := o.indexDir
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			return retriever.NewMemoryStore(), nil
-		}
-		abs, err := o.indexKey(path)
-		if err != nil {
-			return nil, err
-		}
-		sum := sha256.Sum256([]byte(abs))
-		dir = filepath.Join(cache, "text2sql", "index", hex.EncodeToString(sum[:8]))
+	dir, err := o.indexPath(path)
+	if err != nil || dir == "" {
+		return retriever.NewMemoryStore(), err
 	}
 	return retriever.OpenChromem(dir)
 }
 
+// indexPath is the directory of the vector index for the database at path:
+// --index-dir, else one per database under the user cache directory; ""
+// when there is no user cache directory (the index is then kept in
+// memory).
+func (o *options) indexPath(path string) (string, error) {
+	if o.indexDir != "" {
+		return o.indexDir, nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", nil
+	}
+	abs, err := o.indexKey(path)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(cache, "text2sql", "index", hex.EncodeToString(sum[:8])), nil
+}
+
+// chosenProvider is the provider the flags and environment select, and
+// why; "" when none is configured.
+func (o *options) chosenProvider() (provider, why string) {
+	switch {
+	case o.provider != "":
+		return o.provider, "--provider"
+	case o.baseURL != "":
+		// A base URL is an OpenAI-compatible endpoint (Ollama, vLLM…):
+		// a GEMINI_API_KEY in the environment must not go to that host.
+		return "openai", "--base-url"
+	case os.Getenv(gemini.EnvAPIKey) != "":
+		return "gemini", gemini.EnvAPIKey + " is set"
+	case os.Getenv(openai.EnvAPIKey) != "":
+		return "openai", openai.EnvAPIKey + " is set"
+	}
+	return "", ""
+}
+
 // newModel returns the configured model, or nil when none is configured.
 func (o *options) newModel(ctx context.Context) (text2sql.Model, error) {
-	provider := o.provider
+	provider, _ := o.chosenProvider()
 	if provider == "" {
-		switch {
-		case o.baseURL != "":
-			// A base URL is an OpenAI-compatible endpoint (Ollama, vLLM…):
-			// a GEMINI_API_KEY in the environment must not go to that host.
-			provider = "openai"
-		case os.Getenv("GEMINI_API_KEY") != "":
-			provider = "gemini"
-		case os.Getenv("OPENAI_API_KEY") != "":
-			provider = "openai"
-		default:
-			return nil, nil
-		}
+		return nil, nil
 	}
 	switch provider {
 	case "gemini":
-		key := os.Getenv("GEMINI_API_KEY")
+		key := os.Getenv(gemini.EnvAPIKey)
 		if key == "" {
-			return nil, &exitErr{code: exitUsage, err: errors.New("--provider gemini needs GEMINI_API_KEY")}
+			return nil, &exitErr{code: exitUsage, err: errors.New("--provider gemini needs " + gemini.EnvAPIKey)}
 		}
 		return gemini.New(ctx, gemini.Options{APIKey: key, Model: o.model, BaseURL: o.baseURL, Timeout: o.modelTime})
 	case "openai":
-		return openai.New(openai.Options{APIKey: os.Getenv("OPENAI_API_KEY"), Model: o.model, BaseURL: o.baseURL, Timeout: o.modelTime})
+		return openai.New(openai.Options{APIKey: os.Getenv(openai.EnvAPIKey), Model: o.model, BaseURL: o.baseURL, Timeout: o.modelTime})
 	}
 	return nil, &exitErr{code: exitUsage, err: fmt.Errorf("unknown provider %q: use gemini or openai", o.provider)}
 }
