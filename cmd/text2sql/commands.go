@@ -466,7 +466,17 @@ func printAnswer(w io.Writer, a *text2sql.Answer) {
 		printResult(w, a.Result)
 	}
 	if a.Trace.ModelCalls > 0 {
-		fmt.Fprintf(w, "\n%s, %d input + %d output tokens, %v\n", plural(a.Trace.ModelCalls, "model call"), a.Trace.Usage.InputTokens, a.Trace.Usage.OutputTokens, a.Trace.Duration.Round(time.Millisecond))
+		calls := plural(a.Trace.ModelCalls, "model call")
+		retries := 0
+		for _, st := range a.Trace.Steps {
+			for _, c := range st.Calls {
+				retries += max(c.Attempts-1, 0)
+			}
+		}
+		if retries > 0 {
+			calls += " (" + plural(retries, "retry") + " after provider errors)"
+		}
+		fmt.Fprintf(w, "\n%s, %d input + %d output tokens, %v\n", calls, a.Trace.Usage.InputTokens, a.Trace.Usage.OutputTokens, a.Trace.Duration.Round(time.Millisecond))
 	}
 }
 
@@ -503,6 +513,9 @@ func printResult(w io.Writer, r *text2sql.Result) {
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
+	}
+	if stem, ok := strings.CutSuffix(noun, "y"); ok && !strings.ContainsAny(stem[len(stem)-1:], "aeiou") {
+		return fmt.Sprintf("%d %sies", n, stem) // retry, query
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -179,3 +179,32 @@ func TestOfflineHeaderEmpty(t *testing.T) {
 	assert.Contains(t, b.String(), "Nothing in the schema or the knowledge base matched")
 	assert.NotContains(t, b.String(), "()")
 }
+
+// The text form of ask counts a provider's retries beside the model calls
+// (the JSON has them per call as attempts).
+func TestAskTextShowsRetries(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "")
+	var mu sync.Mutex
+	failed := false
+	ok, _ := openAIServer(t, func(string) string {
+		return `{"answerable": true, "sql": "SELECT count(*) AS n FROM instructors", "explanation": "counts"}`
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		first := !failed
+		failed = true
+		mu.Unlock()
+		if first {
+			http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusServiceUnavailable)
+			return
+		}
+		ok.Config.Handler.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	out, errOut, code := cli(t, "ask", "--demo", "--base-url", srv.URL+"/v1", "--model", "local-model", "How many instructors are there?")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "1 model call (1 retry after provider errors), 500 input + 20 output tokens")
+	assert.Equal(t, "2 retries", plural(2, "retry"))
+	assert.Equal(t, "2 keys", plural(2, "key"))
+}
