@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -9,6 +8,8 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+
+	text2sql "github.com/text2sql-go/text2sql"
 )
 
 // ErrUnauthenticated is returned (possibly wrapped) by an Authenticator
@@ -18,24 +19,11 @@ import (
 // server answers 503 with code "auth_unavailable" and lets nobody in.
 var ErrUnauthenticated = errors.New("server: unauthenticated")
 
-// Principal is who a request acts for. It reaches the pipeline through the
-// request context (PrincipalFromContext) and the audit hook (AuditEvent).
-// It never holds the credential itself.
-type Principal struct {
-	// ID identifies the caller stably: a static token's name, a Supabase
-	// user id, a JWT's subject, or "local" without authentication. It is
-	// the rate-limit key and appears in logs and audit records.
-	ID string `json:"id"`
-	// Method is how the caller was authenticated: "static", "supabase",
-	// "jwt", "none", or a custom Authenticator's own name.
-	Method string `json:"method"`
-	// Email is the caller's e-mail address when the identity provider
-	// gives one, else "".
-	Email string `json:"email,omitempty"`
-	// Claims are the verified JWT claims (method "jwt") or the user
-	// record's role and audience (method "supabase"); nil otherwise.
-	Claims map[string]any `json:"claims,omitempty"`
-}
+// Principal is who a request acts for (text2sql.Principal). The server
+// puts it in the context of every pipeline call (text2sql.PrincipalFrom),
+// where executors read it to run the caller's statements under the
+// caller's own database role and claims, and in every AuditEvent.
+type Principal = text2sql.Principal
 
 // Authenticator decides who a request is from. It returns the Principal,
 // or an error wrapping ErrUnauthenticated for missing or bad credentials,
@@ -51,21 +39,6 @@ type AuthenticatorFunc func(r *http.Request) (*Principal, error)
 
 // Authenticate calls f.
 func (f AuthenticatorFunc) Authenticate(r *http.Request) (*Principal, error) { return f(r) }
-
-type principalKey struct{}
-
-// WithPrincipal returns a copy of ctx carrying p.
-func WithPrincipal(ctx context.Context, p *Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
-}
-
-// PrincipalFromContext returns the principal a request acts for. The
-// server puts it in the context of every pipeline call (Ask, Generate,
-// Execute), so a custom stage can read it, e.g. to pick a database role.
-func PrincipalFromContext(ctx context.Context) (*Principal, bool) {
-	p, ok := ctx.Value(principalKey{}).(*Principal)
-	return p, ok && p != nil
-}
 
 // BearerToken returns the token of an "Authorization: Bearer <token>"
 // header (the scheme is case-insensitive), or false when there is none.

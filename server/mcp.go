@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -183,7 +184,7 @@ func (s *service) toolCall(ctx context.Context, req *mcp.CallToolRequest, limite
 			return nil, nil, &apiError{CodeRateLimited, fmt.Sprintf("rate limit reached; retry in %d s", retryAfterSeconds(wait))}
 		}
 	}
-	ctx = context.WithValue(WithPrincipal(ctx, p), reqInfoKey{}, &reqInfo{id: reqID, principal: p.ID})
+	ctx = context.WithValue(text2sql.WithPrincipal(ctx, p), reqInfoKey{}, &reqInfo{id: reqID, principal: p.ID})
 	ctx, cancel := s.work(ctx)
 	return ctx, cancel, nil
 }
@@ -193,7 +194,7 @@ func (s *service) toolCall(ctx context.Context, req *mcp.CallToolRequest, limite
 func (s *service) mcpCall(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(principalHeader)
-		p, ok := PrincipalFromContext(r.Context())
+		p, ok := text2sql.PrincipalFrom(r.Context())
 		if !ok {
 			s.fail(w, r, CodeUnauthorized, "a valid bearer token is required")
 			return

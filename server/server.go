@@ -458,14 +458,14 @@ func (s *service) authenticate(next http.Handler) http.Handler {
 		if ri := info(r.Context()); ri != nil {
 			ri.principal = p.ID
 		}
-		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		next.ServeHTTP(w, r.WithContext(text2sql.WithPrincipal(r.Context(), p)))
 	})
 }
 
 // rateLimit spends one token of the principal's budget.
 func (s *service) rateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, _ := PrincipalFromContext(r.Context())
+		p, _ := text2sql.PrincipalFrom(r.Context())
 		if ok, wait := s.lim.allow(p.ID); !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
 			s.fail(w, r, CodeRateLimited, fmt.Sprintf("rate limit reached; retry in %d s", retryAfterSeconds(wait)))
@@ -678,7 +678,7 @@ func (s *service) match(ctx context.Context, out *RunResponse, sql, questionID s
 func (s *service) record(ctx context.Context, source, question, questionID, sql string, res *text2sql.Result) {
 	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: source, Question: question, QuestionID: questionID,
 		SQL: sql, Outcome: "ok", RowCount: res.RowCount, Truncated: res.Truncated, Duration: res.Duration}
-	if p, ok := PrincipalFromContext(ctx); ok {
+	if p, ok := text2sql.PrincipalFrom(ctx); ok {
 		e.Principal, e.Method = p.ID, p.Method
 	}
 	if res.Error != nil {

@@ -275,7 +275,7 @@ func TestPrincipalReachesPipeline(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	note := func(ctx context.Context) {
-		p, ok := PrincipalFromContext(ctx)
+		p, ok := text2sql.PrincipalFrom(ctx)
 		mu.Lock()
 		defer mu.Unlock()
 		if ok {

@@ -47,6 +47,7 @@ type outcome struct {
 // reads the answers:
 //
 //	Query  "BEGIN READ ONLY; SET LOCAL …"           (simple protocol)
+//	Parse "SELECT set_config($1, $2, true), …"; Bind; Execute; Sync   (the role and claims, when any)
 //	Parse q; Bind; Describe portal; Execute max N+1; Sync   (extended protocol)
 //	Query  "ROLLBACK; SELECT pg_advisory_unlock_all()"
 //
@@ -57,15 +58,24 @@ type outcome struct {
 // one statement. The connection is closed whenever it may be left in an
 // unknown state (a broken read, a cancel request, a COPY), which also
 // ends the transaction on the server.
-func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q, probe string, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
+func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, sess session, q, probe string, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
 	fe := pc.Frontend()
 	fe.Send(&pgproto3.Query{String: e.setupSQL(timeout)})
-	// Phases end with a ReadyForQuery each: the setup, the probe when
-	// there is one (see Executor.resolveSQL), the statement, the rollback.
-	stmtPhase := 1
+	// Phases end with a ReadyForQuery each: the setup, the session's role
+	// and claims when there are any (parameters, never text to quote),
+	// the probe when there is one (see Executor.resolveSQL), the
+	// statement, the rollback.
+	sessionPhase, stmtPhase := -1, 1
+	if sq := sess.query(); sq != "" {
+		fe.Send(&pgproto3.Parse{Query: sq})
+		fe.Send(&pgproto3.Bind{Parameters: sess.values()})
+		fe.Send(&pgproto3.Execute{})
+		fe.Send(&pgproto3.Sync{})
+		sessionPhase, stmtPhase = 1, 2
+	}
 	if probe != "" {
 		fe.Send(&pgproto3.Query{String: probe})
-		stmtPhase = 2
+		stmtPhase++
 	}
 	fe.Send(&pgproto3.Parse{Query: q})
 	if describeOnly {
@@ -98,6 +108,7 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q, probe str
 	out := &outcome{}
 	var (
 		setupErr, stmtErr *pgconn.PgError
+		sessionErr        *pgconn.PgError
 		probeErr          *pgconn.PgError
 		oids              []uint32
 		empty, copying    bool
@@ -125,7 +136,9 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q, probe str
 			switch {
 			case phase == 0 && setupErr == nil:
 				setupErr = pe
-			case phase < stmtPhase && probeErr == nil && setupErr == nil:
+			case phase == sessionPhase && sessionErr == nil && setupErr == nil:
+				sessionErr = pe
+			case phase < stmtPhase && probeErr == nil && setupErr == nil && sessionErr == nil:
 				probeErr = pe
 			case phase == stmtPhase && stmtErr == nil:
 				stmtErr = pe
@@ -198,8 +211,10 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, q, probe str
 	case readErr != nil:
 		return nil, fmt.Errorf("postgres: %w", readErr)
 	case setupErr != nil:
-		return nil, fmt.Errorf("%w: postgres: session setup failed (check Options.Role and SearchPath): %s (SQLSTATE %s)",
+		return nil, fmt.Errorf("%w: postgres: session setup failed (check Options.SearchPath): %s (SQLSTATE %s)",
 			text2sql.ErrInvalidConfig, setupErr.Message, setupErr.Code)
+	case sessionErr != nil:
+		return nil, sess.failed(sessionErr.Message, sessionErr.Code)
 	case probeErr != nil:
 		return &outcome{err: probeError(probeErr)}, nil
 	case stmtErr != nil && (stmtErr.Code == "57014" || cancelled):

@@ -11,10 +11,12 @@
 //     statement never reaches the server.
 //  2. The transaction: the statement runs inside BEGIN READ ONLY with
 //     SET LOCAL statement_timeout, lock_timeout and
-//     idle_in_transaction_session_timeout, optionally SET LOCAL ROLE to a
-//     role the host names (a read-only role is the strongest layer: it
-//     also stops what a read-only transaction allows, such as COPY TO a
-//     file for a superuser), and is always rolled back. A role protects
+//     idle_in_transaction_session_timeout, optionally the role the host
+//     names or the one it chooses for the caller, with the caller's
+//     claims for row-level security (Options.Role, RoleFor, Claims; a
+//     read-only role is the strongest layer: it also stops what a
+//     read-only transaction allows, such as COPY TO a file for a
+//     superuser), and is always rolled back. A role protects
 //     only as far as the session's own user allows: a superuser may SET
 //     ROLE back to itself, so connect as a user that is not one.
 //     Session-level advisory locks, which even a read-only transaction
@@ -108,12 +110,35 @@ type Options struct {
 	// (default: the time limit plus 5s), which ends the session should the
 	// client stall inside the transaction.
 	IdleTimeout time.Duration
-	// Role, when set, is the role every statement runs as (SET LOCAL ROLE,
-	// the name quoted exactly as given). The connection's user must be a
-	// member of it, and should not be a superuser (which may SET ROLE
-	// back to itself). Name a role that can only read what the model may
-	// read.
+	// Role, when set, is the role every statement runs as (the
+	// transaction's role, set_config('role', Role, true), as SET LOCAL
+	// ROLE; the name exactly as given) unless RoleFor chooses another.
+	// The connection's user must be a member of it, and should not be a
+	// superuser (which may SET ROLE back to itself). Name a role that can
+	// only read what the model may read.
 	Role string
+	// RoleFor, when set, chooses the role of each call that carries a
+	// principal (text2sql.PrincipalFrom), so that the database's own
+	// grants and row-level-security policies decide what each caller
+	// reads: RoleMap (principal to role), RoleFromClaim (a verified JWT's
+	// "role", as PostgREST), or a function of the host's. "" means Role;
+	// an error is the call's error (ErrForbidden: a principal with no
+	// role). Calls without a principal, such as a host validating its
+	// knowledge file, run as Role. The login must be a member of every
+	// role chosen; one it may not assume fails the call with an error
+	// naming the role and the principal.
+	RoleFor RoleFunc
+	// Claims, when true, passes the caller's claims to row-level-security
+	// policies as PostgREST and Supabase do, transaction-local:
+	// request.jwt.claims is Principal.Claims as JSON with "sub"
+	// (Principal.ID), "role" (the role chosen) and "email" added where
+	// absent, and request.jwt.claim.sub (.role, .email) the single
+	// values, so that policies written for Supabase (auth.uid(),
+	// current_setting('request.jwt.claims', true)::json->>'sub') work
+	// unchanged. A call without a principal sets none: such policies then
+	// see no caller. Statements cannot change the role or the claims
+	// back: set_config, SET and RESET are refused by the statement check.
+	Claims bool
 	// SearchPath, when set, is the transaction's search_path (SET LOCAL
 	// search_path, each schema quoted exactly as given); otherwise the
 	// session's own. Hints for unknown tables treat the schemas on it as
@@ -552,10 +577,6 @@ func (e *Executor) setupSQL(timeout time.Duration) string {
 			b.WriteString(pgx.Identifier{s}.Sanitize())
 		}
 	}
-	if e.opts.Role != "" {
-		b.WriteString("; SET LOCAL ROLE ")
-		b.WriteString(pgx.Identifier{e.opts.Role}.Sanitize())
-	}
 	return b.String()
 }
 
@@ -576,6 +597,10 @@ var errConnBroken = errors.New("postgres: connection broken")
 
 // roundTrip runs the pipeline on a dedicated connection of the pool.
 func (e *Executor) roundTrip(ctx context.Context, q, probe string, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
+	sess, err := e.sessionFor(ctx)
+	if err != nil {
+		return nil, err
+	}
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -598,7 +623,7 @@ func (e *Executor) roundTrip(ctx context.Context, q, probe string, maxRows int, 
 			pc.Close(context.Background())
 			return errConnBroken
 		}
-		out, err = e.pipeline(ctx, pc, q, probe, maxRows, timeout, describeOnly)
+		out, err = e.pipeline(ctx, pc, sess, q, probe, maxRows, timeout, describeOnly)
 		return err
 	})
 	if err != nil {
