@@ -19,6 +19,7 @@ const (
 	CodeBadRequest       Code = "bad_request"            // 400: malformed JSON or a missing field
 	CodeEmptyQuestion    Code = "empty_question"         // 400: the question is empty or only white space
 	CodeUnauthorized     Code = "unauthorized"           // 401: no credentials or bad ones
+	CodeForbidden        Code = "forbidden"              // 403: the database grants the principal no role to run statements as
 	CodeNotFound         Code = "not_found"              // 404: no such route
 	CodeMethodNotAllowed Code = "method_not_allowed"     // 405: the route exists for another method
 	CodeBodyTooLarge     Code = "body_too_large"         // 413: the body exceeds the configured limit
@@ -57,7 +58,7 @@ type ErrorDetail struct {
 }
 
 var codeStatus = map[Code]int{
-	CodeBadRequest: 400, CodeEmptyQuestion: 400, CodeUnauthorized: 401, CodeNotFound: 404,
+	CodeBadRequest: 400, CodeEmptyQuestion: 400, CodeUnauthorized: 401, CodeForbidden: 403, CodeNotFound: 404,
 	CodeMethodNotAllowed: 405, CodeBodyTooLarge: 413, CodeUnsupportedMedia: 415, CodeSchemaTooLarge: 422,
 	CodeRateLimited: 429, CodeInternal: 500, CodeModelError: 502, CodeAuthUnavailable: 503,
 	CodeNotConfigured: 503, CodeExecutor: 503, CodeTimeout: 504,
@@ -89,6 +90,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
+// forbiddenMessage answers a principal the executor has no role for.
+const forbiddenMessage = "this principal may not run statements on the database (no role is granted to it)"
+
 // pipelineError maps an error of Ask or Generate that is not an answer
 // failure (see failureCode) to an error response code and a message safe
 // for clients: the messages name the kind of failure, never a prompt, a
@@ -98,6 +102,8 @@ func pipelineError(err error) (Code, string) {
 	switch {
 	case errors.Is(err, text2sql.ErrEmptyQuestion):
 		return CodeEmptyQuestion, "the question is empty"
+	case errors.Is(err, text2sql.ErrForbidden):
+		return CodeForbidden, forbiddenMessage
 	case errors.Is(err, text2sql.ErrSchemaTooLarge):
 		return CodeSchemaTooLarge, "even the best-matching table does not fit in the prompt budget"
 	case errors.As(err, &me) && me.Timeout:

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,8 +69,8 @@ var stdioPrincipal = &Principal{ID: "local", Method: "stdio"}
 // to run over stdio (mcp.StdioTransport) or another transport. New mounts
 // the same server at /mcp behind its authentication.
 //
-// Calls arriving over stdio or an in-memory transport act as the
-// principal {ID: "local", Method: "stdio"}. Calls arriving over HTTP are
+// Calls arriving over stdio or an in-memory transport act as
+// Config.LocalPrincipal ({ID: "local", Method: "stdio"} by default). Calls arriving over HTTP are
 // accepted only through New's /mcp handler, which authenticated them; an
 // HTTP mount of this server made any other way refuses every tool call.
 // ask, generate_sql and run_sql spend the principal's rate-limit budget
@@ -170,7 +171,7 @@ func (s *service) mcpServer() (*mcp.Server, error) {
 // id over HTTP), bounded by the request timeout. With limited set, the
 // call spends a rate-limit token.
 func (s *service) toolCall(ctx context.Context, req *mcp.CallToolRequest, limited bool) (context.Context, context.CancelFunc, error) {
-	p, reqID := stdioPrincipal, ""
+	p, reqID := cmp.Or(s.cfg.LocalPrincipal, stdioPrincipal), ""
 	if req != nil && req.Extra != nil && req.Extra.Header != nil {
 		v, ok := s.inflight.Load(req.Extra.Header.Get(principalHeader))
 		if !ok {

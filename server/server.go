@@ -47,6 +47,11 @@ type Config struct {
 	// Auth authenticates every /v1/* and /mcp request; required. Use
 	// NoAuth() explicitly for local use without authentication.
 	Auth Authenticator
+	// LocalPrincipal is who MCP calls over stdio or an in-memory transport
+	// act for (they carry no credentials): nil means {ID: "local",
+	// Method: "stdio"}. text2sql mcp --as NAME sets it, so a database
+	// role or policy chosen per principal can be tried locally.
+	LocalPrincipal *Principal
 	// RateLimit limits requests per principal; the zero value is 60 per
 	// minute.
 	RateLimit RateLimit
@@ -629,6 +634,9 @@ func (s *service) run(ctx context.Context, source, sql, questionID string) (*Run
 			return nil, &apiError{CodeTimeout, "the request took longer than the time limit"}
 		}
 		s.log.LogAttrs(ctx, slog.LevelError, "executor failed", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
+		if errors.Is(err, text2sql.ErrForbidden) {
+			return nil, &apiError{CodeForbidden, forbiddenMessage}
+		}
 		if errors.Is(err, text2sql.ErrInvalidConfig) {
 			return nil, &apiError{CodeNotConfigured, "the service has no database configured"}
 		}

@@ -36,6 +36,10 @@ type guarded interface {
 // key=value DSN) or a MySQL/MariaDB server (mysql:// URL or the driver's
 // user@tcp(host)/db form).
 func (o *options) openExecutor(ctx context.Context, path string) (guarded, error) {
+	pg := o.dsn != "" && isPostgresDSN(o.dsn)
+	if err := o.caller.usage(pg); err != nil {
+		return nil, err
+	}
 	switch {
 	case o.dsn == "":
 		ex, err := sqlite.Open(path, sqlite.Options{MaxRows: o.maxRows, Timeout: o.timeout})
@@ -43,8 +47,12 @@ func (o *options) openExecutor(ctx context.Context, path string) (guarded, error
 			return nil, err
 		}
 		return ex, nil
-	case isPostgresDSN(o.dsn):
-		ex, err := postgres.Open(ctx, o.dsn, postgres.Options{MaxRows: o.maxRows, Timeout: o.timeout})
+	case pg:
+		opts := postgres.Options{MaxRows: o.maxRows, Timeout: o.timeout}
+		if err := o.caller.apply(&opts); err != nil {
+			return nil, err
+		}
+		ex, err := postgres.Open(ctx, o.dsn, opts)
 		if err != nil {
 			return nil, err
 		}

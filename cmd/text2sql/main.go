@@ -20,6 +20,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	text2sql "github.com/text2sql-go/text2sql"
 )
 
 // Exit codes (the README lists them).
@@ -72,7 +74,16 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	o.bind(root)
-	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { o.errOut = cmd.ErrOrStderr() }
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		o.errOut = cmd.ErrOrStderr()
+		if p := o.caller.principal(); p != nil {
+			if cmd.Name() == "serve" {
+				return &exitErr{code: exitUsage, err: errors.New("--as: serve takes each request's principal from --auth")}
+			}
+			cmd.SetContext(text2sql.WithPrincipal(cmd.Context(), p))
+		}
+		return nil
+	}
 	root.AddCommand(askCmd(o), contextCmd(o), promptCmd(o), runCmd(o), evalCmd(o), serveCmd(o), mcpCmd(o), loadCmd(o), grantCmd(o), knowledgeCmd(o), doctorCmd(o))
 	// A word that names no command is a usage error (exit 2), as a bad flag is.
 	root.Args = func(_ *cobra.Command, args []string) error {

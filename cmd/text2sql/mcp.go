@@ -44,6 +44,7 @@ For MCP over HTTP, use serve (it mounts /mcp behind its authentication).`,
 			}
 			defer release()
 			cfg.Auth = server.NoAuth()
+			cfg.LocalPrincipal = o.caller.principal()
 			srv, err := server.NewMCPServer(cfg)
 			if err != nil {
 				return err

@@ -47,6 +47,7 @@ type options struct {
 	plan       string // off, on or hard
 	judge      string // off, on or hard
 	noCheck    bool
+	caller     callerFlags
 	errOut     io.Writer // the command's standard error, for warnings
 }
 
@@ -70,6 +71,7 @@ func (o *options) bind(root *cobra.Command) {
 	f.StringVar(&o.plan, "plan", "off", "plan before SQL: off, on, or hard (only for hard questions)")
 	f.StringVar(&o.judge, "judge", "off", "LLM judge with staged repair: off, on, or hard (only for hard questions)")
 	f.BoolVar(&o.noCheck, "no-check", false, "skip the deterministic checks (unknown names, other dialects' syntax) before execution")
+	o.caller.bind(root)
 }
 
 // validate checks the flags that need no database, as usage errors.
@@ -136,7 +138,9 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 	}
 	o.warnElevated(ex)
 	e := &env{executor: ex, kb: kb}
-	if err := kb.Validate(ctx, ex.Schema(), ex); err != nil {
+	// The knowledge file is the host's: its examples run with the host's
+	// rights, not the --as principal's.
+	if err := kb.Validate(text2sql.WithPrincipal(ctx, nil), ex.Schema(), ex); err != nil {
 		ex.Close()
 		return nil, fmt.Errorf("knowledge file: %w", err)
 	}
@@ -180,6 +184,11 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 // beyond reading data (server.LoginOf: executor.Privileged). It never
 // refuses the login: tests and first runs use such logins.
 func (o *options) warnElevated(ex guarded) {
+	if b, ok := ex.(interface{ BypassesRowSecurity() bool }); ok && o.caller.rlsClaims && b.BypassesRowSecurity() && !o.caller.perCaller() && o.errOut != nil {
+		fmt.Fprintln(o.errOut, "text2sql: warning: --rls-claims: statements run as a role that bypasses row-level security "+
+			"(a superuser, BYPASSRLS, or the owner of a table whose policies are not forced), so row-level security does not apply; "+
+			"give --run-as a role without those powers")
+	}
 	l := server.LoginOf(ex)
 	if l == nil || !l.Elevated || o.errOut == nil {
 		return

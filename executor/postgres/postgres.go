@@ -196,6 +196,7 @@ type Executor struct {
 	// tempLimited says the login may set temp_file_limit.
 	tempLimited bool
 	elevated    []string
+	bypassRLS   bool // see BypassesRowSecurity
 	closed      atomic.Bool
 	// sent counts the statements sent to the server (test hook): a
 	// refused statement leaves it unchanged.
@@ -320,6 +321,13 @@ const loginQuery = `SELECT r.rolsuper, r.rolreplication, r.rolbypassrls, r.rolcr
 	pg_has_role(r.oid, 'pg_execute_server_program', 'MEMBER')
 FROM pg_roles r WHERE r.rolname = session_user`
 
+// bypassQuery says whether row-level security does not apply to the role
+// $1 (the login when empty): a superuser, BYPASSRLS, or the owner (by
+// inheritance too) of a table whose policies are not forced.
+const bypassQuery = `SELECT r.rolsuper OR r.rolbypassrls OR EXISTS (SELECT 1 FROM pg_class c
+	WHERE c.relrowsecurity AND NOT c.relforcerowsecurity AND pg_has_role(r.oid, c.relowner, 'USAGE'))
+FROM pg_roles r WHERE r.rolname = coalesce(nullif($1, ''), session_user)`
+
 // inspectLogin learns the login's powers (ElevatedPrivileges) and whether
 // it may set temp_file_limit.
 func (e *Executor) inspectLogin(ctx context.Context, conn *sql.Conn) error {
@@ -337,6 +345,9 @@ func (e *Executor) inspectLogin(ctx context.Context, conn *sql.Conn) error {
 			e.elevated = append(e.elevated, p.name)
 		}
 	}
+	if err := conn.QueryRowContext(ctx, bypassQuery, e.opts.Role).Scan(&e.bypassRLS); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("postgres: login: %w", err)
+	}
 	// temp_file_limit is a superuser setting (PostgreSQL 15 also lets a
 	// role be granted SET on it): try it in a transaction of its own.
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -348,6 +359,14 @@ func (e *Executor) inspectLogin(ctx context.Context, conn *sql.Conn) error {
 	e.tempLimited = err == nil
 	return nil
 }
+
+// BypassesRowSecurity reports whether row-level-security policies do not
+// apply to the role of calls for which no per-caller role is chosen
+// (Options.Role, else the login), as found when the executor was made: it
+// is a superuser, has BYPASSRLS, or owns a table with row-level security
+// that is not forced (ALTER TABLE … FORCE ROW LEVEL SECURITY). Options.Claims
+// then changes nothing for those calls; a host should warn.
+func (e *Executor) BypassesRowSecurity() bool { return e.bypassRLS }
 
 // ElevatedPrivileges implements executor.Privileged: the powers of the
 // login beyond reading data found when the executor was made

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/text2sql-go/text2sql/internal/dbtest"
+)
+
+// rlsServer creates a PostgreSQL database whose notes table has a
+// row-level-security policy keyed on request.jwt.claim.sub (two rows for
+// alice, one for bob), a NOLOGIN role that may read it, and a login that
+// is a member of that role only (as in production: no superuser); it
+// returns the login's DSN, the role and the superuser's DSN.
+func rlsServer(t *testing.T) (login, role, admin string) {
+	t.Helper()
+	db, dsn := dbtest.Postgres(t)
+	role, app := dbtest.Name("t2s_reader"), dbtest.Name("t2s_service")
+	dbtest.Exec(t, db,
+		`CREATE TABLE notes (id int PRIMARY KEY, owner text NOT NULL, body text)`,
+		`INSERT INTO notes VALUES (1, 'alice', 'a1'), (2, 'alice', 'a2'), (3, 'bob', 'b1')`,
+		`ALTER TABLE notes ENABLE ROW LEVEL SECURITY`,
+		`CREATE POLICY own_notes ON notes FOR SELECT USING (owner = current_setting('request.jwt.claim.sub', true))`,
+		`CREATE ROLE `+role+` NOLOGIN`, `GRANT SELECT ON notes TO `+role,
+		`CREATE ROLE `+app+` LOGIN IN ROLE `+role, `GRANT CONNECT ON DATABASE `+dbName(t, dsn)+` TO `+app)
+	t.Cleanup(func() {
+		_, err := db.Exec(`DROP OWNED BY ` + role + `, ` + app + `; DROP ROLE ` + app + `; DROP ROLE ` + role)
+		assert.NoError(t, err, "drop roles")
+	})
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	u.User = url.User(app)
+	return u.String(), role, dsn
+}
+
+func dbName(t *testing.T, dsn string) string {
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	return u.Path[1:]
+}
+
+// serveInProcess runs `text2sql serve args…` on a free loopback port until
+// the test ends and returns its base URL once /health answers.
+func serveInProcess(t *testing.T, args ...string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	ctx, cancel := context.WithCancel(context.Background())
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(append([]string{"serve", "--addr", addr, "--index-dir", t.TempDir()}, args...))
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	base := "http://" + addr
+	require.Eventually(t, func() bool {
+		select {
+		case err := <-done:
+			done <- err
+			return true
+		default:
+		}
+		res, err := http.Get(base + "/health")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	}, 60*time.Second, 50*time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("serve stopped: %v", errors.Join(err, errors.New(out.String())))
+	default:
+	}
+	return base
+}
+
+// post sends body to base+path with token and decodes the JSON answer.
+func post(t *testing.T, base, path, token string, body any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(body)
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(b))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var out map[string]any
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&out))
+	out["http_status"] = float64(res.StatusCode)
+	return out
+}
+
+// firstCell is rows[0][0] of a run or ask answer.
+func firstCell(t *testing.T, a map[string]any) any {
+	t.Helper()
+	if r, ok := a["result"].(map[string]any); ok {
+		a = r
+	}
+	rows, ok := a["rows"].([]any)
+	require.True(t, ok && len(rows) > 0, "no rows: %v", a)
+	return rows[0].([]any)[0]
+}
+
+// Two principals of one service read only their own rows: the service
+// runs each one's SQL under the role mapped to it with its claims, on
+// /v1/run, /v1/ask (scripted model) and MCP run_sql; statements that
+// would change the role or the claims are refused; a principal the map
+// does not name is refused with 403.
+func TestServeRunsAsTheCaller(t *testing.T) {
+	login, role, _ := rlsServer(t)
+	roles := filepath.Join(t.TempDir(), "roles.yaml")
+	require.NoError(t, os.WriteFile(roles, []byte("alice: "+role+"\nbob: "+role+"\n"), 0o600))
+	const aliceTok, bobTok, malloryTok = "tok-alice-0123456789abcdef", "tok-bob-0123456789abcdef", "tok-mallory-0123456789ab"
+	t.Setenv("TEXT2SQL_TOKENS", "alice:"+aliceTok+",bob:"+bobTok+",mallory:"+malloryTok)
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "")
+	model, _ := openAIServer(t, func(string) string {
+		return `{"answerable": true, "sql": "SELECT count(*) AS n FROM notes", "explanation": "counts the notes"}`
+	})
+	base := serveInProcess(t, "--dsn", login, "--run-as", "map:"+roles, "--rls-claims", "--auth", "static", "--rate", "0",
+		"--base-url", model.URL+"/v1", "--model", "local-model")
+
+	for tok, want := range map[string]float64{aliceTok: 2, bobTok: 1} {
+		run := post(t, base, "/v1/run", tok, map[string]any{"sql": "SELECT count(*) FROM notes"})
+		assert.Equal(t, want, firstCell(t, run), "run: %v", run)
+		ask := post(t, base, "/v1/ask", tok, map[string]any{"question": "How many notes are there?"})
+		assert.Equal(t, want, firstCell(t, ask), "ask: %v", ask)
+	}
+	for _, q := range []string{"SET ROLE postgres", "RESET ROLE", "SELECT set_config('request.jwt.claim.sub', 'alice', true)"} {
+		run := post(t, base, "/v1/run", bobTok, map[string]any{"sql": q})
+		assert.Equal(t, false, run["ok"], "%s: %v", q, run)
+	}
+	run := post(t, base, "/v1/run", malloryTok, map[string]any{"sql": "SELECT count(*) FROM notes"})
+	assert.Equal(t, float64(http.StatusForbidden), run["http_status"], "%v", run)
+	assert.Equal(t, "forbidden", run["error"].(map[string]any)["code"])
+
+	for tok, want := range map[string]float64{aliceTok: 2, bobTok: 1} {
+		hc := &http.Client{Transport: bearer{tok}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "rls-test", Version: "v0"}, nil).
+			Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+		require.NoError(t, err)
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_sql", Arguments: map[string]any{"sql": "SELECT count(*) FROM notes"}})
+		require.NoError(t, err)
+		b, err := json.Marshal(res.StructuredContent)
+		require.NoError(t, err)
+		var out map[string]any
+		require.NoError(t, json.Unmarshal(b, &out))
+		assert.Equal(t, want, firstCell(t, out), "mcp: %s", b)
+		cs.Close()
+	}
+}
+
+// bearer adds an Authorization header to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// --as acts as a principal on the command line; --run-as and --rls-claims
+// need PostgreSQL; a login that bypasses row-level security is reported.
+func TestRunAsOnTheCommandLine(t *testing.T) {
+	login, role, admin := rlsServer(t)
+	for who, want := range map[string]string{"alice": "2", "bob": "1", "": "0"} {
+		args := []string{"run", "--dsn", login, "--run-as", role, "--rls-claims", "--json", "SELECT count(*) AS n FROM notes"}
+		if who != "" {
+			args = append(args, "--as", who)
+		}
+		out, errOut, code := cli(t, args...)
+		require.Equal(t, 0, code, errOut)
+		assert.Contains(t, out, `"rows": [`+"\n    [\n      "+want, "as %q: %s", who, out)
+	}
+	_, errOut, code := cli(t, "run", "--demo", "--rls-claims", "SELECT 1")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "need a PostgreSQL --dsn")
+	_, errOut, code = cli(t, "serve", "--demo", "--as", "alice", "--auth", "none")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--as: serve takes")
+
+	_, errOut, code = cli(t, "run", "--dsn", admin, "--rls-claims", "--as", "bob", "SELECT count(*) FROM notes")
+	assert.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "row-level security does not apply")
+}
