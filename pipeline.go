@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 )
@@ -89,13 +90,20 @@ type Pipeline struct {
 }
 
 // New validates cfg and returns a Pipeline holding a copy of it. A missing
-// Retriever or Generator is an error wrapping ErrInvalidConfig.
+// Retriever or Generator, or a stage that is a typed nil (a nil
+// *sqlite.Executor, say), is an error wrapping ErrInvalidConfig.
 func New(cfg Config) (*Pipeline, error) {
 	if cfg.Retriever == nil {
 		return nil, invalidConfig("Retriever is required")
 	}
 	if cfg.Generator == nil {
 		return nil, invalidConfig("Generator is required")
+	}
+	for name, stage := range map[string]any{"Retriever": cfg.Retriever, "Generator": cfg.Generator, "Executor": cfg.Executor,
+		"Planner": cfg.Planner, "Judge": cfg.Judge, "Checker": cfg.Checker} {
+		if typedNil(stage) {
+			return nil, invalidConfig("%s is a nil %T (an interface holding a nil pointer is not an absent stage)", name, stage)
+		}
 	}
 	if cfg.MaxRows < 0 {
 		return nil, invalidConfig("MaxRows %d is negative", cfg.MaxRows)
@@ -124,6 +132,20 @@ func New(cfg Config) (*Pipeline, error) {
 		cfg.Hard = DefaultHard
 	}
 	return &Pipeline{cfg: cfg}, nil
+}
+
+// typedNil reports whether v is a non-nil interface holding a nil
+// pointer, map, slice, function or channel: a stage that would panic on
+// its first call.
+func typedNil(v any) bool {
+	if v == nil {
+		return false
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // Status is the outcome of a run.
@@ -238,7 +260,7 @@ func (t *Trace) add(stage Stage, attempt int, start time.Time, calls []ModelCall
 //     when cancelled.
 //
 // In every status Result and Verdict are nil, nothing having been executed
-// or judged. Context is nil only when retrieval failed. Plan is the plan
+// or judged. Retrieval is nil only when retrieval failed. Plan is the plan
 // the SQL was generated from: nil without a Planner, when PlanWhen skipped
 // it or its answer was unusable, and for a reused example. Attempts holds
 // the one attempt made (its Result nil), none when retrieval or planning
@@ -303,14 +325,16 @@ func (p *Pipeline) Generate(ctx context.Context, question string) (*Answer, erro
 //     a *ModelError (ErrModel) when a provider failed, ErrEmptyQuestion, or
 //     the context's error when cancelled.
 //
-// In every status: Context is the retrieval's result, nil only when the
+// In every status: Retrieval is the retrieval's result, nil only when the
 // first retrieval failed (ErrEmptyQuestion, a retriever error). Plan is the
 // plan of the attempt the answer reports: nil without a Planner, when
 // PlanWhen skipped it or its answer was unusable, for a reused example, and
 // in StatusFailed. Attempts holds every attempt, oldest first, including
 // failed ones; an attempt's Result is nil when it was not executed
-// (declined, no usable SQL, the same SQL as an earlier attempt) and holds
-// the checker's or the executor's refusal in Result.Error when it failed.
+// (declined, no usable SQL, the same SQL as an earlier attempt, or the
+// executor failed: then the attempt's Error is the executor's error) and
+// holds the checker's or the executor's refusal in Result.Error when it
+// failed.
 // Trace is always set.
 func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 	if p.cfg.Executor == nil {
@@ -653,7 +677,10 @@ func (r *run) execute(ctx context.Context, a *Attempt) error {
 	res, err := r.p.Execute(ctx, a.Candidate.SQL)
 	if err != nil {
 		r.trace.add(StageExecution, a.N, start, nil, "error: "+err.Error())
-		return fmt.Errorf("execute: %w", err)
+		// The run ends here; the attempt and its SQL stay in the answer.
+		a.Error = fmt.Errorf("execute: %w", err)
+		r.ans.Attempts = append(r.ans.Attempts, *a)
+		return a.Error
 	}
 	a.Result = res
 	outcome := fmt.Sprintf("ok: %d rows", res.RowCount)

@@ -423,7 +423,9 @@ type Attempt struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Error is why this attempt failed before a result: an *OutputError for
 	// an unusable model answer, for instance, so errors.Is and errors.As
-	// work on it. Execution errors are in Result.Error. In JSON it is its
+	// work on it, or the executor's error when it could not run the
+	// statement at all. Errors the engine reports for the statement are
+	// in Result.Error. In JSON it is its
 	// message, "error", omitted when nil; decoding gives an error with that
 	// message only (the type is not kept).
 	Error error `json:"-"`
