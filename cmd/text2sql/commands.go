@@ -91,15 +91,21 @@ func askOffline(ctx context.Context, o *options, env *env, q string, out io.Writ
 	if err != nil {
 		return err
 	}
+	// No answer is not success: scripts see exitNoModel, and the output
+	// says why.
+	noAnswer := &exitErr{code: exitNoModel, err: errors.New("no answer: no model provider is configured"), quiet: true}
 	if o.json {
-		return writeJSON(out, map[string]any{"context": newContextJSON(c), "system": system, "prompt": user, "provider": nil})
+		if err := writeJSON(out, map[string]any{"context": newContextJSON(c), "system": system, "prompt": user, "provider": nil}); err != nil {
+			return err
+		}
+		return noAnswer
 	}
 	printOfflineHeader(out, c)
 	printContext(out, c)
 	if verbose {
 		fmt.Fprintf(out, "\n== system instruction\n%s\n\n== prompt\n%s\n", system, user)
 	}
-	return nil
+	return noAnswer
 }
 
 // maxOfflineExamples bounds the verified examples the offline header
@@ -208,7 +214,7 @@ func runCmd(o *options) *cobra.Command {
 	ak := &answerKeyFlags{}
 	c := &cobra.Command{
 		Use:   "run SQL",
-		Short: "Run SQL through the guard (one read-only statement, row cap, timeout)",
+		Short: "Run SQL through the deterministic checks and the guard (one read-only statement, row cap, timeout)",
 		Long:  "Run SQL through the guard. Use - to read the SQL from standard input.",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || strings.TrimSpace(strings.Join(args, " ")) == "" {

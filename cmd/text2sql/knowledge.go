@@ -114,8 +114,9 @@ listed on standard error and left out.`,
 			if err := writeNew(out, data); err != nil {
 				return err
 			}
-			fmt.Fprintf(errOut, "wrote %s: %d table notes, %d column notes and %d examples to review, %d value lists; then run: text2sql knowledge accept %s\n",
-				out, len(b.Drafts.Tables), len(b.Drafts.Columns), len(b.Drafts.Examples), len(b.Values), out)
+			fmt.Fprintf(errOut, "wrote %s: %s, %s and %s to review, %s; then run: text2sql knowledge accept %s\n",
+				out, plural(len(b.Drafts.Tables), "table note"), plural(len(b.Drafts.Columns), "column note"),
+				plural(len(b.Drafts.Examples), "example"), plural(len(b.Values), "value list"), out)
 			return nil
 		},
 	}
@@ -169,6 +170,6 @@ is rewritten in place (its comments are not kept), or written to -o FILE.`,
 
 // printAccepted says what accept kept and dropped.
 func printAccepted(w io.Writer, dest string, st knowledge.AcceptStats) {
-	fmt.Fprintf(w, "wrote %s: accepted %d table notes, %d column notes, %d examples; dropped %d empty notes\n",
-		dest, st.Tables, st.Columns, st.Examples, st.Dropped)
+	fmt.Fprintf(w, "wrote %s: accepted %s, %s, %s; dropped %s\n", dest, plural(st.Tables, "table note"),
+		plural(st.Columns, "column note"), plural(st.Examples, "example"), plural(st.Dropped, "empty note"))
 }

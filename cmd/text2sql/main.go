@@ -10,7 +10,8 @@
 //
 // Exit status: 0 success, 1 error, 2 usage, 3 the SQL was refused or failed,
 // 4 the question was declined, 5 the result does not match the answer key,
-// 6 unverified (the judge accepted no attempt).
+// 6 unverified (the judge accepted no attempt), 7 no answer without a
+// model provider.
 package main
 
 import (
@@ -34,6 +35,9 @@ const (
 	// exitUnverified: the judge accepted no attempt within the budget; the
 	// best executed attempt is printed, but it is not an answer to trust.
 	exitUnverified = 6
+	// exitNoModel: ask without a model provider found no verified example
+	// to run; the output says what was retrieved and how to get an answer.
+	exitNoModel = 7
 )
 
 // exitErr carries an exit code out of a command.

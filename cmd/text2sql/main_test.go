@@ -109,7 +109,7 @@ func TestAskWithoutProviderPrintsPrompt(t *testing.T) {
 	t.Setenv("GEMINI_API_KEY", "")
 	t.Setenv("OPENAI_API_KEY", "")
 	out, errOut, code := cli(t, "ask", "--demo", "Which instructors were hired before 2010?")
-	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
+	require.Equal(t, exitNoModel, code, "exit %d: %s", code, errOut)
 	first := strings.Join(strings.SplitN(out, "\n", 16)[:15], "\n")
 	for _, want := range []string{"No answer: no model provider is configured", "Retrieved ", "instructors", "GEMINI_API_KEY", "--base-url", "--verbose"} {
 		assert.Contains(t, first, want, "the first 15 lines lack %q", want)
@@ -117,7 +117,7 @@ func TestAskWithoutProviderPrintsPrompt(t *testing.T) {
 	assert.Contains(t, out, "== tables shown")
 	assert.NotContains(t, out, "== prompt", "the prompt is behind --verbose")
 	out, _, code = cli(t, "ask", "--demo", "--verbose", "Which instructors were hired before 2010?")
-	require.Equal(t, 0, code)
+	require.Equal(t, exitNoModel, code)
 	for _, want := range []string{"== prompt", "CREATE TABLE instructors"} {
 		assert.Contains(t, out, want, "output lacks %q", want)
 	}
