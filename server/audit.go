@@ -93,12 +93,13 @@ func (a SlogAuditor) Audit(ctx context.Context, e AuditEvent) error {
 
 // SQLAuditor appends events to a table of a database/sql database: an
 // append-only audit log. NewSQLAuditor creates the table when missing,
-// with SQLite types; the database must be writable (keep it apart from
+// with SQLite types (NewPostgresAuditor: PostgreSQL's); the database must be writable (keep it apart from
 // the read-only database questions run against). It is safe for
 // concurrent use.
 type SQLAuditor struct {
 	db     *sql.DB
 	insert string
+	pg     bool // PostgreSQL: timestamptz and boolean columns, $n parameters
 }
 
 var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
@@ -138,9 +139,69 @@ func NewSQLAuditor(ctx context.Context, db *sql.DB, table string) (*SQLAuditor, 
 	if _, err := db.ExecContext(ctx, ddl); err != nil {
 		return nil, fmt.Errorf("server: audit: creating %s: %w", table, err)
 	}
-	return &SQLAuditor{db: db, insert: `INSERT INTO ` + table +
-		` (time, request_id, principal, method, source, question, question_id, sql, outcome, message, row_count, truncated, duration_ms)
+	return &SQLAuditor{db: db, insert: `INSERT INTO ` + table + ` (` + auditColumns + `)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`}, nil
+}
+
+// auditColumns are the columns an event fills, in the order of Audit's
+// parameters.
+const auditColumns = "time, request_id, principal, method, source, question, question_id, sql, outcome, message, row_count, truncated, duration_ms"
+
+// NewPostgresAuditor returns an Auditor appending to table (a plain
+// identifier; "" means "text2sql_audit", in the first schema of the
+// search_path) of a PostgreSQL database, for replicas that share one
+// audit log where the data is. db must use a PostgreSQL driver (pgx's
+// stdlib); bound its pool (SetMaxOpenConns) below the server's connection
+// limit, as Audit runs once per statement from every request.
+//
+// When the table is missing it is created (id bigint identity, time
+// timestamptz, the text columns of NewSQLAuditor, row_count integer,
+// truncated boolean, duration_ms double precision), which needs CREATE on
+// the schema; with the table in place the role needs only INSERT on it,
+// which keeps the log append-only for the service:
+//
+//	GRANT INSERT ON text2sql_audit TO text2sql_service;
+//
+// (no SELECT, UPDATE or DELETE; identity columns need no sequence grant).
+// Errors: a bad table name, an unreachable database, or a missing table
+// that cannot be created.
+func NewPostgresAuditor(ctx context.Context, db *sql.DB, table string) (*SQLAuditor, error) {
+	if db == nil {
+		return nil, errors.New("server: audit: no database")
+	}
+	if table == "" {
+		table = "text2sql_audit"
+	}
+	if !identRe.MatchString(table) {
+		return nil, fmt.Errorf("server: audit: %q is not a plain table name", table)
+	}
+	var exists bool
+	if err := db.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL`, table).Scan(&exists); err != nil {
+		return nil, fmt.Errorf("server: audit: %w", err)
+	}
+	if !exists {
+		ddl := `CREATE TABLE IF NOT EXISTS ` + table + ` (
+	id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	time        timestamptz      NOT NULL,
+	request_id  text             NOT NULL,
+	principal   text             NOT NULL,
+	method      text             NOT NULL,
+	source      text             NOT NULL,
+	question    text             NOT NULL,
+	question_id text             NOT NULL,
+	sql         text             NOT NULL,
+	outcome     text             NOT NULL,
+	message     text             NOT NULL,
+	row_count   integer          NOT NULL,
+	truncated   boolean          NOT NULL,
+	duration_ms double precision NOT NULL
+)`
+		if _, err := db.ExecContext(ctx, ddl); err != nil {
+			return nil, fmt.Errorf("server: audit: creating %s (grant CREATE, or create it as its owner): %w", table, err)
+		}
+	}
+	return &SQLAuditor{db: db, pg: true, insert: `INSERT INTO ` + table + ` (` + auditColumns + `)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`}, nil
 }
 
 // Audit implements Auditor. It runs on a context detached from the
@@ -149,11 +210,14 @@ func NewSQLAuditor(ctx context.Context, db *sql.DB, table string) (*SQLAuditor, 
 func (a *SQLAuditor) Audit(ctx context.Context, e AuditEvent) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	trunc := 0
-	if e.Truncated {
+	var when, trunc any = e.Time.UTC().Format(time.RFC3339Nano), 0
+	switch {
+	case a.pg:
+		when, trunc = e.Time.UTC(), e.Truncated
+	case e.Truncated:
 		trunc = 1
 	}
-	_, err := a.db.ExecContext(ctx, a.insert, e.Time.UTC().Format(time.RFC3339Nano), e.RequestID, e.Principal, e.Method, e.Source,
+	_, err := a.db.ExecContext(ctx, a.insert, when, e.RequestID, e.Principal, e.Method, e.Source,
 		e.Question, e.QuestionID, e.SQL, e.Outcome, e.Message, e.RowCount, trunc, ms(e.Duration))
 	if err != nil {
 		return fmt.Errorf("server: audit: %w", err)

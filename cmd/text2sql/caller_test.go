@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"net"
@@ -130,7 +131,7 @@ func firstCell(t *testing.T, a map[string]any) any {
 // would change the role or the claims are refused; a principal the map
 // does not name is refused with 403.
 func TestServeRunsAsTheCaller(t *testing.T) {
-	login, role, _ := rlsServer(t)
+	login, role, admin := rlsServer(t)
 	roles := filepath.Join(t.TempDir(), "roles.yaml")
 	require.NoError(t, os.WriteFile(roles, []byte("alice: "+role+"\nbob: "+role+"\n"), 0o600))
 	const aliceTok, bobTok, malloryTok = "tok-alice-0123456789abcdef", "tok-bob-0123456789abcdef", "tok-mallory-0123456789ab"
@@ -141,7 +142,7 @@ func TestServeRunsAsTheCaller(t *testing.T) {
 		return `{"answerable": true, "sql": "SELECT count(*) AS n FROM notes", "explanation": "counts the notes"}`
 	})
 	base := serveInProcess(t, "--dsn", login, "--run-as", "map:"+roles, "--rls-claims", "--auth", "static", "--rate", "0",
-		"--base-url", model.URL+"/v1", "--model", "local-model")
+		"--base-url", model.URL+"/v1", "--model", "local-model", "--audit-dsn", admin)
 
 	for tok, want := range map[string]float64{aliceTok: 2, bobTok: 1} {
 		run := post(t, base, "/v1/run", tok, map[string]any{"sql": "SELECT count(*) FROM notes"})
@@ -171,6 +172,29 @@ func TestServeRunsAsTheCaller(t *testing.T) {
 		assert.Equal(t, want, firstCell(t, out), "mcp: %s", b)
 		cs.Close()
 	}
+
+	// The audit log where the data is: one row per statement, with its
+	// principal (run, ask and MCP for alice and bob, three refusals of
+	// bob's; mallory's call never reached the database).
+	audit, err := sql.Open("pgx", admin)
+	require.NoError(t, err)
+	defer audit.Close()
+	got := map[string]int{}
+	rows, err := audit.Query(`SELECT principal || ' ' || source || ' ' || outcome, count(*) FROM text2sql_audit GROUP BY 1`)
+	require.NoError(t, err)
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var n int
+		require.NoError(t, rows.Scan(&k, &n))
+		got[k] = n
+	}
+	require.NoError(t, rows.Err())
+	assert.Equal(t, map[string]int{
+		"alice POST /v1/run ok": 1, "alice POST /v1/ask ok": 1, "alice mcp run_sql ok": 1,
+		"bob POST /v1/run ok": 1, "bob POST /v1/ask ok": 1, "bob mcp run_sql ok": 1,
+		"bob POST /v1/run forbidden_statement": 2, "bob POST /v1/run forbidden_function": 1,
+	}, got)
 }
 
 // bearer adds an Authorization header to every request.

@@ -42,6 +42,7 @@ type serveFlags struct {
 	exampleKeys     bool
 	answerMode      string
 	auditDB         string
+	auditDSN        string
 	noMCP           bool
 	noPage          bool
 	logFormat       string
@@ -66,6 +67,7 @@ var envFlags = map[string]string{
 	"answer-keys":      "TEXT2SQL_ANSWER_KEYS",
 	"answer-mode":      "TEXT2SQL_ANSWER_MODE",
 	"audit-db":         "TEXT2SQL_AUDIT_DB",
+	"audit-dsn":        "TEXT2SQL_AUDIT_DSN",
 	"log-format":       "TEXT2SQL_LOG_FORMAT",
 }
 
@@ -142,6 +144,7 @@ matching a verified example, and /v1/run works as usual.`,
 	fl.BoolVar(&f.exampleKeys, "examples-as-answer-keys", false, "use the knowledge base's verified examples as answer keys, keyed by example id")
 	fl.StringVar(&f.answerMode, "answer-mode", "spider", "answer-key comparison: spider, bird or strict (TEXT2SQL_ANSWER_MODE)")
 	fl.StringVar(&f.auditDB, "audit-db", "", "SQLite file to append the audit log to, table text2sql_audit (TEXT2SQL_AUDIT_DB); default: the log")
+	fl.StringVar(&f.auditDSN, "audit-dsn", "", "PostgreSQL database to append the audit log to, table text2sql_audit, shared by replicas; its login needs only INSERT once the table exists (TEXT2SQL_AUDIT_DSN)")
 	fl.BoolVar(&f.noMCP, "no-mcp", false, "do not serve MCP at /mcp")
 	fl.BoolVar(&f.noPage, "no-page", false, "do not serve the web page at /")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format on standard error: text or json (TEXT2SQL_LOG_FORMAT)")
@@ -253,6 +256,10 @@ func loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// auditConns bounds the connections of one replica to a PostgreSQL audit
+// database.
+const auditConns = 4
+
 // serviceConfig builds the server configuration shared by serve and mcp
 // (everything but Auth), and a function releasing what it opened. f may
 // be nil (mcp): no answer keys, no audit database, no rate limit.
@@ -313,14 +320,32 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 	case f.exampleKeys:
 		cfg.AnswerKeys = server.ExampleAnswerKeys(env.kb.Examples)
 	}
-	if f.auditDB == "" {
+	var (
+		db *sql.DB
+		a  *server.SQLAuditor
+	)
+	switch {
+	case f.auditDB != "" && f.auditDSN != "":
+		return cfg, noop, &exitErr{code: exitUsage, err: errors.New("give --audit-db or --audit-dsn, not both")}
+	case f.auditDSN != "":
+		if !isPostgresDSN(f.auditDSN) {
+			return cfg, noop, &exitErr{code: exitUsage, err: errors.New("--audit-dsn must be a PostgreSQL DSN (postgres://…)")}
+		}
+		if db, err = sql.Open("pgx", f.auditDSN); err != nil {
+			return cfg, noop, err
+		}
+		// Every statement is audited synchronously: a small pool keeps
+		// many replicas under the server's connection limit.
+		db.SetMaxOpenConns(auditConns)
+		a, err = server.NewPostgresAuditor(ctx, db, "")
+	case f.auditDB != "":
+		if db, err = sql.Open("sqlite3", "file:"+f.auditDB+"?_busy_timeout=5000&_journal_mode=WAL"); err != nil {
+			return cfg, noop, err
+		}
+		a, err = server.NewSQLAuditor(ctx, db, "")
+	default:
 		return cfg, noop, nil
 	}
-	db, err := sql.Open("sqlite3", "file:"+f.auditDB+"?_busy_timeout=5000&_journal_mode=WAL")
-	if err != nil {
-		return cfg, noop, err
-	}
-	a, err := server.NewSQLAuditor(ctx, db, "")
 	if err != nil {
 		db.Close()
 		return cfg, noop, err
