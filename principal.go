@@ -41,3 +41,20 @@ func PrincipalFrom(ctx context.Context) (*Principal, bool) {
 	p, ok := ctx.Value(principalKey{}).(*Principal)
 	return p, ok && p != nil
 }
+
+type bearerKey struct{}
+
+// WithBearerToken returns a copy of ctx carrying the caller's own bearer
+// token, for an executor that calls the database's API as the caller
+// (executor/postgrest: the database, not the service, then decides what
+// the caller reads). The server sets it only when its Config asks
+// (ForwardBearerToken). Nothing in this module logs or returns it.
+func WithBearerToken(ctx context.Context, token string) context.Context {
+	return context.WithValue(ctx, bearerKey{}, token)
+}
+
+// BearerTokenFrom returns the token ctx carries (WithBearerToken), or false.
+func BearerTokenFrom(ctx context.Context) (string, bool) {
+	t, ok := ctx.Value(bearerKey{}).(string)
+	return t, ok && t != ""
+}

@@ -179,6 +179,9 @@ func (s *service) toolCall(ctx context.Context, req *mcp.CallToolRequest, limite
 		}
 		ci := v.(*callInfo)
 		p, reqID = ci.p, ci.reqID
+		if ci.token != "" {
+			ctx = text2sql.WithBearerToken(ctx, ci.token)
+		}
 	}
 	if limited {
 		if ok, wait := s.lim.allow(p.ID); !ok {
@@ -201,7 +204,8 @@ func (s *service) mcpCall(next http.Handler) http.Handler {
 			return
 		}
 		nonce := newID() + newID()
-		s.inflight.Store(nonce, &callInfo{p: p, reqID: requestID(r.Context())})
+		tok, _ := text2sql.BearerTokenFrom(r.Context())
+		s.inflight.Store(nonce, &callInfo{p: p, reqID: requestID(r.Context()), token: tok})
 		defer s.inflight.Delete(nonce)
 		r.Header.Set(principalHeader, nonce)
 		next.ServeHTTP(w, r)

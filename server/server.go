@@ -47,6 +47,13 @@ type Config struct {
 	// Auth authenticates every /v1/* and /mcp request; required. Use
 	// NoAuth() explicitly for local use without authentication.
 	Auth Authenticator
+	// ForwardBearerToken puts each authenticated request's own bearer
+	// token in the context of its pipeline calls
+	// (text2sql.WithBearerToken), for an executor that calls the
+	// database's API as the caller (executor/postgrest with Supabase
+	// access tokens). Off by default: the token then never leaves the
+	// authenticator.
+	ForwardBearerToken bool
 	// LocalPrincipal is who MCP calls over stdio or an in-memory transport
 	// act for (they carry no credentials): nil means {ID: "local",
 	// Method: "stdio"}. text2sql mcp --as NAME sets it, so a database
@@ -152,6 +159,7 @@ type service struct {
 type callInfo struct {
 	p     *Principal
 	reqID string
+	token string // the request's bearer token, with ForwardBearerToken
 }
 
 // New returns the service's HTTP handler:
@@ -463,7 +471,11 @@ func (s *service) authenticate(next http.Handler) http.Handler {
 		if ri := info(r.Context()); ri != nil {
 			ri.principal = p.ID
 		}
-		next.ServeHTTP(w, r.WithContext(text2sql.WithPrincipal(r.Context(), p)))
+		ctx := text2sql.WithPrincipal(r.Context(), p)
+		if tok, ok := BearerToken(r); ok && s.cfg.ForwardBearerToken {
+			ctx = text2sql.WithBearerToken(ctx, tok)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

@@ -61,15 +61,23 @@ type session struct {
 	chosen    bool // the role is RoleFor's choice for the principal
 }
 
+// caller is how a call's role and claims are chosen (Options.Role,
+// RoleFor, Claims).
+type caller struct {
+	role    string
+	roleFor RoleFunc
+	claims  bool
+}
+
 // sessionFor chooses the role and claims of a call from the principal ctx
-// carries (see Options.RoleFor and Options.Claims).
-func (e *Executor) sessionFor(ctx context.Context) (session, error) {
-	s := session{role: e.opts.Role}
+// carries.
+func (c caller) sessionFor(ctx context.Context) (session, error) {
+	s := session{role: c.role}
 	p, ok := text2sql.PrincipalFrom(ctx)
 	if ok {
 		s.principal = p.ID
-		if e.opts.RoleFor != nil {
-			r, err := e.opts.RoleFor(p)
+		if c.roleFor != nil {
+			r, err := c.roleFor(p)
 			if err != nil {
 				return s, err
 			}
@@ -81,7 +89,7 @@ func (e *Executor) sessionFor(ctx context.Context) (session, error) {
 	if s.role != "" {
 		s.settings = append(s.settings, "role", s.role)
 	}
-	if ok && e.opts.Claims {
+	if ok && c.claims {
 		claims, err := claimsJSON(p, s.role)
 		if err != nil {
 			return s, err

@@ -616,7 +616,7 @@ var errConnBroken = errors.New("postgres: connection broken")
 
 // roundTrip runs the pipeline on a dedicated connection of the pool.
 func (e *Executor) roundTrip(ctx context.Context, q, probe string, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
-	sess, err := e.sessionFor(ctx)
+	sess, err := caller{e.opts.Role, e.opts.RoleFor, e.opts.Claims}.sessionFor(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,217 @@
+package postgrest_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor/postgres"
+	"github.com/text2sql-go/text2sql/executor/postgrest"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
+)
+
+const (
+	anonKey   = "anon-key-public-0123456789"
+	jwtSecret = "test-jwt-secret-0123456789abcdef"
+)
+
+// standIn is a local server speaking PostgREST's RPC wire format over the
+// real PostgreSQL: POST /rpc/run_sql with {"sql": …}, the apikey header,
+// and a bearer JWT (HS256) whose role and claims it sets in the
+// transaction, as PostgREST does (role, request.jwt.claims), before it
+// calls the function and returns its JSON; a bad token is 401 PGRST301, an
+// error the database raises is 400 with its SQLSTATE. calls counts the
+// requests that reached it.
+type standIn struct {
+	srv   *httptest.Server
+	calls atomic.Int32
+}
+
+func newStandIn(t *testing.T, s *dbtest.Sandbox) *standIn {
+	st := &standIn{}
+	fail := func(w http.ResponseWriter, status int, code, msg string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"code": code, "message": msg, "details": nil, "hint": nil})
+	}
+	st.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st.calls.Add(1)
+		if r.Method != http.MethodPost || r.URL.Path != "/rpc/run_sql" || r.Header.Get("apikey") != anonKey {
+			fail(w, http.StatusNotFound, "PGRST202", "Could not find the function")
+			return
+		}
+		claims := jwt.MapClaims{"role": s.Anon}
+		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && tok != anonKey {
+			claims = jwt.MapClaims{}
+			if _, err := jwt.ParseWithClaims(tok, claims, func(*jwt.Token) (any, error) { return []byte(jwtSecret), nil },
+				jwt.WithValidMethods([]string{"HS256"})); err != nil {
+				fail(w, http.StatusUnauthorized, "PGRST301", "JWSError JWSInvalidSignature")
+				return
+			}
+		}
+		var args struct{ SQL string }
+		if err := json.NewDecoder(r.Body).Decode(&args); err != nil {
+			fail(w, http.StatusBadRequest, "PGRST102", "Empty or invalid json")
+			return
+		}
+		cj, _ := json.Marshal(claims)
+		tx, err := s.DB.BeginTx(r.Context(), nil)
+		require.NoError(t, err)
+		defer tx.Rollback()
+		var answer string
+		_, err = tx.Exec(`SELECT set_config('role', $1, true), set_config('request.jwt.claims', $2, true)`, claims["role"], string(cj))
+		if err == nil {
+			err = tx.QueryRow(`SELECT run_sql($1)::text`, args.SQL).Scan(&answer)
+		}
+		var pe *pgconn.PgError
+		switch {
+		case errors.As(err, &pe) && pe.Code == "42501":
+			fail(w, http.StatusForbidden, pe.Code, pe.Message)
+			return
+		case errors.As(err, &pe):
+			fail(w, http.StatusBadRequest, pe.Code, pe.Message)
+			return
+		}
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_, _ = w.Write([]byte(answer))
+	}))
+	t.Cleanup(st.srv.Close)
+	return st
+}
+
+func token(t *testing.T, sub, role string) string {
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": sub, "role": role, "aud": "authenticated",
+		"exp": time.Now().Add(time.Hour).Unix()}).SignedString([]byte(jwtSecret))
+	require.NoError(t, err)
+	return tok
+}
+
+func newExecutor(t *testing.T, s *dbtest.Sandbox, baseURL string) *postgrest.Executor {
+	g := postgres.NewGuard(nil, nil)
+	e, err := postgrest.New(postgrest.Options{BaseURL: baseURL, Function: "run_sql", AnonKey: anonKey, Guard: g})
+	require.NoError(t, err)
+	return e
+}
+
+func run(t *testing.T, e text2sql.Executor, ctx context.Context, q string) *text2sql.Result {
+	t.Helper()
+	res, err := e.Execute(ctx, text2sql.ExecuteRequest{SQL: q})
+	require.NoError(t, err, q)
+	return res
+}
+
+// The caller's own token reaches the function: each caller reads their
+// own rows, the same rows the PostgreSQL executor gives the same caller
+// directly; without a token the call runs as anon (refused by the
+// database: ErrForbidden); a refused statement
+// never reaches the endpoint; a forged token is ErrForbidden.
+func TestRPCExecutesAsTheCaller(t *testing.T) {
+	s := dbtest.NewSandbox(t)
+	st := newStandIn(t, s)
+	e := newExecutor(t, s, st.srv.URL)
+	direct, err := postgres.New(context.Background(), s.DB, postgres.Options{RoleFor: postgres.RoleFromClaim("role"), Claims: true})
+	require.NoError(t, err)
+	defer direct.Close()
+
+	const q = "SELECT id, body FROM notes ORDER BY id"
+	for who, want := range map[string][][]any{"alice": {{int64(1), "a1"}, {int64(2), "a2"}}, "bob": {{int64(3), "b1"}}} {
+		ctx := text2sql.WithBearerToken(context.Background(), token(t, who, s.Authenticated))
+		res := run(t, e, ctx, q)
+		require.Nil(t, res.Error, "%s: %v", who, res.Error)
+		assert.Equal(t, []string{"id", "body"}, res.Columns)
+		assert.Equal(t, want, res.Rows, who)
+		assert.Equal(t, len(want), res.RowCount)
+
+		pctx := text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: who, Claims: map[string]any{"role": s.Authenticated}})
+		d := run(t, direct, pctx, q)
+		assert.Equal(t, d.Rows, res.Rows, "%s: the same rows as direct execution", who)
+	}
+	var audited int
+	require.NoError(t, s.DB.QueryRow(`SELECT count(*) FROM sandbox_audit WHERE sub IN ('alice', 'bob')`).Scan(&audited))
+	assert.Equal(t, 2, audited, "the function's audit log holds the callers")
+
+	// Without a caller token the call is anon's, which may not run the
+	// function: the database's refusal is the caller's (ErrForbidden).
+	_, err = e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT count(*) FROM notes"})
+	require.ErrorIs(t, err, text2sql.ErrForbidden)
+	assert.Contains(t, err.Error(), "permission denied for function run_sql")
+
+	before := st.calls.Load()
+	for _, q := range []string{"DELETE FROM notes", "SELECT 1; SELECT 2", "SELECT pg_read_file('/etc/passwd')", "SET ROLE postgres"} {
+		res := run(t, e, context.Background(), q)
+		require.NotNil(t, res.Error, q)
+		assert.True(t, res.Error.Kind.Refusal(), "%s: %v", q, res.Error)
+	}
+	assert.Equal(t, before, st.calls.Load(), "a refused statement reached the endpoint")
+
+	forged, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "alice", "role": s.Authenticated}).SignedString([]byte("wrong-secret"))
+	require.NoError(t, err)
+	_, err = e.Execute(text2sql.WithBearerToken(context.Background(), forged), text2sql.ExecuteRequest{SQL: q})
+	require.ErrorIs(t, err, text2sql.ErrForbidden)
+	assert.NotContains(t, err.Error(), forged)
+}
+
+// The function's cap and failures come back as data: more rows than it
+// returns are marked truncated, an unknown column is KindUnknownColumn.
+func TestRPCResultShapes(t *testing.T) {
+	s := dbtest.NewSandbox(t)
+	st := newStandIn(t, s)
+	e := newExecutor(t, s, st.srv.URL)
+	ctx := text2sql.WithBearerToken(context.Background(), token(t, "alice", s.Authenticated))
+	res := run(t, e, ctx, "SELECT g AS n FROM generate_series(1, 500) AS g")
+	require.Nil(t, res.Error)
+	assert.True(t, res.Truncated)
+	assert.Equal(t, dbtest.SandboxRows, res.RowCount)
+	assert.Equal(t, int64(1), res.Rows[0][0])
+
+	res = run(t, e, ctx, "SELECT nope FROM notes")
+	require.NotNil(t, res.Error)
+	assert.Equal(t, text2sql.KindUnknownColumn, res.Error.Kind)
+	assert.Equal(t, "42703", res.Error.SQLState)
+
+	res, err := e.Execute(ctx, text2sql.ExecuteRequest{SQL: "SELECT id FROM notes", MaxRows: 1})
+	require.NoError(t, err)
+	assert.True(t, res.Truncated)
+	assert.Len(t, res.Rows, 1)
+}
+
+// The same function through PostgreSQL directly (postgres.Function): the
+// caller's role and claims come from the principal.
+func TestFunctionExecutor(t *testing.T) {
+	s := dbtest.NewSandbox(t)
+	f, err := postgres.NewFunction(context.Background(), s.DB, postgres.FunctionOptions{Name: "public.run_sql",
+		RoleFor: postgres.RoleMap(map[string]string{"alice": s.Authenticated, "bob": s.Authenticated}), Claims: true})
+	require.NoError(t, err)
+	defer f.Close()
+	for who, want := range map[string]int64{"alice": 2, "bob": 1} {
+		res := run(t, f, text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: who}), "SELECT count(*) AS n FROM notes")
+		require.Nil(t, res.Error, who)
+		assert.Equal(t, [][]any{{want}}, res.Rows, who)
+	}
+	res := run(t, f, context.Background(), "DROP TABLE notes")
+	require.NotNil(t, res.Error)
+	assert.Equal(t, text2sql.KindNotReadOnly, res.Error.Kind)
+	_, err = f.Execute(text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: "mallory"}), text2sql.ExecuteRequest{SQL: "SELECT 1"})
+	assert.ErrorIs(t, err, text2sql.ErrForbidden)
+
+	_, err = postgres.NewFunction(context.Background(), s.DB, postgres.FunctionOptions{Name: "a.b.c"})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig)
+	var db *sql.DB
+	_, err = postgres.NewFunction(context.Background(), db, postgres.FunctionOptions{Name: "run_sql"})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig)
+}
