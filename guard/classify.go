@@ -18,8 +18,9 @@ import (
 // errors give KindSyntax; interrupts, statement timeouts and cancellations
 // give KindTimeout; "string or blob too big" and similar length errors give
 // KindTooLarge; writes refused by a read-only database or transaction give
-// KindNotReadOnly; authorization failures give KindForbiddenStatement.
-// Anything else is KindRuntime.
+// KindNotReadOnly; authorization failures (PostgreSQL's "permission
+// denied", MySQL's "command denied", SQLite's "not authorized") give
+// KindForbiddenStatement. Anything else is KindRuntime.
 //
 // A leading "ERROR: " (pgx's rendering of a PostgreSQL error through
 // database/sql: `ERROR: relation "x" does not exist (SQLSTATE 42P01)`) is
@@ -51,7 +52,7 @@ func Classify(msg string) text2sql.ErrorKind {
 	case has("readonly database", "read-only transaction", "read only transaction", "read-only mode",
 		"cannot execute statement in a read only", "read only mode"):
 		return text2sql.KindNotReadOnly
-	case has("not authorized", "authorization denied", "is prohibited", "permission denied", "access denied",
+	case has("not authorized", "authorization denied", "is prohibited", "permission denied", "access denied", "command denied",
 		"too many attached databases"):
 		return text2sql.KindForbiddenStatement
 	}

@@ -26,7 +26,8 @@ func TestClassify(t *testing.T) {
 		"attempt to write a readonly database":                   text2sql.KindNotReadOnly,
 		"cannot execute INSERT in a read-only transaction":       text2sql.KindNotReadOnly,
 		"not authorized":                                         text2sql.KindForbiddenStatement,
-		"integer overflow":                                       text2sql.KindRuntime,
+		"Error 1142 (42000): SELECT command denied to user 'u'@'h' for table `d`.`a`": text2sql.KindForbiddenStatement,
+		"integer overflow": text2sql.KindRuntime,
 	}
 	for msg, kind := range cases {
 		assert.Equal(t, kind, guard.Classify(msg), "Classify(%q)", msg)

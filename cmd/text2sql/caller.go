@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/postgres"
 )
 
@@ -21,6 +23,7 @@ type callerFlags struct {
 	runAs      string
 	allowRoles []string
 	rlsClaims  bool
+	loginMap   string
 }
 
 func (c *callerFlags) bind(root *cobra.Command) {
@@ -28,6 +31,7 @@ func (c *callerFlags) bind(root *cobra.Command) {
 	f.StringVar(&c.as, "as", "", "act as this principal (its id; method \"cli\"), to try per-caller roles and row-level security locally; serve takes principals from --auth instead")
 	f.StringVar(&c.runAs, "run-as", "", "PostgreSQL: the role statements run as — ROLE (one role for every caller), claim:NAME (the role in the principal's claim NAME, e.g. claim:role from a JWT) or map:FILE (YAML/JSON map of principal id to role)")
 	f.StringSliceVar(&c.allowRoles, "allow-roles", nil, "with --run-as claim:NAME, the only roles a claim may name (comma-separated)")
+	f.StringVar(&c.loginMap, "login-map", "", "a login per principal: YAML/JSON map of principal id to a DSN of the --dsn server (MySQL/MariaDB have no row-level security; PostgreSQL too); calls without a principal use --dsn")
 	f.BoolVar(&c.rlsClaims, "rls-claims", false, "PostgreSQL: set the caller's claims for row-level security as PostgREST and Supabase do (request.jwt.claims, request.jwt.claim.sub), transaction-local")
 }
 
@@ -79,20 +83,81 @@ func (c *callerFlags) apply(opts *postgres.Options) error {
 	return nil
 }
 
-// loadRoleMap reads a YAML or JSON map of principal id to role.
-func loadRoleMap(path string) (map[string]string, error) {
+// loadStringMap reads a YAML or JSON map of principal id to a non-empty
+// value (what names the value, for errors).
+func loadStringMap(flag, path, what string) (map[string]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--run-as map: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	var m map[string]string
 	if err := yaml.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("--run-as map %s: a map of principal id to role name: %w", path, err)
+		return nil, fmt.Errorf("%s %s: a map of principal id to %s: %w", flag, path, what, err)
 	}
-	for id, role := range m {
-		if role == "" {
-			return nil, fmt.Errorf("--run-as map %s: principal %q has an empty role", path, id)
+	for id, v := range m {
+		if v == "" {
+			return nil, fmt.Errorf("%s %s: principal %q has an empty %s", flag, path, id, what)
 		}
 	}
 	return m, nil
+}
+
+// perPrincipal is the executor of --login-map: the default's schema and
+// login, each call on its principal's login.
+type perPrincipal struct {
+	guarded // the --dsn executor
+	route   *executor.PerPrincipal
+}
+
+func (p perPrincipal) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
+	return p.route.Execute(ctx, req)
+}
+
+func (p perPrincipal) Check(ctx context.Context, sql string) error { return p.route.Check(ctx, sql) }
+
+func (p perPrincipal) Close() error { return p.route.Close() }
+
+// withLogins wraps def in the executors of --login-map, each opened like
+// def with its principal's DSN.
+func (o *options) withLogins(ctx context.Context, def guarded) (guarded, error) {
+	if o.caller.loginMap == "" {
+		return def, nil
+	}
+	if o.dsn == "" {
+		def.Close()
+		return nil, &exitErr{code: exitUsage, err: errors.New("--login-map needs --dsn (a server with logins)")}
+	}
+	dsns, err := loadStringMap("--login-map", o.caller.loginMap, "DSN")
+	if err != nil {
+		def.Close()
+		return nil, err
+	}
+	byID := map[string]text2sql.Executor{}
+	closeAll := func() {
+		for _, e := range byID {
+			e.(guarded).Close()
+		}
+		def.Close()
+	}
+	for id, dsn := range dsns {
+		per := *o
+		per.dsn, per.caller.loginMap = dsn, ""
+		ex, err := per.openExecutor(ctx, "")
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("--login-map: principal %q: %w", id, err)
+		}
+		byID[id] = ex
+	}
+	route, err := executor.NewPerPrincipal(def, byID)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	return perPrincipal{guarded: def, route: route}, nil
+}
+
+// loadRoleMap reads a YAML or JSON map of principal id to role.
+func loadRoleMap(path string) (map[string]string, error) {
+	return loadStringMap("--run-as map", path, "role name")
 }

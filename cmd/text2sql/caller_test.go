@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	mysqldrv "github.com/go-sql-driver/mysql"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -229,4 +230,42 @@ func TestRunAsOnTheCommandLine(t *testing.T) {
 	_, errOut, code = cli(t, "run", "--dsn", admin, "--rls-claims", "--as", "bob", "SELECT count(*) FROM notes")
 	assert.Equal(t, 0, code, errOut)
 	assert.Contains(t, errOut, "row-level security does not apply")
+}
+
+// --login-map gives each principal a login of its own (MySQL/MariaDB have
+// no row-level security): the database's grants decide what each reads;
+// an unmapped principal is refused; calls without one use --dsn.
+func TestLoginPerPrincipal(t *testing.T) {
+	db, dsn := dbtest.MySQL(t)
+	alice, bob := dbtest.Name("t2sa"), dbtest.Name("t2sb")
+	dbtest.Exec(t, db, "CREATE TABLE a (x INT)", "INSERT INTO a VALUES (1), (2)", "CREATE TABLE b (x INT)", "INSERT INTO b VALUES (3)")
+	cfg, err := mysqldrv.ParseDSN(dsn)
+	require.NoError(t, err)
+	logins := map[string]string{}
+	for who, user := range map[string]string{"alice": alice, "bob": bob} {
+		table := map[string]string{"alice": "a", "bob": "b"}[who]
+		dbtest.Exec(t, db, "CREATE USER '"+user+"'@'%' IDENTIFIED BY 'pw-"+who+"'", "GRANT SELECT ON "+cfg.DBName+"."+table+" TO '"+user+"'@'%'")
+		t.Cleanup(func() { _, _ = db.Exec("DROP USER IF EXISTS '" + user + "'@'%'") })
+		c := *cfg
+		c.User, c.Passwd = user, "pw-"+who
+		logins[who] = c.FormatDSN()
+	}
+	b, err := json.Marshal(logins)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "logins.json")
+	require.NoError(t, os.WriteFile(file, b, 0o600))
+
+	out, errOut, code := cli(t, "run", "--dsn", dsn, "--login-map", file, "--as", "alice", "SELECT count(*) AS n FROM a")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "2")
+	out, _, code = cli(t, "run", "--dsn", dsn, "--login-map", file, "--as", "bob", "SELECT count(*) AS n FROM a")
+	assert.Equal(t, exitSQL, code, "bob's login may not read a: %s", out)
+	assert.Contains(t, out, "forbidden_statement")
+	_, errOut, code = cli(t, "run", "--dsn", dsn, "--login-map", file, "--as", "mallory", "SELECT 1")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, errOut, `no login is mapped to principal "mallory"`)
+	assert.NotContains(t, errOut+out, "pw-alice")
+	out, errOut, code = cli(t, "run", "--dsn", dsn, "--login-map", file, "SELECT count(*) AS n FROM b")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "1")
 }

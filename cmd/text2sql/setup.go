@@ -136,6 +136,9 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ex, err = o.withLogins(ctx, ex); err != nil {
+		return nil, err
+	}
 	o.warnElevated(ex)
 	e := &env{executor: ex, kb: kb}
 	// The knowledge file is the host's: its examples run with the host's
