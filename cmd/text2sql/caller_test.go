@@ -24,9 +24,10 @@ import (
 
 // rlsServer creates a PostgreSQL database whose notes table has a
 // row-level-security policy keyed on request.jwt.claim.sub (two rows for
-// alice, one for bob), a NOLOGIN role that may read it, and a login that
-// is a member of that role only (as in production: no superuser); it
-// returns the login's DSN, the role and the superuser's DSN.
+// alice, one for bob), a NOLOGIN role that may read it, and the service's
+// login as text2sql grant --member-of prints it (read-only, a member of
+// that role, no superuser: as in production); it returns the login's
+// DSN, the role and the superuser's DSN.
 func rlsServer(t *testing.T) (login, role, admin string) {
 	t.Helper()
 	db, dsn := dbtest.Postgres(t)
@@ -36,23 +37,22 @@ func rlsServer(t *testing.T) (login, role, admin string) {
 		`INSERT INTO notes VALUES (1, 'alice', 'a1'), (2, 'alice', 'a2'), (3, 'bob', 'b1')`,
 		`ALTER TABLE notes ENABLE ROW LEVEL SECURITY`,
 		`CREATE POLICY own_notes ON notes FOR SELECT USING (owner = current_setting('request.jwt.claim.sub', true))`,
-		`CREATE ROLE `+role+` NOLOGIN`, `GRANT SELECT ON notes TO `+role,
-		`CREATE ROLE `+app+` LOGIN IN ROLE `+role, `GRANT CONNECT ON DATABASE `+dbName(t, dsn)+` TO `+app)
+		`CREATE ROLE `+role+` NOLOGIN`, `GRANT SELECT ON notes TO `+role)
+	script, errOut, code := cli(t, "grant", "--dsn", dsn, "--user", app, "--schema", "public", "--member-of", role)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, script, `GRANT "`+role+`" TO "`+app+`";`)
+	const pw = "service-password-0123"
+	dbtest.Exec(t, db, withPassword(script, pw))
 	t.Cleanup(func() {
 		_, err := db.Exec(`DROP OWNED BY ` + role + `, ` + app + `; DROP ROLE ` + app + `; DROP ROLE ` + role)
 		assert.NoError(t, err, "drop roles")
 	})
 	u, err := url.Parse(dsn)
 	require.NoError(t, err)
-	u.User = url.User(app)
+	u.User = url.UserPassword(app, pw)
 	return u.String(), role, dsn
 }
 
-func dbName(t *testing.T, dsn string) string {
-	u, err := url.Parse(dsn)
-	require.NoError(t, err)
-	return u.Path[1:]
-}
 
 // serveInProcess runs `text2sql serve args…` on a free loopback port until
 // the test ends and returns its base URL once /health answers.
@@ -196,6 +196,14 @@ func TestServeRunsAsTheCaller(t *testing.T) {
 		"bob POST /v1/run ok": 1, "bob POST /v1/ask ok": 1, "bob mcp run_sql ok": 1,
 		"bob POST /v1/run forbidden_statement": 2, "bob POST /v1/run forbidden_function": 1,
 	}, got)
+
+	// One role for every caller (--run-as ROLE): the claims still tell
+	// the policy who asks; a principal without rows sees none.
+	base = serveInProcess(t, "--dsn", login, "--run-as", role, "--rls-claims", "--auth", "static", "--rate", "0")
+	for tok, want := range map[string]float64{aliceTok: 2, bobTok: 1, malloryTok: 0} {
+		run := post(t, base, "/v1/run", tok, map[string]any{"sql": "SELECT count(*) FROM notes"})
+		assert.Equal(t, want, firstCell(t, run), "run: %v", run)
+	}
 }
 
 // bearer adds an Authorization header to every request.

@@ -31,6 +31,9 @@ type grantSpec struct {
 	// StatementTimeout, when positive, becomes the PostgreSQL login's
 	// statement_timeout (whole milliseconds).
 	StatementTimeout time.Duration
+	// MemberOf are PostgreSQL roles the login becomes a member of: the
+	// roles serve --run-as switches to per caller.
+	MemberOf []string
 }
 
 func grantCmd(o *options) *cobra.Command {
@@ -53,7 +56,9 @@ schema, and default privileges so that tables created later in those
 schemas by the role running the script are readable too. The schemas are
 --schema, or else every non-system schema of the DSN's database: grant then
 connects to list them (and only reads the catalog). --statement-timeout
-also sets the role's statement_timeout.
+also sets the role's statement_timeout; --member-of ROLE makes the login a
+member of a role serve --run-as switches to (see the README's "Who can
+read what").
 
 MySQL/MariaDB: CREATE USER ... IDENTIFIED BY the placeholder and GRANT
 SELECT ON db.* for the DSN's database (or each --schema), nothing else.
@@ -74,6 +79,8 @@ PostgreSQL, INTO OUTFILE and LOAD_FILE (the FILE privilege) on MySQL.`,
 				return usage("--user must name the login to create")
 			case spec.StatementTimeout < 0:
 				return usage("--statement-timeout %v: must be 0 (none) or more", spec.StatementTimeout)
+			case len(spec.MemberOf) > 0 && !isPostgresDSN(o.dsn):
+				return usage("--member-of is for PostgreSQL roles (MySQL/MariaDB: --login-map gives each principal a login)")
 			}
 			spec.Schemas = schemas
 			out := cmd.OutOrStdout()
@@ -116,6 +123,7 @@ PostgreSQL, INTO OUTFILE and LOAD_FILE (the FILE privilege) on MySQL.`,
 	fl := c.Flags()
 	fl.StringArrayVar(&schemas, "schema", nil, "schema (PostgreSQL) or database (MySQL) the login may read; repeatable (default: PostgreSQL every non-system schema, MySQL the DSN's database)")
 	fl.StringVar(&spec.User, "user", defaultGrantUser, "name of the login to create")
+	fl.StringArrayVar(&spec.MemberOf, "member-of", nil, "PostgreSQL: a role the login may switch to (serve --run-as), e.g. a NOLOGIN role under row-level security; repeatable")
 	fl.DurationVar(&spec.StatementTimeout, "statement-timeout", 0, "PostgreSQL: also set the login's statement_timeout (0: none; the executor sets its own per query)")
 	return c
 }
@@ -173,6 +181,9 @@ func writePostgresGrant(w io.Writer, g grantSpec) error {
 		fmt.Fprintf(&b, "ALTER ROLE %s SET statement_timeout = %d; -- milliseconds\n", role, g.StatementTimeout.Milliseconds())
 	}
 	fmt.Fprintf(&b, "GRANT CONNECT ON DATABASE %s TO %s;\n", pgIdent(g.Database), role)
+	for _, r := range g.MemberOf {
+		fmt.Fprintf(&b, "GRANT %s TO %s; -- a role --run-as may switch to\n", pgIdent(r), role)
+	}
 	for _, s := range quoted {
 		fmt.Fprintf(&b, "GRANT USAGE ON SCHEMA %s TO %s;\n", s, role)
 		fmt.Fprintf(&b, "GRANT SELECT ON ALL TABLES IN SCHEMA %s TO %s;\n", s, role)
