@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor/executortest"
 	"github.com/text2sql-go/text2sql/executor/postgres"
 	"github.com/text2sql-go/text2sql/executor/postgrest"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
@@ -69,15 +70,20 @@ func newStandIn(t *testing.T, s *dbtest.Sandbox) *standIn {
 		}
 		cj, _ := json.Marshal(claims)
 		tx, err := s.DB.BeginTx(r.Context(), nil)
-		require.NoError(t, err)
+		if err != nil {
+			fail(w, http.StatusServiceUnavailable, "PGRST000", "no connection")
+			return
+		}
 		defer tx.Rollback()
 		var answer string
-		_, err = tx.Exec(`SELECT set_config('role', $1, true), set_config('request.jwt.claims', $2, true)`, claims["role"], string(cj))
+		_, err = tx.ExecContext(r.Context(), `SELECT set_config('role', $1, true), set_config('request.jwt.claims', $2, true)`, claims["role"], string(cj))
 		if err == nil {
-			err = tx.QueryRow(`SELECT run_sql($1)::text`, args.SQL).Scan(&answer)
+			err = tx.QueryRowContext(r.Context(), `SELECT run_sql($1)::text`, args.SQL).Scan(&answer)
 		}
 		var pe *pgconn.PgError
 		switch {
+		case r.Context().Err() != nil:
+			return // the client gave up; the query was cancelled
 		case errors.As(err, &pe) && pe.Code == "42501":
 			fail(w, http.StatusForbidden, pe.Code, pe.Message)
 			return
@@ -214,4 +220,22 @@ func TestFunctionExecutor(t *testing.T) {
 	var db *sql.DB
 	_, err = postgres.NewFunction(context.Background(), db, postgres.FunctionOptions{Name: "run_sql"})
 	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig)
+}
+
+// Both sandbox-function executors pass the Executor kit, the function
+// running each statement (it caps rows at SandboxRows; the kit's limits
+// are the executors').
+func TestConformance(t *testing.T) {
+	db, dsn, fx := dbtest.PostgresKit(t)
+	dbtest.CreateRunSQL(t, db)
+	fx.ForbiddenFunction = "SELECT pg_read_file('/etc/passwd')"
+	f, err := postgres.NewFunction(context.Background(), db, postgres.FunctionOptions{Name: "run_sql"})
+	require.NoError(t, err)
+	defer f.Close()
+	assert.NoError(t, executortest.TestExecutor(f, fx), "postgres.Function")
+
+	s := &dbtest.Sandbox{DB: db, DSN: dsn, Anon: "postgres"}
+	st := newStandIn(t, s)
+	e := newExecutor(t, s, st.srv.URL)
+	assert.NoError(t, executortest.TestExecutor(e, fx), "postgrest")
 }

@@ -13,9 +13,7 @@ import (
 // for "alice", one for "bob", keyed on the sub claim of
 // request.jwt.claims, as PostgREST sets it), the roles Anon (no rights)
 // and Authenticated (SELECT on notes, EXECUTE on the function), and the
-// function run_sql(sql text) returning jsonb {ok, rows, row_count,
-// truncated} or {ok: false, error: {message, code}}, which caps the rows
-// at SandboxRows and appends to sandbox_audit.
+// function run_sql (see CreateRunSQL).
 type Sandbox struct {
 	DB                  *sql.DB // the owner's handle (a superuser)
 	DSN                 string
@@ -31,27 +29,13 @@ func NewSandbox(tb testing.TB) *Sandbox {
 	tb.Helper()
 	db, dsn := Postgres(tb)
 	s := &Sandbox{DB: db, DSN: dsn, Anon: Name("t2s_anon"), Authenticated: Name("t2s_authenticated")}
-	fn := strings.NewReplacer("{cap+1}", strconv.Itoa(SandboxRows+1), "{cap}", strconv.Itoa(SandboxRows)).Replace(`CREATE FUNCTION run_sql(sql text) RETURNS jsonb LANGUAGE plpgsql AS $f$
-DECLARE
-	result jsonb;
-	n int;
-BEGIN
-	EXECUTE format('SELECT coalesce(jsonb_agg(to_jsonb(q)), ''[]''::jsonb) FROM (SELECT * FROM (%s) s LIMIT {cap+1}) q', sql) INTO result;
-	n := jsonb_array_length(result);
-	INSERT INTO sandbox_audit (sub, sql) VALUES (current_setting('request.jwt.claims', true)::jsonb ->> 'sub', sql);
-	RETURN jsonb_build_object('ok', true, 'rows', CASE WHEN n > {cap} THEN result - {cap} ELSE result END,
-		'row_count', least(n, {cap}), 'truncated', n > {cap});
-EXCEPTION WHEN others THEN
-	RETURN jsonb_build_object('ok', false, 'error', jsonb_build_object('message', SQLERRM, 'code', SQLSTATE));
-END $f$`)
 	Exec(tb, db,
 		`CREATE TABLE notes (id int PRIMARY KEY, owner text NOT NULL, body text)`,
 		`INSERT INTO notes VALUES (1, 'alice', 'a1'), (2, 'alice', 'a2'), (3, 'bob', 'b1')`,
 		`ALTER TABLE notes ENABLE ROW LEVEL SECURITY`,
-		`CREATE POLICY own_notes ON notes FOR SELECT USING (owner = current_setting('request.jwt.claims', true)::jsonb ->> 'sub')`,
-		`CREATE TABLE sandbox_audit (id bigint GENERATED ALWAYS AS IDENTITY, sub text, sql text)`,
-		fn,
-		`REVOKE EXECUTE ON FUNCTION run_sql(text) FROM PUBLIC`,
+		`CREATE POLICY own_notes ON notes FOR SELECT USING (owner = current_setting('request.jwt.claims', true)::jsonb ->> 'sub')`)
+	CreateRunSQL(tb, db)
+	Exec(tb, db,
 		`CREATE ROLE `+s.Anon+` NOLOGIN`, `CREATE ROLE `+s.Authenticated+` NOLOGIN`,
 		`GRANT SELECT ON notes TO `+s.Authenticated, `GRANT INSERT ON sandbox_audit TO `+s.Authenticated,
 		`GRANT EXECUTE ON FUNCTION run_sql(text) TO `+s.Authenticated)
@@ -61,4 +45,27 @@ END $f$`)
 		}
 	})
 	return s
+}
+
+// CreateRunSQL creates, in db, the sandbox function run_sql(sql text)
+// returning json {ok, rows (objects, columns in the statement's order),
+// row_count, truncated} or {ok: false, error: {message, code}}, capping
+// the rows at SandboxRows, and its audit table sandbox_audit (sub, sql);
+// EXECUTE is revoked from PUBLIC.
+func CreateRunSQL(tb testing.TB, db *sql.DB) {
+	tb.Helper()
+	fn := strings.NewReplacer("{cap+1}", strconv.Itoa(SandboxRows+1), "{cap}", strconv.Itoa(SandboxRows)).Replace(`CREATE FUNCTION run_sql(sql text) RETURNS json LANGUAGE plpgsql AS $f$
+DECLARE
+	result json;
+	n bigint;
+BEGIN
+	EXECUTE format('SELECT coalesce(json_agg(r) FILTER (WHERE i <= {cap}), ''[]''::json), count(*)
+		FROM (SELECT to_json(s) AS r, row_number() OVER () AS i FROM (SELECT * FROM (%s) s LIMIT {cap+1}) s) q', sql) INTO result, n;
+	INSERT INTO sandbox_audit (sub, sql) VALUES (current_setting('request.jwt.claims', true)::jsonb ->> 'sub', sql);
+	RETURN json_build_object('ok', true, 'rows', result, 'row_count', least(n, {cap}), 'truncated', n > {cap});
+EXCEPTION WHEN others THEN
+	RETURN json_build_object('ok', false, 'error', json_build_object('message', SQLERRM, 'code', SQLSTATE));
+END $f$`)
+	Exec(tb, db, `CREATE TABLE sandbox_audit (id bigint GENERATED ALWAYS AS IDENTITY, sub text, sql text)`, fn,
+		`REVOKE EXECUTE ON FUNCTION run_sql(text) FROM PUBLIC`)
 }
