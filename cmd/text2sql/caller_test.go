@@ -53,7 +53,6 @@ func rlsServer(t *testing.T) (login, role, admin string) {
 	return u.String(), role, dsn
 }
 
-
 // serveInProcess runs `text2sql serve args…` on a free loopback port until
 // the test ends and returns its base URL once /health answers.
 func serveInProcess(t *testing.T, args ...string) string {
