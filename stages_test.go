@@ -9,11 +9,8 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/check"
-	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/internal/demotest"
-	"github.com/text2sql-go/text2sql/judge"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
-	"github.com/text2sql-go/text2sql/planner"
 )
 
 const (
@@ -29,20 +26,14 @@ func verdict(stage, reason string) string {
 // scripted model, with a retriever that counts its calls.
 func (s *demoStack) stagePipeline(t *testing.T, sc *demotest.Stages, cfg text2sql.Config) (*text2sql.Pipeline, *int) {
 	t.Helper()
-	m := sc.Model(t)
 	db := s.executor.Schema()
-	pl, err := planner.New(m, planner.Options{Schema: db})
-	require.NoError(t, err)
-	gen, err := generator.New(m, generator.Options{})
-	require.NoError(t, err)
-	jd, err := judge.New(m, judge.Options{})
-	require.NoError(t, err)
+	sc.Wire(t, db, &cfg)
 	retrievals := new(int)
 	cfg.Retriever = text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Retrieval, error) {
 		*retrievals++
 		return s.retriever.Retrieve(ctx, req)
 	})
-	cfg.Planner, cfg.Generator, cfg.Judge, cfg.Executor = pl, gen, jd, s.executor
+	cfg.Executor = s.executor
 	cfg.Checker = check.New(db, text2sql.DialectSQLite).WithProbe(s.executor)
 	p, err := text2sql.New(cfg)
 	require.NoError(t, err)

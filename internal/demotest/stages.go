@@ -6,9 +6,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/judge"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
+	"github.com/text2sql-go/text2sql/planner"
+	"github.com/text2sql-go/text2sql/schema"
 )
 
 // Stages is one scripted model serving the planner ("plan"), the generator
@@ -63,3 +68,18 @@ func (s *Stages) Prompts(stage string) []string {
 
 // Calls returns the number of calls of stage so far.
 func (s *Stages) Calls(stage string) int { return len(s.Prompts(stage)) }
+
+// Wire sets cfg's Planner (over db), Generator and Judge: the real stages,
+// with default options, all served by s's model. It fails t when one
+// cannot be made.
+func (s *Stages) Wire(t testing.TB, db *schema.Database, cfg *text2sql.Config) {
+	t.Helper()
+	m := s.Model(t)
+	pl, err := planner.New(m, planner.Options{Schema: db})
+	require.NoError(t, err)
+	gen, err := generator.New(m, generator.Options{})
+	require.NoError(t, err)
+	jd, err := judge.New(m, judge.Options{})
+	require.NoError(t, err)
+	cfg.Planner, cfg.Generator, cfg.Judge = pl, gen, jd
+}
