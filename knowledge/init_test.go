@@ -17,6 +17,7 @@ import (
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
+	"github.com/text2sql-go/text2sql/schema"
 )
 
 // starterRoundTrip runs Init on the SQLite file at path, writes the starter
@@ -33,14 +34,7 @@ func starterRoundTrip(t *testing.T, path string) (*sqlite.Executor, *knowledge.B
 	b, skipped, err := knowledge.Init(ctx, ex, sch, knowledge.InitOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, skipped)
-	data, err := b.EncodeStarter(sch)
-	require.NoError(t, err)
-	file := filepath.Join(t.TempDir(), "starter.yaml")
-	require.NoError(t, os.WriteFile(file, data, 0o644))
-
-	got, err := knowledge.Load(file)
-	require.NoError(t, err)
-	require.NoError(t, got.Validate(ctx, sch, ex))
+	got, data := reload(t, b, sch, ex)
 	assert.Equal(t, b, got, "the file decodes to what Init built")
 
 	// Every table and column has a stub note; drafts are not indexed.
@@ -56,7 +50,22 @@ func starterRoundTrip(t *testing.T, path string) (*sqlite.Executor, *knowledge.B
 			assert.True(t, strings.HasPrefix(d.ID, "value:"), "only schema tables and values are indexed: %s", d.ID)
 		}
 	}
-	return ex, got, string(data)
+	return ex, got, data
+}
+
+// reload writes b as a starter file (EncodeStarter), loads it back and
+// validates it against sch with guard. It returns the loaded base and the
+// file's text.
+func reload(t *testing.T, b *knowledge.Base, sch *schema.Database, guard text2sql.Guard) (*knowledge.Base, string) {
+	t.Helper()
+	data, err := b.EncodeStarter(sch)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "starter.yaml")
+	require.NoError(t, os.WriteFile(file, data, 0o644))
+	got, err := knowledge.Load(file)
+	require.NoError(t, err)
+	require.NoError(t, got.Validate(context.Background(), sch, guard))
+	return got, string(data)
 }
 
 func TestInitConcertSinger(t *testing.T) {
@@ -261,13 +270,7 @@ func TestInitDraftsWithScriptedModel(t *testing.T) {
 	for _, d := range b.Documents(sch) {
 		assert.NotEqual(t, text2sql.ItemExample, d.Kind)
 	}
-	data, err := b.EncodeStarter(sch)
-	require.NoError(t, err)
-	file := filepath.Join(t.TempDir(), "k.yaml")
-	require.NoError(t, os.WriteFile(file, data, 0o644))
-	got, err := knowledge.Load(file)
-	require.NoError(t, err)
-	require.NoError(t, got.Validate(ctx, sch, ex))
+	got, _ := reload(t, b, sch, ex)
 	st, err := got.Accept()
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Examples)
