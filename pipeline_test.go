@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/internal/demotest"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 	"github.com/text2sql-go/text2sql/retriever"
 )
@@ -30,11 +30,7 @@ type demoStack struct {
 
 func newDemoStack(t *testing.T) *demoStack {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "registrar.sqlite")
-	require.NoError(t, demo.Create(path))
-	ex, err := sqlite.Open(path, sqlite.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { ex.Close() })
+	path, ex := demotest.Open(t)
 	kb, err := demo.Knowledge()
 	require.NoError(t, err)
 	ret, err := retriever.NewHybrid(context.Background(), retriever.HybridOptions{Schema: ex.Schema(), Knowledge: kb})

@@ -2,8 +2,6 @@ package text2sql_test
 
 import (
 	"context"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,43 +9,9 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/check"
-	"github.com/text2sql-go/text2sql/generator"
-	"github.com/text2sql-go/text2sql/judge"
+	"github.com/text2sql-go/text2sql/internal/demotest"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
-	"github.com/text2sql-go/text2sql/planner"
 )
-
-// stageScript is one scripted model serving the planner, the generator and
-// the judge, telling them apart by their system instructions, with replies
-// and a call count per stage.
-type stageScript struct {
-	mu      sync.Mutex
-	replies map[string][]string
-	calls   map[string]int
-}
-
-func (s *stageScript) model(t *testing.T) text2sql.Model {
-	return llmtest.Func(func(req text2sql.ModelRequest) (string, error) {
-		stage := "sql"
-		switch {
-		case strings.HasPrefix(req.System, "You plan queries"):
-			stage = "plan"
-		case strings.HasPrefix(req.System, "You review one attempt"):
-			stage = "judge"
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.calls[stage]++
-		rs := s.replies[stage]
-		if !assert.NotEmpty(t, rs, "unexpected %s call", stage) {
-			return "", llmtest.ErrExhausted
-		}
-		if len(rs) > 1 {
-			s.replies[stage] = rs[1:]
-		}
-		return rs[0], nil
-	})
-}
 
 const (
 	planReply = `{"database": "registrar", "objects": [{"kind": "table", "name": "students", "value": ""}], "instruction": ["Count the rows of students."], "output": "one number"}`
@@ -60,22 +24,16 @@ func verdict(stage, reason string) string {
 
 // stagePipeline wires the real planner, generator, judge and checker to one
 // scripted model, with a retriever that counts its calls.
-func (s *demoStack) stagePipeline(t *testing.T, sc *stageScript, cfg text2sql.Config) (*text2sql.Pipeline, *int) {
+func (s *demoStack) stagePipeline(t *testing.T, sc *demotest.Stages, cfg text2sql.Config) (*text2sql.Pipeline, *int) {
 	t.Helper()
-	m := sc.model(t)
 	db := s.executor.Schema()
-	pl, err := planner.New(m, planner.Options{Schema: db})
-	require.NoError(t, err)
-	gen, err := generator.New(m, generator.Options{})
-	require.NoError(t, err)
-	jd, err := judge.New(m, judge.Options{})
-	require.NoError(t, err)
+	sc.Wire(t, db, &cfg)
 	retrievals := new(int)
 	cfg.Retriever = text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Retrieval, error) {
 		*retrievals++
 		return s.retriever.Retrieve(ctx, req)
 	})
-	cfg.Planner, cfg.Generator, cfg.Judge, cfg.Executor = pl, gen, jd, s.executor
+	cfg.Executor = s.executor
 	cfg.Checker = check.New(db, text2sql.DialectSQLite).WithProbe(s.executor)
 	p, err := text2sql.New(cfg)
 	require.NoError(t, err)
@@ -119,14 +77,14 @@ func TestStagedRepair(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := newDemoStack(t)
-			sc := &stageScript{calls: map[string]int{}, replies: map[string][]string{"plan": {planReply}, "sql": c.sql, "judge": c.judge}}
+			sc := &demotest.Stages{Replies: map[string][]string{"plan": {planReply}, "sql": c.sql, "judge": c.judge}}
 			p, retrievals := s.stagePipeline(t, sc, text2sql.Config{MaxRepairs: 2})
 			ans, err := p.Ask(context.Background(), "How many pupils are registered?")
 			require.NoError(t, err)
 			assert.Equal(t, c.status, ans.Status, "status %s, want %s", ans.Status, c.status)
-			assert.Equal(t, c.plan, sc.calls["plan"], "plan calls")
-			assert.Equal(t, c.gen, sc.calls["sql"], "sql calls")
-			assert.Equal(t, c.judges, sc.calls["judge"], "judge calls")
+			assert.Equal(t, c.plan, sc.Calls("plan"), "plan calls")
+			assert.Equal(t, c.gen, sc.Calls("sql"), "sql calls")
+			assert.Equal(t, c.judges, sc.Calls("judge"), "judge calls")
 			assert.Equal(t, c.retrievals, *retrievals, "retrievals")
 			assert.Equal(t, c.plan+c.gen+c.judges, ans.Trace.ModelCalls, "trace counts %d model calls", ans.Trace.ModelCalls)
 			assert.Len(t, ans.Attempts, c.gen, "%d attempts, want %d", len(ans.Attempts), c.gen)

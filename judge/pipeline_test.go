@@ -2,53 +2,16 @@ package judge_test
 
 import (
 	"context"
-	"strings"
-	"sync"
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/check"
-	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/internal/demotest"
-	"github.com/text2sql-go/text2sql/judge"
-	"github.com/text2sql-go/text2sql/llm/llmtest"
-	"github.com/text2sql-go/text2sql/planner"
 	"github.com/text2sql-go/text2sql/schema"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// script answers each stage's calls in turn, telling the stages apart by
-// their system instructions, and records the prompts.
-type script struct {
-	mu      sync.Mutex
-	replies map[string][]string
-	prompts map[string][]string
-}
-
-func (s *script) model(t *testing.T) *llmtest.Model {
-	return llmtest.Func(func(req text2sql.ModelRequest) (string, error) {
-		stage := ""
-		switch {
-		case strings.HasPrefix(req.System, "You plan queries"):
-			stage = "plan"
-		case strings.HasPrefix(req.System, "You translate questions"):
-			stage = "sql"
-		case strings.HasPrefix(req.System, "You review one attempt"):
-			stage = "judge"
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.prompts[stage] = append(s.prompts[stage], req.Messages[len(req.Messages)-1].Content)
-		if !assert.NotEmpty(t, s.replies[stage], "unexpected %q call", stage) {
-			return "", llmtest.ErrExhausted
-		}
-		r := s.replies[stage][0]
-		s.replies[stage] = s.replies[stage][1:]
-		return r, nil
-	})
-}
 
 // The stages wired into the pipeline on the demo database: the plan is
 // made once; a TOP is caught by the checker before execution and fixed;
@@ -66,7 +29,7 @@ func TestStagesInPipeline(t *testing.T) {
 		return &text2sql.Retrieval{Question: req.Question, Dialect: text2sql.DialectSQLite, Schema: db.DDL(tables),
 			Tables: []text2sql.TableRef{{Name: "courses", Reason: "retrieved", Score: 0.03}, {Name: "enrollments", Reason: "retrieved", Score: 0.02}}}, nil
 	})
-	s := &script{prompts: map[string][]string{}, replies: map[string][]string{
+	s := &demotest.Stages{Replies: map[string][]string{
 		"plan": {`{"database": "registrar", "objects": [{"kind": "table", "name": "courses", "value": ""}, {"kind": "column", "name": "enrollments.grade_points", "value": ""}],
 		  "instruction": ["Join enrollments to courses on course_id.", "Average grade_points per course.", "Keep the best."], "output": "title"}`},
 		"sql": {
@@ -79,32 +42,26 @@ func TestStagesInPipeline(t *testing.T) {
 			`{"ok": true, "stage": "", "reason": "the best course", "hints": [], "terms": [], "tables": []}`,
 		},
 	}}
-	m := s.model(t)
-	pl, err := planner.New(m, planner.Options{Schema: db})
-	require.NoError(t, err)
-	gen, err := generator.New(m, generator.Options{})
-	require.NoError(t, err)
-	jd, err := judge.New(m, judge.Options{})
-	require.NoError(t, err)
-	chk := check.New(db, text2sql.DialectSQLite)
-	p, err := text2sql.New(text2sql.Config{Retriever: ret, Planner: pl, Generator: gen, Judge: jd, Executor: chk.Executor(ex), MaxRepairs: 3})
+	cfg := text2sql.Config{Retriever: ret, Executor: check.New(db, text2sql.DialectSQLite).Executor(ex), MaxRepairs: 3}
+	s.Wire(t, db, &cfg)
+	p, err := text2sql.New(cfg)
 	require.NoError(t, err)
 	ans, err := p.Ask(context.Background(), question)
 	require.NoError(t, err)
 	require.Equal(t, text2sql.StatusVerified, ans.Status, "status; SQL %q", ans.SQL)
 	require.Len(t, ans.Attempts, 3, "attempts; SQL %q", ans.SQL)
 	require.Contains(t, ans.SQL, "DESC LIMIT 1")
-	assert.Equal(t, [5]int{6, 1, 3, 2, 1}, [5]int{m.CallCount(), len(s.prompts["plan"]), len(s.prompts["sql"]), len(s.prompts["judge"]), retrievals},
-		"calls, plan, sql and judge prompts, retrievals")
+	assert.Equal(t, [4]int{1, 3, 2, 1}, [4]int{s.Calls("plan"), s.Calls("sql"), s.Calls("judge"), retrievals},
+		"plan, sql and judge calls, retrievals; a call of no known stage fails the test")
 	first := ans.Attempts[0].Result
 	if assert.NotNil(t, first, "attempt 1 result") && assert.NotNil(t, first.Error, "attempt 1 result: %+v", first) {
 		assert.Equal(t, text2sql.KindDialect, first.Error.Kind, "attempt 1 result: %+v", first)
 		assert.Contains(t, first.Error.Message, "TOP", "attempt 1 result: %+v", first)
 	}
-	assert.Contains(t, s.prompts["sql"][1], "TOP is not SQLite syntax", "the generator did not see the dialect failure")
-	assert.Contains(t, s.prompts["sql"][0], "Translate this plan", "the generator did not see the plan")
-	assert.Contains(t, s.prompts["judge"][0], "showing 1 of 1 rows", "judge prompts lack the sample")
-	assert.Contains(t, s.prompts["judge"][1], "ascending order returns the worst course", "judge prompts lack the earlier review")
+	assert.Contains(t, s.Prompts("sql")[1], "TOP is not SQLite syntax", "the generator did not see the dialect failure")
+	assert.Contains(t, s.Prompts("sql")[0], "Translate this plan", "the generator did not see the plan")
+	assert.Contains(t, s.Prompts("judge")[0], "showing 1 of 1 rows", "judge prompts lack the sample")
+	assert.Contains(t, s.Prompts("judge")[1], "ascending order returns the worst course", "judge prompts lack the earlier review")
 	if assert.NotNil(t, ans.Plan, "plan") {
 		assert.Equal(t, "enrollments.grade_points", ans.Plan.Objects[1].Name, "plan %+v", ans.Plan)
 		assert.Len(t, ans.Plan.Calls, 1, "plan %+v", ans.Plan)

@@ -13,20 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// makeDB creates a database file in a fresh temporary directory with the
-// given DDL and data, through a plain read-write connection, and returns
-// its path.
-func makeDB(t testing.TB, name, script string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	db, err := sql.Open("sqlite3", path)
-	require.NoError(t, err)
-	defer db.Close()
-	_, err = db.Exec(script)
-	require.NoError(t, err, "setup")
-	return path
-}
-
 func open(t testing.TB, path string, opts Options) *Executor {
 	t.Helper()
 	e, err := Open(path, opts)

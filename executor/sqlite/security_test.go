@@ -55,7 +55,7 @@ func userVersion(t *testing.T, path string) int {
 // space; the table survives; with the statement check bypassed, SQLite
 // itself refuses the write.
 func TestC1DropTable(t *testing.T) {
-	path := makeDB(t, "emp.db", employees)
+	path := dbtest.SQLiteFile(t, "emp.db", employees)
 	untouched(t, path)
 	e := open(t, path, Options{})
 	for _, q := range []string{
@@ -105,7 +105,7 @@ func TestC1DropTable(t *testing.T) {
 // first SELECT: SQLite's authorizer, which it calls while compiling any
 // statement, is never called.
 func TestC1MultipleStatements(t *testing.T) {
-	path := makeDB(t, "emp.db", employees)
+	path := dbtest.SQLiteFile(t, "emp.db", employees)
 	untouched(t, path)
 	e := open(t, path, Options{})
 	for _, q := range []string{
@@ -143,7 +143,7 @@ func TestC1MultipleStatements(t *testing.T) {
 // is unchanged; bypassing the check meets the authorizer, and without it
 // the read-only connection (SQLITE_READONLY).
 func TestC1CTEDelete(t *testing.T) {
-	path := makeDB(t, "msg.db", employees)
+	path := dbtest.SQLiteFile(t, "msg.db", employees)
 	untouched(t, path)
 	q := "WITH x AS (SELECT 1) DELETE FROM messages -- limit"
 	e := open(t, path, Options{})
@@ -171,7 +171,7 @@ func TestC1CTEDelete(t *testing.T) {
 // lexical check; no file is created; user_version is unchanged; the DSN is
 // a file: URI with mode=ro; a CREATE through the handle fails.
 func TestC1AttachVacuumPragma(t *testing.T) {
-	path := makeDB(t, "emp.db", employees)
+	path := dbtest.SQLiteFile(t, "emp.db", employees)
 	untouched(t, path)
 	dir := filepath.Dir(path)
 	exfil, other := filepath.Join(dir, "exfil.db"), filepath.Join(dir, "other.db")
@@ -249,7 +249,7 @@ func TestC1AttachVacuumPragma(t *testing.T) {
 func TestDSNEscaping(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "we?ird #1 100%.db")
-	src := makeDB(t, "src.db", "CREATE TABLE t (x); INSERT INTO t VALUES (42);")
+	src := dbtest.SQLiteFile(t, "src.db", "CREATE TABLE t (x); INSERT INTO t VALUES (42);")
 	b, err := os.ReadFile(src)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, b, 0o644))
@@ -278,7 +278,7 @@ func TestOpenErrors(t *testing.T) {
 	os.WriteFile(junk, []byte("this is not a database, just some text long enough to have a header....."), 0o644)
 	_, err = Open(junk, Options{})
 	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "junk file: %v", err)
-	good := makeDB(t, "g.db", "CREATE TABLE t (x)")
+	good := dbtest.SQLiteFile(t, "g.db", "CREATE TABLE t (x)")
 	_, err = Open(good, Options{MaxRows: -1})
 	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "negative MaxRows: %v", err)
 	e, err := Open(good, Options{})
@@ -293,7 +293,7 @@ func TestOpenErrors(t *testing.T) {
 
 // C1 #6 negative control: a recursive CTE runs and returns 1..5.
 func TestC1RecursiveCTE(t *testing.T) {
-	e := open(t, makeDB(t, "x.db", "CREATE TABLE t (x)"), Options{})
+	e := open(t, dbtest.SQLiteFile(t, "x.db", "CREATE TABLE t (x)"), Options{})
 	res := exectest.Run(t, e, "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t")
 	want := [][]any{{int64(1)}, {int64(2)}, {int64(3)}, {int64(4)}, {int64(5)}}
 	require.Nil(t, res.Error, "%+v", res)
@@ -305,7 +305,7 @@ func TestC1RecursiveCTE(t *testing.T) {
 // C1 #40: load_extension is refused as a forbidden function, and
 // extension loading is off in the driver even without the authorizer.
 func TestC1LoadExtension(t *testing.T) {
-	path := makeDB(t, "x.db", "CREATE TABLE t (x)")
+	path := dbtest.SQLiteFile(t, "x.db", "CREATE TABLE t (x)")
 	untouched(t, path)
 	q := "SELECT load_extension('/tmp/x.so')"
 	for _, opts := range []Options{{}, {skipTextCheck: true}} {
@@ -341,7 +341,7 @@ func TestC1LoadExtension(t *testing.T) {
 
 // The allow-list covers what real queries use.
 func TestAllowedFunctions(t *testing.T) {
-	e := open(t, makeDB(t, "x.db", `CREATE TABLE t (x INTEGER, s TEXT, d TEXT);
+	e := open(t, dbtest.SQLiteFile(t, "x.db", `CREATE TABLE t (x INTEGER, s TEXT, d TEXT);
 		INSERT INTO t VALUES (1, 'abc', '2024-01-31'), (2, 'b%c', '2023-12-01');`), Options{})
 	for _, q := range []string{
 		"SELECT abs(-x), upper(s), lower(s), length(s), substr(s, 1, 2), substring(s, 2), instr(s, 'b'), replace(s, 'a', 'z'), trim(s), round(x / 3.0, 2), coalesce(NULL, x), ifnull(NULL, 1), nullif(x, 1), iif(x > 1, 'y', 'n'), typeof(x), printf('%05d', x), format('%s', s), hex(s), quote(s), char(65), unicode('A'), cast(x AS REAL) FROM t",
@@ -369,7 +369,7 @@ func TestAllowedFunctions(t *testing.T) {
 // same refusal for DROP TABLE, and the generic executor (which this
 // package's check is shared with) does too.
 func TestC1EntryPoints(t *testing.T) {
-	path := makeDB(t, "t.db", "CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+	path := dbtest.SQLiteFile(t, "t.db", "CREATE TABLE t (x); INSERT INTO t VALUES (1);")
 	untouched(t, path)
 	e := open(t, path, Options{})
 	var (
@@ -403,7 +403,7 @@ func TestC1EntryPoints(t *testing.T) {
 // Check prepares without stepping: a query that would run forever is
 // accepted at once, and refusals match Execute's.
 func TestCheck(t *testing.T) {
-	path := makeDB(t, "t.db", "CREATE TABLE topics (id INTEGER, name TEXT);")
+	path := dbtest.SQLiteFile(t, "t.db", "CREATE TABLE topics (id INTEGER, name TEXT);")
 	e := open(t, path, Options{Timeout: 50 * 1e6})
 	cases := exectest.TopicsCheckKinds()
 	maps.Copy(cases, map[string]text2sql.ErrorKind{
@@ -422,7 +422,7 @@ func TestCheck(t *testing.T) {
 // construct SQLite cannot parse that would write or lock elsewhere is
 // still named as the refusal it is.
 func TestKeywordNamedColumns(t *testing.T) {
-	e := open(t, makeDB(t, "weird.db", `CREATE TABLE weird (id INTEGER PRIMARY KEY, "lock" INT, "merge" TEXT, "truncate" TEXT, "into" INT, "returning" INT, "update" INT);
+	e := open(t, dbtest.SQLiteFile(t, "weird.db", `CREATE TABLE weird (id INTEGER PRIMARY KEY, "lock" INT, "merge" TEXT, "truncate" TEXT, "into" INT, "returning" INT, "update" INT);
 		INSERT INTO weird VALUES (1, 1, 'm', 't', 5, 6, 7), (2, 3, 'n', 'u', 8, 9, 10);`), Options{})
 	for q, want := range map[string]int{
 		`SELECT merge, truncate FROM weird`:                               2,
@@ -456,7 +456,7 @@ func TestKeywordNamedColumns(t *testing.T) {
 // bigDB returns a database with a table big of n rows (id, label, half).
 func bigDB(t testing.TB, n int) string {
 	t.Helper()
-	return makeDB(t, "big.db", `CREATE TABLE big (id INTEGER PRIMARY KEY, label TEXT, half REAL);
+	return dbtest.SQLiteFile(t, "big.db", `CREATE TABLE big (id INTEGER PRIMARY KEY, label TEXT, half REAL);
 		WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < `+strconv.Itoa(n)+`)
 		INSERT INTO big SELECT n, 'row ' || n, n * 0.5 FROM c;`)
 }
@@ -512,7 +512,7 @@ func maxRSS(t *testing.T) int64 {
 // C5 #41: values beyond the length limit fail with too_large; the process
 // does not allocate gigabytes.
 func TestC5HugeValues(t *testing.T) {
-	path := makeDB(t, "x.db", "CREATE TABLE t (x)")
+	path := dbtest.SQLiteFile(t, "x.db", "CREATE TABLE t (x)")
 	untouched(t, path)
 	rss := maxRSS(t)
 	for _, opts := range []Options{{}, {skipTextCheck: true}} {
@@ -544,7 +544,7 @@ func TestC5HugeValues(t *testing.T) {
 // reported as timeout, not as a Go error; the caller's own cancellation
 // is a Go error.
 func TestTimeout(t *testing.T) {
-	e := open(t, makeDB(t, "x.db", "CREATE TABLE t (x)"), Options{Timeout: 5 * time.Second})
+	e := open(t, dbtest.SQLiteFile(t, "x.db", "CREATE TABLE t (x)"), Options{Timeout: 5 * time.Second})
 	start := time.Now()
 	res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: dbtest.Unbounded, Timeout: 200 * time.Millisecond})
 	took := time.Since(start)
@@ -552,7 +552,7 @@ func TestTimeout(t *testing.T) {
 	exectest.WantKind(t, dbtest.Unbounded, res, text2sql.KindTimeout)
 	assert.False(t, took < 200*time.Millisecond || took > 2*time.Second || res.Duration > 2*time.Second, "stopped after %v (Duration %v), limit 200ms", took, res.Duration)
 	// The option's limit applies when the request has none.
-	short := open(t, makeDB(t, "y.db", "CREATE TABLE t (x)"), Options{Timeout: 100 * time.Millisecond})
+	short := open(t, dbtest.SQLiteFile(t, "y.db", "CREATE TABLE t (x)"), Options{Timeout: 100 * time.Millisecond})
 	exectest.WantKind(t, dbtest.Unbounded, exectest.Run(t, short, dbtest.Unbounded), text2sql.KindTimeout)
 	// Also while rows are being read (the first rows come quickly).
 	rowsForever := "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT n FROM c WHERE n % 1000000000 = 0"
@@ -585,7 +585,7 @@ func TestTimeout(t *testing.T) {
 // Concurrent calls each get their own refusal kind and rows (run with
 // -race).
 func TestConcurrent(t *testing.T) {
-	e := open(t, makeDB(t, "x.db", "CREATE TABLE t (x); INSERT INTO t VALUES (1), (2), (3);"), Options{MaxOpenConns: 3})
+	e := open(t, dbtest.SQLiteFile(t, "x.db", "CREATE TABLE t (x); INSERT INTO t VALUES (1), (2), (3);"), Options{MaxOpenConns: 3})
 	cases := []struct {
 		q    string
 		kind text2sql.ErrorKind
@@ -618,7 +618,7 @@ func TestConcurrent(t *testing.T) {
 // Many rows of large values stop at the result's byte bound with too_large
 // instead of holding rows × MaxLength bytes in memory.
 func TestResultByteBound(t *testing.T) {
-	path := makeDB(t, "x.db", "CREATE TABLE t (x); WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM c WHERE n < 1000) INSERT INTO t SELECT n FROM c")
+	path := dbtest.SQLiteFile(t, "x.db", "CREATE TABLE t (x); WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM c WHERE n < 1000) INSERT INTO t SELECT n FROM c")
 	rss := maxRSS(t)
 	e := open(t, path, Options{MaxResultBytes: 8 << 20})
 	q := "SELECT zeroblob(1000000) FROM t"

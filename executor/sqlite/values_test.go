@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/exectest"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -16,7 +17,7 @@ import (
 // DATE/DATETIME/TIMESTAMP text to time.Time (the zero time when it does not
 // parse) and of BOOLEAN integers to bool is undone at the source.
 func TestRawValues(t *testing.T) {
-	e := open(t, makeDB(t, "v.db", `
+	e := open(t, dbtest.SQLiteFile(t, "v.db", `
 		CREATE TABLE v (d DATE, dt DATETIME, ts TIMESTAMP, b BOOLEAN, blob BLOB, r REAL, s TEXT, n);
 		INSERT INTO v VALUES ('2012-01-27', '2012-01-27 05:11:53', 'May 2010', 2, x'00ff', 1.5, 'héllo', NULL);
 		INSERT INTO v VALUES (1700000000, '2012-01-27T05:11:53Z', '2013-05-06 07:08:09.123+02:00', 0, x'', -0.0, '', 7);`), Options{})
@@ -39,7 +40,7 @@ func TestRawValues(t *testing.T) {
 // C3 #21: views are in the schema with their columns, and queries on them
 // run.
 func TestView(t *testing.T) {
-	e := open(t, makeDB(t, "v.db", `CREATE TABLE s(id INTEGER, amt REAL);
+	e := open(t, dbtest.SQLiteFile(t, "v.db", `CREATE TABLE s(id INTEGER, amt REAL);
 		CREATE VIEW v_big AS SELECT id FROM s WHERE amt > 100;
 		INSERT INTO s VALUES (1, 50), (2, 150), (3, 1000);`), Options{})
 	v := e.Schema().Lookup("v_big")
@@ -56,7 +57,7 @@ func TestView(t *testing.T) {
 
 // C3 #24: unknown tables and columns get a hint from the schema.
 func TestHints(t *testing.T) {
-	e := open(t, makeDB(t, "h.db", `
+	e := open(t, dbtest.SQLiteFile(t, "h.db", `
 		CREATE TABLE topics (id INTEGER, name TEXT);
 		CREATE TABLE tickets (id INTEGER);
 		CREATE TABLE domains (id INTEGER);
@@ -82,7 +83,7 @@ func TestHints(t *testing.T) {
 
 // Engine errors map to stable kinds.
 func TestErrorKinds(t *testing.T) {
-	e := open(t, makeDB(t, "k.db", "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);"), Options{})
+	e := open(t, dbtest.SQLiteFile(t, "k.db", "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);"), Options{})
 	cases := map[string]text2sql.ErrorKind{
 		"SELECT x FROM t WHERE":                       text2sql.KindSyntax,
 		"SELECT x FROM t WHERE x = 'unterminated":     text2sql.KindSyntax,

@@ -1,5 +1,6 @@
 // Package demotest gives tests a private copy of the demo database
-// (package demo) opened through the guarded SQLite executor.
+// (package demo) opened through the guarded SQLite executor, and a scripted
+// model for the pipeline's model-driven stages (Stages).
 package demotest
 
 import (

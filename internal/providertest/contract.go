@@ -157,3 +157,15 @@ func Timeout(t *testing.T, c Client, retry httpfake.Reply) {
 		noKey(t, c.Key, err)
 	})
 }
+
+// Attempts checks that a model's answer says how many requests it took: a
+// retried reply (retry, e.g. the provider's 503) and then ok are 2
+// attempts, and 2 requests reach the server. build makes the model against
+// the server, with retry waits short enough for a test.
+func Attempts(t *testing.T, retry, ok httpfake.Reply, build func(srv *httpfake.Server) text2sql.Model) {
+	srv := httpfake.New(t, retry, ok)
+	resp, err := build(srv).Complete(context.Background(), text2sql.ModelRequest{Messages: []text2sql.Message{{Role: text2sql.RoleUser, Content: "q"}}})
+	require.NoError(t, err)
+	assert.Equal(t, 2, resp.Attempts)
+	assert.Len(t, srv.Requests(), 2)
+}

@@ -55,6 +55,14 @@ func newModel(t *testing.T, srv *httpfake.Server, opts Options) (*Model, *provid
 	return m, providertest.Record(&m.client.Policy)
 }
 
+// model is newModel with default options, as the shared kits build it.
+func model(t *testing.T) func(srv *httpfake.Server) text2sql.Model {
+	return func(srv *httpfake.Server) text2sql.Model {
+		m, _ := newModel(t, srv, Options{})
+		return m
+	}
+}
+
 // client is the Model as the shared provider tests drive it: one
 // Complete of q.
 var client = providertest.Client{Provider: "gemini", Key: testKey, New: func(t *testing.T, srv *httpfake.Server, s providertest.Setup) func(context.Context) error {
@@ -264,10 +272,7 @@ func TestConformance(t *testing.T) {
 	providertest.ModelKit(t, httpfake.Reply{Status: 400, Body: badKeyBody}, func(text string) string {
 		return `{"candidates": [{"content": {"parts": [{"text": ` + text + `}], "role": "model"}, "finishReason": "STOP", "index": 0}],
 			"usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 5, "totalTokenCount": 17}, "modelVersion": "gemini-2.5-flash-001"}`
-	}, func(srv *httpfake.Server) text2sql.Model {
-		m, _ := newModel(t, srv, Options{})
-		return m
-	})
+	}, model(t))
 }
 
 // The time limit of a call (Options.Timeout), as every provider client
@@ -278,12 +283,7 @@ func TestTimeout(t *testing.T) {
 
 // An answer says how many requests it took: a 503 and a retry are 2.
 func TestAttemptsCounted(t *testing.T) {
-	srv := httpfake.New(t, httpfake.Reply{Status: 503, Body: unavailableBody}, httpfake.Reply{Body: okBody})
-	m, _ := newModel(t, srv, Options{})
-	resp, err := m.Complete(context.Background(), q)
-	require.NoError(t, err)
-	assert.Equal(t, 2, resp.Attempts)
-	assert.Len(t, srv.Requests(), 2)
+	providertest.Attempts(t, httpfake.Reply{Status: 503, Body: unavailableBody}, httpfake.Reply{Body: okBody}, model(t))
 }
 
 // Ping asks models.get for the configured model and generates nothing.

@@ -61,6 +61,14 @@ func newModel(t *testing.T, srv *httpfake.Server, opts Options) (*Model, *provid
 	return m, providertest.Record(&m.client.Policy)
 }
 
+// model is newModel with default options, as the shared kits build it.
+func model(t *testing.T) func(srv *httpfake.Server) text2sql.Model {
+	return func(srv *httpfake.Server) text2sql.Model {
+		m, _ := newModel(t, srv, Options{})
+		return m
+	}
+}
+
 // client is the Model as the shared provider tests drive it: one
 // Complete of q.
 var client = providertest.Client{Provider: "openai", Key: testKey, New: func(t *testing.T, srv *httpfake.Server, s providertest.Setup) func(context.Context) error {
@@ -267,10 +275,7 @@ func TestConformance(t *testing.T) {
 		return `{"id": "chatcmpl-1", "object": "chat.completion", "created": 1733956455, "model": "gpt-4o-mini-2024-07-18",
 			"choices": [{"index": 0, "message": {"role": "assistant", "content": ` + text + `}, "finish_reason": "stop"}],
 			"usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}}`
-	}, func(srv *httpfake.Server) text2sql.Model {
-		m, _ := newModel(t, srv, Options{})
-		return m
-	})
+	}, model(t))
 }
 
 // The time limit of a call (Options.Timeout), as every provider client
@@ -281,12 +286,7 @@ func TestTimeout(t *testing.T) {
 
 // An answer says how many requests it took: a 503 and a retry are 2.
 func TestAttemptsCounted(t *testing.T) {
-	srv := httpfake.New(t, httpfake.Reply{Status: 503, Body: serverErrorBody}, httpfake.Reply{Body: okBody})
-	m, _ := newModel(t, srv, Options{})
-	resp, err := m.Complete(context.Background(), q)
-	require.NoError(t, err)
-	assert.Equal(t, 2, resp.Attempts)
-	assert.Len(t, srv.Requests(), 2)
+	providertest.Attempts(t, httpfake.Reply{Status: 503, Body: serverErrorBody}, httpfake.Reply{Body: okBody}, model(t))
 }
 
 // Some OpenAI-compatible servers and proxies label JSON "text/plain": the
