@@ -104,6 +104,21 @@ type SQLAuditor struct {
 
 var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
+// auditTable checks an auditor's database and table name ("" means
+// "text2sql_audit") and returns the name.
+func auditTable(db *sql.DB, table string) (string, error) {
+	if db == nil {
+		return "", errors.New("server: audit: no database")
+	}
+	if table == "" {
+		table = "text2sql_audit"
+	}
+	if !identRe.MatchString(table) {
+		return "", fmt.Errorf("server: audit: %q is not a plain table name", table)
+	}
+	return table, nil
+}
+
 // NewSQLAuditor creates table (a plain identifier; "" means
 // "text2sql_audit") in db if it does not exist and returns an Auditor
 // inserting into it. The columns are id, time (RFC 3339 UTC with
@@ -111,14 +126,9 @@ var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 // question_id, sql, outcome, message, row_count, truncated (0/1) and
 // duration_ms.
 func NewSQLAuditor(ctx context.Context, db *sql.DB, table string) (*SQLAuditor, error) {
-	if db == nil {
-		return nil, errors.New("server: audit: no database")
-	}
-	if table == "" {
-		table = "text2sql_audit"
-	}
-	if !identRe.MatchString(table) {
-		return nil, fmt.Errorf("server: audit: %q is not a plain table name", table)
+	table, err := auditTable(db, table)
+	if err != nil {
+		return nil, err
 	}
 	ddl := `CREATE TABLE IF NOT EXISTS ` + table + ` (
 	id          INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -166,14 +176,9 @@ const auditColumns = "time, request_id, principal, method, source, question, que
 // Errors: a bad table name, an unreachable database, or a missing table
 // that cannot be created.
 func NewPostgresAuditor(ctx context.Context, db *sql.DB, table string) (*SQLAuditor, error) {
-	if db == nil {
-		return nil, errors.New("server: audit: no database")
-	}
-	if table == "" {
-		table = "text2sql_audit"
-	}
-	if !identRe.MatchString(table) {
-		return nil, fmt.Errorf("server: audit: %q is not a plain table name", table)
+	table, err := auditTable(db, table)
+	if err != nil {
+		return nil, err
 	}
 	var exists bool
 	if err := db.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL`, table).Scan(&exists); err != nil {
