@@ -12,6 +12,7 @@ import (
 	"os"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/generator"
@@ -64,7 +65,12 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := text2sql.New(text2sql.Config{Retriever: ret, Generator: gen, Executor: ex})
+	p, err := text2sql.New(text2sql.Config{
+		Retriever: ret, Generator: gen, Executor: ex,
+		// The deterministic checks: unknown names and other dialects'
+		// syntax get a hint before execution, as on the CLI.
+		Checker: check.New(ex.Schema(), "").WithProbe(ex),
+	})
 	if err != nil {
 		return err
 	}
