@@ -4,12 +4,14 @@
 //
 // This package has the limits shared by every executor (DefaultMaxRows,
 // DefaultTimeout, DefaultMaxResultBytes, DefaultMaxSQLLength,
-// ValueOverhead), the Privileged interface, and a generic Executor for any
-// database/sql driver. The engine-independent statement check, the
-// classification of engine errors and the hints for unknown names are in
-// package guard. Engine-specific executors live in sub-packages
-// (executor/sqlite, executor/postgres, executor/mysql) and import their
-// driver; this package imports none.
+// ValueOverhead), the Privileged interface, a generic Executor for any
+// database/sql driver, PerPrincipal (a login, and so an executor, per
+// caller) and the answer of a sandbox function (FunctionShape). The
+// engine-independent statement check, the classification of engine errors
+// and the hints for unknown names are in package guard. Engine-specific
+// executors live in sub-packages (executor/sqlite, executor/postgres,
+// executor/mysql, executor/postgrest) and import their driver; this
+// package imports none.
 package executor
 
 import (
@@ -19,11 +21,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
-	"sync/atomic"
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
@@ -32,11 +33,11 @@ import (
 // The defaults of every guarded executor.
 const (
 	// DefaultMaxRows is the row cap when neither the request nor the
-	// options set one.
-	DefaultMaxRows = 1000
+	// options set one (1000).
+	DefaultMaxRows = execkit.DefaultMaxRows
 	// DefaultTimeout bounds one execution when neither the request nor
-	// the options set a limit.
-	DefaultTimeout = 10 * time.Second
+	// the options set a limit (10s).
+	DefaultTimeout = execkit.DefaultTimeout
 	// DefaultMaxResultBytes bounds the memory of one result, in bytes
 	// (32 MiB): every engine's executor stops reading when a result
 	// passes it and reports KindTooLarge.
@@ -69,7 +70,7 @@ type Privileged interface {
 }
 
 // ErrClosed is returned by an executor's methods after Close.
-var ErrClosed = errors.New("text2sql/executor: executor is closed")
+var ErrClosed = execkit.ErrClosed
 
 // Options configures a generic Executor. Zero values mean the defaults;
 // negative values are treated as zero.
@@ -137,66 +138,6 @@ func New(db *sql.DB, opts Options) *Executor {
 	return &Executor{db: db, opts: opts}
 }
 
-// Limits returns the row cap and time limit of one execution: the
-// request's own values when positive, else maxRows and timeout (an
-// executor's options) when positive, else DefaultMaxRows and
-// DefaultTimeout.
-func Limits(req text2sql.ExecuteRequest, maxRows int, timeout time.Duration) (int, time.Duration) {
-	if req.MaxRows > 0 {
-		maxRows = req.MaxRows
-	}
-	if maxRows <= 0 {
-		maxRows = DefaultMaxRows
-	}
-	if req.Timeout > 0 {
-		timeout = req.Timeout
-	}
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	return maxRows, timeout
-}
-
-// Ready is the precondition of a guarded executor's Execute and Check:
-// ErrClosed once closed is set, else ctx.Err(), else nil.
-func Ready(ctx context.Context, closed *atomic.Bool) error {
-	if closed.Load() {
-		return ErrClosed
-	}
-	return ctx.Err()
-}
-
-// Finish completes the result of an Execute call that began at start:
-// RowCount becomes len(res.Rows) and Duration the time since start. It
-// returns res and a nil error, the shape of Execute's return.
-func Finish(res *text2sql.Result, start time.Time) (*text2sql.Result, error) {
-	res.RowCount = len(res.Rows)
-	res.Duration = time.Since(start)
-	return res, nil
-}
-
-// Begin starts a guarded executor's Execute call: after Ready, it returns
-// the result to fill and done, which completes it (Finish, timed from
-// now) and is Execute's return.
-func Begin(ctx context.Context, closed *atomic.Bool) (res *text2sql.Result, done func() (*text2sql.Result, error), err error) {
-	start := time.Now()
-	if err := Ready(ctx, closed); err != nil {
-		return nil, nil, err
-	}
-	res = &text2sql.Result{}
-	return res, func() (*text2sql.Result, error) { return Finish(res, start) }, nil
-}
-
-// CloseOnce is a guarded executor's Close: the first call sets closed and
-// closes db when the executor owns it (it opened the pool); later calls,
-// and an executor given a handle it does not own, close nothing.
-func CloseOnce(closed *atomic.Bool, db *sql.DB, owned bool) error {
-	if closed.Swap(true) || !owned {
-		return nil
-	}
-	return db.Close()
-}
-
 // Execute runs req.SQL as untrusted input. A refused or failing statement
 // is returned as Result.Error (a *text2sql.SQLError); the error return is
 // non-nil only when the executor cannot work: db is nil, the connection
@@ -213,13 +154,13 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		return nil, err
 	}
 	res := &text2sql.Result{}
-	done := func() (*text2sql.Result, error) { return Finish(res, start) }
+	done := func() (*text2sql.Result, error) { return execkit.Finish(res, start) }
 	q, se := e.check(req.SQL)
 	if se != nil {
 		res.Error = se
 		return done()
 	}
-	maxRows, timeout := Limits(req, e.opts.MaxRows, e.opts.Timeout)
+	maxRows, timeout := execkit.Limits(req, e.opts.MaxRows, e.opts.Timeout)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stmt := q
@@ -236,7 +177,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 			return nil, ctx.Err()
 		}
 		if cctx.Err() != nil {
-			res.Error = TimeoutError(timeout)
+			res.Error = execkit.TimeoutError(timeout)
 			return done()
 		}
 		return nil, fmt.Errorf("executor: begin read-only transaction: %w", err)
@@ -332,7 +273,7 @@ func (e *Executor) run(ctx context.Context, cancel func(), tx *sql.Tx, q string,
 	binary := make([]bool, len(cols))
 	if types, err := rows.ColumnTypes(); err == nil {
 		for i, t := range types {
-			binary[i] = BinaryType(t.DatabaseTypeName())
+			binary[i] = execkit.BinaryType(t.DatabaseTypeName())
 		}
 	}
 	vals := make([]any, len(cols))
@@ -372,15 +313,6 @@ func (e *Executor) run(ctx context.Context, cancel func(), tx *sql.Tx, q string,
 	return rows.Err()
 }
 
-// BinaryType reports whether a driver's database type name is a binary
-// type (BLOB, BYTEA, BINARY, VARBINARY, …) whose []byte values should stay
-// bytes rather than become text.
-func BinaryType(name string) bool {
-	n := strings.ToUpper(name)
-	return strings.Contains(n, "BLOB") || strings.Contains(n, "BYTEA") || strings.Contains(n, "BINARY") ||
-		n == "BIT" || n == "GEOMETRY"
-}
-
 // Check runs guard.CheckText and then prepares query inside a read-only
 // transaction that is rolled back, without executing it. It returns nil or
 // a *text2sql.SQLError (refusals, syntax errors, unknown tables or
@@ -393,7 +325,7 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 	if se != nil {
 		return se
 	}
-	_, timeout := Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
+	_, timeout := execkit.Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tx, release, err := e.begin(cctx)
@@ -426,16 +358,9 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 
 func (e *Executor) sqlError(ctx context.Context, err error, q string, timeout time.Duration) *text2sql.SQLError {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return TimeoutError(timeout)
+		return execkit.TimeoutError(timeout)
 	}
 	return guard.EngineError(err.Error(), e.opts.Schema, q)
-}
-
-// TimeoutError is the result error of an execution stopped at its time
-// limit.
-func TimeoutError(limit time.Duration) *text2sql.SQLError {
-	return &text2sql.SQLError{Kind: text2sql.KindTimeout,
-		Message: "the query was stopped at its time limit of " + limit.String()}
 }
 
 // connectionError reports whether err means the database cannot be reached,

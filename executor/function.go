@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/guard"
@@ -187,20 +186,3 @@ func functionError(raw json.RawMessage) *text2sql.SQLError {
 	}
 	return &text2sql.SQLError{Kind: guard.Classify(msg), Message: msg}
 }
-
-// ReadBounded reads r up to limit bytes; more is an error wrapping
-// ErrTooLarge, so an answer larger than a result may be is never held in
-// memory.
-func ReadBounded(r io.Reader, limit int) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > limit {
-		return nil, fmt.Errorf("%w: the answer passed %d bytes", ErrTooLarge, limit)
-	}
-	return b, nil
-}
-
-// ErrTooLarge marks an answer larger than the executor's result bound.
-var ErrTooLarge = errors.New("result too large")

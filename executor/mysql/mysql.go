@@ -51,6 +51,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -391,7 +392,7 @@ func (e *Executor) DB() *sql.DB { return e.db }
 // Close closes the pool when Open made it. Later calls to Execute and
 // Check return executor.ErrClosed. Close is idempotent.
 func (e *Executor) Close() error {
-	return executor.CloseOnce(&e.closed, e.db, e.owned)
+	return execkit.CloseOnce(&e.closed, e.db, e.owned)
 }
 
 // Execute runs req.SQL as untrusted input (see the package comment) and
@@ -412,7 +413,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	if e.closed.Load() {
 		return nil, executor.ErrClosed
 	}
-	maxRows, timeout := executor.Limits(req, e.opts.MaxRows, e.opts.Timeout)
+	maxRows, timeout := execkit.Limits(req, e.opts.MaxRows, e.opts.Timeout)
 	req.MaxRows, req.Timeout = maxRows, timeout+grace
 	tripped := new(atomic.Bool)
 	res, err := e.gen.Execute(context.WithValue(ctx, trippedKey{}, tripped), req)
@@ -425,7 +426,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		res.Error = &text2sql.SQLError{Kind: text2sql.KindTooLarge,
 			Message: fmt.Sprintf("the result exceeds %d bytes on the wire; select fewer or smaller columns, or fewer rows", e.sessions.wireLimit)}
 	case res.Error.Kind == text2sql.KindTimeout:
-		res.Error = executor.TimeoutError(timeout)
+		res.Error = execkit.TimeoutError(timeout)
 	}
 	return res, nil
 }

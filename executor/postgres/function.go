@@ -16,6 +16,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 )
 
 // FunctionOptions configures NewFunction. Zero values mean the defaults.
@@ -105,7 +106,7 @@ func NewFunction(ctx context.Context, db *sql.DB, opts FunctionOptions) (*Functi
 
 // Check runs the Guard: nil or a *text2sql.SQLError refusal.
 func (f *Function) Check(ctx context.Context, query string) error {
-	if err := executor.Ready(ctx, &f.closed); err != nil {
+	if err := execkit.Ready(ctx, &f.closed); err != nil {
 		return err
 	}
 	if len(query) > f.opts.MaxSQLLength {
@@ -121,7 +122,7 @@ func (f *Function) Check(ctx context.Context, query string) error {
 // closed, no connection, a role or claims that cannot be set (see
 // Options.RoleFor), an answer that is not of the Shape, or ctx done.
 func (f *Function) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
-	res, done, err := executor.Begin(ctx, &f.closed)
+	res, done, err := execkit.Begin(ctx, &f.closed)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +134,7 @@ func (f *Function) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		res.Error = se
 		return done()
 	}
-	maxRows, timeout := executor.Limits(req, f.opts.MaxRows, f.opts.Timeout)
+	maxRows, timeout := execkit.Limits(req, f.opts.MaxRows, f.opts.Timeout)
 	sess, err := caller{f.opts.Role, f.opts.RoleFor, f.opts.Claims}.sessionFor(ctx)
 	if err != nil {
 		return nil, err
@@ -193,7 +194,7 @@ func (f *Function) callFunction(ctx context.Context, sess session, query string,
 		var pe *pgconn.PgError
 		switch {
 		case errors.As(err, &pe) && pe.Code == "57014", cctx.Err() != nil:
-			return nil, executor.TimeoutError(timeout), nil
+			return nil, execkit.TimeoutError(timeout), nil
 		case errors.As(err, &pe):
 			return nil, &text2sql.SQLError{Kind: kindOf(pe.Code, pe.Message), Message: cutMessage(pe.Message), SQLState: pe.Code, Hint: pe.Hint}, nil
 		}

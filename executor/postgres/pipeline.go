@@ -18,6 +18,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 )
 
 const (
@@ -242,7 +243,7 @@ func probeError(pe *pgconn.PgError) *text2sql.SQLError {
 }
 
 func timeoutError(limit time.Duration) *text2sql.SQLError {
-	se := executor.TimeoutError(limit)
+	se := execkit.TimeoutError(limit)
 	se.SQLState = "57014"
 	return se
 }

@@ -58,6 +58,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -404,7 +405,7 @@ func (e *Executor) DB() *sql.DB { return e.db }
 // New stays open). Later calls to Execute and Check return
 // executor.ErrClosed. Close is idempotent.
 func (e *Executor) Close() error {
-	return executor.CloseOnce(&e.closed, e.db, e.owned)
+	return execkit.CloseOnce(&e.closed, e.db, e.owned)
 }
 
 // Execute runs req.SQL as untrusted input and returns its rows, up to the
@@ -435,7 +436,7 @@ func (e *Executor) Close() error {
 // it is ctx.Err(), and a cancel request has stopped the statement on the
 // server). Reaching the time limit is a KindTimeout result.
 func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
-	res, done, err := executor.Begin(ctx, &e.closed)
+	res, done, err := execkit.Begin(ctx, &e.closed)
 	if err != nil {
 		return nil, err
 	}
@@ -444,7 +445,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		res.Error = se
 		return done()
 	}
-	maxRows, timeout := executor.Limits(req, e.opts.MaxRows, e.opts.Timeout)
+	maxRows, timeout := execkit.Limits(req, e.opts.MaxRows, e.opts.Timeout)
 	out, err := e.roundTrip(ctx, names.text(req.SQL), e.resolveSQL(names), maxRows, timeout, false)
 	if err != nil {
 		return nil, err
@@ -464,14 +465,14 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 // reports for the statement (syntax, unknown table or column, type
 // errors). Any other error means the executor cannot work.
 func (e *Executor) Check(ctx context.Context, query string) error {
-	if err := executor.Ready(ctx, &e.closed); err != nil {
+	if err := execkit.Ready(ctx, &e.closed); err != nil {
 		return err
 	}
 	names, se := e.precheck(query)
 	if se != nil {
 		return se
 	}
-	_, timeout := executor.Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
+	_, timeout := execkit.Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
 	out, err := e.roundTrip(ctx, names.text(query), e.resolveSQL(names), 0, timeout, true)
 	if err != nil {
 		return err

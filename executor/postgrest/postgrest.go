@@ -26,6 +26,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/guard"
 )
 
@@ -99,7 +100,7 @@ func New(opts Options) (*Executor, error) {
 
 // Check runs the Guard: nil or a *text2sql.SQLError refusal.
 func (e *Executor) Check(ctx context.Context, query string) error {
-	if err := executor.Ready(ctx, &e.closed); err != nil {
+	if err := execkit.Ready(ctx, &e.closed); err != nil {
 		return err
 	}
 	if len(query) > e.opts.MaxSQLLength {
@@ -118,7 +119,7 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 // done (ctx.Err()), or the caller refused: HTTP 401 or 403 (an expired or
 // invalid token, a role without EXECUTE) wraps text2sql.ErrForbidden.
 func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
-	res, done, err := executor.Begin(ctx, &e.closed)
+	res, done, err := execkit.Begin(ctx, &e.closed)
 	if err != nil {
 		return nil, err
 	}
@@ -130,15 +131,15 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		res.Error = se
 		return done()
 	}
-	maxRows, timeout := executor.Limits(req, e.opts.MaxRows, e.opts.Timeout)
+	maxRows, timeout := execkit.Limits(req, e.opts.MaxRows, e.opts.Timeout)
 	status, body, err := e.post(ctx, req.SQL, timeout)
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case errors.Is(err, context.DeadlineExceeded):
-		res.Error = executor.TimeoutError(timeout)
+		res.Error = execkit.TimeoutError(timeout)
 		return done()
-	case errors.Is(err, executor.ErrTooLarge):
+	case errors.Is(err, execkit.ErrTooLarge):
 		res.Error = &text2sql.SQLError{Kind: text2sql.KindTooLarge, Message: err.Error() + " (Options.MaxResultBytes)"}
 		return done()
 	case err != nil:
@@ -195,7 +196,7 @@ func (e *Executor) post(ctx context.Context, query string, timeout time.Duration
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	b, err := executor.ReadBounded(resp.Body, e.opts.MaxResultBytes)
+	b, err := execkit.ReadBounded(resp.Body, e.opts.MaxResultBytes)
 	if err != nil && ctx.Err() != nil {
 		return 0, nil, ctx.Err()
 	}

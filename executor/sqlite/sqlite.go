@@ -38,6 +38,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
@@ -216,7 +217,7 @@ func (e *Executor) DB() *sql.DB { return e.db }
 // Close closes the database handle. Later calls to Execute and Check
 // return executor.ErrClosed.
 func (e *Executor) Close() error {
-	return executor.CloseOnce(&e.closed, e.db, true)
+	return execkit.CloseOnce(&e.closed, e.db, true)
 }
 
 // Execute runs req.SQL as untrusted input and returns its rows, up to the
@@ -237,7 +238,7 @@ func (e *Executor) Close() error {
 // before the statement finishes (then it is ctx.Err()); the executor's own
 // time limit gives a KindTimeout result instead.
 func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
-	res, done, err := executor.Begin(ctx, &e.closed)
+	res, done, err := execkit.Begin(ctx, &e.closed)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +248,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 			return done()
 		}
 	}
-	maxRows, timeout := executor.Limits(req, e.opts.MaxRows, e.opts.Timeout)
+	maxRows, timeout := execkit.Limits(req, e.opts.MaxRows, e.opts.Timeout)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	q := sqltext.StripTrailing(req.SQL)
@@ -265,7 +266,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 			return nil, ctx.Err()
 		}
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
-			se = executor.TimeoutError(timeout)
+			se = execkit.TimeoutError(timeout)
 		} else {
 			return nil, err
 		}
@@ -395,14 +396,14 @@ func (e *Executor) sqlError(cctx context.Context, c *guardedConn, err error, q s
 			Message: fmt.Sprintf("the result exceeds %d bytes; select fewer or smaller columns, or fewer rows", e.opts.MaxResultBytes)}
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(cctx.Err(), context.DeadlineExceeded) {
-		return executor.TimeoutError(timeout)
+		return execkit.TimeoutError(timeout)
 	}
 	msg := err.Error()
 	var serr sqlite3.Error
 	if errors.As(err, &serr) {
 		switch serr.Code {
 		case sqlite3.ErrInterrupt:
-			return executor.TimeoutError(timeout)
+			return execkit.TimeoutError(timeout)
 		case sqlite3.ErrTooBig:
 			return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
 				Message: msg + fmt.Sprintf(" (strings and blobs are limited to %d bytes)", e.maxLength)}
@@ -441,7 +442,7 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 	if se := guard.CheckShape(query); se != nil {
 		return se
 	}
-	_, timeout := executor.Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
+	_, timeout := execkit.Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	q := sqltext.StripTrailing(query)
