@@ -340,6 +340,8 @@ func TestSystemRelationsAndSyntax(t *testing.T) {
 		`SELECT name FROM pg_available_extensions`:                                text2sql.KindForbiddenTable,
 		`SELECT pg_available_extension_versions()`:                                text2sql.KindForbiddenFunction,
 		`SELECT JSON_SCALAR(1)`:                                                   text2sql.KindDialect,
+		`SELECT JSON('x'::text) AS j`:                                             text2sql.KindDialect,
+		`SELECT json('{"a": 1}'::text WITH UNIQUE KEYS)`:                          text2sql.KindDialect,
 		`SELECT JSON_SERIALIZE('{}'::json)`:                                       text2sql.KindDialect,
 		`SELECT JSON_VALUE('{"a":1}'::jsonb, '$.a')`:                              text2sql.KindDialect,
 		`SELECT * FROM JSON_TABLE('[1]'::jsonb, '$[*]' COLUMNS (x int PATH '$'))`: text2sql.KindDialect,

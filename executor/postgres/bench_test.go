@@ -1,9 +1,12 @@
 package postgres
 
 import (
+	"context"
 	"database/sql"
 	"testing"
 
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
@@ -36,4 +39,31 @@ func BenchmarkExecute(b *testing.B) {
 func BenchmarkOverhead(b *testing.B) {
 	db, e := benchSetup(b)
 	exectest.BenchOverhead(b, e, db, benchQueries)
+}
+
+// BenchmarkExecuteAsCaller measures what running as the caller costs: the
+// 1-row query as the login, and with the role and RLS claims chosen for a
+// principal (one more extended-protocol step in the same round trip).
+func BenchmarkExecuteAsCaller(b *testing.B) {
+	db, plain := benchSetup(b)
+	role := dbtest.Name("t2s_bench")
+	dbtest.Exec(b, db, `CREATE ROLE `+role+` NOLOGIN`, `GRANT SELECT ON big TO `+role)
+	b.Cleanup(func() { _, _ = db.Exec(`DROP OWNED BY ` + role + `; DROP ROLE ` + role) })
+	caller := newExec(b, db, Options{RoleFor: RoleMap(map[string]string{"alice": role}), Claims: true})
+	ctx := text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: "alice", Claims: map[string]any{"aal": "aal1"}})
+	req := text2sql.ExecuteRequest{SQL: benchQueries[0].SQL}
+	for name, run := range map[string]func() (*text2sql.Result, error){
+		"login":  func() (*text2sql.Result, error) { return plain.Execute(context.Background(), req) },
+		"caller": func() (*text2sql.Result, error) { return caller.Execute(ctx, req) },
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := run()
+				if err != nil || res.Error != nil {
+					b.Fatal(err, res.Error)
+				}
+			}
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	text2sql "github.com/text2sql-go/text2sql"
 )
@@ -76,6 +77,9 @@ func (c caller) sessionFor(ctx context.Context) (session, error) {
 	p, ok := text2sql.PrincipalFrom(ctx)
 	if ok {
 		s.principal = p.ID
+		if !utf8.ValidString(p.ID) || strings.IndexByte(p.ID, 0) >= 0 || len(p.ID) > maxClaimsBytes {
+			return s, fmt.Errorf("%w: postgres: the principal's id is not text of at most %d bytes", text2sql.ErrForbidden, maxClaimsBytes)
+		}
 		if c.roleFor != nil {
 			r, err := c.roleFor(p)
 			if err != nil {
@@ -85,6 +89,13 @@ func (c caller) sessionFor(ctx context.Context) (session, error) {
 				s.role, s.chosen = r, true
 			}
 		}
+	}
+	if strings.EqualFold(s.role, "none") {
+		// set_config('role', 'none') is RESET ROLE: the login's own rights.
+		if s.chosen {
+			return s, fmt.Errorf("%w: postgres: principal %q: %q is not a role", text2sql.ErrForbidden, s.principal, s.role)
+		}
+		return s, fmt.Errorf("%w: postgres: Options.Role %q is not a role", text2sql.ErrInvalidConfig, s.role)
 	}
 	if s.role != "" {
 		s.settings = append(s.settings, "role", s.role)
@@ -105,22 +116,30 @@ func (c caller) sessionFor(ctx context.Context) (session, error) {
 	return s, nil
 }
 
+// maxClaimsBytes bounds a principal's id and its claims as JSON: a JWT's
+// claims take a few hundred bytes; every statement carries them.
+const maxClaimsBytes = 64 << 10
+
 // claimsJSON is the principal's claims as PostgREST puts them in
-// request.jwt.claims: the claims as given, with "sub" (Principal.ID),
-// "role" (the role chosen) and "email" added where absent.
+// request.jwt.claims: the claims as given, except that "sub" is
+// Principal.ID, "role" the role chosen and "email" Principal.Email when
+// they are set, so that every setting names one caller.
 func claimsJSON(p *text2sql.Principal, role string) (string, error) {
 	c := make(map[string]any, len(p.Claims)+3)
 	for k, v := range p.Claims {
 		c[k] = v
 	}
 	for k, v := range map[string]string{"sub": p.ID, "role": role, "email": p.Email} {
-		if _, set := c[k]; !set && v != "" {
+		if v != "" {
 			c[k] = v
 		}
 	}
 	b, err := json.Marshal(c)
-	if err != nil {
-		return "", fmt.Errorf("%w: postgres: principal %q: claims are not JSON: %v", text2sql.ErrInvalidConfig, p.ID, err)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%w: postgres: principal %q: claims are not JSON: %v", text2sql.ErrForbidden, p.ID, err)
+	case len(b) > maxClaimsBytes:
+		return "", fmt.Errorf("%w: postgres: principal %q: claims are %d bytes as JSON; the limit is %d", text2sql.ErrForbidden, p.ID, len(b), maxClaimsBytes)
 	}
 	return string(b), nil
 }
@@ -157,6 +176,11 @@ func (s session) values() [][]byte {
 // chose for the principal is the principal's refusal (ErrForbidden);
 // Options.Role is the host's configuration (ErrInvalidConfig).
 func (s session) failed(msg, code string) error {
+	switch code {
+	case "42501", "22023", "42704": // permission denied to set role; no such role
+	default:
+		return fmt.Errorf("%w: postgres: principal %q: the caller's claims cannot be set: %s (SQLSTATE %s)", text2sql.ErrForbidden, s.principal, msg, code)
+	}
 	if s.chosen {
 		return fmt.Errorf("%w: postgres: principal %q may not run as role %q: %s (SQLSTATE %s)", text2sql.ErrForbidden, s.principal, s.role, msg, code)
 	}

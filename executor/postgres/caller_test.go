@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -141,4 +142,22 @@ func TestCallerCannotChangeRoleOrClaims(t *testing.T) {
 	}
 	assert.EqualValues(t, 1, count(t, e, ctx))
 	exectest.WantKind(t, "reset", exectest.Run(t, e, "RESET ALL"), text2sql.KindForbiddenStatement)
+}
+
+// From the attack review: "none" is not a role (set_config('role',
+// 'none') would be RESET ROLE); claims cannot name another subject than
+// the principal; a principal id that is not text is refused; a claim too
+// large to carry is refused.
+func TestCallerInputsHold(t *testing.T) {
+	db, role := rlsDB(t)
+	e := newExec(t, db, Options{RoleFor: RoleMap(map[string]string{bob: role, "eve": "none"}), Claims: true})
+	assert.EqualValues(t, 1, count(t, e, as(bob, map[string]any{"sub": alice, "role": "postgres"})), "claims' sub is the id")
+	for _, ctx := range []context.Context{as("eve", nil), as("b\x00b", nil), as(bob, map[string]any{"blob": strings.Repeat("x", maxClaimsBytes)})} {
+		_, err := e.Execute(ctx, text2sql.ExecuteRequest{SQL: "SELECT count(*) FROM notes"})
+		assert.ErrorIs(t, err, text2sql.ErrForbidden)
+	}
+	for _, r := range []string{"none", "NONE"} {
+		_, err := newExec(t, db, Options{Role: r}).Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT 1"})
+		assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, r)
+	}
 }

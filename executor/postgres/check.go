@@ -229,6 +229,12 @@ func (c *Guard) check(query string, res *resolution) *text2sql.SQLError {
 		return &text2sql.SQLError{Kind: text2sql.KindSyntax, SQLState: "22021",
 			Message: "the statement is not valid UTF-8"}
 	}
+	// libpg_query reads a C string: what follows a NUL would pass
+	// unread. PostgreSQL refuses NUL in a statement too (22021).
+	if strings.IndexByte(query, 0) >= 0 {
+		return &text2sql.SQLError{Kind: text2sql.KindSyntax, SQLState: "22021",
+			Message: "the statement holds a NUL byte"}
+	}
 	end, se := scanBounds(query)
 	if se != nil {
 		return se

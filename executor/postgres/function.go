@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
@@ -126,11 +127,12 @@ func (f *Function) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	if err != nil {
 		return nil, err
 	}
-	if err := f.Check(ctx, req.SQL); err != nil {
-		var se *text2sql.SQLError
-		if !errors.As(err, &se) {
-			return nil, err
-		}
+	if len(req.SQL) > f.opts.MaxSQLLength {
+		res.Error = &text2sql.SQLError{Kind: text2sql.KindTooLarge, Message: fmt.Sprintf("the statement is %d bytes; the limit is %d", len(req.SQL), f.opts.MaxSQLLength)}
+		return done()
+	}
+	var names resolution
+	if se := f.opts.Guard.check(req.SQL, &names); se != nil {
 		res.Error = se
 		return done()
 	}
@@ -139,7 +141,7 @@ func (f *Function) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	if err != nil {
 		return nil, err
 	}
-	answer, se, err := f.callFunction(ctx, sess, req.SQL, timeout)
+	answer, se, err := f.callFunction(ctx, sess, names.text(req.SQL), f.opts.Guard.probeSQL(names), timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -155,20 +157,43 @@ func (f *Function) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	return done()
 }
 
-// callFunction runs the call in its own transaction and returns the
-// function's answer, or the statement's failure as data.
-func (f *Function) callFunction(ctx context.Context, sess session, query string, timeout time.Duration) ([]byte, *text2sql.SQLError, error) {
+// callFunction runs the call in its own transaction on a connection of
+// its own and returns the function's answer, or the statement's failure
+// as data. The transaction reads text as the check did
+// (standard_conforming_strings on, UTF-8), runs the resolution probe
+// (Executor.resolveSQL) before the call, and is committed, for the
+// function's audit; the connection's session settings and advisory locks
+// are then reset, so nothing a call leaves outlives it.
+func (f *Function) callFunction(ctx context.Context, sess session, query, probe string, timeout time.Duration) ([]byte, *text2sql.SQLError, error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout+cancelGrace)
 	defer cancel()
-	tx, err := f.db.BeginTx(cctx, nil)
+	conn, err := f.db.Conn(cctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
 		return nil, nil, fmt.Errorf("postgres: connection: %w", err)
 	}
+	reset := true
+	defer func() {
+		if reset {
+			// A connection whose reset fails is not returned to the pool.
+			if _, err := conn.ExecContext(context.Background(), "RESET ALL; SELECT pg_catalog.pg_advisory_unlock_all()"); err != nil {
+				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+			}
+		}
+		conn.Close()
+	}()
+	tx, err := conn.BeginTx(cctx, nil)
+	if err != nil {
+		reset = false
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, nil, fmt.Errorf("postgres: begin: %w", err)
+	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
-	if _, err := tx.ExecContext(cctx, "SET LOCAL statement_timeout = "+millis(timeout)); err != nil {
+	if _, err := tx.ExecContext(cctx, "SET LOCAL standard_conforming_strings = on; SET LOCAL client_encoding = 'UTF8'; SET LOCAL statement_timeout = "+millis(timeout)); err != nil {
 		return nil, nil, fmt.Errorf("postgres: session setup: %w", err)
 	}
 	if q := sess.query(); q != "" {
@@ -182,6 +207,15 @@ func (f *Function) callFunction(ctx context.Context, sess session, query string,
 				return nil, nil, sess.failed(pe.Message, pe.Code)
 			}
 			return nil, nil, fmt.Errorf("postgres: session setup: %w", err)
+		}
+	}
+	if probe != "" {
+		if _, err := tx.ExecContext(cctx, probe); err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) {
+				return nil, probeError(pe), nil
+			}
+			return nil, nil, fmt.Errorf("postgres: resolution probe: %w", err)
 		}
 	}
 	var size sql.NullInt64

@@ -158,15 +158,20 @@ func LoadCatalog(ctx context.Context, db *sql.DB) (*Catalog, error) {
 	return c, nil
 }
 
-// newerSyntax are the parse nodes of SQL/JSON constructs added after
-// PostgreSQL 15, by the major version that has them. An older server
-// parses the same text as a call of an ordinary function by that name
-// (JSON_SCALAR(x) as json_scalar(x)), which the check did not decide; so
-// they are refused on older servers (KindDialect).
+// newerSyntax are the parse nodes of the SQL/JSON and MERGE constructs
+// added after PostgreSQL 15, every node of them (their parts too, so a
+// construct missed at its top is caught by a part), by the major version
+// that has them. An older server parses the same text as a call of an
+// ordinary function by that name (JSON_SCALAR(x) as json_scalar(x),
+// JSON(x) as json(x)), which the check did not decide; so they are
+// refused on older servers (KindDialect).
 var newerSyntax = map[string]int{
-	"JsonObjectConstructor": 16, "JsonArrayConstructor": 16, "JsonArrayQueryConstructor": 16,
-	"JsonObjectAgg": 16, "JsonArrayAgg": 16, "JsonIsPredicate": 16,
-	"JsonFuncExpr": 17, "JsonTable": 17, "JsonScalarExpr": 17, "JsonSerializeExpr": 17, "MergeSupportFunc": 17,
+	"JsonObjectConstructor": 16, "JsonArrayConstructor": 16, "JsonArrayQueryConstructor": 16, "JsonAggConstructor": 16,
+	"JsonObjectAgg": 16, "JsonArrayAgg": 16, "JsonIsPredicate": 16, "JsonConstructorExpr": 16, "JsonKeyValue": 16,
+	"JsonFormat": 16, "JsonOutput": 16, "JsonReturning": 16, "JsonValueExpr": 16,
+	"JsonFuncExpr": 17, "JsonParseExpr": 17, "JsonScalarExpr": 17, "JsonSerializeExpr": 17, "JsonExpr": 17,
+	"JsonArgument": 17, "JsonBehavior": 17, "JsonTable": 17, "JsonTableColumn": 17, "JsonTablePath": 17,
+	"JsonTablePathScan": 17, "JsonTablePathSpec": 17, "JsonTableSiblingJoin": 17, "MergeSupportFunc": 17,
 }
 
 // tooNew reports whether the parse node named node needs a newer server

@@ -131,10 +131,10 @@ type Options struct {
 	RoleFor RoleFunc
 	// Claims, when true, passes the caller's claims to row-level-security
 	// policies as PostgREST and Supabase do, transaction-local:
-	// request.jwt.claims is Principal.Claims as JSON with "sub"
-	// (Principal.ID), "role" (the role chosen) and "email" added where
-	// absent, and request.jwt.claim.sub (.role, .email) the single
-	// values, so that policies written for Supabase (auth.uid(),
+	// request.jwt.claims is Principal.Claims as JSON, its "sub" always
+	// Principal.ID, "role" the role chosen and "email" Principal.Email
+	// when set (so every setting names one caller), and
+	// request.jwt.claim.sub (.role, .email) the single values, so that policies written for Supabase (auth.uid(),
 	// current_setting('request.jwt.claims', true)::json->>'sub') work
 	// unchanged. A call without a principal sets none: such policies then
 	// see no caller. Statements cannot change the role or the claims
@@ -517,11 +517,14 @@ func (r resolution) text(query string) string {
 // decided like the others. When an assumption fails the query fails with
 // the function names in its message (see probeError); "" when there is
 // nothing to confirm.
-func (e *Executor) resolveSQL(r resolution) string {
+func (e *Executor) resolveSQL(r resolution) string { return e.checker.probeSQL(r) }
+
+// probeSQL is the resolution probe of r (see Executor.resolveSQL).
+func (c *Guard) probeSQL(r resolution) string {
 	var calls []string
-	for _, c := range r.calls {
-		if !e.checker.extra[c] {
-			calls = append(calls, c)
+	for _, fn := range r.calls {
+		if !c.extra[fn] {
+			calls = append(calls, fn)
 		}
 	}
 	if len(r.columns) == 0 && len(calls) == 0 {

@@ -28,6 +28,7 @@ import (
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/guard"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
 // Options configures New.
@@ -106,7 +107,27 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 	if len(query) > e.opts.MaxSQLLength {
 		return &text2sql.SQLError{Kind: text2sql.KindTooLarge, Message: fmt.Sprintf("the statement is %d bytes; the limit is %d", len(query), e.opts.MaxSQLLength)}
 	}
-	return e.opts.Guard.Check(ctx, query)
+	if err := e.opts.Guard.Check(ctx, query); err != nil {
+		return err
+	}
+	return backslashInString(query)
+}
+
+// backslashInString refuses a plain string literal ('…') that holds a
+// backslash: the server reads it by its standard_conforming_strings, which
+// this executor cannot pin (PostgREST runs the function in a transaction
+// of its own), and off, \' ends no literal: text the check read as a
+// string would run as code. E'…' strings and dollar quotes read the same
+// either way.
+func backslashInString(query string) error {
+	for _, t := range sqltext.Lex(query) {
+		if t.Kind == sqltext.String && strings.HasPrefix(t.Text, "'") && strings.Contains(t.Text, `\`) {
+			return &text2sql.SQLError{Kind: text2sql.KindForbiddenStatement,
+				Message: "a backslash in a '…' string literal is refused: the database may read it as an escape (standard_conforming_strings)",
+				Hint:    `write the literal as E'…' with the backslash doubled (E'a\\b'), or without a backslash`}
+		}
+	}
+	return nil
 }
 
 // Execute checks req.SQL and calls the function with it. Refusals, the

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -238,4 +239,59 @@ func TestConformance(t *testing.T) {
 	st := newStandIn(t, s)
 	e := newExecutor(t, s, st.srv.URL)
 	assert.NoError(t, executortest.TestExecutor(e, fx), "postgrest")
+}
+
+// What the attack review found, held: a database reading backslashes as
+// escapes cannot turn a string the check read into code (the Function
+// path pins standard_conforming_strings; the PostgREST path, which cannot,
+// refuses backslashes in '…' strings); an owner's volatile function named
+// like an allowed one is refused on the Function path (the resolution
+// probe runs in its transaction); a principal's claims cannot name another
+// subject; "none" is not a role.
+func TestSandboxPathsHold(t *testing.T) {
+	s := dbtest.NewSandbox(t)
+	var dbname string
+	require.NoError(t, s.DB.QueryRow(`SELECT current_database()`).Scan(&dbname))
+	dbtest.Exec(t, s.DB, `ALTER DATABASE `+dbname+` SET standard_conforming_strings = off`,
+		`CREATE FUNCTION public.lower(int) RETURNS text VOLATILE LANGUAGE sql AS $$ SELECT 'owner''s' $$`,
+		`GRANT EXECUTE ON FUNCTION public.lower(int) TO `+s.Authenticated)
+	fresh, err := sql.Open("pgx", s.DSN) // connections that read the database's setting
+	require.NoError(t, err)
+	defer fresh.Close()
+	f, err := postgres.NewFunction(context.Background(), fresh, postgres.FunctionOptions{Name: "run_sql",
+		RoleFor: postgres.RoleMap(map[string]string{"bob": s.Authenticated, "eve": "none"}), Claims: true})
+	require.NoError(t, err)
+	defer f.Close()
+	bob := text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: "bob"})
+
+	const smuggle = `SELECT 'x\' AS a, ' AS b, (SELECT pg_catalog.set_config($$request.jwt.claims$$, $${"sub":"alice"}$$, true)) AS c, (SELECT pg_catalog.string_agg(body, $$,$$) FROM notes) AS d, ' AS e --'`
+	res := run(t, f, bob, smuggle)
+	require.Nil(t, res.Error, "%+v", res.Error)
+	assert.NotContains(t, fmt.Sprint(res.Rows), "a1", "the string was read as code: %v", res.Rows)
+
+	res = run(t, f, bob, "SELECT lower(1) AS x")
+	require.NotNil(t, res.Error, "%v", res.Rows)
+	assert.True(t, res.Error.Kind.Refusal(), "%+v", res.Error)
+
+	spoof := text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: "bob", Claims: map[string]any{"sub": "alice"}})
+	res = run(t, f, spoof, "SELECT count(*) AS n FROM notes")
+	require.Nil(t, res.Error)
+	assert.Equal(t, [][]any{{int64(1)}}, res.Rows, "claims' sub is the principal's id")
+
+	_, err = f.Execute(text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: "eve"}), text2sql.ExecuteRequest{SQL: "SELECT 1"})
+	assert.ErrorIs(t, err, text2sql.ErrForbidden)
+	_, err = f.Execute(text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: "bo\x00b"}), text2sql.ExecuteRequest{SQL: "SELECT 1"})
+	assert.ErrorIs(t, err, text2sql.ErrForbidden)
+
+	st := newStandIn(t, s)
+	e := newExecutor(t, s, st.srv.URL)
+	before := st.calls.Load()
+	res = run(t, e, text2sql.WithBearerToken(context.Background(), token(t, "bob", s.Authenticated)), smuggle)
+	require.NotNil(t, res.Error)
+	assert.Equal(t, text2sql.KindForbiddenStatement, res.Error.Kind)
+	assert.Contains(t, res.Error.Message, "backslash")
+	assert.Equal(t, before, st.calls.Load())
+	res = run(t, e, text2sql.WithBearerToken(context.Background(), token(t, "bob", s.Authenticated)), `SELECT E'a\\b' AS x, $$c\d$$ AS y`)
+	require.Nil(t, res.Error, "%+v", res.Error)
+	assert.Equal(t, [][]any{{`a\b`, `c\d`}}, res.Rows)
 }
