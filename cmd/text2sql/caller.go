@@ -43,6 +43,10 @@ func (c *callerFlags) principal() *text2sql.Principal {
 	return &text2sql.Principal{ID: c.as, Method: "cli"}
 }
 
+// decides reports whether the database decides per caller what it reads
+// (a role, claims or a login per principal).
+func (c *callerFlags) decides() bool { return c.runAs != "" || c.rlsClaims || c.loginMap != "" }
+
 // perCaller reports whether --run-as chooses a role per principal.
 func (c *callerFlags) perCaller() bool {
 	return strings.HasPrefix(c.runAs, "claim:") || strings.HasPrefix(c.runAs, "map:")

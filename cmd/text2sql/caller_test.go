@@ -276,3 +276,17 @@ func TestLoginPerPrincipal(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "1")
 }
+
+// Cell values of the knowledge file are the host's and reach every
+// caller's prompt: with per-caller execution, the CLI says so.
+func TestCallerValuesWarning(t *testing.T) {
+	login, role, _ := rlsServer(t)
+	kf := filepath.Join(t.TempDir(), "k.yaml")
+	require.NoError(t, os.WriteFile(kf, []byte("values:\n  - table: notes\n    column: body\n    values: [a1, b1]\n"), 0o600))
+	_, errOut, code := cli(t, "run", "--dsn", login, "--knowledge", kf, "--run-as", role, "--rls-claims", "--as", "bob", "SELECT count(*) FROM notes")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "cell values (1 value list) reach every caller's prompt")
+	_, errOut, code = cli(t, "run", "--dsn", login, "--knowledge", kf, "SELECT count(*) FROM notes")
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, errOut, "cell values")
+}

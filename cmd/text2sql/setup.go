@@ -140,6 +140,10 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 		return nil, err
 	}
 	o.warnElevated(ex)
+	if o.caller.decides() && len(kb.Values) > 0 && o.errOut != nil {
+		fmt.Fprintf(o.errOut, "text2sql: warning: the knowledge file's cell values (%s) reach every caller's prompt, "+
+			"whatever the database lets each caller read; keep only values every caller may see\n", plural(len(kb.Values), "value list"))
+	}
 	e := &env{executor: ex, kb: kb}
 	// The knowledge file is the host's: its examples run with the host's
 	// rights, not the --as principal's.
