@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -42,38 +44,90 @@ func refuseEmbedding(context.Context, string) ([]float32, error) { return nil, e
 // Two processes must not build into the same directory at once.
 // ChromemStore is safe for concurrent use.
 type ChromemStore struct {
-	dir string
-	db  *chromem.DB
-	mu  sync.RWMutex
-	col *chromem.Collection
-	dim int // vector length of the stored documents, 0 when unknown
+	dir       string
+	db        *chromem.DB
+	mu        sync.RWMutex
+	col       *chromem.Collection
+	dim       int   // vector length of the stored documents, 0 when unknown
+	recovered error // why the index found at open was discarded; nil when it was read
 }
 
 var _ Store = (*ChromemStore)(nil)
 
 // OpenChromem opens, or creates, the persistent chromem-go database in dir
 // (created with mode 0700 if missing). Existing documents are loaded into
-// memory. It fails when dir is empty, is not a directory, or holds files
-// chromem-go cannot read.
+// memory. The index is derived data, so an index that cannot be read — a
+// file truncated by a process killed while it wrote, or overwritten — is
+// not an outage: its files are removed and the store opens empty (the
+// retriever then rebuilds it), and Recovered says why. OpenChromem fails
+// when dir is empty or is not a directory, or when the damaged files
+// cannot be removed.
 func OpenChromem(dir string) (*ChromemStore, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: retriever: chromem store: empty directory", text2sql.ErrInvalidConfig)
 	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("retriever: chromem store %s: not a directory", dir)
+	}
+	var recovered error
 	db, err := chromem.NewPersistentDB(dir, false)
 	if err != nil {
-		return nil, fmt.Errorf("retriever: chromem store %s: %w", dir, err)
+		// Only chromem-go's own files (one directory per collection) are
+		// removed: dir may be one the user named.
+		recovered = err
+		if err := removeCollections(dir); err != nil {
+			return nil, fmt.Errorf("retriever: chromem store %s: unreadable (%v), and clearing it failed: %w", dir, recovered, err)
+		}
+		if db, err = chromem.NewPersistentDB(dir, false); err != nil {
+			return nil, fmt.Errorf("retriever: chromem store %s: %w", dir, err)
+		}
 	}
 	col, err := db.GetOrCreateCollection(chromemDocs, nil, refuseEmbedding)
 	if err != nil {
 		return nil, fmt.Errorf("retriever: chromem store %s: %w", dir, err)
 	}
-	s := &ChromemStore{dir: dir, db: db, col: col}
+	s := &ChromemStore{dir: dir, db: db, col: col, recovered: recovered}
 	if meta := db.GetCollection(chromemMeta, refuseEmbedding); meta != nil {
 		if doc, err := meta.GetByID(context.Background(), markerID); err == nil {
 			s.dim, _ = strconv.Atoi(doc.Metadata["dimension"])
 		}
 	}
 	return s, nil
+}
+
+// Recovered returns why the index found in the directory was discarded
+// at open (chromem-go's read error), or nil when it was read as it was.
+// Hosts warn with it: the index is rebuilt, which takes the time of a
+// first build.
+func (s *ChromemStore) Recovered() error { return s.recovered }
+
+// removeCollections removes the collection directories chromem-go keeps
+// in dir (a directory each, holding .gob files), and nothing else.
+func removeCollections(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		files, err := os.ReadDir(sub)
+		if err != nil {
+			return err
+		}
+		ours := true
+		for _, f := range files {
+			ours = ours && !f.IsDir() && strings.HasSuffix(f.Name(), ".gob")
+		}
+		if ours {
+			if err := os.RemoveAll(sub); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Dir returns the directory of the database.

@@ -285,3 +285,56 @@ func hitIDs(hits []Hit) []string {
 	}
 	return out
 }
+
+// A damaged index is derived data, not an outage: a truncated file or one
+// overwritten with other bytes reopens empty with Recovered set, and the
+// retriever rebuilds the same index. Files in the directory that are not
+// chromem-go's stay.
+func TestChromemRecoversDamagedIndex(t *testing.T) {
+	ctx := context.Background()
+	for name, damage := range map[string]func(t *testing.T, file string){
+		"truncated": func(t *testing.T, file string) {
+			b, err := os.ReadFile(file)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(file, b[:len(b)/3], 0o600))
+		},
+		"overwritten": func(t *testing.T, file string) {
+			junk := make([]byte, 40)
+			for i := range junk {
+				junk[i] = byte(i*97 + 13)
+			}
+			require.NoError(t, os.WriteFile(file, junk, 0o600))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "idx")
+			build := func() (*Hybrid, *ChromemStore) {
+				s, err := OpenChromem(dir)
+				require.NoError(t, err)
+				h, err := NewHybrid(ctx, HybridOptions{Schema: registrar(), Knowledge: registrarKnowledge(), Embedder: newHashing(t, 0), Store: s})
+				require.NoError(t, err)
+				return h, s
+			}
+			h, s := build()
+			require.NoError(t, s.Recovered())
+			want := retrieve(t, h, "How many students take each class?")
+			docs, err := filepath.Glob(filepath.Join(dir, "*", "*.gob"))
+			require.NoError(t, err)
+			require.NotEmpty(t, docs)
+			mine := filepath.Join(dir, "NOTES.txt")
+			require.NoError(t, os.WriteFile(mine, []byte("not chromem's"), 0o600))
+			damage(t, docs[len(docs)/2])
+
+			h, s = build()
+			require.Error(t, s.Recovered(), "the damage went unnoticed")
+			assert.True(t, h.Stats().Rebuilt)
+			got := retrieve(t, h, "How many students take each class?")
+			assert.Equal(t, want.Schema, got.Schema)
+			assert.FileExists(t, mine)
+
+			h, s = build()
+			assert.NoError(t, s.Recovered(), "the rebuilt index reads back")
+			assert.False(t, h.Stats().Rebuilt)
+		})
+	}
+}

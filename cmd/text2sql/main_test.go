@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,14 +26,18 @@ import (
 )
 
 // cli runs the command line in-process and returns stdout, stderr and the
-// exit code main would use.
+// exit code main would use; the index goes to a fresh directory unless
+// args name one.
 func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	root := newRoot()
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
-	root.SetArgs(append(args, "--index-dir", t.TempDir()))
+	if !slices.Contains(args, "--index-dir") {
+		args = append(args, "--index-dir", t.TempDir())
+	}
+	root.SetArgs(args)
 	err := root.Execute()
 	if err != nil {
 		code = exitError

@@ -292,7 +292,11 @@ func (o *options) store(path string) (retriever.Store, error) {
 	if err != nil || dir == "" {
 		return retriever.NewMemoryStore(), err
 	}
-	return retriever.OpenChromem(dir)
+	s, err := retriever.OpenChromem(dir)
+	if err == nil && s.Recovered() != nil && o.errOut != nil {
+		fmt.Fprintf(o.errOut, "text2sql: warning: the index in %s could not be read (%v); it is rebuilt\n", dir, s.Recovered())
+	}
+	return s, err
 }
 
 // indexPath is the directory of the vector index for the database at path:

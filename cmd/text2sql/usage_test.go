@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -207,4 +209,24 @@ func TestAskTextShowsRetries(t *testing.T) {
 	assert.Contains(t, out, "1 model call (1 retry after provider errors), 500 input + 20 output tokens")
 	assert.Equal(t, "2 retries", plural(2, "retry"))
 	assert.Equal(t, "2 keys", plural(2, "key"))
+}
+
+// A damaged index is rebuilt with one warning, not a failure of every
+// later command.
+func TestDamagedIndexRebuilt(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut, code := cli(t, "context", "--demo", "--index-dir", dir, "Who teaches Linear Algebra?")
+	require.Equal(t, 0, code, errOut)
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.gob"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	require.NoError(t, os.WriteFile(files[0], []byte("not a gob file"), 0o600))
+	out, errOut, code := cli(t, "context", "--demo", "--index-dir", dir, "Who teaches Linear Algebra?")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "could not be read")
+	assert.Contains(t, errOut, "it is rebuilt")
+	assert.Contains(t, out, "instructors")
+	_, errOut, code = cli(t, "context", "--demo", "--index-dir", dir, "Who teaches Linear Algebra?")
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, errOut, "could not be read")
 }
