@@ -63,9 +63,12 @@ type FunctionOptions struct {
 // — under which role, with which caps, into which audit table — so the
 // service itself holds no right to read the data. The statement is
 // checked by the Guard first. The call runs in a transaction of its own
-// (not read-only: the function may write its audit log), with the
-// statement_timeout, role and claims set transaction-local, and is
-// committed. It is safe for concurrent use.
+// (not read-only: the function may write its audit log) that reads text
+// as the check did (standard_conforming_strings on, UTF-8), with the
+// statement_timeout, role and claims set transaction-local and the
+// check's probe of function names run first (see Executor), and is
+// committed; the connection's session settings are reset afterwards. It
+// is safe for concurrent use.
 type Function struct {
 	db     *sql.DB
 	opts   FunctionOptions
