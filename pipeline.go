@@ -66,7 +66,10 @@ const (
 
 // DefaultHard is the default difficulty test: the retrieval is low
 // confidence, or three or more tables are shown, or the SQL aggregates
-// over a join.
+// over a join. The shown tables are the retriever's budget, not the
+// question's: on a schema of a few tables every question shows three or
+// more, so WhenHard there runs the stage as often as WhenAlways; give Hard
+// a test of your own for such schemas.
 func DefaultHard(c *Retrieval, sql string) bool {
 	if c != nil && (c.LowConfidence || len(c.Tables) >= 3) {
 		return true

@@ -351,6 +351,11 @@ func (o *options) newModel(ctx context.Context) (text2sql.Model, error) {
 		}
 		return gemini.New(ctx, gemini.Options{APIKey: key, Model: o.model, BaseURL: o.baseURL, Timeout: o.modelTime})
 	case "openai":
+		if o.baseURL != "" && o.model == "" && o.errOut != nil {
+			// A local server (Ollama, vLLM…) rarely serves OpenAI's model.
+			fmt.Fprintf(o.errOut, "text2sql: warning: --base-url without --model asks %s for %s (OpenAI's default); "+
+				"name the model the server serves with --model (text2sql doctor lists them)\n", o.baseURL, openai.DefaultModel)
+		}
 		return openai.New(openai.Options{APIKey: os.Getenv(openai.EnvAPIKey), Model: o.model, BaseURL: o.baseURL, Timeout: o.modelTime})
 	}
 	return nil, &exitErr{code: exitUsage, err: fmt.Errorf("unknown provider %q: use gemini or openai", o.provider)}
