@@ -75,7 +75,7 @@ type caller struct {
 func (c caller) sessionFor(ctx context.Context) (session, error) {
 	s := session{role: c.role}
 	p, ok := text2sql.PrincipalFrom(ctx)
-	if ok {
+	if ok && (c.roleFor != nil || c.claims) {
 		s.principal = p.ID
 		if !utf8.ValidString(p.ID) || strings.IndexByte(p.ID, 0) >= 0 || len(p.ID) > maxClaimsBytes {
 			return s, fmt.Errorf("%w: postgres: the principal's id is not text of at most %d bytes", text2sql.ErrForbidden, maxClaimsBytes)
