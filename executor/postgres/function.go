@@ -34,7 +34,9 @@ type FunctionOptions struct {
 	// Guard checks every statement before the function is called; a
 	// refusal never reaches the database. Nil: NewGuard over the server's
 	// catalog with AllowFunctions.
-	Guard          *Guard
+	Guard *Guard
+	// AllowFunctions extends that Guard's allow-list (see
+	// Options.AllowFunctions); unused when Guard is set.
 	AllowFunctions []string
 	// Role, RoleFor and Claims choose the role the function is called as
 	// and the claims its policies see, as Options' fields of the same

@@ -286,10 +286,12 @@ func TestSandboxPathsHold(t *testing.T) {
 	st := newStandIn(t, s)
 	e := newExecutor(t, s, st.srv.URL)
 	before := st.calls.Load()
-	res = run(t, e, text2sql.WithBearerToken(context.Background(), token(t, "bob", s.Authenticated)), smuggle)
-	require.NotNil(t, res.Error)
-	assert.Equal(t, text2sql.KindForbiddenStatement, res.Error.Kind)
-	assert.Contains(t, res.Error.Message, "backslash")
+	for _, q := range []string{smuggle, `SELECT N'x\' AS a, ' AS b'`, "SELECT 'a'\n'b\\' AS c, ' AS d'", `SELECT U&'d\0061t' AS u`} {
+		res = run(t, e, text2sql.WithBearerToken(context.Background(), token(t, "bob", s.Authenticated)), q)
+		require.NotNil(t, res.Error, q)
+		assert.Equal(t, text2sql.KindForbiddenStatement, res.Error.Kind, q)
+		assert.Contains(t, res.Error.Message, "backslash", q)
+	}
 	assert.Equal(t, before, st.calls.Load())
 	res = run(t, e, text2sql.WithBearerToken(context.Background(), token(t, "bob", s.Authenticated)), `SELECT E'a\\b' AS x, $$c\d$$ AS y`)
 	require.Nil(t, res.Error, "%+v", res.Error)
