@@ -221,6 +221,10 @@ type AnswerBody struct {
 	ModelCalls int            `json:"model_calls"`
 	Timings    Timings        `json:"timings"`
 	Error      *ErrorDetail   `json:"error,omitempty"`
+	// Cached is true when the answer came from the answer cache: no model
+	// was called and no statement run for this request; Usage, ModelCalls
+	// and Timings are then zero.
+	Cached bool `json:"cached,omitempty"`
 }
 
 // AttemptBody is one pass through generation and, when it got that far,

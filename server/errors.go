@@ -16,22 +16,23 @@ type Code string
 
 // The error codes, with their HTTP status.
 const (
-	CodeBadRequest       Code = "bad_request"            // 400: malformed JSON or a missing field
-	CodeEmptyQuestion    Code = "empty_question"         // 400: the question is empty or only white space
-	CodeUnauthorized     Code = "unauthorized"           // 401: no credentials or bad ones
-	CodeForbidden        Code = "forbidden"              // 403: the database grants the principal no role to run statements as
-	CodeNotFound         Code = "not_found"              // 404: no such route
-	CodeMethodNotAllowed Code = "method_not_allowed"     // 405: the route exists for another method
-	CodeBodyTooLarge     Code = "body_too_large"         // 413: the body exceeds the configured limit
-	CodeUnsupportedMedia Code = "unsupported_media_type" // 415: the body is not application/json
-	CodeSchemaTooLarge   Code = "schema_too_large"       // 422: the schema does not fit the prompt budget
-	CodeRateLimited      Code = "rate_limited"           // 429: the principal's budget is spent; see Retry-After
-	CodeInternal         Code = "internal"               // 500: a bug or an unexpected failure; see the logs
-	CodeModelError       Code = "model_error"            // 502: the model provider failed
-	CodeAuthUnavailable  Code = "auth_unavailable"       // 503: the identity provider could not be asked
-	CodeNotConfigured    Code = "not_configured"         // 503: no model provider is configured
-	CodeExecutor         Code = "executor_unavailable"   // 503: the database cannot be reached
-	CodeTimeout          Code = "timeout"                // 504: the request took longer than the limit
+	CodeBadRequest           Code = "bad_request"            // 400: malformed JSON or a missing field
+	CodeEmptyQuestion        Code = "empty_question"         // 400: the question is empty or only white space
+	CodeUnauthorized         Code = "unauthorized"           // 401: no credentials or bad ones
+	CodeForbidden            Code = "forbidden"              // 403: the database grants the principal no role to run statements as
+	CodeNotFound             Code = "not_found"              // 404: no such route
+	CodeMethodNotAllowed     Code = "method_not_allowed"     // 405: the route exists for another method
+	CodeBodyTooLarge         Code = "body_too_large"         // 413: the body exceeds the configured limit
+	CodeUnsupportedMedia     Code = "unsupported_media_type" // 415: the body is not application/json
+	CodeSchemaTooLarge       Code = "schema_too_large"       // 422: the schema does not fit the prompt budget
+	CodeRateLimited          Code = "rate_limited"           // 429: the principal's budget is spent; see Retry-After
+	CodeInternal             Code = "internal"               // 500: a bug or an unexpected failure; see the logs
+	CodeModelError           Code = "model_error"            // 502: the model provider failed
+	CodeAuthUnavailable      Code = "auth_unavailable"       // 503: the identity provider could not be asked
+	CodeNotConfigured        Code = "not_configured"         // 503: no model provider is configured
+	CodeExecutor             Code = "executor_unavailable"   // 503: the database cannot be reached
+	CodeRateLimitUnavailable Code = "rate_limit_unavailable" // 503: the shared rate limiter (Redis) cannot be reached; fails closed
+	CodeTimeout              Code = "timeout"                // 504: the request took longer than the limit
 )
 
 // Failure codes of an answer: /v1/ask and /v1/generate answer 200 with
@@ -61,7 +62,7 @@ var codeStatus = map[Code]int{
 	CodeBadRequest: 400, CodeEmptyQuestion: 400, CodeUnauthorized: 401, CodeForbidden: 403, CodeNotFound: 404,
 	CodeMethodNotAllowed: 405, CodeBodyTooLarge: 413, CodeUnsupportedMedia: 415, CodeSchemaTooLarge: 422,
 	CodeRateLimited: 429, CodeInternal: 500, CodeModelError: 502, CodeAuthUnavailable: 503,
-	CodeNotConfigured: 503, CodeExecutor: 503, CodeTimeout: 504,
+	CodeNotConfigured: 503, CodeExecutor: 503, CodeRateLimitUnavailable: 503, CodeTimeout: 504,
 }
 
 // Status returns the HTTP status of an error response with code c.

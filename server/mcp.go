@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -184,8 +183,8 @@ func (s *service) toolCall(ctx context.Context, req *mcp.CallToolRequest, limite
 		}
 	}
 	if limited {
-		if ok, wait := s.lim.allow(p.ID); !ok {
-			return nil, nil, &apiError{CodeRateLimited, fmt.Sprintf("rate limit reached; retry in %d s", retryAfterSeconds(wait))}
+		if aerr := s.spend(ctx, p.ID); aerr != nil {
+			return nil, nil, aerr
 		}
 	}
 	ctx = context.WithValue(text2sql.WithPrincipal(ctx, p), reqInfoKey{}, &reqInfo{id: reqID, principal: p.ID})

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"math"
 	"sync"
 	"time"
@@ -32,8 +33,26 @@ type RateLimit struct {
 	MaxPrincipals int
 }
 
+// Limiter decides whether a principal may make one more request to the
+// routes and MCP tools that reach the pipeline. The default is an
+// in-memory limiter per process (RateLimit); a limiter shared by several
+// replicas (server/redisstore) makes the limit exact across them.
+type Limiter interface {
+	// Allow spends one request of key's budget (key is a Principal.ID).
+	// When the budget is spent it returns ok false and the wait until the
+	// next request would be allowed. An error means the limiter cannot
+	// decide (its store is unreachable): the request is refused with 503
+	// rate_limit_unavailable, never let through unlimited.
+	Allow(ctx context.Context, key string) (ok bool, retryAfter time.Duration, err error)
+}
+
 // Rate-limit defaults.
 const (
+	// limiterTimeout bounds one decision of a shared limiter: a store
+	// slower than this is treated as unreachable (503), well inside a
+	// client's patience.
+	limiterTimeout = 2 * time.Second
+
 	DefaultRateRequests  = 60
 	DefaultRateWindow    = time.Minute
 	DefaultMaxPrincipals = 10000
@@ -52,19 +71,12 @@ type limiter struct {
 	lastSweep time.Time
 }
 
+// newLimiter returns the in-memory limiter of c; nil when c is Unlimited.
 func newLimiter(c RateLimit) *limiter {
 	if c.Unlimited {
 		return nil
 	}
-	if c.Requests <= 0 {
-		c.Requests = DefaultRateRequests
-	}
-	if c.Window <= 0 {
-		c.Window = DefaultRateWindow
-	}
-	if c.MaxPrincipals <= 0 {
-		c.MaxPrincipals = DefaultMaxPrincipals
-	}
+	c = c.WithDefaults()
 	return &limiter{
 		every:   c.Window / time.Duration(c.Requests),
 		burst:   c.Requests,
@@ -74,13 +86,30 @@ func newLimiter(c RateLimit) *limiter {
 	}
 }
 
-// allow takes a token for principal id. When none is left it returns
-// false and the wait until one is (at least one second, rounded up to
-// whole seconds for Retry-After).
-func (l *limiter) allow(id string) (bool, time.Duration) {
-	if l == nil {
-		return true, 0
+// WithDefaults returns c with its zero fields set to the defaults
+// (DefaultRateRequests per DefaultRateWindow, DefaultMaxPrincipals), for
+// limiters built elsewhere on the same settings.
+func (c RateLimit) WithDefaults() RateLimit {
+	if c.Requests <= 0 {
+		c.Requests = DefaultRateRequests
 	}
+	if c.Window <= 0 {
+		c.Window = DefaultRateWindow
+	}
+	if c.MaxPrincipals <= 0 {
+		c.MaxPrincipals = DefaultMaxPrincipals
+	}
+	return c
+}
+
+// Allow takes a token for principal id. When none is left it returns
+// false and the wait until one is back. It never fails.
+func (l *limiter) Allow(_ context.Context, id string) (bool, time.Duration, error) {
+	ok, wait := l.allow(id)
+	return ok, wait, nil
+}
+
+func (l *limiter) allow(id string) (bool, time.Duration) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()

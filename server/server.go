@@ -59,9 +59,16 @@ type Config struct {
 	// Method: "stdio"}. text2sql mcp --as NAME sets it, so a database
 	// role or policy chosen per principal can be tried locally.
 	LocalPrincipal *Principal
-	// RateLimit limits requests per principal; the zero value is 60 per
-	// minute.
+	// RateLimit limits requests per principal in this process; the zero
+	// value is 60 per minute.
 	RateLimit RateLimit
+	// Limiter, when set, replaces the in-memory limiter of RateLimit: a
+	// limiter shared by several replicas (redisstore.Store.Limiter) keeps
+	// the limit exact across them.
+	Limiter Limiter
+	// Cache, when its Store is set, answers a repeated question without a
+	// model call (see Cache); the zero value turns it off.
+	Cache Cache
 	// AllowedOrigins are the origins browsers may call the API from
 	// (CORS), e.g. "https://quiz.example.org"; "*" allows any. Empty means
 	// same-origin only (no CORS headers).
@@ -146,7 +153,7 @@ func ExampleAnswerKeys(examples []knowledge.Example) AnswerKeyMap {
 type service struct {
 	cfg     Config
 	log     *slog.Logger
-	lim     *limiter
+	lim     Limiter // nil: unlimited
 	audit   Auditor
 	timeout time.Duration
 	health  HealthResponse
@@ -245,7 +252,10 @@ func newService(cfg Config) (*service, error) {
 	if cfg.MaxBodyBytes < 0 || cfg.RequestTimeout < 0 || cfg.MCPSessionTimeout < 0 {
 		return nil, fmt.Errorf("%w: server: negative MaxBodyBytes, RequestTimeout or MCPSessionTimeout", text2sql.ErrInvalidConfig)
 	}
-	s := &service{cfg: cfg, log: cfg.Logger, lim: newLimiter(cfg.RateLimit), audit: cfg.Auditor, timeout: cfg.RequestTimeout}
+	s := &service{cfg: cfg, log: cfg.Logger, lim: cfg.Limiter, audit: cfg.Auditor, timeout: cfg.RequestTimeout}
+	if s.lim == nil && !cfg.RateLimit.Unlimited {
+		s.lim = newLimiter(cfg.RateLimit)
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -483,13 +493,37 @@ func (s *service) authenticate(next http.Handler) http.Handler {
 func (s *service) rateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, _ := text2sql.PrincipalFrom(r.Context())
-		if ok, wait := s.lim.allow(p.ID); !ok {
-			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
-			s.fail(w, r, CodeRateLimited, fmt.Sprintf("rate limit reached; retry in %d s", retryAfterSeconds(wait)))
+		if aerr := s.spend(r.Context(), p.ID); aerr != nil {
+			if aerr.retryAfter > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(aerr.retryAfter))
+			}
+			s.fail(w, r, aerr.code, aerr.msg)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// spend takes one request of principal id's budget; the error is a 429
+// (with the seconds to wait) or, when the limiter cannot decide, a 503.
+func (s *service) spend(ctx context.Context, id string) *apiError {
+	if s.lim == nil {
+		return nil
+	}
+	// The limiter's store gets a short time of its own: a hung store must
+	// not hold the request until the client gives up.
+	ctx, cancel := context.WithTimeout(ctx, limiterTimeout)
+	defer cancel()
+	ok, wait, err := s.lim.Allow(ctx, id)
+	switch {
+	case err != nil:
+		s.log.LogAttrs(ctx, slog.LevelError, "rate limiter unavailable", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
+		return &apiError{code: CodeRateLimitUnavailable, msg: "the rate limiter cannot be reached; try again"}
+	case !ok:
+		secs := retryAfterSeconds(wait)
+		return &apiError{code: CodeRateLimited, msg: fmt.Sprintf("rate limit reached; retry in %d s", secs), retryAfter: secs}
+	}
+	return nil
 }
 
 // jsonBody requires a JSON body and bounds its size.
@@ -547,18 +581,19 @@ func (s *service) handleHealth(w http.ResponseWriter, r *http.Request) {
 
 // apiError is an error outcome of an operation shared by HTTP and MCP.
 type apiError struct {
-	code Code
-	msg  string
+	code       Code
+	msg        string
+	retryAfter int // seconds, for a 429; 0 otherwise
 }
 
 func (e *apiError) Error() string { return string(e.code) + ": " + e.msg }
 
 func checkQuestion(q string) *apiError {
 	if strings.TrimSpace(q) == "" {
-		return &apiError{CodeEmptyQuestion, "the question is empty"}
+		return &apiError{code: CodeEmptyQuestion, msg: "the question is empty"}
 	}
 	if utf8.RuneCountInString(q) > MaxQuestionRunes {
-		return &apiError{CodeBadRequest, fmt.Sprintf("the question is longer than %d characters", MaxQuestionRunes)}
+		return &apiError{code: CodeBadRequest, msg: fmt.Sprintf("the question is longer than %d characters", MaxQuestionRunes)}
 	}
 	return nil
 }
@@ -592,14 +627,33 @@ func (s *service) generate(ctx context.Context, question string) (*AnswerBody, *
 	if aerr := checkQuestion(question); aerr != nil {
 		return nil, aerr
 	}
+	key, cacheable := s.cacheKey(ctx, "generate", question)
+	if cacheable {
+		if b := s.cached(ctx, key); b != nil {
+			b.Question = question
+			return b, nil
+		}
+	}
 	ans, err := s.cfg.Pipeline.Generate(ctx, question)
-	return s.answer(ctx, ans, err)
+	b, aerr := s.answer(ctx, ans, err)
+	if cacheable && aerr == nil {
+		s.remember(ctx, key, b)
+	}
+	return b, aerr
 }
 
 // ask runs Pipeline.Ask and audits every statement it ran.
 func (s *service) ask(ctx context.Context, source, question string) (*AnswerBody, *apiError) {
 	if aerr := checkQuestion(question); aerr != nil {
 		return nil, aerr
+	}
+	key, cacheable := s.cacheKey(ctx, "ask", question)
+	if cacheable {
+		if b := s.cached(ctx, key); b != nil {
+			// Nothing ran, so nothing is audited.
+			b.Question = question
+			return b, nil
+		}
 	}
 	ans, err := s.cfg.Pipeline.Ask(ctx, question)
 	if ans != nil {
@@ -615,7 +669,11 @@ func (s *service) ask(ctx context.Context, source, question string) (*AnswerBody
 			s.record(ctx, source, question, "", ans.SQL, ans.Result)
 		}
 	}
-	return s.answer(ctx, ans, err)
+	b, aerr := s.answer(ctx, ans, err)
+	if cacheable && aerr == nil {
+		s.remember(ctx, key, b)
+	}
+	return b, aerr
 }
 
 // answer converts the outcome of Ask or Generate.
@@ -632,7 +690,7 @@ func (s *service) answer(ctx context.Context, ans *text2sql.Answer, err error) (
 		}
 		s.log.LogAttrs(ctx, level, "pipeline failed", slog.String("request_id", requestID(ctx)),
 			slog.String("code", string(code)), slog.String("error", err.Error()))
-		return nil, &apiError{code, msg}
+		return nil, &apiError{code: code, msg: msg}
 	}
 	return newAnswerBody(requestID(ctx), ans, err), nil
 }
@@ -643,19 +701,19 @@ func (s *service) run(ctx context.Context, source, sql, questionID string) (*Run
 	res, err := s.cfg.Pipeline.Execute(ctx, sql)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			return nil, &apiError{CodeTimeout, "the request took longer than the time limit"}
+			return nil, &apiError{code: CodeTimeout, msg: "the request took longer than the time limit"}
 		}
 		s.log.LogAttrs(ctx, slog.LevelError, "executor failed", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
 		if errors.Is(err, text2sql.ErrForbidden) {
-			return nil, &apiError{CodeForbidden, forbiddenMessage}
+			return nil, &apiError{code: CodeForbidden, msg: forbiddenMessage}
 		}
 		if errors.Is(err, text2sql.ErrInvalidConfig) {
-			return nil, &apiError{CodeNotConfigured, "the service has no database configured"}
+			return nil, &apiError{code: CodeNotConfigured, msg: "the service has no database configured"}
 		}
-		return nil, &apiError{CodeExecutor, "the database cannot be reached"}
+		return nil, &apiError{code: CodeExecutor, msg: "the database cannot be reached"}
 	}
 	if res == nil {
-		return nil, &apiError{CodeInternal, "the executor returned no result"}
+		return nil, &apiError{code: CodeInternal, msg: "the executor returned no result"}
 	}
 	s.record(ctx, source, "", questionID, sql, res)
 	out := &RunResponse{RequestID: requestID(ctx), ResultBody: *newResultBody(res)}

@@ -1,0 +1,161 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"time"
+
+	text2sql "github.com/text2sql-go/text2sql"
+)
+
+// AnswerStore holds cached answers as opaque bytes under a key. Get and
+// Set are called from many goroutines at once. An error means the store
+// cannot be reached: the request goes on without the cache.
+type AnswerStore interface {
+	// Get returns the value under key; ok is false when there is none or
+	// it has expired.
+	Get(ctx context.Context, key string) (value []byte, ok bool, err error)
+	// Set stores value under key for ttl.
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+}
+
+// DataVersioner is implemented by executors that can tell when the data
+// they read changes: DataVersion returns an opaque token that differs
+// after a change (executor/sqlite, executor/postgres, executor/mysql).
+// An error means the version cannot be read now.
+type DataVersioner interface {
+	DataVersion(ctx context.Context) (string, error)
+}
+
+// Cache configures the answer cache of /v1/generate, /v1/ask and the MCP
+// tools ask and generate_sql: a question asked again is answered from the
+// cache, with no model call and no statement run, while the knowledge,
+// the schema and the data it was answered on are unchanged.
+//
+// An entry's key is a SHA-256 over the route (generate or ask), the
+// principal's scope, the question with its white space folded and
+// trailing punctuation trimmed (letter case is kept: "Smith" and "smith"
+// are different values), Info.Fingerprint (knowledge, schema, embedder)
+// and the data version. Only answers that are not failed are cached.
+type Cache struct {
+	// Store holds the entries; nil turns the cache off.
+	Store AnswerStore
+	// TTL is how long an entry lives; 0 means DefaultCacheTTL. It also
+	// bounds how stale an answer can be when DataVersion is nil.
+	TTL time.Duration
+	// Scope returns the part of the key that says who may share an
+	// answer. Nil means each principal has its own entries (its ID): the
+	// safe choice when the database decides per caller what it reads
+	// (roles, row-level security). A host whose every caller reads the
+	// same data as one login may return "" to share answers.
+	Scope func(p *text2sql.Principal) string
+	// DataVersion, when set, is part of every key, so a change to the data
+	// misses the entries answered before it; an error skips the cache for
+	// that request. Usually the executor's (DataVersioner).
+	DataVersion func(ctx context.Context) (string, error)
+}
+
+// DefaultCacheTTL is the answer cache's default entry lifetime.
+const DefaultCacheTTL = 10 * time.Minute
+
+// cacheTimeout bounds one cache read or write: a slow store costs a
+// request at most this much before it goes on without the cache.
+const cacheTimeout = time.Second
+
+// PrincipalScope is the default Cache.Scope: every principal its own
+// entries.
+func PrincipalScope(p *text2sql.Principal) string {
+	if p == nil {
+		return ""
+	}
+	return p.Method + ":" + p.ID
+}
+
+// SharedScope is a Cache.Scope under which every principal shares the
+// entries: for a service whose callers all read the same data.
+func SharedScope(*text2sql.Principal) string { return "" }
+
+// cacheQuestion folds white space and trims the trailing punctuation of
+// q: "How many singers?" and "How many  singers" share an entry.
+func cacheQuestion(q string) string {
+	return strings.TrimRight(strings.Join(strings.Fields(q), " "), "?!. ")
+}
+
+// cacheKey returns the key of route's answer to question for the caller
+// in ctx, and false when the cache is off or cannot be used now.
+func (s *service) cacheKey(ctx context.Context, route, question string) (string, bool) {
+	c := s.cfg.Cache
+	if c.Store == nil {
+		return "", false
+	}
+	p, _ := text2sql.PrincipalFrom(ctx)
+	scope := PrincipalScope(p)
+	if c.Scope != nil {
+		scope = c.Scope(p)
+	}
+	version := ""
+	if c.DataVersion != nil {
+		vctx, cancel := context.WithTimeout(ctx, cacheTimeout)
+		v, err := c.DataVersion(vctx)
+		cancel()
+		if err != nil {
+			s.log.LogAttrs(ctx, slog.LevelWarn, "data version unavailable; answer cache skipped", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
+			return "", false
+		}
+		version = v
+	}
+	h := sha256.New()
+	for _, part := range []string{route, scope, cacheQuestion(question), s.cfg.Info.Fingerprint, version} {
+		// Length-prefixed, so no two different part lists hash alike.
+		h.Write([]byte{byte(len(part) >> 24), byte(len(part) >> 16), byte(len(part) >> 8), byte(len(part))})
+		h.Write([]byte(part))
+	}
+	return "answer:" + hex.EncodeToString(h.Sum(nil)), true
+}
+
+// cached returns the cached answer under key, marked Cached, with this
+// request's id and no model use of its own.
+func (s *service) cached(ctx context.Context, key string) *AnswerBody {
+	ctx, cancel := context.WithTimeout(ctx, cacheTimeout)
+	defer cancel()
+	b, ok, err := s.cfg.Cache.Store.Get(ctx, key)
+	if err != nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "answer cache unavailable", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	var body AnswerBody
+	if err := json.Unmarshal(b, &body); err != nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "unreadable answer cache entry ignored", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
+		return nil
+	}
+	body.RequestID, body.Cached = requestID(ctx), true
+	body.Usage, body.ModelCalls, body.Timings = text2sql.Usage{}, 0, Timings{}
+	return &body
+}
+
+// remember stores body under key when it is worth reusing.
+func (s *service) remember(ctx context.Context, key string, body *AnswerBody) {
+	if body == nil || body.Status == text2sql.StatusFailed || body.Error != nil {
+		return
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return
+	}
+	ttl := s.cfg.Cache.TTL
+	if ttl <= 0 {
+		ttl = DefaultCacheTTL
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cacheTimeout)
+	defer cancel()
+	if err := s.cfg.Cache.Store.Set(ctx, key, b, ttl); err != nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "answer cache unavailable", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
+	}
+}
