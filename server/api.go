@@ -20,7 +20,9 @@ import (
 
 // HealthResponse is the body of GET /health.
 type HealthResponse struct {
-	Status  string           `json:"status"` // "ok"
+	// Status is "ok", or "unavailable" (with 503) when a readiness probe
+	// fails.
+	Status  string           `json:"status"`
 	Version string           `json:"version,omitempty"`
 	Models  []string         `json:"models"`  // the configured model names; empty without a provider
 	Dialect text2sql.Dialect `json:"dialect"` // the target database's dialect
@@ -35,6 +37,14 @@ type HealthResponse struct {
 	// Login is the database login's standing; absent when the executor
 	// cannot tell (SQLite has no logins).
 	Login *Login `json:"login,omitempty"`
+	// Checks are the readiness probes' results by name ("database",
+	// "redis"): "ok" or "unreachable". Absent without probes.
+	Checks map[string]string `json:"checks,omitempty"`
+}
+
+// LiveResponse is the body of GET /health/live.
+type LiveResponse struct {
+	Status string `json:"status"` // "ok"
 }
 
 // Login describes the database login the service runs queries as.

@@ -94,6 +94,11 @@ type Config struct {
 	AnswerMode accuracy.Mode
 	// Info is shown by GET /health.
 	Info Info
+	// Readiness are the probes GET /health runs (their results reused for
+	// a second): by name, e.g. "database" and "redis". When one fails,
+	// /health answers 503 so a load balancer stops routing to this
+	// replica; GET /health/live stays 200 (liveness).
+	Readiness map[string]Probe
 	// Schema is described by the MCP tool describe_schema; nil makes the
 	// tool report that no schema is configured.
 	Schema *schema.Database
@@ -157,6 +162,7 @@ type service struct {
 	audit   Auditor
 	timeout time.Duration
 	health  HealthResponse
+	ready   readiness
 
 	// inflight maps the nonce the HTTP layer gives an authenticated MCP
 	// request to its principal, for the MCP tools.
@@ -171,7 +177,8 @@ type callInfo struct {
 
 // New returns the service's HTTP handler:
 //
-//	GET  /health        status, models, index fingerprint, knowledge counts (no auth)
+//	GET  /health        readiness: status, probes, models, index fingerprint, knowledge counts (no auth)
+//	GET  /health/live   liveness (no auth)
 //	POST /v1/generate   {question} → SQL, explanation, retrieved context; nothing runs
 //	POST /v1/run        {sql, question_id?} → rows through the guard, answer-key match
 //	POST /v1/ask        {question} → the full answer with its repair trail
@@ -189,6 +196,7 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", s.handleHealth)
+	mux.HandleFunc("GET /health/live", handleLive)
 	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
 	v1 := func(h http.HandlerFunc) http.Handler {
 		return s.authenticate(s.rateLimit(s.jsonBody(h)))
@@ -273,6 +281,7 @@ func newService(cfg Config) (*service, error) {
 	for k, n := range cfg.Info.Knowledge {
 		s.health.Knowledge[string(k)] = n
 	}
+	s.ready = readiness{probes: cfg.Readiness, log: s.log}
 	return s, nil
 }
 
@@ -299,7 +308,7 @@ func (s *service) maxBody() int64 {
 
 // routes lists the patterns New registers for the API (not the page or
 // /mcp), for the OpenAPI test.
-var routes = []string{"GET /health", "GET /openapi.json", "POST /v1/generate", "POST /v1/run", "POST /v1/ask"}
+var routes = []string{"GET /health", "GET /health/live", "GET /openapi.json", "POST /v1/generate", "POST /v1/run", "POST /v1/ask"}
 
 // route serves mux, answering unmatched requests with JSON 404 and 405
 // errors instead of the mux's plain text.
@@ -573,10 +582,6 @@ func (s *service) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 // the timeout. The principal is already in it.
 func (s *service) work(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, s.timeout)
-}
-
-func (s *service) handleHealth(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.health)
 }
 
 // apiError is an error outcome of an operation shared by HTTP and MCP.

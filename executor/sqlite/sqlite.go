@@ -103,6 +103,7 @@ type Options struct {
 type Executor struct {
 	db        *sql.DB
 	dsn       string
+	path      string // absolute, for DataVersion
 	opts      Options
 	allow     map[string]bool
 	schema    *schema.Database
@@ -142,7 +143,11 @@ func Open(path string, opts Options) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: sqlite: %v", text2sql.ErrInvalidConfig, err)
 	}
-	e := &Executor{dsn: dsn, opts: opts, allow: map[string]bool{}, maxLength: opts.MaxLength}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: sqlite: %v", text2sql.ErrInvalidConfig, err)
+	}
+	e := &Executor{dsn: dsn, path: abs, opts: opts, allow: map[string]bool{}, maxLength: opts.MaxLength}
 	for _, f := range DefaultFunctions {
 		e.allow[f] = true
 	}

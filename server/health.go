@@ -1,0 +1,94 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Probe reports whether a dependency of the service can be reached now:
+// nil, or why not. It is called with a deadline of probeTimeout.
+type Probe func(ctx context.Context) error
+
+const (
+	// probeTimeout bounds one probe: a dependency slower than this is
+	// reported unreachable, inside a load balancer's usual check timeout.
+	probeTimeout = 2 * time.Second
+	// probeTTL is how long probe results are reused, so a load balancer
+	// polling every replica often does not turn into load on the
+	// database and Redis.
+	probeTTL = time.Second
+)
+
+// readiness runs the configured probes and remembers their results for
+// probeTTL.
+type readiness struct {
+	probes map[string]Probe
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	checked time.Time
+	results map[string]string // name → "ok" or "unreachable"
+	ready   bool
+}
+
+// check returns the probes' results, running them (concurrently) when the
+// last results are older than probeTTL.
+func (r *readiness) check(ctx context.Context) (map[string]string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if time.Since(r.checked) < probeTTL {
+		return r.results, r.ready
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
+	defer cancel()
+	errs := make(map[string]error, len(r.probes))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for name, p := range r.probes {
+		wg.Go(func() {
+			err := p(ctx)
+			mu.Lock()
+			errs[name] = err
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	results, ready := make(map[string]string, len(errs)), true
+	for name, err := range errs {
+		results[name] = "ok"
+		if err != nil {
+			// The reason goes to the log, not to the unauthenticated
+			// response: it can name hosts and users.
+			results[name], ready = "unreachable", false
+			r.log.LogAttrs(ctx, slog.LevelWarn, "dependency unreachable", slog.String("dependency", name), slog.String("error", err.Error()))
+		}
+	}
+	r.results, r.ready, r.checked = results, ready, time.Now()
+	return results, ready
+}
+
+// handleHealth is the readiness route: 200 with status "ok" when every
+// probe passes, 503 with status "unavailable" when one fails.
+func (s *service) handleHealth(w http.ResponseWriter, r *http.Request) {
+	h := s.health
+	if len(s.ready.probes) > 0 {
+		checks, ok := s.ready.check(r.Context())
+		h.Checks = checks
+		if !ok {
+			h.Status = "unavailable"
+			writeJSON(w, http.StatusServiceUnavailable, h)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, h)
+}
+
+// handleLive is the liveness route: 200 while the process serves
+// requests, whatever its dependencies' state (a restart would not bring
+// them back).
+func handleLive(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, LiveResponse{Status: "ok"})
+}

@@ -1,0 +1,136 @@
+// Package redisstore keeps the state several replicas of the text2sql
+// service share in Redis: the per-principal rate limit (Store.Limiter) and
+// the answer cache (Store as a server.AnswerStore). It is opt-in: without
+// it every replica keeps both in its own memory.
+//
+// The rate limit is GCRA (the generic cell rate algorithm) as implemented
+// by github.com/go-redis/redis_rate: one Lua script per decision, run
+// atomically by Redis on Redis's clock, so the limit is exact across any
+// number of replicas and immune to their clock skew.
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/text2sql-go/text2sql/server"
+)
+
+// DefaultPrefix starts every key this package writes, so one Redis can
+// serve other applications (or several text2sql deployments, each with
+// its own Options.Prefix).
+const DefaultPrefix = "text2sql:"
+
+// Timeouts of the client. A replica whose Redis is slow must answer
+// quickly (a 503 for the limit, no cache) rather than hang: every request
+// also carries the server's own deadline (server.Config), which the
+// client honours.
+const (
+	dialTimeout = 2 * time.Second
+	ioTimeout   = time.Second
+)
+
+// Options configures a Store.
+type Options struct {
+	// Prefix starts every key; "" means DefaultPrefix.
+	Prefix string
+}
+
+// Store is a connection pool to one Redis with the text2sql key space.
+// It is safe for concurrent use; Close releases it.
+type Store struct {
+	rdb    *redis.Client
+	prefix string
+	gcra   *redis_rate.Limiter
+}
+
+// New connects to the Redis at url ("redis://[user:password@]host:port/db"
+// or "rediss://…" for TLS, as redis.ParseURL reads it) and checks it
+// answers within the context's deadline. A malformed url or an
+// unreachable server is an error; after New, an unreachable server only
+// fails the calls made while it is down (the pool reconnects by itself).
+func New(ctx context.Context, url string, opts Options) (*Store, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: %w", err)
+	}
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = dialTimeout, ioTimeout, ioTimeout
+	o.ContextTimeoutEnabled = true
+	rdb := redis.NewClient(o)
+	s := &Store{rdb: rdb, prefix: opts.Prefix, gcra: redis_rate.NewLimiter(rdb)}
+	if s.prefix == "" {
+		s.prefix = DefaultPrefix
+	}
+	if err := s.Ping(ctx); err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Ping reports whether Redis answers: nil, or an error naming the server.
+// It is the readiness probe of a replica (server.Config.Readiness).
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redisstore: redis at %s: %w", s.rdb.Options().Addr, err)
+	}
+	return nil
+}
+
+// Close closes the connection pool.
+func (s *Store) Close() error { return s.rdb.Close() }
+
+// Get returns the cached value under key (server.AnswerStore).
+func (s *Store) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	b, err := s.rdb.Get(ctx, s.prefix+key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("redisstore: %w", err)
+	}
+	return b, true, nil
+}
+
+// Set stores value under key for ttl (server.AnswerStore); a ttl under a
+// millisecond is Redis's smallest, one millisecond.
+func (s *Store) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if err := s.rdb.Set(ctx, s.prefix+key, value, max(ttl, time.Millisecond)).Err(); err != nil {
+		return fmt.Errorf("redisstore: %w", err)
+	}
+	return nil
+}
+
+// Limiter returns the rate limit of c shared through Redis: each
+// principal may make c.Requests requests at once and regains one every
+// c.Window / c.Requests, like the in-memory token bucket, but counted
+// once for every replica using the same Redis and prefix. Nil when c is
+// Unlimited. c.MaxPrincipals does not apply: an idle principal's state
+// expires in Redis by itself.
+func (s *Store) Limiter(c server.RateLimit) server.Limiter {
+	if c.Unlimited {
+		return nil
+	}
+	c = c.WithDefaults()
+	return &limiter{s: s, limit: redis_rate.Limit{Rate: c.Requests, Burst: c.Requests, Period: c.Window}}
+}
+
+type limiter struct {
+	s     *Store
+	limit redis_rate.Limit
+}
+
+func (l *limiter) Allow(ctx context.Context, key string) (bool, time.Duration, error) {
+	res, err := l.s.gcra.Allow(ctx, l.s.prefix+"limit:"+key, l.limit)
+	if err != nil {
+		return false, 0, fmt.Errorf("redisstore: rate limit: %w", err)
+	}
+	return res.Allowed > 0, res.RetryAfter, nil
+}
+
+var _ server.AnswerStore = (*Store)(nil)
