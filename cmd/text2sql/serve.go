@@ -20,6 +20,7 @@ import (
 
 	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/server"
+	"github.com/text2sql-go/text2sql/server/redisstore"
 )
 
 // serveFlags are serve's own flags. Each has an environment variable,
@@ -46,6 +47,8 @@ type serveFlags struct {
 	noMCP           bool
 	noPage          bool
 	logFormat       string
+	redis           string
+	cacheTTL        time.Duration
 }
 
 // envFlags maps flag names to the environment variables that give their
@@ -69,6 +72,8 @@ var envFlags = map[string]string{
 	"audit-db":         "TEXT2SQL_AUDIT_DB",
 	"audit-dsn":        "TEXT2SQL_AUDIT_DSN",
 	"log-format":       "TEXT2SQL_LOG_FORMAT",
+	"redis":            "TEXT2SQL_REDIS",
+	"cache-ttl":        "TEXT2SQL_CACHE_TTL",
 }
 
 func serveCmd(o *options) *cobra.Command {
@@ -148,6 +153,8 @@ matching a verified example, and /v1/run works as usual.`,
 	fl.BoolVar(&f.noMCP, "no-mcp", false, "do not serve MCP at /mcp")
 	fl.BoolVar(&f.noPage, "no-page", false, "do not serve the web page at /")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format on standard error: text or json (TEXT2SQL_LOG_FORMAT)")
+	fl.StringVar(&f.redis, "redis", "", "Redis URL (redis://host:6379/0) shared by replicas: the rate limit is counted there, exact across them, and answers are cached there (TEXT2SQL_REDIS); default: the limit in this process's memory, no cache")
+	fl.DurationVar(&f.cacheTTL, "cache-ttl", server.DefaultCacheTTL, "lifetime of a cached answer with --redis; 0 turns the cache off (TEXT2SQL_CACHE_TTL)")
 	return c
 }
 
@@ -320,19 +327,74 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 	case f.exampleKeys:
 		cfg.AnswerKeys = server.ExampleAnswerKeys(env.kb.Examples)
 	}
+	closeRedis, err := shared(ctx, o, f, env, &cfg)
+	if err != nil {
+		return cfg, noop, err
+	}
+	closeAudit, err := auditor(ctx, f, &cfg)
+	if err != nil {
+		closeRedis()
+		return cfg, noop, err
+	}
+	return cfg, func() { closeAudit(); closeRedis() }, nil
+}
+
+// shared sets the readiness probes of cfg and, with --redis, the rate
+// limit and answer cache shared by replicas; it returns a function
+// releasing the Redis pool.
+func shared(ctx context.Context, o *options, f *serveFlags, env *env, cfg *server.Config) (func(), error) {
+	cfg.Readiness = map[string]server.Probe{}
+	if x, ok := env.executor.(interface{ DB() *sql.DB }); ok {
+		cfg.Readiness["database"] = x.DB().PingContext
+	}
+	if f.redis == "" {
+		return func() {}, nil
+	}
+	if f.cacheTTL < 0 {
+		return nil, &exitErr{code: exitUsage, err: errors.New("--cache-ttl must be 0 (off) or positive")}
+	}
+	pctx, cancel := context.WithTimeout(ctx, redisConnectTimeout)
+	defer cancel()
+	rs, err := redisstore.New(pctx, f.redis, redisstore.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("--redis: %w", err)
+	}
+	cfg.Readiness["redis"] = rs.Ping
+	cfg.Limiter = rs.Limiter(cfg.RateLimit)
+	if f.cacheTTL > 0 {
+		cfg.Cache = server.Cache{Store: rs, TTL: f.cacheTTL}
+		if !o.caller.decides() {
+			// Every caller reads what the service's login reads, so
+			// one caller's answer is every caller's answer.
+			cfg.Cache.Scope = server.SharedScope
+		}
+		if v, ok := env.executor.(server.DataVersioner); ok {
+			cfg.Cache.DataVersion = v.DataVersion
+		}
+	}
+	return func() { rs.Close() }, nil
+}
+
+// redisConnectTimeout bounds serve's first contact with --redis.
+const redisConnectTimeout = 5 * time.Second
+
+// auditor sets cfg.Auditor from --audit-db or --audit-dsn, and returns a
+// function closing its database.
+func auditor(ctx context.Context, f *serveFlags, cfg *server.Config) (func(), error) {
 	var (
-		db *sql.DB
-		a  *server.SQLAuditor
+		db  *sql.DB
+		a   *server.SQLAuditor
+		err error
 	)
 	switch {
 	case f.auditDB != "" && f.auditDSN != "":
-		return cfg, noop, &exitErr{code: exitUsage, err: errors.New("give --audit-db or --audit-dsn, not both")}
+		return nil, &exitErr{code: exitUsage, err: errors.New("give --audit-db or --audit-dsn, not both")}
 	case f.auditDSN != "":
 		if !isPostgresDSN(f.auditDSN) {
-			return cfg, noop, &exitErr{code: exitUsage, err: errors.New("--audit-dsn must be a PostgreSQL DSN (postgres://…)")}
+			return nil, &exitErr{code: exitUsage, err: errors.New("--audit-dsn must be a PostgreSQL DSN (postgres://…)")}
 		}
 		if db, err = sql.Open("pgx", f.auditDSN); err != nil {
-			return cfg, noop, err
+			return nil, err
 		}
 		// Every statement is audited synchronously: a small pool keeps
 		// many replicas under the server's connection limit.
@@ -340,18 +402,18 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 		a, err = server.NewPostgresAuditor(ctx, db, "")
 	case f.auditDB != "":
 		if db, err = sql.Open("sqlite3", "file:"+f.auditDB+"?_busy_timeout=5000&_journal_mode=WAL"); err != nil {
-			return cfg, noop, err
+			return nil, err
 		}
 		a, err = server.NewSQLAuditor(ctx, db, "")
 	default:
-		return cfg, noop, nil
+		return func() {}, nil
 	}
 	if err != nil {
 		db.Close()
-		return cfg, noop, err
+		return nil, err
 	}
 	cfg.Auditor = a
-	return cfg, func() { db.Close() }, nil
+	return func() { db.Close() }, nil
 }
 
 // loadAnswerKeys reads a YAML or JSON map of question id → SQL. Integer

@@ -88,11 +88,12 @@ func TestLoadAnswerKeys(t *testing.T) {
 	assert.Error(t, err, "a number accepted as SQL")
 }
 
-// TestMCPHelperProcess is not a test: TestMCPStdio runs the test binary
-// as `text2sql mcp ...` through it.
-func TestMCPHelperProcess(t *testing.T) {
-	if os.Getenv("TEXT2SQL_MCP_HELPER") != "1" {
-		t.Skip("helper process for TestMCPStdio")
+// TestHelperProcess is not a test: TestMCPStdio runs the test binary
+// as `text2sql mcp ...` through it, and the replica tests as `text2sql
+// serve ...`.
+func TestHelperProcess(t *testing.T) {
+	if os.Getenv("TEXT2SQL_CLI_HELPER") != "1" {
+		t.Skip("helper process: runs the command line given after --")
 	}
 	args := os.Args
 	for i, a := range args {
@@ -110,8 +111,8 @@ func TestMCPHelperProcess(t *testing.T) {
 // to it with the MCP SDK's client over stdio: the same guard refuses a
 // DROP TABLE (C1 #11, the CLI's MCP entry point).
 func TestMCPStdio(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestMCPHelperProcess$", "--", "mcp", "--demo", "--index-dir", t.TempDir(), "--log-format", "json")
-	cmd.Env = append(os.Environ(), "TEXT2SQL_MCP_HELPER=1", "GEMINI_API_KEY=", "OPENAI_API_KEY=")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "--", "mcp", "--demo", "--index-dir", t.TempDir(), "--log-format", "json")
+	cmd.Env = append(os.Environ(), "TEXT2SQL_CLI_HELPER=1", "GEMINI_API_KEY=", "OPENAI_API_KEY=")
 	stderr := &lockedBuilder{}
 	cmd.Stderr = stderr
 	ctx := context.Background()
