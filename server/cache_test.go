@@ -1,0 +1,182 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	text2sql "github.com/text2sql-go/text2sql"
+)
+
+// mapStore is an in-memory AnswerStore that can be made unreachable.
+type mapStore struct {
+	mu   sync.Mutex
+	m    map[string][]byte
+	down atomic.Bool
+}
+
+var errDown = errors.New("store unreachable")
+
+func (s *mapStore) Get(_ context.Context, key string) ([]byte, bool, error) {
+	if s.down.Load() {
+		return nil, false, errDown
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.m[key]
+	return b, ok, nil
+}
+
+func (s *mapStore) Set(_ context.Context, key string, v []byte, _ time.Duration) error {
+	if s.down.Load() {
+		return errDown
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string][]byte{}
+	}
+	s.m[key] = v
+	return nil
+}
+
+func TestAnswerCache(t *testing.T) {
+	model := sqlModel("SELECT count(*) FROM students")
+	store := &mapStore{}
+	var version atomic.Int64
+	srv := testServer(t, Config{
+		Pipeline: newPipeline(t, model, 0),
+		Cache: Cache{Store: store, DataVersion: func(context.Context) (string, error) {
+			if v := version.Load(); v >= 0 {
+				return string(rune('a' + v)), nil
+			}
+			return "", errors.New("version unreadable")
+		}},
+	})
+	ask := func(token, q string) AnswerBody {
+		t.Helper()
+		r := do(t, srv, "POST", "/v1/ask", token, map[string]any{"question": q})
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		var b AnswerBody
+		r.json(t, &b)
+		return b
+	}
+	const bob = "tok-bob-0123456789abcdef0"
+
+	first := ask(testToken, "How many students are there?")
+	assert.False(t, first.Cached)
+	require.NotNil(t, first.Result)
+	assert.Equal(t, 1, model.CallCount())
+
+	hit := ask(testToken, "  How many students   are there ")
+	assert.True(t, hit.Cached)
+	assert.Equal(t, 1, model.CallCount(), "a cache hit called the model")
+	assert.Equal(t, first.SQL, hit.SQL)
+	assert.Equal(t, first.Result.Rows, hit.Result.Rows)
+	assert.NotEqual(t, first.RequestID, hit.RequestID)
+	assert.Zero(t, hit.ModelCalls)
+	assert.Zero(t, hit.Usage)
+
+	assert.False(t, ask(testToken, "How many Students are there?").Cached, "letter case is part of the question")
+	assert.False(t, ask(bob, "How many students are there?").Cached, "by default each principal has its own entries")
+	calls := model.CallCount()
+
+	version.Store(1)
+	assert.False(t, ask(testToken, "How many students are there?").Cached, "a new data version misses")
+	assert.True(t, ask(testToken, "How many students are there?").Cached)
+
+	// A version that cannot be read, or a store that cannot be reached,
+	// skips the cache; the question is still answered.
+	version.Store(-1)
+	assert.False(t, ask(testToken, "How many students are there?").Cached)
+	version.Store(1)
+	store.down.Store(true)
+	assert.False(t, ask(testToken, "How many students are there?").Cached)
+	store.down.Store(false)
+	assert.Equal(t, calls+3, model.CallCount())
+}
+
+func TestAnswerCacheSharedScope(t *testing.T) {
+	model := sqlModel("SELECT count(*) FROM students")
+	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 0), Cache: Cache{Store: &mapStore{}, Scope: SharedScope}})
+	r := do(t, srv, "POST", "/v1/generate", testToken, map[string]any{"question": "How many students are there?"})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	r = do(t, srv, "POST", "/v1/generate", "tok-bob-0123456789abcdef0", map[string]any{"question": "How many students are there?"})
+	var b AnswerBody
+	r.json(t, &b)
+	assert.True(t, b.Cached, "a shared scope shares answers between principals")
+	assert.Equal(t, 1, model.CallCount())
+	r = do(t, srv, "POST", "/v1/ask", testToken, map[string]any{"question": "How many students are there?"})
+	var a AnswerBody
+	r.json(t, &a)
+	assert.False(t, a.Cached, "generate and ask have entries of their own")
+}
+
+// A failed answer is not cached: the next request tries again.
+func TestAnswerCacheSkipsFailures(t *testing.T) {
+	model := sqlModel("SELECT nope FROM nowhere")
+	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 0), Cache: Cache{Store: &mapStore{}}})
+	var perAnswer int
+	for i := range 2 {
+		r := do(t, srv, "POST", "/v1/ask", testToken, map[string]any{"question": "How many?"})
+		var b AnswerBody
+		r.json(t, &b)
+		assert.Equal(t, text2sql.StatusFailed, b.Status, "%s", r.body)
+		assert.False(t, b.Cached)
+		if i == 0 {
+			perAnswer = model.CallCount()
+		}
+	}
+	assert.Equal(t, 2*perAnswer, model.CallCount(), "the failed answer was reused")
+}
+
+type brokenLimiter struct{}
+
+func (brokenLimiter) Allow(context.Context, string) (bool, time.Duration, error) {
+	return false, 0, errors.New("connection refused")
+}
+
+// A limiter that cannot decide refuses: the limit fails closed.
+func TestLimiterUnavailable(t *testing.T) {
+	srv := testServer(t, Config{Limiter: brokenLimiter{}})
+	r := do(t, srv, "POST", "/v1/run", testToken, map[string]any{"sql": "SELECT 1"})
+	assert.Equal(t, http.StatusServiceUnavailable, r.status)
+	assert.Equal(t, CodeRateLimitUnavailable, r.code(t))
+	assert.NotContains(t, string(r.body), "connection refused")
+}
+
+func TestReadiness(t *testing.T) {
+	var down atomic.Bool
+	srv := testServer(t, Config{Readiness: map[string]Probe{
+		"database": func(context.Context) error { return nil },
+		"redis": func(context.Context) error {
+			if down.Load() {
+				return errors.New("dial tcp 10.0.0.7:6379: connection refused")
+			}
+			return nil
+		},
+	}})
+	var h HealthResponse
+	r := do(t, srv, "GET", "/health", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	r.json(t, &h)
+	assert.Equal(t, map[string]string{"database": "ok", "redis": "ok"}, h.Checks)
+
+	down.Store(true)
+	require.Eventually(t, func() bool {
+		r = do(t, srv, "GET", "/health", "", nil)
+		return r.status == http.StatusServiceUnavailable
+	}, 5*time.Second, 50*time.Millisecond, "results are reused for probeTTL only")
+	r.json(t, &h)
+	assert.Equal(t, "unavailable", h.Status)
+	assert.Equal(t, "unreachable", h.Checks["redis"])
+	assert.NotContains(t, string(r.body), "10.0.0.7", "the reason is logged, not shown")
+	assert.Equal(t, http.StatusOK, do(t, srv, "GET", "/health/live", "", nil).status)
+}
