@@ -156,14 +156,8 @@ func TestAskWithOpenAICompatibleServer(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
 		content, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT count(*) AS n FROM instructors WHERE hire_year < 2010", "explanation": "counts"})
-		json.NewEncoder(w).Encode(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "local-model",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": string(content)}}},
-			"usage": map[string]any{"prompt_tokens": 900, "completion_tokens": 20, "total_tokens": 920},
-		})
+		writeCompletion(w, string(content), 900)
 	}))
 	defer srv.Close()
 	out, errOut, code := cli(t, "ask", "--demo", "--json", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "local-model",
@@ -203,6 +197,18 @@ func TestUsageErrors(t *testing.T) {
 
 }
 
+// writeCompletion answers a chat completions request with content, as
+// OpenAI's API does, counting promptTokens of input.
+func writeCompletion(w http.ResponseWriter, content string, promptTokens int) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "local-model",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+			"message": map[string]any{"role": "assistant", "content": content}}},
+		"usage": map[string]any{"prompt_tokens": promptTokens, "completion_tokens": 20, "total_tokens": promptTokens + 20},
+	})
+}
+
 // openAIServer is a local server speaking the chat completions protocol;
 // answer picks the reply from the request's system instruction. The
 // count of calls is for reading once the command has returned; requests
@@ -223,13 +229,7 @@ func openAIServer(t *testing.T, answer func(system string) string) (*httptest.Se
 		if len(req.Messages) > 0 && req.Messages[0].Role == "system" {
 			system = req.Messages[0].Content
 		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "local-model",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": answer(system)}}},
-			"usage": map[string]any{"prompt_tokens": 500, "completion_tokens": 20, "total_tokens": 520},
-		})
+		writeCompletion(w, answer(system), 500)
 	}))
 	t.Cleanup(srv.Close)
 	return srv, calls
@@ -376,11 +376,7 @@ func TestEvalQuestionTimeout(t *testing.T) {
 			}
 		}
 		content, _ := json.Marshal(map[string]any{"answerable": true, "sql": sql, "explanation": "gold"})
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "local-model",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": string(content)}}},
-		})
+		writeCompletion(w, string(content), 500)
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(done) })

@@ -255,13 +255,7 @@ func TestReplicasShareAnswers(t *testing.T) {
 		calls.Add(1)
 		io.Copy(io.Discard, r.Body)
 		content, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT count(*) AS n FROM singer", "explanation": "counts the singers"})
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "local-model",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": string(content)}}},
-			"usage": map[string]any{"prompt_tokens": 500, "completion_tokens": 20, "total_tokens": 520},
-		})
+		writeCompletion(w, string(content), 500)
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
