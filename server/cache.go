@@ -37,7 +37,7 @@ type DataVersioner interface {
 // the schema and the data it was answered on are unchanged.
 //
 // An entry's key is a SHA-256 over the route (generate or ask), the
-// principal's scope, the question with its white space folded and
+// namespace, the principal's scope, the question with its white space folded and
 // trailing punctuation trimmed (letter case is kept: "Smith" and "smith"
 // are different values), Info.Fingerprint (knowledge, schema, embedder)
 // and the data version. Only answers that are not failed are cached.
@@ -53,6 +53,12 @@ type Cache struct {
 	// (roles, row-level security). A host whose every caller reads the
 	// same data as one login may return "" to share answers.
 	Scope func(p *text2sql.Principal) string
+	// Namespace is part of every key: replicas share entries only when
+	// their namespaces agree. Put in it what changes an answer that the
+	// fingerprint does not cover: the database's identity (two databases
+	// with one schema), the model, the pipeline's options (plan, judge,
+	// row cap). The CLI does.
+	Namespace string
 	// DataVersion, when set, is part of every key, so a change to the data
 	// misses the entries answered before it; an error skips the cache for
 	// that request. Usually the executor's (DataVersioner).
@@ -109,7 +115,7 @@ func (s *service) cacheKey(ctx context.Context, route, question string) (string,
 		version = v
 	}
 	h := sha256.New()
-	for _, part := range []string{route, scope, cacheQuestion(question), s.cfg.Info.Fingerprint, version} {
+	for _, part := range []string{route, c.Namespace, scope, cacheQuestion(question), s.cfg.Info.Fingerprint, version} {
 		// Length-prefixed, so no two different part lists hash alike.
 		h.Write([]byte{byte(len(part) >> 24), byte(len(part) >> 16), byte(len(part) >> 8), byte(len(part))})
 		h.Write([]byte(part))

@@ -105,7 +105,8 @@ func TestAnswerCache(t *testing.T) {
 
 func TestAnswerCacheSharedScope(t *testing.T) {
 	model := sqlModel("SELECT count(*) FROM students")
-	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 0), Cache: Cache{Store: &mapStore{}, Scope: SharedScope}})
+	store := &mapStore{}
+	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 0), Cache: Cache{Store: store, Scope: SharedScope}})
 	r := do(t, srv, "POST", "/v1/generate", testToken, map[string]any{"question": "How many students are there?"})
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	r = do(t, srv, "POST", "/v1/generate", "tok-bob-0123456789abcdef0", map[string]any{"question": "How many students are there?"})
@@ -117,6 +118,12 @@ func TestAnswerCacheSharedScope(t *testing.T) {
 	var a AnswerBody
 	r.json(t, &a)
 	assert.False(t, a.Cached, "generate and ask have entries of their own")
+
+	other := testServer(t, Config{Pipeline: newPipeline(t, model, 0), Cache: Cache{Store: store, Scope: SharedScope, Namespace: "model=other"}})
+	r = do(t, other, "POST", "/v1/generate", testToken, map[string]any{"question": "How many students are there?"})
+	var n AnswerBody
+	r.json(t, &n)
+	assert.False(t, n.Cached, "another namespace shares no entries")
 }
 
 // A failed answer is not cached: the next request tries again.

@@ -362,7 +362,7 @@ func shared(ctx context.Context, o *options, f *serveFlags, env *env, cfg *serve
 	cfg.Readiness["redis"] = rs.Ping
 	cfg.Limiter = rs.Limiter(cfg.RateLimit)
 	if f.cacheTTL > 0 {
-		cfg.Cache = server.Cache{Store: rs, TTL: f.cacheTTL}
+		cfg.Cache = server.Cache{Store: rs, TTL: f.cacheTTL, Namespace: cacheNamespace(o, cfg)}
 		if !o.caller.decides() {
 			// Every caller reads what the service's login reads, so
 			// one caller's answer is every caller's answer.
@@ -373,6 +373,14 @@ func shared(ctx context.Context, o *options, f *serveFlags, env *env, cfg *serve
 		}
 	}
 	return func() { rs.Close() }, nil
+}
+
+// cacheNamespace names what an answer depends on beyond the index
+// fingerprint: the database (the key is a hash, so a DSN's password is
+// never stored), the model and the pipeline's options.
+func cacheNamespace(o *options, cfg *server.Config) string {
+	return fmt.Sprintf("db=%s demo=%t dsn=%s models=%q base-url=%s plan=%s judge=%s max-rows=%d max-repairs=%d no-check=%t",
+		o.db, o.demo, o.dsn, cfg.Info.Models, o.baseURL, o.plan, o.judge, o.maxRows, o.maxRepairs, o.noCheck)
 }
 
 // redisConnectTimeout bounds serve's first contact with --redis.
