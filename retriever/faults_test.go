@@ -475,14 +475,14 @@ func TestIndexDamageRebuilt(t *testing.T) {
 			return b
 		}},
 		{"appended", func(_ *rand.Rand, b []byte) []byte { return append(b, "more"...) }},
-		{"checksummed garbage", func(r *rand.Rand, b []byte) []byte {
+		{"checksummed garbage", func(r *rand.Rand, _ []byte) []byte {
 			// A payload chromem-go cannot decode under a valid trailer.
 			payload := make([]byte, 1000)
 			for i := range payload {
 				payload[i] = byte(r.UintN(256))
 			}
 			sum := sha256.Sum256(payload)
-			b = append(payload, indexMagic[:]...)
+			b := append(payload, indexMagic[:]...)
 			b = binary.BigEndian.AppendUint64(b, uint64(len(payload)))
 			return append(b, sum[:]...)
 		}},
