@@ -289,6 +289,10 @@ func TestIndexSurvivesKilledBuilds(t *testing.T) {
 					require.True(t, r.Rebuilt)
 				}
 				killAt(t, ctx, dir, p.phase, p.delay)
+				tmp, err := filepath.Glob(filepath.Join(dir, tempPrefix+"*"))
+				require.NoError(t, err)
+				_, err = os.Stat(filepath.Join(dir, IndexFile))
+				t.Logf("after the kill: index file present %v, %d temporary files", err == nil, len(tmp))
 				h, s := openCatalog(t, dir)
 				require.NoError(t, s.Recovered(), "a killed build left a damaged index")
 				switch p.phase {
@@ -298,7 +302,7 @@ func TestIndexSurvivesKilledBuilds(t *testing.T) {
 					assert.True(t, h.Stats().Rebuilt, "the killed build committed nothing")
 				}
 				assert.Equal(t, want, catalogTables(t, h))
-				tmp, err := filepath.Glob(filepath.Join(dir, tempPrefix+"*"))
+				tmp, err = filepath.Glob(filepath.Join(dir, tempPrefix+"*"))
 				require.NoError(t, err)
 				if h.Stats().Rebuilt {
 					assert.Empty(t, tmp, "temporary files of the killed build")
