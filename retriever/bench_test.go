@@ -213,3 +213,23 @@ func BenchmarkReopenSynthetic1000Chromem(b *testing.B) {
 		require.False(b, h.Stats().Rebuilt, "rebuilt")
 	}
 }
+
+// BenchmarkOpenChromemSynthetic1000 opens a built directory: the store's
+// share of a reopen (reading and checking the index file), without the
+// retriever's in-memory BM25 index and documents.
+func BenchmarkOpenChromemSynthetic1000(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "idx")
+	s, err := OpenChromem(dir)
+	require.NoError(b, err)
+	_, err = NewHybrid(context.Background(), HybridOptions{Schema: synthSchema(1000, 20), Store: s})
+	require.NoError(b, err)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, err := OpenChromem(dir)
+		require.NoError(b, err)
+		n, err := s.Count(context.Background())
+		require.NoError(b, err)
+		require.Equal(b, 1000, n)
+	}
+}

@@ -1,10 +1,17 @@
 package retriever
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,7 +20,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/gofrs/flock"
 	chromem "github.com/philippgille/chromem-go"
 	text2sql "github.com/text2sql-go/text2sql"
 )
@@ -25,43 +34,112 @@ const (
 	markerID    = "index"
 )
 
+// Files of a ChromemStore's directory.
+const (
+	// IndexFile is the committed index: chromem-go's export of the
+	// documents and the fingerprint (gob), then a trailer of indexMagic,
+	// the payload's length (8 bytes, big endian) and its SHA-256 (32
+	// bytes). It is replaced whole, by rename, never written in place.
+	IndexFile = "index.gob"
+	// LockFile is the file builders lock (flock(2)) while they build and
+	// commit; it is never removed, which would let two builders lock two
+	// different files.
+	LockFile = "index.lock"
+	// tempPrefix starts the names of index files being written; one left
+	// by a killed builder is removed by the next one to lock the directory.
+	tempPrefix = IndexFile + ".tmp-"
+)
+
+// indexMagic opens the trailer of IndexFile and names its layout: a file
+// of another layout is read as damaged and rebuilt.
+var indexMagic = [8]byte{'t', '2', 's', 'i', 'd', 'x', 0, 1}
+
+// trailerSize is the length of IndexFile's trailer: magic, payload length,
+// SHA-256.
+const trailerSize = len(indexMagic) + 8 + sha256.Size
+
+// DefaultLockWait is how long a ChromemStore waits for another process's
+// build of the same directory before failing with ErrIndexLocked: more
+// than a first build with a remote embedder of a large schema takes.
+const DefaultLockWait = 10 * time.Minute
+
+// lockRetry is how often a waiting builder tries the lock again: short
+// next to a build (a 1,000-table schema builds in about 0.3 s with the
+// hashing embedder), so the waiter goes on soon after the build ends.
+const lockRetry = 20 * time.Millisecond
+
+var (
+	// ErrIndexDamaged is wrapped by ChromemStore.Recovered when the index
+	// file could not be used: truncated, overwritten, of another layout.
+	ErrIndexDamaged = errors.New("retriever: index damaged")
+	// ErrIndexLocked is wrapped by LockBuild (and so by NewHybrid) when
+	// another process held the directory's build lock for longer than
+	// the store's lock wait.
+	ErrIndexLocked = errors.New("retriever: index locked by another build")
+)
+
 // errChromemEmbed is returned by the embedding function given to chromem-go:
 // the retriever always passes its own vectors, so chromem must never embed.
 var errChromemEmbed = errors.New("retriever: chromem store: embedding by chromem-go is disabled; vectors come from the retriever's Embedder")
 
 func refuseEmbedding(context.Context, string) ([]float32, error) { return nil, errChromemEmbed }
 
+// commitPhase, when set (by tests), is called at each step of a commit:
+// "written" (payload and trailer in the temporary file, not synced),
+// "synced" (before the rename) and "renamed" (before the directory is
+// synced), so a test can kill the process there.
+var commitPhase func(phase string)
+
 // ChromemStore is the default persistent Store: a chromem-go
-// (github.com/philippgille/chromem-go) database in a directory, one gob file
-// per document, loaded into memory on open and searched exhaustively by
-// cosine similarity. It holds two collections: "text2sql-index" with the
-// documents (metadata "kind") and "text2sql-index-meta" whose collection
-// metadata and single marker document hold the fingerprint; the marker is
-// written after the last document, so a build interrupted half-way leaves
-// no fingerprint.
+// (github.com/philippgille/chromem-go) in-memory database, searched
+// exhaustively by cosine similarity, committed to one file, IndexFile, in
+// a directory. It holds two collections: "text2sql-index" with the
+// documents (metadata "kind") and "text2sql-index-meta" whose marker
+// document holds the fingerprint.
+//
+// Add and Reset change only the memory; SetFingerprint commits: it writes
+// the whole index to a temporary file in the directory, syncs it, renames
+// it over IndexFile and syncs the directory. A process killed at any point
+// leaves the previous index or the new one, never a mix, and readers
+// never see a partial file. A file that is damaged anyway (a disk fault,
+// an overwrite) fails its checksum at open: the store opens empty, and
+// Recovered says why, so the retriever rebuilds it.
+//
+// Several processes may open one directory (replicas on a shared volume,
+// parallel CLI runs): readers need no lock, and builders serialise on
+// LockFile through LockBuild, which NewHybrid calls before it builds, so
+// the index is built once and the others reuse it. The lock is flock(2),
+// which some network filesystems do not honour.
 //
 // One directory holds one index: give each database its own directory.
-// Two processes must not build into the same directory at once.
 // ChromemStore is safe for concurrent use.
 type ChromemStore struct {
-	dir       string
-	db        *chromem.DB
+	dir      string
+	lockWait time.Duration
+
 	mu        sync.RWMutex
+	db        *chromem.DB
 	col       *chromem.Collection
-	dim       int   // vector length of the stored documents, 0 when unknown
-	recovered error // why the index found at open was discarded; nil when it was read
+	fp        string      // committed or loaded fingerprint; "" after Reset
+	dim       int         // vector length of the stored documents, 0 when unknown
+	loaded    fs.FileInfo // the IndexFile read into memory, nil when none
+	recovered error       // why the last IndexFile read was discarded; nil when it was read or missing
 }
 
-var _ Store = (*ChromemStore)(nil)
+var (
+	_ Store       = (*ChromemStore)(nil)
+	_ BuildLocker = (*ChromemStore)(nil)
+)
 
-// OpenChromem opens, or creates, the persistent chromem-go database in dir
-// (created with mode 0700 if missing). Existing documents are loaded into
-// memory. The index is derived data, so an index that cannot be read — a
-// file truncated by a process killed while it wrote, or overwritten — is
-// not an outage: its files are removed and the store opens empty (the
-// retriever then rebuilds it), and Recovered says why. OpenChromem fails
-// when dir is empty or is not a directory, or when the damaged files
-// cannot be removed.
+// OpenChromem opens, or creates, the index in dir (created with mode 0700
+// if missing) and reads IndexFile into memory. The index is derived data,
+// so an IndexFile that cannot be used (truncated, overwritten, failing
+// its checksum, undecodable) is not an error: the store opens empty, the
+// retriever rebuilds it, and Recovered returns the reason wrapping
+// ErrIndexDamaged. The per-collection directories of earlier versions
+// are ignored, and removed at the next commit. OpenChromem fails when dir
+// is empty or is not a directory, or when IndexFile cannot be read at all
+// (permissions).
 func OpenChromem(dir string) (*ChromemStore, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: retriever: chromem store: empty directory", text2sql.ErrInvalidConfig)
@@ -69,71 +147,188 @@ func OpenChromem(dir string) (*ChromemStore, error) {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		return nil, fmt.Errorf("retriever: chromem store %s: not a directory", dir)
 	}
-	var recovered error
-	db, err := chromem.NewPersistentDB(dir, false)
-	if err != nil {
-		// Only chromem-go's own files (one directory per collection) are
-		// removed: dir may be one the user named.
-		recovered = err
-		if err := removeCollections(dir); err != nil {
-			return nil, fmt.Errorf("retriever: chromem store %s: unreadable (%v), and clearing it failed: %w", dir, recovered, err)
-		}
-		if db, err = chromem.NewPersistentDB(dir, false); err != nil {
-			return nil, fmt.Errorf("retriever: chromem store %s: %w", dir, err)
-		}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("retriever: chromem store: %w", err)
 	}
-	col, err := db.GetOrCreateCollection(chromemDocs, nil, refuseEmbedding)
-	if err != nil {
-		return nil, fmt.Errorf("retriever: chromem store %s: %w", dir, err)
-	}
-	s := &ChromemStore{dir: dir, db: db, col: col, recovered: recovered}
-	if meta := db.GetCollection(chromemMeta, refuseEmbedding); meta != nil {
-		if doc, err := meta.GetByID(context.Background(), markerID); err == nil {
-			s.dim, _ = strconv.Atoi(doc.Metadata["dimension"])
-		}
+	s := &ChromemStore{dir: dir, lockWait: DefaultLockWait}
+	if err := s.load(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-// Recovered returns why the index found in the directory was discarded
-// at open (chromem-go's read error), or nil when it was read as it was.
-// Hosts warn with it: the index is rebuilt, which takes the time of a
-// first build.
-func (s *ChromemStore) Recovered() error { return s.recovered }
+// SetLockWait sets how long LockBuild waits for another builder; 0 means
+// DefaultLockWait, a negative value fails at once when the lock is taken.
+// Call it before the store is used.
+func (s *ChromemStore) SetLockWait(d time.Duration) {
+	if d == 0 {
+		d = DefaultLockWait
+	}
+	s.lockWait = d
+}
 
-// removeCollections removes the collection directories chromem-go keeps
-// in dir (a directory each, holding .gob files), and nothing else.
-func removeCollections(dir string) error {
-	entries, err := os.ReadDir(dir)
+// Recovered returns why the index file found in the directory was
+// discarded (an error wrapping ErrIndexDamaged), at open or when
+// LockBuild read it again, or nil when it was read as it was or there was
+// none. It stays set after the rebuild. Hosts warn with it: the index is
+// rebuilt, which takes the time of a first build.
+func (s *ChromemStore) Recovered() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.recovered
+}
+
+// Dir returns the directory of the index.
+func (s *ChromemStore) Dir() string { return s.dir }
+
+// load replaces the memory with IndexFile's contents, or with an empty
+// index when the file is missing or damaged (recorded in s.recovered).
+// The caller holds s.mu or owns s.
+func (s *ChromemStore) load() error {
+	path := filepath.Join(s.dir, IndexFile)
+	s.recovered = nil
+	s.loaded = nil
+	s.reset()
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("retriever: chromem store: %w", err)
 	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		sub := filepath.Join(dir, e.Name())
-		files, err := os.ReadDir(sub)
-		if err != nil {
-			return err
-		}
-		ours := true
-		for _, f := range files {
-			ours = ours && !f.IsDir() && strings.HasSuffix(f.Name(), ".gob")
-		}
-		if ours {
-			if err := os.RemoveAll(sub); err != nil {
-				return err
-			}
-		}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("retriever: chromem store: %w", err)
 	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Errorf("retriever: chromem store: %w", err)
+	}
+	s.loaded = st
+	db, err := decodeIndex(data)
+	if err != nil {
+		s.recovered = fmt.Errorf("%w: %s: %v", ErrIndexDamaged, path, err)
+		return nil
+	}
+	col := db.GetCollection(chromemDocs, refuseEmbedding)
+	meta := db.GetCollection(chromemMeta, refuseEmbedding)
+	if col == nil || meta == nil {
+		s.recovered = fmt.Errorf("%w: %s: collections missing", ErrIndexDamaged, path)
+		return nil
+	}
+	marker, err := meta.GetByID(context.Background(), markerID)
+	if err != nil {
+		s.recovered = fmt.Errorf("%w: %s: no fingerprint", ErrIndexDamaged, path)
+		return nil
+	}
+	n, err1 := strconv.Atoi(marker.Metadata["documents"])
+	dim, err2 := strconv.Atoi(marker.Metadata["dimension"])
+	if err1 != nil || err2 != nil || n != col.Count() {
+		s.recovered = fmt.Errorf("%w: %s: %d documents, the fingerprint records %q", ErrIndexDamaged, path, col.Count(), marker.Metadata["documents"])
+		return nil
+	}
+	s.db, s.col, s.fp, s.dim = db, col, marker.Metadata["fingerprint"], dim
 	return nil
 }
 
-// Dir returns the directory of the database.
-func (s *ChromemStore) Dir() string { return s.dir }
+// decodeIndex checks IndexFile's trailer and checksum and decodes the
+// payload.
+func decodeIndex(data []byte) (*chromem.DB, error) {
+	if len(data) < trailerSize {
+		return nil, fmt.Errorf("%d bytes, shorter than the %d-byte trailer (truncated)", len(data), trailerSize)
+	}
+	payload, trailer := data[:len(data)-trailerSize], data[len(data)-trailerSize:]
+	if !bytes.Equal(trailer[:len(indexMagic)], indexMagic[:]) {
+		return nil, errors.New("no trailer (truncated, overwritten, or another layout)")
+	}
+	if n := binary.BigEndian.Uint64(trailer[len(indexMagic):]); n != uint64(len(payload)) {
+		return nil, fmt.Errorf("the trailer records %d bytes of payload, the file holds %d", n, len(payload))
+	}
+	if sum := sha256.Sum256(payload); !bytes.Equal(sum[:], trailer[len(indexMagic)+8:]) {
+		return nil, errors.New("checksum mismatch (overwritten)")
+	}
+	db := chromem.NewDB()
+	if err := db.ImportFromReader(bytes.NewReader(payload), ""); err != nil {
+		return nil, err
+	}
+	return db, nil
+}
 
-// Add implements Store. Documents are written to disk as they are added.
+// reset empties the memory. The caller holds s.mu or owns s.
+func (s *ChromemStore) reset() {
+	s.db = chromem.NewDB()
+	// Cannot fail: the name is not empty and the database is new.
+	s.col, _ = s.db.CreateCollection(chromemDocs, nil, refuseEmbedding)
+	s.fp, s.dim = "", 0
+}
+
+// LockBuild implements BuildLocker: it waits, up to the lock wait
+// (DefaultLockWait unless SetLockWait), for LockFile, removes temporary
+// files left by killed builders, and reloads IndexFile when another
+// process replaced it since it was read, so Fingerprint then says
+// whether that process already built what the caller needs. Release
+// unlocks. A wait that times out returns an error wrapping
+// ErrIndexLocked; a cancelled ctx returns its error.
+func (s *ChromemStore) LockBuild(ctx context.Context) (release func(), err error) {
+	lock := flock.New(filepath.Join(s.dir, LockFile), flock.SetPermissions(0o600))
+	wait := ctx
+	if s.lockWait > 0 {
+		var cancel context.CancelFunc
+		wait, cancel = context.WithTimeout(ctx, s.lockWait)
+		defer cancel()
+	}
+	ok, err := lock.TryLock()
+	if err == nil && !ok && s.lockWait > 0 {
+		ok, err = lock.TryLockContext(wait, lockRetry)
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil && !errors.Is(err, context.DeadlineExceeded):
+		return nil, fmt.Errorf("retriever: chromem store: lock %s: %w", lock.Path(), err)
+	case !ok || err != nil:
+		return nil, fmt.Errorf("%w: %s held for more than %v", ErrIndexLocked, lock.Path(), max(s.lockWait, 0))
+	}
+	release = func() { _ = lock.Unlock() } // closing the descriptor releases the lock in any case
+	if err := s.afterLock(); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
+}
+
+// afterLock cleans up after killed builders and reads what another
+// builder committed.
+func (s *ChromemStore) afterLock() error {
+	stale, err := filepath.Glob(filepath.Join(s.dir, tempPrefix+"*"))
+	if err != nil {
+		return fmt.Errorf("retriever: chromem store: %w", err)
+	}
+	for _, f := range stale {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("retriever: chromem store: %w", err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := os.Stat(filepath.Join(s.dir, IndexFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && s.loaded == nil:
+		return nil
+	case err == nil && s.loaded != nil && os.SameFile(st, s.loaded):
+		return nil // what was read is still the committed index
+	}
+	recovered := s.recovered
+	if err := s.load(); err != nil {
+		return err
+	}
+	// The damage found at open still explains the rebuild to come.
+	s.recovered = cmp.Or(s.recovered, recovered)
+	return nil
+}
+
+// Add implements Store. Documents stay in memory until SetFingerprint.
 func (s *ChromemStore) Add(ctx context.Context, records []Record) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -243,60 +438,142 @@ func (s *ChromemStore) Count(ctx context.Context) (int, error) {
 	return s.col.Count(), nil
 }
 
-// Fingerprint implements Store: the marker's fingerprint, or "" when there
-// is no marker or the number of documents differs from the one recorded
-// with it (files removed or added by hand).
+// Fingerprint implements Store: the fingerprint of the index read at
+// open (or by LockBuild) or last committed, "" when there is none or
+// documents were added or reset since.
 func (s *ChromemStore) Fingerprint(ctx context.Context) (string, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	meta := s.db.GetCollection(chromemMeta, refuseEmbedding)
-	if meta == nil {
-		return "", nil
-	}
-	doc, err := meta.GetByID(ctx, markerID)
-	if err != nil {
-		return "", nil // no marker: not committed
-	}
-	if n, err := strconv.Atoi(doc.Metadata["documents"]); err != nil || n != s.col.Count() {
-		return "", nil
-	}
-	return doc.Metadata["fingerprint"], nil
+	return s.fp, nil
 }
 
-// SetFingerprint implements Store: it replaces the meta collection, whose
-// metadata and marker document record fp, the document count and the
-// vector dimension.
+// SetFingerprint implements Store: it records fp, the document count and
+// the vector dimension with the documents and commits the index to
+// IndexFile (see ChromemStore). Collection directories of earlier
+// versions are then removed.
 func (s *ChromemStore) SetFingerprint(ctx context.Context, fp string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.db.DeleteCollection(chromemMeta); err != nil {
 		return fmt.Errorf("retriever: chromem store: %w", err)
 	}
 	md := map[string]string{"fingerprint": fp, "documents": strconv.Itoa(s.col.Count()), "dimension": strconv.Itoa(s.dim)}
-	meta, err := s.db.CreateCollection(chromemMeta, md, refuseEmbedding)
+	meta, err := s.db.CreateCollection(chromemMeta, nil, refuseEmbedding)
 	if err != nil {
 		return fmt.Errorf("retriever: chromem store: %w", err)
 	}
 	if err := meta.AddDocument(ctx, chromem.Document{ID: markerID, Metadata: md, Embedding: []float32{1}, Content: fp}); err != nil {
 		return fmt.Errorf("retriever: chromem store: %w", err)
 	}
+	st, err := s.commit()
+	if err != nil {
+		return fmt.Errorf("retriever: chromem store: commit %s: %w", filepath.Join(s.dir, IndexFile), err)
+	}
+	s.fp, s.loaded = fp, st
+	if err := removeCollections(s.dir); err != nil {
+		return fmt.Errorf("retriever: chromem store: remove the earlier layout: %w", err)
+	}
 	return nil
 }
 
-// Reset implements Store: it deletes both collections (and their files)
-// and creates an empty document collection.
+// commit writes the memory to IndexFile atomically and returns the new
+// file's information.
+func (s *ChromemStore) commit() (fs.FileInfo, error) {
+	phase := func(p string) {
+		if commitPhase != nil {
+			commitPhase(p)
+		}
+	}
+	f, err := os.CreateTemp(s.dir, tempPrefix+"*")
+	if err != nil {
+		return nil, err
+	}
+	tmp := f.Name()
+	done := false
+	defer func() {
+		if !done {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	sum := sha256.New()
+	w := &countWriter{w: io.MultiWriter(f, sum)}
+	buf := bufio.NewWriterSize(w, 1<<20)
+	// Uncompressed: vectors barely compress, and gzip would triple the
+	// time of a commit and of every open.
+	if err := s.db.ExportToWriter(buf, false, ""); err != nil {
+		return nil, err
+	}
+	if err := buf.Flush(); err != nil {
+		return nil, err
+	}
+	trailer := make([]byte, 0, trailerSize)
+	trailer = append(trailer, indexMagic[:]...)
+	trailer = binary.BigEndian.AppendUint64(trailer, uint64(w.n))
+	trailer = sum.Sum(trailer)
+	if _, err := f.Write(trailer); err != nil {
+		return nil, err
+	}
+	phase("written")
+	if err := f.Sync(); err != nil {
+		return nil, err
+	}
+	phase("synced")
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, filepath.Join(s.dir, IndexFile)); err != nil {
+		return nil, err
+	}
+	done = true
+	phase("renamed")
+	// The rename is durable once the directory is synced.
+	d, err := os.Open(s.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return st, d.Sync()
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// removeCollections removes the collection directories earlier versions
+// kept in dir (chromem-go's persistent layout: a directory per
+// collection, named by the first 4 bytes of the SHA-256 of its name in
+// hex), and nothing else: dir may be one the user named.
+func removeCollections(dir string) error {
+	for _, name := range []string{chromemDocs, chromemMeta} {
+		sum := sha256.Sum256([]byte(name))
+		if err := os.RemoveAll(filepath.Join(dir, hex.EncodeToString(sum[:4]))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Reset implements Store: it empties the memory; IndexFile stays as it
+// is until the next commit.
 func (s *ChromemStore) Reset(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, name := range []string{chromemMeta, chromemDocs} {
-		if err := s.db.DeleteCollection(name); err != nil {
-			return fmt.Errorf("retriever: chromem store: %w", err)
-		}
-	}
-	col, err := s.db.CreateCollection(chromemDocs, nil, refuseEmbedding)
-	if err != nil {
-		return fmt.Errorf("retriever: chromem store: %w", err)
-	}
-	s.col, s.dim = col, 0
+	s.reset()
 	return nil
 }

@@ -159,6 +159,10 @@ type Stats struct {
 	Embedder    string        // the embedder's Name
 	Dimension   int           // the embedder's Dimension
 	Stored      int           // records in the store (zero vectors are not stored)
+	// LockWait is how long NewHybrid waited for the store's build lock
+	// (a BuildLocker such as ChromemStore, when the index had to be
+	// built): the time another process's build took, or ~0.
+	LockWait time.Duration
 }
 
 // Hybrid is the default Retriever. It is immutable after NewHybrid and safe
@@ -197,8 +201,13 @@ var _ text2sql.Retriever = (*Hybrid)(nil)
 // every document in batches. The BM25 index and the foreign-key graph are
 // built in memory each time.
 //
+// When the store is a BuildLocker and the index must be built, NewHybrid
+// holds its build lock while it reads the fingerprint again, builds and
+// commits, so processes sharing a store build it once.
+//
 // Errors wrap text2sql.ErrInvalidConfig for bad options; embedder and store
-// failures are returned as they come, wrapped with context.
+// failures are returned as they come, wrapped with context (ErrIndexLocked
+// when a ChromemStore's build lock stayed taken past its lock wait).
 func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 	start := time.Now()
 	h, err := newHybrid(opts)
@@ -248,6 +257,20 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 	have, err := h.store.Fingerprint(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("retriever: read index fingerprint: %w", err)
+	}
+	if l, ok := h.store.(BuildLocker); ok && have != fp {
+		// Another process may be building the same index: wait for it,
+		// and reuse what it committed.
+		wait := time.Now()
+		release, err := l.LockBuild(ctx)
+		h.stats.LockWait = time.Since(wait)
+		if err != nil {
+			return nil, fmt.Errorf("retriever: lock the index for building: %w", err)
+		}
+		defer release()
+		if have, err = h.store.Fingerprint(ctx); err != nil {
+			return nil, fmt.Errorf("retriever: read index fingerprint: %w", err)
+		}
 	}
 	if have != fp {
 		if err := h.rebuild(ctx, opts.BatchSize); err != nil {

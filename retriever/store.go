@@ -63,6 +63,18 @@ type Store interface {
 	Reset(ctx context.Context) error
 }
 
+// BuildLocker is implemented by a Store that several processes may build
+// at once (a persistent store in a shared directory). NewHybrid calls
+// LockBuild before it rebuilds the index, then reads Fingerprint again:
+// a process that waited for another's build reuses it.
+type BuildLocker interface {
+	// LockBuild blocks until the caller may build, or fails (ctx done,
+	// or a bounded wait timed out). Once it returns, Fingerprint reflects
+	// what other holders committed. Release ends the hold; it is called
+	// once.
+	LockBuild(ctx context.Context) (release func(), err error)
+}
+
 // MemoryStore is an in-memory Store with exact brute-force search: for
 // tests, small schemas and processes that rebuild their index at start-up
 // (the hashing embedder rebuilds 1,000 tables in well under a second).

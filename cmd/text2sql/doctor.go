@@ -164,6 +164,9 @@ func (o *options) doctorData(ctx context.Context) ([]finding, error) {
 	if st.Rebuilt {
 		how = fmt.Sprintf("built (%s embedded in %d ms)", plural(st.Embedded, "document"), st.BuildTime.Milliseconds())
 	}
+	if st.LockWait >= time.Millisecond {
+		how += fmt.Sprintf(" after waiting %d ms for another process's build", st.LockWait.Milliseconds())
+	}
 	if dir == "" {
 		dir = "in memory (no user cache directory)"
 	}

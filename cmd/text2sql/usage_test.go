@@ -19,6 +19,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
+	"github.com/text2sql-go/text2sql/retriever"
 )
 
 // --plan and --judge take their value in both forms, and a value is never
@@ -216,18 +217,61 @@ func TestAskTextShowsRetries(t *testing.T) {
 // later command.
 func TestDamagedIndexRebuilt(t *testing.T) {
 	dir := t.TempDir()
-	_, errOut, code := cli(t, "context", "--demo", "--index-dir", dir, "Who teaches Linear Algebra?")
+	const q = "Who teaches Linear Algebra?"
+	want, errOut, code := cli(t, "context", "--demo", "--index-dir", dir, q)
 	require.Equal(t, 0, code, errOut)
-	files, err := filepath.Glob(filepath.Join(dir, "*", "*.gob"))
+	require.Contains(t, want, "instructors")
+	file := filepath.Join(dir, retriever.IndexFile)
+	b, err := os.ReadFile(file)
 	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	require.NoError(t, os.WriteFile(files[0], []byte("not a gob file"), 0o600))
-	out, errOut, code := cli(t, "context", "--demo", "--index-dir", dir, "Who teaches Linear Algebra?")
+	copy(b[len(b)/2:], "40 bytes that are not the index's bytes!")
+	require.NoError(t, os.WriteFile(file, b, 0o600))
+	out, errOut, code := cli(t, "context", "--demo", "--index-dir", dir, q)
 	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, 1, strings.Count(errOut, "warning"), errOut)
 	assert.Contains(t, errOut, "could not be read")
 	assert.Contains(t, errOut, "it is rebuilt")
-	assert.Contains(t, out, "instructors")
-	_, errOut, code = cli(t, "context", "--demo", "--index-dir", dir, "Who teaches Linear Algebra?")
+	assert.Equal(t, want, out)
+	_, errOut, code = cli(t, "context", "--demo", "--index-dir", dir, q)
 	require.Equal(t, 0, code, errOut)
 	assert.NotContains(t, errOut, "could not be read")
+}
+
+// Several CLI runs on one index directory at once build it once: doctor
+// reports one build, the others reuse it.
+func TestParallelRunsBuildIndexOnce(t *testing.T) {
+	dir := t.TempDir()
+	const n = 4
+	outs := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, errOut, code := cli(t, "doctor", "--demo", "--json", "--index-dir", dir)
+			assert.Equal(t, 0, code, errOut)
+			outs[i] = out
+		}()
+	}
+	wg.Wait()
+	built, reused := 0, 0
+	for _, out := range outs {
+		var rep struct {
+			Checks []struct{ Name, Status, Detail string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+		for _, c := range rep.Checks {
+			if c.Name == "index" {
+				assert.Equal(t, "ok", c.Status, c.Detail)
+				switch {
+				case strings.Contains(c.Detail, " built ("):
+					built++
+				case strings.Contains(c.Detail, " reused"):
+					reused++
+				}
+			}
+		}
+	}
+	assert.Equal(t, 1, built, "runs that built the index: %v", outs)
+	assert.Equal(t, n-1, reused, "runs that reused it: %v", outs)
 }
