@@ -102,7 +102,7 @@ func TestObservers(t *testing.T) {
 	var logs logBuffer
 	srv := testServer(t, Config{
 		Observers: []Observer{panicky{}, nil, rec}, Logger: logs.logger(),
-		Cache:     Cache{Store: &mapStore{}}, RateLimit: RateLimit{Requests: 3, Window: time.Hour},
+		Cache: Cache{Store: &mapStore{}}, RateLimit: RateLimit{Requests: 3, Window: time.Hour},
 	})
 	q := map[string]string{"question": "List two course codes"}
 	for range 2 {
