@@ -46,6 +46,8 @@ type serveFlags struct {
 	noMCP           bool
 	noPage          bool
 	logFormat       string
+	metricsAddr     string
+	metricsOnAPI    bool
 }
 
 // envFlags maps flag names to the environment variables that give their
@@ -69,6 +71,7 @@ var envFlags = map[string]string{
 	"audit-db":         "TEXT2SQL_AUDIT_DB",
 	"audit-dsn":        "TEXT2SQL_AUDIT_DSN",
 	"log-format":       "TEXT2SQL_LOG_FORMAT",
+	"metrics-addr":     "TEXT2SQL_METRICS_ADDR",
 }
 
 func serveCmd(o *options) *cobra.Command {
@@ -88,6 +91,10 @@ Authentication (--auth, required unless its settings are in the environment):
   jwt       JWTs signed by a key of --jwks-url, checked against --jwt-issuer
             and --jwt-audience
   none      no authentication; only on a loopback address
+
+Metrics and traces: --metrics-addr or --metrics-on-api serve Prometheus
+metrics; OpenTelemetry traces are exported over OTLP when the standard
+OTEL_* variables configure it (OTEL_EXPORTER_OTLP_ENDPOINT, ...).
 
 Every flag can come from the environment variable named in its help.
 Without a model provider, /v1/generate and /v1/ask answer only questions
@@ -119,11 +126,16 @@ matching a verified example, and /v1/run works as usual.`,
 			}
 			defer closeCfg()
 			cfg.Auth = auth
+			mh, flush, err := f.telemetry(ctx, &cfg, o.provider, logger)
+			if err != nil {
+				return err
+			}
+			defer flush()
 			h, err := server.New(cfg)
 			if err != nil {
 				return err
 			}
-			return server.ListenAndServe(ctx, f.addr, h, server.ServeOptions{ShutdownTimeout: f.shutdownTimeout, Logger: logger})
+			return f.serveBoth(ctx, h, mh, logger)
 		},
 	}
 	fl := c.Flags()
@@ -148,6 +160,8 @@ matching a verified example, and /v1/run works as usual.`,
 	fl.BoolVar(&f.noMCP, "no-mcp", false, "do not serve MCP at /mcp")
 	fl.BoolVar(&f.noPage, "no-page", false, "do not serve the web page at /")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format on standard error: text or json (TEXT2SQL_LOG_FORMAT)")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this separate address, without authentication, e.g. 127.0.0.1:9090 (TEXT2SQL_METRICS_ADDR)")
+	fl.BoolVar(&f.metricsOnAPI, "metrics-on-api", false, "serve Prometheus metrics at GET /metrics on the API address, behind its authentication")
 	return c
 }
 
