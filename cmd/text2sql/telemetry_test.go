@@ -7,12 +7,31 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// syncBuffer is a bytes.Buffer safe for serve's goroutines and the test's.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
 
 // freeAddr returns a loopback address with a port free a moment ago.
 func freeAddr(t *testing.T) string {
@@ -42,7 +61,7 @@ func TestServeMetricsAddr(t *testing.T) {
 	api, metricsAddr := freeAddr(t), freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	root := newRoot()
-	var out, errOut bytes.Buffer
+	var out, errOut syncBuffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs([]string{"serve", "--demo", "--auth", "static", "--addr", api, "--metrics-addr", metricsAddr, "--index-dir", t.TempDir()})
@@ -61,7 +80,7 @@ func TestServeMetricsAddr(t *testing.T) {
 	require.Eventually(t, func() bool {
 		status, _, err := get("http://" + api + "/health")
 		return err == nil && status == 200
-	}, 60*time.Second, 50*time.Millisecond, "serve did not start: %s", errOut.String())
+	}, 60*time.Second, 50*time.Millisecond, "serve did not start")
 	status, body, err := get("http://" + metricsAddr + "/metrics")
 	require.NoError(t, err)
 	require.Equal(t, 200, status, body)
