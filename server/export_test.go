@@ -14,6 +14,9 @@ var (
 	TokenForTest  = testToken
 )
 
+// NewMapStoreForTest returns an in-memory AnswerStore.
+func NewMapStoreForTest() AnswerStore { return &mapStore{} }
+
 // PipelineForTest is newPipeline with the default scripted model.
 func PipelineForTest(t testing.TB) *text2sql.Pipeline {
 	return newPipeline(t, sqlModel("SELECT code, title FROM courses ORDER BY code LIMIT 3"), 0)

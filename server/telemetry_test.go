@@ -135,7 +135,7 @@ func TestMetrics(t *testing.T) {
 	m, err := metrics.New(metrics.Options{Provider: "scripted", Registry: prometheus.NewRegistry()})
 	require.NoError(t, err)
 	srv := server.ServerForTest(t, server.Config{Observers: []server.Observer{m}, Metrics: m.Handler(),
-		RateLimit: server.RateLimit{Requests: 4, Window: 3600e9}})
+		RateLimit: server.RateLimit{Requests: 5, Window: 3600e9}, Cache: server.Cache{Store: server.NewMapStoreForTest()}})
 	scrape := func() string {
 		status, body := server.DoForTest(t, srv, "GET", "/metrics", server.TokenForTest, nil)
 		require.Equal(t, 200, status, "%s", body)
@@ -145,14 +145,16 @@ func TestMetrics(t *testing.T) {
 	assert.NotContains(t, before, `text2sql_requests_total{method="POST"`)
 
 	q := map[string]string{"question": question}
-	status, _ := server.DoForTest(t, srv, "POST", "/v1/ask", server.TokenForTest, q)
-	require.Equal(t, 200, status)
-	status, _ = server.DoForTest(t, srv, "POST", "/v1/run", server.TokenForTest, map[string]string{"sql": "DROP TABLE students"})
+	for range 2 { // the second is answered from the cache
+		status, _ := server.DoForTest(t, srv, "POST", "/v1/ask", server.TokenForTest, q)
+		require.Equal(t, 200, status)
+	}
+	status, _ := server.DoForTest(t, srv, "POST", "/v1/run", server.TokenForTest, map[string]string{"sql": "DROP TABLE students"})
 	require.Equal(t, 200, status)
 	status, _ = server.DoForTest(t, srv, "GET", "/no/such/path", server.TokenForTest, nil)
 	require.Equal(t, 404, status)
-	// The budget of 4 is spent by ask, run and two generates: the third
-	// generate is refused.
+	// The budget of 5 is spent by two asks, run and two generates (the
+	// second from the cache): the third generate is refused.
 	for range 3 {
 		status, _ = server.DoForTest(t, srv, "POST", "/v1/generate", server.TokenForTest, q)
 	}
@@ -160,16 +162,19 @@ func TestMetrics(t *testing.T) {
 
 	after := scrape()
 	for _, want := range []string{
-		`text2sql_requests_total{method="POST",route="POST /v1/ask",status="200"} 1`,
+		`text2sql_requests_total{method="POST",route="POST /v1/ask",status="200"} 2`,
 		`text2sql_requests_total{method="POST",route="POST /v1/generate",status="429"} 1`,
 		`text2sql_requests_total{method="other",route="unmatched",status="404"} 1`,
 		`text2sql_requests_total{method="GET",route="GET /metrics",status="200"} 1`,
-		`text2sql_request_duration_seconds_count{route="POST /v1/ask"} 1`,
+		`text2sql_request_duration_seconds_count{route="POST /v1/ask"} 2`,
+		`text2sql_cache_lookups_total{result="miss",route="POST /v1/ask"} 1`,
+		`text2sql_cache_lookups_total{result="hit",route="POST /v1/ask"} 1`,
+		`text2sql_cache_lookups_total{result="hit",route="POST /v1/generate"} 1`,
 		`text2sql_pipeline_runs_total{route="POST /v1/ask",status="answered"} 1`,
-		`text2sql_pipeline_runs_total{route="POST /v1/generate",status="generated"} 2`,
-		`text2sql_stage_duration_seconds_count{stage="sql"} 3`,
+		`text2sql_pipeline_runs_total{route="POST /v1/generate",status="generated"} 1`,
+		`text2sql_stage_duration_seconds_count{stage="sql"} 2`,
 		`text2sql_stage_duration_seconds_count{stage="execution"} 1`,
-		`text2sql_model_calls_total{provider="scripted",stage="sql"} 3`,
+		`text2sql_model_calls_total{provider="scripted",stage="sql"} 2`,
 		`text2sql_model_tokens_total{direction="input",provider="scripted",stage="sql"}`,
 		`text2sql_statements_total{outcome="ok",source="POST /v1/ask"} 1`,
 		`text2sql_statements_total{outcome="not_read_only",source="POST /v1/run"} 1`,
