@@ -158,3 +158,24 @@ func TestMetricsRoute(t *testing.T) {
 	assert.Equal(t, 200, r.status)
 	assert.Equal(t, "text2sql_up 1\n", string(r.body))
 }
+
+func TestObserversMCP(t *testing.T) {
+	rec := &obsRecorder{}
+	cs := mcpSession(t, Config{Pipeline: newPipeline(t, sqlModel("SELECT 1"), 0), RateLimit: RateLimit{Requests: 2},
+		Observers: []Observer{rec}})
+	callTool(t, cs, "ask", map[string]any{"question": "One?"}, nil)
+	callTool(t, cs, "run_sql", map[string]any{"sql": "SELECT 1"}, nil)
+	callTool(t, cs, "generate_sql", map[string]any{"question": "One?"}, nil)
+	callTool(t, cs, "list_examples", nil, nil)
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	assert.Equal(t, []string{
+		"tool ask ", "statement mcp ask ",
+		"tool run_sql ", "statement mcp run_sql ",
+		"limited mcp generate_sql rate_limited", "tool generate_sql rate_limited",
+		"tool list_examples ",
+	}, rec.events)
+	require.Len(t, rec.runs, 1)
+	assert.Equal(t, "mcp ask", rec.runs[0].Route)
+}
