@@ -197,6 +197,9 @@ type Trace struct {
 	Usage      Usage         `json:"usage"`       // total over every model call
 	ModelCalls int           `json:"model_calls"` // total
 	Duration   time.Duration `json:"-"`           // wall time of the whole run; duration_ms in JSON
+	// Start is when the run began, for tracers that place the steps on a
+	// timeline; not in JSON.
+	Start time.Time `json:"-"`
 }
 
 // MarshalJSON writes Duration as duration_ms, milliseconds.
@@ -216,6 +219,7 @@ type Step struct {
 	Stage    Stage         `json:"stage"`
 	Attempt  int           `json:"attempt"` // the attempt it belongs to; 0 before the first
 	Duration time.Duration `json:"-"`       // duration_ms in JSON
+	Start    time.Time     `json:"-"`       // when the stage began; not in JSON
 	Usage    Usage         `json:"usage"`
 	// Outcome is a short description: "ok", "reused example q3",
 	// "error: …", "rejected: …", "declined".
@@ -236,7 +240,7 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 }
 
 func (t *Trace) add(stage Stage, attempt int, start time.Time, calls []ModelCall, outcome string) {
-	s := Step{Stage: stage, Attempt: attempt, Duration: time.Since(start), Outcome: outcome, Calls: calls}
+	s := Step{Stage: stage, Attempt: attempt, Start: start, Duration: time.Since(start), Outcome: outcome, Calls: calls}
 	for _, c := range calls {
 		s.Usage = s.Usage.Add(c.Usage)
 	}
@@ -485,7 +489,9 @@ type run struct {
 
 func (p *Pipeline) newRun(question string) *run {
 	ans := &Answer{Question: question}
-	return &run{p: p, ans: ans, trace: &ans.Trace, start: time.Now()}
+	now := time.Now()
+	ans.Trace.Start = now
+	return &run{p: p, ans: ans, trace: &ans.Trace, start: now}
 }
 
 func (r *run) finish() { r.trace.Duration = time.Since(r.start) }

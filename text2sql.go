@@ -515,6 +515,9 @@ type ModelCall struct {
 	Model    string        `json:"model"`
 	Usage    Usage         `json:"usage"`
 	Duration time.Duration `json:"-"` // wall time, retries included; duration_ms in JSON
+	// Start is when the call was sent; not in JSON. Zero when the stage
+	// that made the call did not record it.
+	Start time.Time `json:"-"`
 	// Attempts is ModelResponse.Attempts: the requests sent, retries
 	// included (3 is two retries); 0 when unknown.
 	Attempts int `json:"attempts,omitempty"`

@@ -60,6 +60,7 @@ func (o *Oracle) Generate(ctx context.Context, req text2sql.GenerateRequest) (*t
 		c.Calls = []text2sql.ModelCall{{
 			Model:    OracleModel,
 			Usage:    text2sql.Usage{InputTokens: generator.EstimateTokens(system) + generator.EstimateTokens(user), OutputTokens: generator.EstimateTokens(o.Gold)},
+			Start:    start,
 			Duration: time.Since(start),
 		}}
 	}

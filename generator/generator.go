@@ -183,6 +183,7 @@ func (g *Generator) Generate(ctx context.Context, req text2sql.GenerateRequest) 
 		calls = append(calls, text2sql.ModelCall{
 			Model:    resp.Model,
 			Usage:    resp.Usage,
+			Start:    start,
 			Duration: time.Since(start),
 			Attempts: resp.Attempts,
 			Prompt:   Transcript(mreq.System, mreq.Messages),

@@ -116,7 +116,7 @@ func (s *service) mcpServer() (*mcp.Server, error) {
 			return nil, nil, err
 		}
 		defer cancel()
-		b, aerr := s.generate(ctx, in.Question)
+		b, aerr := s.generate(ctx, "mcp generate_sql", in.Question)
 		if aerr != nil {
 			return nil, nil, aerr
 		}
@@ -171,9 +171,14 @@ func (s *service) mcpServer() (*mcp.Server, error) {
 // call spends a rate-limit token.
 func (s *service) toolCall(ctx context.Context, req *mcp.CallToolRequest, limited bool) (context.Context, context.CancelFunc, error) {
 	p, reqID := cmp.Or(s.cfg.LocalPrincipal, stdioPrincipal), ""
+	tool := ""
+	if req != nil && req.Params != nil {
+		tool = req.Params.Name
+	}
 	if req != nil && req.Extra != nil && req.Extra.Header != nil {
 		v, ok := s.inflight.Load(req.Extra.Header.Get(principalHeader))
 		if !ok {
+			s.obs.toolCall(ctx, tool, CodeUnauthorized)
 			return nil, nil, errors.New("unauthorized: MCP over HTTP is served only through the authenticated /mcp endpoint")
 		}
 		ci := v.(*callInfo)
@@ -183,11 +188,13 @@ func (s *service) toolCall(ctx context.Context, req *mcp.CallToolRequest, limite
 		}
 	}
 	if limited {
-		if aerr := s.spend(ctx, p.ID); aerr != nil {
+		if aerr := s.spend(ctx, "mcp "+tool, p.ID); aerr != nil {
+			s.obs.toolCall(ctx, tool, aerr.code)
 			return nil, nil, aerr
 		}
 	}
-	ctx = context.WithValue(text2sql.WithPrincipal(ctx, p), reqInfoKey{}, &reqInfo{id: reqID, principal: p.ID})
+	s.obs.toolCall(ctx, tool, "")
+	ctx = context.WithValue(text2sql.WithPrincipal(ctx, p), reqInfoKey{}, &reqInfo{id: reqID, principal: p.ID, route: "mcp " + tool})
 	ctx, cancel := s.work(ctx)
 	return ctx, cancel, nil
 }

@@ -111,6 +111,14 @@ type Config struct {
 	// MCPSessionTimeout closes MCP sessions idle this long; 0 means 30
 	// minutes.
 	MCPSessionTimeout time.Duration
+	// Observers are told about every request, pipeline run, statement,
+	// rate-limit rejection, cache lookup and MCP tool call (see Observer;
+	// server/metrics and server/tracing implement it). Nil entries are
+	// ignored.
+	Observers []Observer
+	// Metrics, when set, serves GET /metrics to authenticated callers
+	// (metrics.Metrics.Handler); nil answers 404 there.
+	Metrics http.Handler
 }
 
 // Info describes the deployment for GET /health.
@@ -163,6 +171,7 @@ type service struct {
 	timeout time.Duration
 	health  HealthResponse
 	ready   readiness
+	obs     observers
 
 	// inflight maps the nonce the HTTP layer gives an authenticated MCP
 	// request to its principal, for the MCP tools.
@@ -183,6 +192,7 @@ type callInfo struct {
 //	POST /v1/run        {sql, question_id?} → rows through the guard, answer-key match
 //	POST /v1/ask        {question} → the full answer with its repair trail
 //	GET  /openapi.json  the OpenAPI 3.1 description of these routes (no auth)
+//	GET  /metrics       Config.Metrics (same auth; 404 without it)
 //	GET  /              the web page (no auth; it asks for a token)
 //	     /mcp           the MCP server over streamable HTTP (same auth)
 //
@@ -201,8 +211,9 @@ func New(cfg Config) (http.Handler, error) {
 	v1 := func(h http.HandlerFunc) http.Handler {
 		return s.authenticate(s.rateLimit(s.jsonBody(h)))
 	}
+	mux.Handle("GET /metrics", s.authenticate(http.HandlerFunc(s.handleMetrics)))
 	mux.Handle("POST /v1/generate", v1(handle(s, func(ctx context.Context, req *QuestionRequest) (any, *apiError) {
-		return s.generate(ctx, req.Question)
+		return s.generate(ctx, "POST /v1/generate", req.Question)
 	})))
 	mux.Handle("POST /v1/run", v1(handle(s, func(ctx context.Context, req *RunRequest) (any, *apiError) {
 		return s.run(ctx, "POST /v1/run", req.SQL, string(req.QuestionID))
@@ -273,6 +284,7 @@ func newService(cfg Config) (*service, error) {
 	if s.timeout == 0 {
 		s.timeout = DefaultRequestTimeout
 	}
+	s.obs = newObservers(cfg.Observers, s.log)
 	s.health = HealthResponse{
 		Status: "ok", Version: cfg.Info.Version, Models: append([]string{}, cfg.Info.Models...), Dialect: cfg.Info.Dialect,
 		Index:     IndexInfo{Fingerprint: cfg.Info.Fingerprint, Embedder: cfg.Info.Embedder, Documents: cfg.Info.Documents},
@@ -308,13 +320,16 @@ func (s *service) maxBody() int64 {
 
 // routes lists the patterns New registers for the API (not the page or
 // /mcp), for the OpenAPI test.
-var routes = []string{"GET /health", "GET /health/live", "GET /openapi.json", "POST /v1/generate", "POST /v1/run", "POST /v1/ask"}
+var routes = []string{"GET /health", "GET /health/live", "GET /openapi.json", "GET /metrics", "POST /v1/generate", "POST /v1/run", "POST /v1/ask"}
 
 // route serves mux, answering unmatched requests with JSON 404 and 405
 // errors instead of the mux's plain text.
 func (s *service) route(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := mux.Handler(r); pattern != "" {
+			if ri := info(r.Context()); ri != nil {
+				ri.route = pattern
+			}
 			mux.ServeHTTP(w, r)
 			return
 		}
@@ -325,7 +340,7 @@ func (s *service) route(mux *http.ServeMux) http.Handler {
 			if allow := rec.h.Get("Allow"); allow != "" {
 				w.Header().Set("Allow", allow)
 			}
-			writeError(w, r, CodeMethodNotAllowed, "method "+r.Method+" is not allowed here")
+			s.fail(w, r, CodeMethodNotAllowed, "method "+r.Method+" is not allowed here")
 		case http.StatusMovedPermanently, http.StatusPermanentRedirect, http.StatusTemporaryRedirect, http.StatusFound:
 			// The mux redirects to the cleaned path.
 			for k, v := range rec.h {
@@ -333,7 +348,7 @@ func (s *service) route(mux *http.ServeMux) http.Handler {
 			}
 			w.WriteHeader(rec.status)
 		default:
-			writeError(w, r, CodeNotFound, "no such route")
+			s.fail(w, r, CodeNotFound, "no such route")
 		}
 	})
 }
@@ -359,6 +374,7 @@ type reqInfo struct {
 	id        string
 	principal string
 	code      Code
+	route     string // the pattern that matched, for the observers
 }
 
 type reqInfoKey struct{}
@@ -427,7 +443,7 @@ func (s *service) observe(next http.Handler) http.Handler {
 			id = newID()
 		}
 		ri := &reqInfo{id: id}
-		r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
+		r = r.WithContext(s.obs.startRequest(context.WithValue(r.Context(), reqInfoKey{}, ri), r))
 		w.Header().Set("X-Request-Id", id)
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		sw := &statusWriter{ResponseWriter: w}
@@ -457,6 +473,7 @@ func (s *service) observe(next http.Handler) http.Handler {
 				attrs = append(attrs, slog.String("code", string(ri.code)))
 			}
 			s.log.LogAttrs(r.Context(), level, "request", attrs...)
+			s.obs.endRequest(r.Context(), RequestEvent{Route: ri.route, Method: r.Method, Status: sw.status, Code: ri.code, Duration: time.Since(start)})
 		}()
 		next.ServeHTTP(sw, r)
 	})
@@ -502,7 +519,11 @@ func (s *service) authenticate(next http.Handler) http.Handler {
 func (s *service) rateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, _ := text2sql.PrincipalFrom(r.Context())
-		if aerr := s.spend(r.Context(), p.ID); aerr != nil {
+		route := ""
+		if ri := info(r.Context()); ri != nil {
+			route = ri.route
+		}
+		if aerr := s.spend(r.Context(), route, p.ID); aerr != nil {
 			if aerr.retryAfter > 0 {
 				w.Header().Set("Retry-After", strconv.Itoa(aerr.retryAfter))
 			}
@@ -513,12 +534,21 @@ func (s *service) rateLimit(next http.Handler) http.Handler {
 	})
 }
 
-// spend takes one request of principal id's budget; the error is a 429
-// (with the seconds to wait) or, when the limiter cannot decide, a 503.
-func (s *service) spend(ctx context.Context, id string) *apiError {
+// spend takes one request of principal id's budget for route; the error
+// is a 429 (with the seconds to wait) or, when the limiter cannot decide,
+// a 503.
+func (s *service) spend(ctx context.Context, route, id string) *apiError {
 	if s.lim == nil {
 		return nil
 	}
+	aerr := s.allow(ctx, id)
+	if aerr != nil {
+		s.obs.rateLimited(ctx, route, aerr.code)
+	}
+	return aerr
+}
+
+func (s *service) allow(ctx context.Context, id string) *apiError {
 	// The limiter's store gets a short time of its own: a hung store must
 	// not hold the request until the client gives up.
 	ctx, cancel := context.WithTimeout(ctx, limiterTimeout)
@@ -584,6 +614,14 @@ func (s *service) work(ctx context.Context) (context.Context, context.CancelFunc
 	return context.WithTimeout(ctx, s.timeout)
 }
 
+func (s *service) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Metrics == nil {
+		s.fail(w, r, CodeNotFound, "this service serves no metrics here")
+		return
+	}
+	s.cfg.Metrics.ServeHTTP(w, r)
+}
+
 // apiError is an error outcome of an operation shared by HTTP and MCP.
 type apiError struct {
 	code       Code
@@ -627,19 +665,22 @@ func (s *service) reply(w http.ResponseWriter, r *http.Request, body any, aerr *
 	writeJSON(w, http.StatusOK, body)
 }
 
-// generate runs Pipeline.Generate.
-func (s *service) generate(ctx context.Context, question string) (*AnswerBody, *apiError) {
+// generate runs Pipeline.Generate for route (the HTTP route or MCP tool).
+func (s *service) generate(ctx context.Context, route, question string) (*AnswerBody, *apiError) {
 	if aerr := checkQuestion(question); aerr != nil {
 		return nil, aerr
 	}
 	key, cacheable := s.cacheKey(ctx, "generate", question)
 	if cacheable {
-		if b := s.cached(ctx, key); b != nil {
+		b := s.cached(ctx, key)
+		s.obs.cache(ctx, route, b != nil)
+		if b != nil {
 			b.Question = question
 			return b, nil
 		}
 	}
 	ans, err := s.cfg.Pipeline.Generate(ctx, question)
+	s.obs.pipelineRun(ctx, RunEvent{Route: route, Answer: ans, Err: err})
 	b, aerr := s.answer(ctx, ans, err)
 	if cacheable && aerr == nil {
 		s.remember(ctx, key, b)
@@ -654,13 +695,16 @@ func (s *service) ask(ctx context.Context, source, question string) (*AnswerBody
 	}
 	key, cacheable := s.cacheKey(ctx, "ask", question)
 	if cacheable {
-		if b := s.cached(ctx, key); b != nil {
+		b := s.cached(ctx, key)
+		s.obs.cache(ctx, source, b != nil)
+		if b != nil {
 			// Nothing ran, so nothing is audited.
 			b.Question = question
 			return b, nil
 		}
 	}
 	ans, err := s.cfg.Pipeline.Ask(ctx, question)
+	s.obs.pipelineRun(ctx, RunEvent{Route: source, Answer: ans, Err: err})
 	if ans != nil {
 		audited := false
 		for _, at := range ans.Attempts {
@@ -764,9 +808,12 @@ func (s *service) record(ctx context.Context, source, question, questionID, sql 
 	if p, ok := text2sql.PrincipalFrom(ctx); ok {
 		e.Principal, e.Method = p.ID, p.Method
 	}
+	se := StatementEvent{Source: source, Duration: res.Duration}
 	if res.Error != nil {
 		e.Outcome, e.Message = string(res.Error.Kind), res.Error.Message
+		se.Kind = res.Error.Kind
 	}
+	s.obs.statement(ctx, se)
 	if err := s.audit.Audit(ctx, e); err != nil {
 		s.log.LogAttrs(ctx, slog.LevelError, "audit failed", slog.String("request_id", e.RequestID), slog.String("error", err.Error()))
 	}

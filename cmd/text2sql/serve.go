@@ -49,6 +49,8 @@ type serveFlags struct {
 	logFormat       string
 	redis           string
 	cacheTTL        time.Duration
+	metricsAddr     string
+	metricsOnAPI    bool
 }
 
 // envFlags maps flag names to the environment variables that give their
@@ -74,6 +76,7 @@ var envFlags = map[string]string{
 	"log-format":       "TEXT2SQL_LOG_FORMAT",
 	"redis":            "TEXT2SQL_REDIS",
 	"cache-ttl":        "TEXT2SQL_CACHE_TTL",
+	"metrics-addr":     "TEXT2SQL_METRICS_ADDR",
 }
 
 func serveCmd(o *options) *cobra.Command {
@@ -93,6 +96,10 @@ Authentication (--auth, required unless its settings are in the environment):
   jwt       JWTs signed by a key of --jwks-url, checked against --jwt-issuer
             and --jwt-audience
   none      no authentication; only on a loopback address
+
+Metrics and traces: --metrics-addr or --metrics-on-api serve Prometheus
+metrics; OpenTelemetry traces are exported over OTLP when the standard
+OTEL_* variables configure it (OTEL_EXPORTER_OTLP_ENDPOINT, ...).
 
 Every flag can come from the environment variable named in its help.
 Without a model provider, /v1/generate and /v1/ask answer only questions
@@ -124,11 +131,16 @@ matching a verified example, and /v1/run works as usual.`,
 			}
 			defer closeCfg()
 			cfg.Auth = auth
+			mh, flush, err := f.telemetry(ctx, &cfg, o.provider, logger)
+			if err != nil {
+				return err
+			}
+			defer flush()
 			h, err := server.New(cfg)
 			if err != nil {
 				return err
 			}
-			return server.ListenAndServe(ctx, f.addr, h, server.ServeOptions{ShutdownTimeout: f.shutdownTimeout, Logger: logger})
+			return f.serveBoth(ctx, h, mh, logger)
 		},
 	}
 	fl := c.Flags()
@@ -155,6 +167,8 @@ matching a verified example, and /v1/run works as usual.`,
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format on standard error: text or json (TEXT2SQL_LOG_FORMAT)")
 	fl.StringVar(&f.redis, "redis", "", "Redis URL (redis://host:6379/0) shared by replicas: the rate limit is counted there, exact across them, and answers are cached there (TEXT2SQL_REDIS); default: the limit in this process's memory, no cache")
 	fl.DurationVar(&f.cacheTTL, "cache-ttl", server.DefaultCacheTTL, "lifetime of a cached answer with --redis; 0 turns the cache off (TEXT2SQL_CACHE_TTL)")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this separate address, without authentication, e.g. 127.0.0.1:9090 (TEXT2SQL_METRICS_ADDR)")
+	fl.BoolVar(&f.metricsOnAPI, "metrics-on-api", false, "serve Prometheus metrics at GET /metrics on the API address, behind its authentication")
 	return c
 }
 

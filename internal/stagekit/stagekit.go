@@ -75,7 +75,7 @@ func (c Call) Run(ctx context.Context) ([]text2sql.ModelCall, error) {
 		if resp == nil {
 			return calls, fmt.Errorf("model call: %w: no response", text2sql.ErrModel)
 		}
-		calls = append(calls, text2sql.ModelCall{Model: resp.Model, Usage: resp.Usage, Duration: time.Since(start),
+		calls = append(calls, text2sql.ModelCall{Model: resp.Model, Usage: resp.Usage, Start: start, Duration: time.Since(start),
 			Attempts: resp.Attempts, Prompt: Transcript(req.System, req.Messages)})
 		perr := c.Parse(resp.Text)
 		if perr == nil {
