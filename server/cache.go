@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -37,10 +39,12 @@ type DataVersioner interface {
 // the schema and the data it was answered on are unchanged.
 //
 // An entry's key is a SHA-256 over the route (generate or ask), the
-// namespace, the principal's scope, the question with its white space folded and
-// trailing punctuation trimmed (letter case is kept: "Smith" and "smith"
-// are different values), Info.Fingerprint (knowledge, schema, embedder)
-// and the data version. Only answers that are not failed are cached.
+// namespace, the principal's scope, the question (cacheQuestion: white
+// space outside quotes folded, final question marks dropped), Info.Fingerprint
+// (knowledge, schema, embedder) and the data version. Only answers that
+// are not failed, and no larger than MaxCacheEntryBytes, are cached; an
+// entry read back is checked again. The store is trusted as the database
+// is: whoever can write it can answer for the service.
 type Cache struct {
 	// Store holds the entries; nil turns the cache off.
 	Store AnswerStore
@@ -48,10 +52,10 @@ type Cache struct {
 	// bounds how stale an answer can be when DataVersion is nil.
 	TTL time.Duration
 	// Scope returns the part of the key that says who may share an
-	// answer. Nil means each principal has its own entries (its ID): the
-	// safe choice when the database decides per caller what it reads
-	// (roles, row-level security). A host whose every caller reads the
-	// same data as one login may return "" to share answers.
+	// answer. Nil means PrincipalScope (the whole principal, claims
+	// included): the safe choice when the database decides per caller
+	// what it reads (roles, row-level security). A host whose every
+	// caller reads the same data as one login may use SharedScope.
 	Scope func(p *text2sql.Principal) string
 	// Namespace is part of every key: replicas share entries only when
 	// their namespaces agree. Put in it what changes an answer that the
@@ -68,27 +72,66 @@ type Cache struct {
 // DefaultCacheTTL is the answer cache's default entry lifetime.
 const DefaultCacheTTL = 10 * time.Minute
 
+// MaxCacheEntryBytes bounds one cached answer (its JSON): a larger answer
+// is not cached, and a larger entry read back is ignored, so one caller's
+// wide results cannot fill a shared store.
+const MaxCacheEntryBytes = 256 << 10
+
 // cacheTimeout bounds one cache read or write: a slow store costs a
 // request at most this much before it goes on without the cache.
 const cacheTimeout = time.Second
 
-// PrincipalScope is the default Cache.Scope: every principal its own
-// entries.
+// PrincipalScope is the default Cache.Scope: every identity its own
+// entries. The scope is the whole principal (method, id, e-mail and every
+// claim, as canonical JSON): an executor that lets the database decide
+// from a claim (a tenant, a role) sees the same claims as the key, so two
+// tokens of one subject with different claims never share an answer.
 func PrincipalScope(p *text2sql.Principal) string {
 	if p == nil {
 		return ""
 	}
-	return p.Method + ":" + p.ID
+	// encoding/json sorts map keys, so equal principals give equal bytes.
+	b, err := json.Marshal(p)
+	if err != nil {
+		// A claim JSON cannot encode: no scope could be trusted to
+		// match what the database sees.
+		return "unencodable:" + p.Method + ":" + p.ID + ":" + err.Error()
+	}
+	return string(b)
 }
 
 // SharedScope is a Cache.Scope under which every principal shares the
 // entries: for a service whose callers all read the same data.
 func SharedScope(*text2sql.Principal) string { return "" }
 
-// cacheQuestion folds white space and trims the trailing punctuation of
-// q: "How many singers?" and "How many  singers" share an entry.
+// cacheQuestion normalises q for the key without changing what it asks:
+// runs of ASCII white space outside quotes become one space, and white
+// space and question marks at the end go. Quoted text ('Ann  Lee', "x"),
+// other punctuation (an exclamation mark can be part of a value) and
+// letter case ("Smith" and "smith" are different values) are kept.
 func cacheQuestion(q string) string {
-	return strings.TrimRight(strings.Join(strings.Fields(q), " "), "?!. ")
+	var b strings.Builder
+	var quote rune
+	space := false
+	for _, r := range strings.TrimSpace(q) {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '\'' || r == '"':
+			quote = r
+		case r == ' ' || r == '\t' || r == '\n' || r == '\r':
+			space = true
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return strings.TrimRight(b.String(), "? \t\n\r")
 }
 
 // cacheKey returns the key of route's answer to question for the caller
@@ -137,7 +180,7 @@ func (s *service) cached(ctx context.Context, key string) *AnswerBody {
 		return nil
 	}
 	var body AnswerBody
-	if err := json.Unmarshal(b, &body); err != nil {
+	if err := decodeEntry(b, &body); err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "unreadable answer cache entry ignored", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
 		return nil
 	}
@@ -152,7 +195,9 @@ func (s *service) remember(ctx context.Context, key string, body *AnswerBody) {
 		return
 	}
 	b, err := json.Marshal(body)
-	if err != nil {
+	if err != nil || len(b) > MaxCacheEntryBytes {
+		// Large results are rare and cheap to recompute next to the
+		// memory a shared store would give them.
 		return
 	}
 	ttl := s.cfg.Cache.TTL
@@ -164,4 +209,25 @@ func (s *service) remember(ctx context.Context, key string, body *AnswerBody) {
 	if err := s.cfg.Cache.Store.Set(ctx, key, b, ttl); err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "answer cache unavailable", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
 	}
+}
+
+// decodeEntry decodes a cache entry into body and checks it is an answer
+// this service could have stored: bounded, with a known status that is
+// not failed, and no error.
+func decodeEntry(b []byte, body *AnswerBody) error {
+	if len(b) > MaxCacheEntryBytes {
+		return fmt.Errorf("entry of %d bytes, over %d", len(b), MaxCacheEntryBytes)
+	}
+	if err := json.Unmarshal(b, body); err != nil {
+		return err
+	}
+	switch body.Status {
+	case text2sql.StatusGenerated, text2sql.StatusAnswered, text2sql.StatusVerified, text2sql.StatusUnverified, text2sql.StatusDeclined:
+	default:
+		return fmt.Errorf("entry with status %q", body.Status)
+	}
+	if body.Error != nil {
+		return errors.New("entry with an error")
+	}
+	return nil
 }

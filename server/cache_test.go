@@ -187,3 +187,41 @@ func TestReadiness(t *testing.T) {
 	assert.NotContains(t, string(r.body), "10.0.0.7", "the reason is logged, not shown")
 	assert.Equal(t, http.StatusOK, do(t, srv, "GET", "/health/live", "", nil).status)
 }
+
+func TestCacheQuestion(t *testing.T) {
+	for q, want := range map[string]string{
+		"How many singers?":          "How many singers",
+		"  How many\tsingers ?? ":    "How many singers",
+		"Codes ending in !":          "Codes ending in !",
+		`Who is "Ann  Lee"?`:         `Who is "Ann  Lee"`,
+		"Who is 'Ann  Lee'   again?": "Who is 'Ann  Lee' again",
+		"Who is Ann\u00a0Lee?":       "Who is Ann\u00a0Lee",
+	} {
+		assert.Equal(t, want, cacheQuestion(q), "%q", q)
+	}
+	assert.NotEqual(t, cacheQuestion(`Who is "Ann  Lee"?`), cacheQuestion(`Who is "Ann Lee"?`))
+	assert.NotEqual(t, cacheQuestion("Codes ending in !"), cacheQuestion("Codes ending in ?"))
+}
+
+// Two tokens of one subject whose claims differ (another tenant) never
+// share an entry: the database may decide from any claim.
+func TestPrincipalScopeCoversClaims(t *testing.T) {
+	acme := &text2sql.Principal{ID: "u1", Method: "jwt", Claims: map[string]any{"tenant": "acme", "role": "reader"}}
+	globex := &text2sql.Principal{ID: "u1", Method: "jwt", Claims: map[string]any{"tenant": "globex", "role": "reader"}}
+	same := &text2sql.Principal{ID: "u1", Method: "jwt", Claims: map[string]any{"role": "reader", "tenant": "acme"}}
+	assert.NotEqual(t, PrincipalScope(acme), PrincipalScope(globex))
+	assert.Equal(t, PrincipalScope(acme), PrincipalScope(same))
+	assert.NotEqual(t, PrincipalScope(acme), PrincipalScope(&text2sql.Principal{ID: "u1", Method: "static"}))
+}
+
+// An entry the service could not have written is ignored.
+func TestCacheEntryChecked(t *testing.T) {
+	for _, entry := range []string{`null`, `{}`, `{"status":"failed"}`, `{"status":"answered","error":{"code":"x","message":"y"}}`, `[1]`} {
+		var b AnswerBody
+		assert.Error(t, decodeEntry([]byte(entry), &b), entry)
+	}
+	var b AnswerBody
+	require.NoError(t, decodeEntry([]byte(`{"status":"answered","sql":"SELECT 1"}`), &b))
+	big := make([]byte, MaxCacheEntryBytes+1)
+	assert.Error(t, decodeEntry(big, &b))
+}

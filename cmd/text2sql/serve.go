@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -376,7 +378,12 @@ func shared(ctx context.Context, o *options, f *serveFlags, env *env, cfg *serve
 	cfg.Readiness["redis"] = rs.Ping
 	cfg.Limiter = rs.Limiter(cfg.RateLimit)
 	if f.cacheTTL > 0 {
-		cfg.Cache = server.Cache{Store: rs, TTL: f.cacheTTL, Namespace: cacheNamespace(o, cfg)}
+		ns, err := cacheNamespace(o, cfg)
+		if err != nil {
+			rs.Close()
+			return nil, err
+		}
+		cfg.Cache = server.Cache{Store: rs, TTL: f.cacheTTL, Namespace: ns}
 		if !o.caller.decides() {
 			// Every caller reads what the service's login reads, so
 			// one caller's answer is every caller's answer.
@@ -391,10 +398,31 @@ func shared(ctx context.Context, o *options, f *serveFlags, env *env, cfg *serve
 
 // cacheNamespace names what an answer depends on beyond the index
 // fingerprint: the database (the key is a hash, so a DSN's password is
-// never stored), the model and the pipeline's options.
-func cacheNamespace(o *options, cfg *server.Config) string {
-	return fmt.Sprintf("db=%s demo=%t dsn=%s models=%q base-url=%s plan=%s judge=%s max-rows=%d max-repairs=%d no-check=%t",
-		o.db, o.demo, o.dsn, cfg.Info.Models, o.baseURL, o.plan, o.judge, o.maxRows, o.maxRepairs, o.noCheck)
+// never stored), the model, the pipeline's options and who the database
+// runs statements as (--run-as, --rls-claims, --allow-roles and the
+// contents of --login-map and --run-as map: files, so an edited map
+// misses). An unreadable map file is an error: without its contents no
+// namespace is safe.
+func cacheNamespace(o *options, cfg *server.Config) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "db=%q demo=%t dsn=%q models=%q base-url=%q plan=%s judge=%s max-rows=%d max-repairs=%d timeout=%s no-check=%t run-as=%q rls-claims=%t allow-roles=%q login-map=%q\n",
+		o.db, o.demo, o.dsn, cfg.Info.Models, o.baseURL, o.plan, o.judge, o.maxRows, o.maxRepairs, o.timeout, o.noCheck,
+		o.caller.runAs, o.caller.rlsClaims, o.caller.allowRoles, o.caller.loginMap)
+	files := []string{o.caller.loginMap}
+	if m, ok := strings.CutPrefix(o.caller.runAs, "map:"); ok {
+		files = append(files, m)
+	}
+	for _, file := range files {
+		if file == "" {
+			continue
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("answer cache: %w", err)
+		}
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // redisConnectTimeout bounds serve's first contact with --redis.

@@ -11,7 +11,6 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -21,9 +20,11 @@ import (
 	"github.com/text2sql-go/text2sql/server"
 )
 
-// DefaultPrefix starts every key this package writes, so one Redis can
-// serve other applications (or several text2sql deployments, each with
-// its own Options.Prefix).
+// DefaultPrefix starts the keys of this package, so one Redis can serve
+// other applications (or several text2sql deployments, each with its own
+// Options.Prefix): cache entries are PREFIX + "answer:…", rate-limit
+// state is "rate:" + PREFIX + "limit:…" (redis_rate adds "rate:"). A
+// Redis ACL user for text2sql needs both patterns (~PREFIX* ~rate:PREFIX*).
 const DefaultPrefix = "text2sql:"
 
 // Timeouts of the client. A replica whose Redis is slow must answer
@@ -85,16 +86,16 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes the connection pool.
 func (s *Store) Close() error { return s.rdb.Close() }
 
-// Get returns the cached value under key (server.AnswerStore).
+// Get returns the cached value under key (server.AnswerStore). It reads
+// at most server.MaxCacheEntryBytes+1 bytes: a larger value, which this
+// package never writes, is not loaded whole (and the server ignores it).
 func (s *Store) Get(ctx context.Context, key string) ([]byte, bool, error) {
-	b, err := s.rdb.Get(ctx, s.prefix+key).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return nil, false, nil
-	}
+	b, err := s.rdb.GetRange(ctx, s.prefix+key, 0, server.MaxCacheEntryBytes).Bytes()
 	if err != nil {
 		return nil, false, fmt.Errorf("redisstore: %w", err)
 	}
-	return b, true, nil
+	// GETRANGE answers "" for a missing key; no entry is empty.
+	return b, len(b) > 0, nil
 }
 
 // Set stores value under key for ttl (server.AnswerStore); a ttl under a
