@@ -27,8 +27,10 @@ type AuditEvent struct {
 	Question   string // the question asked; "" for run
 	QuestionID string // run's question_id, when given
 	SQL        string // the statement, as sent to the guard
-	// Outcome is "ok", or the error kind of the refusal or failure
-	// (text2sql.ErrorKind: "not_read_only", "syntax", …).
+	// Outcome is "ok", "cached" (the rows of an earlier run, delivered
+	// from the answer cache: no statement ran, Duration is 0), or the
+	// error kind of the refusal or failure (text2sql.ErrorKind:
+	// "not_read_only", "syntax", …).
 	Outcome   string
 	Message   string // the refusal or error message; "" when ok
 	RowCount  int    // rows returned (at most the row cap)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"net/http"
 	"sync"
@@ -51,8 +52,9 @@ func TestAnswerCache(t *testing.T) {
 	model := sqlModel("SELECT count(*) FROM students")
 	store := &mapStore{}
 	var version atomic.Int64
+	rec := &recorder{}
 	srv := testServer(t, Config{
-		Pipeline: newPipeline(t, model, 0),
+		Pipeline: newPipeline(t, model, 0), Auditor: rec,
 		Cache: Cache{Store: store, DataVersion: func(context.Context) (string, error) {
 			if v := version.Load(); v >= 0 {
 				return string(rune('a' + v)), nil
@@ -83,6 +85,14 @@ func TestAnswerCache(t *testing.T) {
 	assert.NotEqual(t, first.RequestID, hit.RequestID)
 	assert.Zero(t, hit.ModelCalls)
 	assert.Zero(t, hit.Usage)
+	// The rows reached the caller: the delivery is audited.
+	events := rec.all()
+	require.Len(t, events, 2)
+	assert.Equal(t, "ok", events[0].Outcome)
+	assert.Equal(t, "cached", events[1].Outcome)
+	assert.Equal(t, "alice", events[1].Principal)
+	assert.Equal(t, first.SQL, events[1].SQL)
+	assert.Equal(t, first.Result.RowCount, events[1].RowCount)
 
 	assert.False(t, ask(testToken, "How many Students are there?").Cached, "letter case is part of the question")
 	assert.False(t, ask(bob, "How many students are there?").Cached, "by default each principal has its own entries")
@@ -224,4 +234,22 @@ func TestCacheEntryChecked(t *testing.T) {
 	require.NoError(t, decodeEntry([]byte(`{"status":"answered","sql":"SELECT 1"}`), &b))
 	big := make([]byte, MaxCacheEntryBytes+1)
 	assert.Error(t, decodeEntry(big, &b))
+}
+
+// A pool busy with statements is reachable; a closed one is not.
+func TestPingProbe(t *testing.T) {
+	db := fixture.exec.DB()
+	probe := PingProbe(db)
+	require.NoError(t, probe(context.Background()))
+	other, err := sql.Open("sqlite3", ":memory:")
+	require.NoError(t, err)
+	other.SetMaxOpenConns(1)
+	conn, err := other.Conn(context.Background())
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	assert.NoError(t, PingProbe(other)(ctx), "every connection in use is not unreachable")
+	conn.Close()
+	other.Close()
+	assert.Error(t, PingProbe(other)(context.Background()))
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"database/sql"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -91,4 +92,17 @@ func (s *service) handleHealth(w http.ResponseWriter, r *http.Request) {
 // them back).
 func handleLive(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, LiveResponse{Status: "ok"})
+}
+
+// PingProbe is the readiness probe of a database pool: it pings db, but
+// reports a pool whose every connection is in use as reachable — those
+// connections are busy with statements the database is answering — so
+// callers' slow statements cannot take a replica out of rotation.
+func PingProbe(db *sql.DB) Probe {
+	return func(ctx context.Context) error {
+		if st := db.Stats(); st.MaxOpenConnections > 0 && st.InUse >= st.MaxOpenConnections {
+			return nil
+		}
+		return db.PingContext(ctx)
+	}
 }

@@ -698,8 +698,8 @@ func (s *service) ask(ctx context.Context, source, question string) (*AnswerBody
 		b := s.cached(ctx, key)
 		s.obs.cache(ctx, source, b != nil)
 		if b != nil {
-			// Nothing ran, so nothing is audited.
 			b.Question = question
+			s.recordCached(ctx, source, question, b)
 			return b, nil
 		}
 	}
@@ -802,6 +802,22 @@ func (s *service) match(ctx context.Context, out *RunResponse, sql, questionID s
 }
 
 // record sends one statement to the auditor.
+// recordCached audits rows delivered from the answer cache: no statement
+// ran, but the caller received the rows (outcome "cached").
+func (s *service) recordCached(ctx context.Context, source, question string, b *AnswerBody) {
+	if b.Result == nil {
+		return
+	}
+	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: source, Question: question,
+		SQL: b.SQL, Outcome: "cached", RowCount: b.Result.RowCount, Truncated: b.Result.Truncated}
+	if p, ok := text2sql.PrincipalFrom(ctx); ok {
+		e.Principal, e.Method = p.ID, p.Method
+	}
+	if err := s.audit.Audit(ctx, e); err != nil {
+		s.log.LogAttrs(ctx, slog.LevelError, "audit failed", slog.String("request_id", e.RequestID), slog.String("error", err.Error()))
+	}
+}
+
 func (s *service) record(ctx context.Context, source, question, questionID, sql string, res *text2sql.Result) {
 	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: source, Question: question, QuestionID: questionID,
 		SQL: sql, Outcome: "ok", RowCount: res.RowCount, Truncated: res.Truncated, Duration: res.Duration}

@@ -361,7 +361,7 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 func shared(ctx context.Context, o *options, f *serveFlags, env *env, cfg *server.Config) (func(), error) {
 	cfg.Readiness = map[string]server.Probe{}
 	if x, ok := env.executor.(interface{ DB() *sql.DB }); ok {
-		cfg.Readiness["database"] = x.DB().PingContext
+		cfg.Readiness["database"] = server.PingProbe(x.DB())
 	}
 	if f.redis == "" {
 		return func() {}, nil

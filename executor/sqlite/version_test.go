@@ -45,3 +45,51 @@ func TestDataVersion(t *testing.T) {
 		})
 	}
 }
+
+// The WAL cases that the file header alone misses: a writer that keeps
+// its connection while the log restarts and is rewritten in place at the
+// same size, and writers that each open and close (the log is
+// checkpointed and deleted every time).
+func TestDataVersionWAL(t *testing.T) {
+	path := dbtest.SQLiteFile(t, "w.db", "PRAGMA journal_mode=wal; CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (1)")
+	e, err := Open(path, Options{})
+	require.NoError(t, err)
+	defer e.Close()
+	ctx := context.Background()
+	version := func() string {
+		t.Helper()
+		v, err := e.DataVersion(ctx)
+		require.NoError(t, err)
+		return v
+	}
+
+	w, err := sql.Open("sqlite3", path)
+	require.NoError(t, err)
+	w.SetMaxOpenConns(1)
+	for i := range 300 {
+		_, err = w.Exec("INSERT INTO t VALUES (?)", i)
+		require.NoError(t, err)
+	}
+	_, err = w.Exec("PRAGMA wal_checkpoint(RESTART)")
+	require.NoError(t, err)
+	seen := map[string]bool{version(): true}
+	for _, stmt := range []string{"INSERT INTO t VALUES (1)", "INSERT INTO t VALUES (2)", "DELETE FROM t WHERE n > 10", "UPDATE t SET n = 0 WHERE n = 1"} {
+		_, err = w.Exec(stmt)
+		require.NoError(t, err)
+		v := version()
+		assert.False(t, seen[v], "%s left the version at %s", stmt, v)
+		seen[v] = true
+	}
+	require.NoError(t, w.Close())
+
+	for i := range 3 {
+		w, err := sql.Open("sqlite3", path)
+		require.NoError(t, err)
+		_, err = w.Exec("INSERT INTO t VALUES (?)", 1000+i)
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+		v := version()
+		assert.False(t, seen[v], "writer %d (open, insert, close) left the version at %s", i, v)
+		seen[v] = true
+	}
+}
