@@ -557,7 +557,7 @@ func (s *service) allow(ctx context.Context, id string) *apiError {
 	switch {
 	case err != nil:
 		s.log.LogAttrs(ctx, slog.LevelError, "rate limiter unavailable", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
-		return &apiError{code: CodeRateLimitUnavailable, msg: "the rate limiter cannot be reached; try again"}
+		return &apiError{code: CodeRateLimitUnavailable, msg: "the rate limiter cannot be reached; try again", retryAfter: 1}
 	case !ok:
 		secs := retryAfterSeconds(wait)
 		return &apiError{code: CodeRateLimited, msg: fmt.Sprintf("rate limit reached; retry in %d s", secs), retryAfter: secs}
@@ -626,7 +626,7 @@ func (s *service) handleMetrics(w http.ResponseWriter, r *http.Request) {
 type apiError struct {
 	code       Code
 	msg        string
-	retryAfter int // seconds, for a 429; 0 otherwise
+	retryAfter int // seconds, for a 429 or a 503 worth retrying soon; 0 otherwise
 }
 
 func (e *apiError) Error() string { return string(e.code) + ": " + e.msg }

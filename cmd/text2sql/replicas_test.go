@@ -220,9 +220,10 @@ func TestReplicasShareRateLimit(t *testing.T) {
 	// Redis down: the limit fails closed, readiness says why, liveness
 	// stays up.
 	rs.stop()
-	code, _, body := reps[0].call(t, "POST", "/v1/run", run)
+	code, retry, body := reps[0].call(t, "POST", "/v1/run", run)
 	assert.Equal(t, http.StatusServiceUnavailable, code, "%v", body)
 	assert.Equal(t, "rate_limit_unavailable", errorCode(body))
+	assert.Equal(t, "1", retry)
 	require.Eventually(t, func() bool {
 		code, _, body := reps[1].call(t, "GET", "/health", nil)
 		checks, _ := body["checks"].(map[string]any)
@@ -230,6 +231,13 @@ func TestReplicasShareRateLimit(t *testing.T) {
 	}, 10*time.Second, 200*time.Millisecond, "/health while Redis is down")
 	code, _, _ = reps[1].call(t, "GET", "/health/live", nil)
 	assert.Equal(t, http.StatusOK, code)
+
+	// A replica started during the outage starts (no crash loop) and
+	// is not ready until Redis is back.
+	late := startReplica(t, nil, limit...)
+	code, _, _ = late.call(t, "GET", "/health", nil)
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	reps = append(reps, late)
 
 	// Redis back: service resumes without a restart.
 	rs.start()

@@ -50,6 +50,7 @@ type serveFlags struct {
 	noPage          bool
 	logFormat       string
 	redis           string
+	redisPrefix     string
 	cacheTTL        time.Duration
 	metricsAddr     string
 	metricsOnAPI    bool
@@ -77,6 +78,8 @@ var envFlags = map[string]string{
 	"audit-dsn":        "TEXT2SQL_AUDIT_DSN",
 	"log-format":       "TEXT2SQL_LOG_FORMAT",
 	"redis":            "TEXT2SQL_REDIS",
+	"redis-prefix":     "TEXT2SQL_REDIS_PREFIX",
+	"metrics-on-api":   "TEXT2SQL_METRICS_ON_API",
 	"cache-ttl":        "TEXT2SQL_CACHE_TTL",
 	"metrics-addr":     "TEXT2SQL_METRICS_ADDR",
 }
@@ -87,7 +90,7 @@ func serveCmd(o *options) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the HTTP API, the web page and MCP over HTTP",
 		Long: `Serve the HTTP API (/v1/generate, /v1/run, /v1/ask, /health,
-/openapi.json), the web page (/) and the MCP server (/mcp) for the database
+/health/live, /openapi.json, /metrics with --metrics-on-api), the web page (/) and the MCP server (/mcp) for the database
 the shared flags name (--db or --demo, --knowledge, --provider, ...).
 
 Authentication (--auth, required unless its settings are in the environment):
@@ -103,7 +106,7 @@ Metrics and traces: --metrics-addr or --metrics-on-api serve Prometheus
 metrics; OpenTelemetry traces are exported over OTLP when the standard
 OTEL_* variables configure it (OTEL_EXPORTER_OTLP_ENDPOINT, ...).
 
-Every flag can come from the environment variable named in its help.
+Flags that name an environment variable in their help can come from it.
 Without a model provider, /v1/generate and /v1/ask answer only questions
 matching a verified example, and /v1/run works as usual.`,
 		Args: cobra.NoArgs,
@@ -168,9 +171,10 @@ matching a verified example, and /v1/run works as usual.`,
 	fl.BoolVar(&f.noPage, "no-page", false, "do not serve the web page at /")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format on standard error: text or json (TEXT2SQL_LOG_FORMAT)")
 	fl.StringVar(&f.redis, "redis", "", "Redis URL (redis://host:6379/0) shared by replicas: the rate limit is counted there, exact across them, and answers are cached there (TEXT2SQL_REDIS); default: the limit in this process's memory, no cache")
+	fl.StringVar(&f.redisPrefix, "redis-prefix", redisstore.DefaultPrefix, "start of every --redis key, so deployments sharing one Redis keep their limits and answers apart (TEXT2SQL_REDIS_PREFIX)")
 	fl.DurationVar(&f.cacheTTL, "cache-ttl", server.DefaultCacheTTL, "lifetime of a cached answer with --redis; 0 turns the cache off (TEXT2SQL_CACHE_TTL)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this separate address, without authentication, e.g. 127.0.0.1:9090 (TEXT2SQL_METRICS_ADDR)")
-	fl.BoolVar(&f.metricsOnAPI, "metrics-on-api", false, "serve Prometheus metrics at GET /metrics on the API address, behind its authentication")
+	fl.BoolVar(&f.metricsOnAPI, "metrics-on-api", false, "serve Prometheus metrics at GET /metrics on the API address, behind its authentication (TEXT2SQL_METRICS_ON_API)")
 	return c
 }
 
@@ -343,7 +347,7 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 	case f.exampleKeys:
 		cfg.AnswerKeys = server.ExampleAnswerKeys(env.kb.Examples)
 	}
-	closeRedis, err := shared(ctx, o, f, env, &cfg)
+	closeRedis, err := shared(ctx, o, f, env, &cfg, logger)
 	if err != nil {
 		return cfg, noop, err
 	}
@@ -358,7 +362,7 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 // shared sets the readiness probes of cfg and, with --redis, the rate
 // limit and answer cache shared by replicas; it returns a function
 // releasing the Redis pool.
-func shared(ctx context.Context, o *options, f *serveFlags, env *env, cfg *server.Config) (func(), error) {
+func shared(ctx context.Context, o *options, f *serveFlags, env *env, cfg *server.Config, logger *slog.Logger) (func(), error) {
 	cfg.Readiness = map[string]server.Probe{}
 	if x, ok := env.executor.(interface{ DB() *sql.DB }); ok {
 		cfg.Readiness["database"] = server.PingProbe(x.DB())
@@ -369,14 +373,23 @@ func shared(ctx context.Context, o *options, f *serveFlags, env *env, cfg *serve
 	if f.cacheTTL < 0 {
 		return nil, &exitErr{code: exitUsage, err: errors.New("--cache-ttl must be 0 (off) or positive")}
 	}
+	rs, err := redisstore.New(f.redis, redisstore.Options{Prefix: f.redisPrefix, Logger: logger})
+	if err != nil {
+		return nil, &exitErr{code: exitUsage, err: fmt.Errorf("--redis: %w", err)}
+	}
 	pctx, cancel := context.WithTimeout(ctx, redisConnectTimeout)
 	defer cancel()
-	rs, err := redisstore.New(pctx, f.redis, redisstore.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("--redis: %w", err)
+	if err := rs.Ping(pctx); err != nil {
+		// A replica started during an outage serves once Redis is back,
+		// like one that was running: no crash loop.
+		logger.Warn("Redis cannot be reached yet: the rate-limited routes answer 503 and the cache is skipped until it can", slog.String("error", err.Error()))
 	}
-	cfg.Readiness["redis"] = rs.Ping
 	cfg.Limiter = rs.Limiter(cfg.RateLimit)
+	if cfg.Limiter != nil {
+		// Only the limit needs Redis to serve; the cache is skipped
+		// without it.
+		cfg.Readiness["redis"] = rs.Ping
+	}
 	if f.cacheTTL > 0 {
 		ns, err := cacheNamespace(o, cfg)
 		if err != nil {
@@ -425,7 +438,7 @@ func cacheNamespace(o *options, cfg *server.Config) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// redisConnectTimeout bounds serve's first contact with --redis.
+// redisConnectTimeout bounds serve's first check of --redis.
 const redisConnectTimeout = 5 * time.Second
 
 // auditor sets cfg.Auditor from --audit-db or --audit-dsn, and returns a

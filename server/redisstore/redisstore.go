@@ -12,6 +12,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -40,6 +41,11 @@ const (
 type Options struct {
 	// Prefix starts every key; "" means DefaultPrefix.
 	Prefix string
+	// Logger receives the Redis client's own messages (reconnects, failed
+	// dials) as warnings. The client logs through one logger per process,
+	// so the last Store opened with a Logger sets it; nil leaves it as is
+	// (the standard log package).
+	Logger *slog.Logger
 }
 
 // Store is a connection pool to one Redis with the text2sql key space.
@@ -50,28 +56,37 @@ type Store struct {
 	gcra   *redis_rate.Limiter
 }
 
-// New connects to the Redis at url ("redis://[user:password@]host:port/db"
-// or "rediss://…" for TLS, as redis.ParseURL reads it) and checks it
-// answers within the context's deadline. A malformed url or an
-// unreachable server is an error; after New, an unreachable server only
-// fails the calls made while it is down (the pool reconnects by itself).
-func New(ctx context.Context, url string, opts Options) (*Store, error) {
+// New returns a Store for the Redis at url ("redis://[user:password@]host:port/db"
+// or "rediss://…" for TLS, as redis.ParseURL reads it). It does not
+// connect: a replica starts while Redis is down, its calls fail until
+// Redis answers (the pool reconnects by itself), and Ping says whether
+// it does now. A malformed url is an error.
+func New(url string, opts Options) (*Store, error) {
 	o, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: %w", err)
+		return nil, fmt.Errorf("redisstore: %w (want redis://host:6379/0 or rediss://…)", err)
 	}
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = dialTimeout, ioTimeout, ioTimeout
 	o.ContextTimeoutEnabled = true
+	// One retry covers a connection Redis closed while idle (a restart);
+	// more would only delay the 503 a caller gets while Redis is down.
+	o.MaxRetries, o.DialerRetries = 1, 1
+	if opts.Logger != nil {
+		redis.SetLogger(slogPrinter{opts.Logger})
+	}
 	rdb := redis.NewClient(o)
 	s := &Store{rdb: rdb, prefix: opts.Prefix, gcra: redis_rate.NewLimiter(rdb)}
 	if s.prefix == "" {
 		s.prefix = DefaultPrefix
 	}
-	if err := s.Ping(ctx); err != nil {
-		_ = rdb.Close()
-		return nil, err
-	}
 	return s, nil
+}
+
+// slogPrinter is the Redis client's logger on a slog.Logger.
+type slogPrinter struct{ l *slog.Logger }
+
+func (p slogPrinter) Printf(ctx context.Context, format string, v ...any) {
+	p.l.WarnContext(ctx, "redis: "+fmt.Sprintf(format, v...))
 }
 
 // Ping reports whether Redis answers: nil, or an error naming the server.

@@ -27,10 +27,11 @@ func redisURL() string {
 // runs never see each other's keys.
 func open(t *testing.T) *Store {
 	t.Helper()
+	s, err := New(redisURL(), Options{Prefix: fmt.Sprintf("text2sql-test:%s:%d:", t.Name(), time.Now().UnixNano())})
+	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	s, err := New(ctx, redisURL(), Options{Prefix: fmt.Sprintf("text2sql-test:%s:%d:", t.Name(), time.Now().UnixNano())})
-	if err != nil {
+	if err := s.Ping(ctx); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("Redis at %s: %v", redisURL(), err)
 		}
@@ -84,12 +85,21 @@ func TestLimiter(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	_, err := New(context.Background(), "http://127.0.0.1:6379", Options{})
-	assert.Error(t, err, "not a redis URL")
+	_, err := New("127.0.0.1:6379", Options{})
+	assert.ErrorContains(t, err, "redis://", "not a redis URL")
+	// Nothing listens on port 1: New succeeds (a replica starts while
+	// Redis is down), every call fails quickly and names the server.
+	s, err := New("redis://:secret-password@127.0.0.1:1/0", Options{})
+	require.NoError(t, err)
+	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	_, err = New(ctx, "redis://:secret-password@127.0.0.1:1/0", Options{})
-	require.Error(t, err, "nothing listens on port 1")
+	err = s.Ping(ctx)
+	require.Error(t, err)
 	assert.Contains(t, err.Error(), "127.0.0.1:1")
 	assert.NotContains(t, err.Error(), "secret-password")
+	_, _, err = s.Limiter(server.RateLimit{}).Allow(ctx, "alice")
+	assert.Error(t, err, "an unreachable limiter must not allow")
+	_, _, err = s.Get(ctx, "k")
+	assert.Error(t, err)
 }

@@ -107,7 +107,7 @@ func run(addr string, logRequests bool, lim limits) error {
 			Embedder: st.Embedder, Documents: st.Documents, Knowledge: st.Kinds},
 	}
 	if lim.redis != "" {
-		rs, err := redisstore.New(ctx, lim.redis, redisstore.Options{Prefix: fmt.Sprintf("loadserve:%d:", os.Getpid())})
+		rs, err := redisstore.New(lim.redis, redisstore.Options{Prefix: fmt.Sprintf("loadserve:%d:", os.Getpid())})
 		if err != nil {
 			return err
 		}
