@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel"
+
 	"github.com/text2sql-go/text2sql/server"
 	"github.com/text2sql-go/text2sql/server/metrics"
 	"github.com/text2sql-go/text2sql/server/tracing"
@@ -32,7 +34,11 @@ func (f *serveFlags) telemetry(ctx context.Context, cfg *server.Config, provider
 			cfg.Metrics = m.Handler()
 		}
 		if f.metricsAddr != "" {
-			mh = m.Handler()
+			// Only /metrics: a probe pointed at this port by mistake
+			// must not look healthy.
+			mux := http.NewServeMux()
+			mux.Handle("GET /metrics", m.Handler())
+			mh = mux
 		}
 	}
 	tp, err := tracing.ProviderFromEnv(ctx, "text2sql")
@@ -47,6 +53,11 @@ func (f *serveFlags) telemetry(ctx context.Context, cfg *server.Config, provider
 		return nil, noop, &exitErr{code: exitUsage, err: err}
 	}
 	cfg.Observers = append(cfg.Observers, tracing.New(tracing.Options{TracerProvider: tp, Propagator: prop, Provider: provider}))
+	// The exporter reports failures through otel's global handler, by
+	// default the standard log package: keep them in the service's log.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		logger.Warn("exporting spans failed", slog.String("error", err.Error()))
+	}))
 	logger.Info("tracing on: spans are exported over OTLP as OTEL_* say")
 	return mh, func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), traceFlushTimeout)
