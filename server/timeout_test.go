@@ -9,6 +9,7 @@ import (
 
 	"github.com/text2sql-go/text2sql/internal/httpfake"
 	"github.com/text2sql-go/text2sql/llm/openai"
+	"github.com/text2sql-go/text2sql/provider"
 )
 
 // A provider that takes the request and never answers: the model call's
@@ -16,7 +17,7 @@ import (
 // that says it was the model.
 func TestAskModelTimeout(t *testing.T) {
 	hang := httpfake.New(t, httpfake.Reply{Block: true})
-	model, err := openai.New(openai.Options{BaseURL: hang.URL + "/v1", Timeout: 300 * time.Millisecond})
+	model, err := openai.New(openai.Options{BaseURL: hang.URL + "/v1", HTTP: provider.HTTP{Timeout: 300 * time.Millisecond}})
 	require.NoError(t, err)
 	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 0)})
 	start := time.Now()

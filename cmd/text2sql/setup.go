@@ -24,6 +24,7 @@ import (
 	"github.com/text2sql-go/text2sql/llm/gemini"
 	"github.com/text2sql-go/text2sql/llm/openai"
 	"github.com/text2sql-go/text2sql/planner"
+	"github.com/text2sql-go/text2sql/provider"
 	"github.com/text2sql-go/text2sql/retriever"
 	"github.com/text2sql-go/text2sql/schema"
 	"github.com/text2sql-go/text2sql/server"
@@ -339,24 +340,24 @@ func (o *options) chosenProvider() (provider, why string) {
 
 // newModel returns the configured model, or nil when none is configured.
 func (o *options) newModel(ctx context.Context) (text2sql.Model, error) {
-	provider, _ := o.chosenProvider()
-	if provider == "" {
+	name, _ := o.chosenProvider()
+	if name == "" {
 		return nil, nil
 	}
-	switch provider {
+	switch name {
 	case "gemini":
 		key := os.Getenv(gemini.EnvAPIKey)
 		if key == "" {
 			return nil, &exitErr{code: exitUsage, err: errors.New("--provider gemini needs " + gemini.EnvAPIKey)}
 		}
-		return gemini.New(ctx, gemini.Options{APIKey: key, Model: o.model, BaseURL: o.baseURL, Timeout: o.modelTime})
+		return gemini.New(ctx, gemini.Options{APIKey: key, Model: o.model, BaseURL: o.baseURL, HTTP: provider.HTTP{Timeout: o.modelTime}})
 	case "openai":
 		if o.baseURL != "" && o.model == "" && o.errOut != nil {
 			// A local server (Ollama, vLLM…) rarely serves OpenAI's model.
 			fmt.Fprintf(o.errOut, "text2sql: warning: --base-url without --model asks %s for %s (OpenAI's default); "+
 				"name the model the server serves with --model (text2sql doctor lists them)\n", o.baseURL, openai.DefaultModel)
 		}
-		return openai.New(openai.Options{APIKey: os.Getenv(openai.EnvAPIKey), Model: o.model, BaseURL: o.baseURL, Timeout: o.modelTime})
+		return openai.New(openai.Options{APIKey: os.Getenv(openai.EnvAPIKey), Model: o.model, BaseURL: o.baseURL, HTTP: provider.HTTP{Timeout: o.modelTime}})
 	}
 	return nil, &exitErr{code: exitUsage, err: fmt.Errorf("unknown provider %q: use gemini or openai", o.provider)}
 }

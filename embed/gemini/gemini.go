@@ -19,16 +19,15 @@ package gemini
 import (
 	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"os"
-	"time"
 
 	"google.golang.org/genai"
 
 	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/geminiapi"
-	"github.com/text2sql-go/text2sql/internal/retry"
+	"github.com/text2sql-go/text2sql/internal/vectors"
+	"github.com/text2sql-go/text2sql/provider"
 )
 
 // Defaults of Options.
@@ -64,24 +63,9 @@ type Options struct {
 	// BaseURL is the API root, without the version (DefaultBaseURL when
 	// empty).
 	BaseURL string
-	// MaxRetries is the number of retries after the first attempt of each
-	// request: 0 means 3, a negative value means none.
-	MaxRetries int
-	// RetryBaseDelay is the wait before the first retry, doubled at each
-	// further one (500ms when 0).
-	RetryBaseDelay time.Duration
-	// MaxRetryDelay caps each wait (60s when 0).
-	MaxRetryDelay time.Duration
-	// Timeout bounds each request (one batch), every attempt and retry
-	// wait included: when it passes, the call returns a
-	// *text2sql.ModelError with Timeout set (errors.Is with
-	// context.DeadlineExceeded holds, and the message names the limit). 0
-	// means 60s (retry.DefaultTimeout); a negative value means no limit of
-	// its own. A shorter deadline on ctx still wins.
-	Timeout time.Duration
-	// HTTPClient sends the requests (a new default client when nil). It is
-	// copied, not modified.
-	HTTPClient *http.Client
+	// HTTP sets the client, the retries and the time limit of each
+	// call (see provider.HTTP; the zero value is the default).
+	provider.HTTP
 }
 
 // Embedder is a text2sql.Embedder over the Gemini API. It is safe for
@@ -114,13 +98,7 @@ func New(ctx context.Context, opts Options) (*Embedder, error) {
 	if batch < 1 || batch > 100 {
 		return nil, fmt.Errorf("%w: gemini embedder: BatchSize %d is outside [1, 100]", text2sql.ErrInvalidConfig, batch)
 	}
-	c, err := geminiapi.New(ctx, geminiapi.Config{
-		APIKey:     opts.APIKey,
-		BaseURL:    opts.BaseURL,
-		HTTPClient: opts.HTTPClient,
-		Policy:     retry.New(opts.MaxRetries, opts.RetryBaseDelay, opts.MaxRetryDelay),
-		Timeout:    opts.Timeout,
-	})
+	c, err := geminiapi.New(ctx, geminiapi.Config{APIKey: opts.APIKey, BaseURL: opts.BaseURL, HTTP: opts.HTTP})
 	if err != nil {
 		return nil, err
 	}
@@ -159,15 +137,9 @@ func (e *Embedder) Dimension() int { return e.dim }
 // holds the wrong number of vectors or a vector of the wrong length. No
 // partial result is returned.
 func (e *Embedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, 0, len(texts))
-	for start := 0; start < len(texts); start += e.batch {
-		vs, err := e.embed(ctx, texts[start:min(start+e.batch, len(texts))], TaskDocument)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, vs...)
-	}
-	return out, nil
+	return vectors.Batched(ctx, texts, e.batch, func(ctx context.Context, batch []string) ([][]float32, error) {
+		return e.embed(ctx, batch, TaskDocument)
+	})
 }
 
 // EmbedQuery returns the unit-length vector of a search query, embedded
@@ -212,7 +184,7 @@ func (e *Embedder) embed(ctx context.Context, texts []string, task string) ([][]
 				}
 				return fail("embedding %d has %d dimensions, want %d", i, n, e.dim)
 			}
-			vs[i] = normalize(emb.Values)
+			vs[i] = vectors.Unit(emb.Values)
 		}
 		out = vs
 		return nil
@@ -221,23 +193,4 @@ func (e *Embedder) embed(ctx context.Context, texts []string, task string) ([][]
 		return nil, err
 	}
 	return out, nil
-}
-
-// normalize returns v scaled to unit L2 norm; a zero vector is returned as
-// it is.
-func normalize(v []float32) []float32 {
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
-	out := make([]float32, len(v))
-	if sum == 0 {
-		copy(out, v)
-		return out
-	}
-	inv := 1 / math.Sqrt(sum)
-	for i, x := range v {
-		out[i] = float32(float64(x) * inv)
-	}
-	return out
 }

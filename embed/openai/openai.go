@@ -17,17 +17,15 @@ package openai
 import (
 	"context"
 	"fmt"
-	"math"
 	"net/http"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 
 	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/openaiapi"
-	"github.com/text2sql-go/text2sql/internal/retry"
+	"github.com/text2sql-go/text2sql/internal/vectors"
+	"github.com/text2sql-go/text2sql/provider"
 )
 
 // Defaults of Options.
@@ -41,8 +39,8 @@ const (
 
 // Environment variables read by FromEnv.
 const (
-	EnvAPIKey  = "OPENAI_API_KEY"
-	EnvBaseURL = "OPENAI_BASE_URL"
+	EnvAPIKey  = openaiapi.EnvAPIKey
+	EnvBaseURL = openaiapi.EnvBaseURL
 )
 
 // nativeDims are the output sizes of OpenAI's embedding models.
@@ -71,24 +69,9 @@ type Options struct {
 	// BaseURL is the API root including the version path (DefaultBaseURL
 	// when empty), e.g. "http://localhost:11434/v1".
 	BaseURL string
-	// MaxRetries is the number of retries after the first attempt of each
-	// request: 0 means 3, a negative value means none.
-	MaxRetries int
-	// RetryBaseDelay is the wait before the first retry, doubled at each
-	// further one (500ms when 0).
-	RetryBaseDelay time.Duration
-	// MaxRetryDelay caps each wait (60s when 0).
-	MaxRetryDelay time.Duration
-	// Timeout bounds each request (one batch), every attempt and retry
-	// wait included: when it passes, the call returns a
-	// *text2sql.ModelError with Timeout set (errors.Is with
-	// context.DeadlineExceeded holds, and the message names the limit). 0
-	// means 60s (retry.DefaultTimeout); a negative value means no limit of
-	// its own. A shorter deadline on ctx still wins.
-	Timeout time.Duration
-	// HTTPClient sends the requests (a new default client when nil). It is
-	// copied, not modified.
-	HTTPClient *http.Client
+	// HTTP sets the client, the retries and the time limit of each
+	// call (see provider.HTTP; the zero value is the default).
+	provider.HTTP
 }
 
 // Embedder is a text2sql.Embedder over an OpenAI-compatible Embeddings API.
@@ -127,13 +110,7 @@ func New(opts Options) (*Embedder, error) {
 	if batch < 1 || batch > MaxBatchSize {
 		return nil, fmt.Errorf("%w: openai embedder: BatchSize %d is outside [1, %d]", text2sql.ErrInvalidConfig, batch, MaxBatchSize)
 	}
-	c, err := openaiapi.New(openaiapi.Config{
-		APIKey:     opts.APIKey,
-		BaseURL:    opts.BaseURL,
-		HTTPClient: opts.HTTPClient,
-		Policy:     retry.New(opts.MaxRetries, opts.RetryBaseDelay, opts.MaxRetryDelay),
-		Timeout:    opts.Timeout,
-	})
+	c, err := openaiapi.New(openaiapi.Config{APIKey: opts.APIKey, BaseURL: opts.BaseURL, HTTP: opts.HTTP})
 	if err != nil {
 		return nil, err
 	}
@@ -150,12 +127,7 @@ func New(opts Options) (*Embedder, error) {
 // FromEnv is New with Options.APIKey taken from OPENAI_API_KEY and
 // Options.BaseURL from OPENAI_BASE_URL when they are empty.
 func FromEnv(opts Options) (*Embedder, error) {
-	if opts.APIKey == "" {
-		opts.APIKey = os.Getenv(EnvAPIKey)
-	}
-	if opts.BaseURL == "" {
-		opts.BaseURL = os.Getenv(EnvBaseURL)
-	}
+	opts.APIKey, opts.BaseURL = openaiapi.FromEnv(opts.APIKey, opts.BaseURL)
 	return New(opts)
 }
 
@@ -177,15 +149,7 @@ func (e *Embedder) Dimension() int { return e.dim }
 // holds the wrong number of vectors, a bad index, or a vector of the wrong
 // length. No partial result is returned.
 func (e *Embedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, 0, len(texts))
-	for start := 0; start < len(texts); start += e.batch {
-		vs, err := e.embed(ctx, texts[start:min(start+e.batch, len(texts))])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, vs...)
-	}
-	return out, nil
+	return vectors.Batched(ctx, texts, e.batch, e.embed)
 }
 
 // EmbedQuery returns the unit-length vector of a search query (the same
@@ -236,7 +200,7 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 			if len(d.Embedding) != e.dim {
 				return fail("embedding %d has %d dimensions, want %d", i, len(d.Embedding), e.dim)
 			}
-			vs[i] = normalize(d.Embedding)
+			vs[i] = vectors.Unit(d.Embedding)
 		}
 		out = vs
 		return nil
@@ -245,22 +209,4 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 		return nil, err
 	}
 	return out, nil
-}
-
-// normalize returns v as float32 scaled to unit L2 norm; a zero vector is
-// returned as it is.
-func normalize(v []float64) []float32 {
-	var sum float64
-	for _, x := range v {
-		sum += x * x
-	}
-	out := make([]float32, len(v))
-	scale := 1.0
-	if sum > 0 {
-		scale = 1 / math.Sqrt(sum)
-	}
-	for i, x := range v {
-		out[i] = float32(x * scale)
-	}
-	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/httpfake"
 	"github.com/text2sql-go/text2sql/internal/providertest"
+	"github.com/text2sql-go/text2sql/provider"
 )
 
 const testKey = "sk-proj-TEST-SECRET-0123456789abcdef"
@@ -69,7 +70,7 @@ func newEmbedder(t *testing.T, srv *httpfake.Server, opts Options) (*Embedder, *
 // client is the Embedder as the shared provider tests drive it: one
 // EmbedQuery.
 var client = providertest.Client{Provider: "openai", Key: testKey, New: func(t *testing.T, srv *httpfake.Server, s providertest.Setup) func(context.Context) error {
-	e, _ := newEmbedder(t, srv, Options{Timeout: s.Timeout, MaxRetries: s.MaxRetries, BaseURL: s.URL(srv.URL + "/v1")})
+	e, _ := newEmbedder(t, srv, Options{HTTP: provider.HTTP{Timeout: s.Timeout, MaxRetries: s.MaxRetries}, BaseURL: s.URL(srv.URL + "/v1")})
 	e.client.Policy.Sleep = s.Sleep
 	return func(ctx context.Context) error { _, err := e.EmbedQuery(ctx, "q"); return err }
 }}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/retry"
+	"github.com/text2sql-go/text2sql/provider"
 )
 
 // Provider is the ModelError.Provider of Gemini failures.
@@ -28,21 +29,16 @@ const DefaultBaseURL = "https://generativelanguage.googleapis.com/"
 
 // Config configures a Client.
 type Config struct {
-	APIKey     string       // required
-	BaseURL    string       // "" means DefaultBaseURL
-	HTTPClient *http.Client // nil means a new default client; never modified
-	Policy     retry.Policy // how failed calls are retried
-	// Timeout bounds one call, every attempt and retry wait included: 0
-	// means retry.DefaultTimeout, a negative value no limit (see
-	// retry.Timeout).
-	Timeout time.Duration
+	APIKey  string        // required
+	BaseURL string        // "" means DefaultBaseURL
+	HTTP    provider.HTTP // client, retries and time limit
 }
 
 // Client is a genai client plus the retry policy and the key to scrub.
 type Client struct {
 	GenAI   *genai.Client // the SDK client; call it inside Do
 	Policy  retry.Policy  // how Do retries
-	Timeout time.Duration // Config.Timeout resolved by retry.Timeout; 0: none
+	Timeout time.Duration // Config.HTTP.Timeout resolved by retry.Timeout; 0: none
 	key     string
 }
 
@@ -65,7 +61,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	gc, err := genai.NewClient(ctx, &genai.ClientConfig{
 		APIKey:     cfg.APIKey,
 		Backend:    genai.BackendGeminiAPI,
-		HTTPClient: retry.WrapClient(cfg.HTTPClient),
+		HTTPClient: retry.WrapClient(cfg.HTTP.Client),
 		HTTPOptions: genai.HTTPOptions{
 			BaseURL: base,
 			// RetryOptions stays nil: the SDK then sends each request
@@ -76,7 +72,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		// The SDK prints its whole config, key included, in some errors.
 		return nil, fmt.Errorf("%w: gemini: %s", text2sql.ErrInvalidConfig, retry.Redact(err.Error(), cfg.APIKey))
 	}
-	return &Client{GenAI: gc, Policy: cfg.Policy, Timeout: retry.Timeout(cfg.Timeout), key: cfg.APIKey}, nil
+	return &Client{GenAI: gc, Policy: retry.FromHTTP(cfg.HTTP), Timeout: retry.Timeout(cfg.HTTP.Timeout), key: cfg.APIKey}, nil
 }
 
 // Do runs fn under the retry policy, all of it within the client's time

@@ -7,6 +7,7 @@ package openaiapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 
 	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/retry"
+	"github.com/text2sql-go/text2sql/provider"
 )
 
 // Provider is the ModelError.Provider of OpenAI-compatible failures.
@@ -31,16 +34,23 @@ const Provider = "openai"
 // DefaultBaseURL is the OpenAI API root.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
+// Environment variables read by the providers' FromEnv.
+const (
+	EnvAPIKey  = "OPENAI_API_KEY"
+	EnvBaseURL = "OPENAI_BASE_URL"
+)
+
+// FromEnv returns key and base, each taken from its environment variable
+// (EnvAPIKey, EnvBaseURL) when empty.
+func FromEnv(key, base string) (string, string) {
+	return cmp.Or(key, os.Getenv(EnvAPIKey)), cmp.Or(base, os.Getenv(EnvBaseURL))
+}
+
 // Config configures a Client.
 type Config struct {
-	APIKey     string       // may be empty for local servers
-	BaseURL    string       // "" means DefaultBaseURL
-	HTTPClient *http.Client // nil means a new default client; never modified
-	Policy     retry.Policy // how failed calls are retried
-	// Timeout bounds one call, every attempt and retry wait included: 0
-	// means retry.DefaultTimeout, a negative value no limit (see
-	// retry.Timeout).
-	Timeout time.Duration
+	APIKey  string        // may be empty for local servers
+	BaseURL string        // "" means DefaultBaseURL
+	HTTP    provider.HTTP // client, retries and time limit
 }
 
 // Client holds the SDK request options plus the retry policy and the key
@@ -49,7 +59,7 @@ type Client struct {
 	Options []option.RequestOption // for openai.New…Service; call the service inside Do
 	Policy  retry.Policy           // how Do retries
 	BaseURL string                 // as resolved, without a trailing slash
-	Timeout time.Duration          // Config.Timeout resolved by retry.Timeout; 0: none
+	Timeout time.Duration          // Config.HTTP.Timeout resolved by retry.Timeout; 0: none
 	key     string
 }
 
@@ -68,14 +78,14 @@ func New(cfg Config) (*Client, error) {
 	}
 	opts := []option.RequestOption{
 		option.WithBaseURL(base + "/"),
-		option.WithHTTPClient(retry.WrapClient(cfg.HTTPClient)),
+		option.WithHTTPClient(retry.WrapClient(cfg.HTTP.Client)),
 		option.WithMaxRetries(0),
 		option.WithMiddleware(jsonByContent),
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
-	return &Client{Options: opts, Policy: cfg.Policy, BaseURL: base, Timeout: retry.Timeout(cfg.Timeout), key: cfg.APIKey}, nil
+	return &Client{Options: opts, Policy: retry.FromHTTP(cfg.HTTP), BaseURL: base, Timeout: retry.Timeout(cfg.HTTP.Timeout), key: cfg.APIKey}, nil
 }
 
 // Do runs fn under the retry policy, all of it within the client's time

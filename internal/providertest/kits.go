@@ -52,3 +52,23 @@ func EmbedderKit(t *testing.T, refusal httpfake.Reply, answer func(httpfake.Requ
 		return build(fake(t, b.Hang, b.Reject, refusal, answer)), nil
 	}, embedtest.Options{Deterministic: true}))
 }
+
+// ModelSuite is what the shared model-client tests need of a provider.
+type ModelSuite struct {
+	Client      Client                                    // one Complete call, as Errors and Timeout drive it
+	OK          httpfake.Reply                            // a successful answer
+	Unavailable httpfake.Reply                            // a retryable 503
+	Refusal     httpfake.Reply                            // the provider's answer to a bad key
+	Body        func(text string) string                  // an answer whose text is the JSON string literal text
+	Build       func(srv *httpfake.Server) text2sql.Model // the client against srv, default options
+}
+
+// Model runs a model client through the tests every provider shares, as
+// subtests: Concurrent (8 calls at once), the Model kit (ModelKit),
+// Timeout, and Attempts (a 503 then an answer: 2 attempts).
+func Model(t *testing.T, s ModelSuite) {
+	t.Run("Concurrent", func(t *testing.T) { Concurrent(t, s.Client, httpfake.New(t, s.OK), 8) })
+	t.Run("Kit", func(t *testing.T) { ModelKit(t, s.Refusal, s.Body, s.Build) })
+	t.Run("Timeout", func(t *testing.T) { Timeout(t, s.Client, s.Unavailable) })
+	t.Run("Attempts", func(t *testing.T) { Attempts(t, s.Unavailable, s.OK, s.Build) })
+}

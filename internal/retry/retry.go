@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/provider"
 )
 
 // Defaults of a Policy's zero fields.
@@ -98,10 +99,9 @@ type Policy struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// New returns a Policy from provider options: maxRetries, baseDelay and
-// maxDelay as documented on the Policy fields.
-func New(maxRetries int, baseDelay, maxDelay time.Duration) Policy {
-	return Policy{MaxRetries: maxRetries, BaseDelay: baseDelay, MaxDelay: maxDelay}
+// FromHTTP returns the Policy of a provider's settings.
+func FromHTTP(h provider.HTTP) Policy {
+	return Policy{MaxRetries: h.MaxRetries, BaseDelay: h.RetryBaseDelay, MaxDelay: h.MaxRetryDelay}
 }
 
 func (p Policy) retries() int { return Setting(p.MaxRetries, DefaultMaxRetries) }
@@ -260,4 +260,29 @@ func strip(err error) error {
 // Retryable reports whether an HTTP status is worth retrying: 429 and 5xx.
 func Retryable(status int) bool {
 	return status == 429 || status >= 500
+}
+
+// Complete is one model call: send runs each attempt under do (a
+// provider client's Do: retries and time limit), answer turns the
+// response into a ModelResponse, and the result's Attempts is the number
+// of attempts send made. An error of send, answer or do is returned as it
+// is, with no response.
+func Complete[R any](ctx context.Context, do func(context.Context, func(context.Context) error) error,
+	send func(context.Context) (R, error), answer func(R) (*text2sql.ModelResponse, error)) (*text2sql.ModelResponse, error) {
+	var out *text2sql.ModelResponse
+	attempts := 0
+	err := do(ctx, func(ctx context.Context) error {
+		attempts++
+		resp, err := send(ctx)
+		if err != nil {
+			return err
+		}
+		out, err = answer(resp)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Attempts = attempts
+	return out, nil
 }

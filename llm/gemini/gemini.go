@@ -19,13 +19,13 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"google.golang.org/genai"
 
 	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/geminiapi"
 	"github.com/text2sql-go/text2sql/internal/retry"
+	"github.com/text2sql-go/text2sql/provider"
 )
 
 // DefaultModel is the model used when Options.Model is empty.
@@ -48,25 +48,9 @@ type Options struct {
 	// BaseURL is the API root, without the version (DefaultBaseURL when
 	// empty). Point it at a proxy or a test server.
 	BaseURL string
-	// MaxRetries is the number of retries after the first attempt: 0 means
-	// 3, a negative value means none.
-	MaxRetries int
-	// RetryBaseDelay is the wait before the first retry, doubled at each
-	// further one (500ms when 0).
-	RetryBaseDelay time.Duration
-	// MaxRetryDelay caps each wait (60s when 0). A server asking for a
-	// longer wait ends the retries with its error.
-	MaxRetryDelay time.Duration
-	// Timeout bounds one Complete call, every attempt and retry wait
-	// included: when it passes, Complete returns a *text2sql.ModelError
-	// with Timeout set (errors.Is with context.DeadlineExceeded holds, and
-	// the message names the limit). 0 means 60s (retry.DefaultTimeout: room
-	// for a thinking model's answer and a quick retry); a negative value
-	// means no limit of its own. A shorter deadline on ctx still wins.
-	Timeout time.Duration
-	// HTTPClient sends the requests (a new default client when nil). It is
-	// copied, not modified. Its Timeout bounds each attempt.
-	HTTPClient *http.Client
+	// HTTP sets the client, the retries and the time limit of each
+	// call (see provider.HTTP; the zero value is the default).
+	provider.HTTP
 }
 
 // Model is a text2sql.Model over the Gemini API. It is safe for concurrent
@@ -82,13 +66,7 @@ var _ text2sql.Model = (*Model)(nil)
 // text2sql.ErrInvalidConfig when APIKey is empty or BaseURL is not an
 // absolute http(s) URL. ctx is only used while building the SDK client.
 func New(ctx context.Context, opts Options) (*Model, error) {
-	c, err := geminiapi.New(ctx, geminiapi.Config{
-		APIKey:     opts.APIKey,
-		BaseURL:    opts.BaseURL,
-		HTTPClient: opts.HTTPClient,
-		Policy:     retry.New(opts.MaxRetries, opts.RetryBaseDelay, opts.MaxRetryDelay),
-		Timeout:    opts.Timeout,
-	})
+	c, err := geminiapi.New(ctx, geminiapi.Config{APIKey: opts.APIKey, BaseURL: opts.BaseURL, HTTP: opts.HTTP})
 	if err != nil {
 		return nil, err
 	}
@@ -165,22 +143,9 @@ func (m *Model) Complete(ctx context.Context, req text2sql.ModelRequest) (*text2
 		cfg.MaxOutputTokens = int32(min(req.MaxTokens, 1<<31-1))
 	}
 
-	var out *text2sql.ModelResponse
-	attempts := 0
-	err := m.client.Do(ctx, func(ctx context.Context) error {
-		attempts++
-		resp, err := m.client.GenAI.Models.GenerateContent(ctx, m.model, contents, cfg)
-		if err != nil {
-			return err
-		}
-		out, err = m.answer(resp)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	out.Attempts = attempts
-	return out, nil
+	return retry.Complete(ctx, m.client.Do, func(ctx context.Context) (*genai.GenerateContentResponse, error) {
+		return m.client.GenAI.Models.GenerateContent(ctx, m.model, contents, cfg)
+	}, m.answer)
 }
 
 // Ping reports whether the API answers and serves the configured model,

@@ -14,6 +14,7 @@ import (
 	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/httpfake"
 	"github.com/text2sql-go/text2sql/internal/providertest"
+	"github.com/text2sql-go/text2sql/provider"
 )
 
 const testKey = "AIzaSy-TEST-SECRET-KEY-0123456789"
@@ -66,7 +67,7 @@ func model(t *testing.T) func(srv *httpfake.Server) text2sql.Model {
 // client is the Model as the shared provider tests drive it: one
 // Complete of q.
 var client = providertest.Client{Provider: "gemini", Key: testKey, New: func(t *testing.T, srv *httpfake.Server, s providertest.Setup) func(context.Context) error {
-	m, _ := newModel(t, srv, Options{Timeout: s.Timeout, MaxRetries: s.MaxRetries, BaseURL: s.URL(srv.URL)})
+	m, _ := newModel(t, srv, Options{HTTP: provider.HTTP{Timeout: s.Timeout, MaxRetries: s.MaxRetries}, BaseURL: s.URL(srv.URL)})
 	m.client.Policy.Sleep = s.Sleep
 	return func(ctx context.Context) error { _, err := m.Complete(ctx, q); return err }
 }}
@@ -178,7 +179,7 @@ func TestErrors(t *testing.T) {
 // half of each wait.
 func TestBackoff(t *testing.T) {
 	srv := httpfake.New(t, httpfake.Reply{Status: 503, Body: unavailableBody})
-	m, s := newModel(t, srv, Options{MaxRetries: 2})
+	m, s := newModel(t, srv, Options{HTTP: provider.HTTP{MaxRetries: 2}})
 	_, err := m.Complete(context.Background(), q)
 	require.Error(t, err)
 	w := s.Waits()
@@ -190,7 +191,7 @@ func TestBackoff(t *testing.T) {
 
 func TestRetryAfterTooLongGivesUp(t *testing.T) {
 	srv := httpfake.New(t, httpfake.Reply{Status: 429, Header: map[string]string{"Retry-After": "3600"}, Body: quotaBody}, httpfake.Reply{Body: okBody})
-	m, _ := newModel(t, srv, Options{MaxRetryDelay: time.Minute})
+	m, _ := newModel(t, srv, Options{HTTP: provider.HTTP{MaxRetryDelay: time.Minute}})
 	_, err := m.Complete(context.Background(), q)
 	var me *text2sql.ModelError
 	require.ErrorAs(t, err, &me)
@@ -211,7 +212,7 @@ func TestThoughtPartsSkipped(t *testing.T) {
 
 func TestContextDeadlineDuringBackoff(t *testing.T) {
 	srv := httpfake.New(t, httpfake.Reply{Status: 503, Body: unavailableBody})
-	m, err := New(context.Background(), Options{APIKey: testKey, BaseURL: srv.URL, RetryBaseDelay: 10 * time.Second})
+	m, err := New(context.Background(), Options{APIKey: testKey, BaseURL: srv.URL, HTTP: provider.HTTP{RetryBaseDelay: 10 * time.Second}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -262,28 +263,17 @@ func TestInvalidSchema(t *testing.T) {
 	assert.Empty(t, srv.Requests())
 }
 
-func TestConcurrent(t *testing.T) {
-	providertest.Concurrent(t, client, httpfake.New(t, httpfake.Reply{Body: okBody}), 8)
-}
-
-// TestConformance runs the Gemini model, against a local fake of the
-// API, through the Model kit.
-func TestConformance(t *testing.T) {
-	providertest.ModelKit(t, httpfake.Reply{Status: 400, Body: badKeyBody}, func(text string) string {
-		return `{"candidates": [{"content": {"parts": [{"text": ` + text + `}], "role": "model"}, "finishReason": "STOP", "index": 0}],
+// TestSharedContract runs the Gemini model, against a local fake of the
+// API, through the tests every provider client passes (providertest.Model).
+func TestSharedContract(t *testing.T) {
+	providertest.Model(t, providertest.ModelSuite{
+		Client: client, OK: httpfake.Reply{Body: okBody}, Unavailable: httpfake.Reply{Status: 503, Body: unavailableBody}, Refusal: httpfake.Reply{Status: 400, Body: badKeyBody},
+		Body: func(text string) string {
+			return `{"candidates": [{"content": {"parts": [{"text": ` + text + `}], "role": "model"}, "finishReason": "STOP", "index": 0}],
 			"usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 5, "totalTokenCount": 17}, "modelVersion": "gemini-2.5-flash-001"}`
-	}, model(t))
-}
-
-// The time limit of a call (Options.Timeout), as every provider client
-// keeps it: see providertest.Timeout.
-func TestTimeout(t *testing.T) {
-	providertest.Timeout(t, client, httpfake.Reply{Status: 503, Body: unavailableBody})
-}
-
-// An answer says how many requests it took: a 503 and a retry are 2.
-func TestAttemptsCounted(t *testing.T) {
-	providertest.Attempts(t, httpfake.Reply{Status: 503, Body: unavailableBody}, httpfake.Reply{Body: okBody}, model(t))
+		},
+		Build: model(t),
+	})
 }
 
 // Ping asks models.get for the configured model and generates nothing.

@@ -21,15 +21,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 
 	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/openaiapi"
 	"github.com/text2sql-go/text2sql/internal/retry"
+	"github.com/text2sql-go/text2sql/provider"
 )
 
 // DefaultModel is the model used when Options.Model is empty.
@@ -40,8 +39,8 @@ const DefaultBaseURL = openaiapi.DefaultBaseURL
 
 // Environment variables read by FromEnv.
 const (
-	EnvAPIKey  = "OPENAI_API_KEY"
-	EnvBaseURL = "OPENAI_BASE_URL"
+	EnvAPIKey  = openaiapi.EnvAPIKey
+	EnvBaseURL = openaiapi.EnvBaseURL
 )
 
 // JSON modes: how ModelRequest.Schema reaches the server.
@@ -79,25 +78,9 @@ type Options struct {
 	// BaseURL is the API root including the version path (DefaultBaseURL
 	// when empty), e.g. "http://localhost:11434/v1".
 	BaseURL string
-	// MaxRetries is the number of retries after the first attempt: 0 means
-	// 3, a negative value means none.
-	MaxRetries int
-	// RetryBaseDelay is the wait before the first retry, doubled at each
-	// further one (500ms when 0).
-	RetryBaseDelay time.Duration
-	// MaxRetryDelay caps each wait (60s when 0). A server asking for a
-	// longer wait ends the retries with its error.
-	MaxRetryDelay time.Duration
-	// Timeout bounds one Complete call, every attempt and retry wait
-	// included: when it passes, Complete returns a *text2sql.ModelError
-	// with Timeout set (errors.Is with context.DeadlineExceeded holds, and
-	// the message names the limit). 0 means 60s (retry.DefaultTimeout: room
-	// for a thinking model's answer and a quick retry); a negative value
-	// means no limit of its own. A shorter deadline on ctx still wins.
-	Timeout time.Duration
-	// HTTPClient sends the requests (a new default client when nil). It is
-	// copied, not modified.
-	HTTPClient *http.Client
+	// HTTP sets the client, the retries and the time limit of each
+	// call (see provider.HTTP; the zero value is the default).
+	provider.HTTP
 	// JSONMode is JSONSchema (when empty), JSONObject or JSONOff; it only
 	// matters for requests with a Schema.
 	JSONMode string
@@ -132,13 +115,7 @@ func New(opts Options) (*Model, error) {
 	default:
 		return nil, fmt.Errorf("%w: openai: JSONMode %q is not %q, %q or %q", text2sql.ErrInvalidConfig, mode, JSONSchema, JSONObject, JSONOff)
 	}
-	c, err := openaiapi.New(openaiapi.Config{
-		APIKey:     opts.APIKey,
-		BaseURL:    opts.BaseURL,
-		HTTPClient: opts.HTTPClient,
-		Policy:     retry.New(opts.MaxRetries, opts.RetryBaseDelay, opts.MaxRetryDelay),
-		Timeout:    opts.Timeout,
-	})
+	c, err := openaiapi.New(openaiapi.Config{APIKey: opts.APIKey, BaseURL: opts.BaseURL, HTTP: opts.HTTP})
 	if err != nil {
 		return nil, err
 	}
@@ -170,12 +147,7 @@ func New(opts Options) (*Model, error) {
 // FromEnv is New with Options.APIKey taken from OPENAI_API_KEY and
 // Options.BaseURL from OPENAI_BASE_URL when they are empty.
 func FromEnv(opts Options) (*Model, error) {
-	if opts.APIKey == "" {
-		opts.APIKey = os.Getenv(EnvAPIKey)
-	}
-	if opts.BaseURL == "" {
-		opts.BaseURL = os.Getenv(EnvBaseURL)
-	}
+	opts.APIKey, opts.BaseURL = openaiapi.FromEnv(opts.APIKey, opts.BaseURL)
 	return New(opts)
 }
 
@@ -251,22 +223,9 @@ func (m *Model) Complete(ctx context.Context, req text2sql.ModelRequest) (*text2
 		}
 	}
 
-	var out *text2sql.ModelResponse
-	attempts := 0
-	err := m.client.Do(ctx, func(ctx context.Context) error {
-		attempts++
-		resp, err := m.chat.New(ctx, params)
-		if err != nil {
-			return err
-		}
-		out, err = m.answer(resp)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	out.Attempts = attempts
-	return out, nil
+	return retry.Complete(ctx, m.client.Do, func(ctx context.Context) (*openai.ChatCompletion, error) {
+		return m.chat.New(ctx, params)
+	}, m.answer)
 }
 
 // maxListed bounds the model IDs a Ping error names: enough to spot a

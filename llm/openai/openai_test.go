@@ -14,6 +14,7 @@ import (
 	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/httpfake"
 	"github.com/text2sql-go/text2sql/internal/providertest"
+	"github.com/text2sql-go/text2sql/provider"
 )
 
 const testKey = "sk-proj-TEST-SECRET-0123456789abcdef"
@@ -72,7 +73,7 @@ func model(t *testing.T) func(srv *httpfake.Server) text2sql.Model {
 // client is the Model as the shared provider tests drive it: one
 // Complete of q.
 var client = providertest.Client{Provider: "openai", Key: testKey, New: func(t *testing.T, srv *httpfake.Server, s providertest.Setup) func(context.Context) error {
-	m, _ := newModel(t, srv, Options{Timeout: s.Timeout, MaxRetries: s.MaxRetries, BaseURL: s.URL(srv.URL + "/v1")})
+	m, _ := newModel(t, srv, Options{HTTP: provider.HTTP{Timeout: s.Timeout, MaxRetries: s.MaxRetries}, BaseURL: s.URL(srv.URL + "/v1")})
 	m.client.Policy.Sleep = s.Sleep
 	return func(ctx context.Context) error { _, err := m.Complete(ctx, q); return err }
 }}
@@ -264,29 +265,18 @@ func TestNewErrors(t *testing.T) {
 	assert.Equal(t, "http://localhost:11434/v1", m.client.BaseURL)
 }
 
-func TestConcurrent(t *testing.T) {
-	providertest.Concurrent(t, client, httpfake.New(t, httpfake.Reply{Body: okBody}), 8)
-}
-
-// TestConformance runs the OpenAI model, against a local fake of the
-// API, through the Model kit.
-func TestConformance(t *testing.T) {
-	providertest.ModelKit(t, httpfake.Reply{Status: 401, Body: badKeyBody}, func(text string) string {
-		return `{"id": "chatcmpl-1", "object": "chat.completion", "created": 1733956455, "model": "gpt-4o-mini-2024-07-18",
+// TestSharedContract runs the OpenAI model, against a local fake of the
+// API, through the tests every provider client passes (providertest.Model).
+func TestSharedContract(t *testing.T) {
+	providertest.Model(t, providertest.ModelSuite{
+		Client: client, OK: httpfake.Reply{Body: okBody}, Unavailable: httpfake.Reply{Status: 503, Body: serverErrorBody}, Refusal: httpfake.Reply{Status: 401, Body: badKeyBody},
+		Body: func(text string) string {
+			return `{"id": "chatcmpl-1", "object": "chat.completion", "created": 1733956455, "model": "gpt-4o-mini-2024-07-18",
 			"choices": [{"index": 0, "message": {"role": "assistant", "content": ` + text + `}, "finish_reason": "stop"}],
 			"usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}}`
-	}, model(t))
-}
-
-// The time limit of a call (Options.Timeout), as every provider client
-// keeps it: see providertest.Timeout.
-func TestTimeout(t *testing.T) {
-	providertest.Timeout(t, client, httpfake.Reply{Status: 503, Body: serverErrorBody})
-}
-
-// An answer says how many requests it took: a 503 and a retry are 2.
-func TestAttemptsCounted(t *testing.T) {
-	providertest.Attempts(t, httpfake.Reply{Status: 503, Body: serverErrorBody}, httpfake.Reply{Body: okBody}, model(t))
+		},
+		Build: model(t),
+	})
 }
 
 // Some OpenAI-compatible servers and proxies label JSON "text/plain": the
@@ -301,7 +291,7 @@ func TestJSONLabelledAsText(t *testing.T) {
 		assert.Equal(t, `{"sql":"SELECT 1"}`, resp.Text)
 	}
 	srv := httpfake.New(t, httpfake.Reply{Header: map[string]string{"Content-Type": "text/plain"}, Body: "hello"})
-	m, _ := newModel(t, srv, Options{MaxRetries: -1})
+	m, _ := newModel(t, srv, Options{HTTP: provider.HTTP{MaxRetries: -1}})
 	_, err := m.Complete(context.Background(), q)
 	var me *text2sql.ModelError
 	require.ErrorAs(t, err, &me)
