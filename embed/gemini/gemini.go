@@ -17,6 +17,7 @@
 package gemini
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -102,10 +103,7 @@ func New(ctx context.Context, opts Options) (*Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
-	model := opts.Model
-	if model == "" {
-		model = DefaultModel
-	}
+	model := cmp.Or(opts.Model, DefaultModel)
 	return &Embedder{client: c, model: model, dim: dim, batch: batch}, nil
 }
 

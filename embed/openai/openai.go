@@ -15,6 +15,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -92,10 +93,7 @@ var _ text2sql.Embedder = (*Embedder)(nil)
 // http(s) URL, Dimension is negative or missing for a model of unknown
 // size, or BatchSize is outside [1, 2048] (zero values take the defaults).
 func New(opts Options) (*Embedder, error) {
-	model := opts.Model
-	if model == "" {
-		model = DefaultModel
-	}
+	model := cmp.Or(opts.Model, DefaultModel)
 	dim := opts.Dimension
 	if dim == 0 {
 		dim = nativeDims[model]

@@ -295,14 +295,7 @@ func (k *kit) timed(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql
 func (k *kit) cancelledBefore() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, d, err := k.timed(ctx, text2sql.ExecuteRequest{SQL: k.fx.Slow})
-	if !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("execute with a cancelled context: result %+v, error %v; want an error matching context.Canceled", res, err)
-	}
-	if d > promptly {
-		return fmt.Errorf("execute with a cancelled context took %v", d)
-	}
-	return nil
+	return k.wantCancelled(ctx, text2sql.ExecuteRequest{SQL: k.fx.Slow}, "execute with a cancelled context")
 }
 
 func (k *kit) cancelledDuring() error {
@@ -310,12 +303,18 @@ func (k *kit) cancelledDuring() error {
 	defer cancel()
 	t := time.AfterFunc(100*time.Millisecond, cancel)
 	defer t.Stop()
-	res, d, err := k.timed(ctx, text2sql.ExecuteRequest{SQL: k.fx.Slow, Timeout: time.Minute})
+	return k.wantCancelled(ctx, text2sql.ExecuteRequest{SQL: k.fx.Slow, Timeout: time.Minute}, "execute of Fixture.Slow cancelled after 100ms")
+}
+
+// wantCancelled runs req under ctx, which is or will be cancelled: the
+// call must fail with an error matching context.Canceled, promptly.
+func (k *kit) wantCancelled(ctx context.Context, req text2sql.ExecuteRequest, what string) error {
+	res, d, err := k.timed(ctx, req)
 	if !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("execute of Fixture.Slow cancelled after 100ms: result %+v, error %v; want an error matching context.Canceled", res, err)
+		return fmt.Errorf("%s: result %+v, error %v; want an error matching context.Canceled", what, res, err)
 	}
 	if d > promptly {
-		return fmt.Errorf("execute of Fixture.Slow cancelled after 100ms returned after %v", d)
+		return fmt.Errorf("%s returned after %v", what, d)
 	}
 	return nil
 }

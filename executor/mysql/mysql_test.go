@@ -27,10 +27,19 @@ var fixture = []string{
 	"INSERT INTO big SELECT seq FROM seq_1_to_5000",
 }
 
+// setup is setupWith the fixture tables.
 func setup(t *testing.T, opts Options) (*Executor, *sql.DB, string) {
 	t.Helper()
+	return setupWith(t, opts, fixture...)
+}
+
+// setupWith creates a fresh database holding the tables stmts make, and
+// returns an executor on it (closed when t ends), the admin handle and
+// the DSN.
+func setupWith(t *testing.T, opts Options, stmts ...string) (*Executor, *sql.DB, string) {
+	t.Helper()
 	db, dsn := dbtest.MySQL(t)
-	dbtest.Exec(t, db, fixture...)
+	dbtest.Exec(t, db, stmts...)
 	e, err := Open(context.Background(), dsn, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { e.Close() })

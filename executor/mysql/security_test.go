@@ -42,11 +42,7 @@ type world struct {
 
 func newWorld(t *testing.T, opts Options) *world {
 	t.Helper()
-	admin, dsn := dbtest.MySQL(t)
-	dbtest.Exec(t, admin, securityFixture...)
-	e, err := Open(context.Background(), dsn, opts)
-	require.NoError(t, err)
-	t.Cleanup(func() { e.Close() })
+	e, admin, dsn := setupWith(t, opts, securityFixture...)
 	w := &world{e: e, admin: admin, dsn: dsn, token: dbtest.Name("t2s")}
 	require.NoError(t, admin.QueryRow("SELECT DATABASE(), @@datadir").Scan(&w.dbName, &w.datadir))
 	return w

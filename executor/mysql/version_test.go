@@ -4,32 +4,20 @@ import (
 	"context"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
 // Two writes within one second, with an answer between them: the second
 // must move the version too (UPDATE_TIME alone, to the second, would not).
 func TestDataVersion(t *testing.T) {
 	e, db, _ := setup(t, Options{})
-	ctx := context.Background()
-	version := func() string {
-		t.Helper()
-		v, err := e.DataVersion(ctx)
-		require.NoError(t, err)
-		return v
-	}
-	v0 := version()
-	for _, stmt := range []string{"UPDATE users SET balance = balance + 1 WHERE id = 1", "UPDATE users SET balance = balance + 1 WHERE id = 2", "DELETE FROM `order` WHERE id = 3"} {
-		dbtest.Exec(t, db, stmt)
-		v := version()
-		assert.NotEqual(t, v0, v, stmt)
-		v0 = v
-	}
+	exectest.VersionMoves(t, e, func(stmt string) { dbtest.Exec(t, db, stmt) },
+		"UPDATE users SET balance = balance + 1 WHERE id = 1", "UPDATE users SET balance = balance + 1 WHERE id = 2", "DELETE FROM `order` WHERE id = 3")
 
-	cancelled, cancel := context.WithCancel(ctx)
+	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := e.DataVersion(cancelled)
 	require.Error(t, err)

@@ -4,10 +4,10 @@ import (
 	"context"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
 func TestDataVersion(t *testing.T) {
@@ -16,13 +16,6 @@ func TestDataVersion(t *testing.T) {
 		"INSERT INTO users VALUES (1, 'ada'), (2, 'grace')")
 	e := newExec(t, db, Options{})
 	ctx := context.Background()
-	version := func() string {
-		t.Helper()
-		v, err := e.DataVersion(ctx)
-		require.NoError(t, err)
-		return v
-	}
-	v0 := version()
 	_, err := e.Execute(ctx, text2sql.ExecuteRequest{SQL: "SELECT count(*) FROM users"})
 	require.NoError(t, err)
 	// A commit is visible at once, even while its session stays busy
@@ -30,11 +23,8 @@ func TestDataVersion(t *testing.T) {
 	conn, err := db.Conn(ctx)
 	require.NoError(t, err)
 	defer conn.Close()
-	for _, stmt := range []string{"UPDATE users SET name = 'Ada' WHERE id = 1", "TRUNCATE users"} {
-		_, err = conn.ExecContext(ctx, stmt)
+	exectest.VersionMoves(t, e, func(stmt string) {
+		_, err := conn.ExecContext(ctx, stmt)
 		require.NoError(t, err)
-		v := version()
-		assert.NotEqual(t, v0, v, stmt)
-		v0 = v
-	}
+	}, "UPDATE users SET name = 'Ada' WHERE id = 1", "TRUNCATE users")
 }

@@ -58,17 +58,13 @@ func TestC1DropTable(t *testing.T) {
 	path := dbtest.SQLiteFile(t, "emp.db", employees)
 	untouched(t, path)
 	e := open(t, path, Options{})
-	for _, q := range []string{
+	refusedUnread(t, e, text2sql.KindNotReadOnly,
 		"DROP TABLE Employee;",
 		"\n  drop\ttable city_stats ;  ",
 		"DrOp TaBlE Employee",
 		"/* cleanup */ DROP TABLE IF EXISTS Employee -- bye",
 		"(DROP TABLE Employee)",
-	} {
-		before := e.authCalls.Load()
-		exectest.WantKind(t, q, exectest.Run(t, e, q), text2sql.KindNotReadOnly)
-		assert.Equal(t, before, e.authCalls.Load(), "%q: the refused statement reached SQLite", q)
-	}
+	)
 	require.Equal(t, 2, count(t, path, "Employee"), "a table lost rows")
 	require.Equal(t, 1, count(t, path, "city_stats"), "a table lost rows")
 
@@ -108,18 +104,14 @@ func TestC1MultipleStatements(t *testing.T) {
 	path := dbtest.SQLiteFile(t, "emp.db", employees)
 	untouched(t, path)
 	e := open(t, path, Options{})
-	for _, q := range []string{
+	refusedUnread(t, e, text2sql.KindMultipleStatements,
 		"SELECT 1; DROP TABLE employees; SELECT 2;",
 		"SELECT 1;DROP TABLE employees",
 		"SELECT name FROM employees; SELECT 2",
 		"SELECT 1 /* /* */ ; DROP TABLE employees; -- */", // nested comment read the SQLite way
 		"SELECT $a$; DROP TABLE employees; SELECT $a$",    // dollar quote is not a string in SQLite
 		"SELECT '\\'; DROP TABLE employees; SELECT '\\'",  // backslash escapes, MySQL's way
-	} {
-		before := e.authCalls.Load()
-		exectest.WantKind(t, q, exectest.Run(t, e, q), text2sql.KindMultipleStatements)
-		assert.Equal(t, before, e.authCalls.Load(), "%q: part of a refused text reached SQLite", q)
-	}
+	)
 	require.Equal(t, 1, count(t, path, "employees"), "employees lost rows")
 	// A semicolon in a literal, identifier or comment, or a trailing
 	// comment after the final semicolon, is still one statement.
@@ -630,4 +622,15 @@ func TestResultByteBound(t *testing.T) {
 	require.Equal(t, 1000, res.RowCount, "1000 x 1 KB under the bound: %+v", res.Error)
 	grown := maxRSS(t) - rss
 	assert.LessOrEqual(t, grown, int64(256<<20), "peak RSS grew by %d MiB", grown>>20)
+}
+
+// refusedUnread requires each query to be refused with kind before any
+// part of it reached SQLite (its authorizer was never called).
+func refusedUnread(t *testing.T, e *Executor, kind text2sql.ErrorKind, queries ...string) {
+	t.Helper()
+	for _, q := range queries {
+		before := e.authCalls.Load()
+		exectest.WantKind(t, q, exectest.Run(t, e, q), kind)
+		assert.Equal(t, before, e.authCalls.Load(), "%q: a refused text reached SQLite", q)
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
 func TestDataVersion(t *testing.T) {
@@ -55,14 +56,6 @@ func TestDataVersionWAL(t *testing.T) {
 	e, err := Open(path, Options{})
 	require.NoError(t, err)
 	defer e.Close()
-	ctx := context.Background()
-	version := func() string {
-		t.Helper()
-		v, err := e.DataVersion(ctx)
-		require.NoError(t, err)
-		return v
-	}
-
 	w, err := sql.Open("sqlite3", path)
 	require.NoError(t, err)
 	w.SetMaxOpenConns(1)
@@ -72,24 +65,20 @@ func TestDataVersionWAL(t *testing.T) {
 	}
 	_, err = w.Exec("PRAGMA wal_checkpoint(RESTART)")
 	require.NoError(t, err)
-	seen := map[string]bool{version(): true}
-	for _, stmt := range []string{"INSERT INTO t VALUES (1)", "INSERT INTO t VALUES (2)", "DELETE FROM t WHERE n > 10", "UPDATE t SET n = 0 WHERE n = 1"} {
-		_, err = w.Exec(stmt)
-		require.NoError(t, err)
-		v := version()
-		assert.False(t, seen[v], "%s left the version at %s", stmt, v)
-		seen[v] = true
+	exec := func(db *sql.DB) func(string) {
+		return func(stmt string) {
+			_, err := db.Exec(stmt)
+			require.NoError(t, err)
+		}
 	}
+	exectest.VersionMoves(t, e, exec(w), "INSERT INTO t VALUES (1)", "INSERT INTO t VALUES (2)", "DELETE FROM t WHERE n > 10", "UPDATE t SET n = 0 WHERE n = 1")
 	require.NoError(t, w.Close())
 
-	for i := range 3 {
+	// Each writer opens, inserts and closes.
+	exectest.VersionMoves(t, e, func(stmt string) {
 		w, err := sql.Open("sqlite3", path)
 		require.NoError(t, err)
-		_, err = w.Exec("INSERT INTO t VALUES (?)", 1000+i)
-		require.NoError(t, err)
+		exec(w)(stmt)
 		require.NoError(t, w.Close())
-		v := version()
-		assert.False(t, seen[v], "writer %d (open, insert, close) left the version at %s", i, v)
-		seen[v] = true
-	}
+	}, "INSERT INTO t VALUES (1000)", "INSERT INTO t VALUES (1001)", "INSERT INTO t VALUES (1002)")
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor/executortest"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 )
 
@@ -175,4 +177,44 @@ func DeepStatements() []string {
 		"SELECT 1" + strings.Repeat(",1", 400000),
 		"SELECT 1 IN (1" + strings.Repeat(",1", 400000) + ")",
 	}
+}
+
+// Versioned is an executor that reports its data version.
+type Versioned interface {
+	DataVersion(ctx context.Context) (string, error)
+}
+
+// VersionMoves reads e's data version, then runs each write in turn (write
+// fails tb itself) and requires the version read after it to be one not
+// seen before.
+func VersionMoves(tb testing.TB, e Versioned, write func(stmt string), stmts ...string) {
+	tb.Helper()
+	version := func() string {
+		tb.Helper()
+		v, err := e.DataVersion(context.Background())
+		require.NoError(tb, err)
+		return v
+	}
+	seen := map[string]bool{version(): true}
+	for _, stmt := range stmts {
+		write(stmt)
+		v := version()
+		assert.False(tb, seen[v], "%s left the version at %s", stmt, v)
+		seen[v] = true
+	}
+}
+
+// Conforms runs e, opened with error err, through the Executor kit
+// (executortest.TestExecutor) on fx with the forbidden function call
+// forbidden (see Fixture.ForbiddenFunction). An err fails tb at once; e is
+// closed when tb ends.
+func Conforms(tb testing.TB, e interface {
+	text2sql.Executor
+	io.Closer
+}, err error, fx executortest.Fixture, forbidden string) {
+	tb.Helper()
+	require.NoError(tb, err)
+	tb.Cleanup(func() { e.Close() })
+	fx.ForbiddenFunction = forbidden
+	assert.NoError(tb, executortest.TestExecutor(e, fx))
 }

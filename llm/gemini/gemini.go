@@ -13,6 +13,7 @@
 package gemini
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,10 +71,7 @@ func New(ctx context.Context, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	model := opts.Model
-	if model == "" {
-		model = DefaultModel
-	}
+	model := cmp.Or(opts.Model, DefaultModel)
 	return &Model{client: c, model: model}, nil
 }
 

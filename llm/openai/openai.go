@@ -17,6 +17,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -130,10 +131,7 @@ func New(opts Options) (*Model, error) {
 	default:
 		return nil, fmt.Errorf("%w: openai: MaxTokensField %q is not %q or %q", text2sql.ErrInvalidConfig, field, MaxCompletionTokens, MaxTokens)
 	}
-	model := opts.Model
-	if model == "" {
-		model = DefaultModel
-	}
+	model := cmp.Or(opts.Model, DefaultModel)
 	return &Model{
 		client:   c,
 		chat:     openai.NewChatCompletionService(c.Options...),
