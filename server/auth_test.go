@@ -17,6 +17,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/text2sql-go/text2sql/internal/syncbuf"
 )
 
 const anonKey = "anon-key-SECRET-7f3a9c"
@@ -185,8 +187,8 @@ func TestJWT(t *testing.T) {
 }
 
 func TestNoAuth(t *testing.T) {
-	buf := &logBuffer{}
-	srv := testServer(t, Config{Auth: NoAuth(), Logger: buf.logger()})
+	buf := &syncbuf.Buffer{}
+	srv := testServer(t, Config{Auth: NoAuth(), Logger: jsonLogger(buf)})
 	r := do(t, srv, "POST", "/v1/run", "", map[string]string{"sql": "SELECT 1"})
 	assert.Equal(t, 200, r.status, "no auth: %d %s", r.status, r.body)
 	assert.Contains(t, buf.String(), "no-auth mode", "no warning logged for no-auth mode")

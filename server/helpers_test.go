@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +21,7 @@ import (
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/internal/syncbuf"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 	"github.com/text2sql-go/text2sql/retriever"
@@ -130,25 +129,8 @@ func staticAuth(t testing.TB) *StaticTokens {
 	return a
 }
 
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *logBuffer) logger() *slog.Logger {
+// jsonLogger logs at debug level, as JSON lines, into b.
+func jsonLogger(b *syncbuf.Buffer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 

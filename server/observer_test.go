@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/syncbuf"
 )
 
 // obsRecorder is an Observer that notes every call.
@@ -76,9 +77,9 @@ func (panicky) Cache(context.Context, string, bool)                         { pa
 
 func TestObservers(t *testing.T) {
 	rec := &obsRecorder{}
-	var logs logBuffer
+	var logs syncbuf.Buffer
 	srv := testServer(t, Config{
-		Observers: []Observer{panicky{}, nil, rec}, Logger: logs.logger(),
+		Observers: []Observer{panicky{}, nil, rec}, Logger: jsonLogger(&logs),
 		Cache: Cache{Store: &mapStore{}}, RateLimit: RateLimit{Requests: 3, Window: time.Hour},
 	})
 	q := map[string]string{"question": "List two course codes"}

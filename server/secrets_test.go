@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/text2sql-go/text2sql/internal/syncbuf"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 )
 
@@ -25,8 +26,8 @@ func TestNoSecretsOrPrompts(t *testing.T) {
 	defer auth.client.CloseIdleConnections()
 	const token = "good-token-of-ada"
 	model := llmtest.New(answerJSON("SELECT nme FROM students"), answerJSON("SELECT code, title FROM courses ORDER BY code LIMIT 3")).RepeatLast()
-	logs := &logBuffer{}
-	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 2), Auth: auth, Logger: logs.logger(),
+	logs := &syncbuf.Buffer{}
+	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 2), Auth: auth, Logger: jsonLogger(logs),
 		RateLimit: RateLimit{Requests: 100}, AnswerKeys: AnswerKeyMap{"1": "SELECT 1"}})
 
 	var seen strings.Builder

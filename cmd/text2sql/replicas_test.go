@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/syncbuf"
 )
 
 // These tests run real `text2sql serve` processes (the test binary through
@@ -89,7 +90,7 @@ func freePort(t *testing.T) int {
 // replica is one `text2sql serve` process.
 type replica struct {
 	url    string
-	stderr *lockedBuilder
+	stderr *syncbuf.Buffer
 }
 
 // startReplica runs `text2sql serve ARGS` on a free loopback port with a
@@ -105,7 +106,7 @@ func startReplica(t *testing.T, env []string, args ...string) *replica {
 	pipe, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	r := &replica{stderr: &lockedBuilder{}}
+	r := &replica{stderr: &syncbuf.Buffer{}}
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pipe)

@@ -9,13 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/text2sql-go/text2sql/internal/syncbuf"
 	"github.com/text2sql-go/text2sql/server"
 )
 
@@ -113,7 +113,7 @@ func TestHelperProcess(t *testing.T) {
 func TestMCPStdio(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "--", "mcp", "--demo", "--index-dir", t.TempDir(), "--log-format", "json")
 	cmd.Env = append(os.Environ(), "TEXT2SQL_CLI_HELPER=1", "GEMINI_API_KEY=", "OPENAI_API_KEY=")
-	stderr := &lockedBuilder{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "v0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -140,23 +140,4 @@ func TestMCPStdio(t *testing.T) {
 		t.Logf("close: %v", err)
 	}
 	assert.Contains(t, stderr.String(), "serving MCP on stdio", "stderr: %s", stderr.String())
-}
-
-// lockedBuilder is a strings.Builder a child process's output goroutine
-// may write while the test reads it.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -1,37 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/text2sql-go/text2sql/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe for serve's goroutines and the test's.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // freeAddr returns a loopback address with a port free a moment ago.
 func freeAddr(t *testing.T) string {
@@ -61,7 +43,7 @@ func TestServeMetricsAddr(t *testing.T) {
 	api, metricsAddr := freeAddr(t), freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	root := newRoot()
-	var out, errOut syncBuffer
+	var out, errOut syncbuf.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs([]string{"serve", "--demo", "--auth", "static", "--addr", api, "--metrics-addr", metricsAddr, "--index-dir", t.TempDir()})
