@@ -51,9 +51,10 @@ const (
 )
 
 // TableReason is why a table is shown to the model: ReasonRetrieved,
-// ReasonExample, ReasonJoinPath or ReasonRequired. The retriever sets it on
-// each TableRef. In JSON it is "retrieved", "join path" or "required", and
-// "via example <id>" for ReasonExample, the id being TableRef.Example.
+// ReasonExample, ReasonJoinPath, ReasonRequired or ReasonWholeSchema. The
+// retriever sets it on each TableRef. In JSON it is "retrieved", "join
+// path", "required" or "whole schema", and "via example <id>" for
+// ReasonExample, the id being TableRef.Example.
 type TableReason string
 
 // The reasons a table is shown.
@@ -69,6 +70,9 @@ const (
 	// ReasonRequired: the caller asked for it (RetrieveRequest.RequiredTables),
 	// e.g. a table a judge found missing.
 	ReasonRequired TableReason = "required"
+	// ReasonWholeSchema: the whole schema fits the context's budget, so
+	// the table is shown though nothing retrieved pointed to it.
+	ReasonWholeSchema TableReason = "whole schema"
 )
 
 // ObjectKind is the kind of a PlanObject: ObjectTable, ObjectColumn or

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/retriever"
 	"github.com/text2sql-go/text2sql/schema"
@@ -133,6 +134,13 @@ type RecallRecord struct {
 	// ColumnsShown counts the columns of the shown tables.
 	ColumnsShown int      `json:"columns_shown"`
 	Unresolved   []string `json:"unresolved,omitempty"` // gold table names that match no schema table
+	// PromptTokens is the estimated size, in tokens (generator.EstimateTokens),
+	// of the user message the default generator builds from the retrieval;
+	// FullSchemaTokens that of the message it builds from the whole schema's
+	// DDL and no notes, the "paste the schema" baseline. Both are 0 when
+	// Recall did not measure them (RecallOf alone does not).
+	PromptTokens     int `json:"prompt_tokens,omitempty"`
+	FullSchemaTokens int `json:"full_schema_tokens,omitempty"`
 }
 
 // RecallOf compares the tables a retriever showed with the gold query's
@@ -205,8 +213,15 @@ type RecallStats struct {
 	MeanColumnsShown float64  `json:"mean_columns_shown"` // columns of the shown tables per question
 	MeanGoldTables   float64  `json:"mean_gold_tables"`   // gold tables per question
 	MeanGoldColumns  float64  `json:"mean_gold_columns"`  // gold column references per question
+	// MeanPromptTokens and MeanFullSchemaTokens average the records'
+	// PromptTokens and FullSchemaTokens; PromptRatio is their quotient
+	// (nil when not measured): under 1, retrieval made the prompt smaller
+	// than pasting the whole schema.
+	MeanPromptTokens     float64  `json:"mean_prompt_tokens"`
+	MeanFullSchemaTokens float64  `json:"mean_full_schema_tokens"`
+	PromptRatio          *float64 `json:"prompt_ratio"`
 
-	goldTables, goldShown, goldCols, colsShown, tablesShown, columnsShown int
+	goldTables, goldShown, goldCols, colsShown, tablesShown, columnsShown, promptTokens, fullTokens int
 }
 
 func (s *RecallStats) add(r *RecallRecord) {
@@ -220,6 +235,8 @@ func (s *RecallStats) add(r *RecallRecord) {
 	s.colsShown += r.ColumnsRecalled
 	s.tablesShown += len(r.Shown)
 	s.columnsShown += r.ColumnsShown
+	s.promptTokens += r.PromptTokens
+	s.fullTokens += r.FullSchemaTokens
 }
 
 func (s *RecallStats) finish() {
@@ -232,6 +249,12 @@ func (s *RecallStats) finish() {
 		s.MeanColumnsShown = float64(s.columnsShown) / n
 		s.MeanGoldTables = float64(s.goldTables) / n
 		s.MeanGoldColumns = float64(s.goldCols) / n
+		s.MeanPromptTokens = float64(s.promptTokens) / n
+		s.MeanFullSchemaTokens = float64(s.fullTokens) / n
+	}
+	if s.fullTokens > 0 {
+		r := float64(s.promptTokens) / float64(s.fullTokens)
+		s.PromptRatio = &r
 	}
 }
 
@@ -403,6 +426,9 @@ func Recall(ctx context.Context, ds *Dataset, opts RecallOptions) (*RecallReport
 		}
 		rec := RecallOf(sch, q.GoldSQL, c)
 		rec.ID, rec.DB, rec.Difficulty = q.ID, q.DB, q.Difficulty
+		if rec.PromptTokens, rec.FullSchemaTokens, err = promptSizes(sch, c); err != nil {
+			return fmt.Errorf("eval: prompt of question %s: %w", q.ID, err)
+		}
 		recs[i] = rec
 		return nil
 	})
@@ -437,6 +463,28 @@ func Recall(ctx context.Context, ds *Dataset, opts RecallOptions) (*RecallReport
 	return rep, nil
 }
 
+// promptSizes estimates the tokens of the default generator's user message
+// for c and for the whole schema of sch with no notes.
+func promptSizes(sch *schema.Database, c *text2sql.Retrieval) (prompt, full int, err error) {
+	gen, err := generator.New(nil, generator.Options{Dialect: sch.Dialect})
+	if err != nil {
+		return 0, 0, err
+	}
+	_, user, err := gen.Prompt(text2sql.GenerateRequest{Question: c.Question, Retrieval: c})
+	if err != nil {
+		return 0, 0, err
+	}
+	whole := &text2sql.Retrieval{Question: c.Question, Dialect: c.Dialect, Schema: sch.DDL(sch.Tables)}
+	for _, t := range sch.Tables {
+		whole.Tables = append(whole.Tables, text2sql.TableRef{Name: t.QualifiedName(), Reason: text2sql.ReasonRetrieved})
+	}
+	_, wholeUser, err := gen.Prompt(text2sql.GenerateRequest{Question: c.Question, Retrieval: whole})
+	if err != nil {
+		return 0, 0, err
+	}
+	return generator.EstimateTokens(user), generator.EstimateTokens(wholeUser), nil
+}
+
 func (r *RecallReport) markdown(b *strings.Builder) {
 	r.markdownBody(b, "## Retrieval recall\n\n")
 }
@@ -449,19 +497,30 @@ func (r *RecallReport) markdownBody(b *strings.Builder, title string) {
 	o := r.Overall
 	fmt.Fprintf(b, "%d questions: strict table recall **%s** (%d), table recall %s, column recall %s; %.2f tables (%.1f columns) shown on average for %.2f gold tables (%.2f gold columns).",
 		o.Questions, pct(o.StrictTableRecall), o.Strict, pct(o.TableRecall), pct(o.ColumnRecall), o.MeanTablesShown, o.MeanColumnsShown, o.MeanGoldTables, o.MeanGoldColumns)
+	if o.PromptRatio != nil {
+		fmt.Fprintf(b, " The user prompt averages %.0f tokens, %s of the %.0f of a prompt with the whole schema.", o.MeanPromptTokens, ratio(o.PromptRatio), o.MeanFullSchemaTokens)
+	}
 	fmt.Fprintln(b)
 	fmt.Fprintln(b)
 	writeExclusions(b, r.Exclusions)
 	table := func(name string, ss []RecallStats) {
-		fmt.Fprintf(b, "| %s | questions | strict table recall | table recall | column recall | tables shown | columns shown |\n|---|---:|---:|---:|---:|---:|---:|\n", name)
+		fmt.Fprintf(b, "| %s | questions | strict table recall | table recall | column recall | tables shown | columns shown | prompt tokens | vs whole schema |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", name)
 		for _, s := range ss {
-			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %.2f | %.1f |\n", s.Name, s.Questions, pct(s.StrictTableRecall), pct(s.TableRecall),
-				pct(s.ColumnRecall), s.MeanTablesShown, s.MeanColumnsShown)
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %.2f | %.1f | %.0f | %s |\n", s.Name, s.Questions, pct(s.StrictTableRecall), pct(s.TableRecall),
+				pct(s.ColumnRecall), s.MeanTablesShown, s.MeanColumnsShown, s.MeanPromptTokens, ratio(s.PromptRatio))
 		}
 		fmt.Fprintln(b)
 	}
 	table("difficulty", r.ByDifficulty)
 	table("database", r.ByDatabase)
+}
+
+// ratio formats a quotient such as 0.62 as "0.62×", nil as "n/a".
+func ratio(f *float64) string {
+	if f == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f×", *f)
 }
 
 // WriteMarkdown writes the recall report as Markdown.

@@ -46,6 +46,9 @@ func (b *Base) Documents(db *schema.Database) []Document {
 			return
 		}
 		seen[d.ID] = true
+		if d.Kind != text2sql.ItemTable {
+			d.Note = d.Text
+		}
 		docs = append(docs, d)
 	}
 	// resolve maps a table name to the schema's; ok is false when db has no
@@ -203,18 +206,21 @@ func tableDocument(db *schema.Database, t *schema.Table, name string, n *TableNo
 		s.WriteString(" (" + w + ")")
 	}
 	s.WriteString(".")
-	desc := ""
+	head := s.Len()
 	if n != nil {
-		desc = n.Description
-	}
-	if strings.TrimSpace(desc) == "" && t != nil {
-		desc = t.Comment
-	}
-	sentence(&s, "", desc)
-	if n != nil {
+		sentence(&s, "", n.Description)
 		list(&s, "Also called: ", n.Synonyms, ", ")
 		list(&s, "Joins: ", n.Joins, "; ")
 		list(&s, "Answers questions such as: ", n.Questions, " ")
+	}
+	// The note is what the DDL does not say: the schema's own comment and
+	// what follows (keys, columns) are in the DDL a prompt shows.
+	note := ""
+	if s.Len() > head || t == nil {
+		note = s.String()
+	}
+	if (n == nil || strings.TrimSpace(n.Description) == "") && t != nil {
+		sentence(&s, "", t.Comment)
 	}
 	if t != nil {
 		var refs []string
@@ -248,7 +254,7 @@ func tableDocument(db *schema.Database, t *schema.Table, name string, n *TableNo
 		}
 		list(&s, "Columns: ", cols, ", ")
 	}
-	return Document{ID: "table:" + name, Kind: text2sql.ItemTable, Text: s.String(), Table: name}
+	return Document{ID: "table:" + name, Kind: text2sql.ItemTable, Text: s.String(), Note: note, Table: name}
 }
 
 // sentence appends "\n" + prefix + text, ending with a full stop, when text

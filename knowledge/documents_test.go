@@ -53,6 +53,19 @@ func TestDocumentsConcertSinger(t *testing.T) {
 	for _, s := range []string{"Table concert.", "References: stadium (by Stadium_ID)", "concert_Name (concert name)", "Theme"} {
 		assert.Contains(t, concert.Text, s, "table:concert")
 	}
+	// A prompt shows the DDL beside the notes: a table's note keeps only
+	// what the DDL does not say, and is empty for a table without a note.
+	assert.True(t, strings.HasPrefix(singer.Note, "Table singer.\nPerformers, with"), "table:singer note:\n%s", singer.Note)
+	assert.Contains(t, singer.Note, "Also called: artist, performer, vocalist.")
+	for _, s := range []string{"Columns:", "Referenced by:", "Song_release_year"} {
+		assert.NotContains(t, singer.Note, s, "table:singer note repeats the DDL")
+	}
+	assert.Empty(t, concert.Note, "table:concert has no note")
+	for _, d := range docs {
+		if d.Kind != text2sql.ItemTable {
+			assert.Equal(t, d.Text, d.Note, "%s: the note of a non-table document is its text", d.ID)
+		}
+	}
 	sic := byID["table:singer_in_concert"]
 	assert.True(t, strings.HasPrefix(sic.Text, "Table singer_in_concert (singer in concert)."), "table:singer_in_concert:\n%s", sic.Text)
 	assert.Contains(t, sic.Text, "Joins: singer_in_concert.Singer_ID = singer.Singer_ID; ", "table:singer_in_concert")

@@ -132,9 +132,14 @@ type ValueList struct {
 // the schema model (Table.QualifiedName) and <column> its column name as
 // the schema spells it. See Base.Documents.
 type Document struct {
-	ID     string
-	Kind   text2sql.ItemKind
-	Text   string // the indexed text; for an example, only its question
+	ID   string
+	Kind text2sql.ItemKind
+	Text string // the indexed text; for an example, only its question
+	// Note is what a prompt shows of the document: its Text, except for a
+	// table document, whose Note keeps only what the table's DDL does not
+	// say (a note's description, synonyms, joins and questions) and is
+	// empty when nothing is left.
+	Note   string
 	Table  string // the table a table/column/value document is about
 	Column string // the column a column/value document is about
 	SQL    string // an example's SQL

@@ -25,6 +25,8 @@ func ExampleNewHybrid() {
 		{ID: "big-spenders", Question: "Which customers spent the most?", SQL: "SELECT c.name, sum(o.amount) FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.name ORDER BY 2 DESC"},
 	}}
 	// Offline defaults: the hashing embedder and an in-memory store.
+	// The whole schema fits the default budget, so every table is shown:
+	// the two retrieved ones first, then the rest.
 	h, err := retriever.NewHybrid(context.Background(), retriever.HybridOptions{Schema: db, Knowledge: kb, MaxTables: 2})
 	if err != nil {
 		fmt.Println(err)
@@ -45,6 +47,7 @@ func ExampleNewHybrid() {
 	// Output:
 	// customers - retrieved
 	// orders - retrieved
+	// products - whole schema
 	// low confidence: false
 	// reuse: big-spenders 1
 }

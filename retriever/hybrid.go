@@ -22,6 +22,7 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/embed/hashing"
 	"github.com/text2sql-go/text2sql/internal/bm25"
+	"github.com/text2sql-go/text2sql/internal/stagekit"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -52,6 +53,16 @@ const (
 	// have 2 to 11), and for 94.8% when all 19 databases form one
 	// 77-table schema; 4 gives 98.6% and 93.5%, 6 gives 99.7% and 96.0%.
 	DefaultMaxTables = 5
+	// DefaultBudget is the default HybridOptions.Budget, in tokens.
+	// Chosen by measurement (eval --recall): at 4,000 every Spider dev and
+	// BIRD mini-dev database's whole schema fits (the largest, BIRD's
+	// european_football_2, is about 1,900), and strict table recall rises
+	// to that of the whole schema, while the 75-table BIRD and the
+	// 873-table Spider catalogs still go through retrieval. Showing the
+	// whole schema when it fits follows Maamari et al., "The Death of
+	// Schema Linking?" (2024): with capable models, a missed table costs
+	// more than extra ones.
+	DefaultBudget = 4000
 	// DefaultBatchSize is the number of documents embedded per call.
 	DefaultBatchSize = 64
 	// IndexLayout is the version of the index layout (document IDs, kinds,
@@ -135,9 +146,18 @@ type HybridOptions struct {
 	// always matches.
 	ExampleReuse float64
 	// MaxTables caps the tables shown (retrieved, linked via examples and
-	// on join paths); required tables are always shown on top. 0 means
-	// DefaultMaxTables; must not be negative.
+	// on join paths) when the whole schema does not fit Budget; required
+	// tables are always shown on top. 0 means DefaultMaxTables; must not be
+	// negative.
 	MaxTables int
+	// Budget is the size, in estimated tokens (about four characters
+	// each), of the DDL the context may show. When the DDL of every table
+	// fits, every table is shown (ReasonWholeSchema for those nothing
+	// retrieved pointed to); otherwise tables are chosen as MaxTables says
+	// while their DDL fits, the first one always. 0 means DefaultBudget; a
+	// negative budget never shows the whole schema and does not bound the
+	// chosen tables' DDL.
+	Budget int
 	// Reranker, when set, reorders the fused candidates before quotas.
 	Reranker Reranker
 	// BatchSize is the number of documents per EmbedDocuments call when the
@@ -177,6 +197,10 @@ type Hybrid struct {
 	low       float64
 	reuse     float64
 	maxTables int
+	budget    int                   // < 0: unbounded, whole schema never shown
+	ddlTokens map[*schema.Table]int // estimated tokens of each table's DDL
+	// wholeSchema: the DDL of every table fits the budget.
+	wholeSchema bool
 	// neighbourLead is how many positions ahead a candidate table counts
 	// when it is a foreign-key neighbour of a chosen one.
 	neighbourLead int
@@ -356,6 +380,15 @@ func newHybrid(opts HybridOptions) (*Hybrid, error) {
 	if opts.BatchSize < 0 {
 		return nil, bad("BatchSize %d is negative", opts.BatchSize)
 	}
+	h.budget = cmp.Or(opts.Budget, DefaultBudget)
+	h.ddlTokens = make(map[*schema.Table]int, len(h.db.Tables))
+	total := 0
+	for _, t := range h.db.Tables {
+		n := stagekit.EstimateTokens(h.db.DDL([]*schema.Table{t}))
+		h.ddlTokens[t] = n
+		total += n
+	}
+	h.wholeSchema = h.budget >= 0 && total <= h.budget
 	return h, nil
 }
 
@@ -440,14 +473,17 @@ const (
 // least 50, merged into one ranking each), and the two rankings are fused
 // with Reciprocal Rank Fusion. An optional Reranker reorders a deeper
 // candidate list. Each kind keeps its quota, in rank order, as
-// Retrieval.Items.
+// Retrieval.Items, each with its document's Note as Text (a table item
+// whose note would only repeat its DDL is left out).
 //
 // Retrieval.Tables are chosen as chooseTables describes: the tables of the
 // items and of the fused table ranking, foreign-key neighbours of chosen
 // tables first, each followed by the bridge tables joining it to those
 // already chosen ("join path"), tables read by retrieved examples' SQL
-// ("via example <id>"), at most MaxTables, then req.RequiredTables
-// ("required"; names the schema lacks are ignored). Context.Schema is the
+// ("via example <id>"), at most MaxTables while their DDL fits Budget, then
+// every other table when the whole schema fits Budget ("whole schema"),
+// then req.RequiredTables ("required"; names the schema lacks are
+// ignored). Context.Schema is the
 // DDL of those tables rendered from the schema model. LowConfidence is set
 // when the best cosine similarity is under the threshold and no example
 // matched the question's text exactly; Match is an example to reuse.
@@ -541,7 +577,7 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 			return nil, err
 		}
 	}
-	out.Items = items
+	out.Items = h.notes(items)
 	out.BestSimilarity = best
 
 	match, err := h.match(ctx, question, len(req.Terms) == 0, exampleHits)
@@ -633,6 +669,22 @@ func (h *Hybrid) item(c candidate) text2sql.Item {
 		ID: d.ID, Kind: d.Kind, Text: d.Text, Table: d.Table, Column: d.Column, SQL: d.SQL,
 		Score: c.score, Similarity: c.sim, Provenance: prov,
 	}
+}
+
+// notes returns the items as a prompt shows them: each with its
+// document's Note as Text, without the table items whose note would only
+// repeat the table's DDL.
+func (h *Hybrid) notes(items []text2sql.Item) []text2sql.Item {
+	out := items[:0:0]
+	for _, it := range items {
+		if i, ok := h.byID[it.ID]; ok {
+			if it.Text = h.docs[i].Note; it.Text == "" {
+				continue
+			}
+		}
+		out = append(out, it)
+	}
+	return out
 }
 
 // applyRerank runs the reranker and keeps each kind's quota in its order.

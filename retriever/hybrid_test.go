@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/stagekit"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -91,8 +92,11 @@ func TestConcertSingerSingersFirst(t *testing.T) {
 	require.NotEmpty(t, c.Tables)
 	require.Equal(t, "singer", c.Tables[0].Name)
 	require.Equal(t, text2sql.ReasonRetrieved, c.Tables[0].Reason)
-	require.NotEmpty(t, c.Items)
-	require.Equal(t, "table:singer", c.Items[0].ID)
+	// Without table notes, a table item would only repeat the DDL: none
+	// is in the prompt's items.
+	for _, it := range c.Items {
+		assert.NotEqual(t, text2sql.ItemTable, it.Kind, "item %s repeats the DDL", it.ID)
+	}
 	assert.False(t, c.LowConfidence, "low confidence, best similarity %.3f", c.BestSimilarity)
 	assert.Contains(t, c.Schema, "CREATE TABLE singer (")
 	assert.Equal(t, text2sql.DialectSQLite, c.Dialect)
@@ -143,7 +147,7 @@ func TestJoinPath(t *testing.T) {
 	// Students and instructors are three hops apart: students ←
 	// enrollments → courses → instructors. With neighbours given no lead,
 	// the two retrieved tables come first and the bridges follow them.
-	h := newRegistrar(t, HybridOptions{Knowledge: &knowledge.Base{}})
+	h := newRegistrar(t, HybridOptions{Knowledge: &knowledge.Base{}, Budget: -1})
 	h.neighbourLead = 0
 	c := retrieve(t, h, "For each student list the first names of instructors")
 	names := tableNames(c)
@@ -154,7 +158,7 @@ func TestJoinPath(t *testing.T) {
 	}
 	// With the defaults and four tables, the four on the path are shown,
 	// not the unrelated departments.
-	h = newRegistrar(t, HybridOptions{Knowledge: &knowledge.Base{}, MaxTables: 4})
+	h = newRegistrar(t, HybridOptions{Knowledge: &knowledge.Base{}, MaxTables: 4, Budget: -1})
 	c = retrieve(t, h, "For each student list the first names of instructors")
 	names = tableNames(c)
 	slices.Sort(names)
@@ -164,14 +168,14 @@ func TestJoinPath(t *testing.T) {
 	// On Spider concert_singer: singers and concerts are joined through
 	// singer_in_concert.
 	db := spiderDB(t, "concert_singer")
-	h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, Quotas: map[text2sql.ItemKind]int{text2sql.ItemTable: 2}})
+	h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, Quotas: map[text2sql.ItemKind]int{text2sql.ItemTable: 2}, Budget: -1})
 	require.NoError(t, err)
 	c = retrieve(t, h, "List singer names and the concert names they performed in")
 	require.Contains(t, []string{"join path", "retrieved"}, reasonOf(c, "singer_in_concert"), "singer_in_concert shown: %+v", c.Tables)
 	t.Logf("concert_singer tables %+v", c.Tables)
 
 	// MaxTables caps bridges too.
-	h = newRegistrar(t, HybridOptions{Knowledge: &knowledge.Base{}, MaxTables: 2})
+	h = newRegistrar(t, HybridOptions{Knowledge: &knowledge.Base{}, MaxTables: 2, Budget: -1})
 	h.neighbourLead = 0
 	c = retrieve(t, h, "For each student list the first names of instructors")
 	require.Len(t, c.Tables, 2, "MaxTables 2")
@@ -246,7 +250,7 @@ func TestKindsRulesValuesRequired(t *testing.T) {
 
 	// Required tables are shown even past MaxTables; unknown names are
 	// ignored.
-	h = newRegistrar(t, HybridOptions{MaxTables: 1})
+	h = newRegistrar(t, HybridOptions{MaxTables: 1, Budget: -1})
 	c, err := h.Retrieve(context.Background(), text2sql.RetrieveRequest{Question: "List all students", RequiredTables: []string{"DEPARTMENTS", "no_such_table"}})
 	require.NoError(t, err)
 	require.Equal(t, []string{"students", "departments"}, tableNames(c))
@@ -279,7 +283,13 @@ func (failingReranker) Rerank(context.Context, string, []text2sql.Item) ([]text2
 
 func TestReranker(t *testing.T) {
 	rr := &reverseReranker{}
-	h := newRegistrar(t, HybridOptions{Reranker: rr, Quotas: map[text2sql.ItemKind]int{text2sql.ItemTable: 2}})
+	// Every table has a note, so every table item reaches the prompt and
+	// the quota alone decides how many do.
+	kb := registrarKnowledge()
+	for _, name := range []string{"students", "instructors", "departments"} {
+		kb.Tables = append(kb.Tables, knowledge.TableNote{Table: name, Description: "The " + name + " of the university."})
+	}
+	h := newRegistrar(t, HybridOptions{Reranker: rr, Knowledge: kb, Quotas: map[text2sql.ItemKind]int{text2sql.ItemTable: 2}})
 	c := retrieve(t, h, "How many students are there?")
 	require.Equal(t, 1, rr.calls)
 	n := 0
@@ -292,7 +302,7 @@ func TestReranker(t *testing.T) {
 			require.LessOrEqual(t, it.Score, c.Items[i-1].Score, "order: %+v", c.Items)
 		}
 	}
-	require.Equal(t, 2, n, "table quota after rerank")
+	require.Equal(t, 2, n, "table quota after rerank: %+v", c.Items)
 	h = newRegistrar(t, HybridOptions{Reranker: failingReranker{}})
 	_, err := h.Retrieve(context.Background(), text2sql.RetrieveRequest{Question: "x students"})
 	require.ErrorContains(t, err, "boom")
@@ -378,4 +388,54 @@ func FuzzRetrieve(f *testing.F) {
 		}
 		require.LessOrEqual(t, len(c.Tables), DefaultMaxTables+1, "tables")
 	})
+}
+
+// TestBudget: the whole schema when its DDL fits the budget, else tables
+// while their DDL fits, at most MaxTables.
+func TestBudget(t *testing.T) {
+	db := registrar()
+	question := "For each student list the first names of instructors"
+
+	// No budget: MaxTables alone decides, whatever the schema's size.
+	alone := retrieve(t, newRegistrar(t, HybridOptions{Knowledge: &knowledge.Base{}, MaxTables: 2, Budget: -1}), question)
+	require.Len(t, alone.Tables, 2)
+
+	// The registrar's five tables fit the default budget: all are shown,
+	// first the MaxTables that retrieval alone chooses.
+	c := retrieve(t, newRegistrar(t, HybridOptions{Knowledge: &knowledge.Base{}, MaxTables: 2}), question)
+	require.Len(t, c.Tables, len(db.Tables), "tables %+v", c.Tables)
+	assert.Equal(t, alone.Tables, c.Tables[:2])
+	for _, ref := range c.Tables[2:] {
+		assert.Equal(t, text2sql.ReasonWholeSchema, ref.Reason, "%s", ref.Name)
+	}
+	for _, tb := range db.Tables {
+		assert.Contains(t, c.Schema, "CREATE TABLE "+tb.Name+" (")
+	}
+
+	// A budget one token short of the whole schema: retrieval chooses, and
+	// the DDL shown stays within the budget.
+	total := 0
+	for _, tb := range db.Tables {
+		total += stagekit.EstimateTokens(db.DDL([]*schema.Table{tb}))
+	}
+	for _, budget := range []int{total - 1, total / 2, 1} {
+		h := newRegistrar(t, HybridOptions{Knowledge: &knowledge.Base{}, MaxTables: len(db.Tables), Budget: budget})
+		c := retrieve(t, h, question)
+		require.NotEmpty(t, c.Tables, "budget %d: the first table is always shown", budget)
+		spent := 0
+		for _, ref := range c.Tables {
+			assert.NotEqual(t, text2sql.ReasonWholeSchema, ref.Reason, "budget %d", budget)
+			spent += stagekit.EstimateTokens(db.DDL([]*schema.Table{db.Lookup(ref.Name)}))
+		}
+		if len(c.Tables) > 1 {
+			assert.LessOrEqual(t, spent, budget, "budget %d: tables %+v", budget, c.Tables)
+		}
+		assert.Less(t, len(c.Tables), len(db.Tables), "budget %d", budget)
+	}
+
+	// Required tables are shown past the budget.
+	h := newRegistrar(t, HybridOptions{Knowledge: &knowledge.Base{}, MaxTables: 1, Budget: 1})
+	c, err := h.Retrieve(context.Background(), text2sql.RetrieveRequest{Question: "List all students", RequiredTables: []string{"departments"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"students", "departments"}, tableNames(c))
 }

@@ -119,13 +119,17 @@ func (h *Hybrid) bridges(from *schema.Table, set map[*schema.Table]bool) (path [
 // fused table ranking (up to candidatePool deep), so a table whose own
 // document missed the quota can still come in through its neighbours.
 //
-// Tables are then chosen greedily, at most MaxTables: the first candidate,
+// Tables are chosen greedily, at most MaxTables, skipping a table whose
+// DDL would overflow the budget (the first table is always shown): the
+// first candidate,
 // then at each step the candidate with the best position, where a
 // foreign-key neighbour of a chosen table counts neighbourLead positions
 // ahead (tables that join are asked about together); each is followed by
 // the bridge tables on the shortest foreign-key path to the tables already
-// chosen ("join path") when they fit. Last, each required table not yet
-// shown, with its bridges while room is left.
+// chosen ("join path") when they fit. When the whole schema fits the
+// budget, every other table follows ("whole schema"): the remaining
+// candidates in order, then the rest in schema order. Last, each required
+// table not yet shown, with its bridges while room is left.
 func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, required []string) []shownTable {
 	type cand struct {
 		t   *schema.Table
@@ -162,30 +166,46 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, req
 		}
 	}
 
+	limit := h.maxTables
 	var out []shownTable
 	in := map[*schema.Table]bool{}
-	add := func(t *schema.Table, ref text2sql.TableRef, limit int) {
+	skipped := map[*schema.Table]bool{} // over the budget
+	spent := 0                          // DDL tokens of out
+	fits := func(ts ...*schema.Table) bool {
+		n := spent
+		for _, t := range ts {
+			n += h.ddlTokens[t]
+		}
+		return h.budget < 0 || h.wholeSchema || len(out) == 0 || n <= h.budget
+	}
+	add := func(t *schema.Table, ref text2sql.TableRef, limit int, always bool) {
 		if t == nil || in[t] || len(out) >= limit {
+			return
+		}
+		if !always && !fits(t) {
+			skipped[t] = true
 			return
 		}
 		path, _ := h.bridges(t, in)
 		in[t] = true
+		spent += h.ddlTokens[t]
 		ref.Name = t.QualifiedName()
 		out = append(out, shownTable{t, ref})
-		if len(out)+len(path) > limit {
+		if len(out)+len(path) > limit || !fits(path...) {
 			return
 		}
 		for _, b := range path {
 			if !in[b] {
 				in[b] = true
+				spent += h.ddlTokens[b]
 				out = append(out, shownTable{b, text2sql.TableRef{Name: b.QualifiedName(), Reason: text2sql.ReasonJoinPath}})
 			}
 		}
 	}
-	for len(out) < h.maxTables {
+	for len(out) < limit {
 		best, bestPos := -1, 0
 		for i, c := range cands {
-			if in[c.t] {
+			if in[c.t] || skipped[c.t] {
 				continue
 			}
 			pos := i
@@ -199,14 +219,28 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, req
 		if best < 0 {
 			break
 		}
-		add(cands[best].t, cands[best].ref, h.maxTables)
+		add(cands[best].t, cands[best].ref, limit, false)
+	}
+	if h.wholeSchema {
+		whole := func(t *schema.Table, score float64) {
+			if !in[t] {
+				in[t] = true
+				out = append(out, shownTable{t, text2sql.TableRef{Name: t.QualifiedName(), Reason: text2sql.ReasonWholeSchema, Score: score}})
+			}
+		}
+		for _, c := range cands {
+			whole(c.t, c.ref.Score)
+		}
+		for _, t := range h.db.Tables {
+			whole(t, 0)
+		}
 	}
 	for _, name := range required {
 		t := h.db.Lookup(strings.TrimSpace(name))
 		if t == nil || in[t] {
 			continue
 		}
-		add(t, text2sql.TableRef{Reason: text2sql.ReasonRequired}, max(h.maxTables, len(out)+1)) // always shown
+		add(t, text2sql.TableRef{Reason: text2sql.ReasonRequired}, max(limit, len(out)+1), true) // always shown
 	}
 	return out
 }

@@ -173,7 +173,7 @@ type ContextBody struct {
 }
 
 // TableBody is a table shown to the model and why: "retrieved",
-// "via example <id>", "join path" or "required".
+// "via example <id>", "join path", "required" or "whole schema".
 type TableBody struct {
 	Name   string  `json:"name"`
 	Reason string  `json:"reason"`

@@ -41,6 +41,8 @@ type options struct {
 	model      string
 	baseURL    string
 	indexDir   string
+	maxTables  int // --max-tables: retriever.HybridOptions.MaxTables
+	budget     int // --budget: retriever.HybridOptions.Budget, in tokens
 	maxRows    int
 	timeout    time.Duration
 	modelTime  time.Duration // --model-timeout: the limit of one model call
@@ -63,6 +65,8 @@ func (o *options) bind(root *cobra.Command) {
 	f.StringVar(&o.model, "model", "", "model name (default: the provider's default)")
 	f.StringVar(&o.baseURL, "base-url", "", "provider base URL, e.g. http://localhost:11434/v1 for Ollama")
 	f.StringVar(&o.indexDir, "index-dir", "", "directory of the persistent vector index (default: the user cache directory)")
+	f.IntVar(&o.maxTables, "max-tables", retriever.DefaultMaxTables, "tables shown at most when the whole schema does not fit --budget (required tables aside)")
+	f.IntVar(&o.budget, "budget", retriever.DefaultBudget, "tokens of DDL the context may show: the whole schema when it fits, else --max-tables tables while they fit; -1: no bound, never the whole schema")
 	f.IntVar(&o.maxRows, "max-rows", 1000, "row cap per query (0: the default, 1000); the result is marked truncated beyond it")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "time limit per query")
 	f.DurationVar(&o.modelTime, "model-timeout", retry.DefaultTimeout, "time limit of one model call, its retries included (0: the default, 60s); a provider that does not answer in time fails the command")
@@ -73,6 +77,11 @@ func (o *options) bind(root *cobra.Command) {
 	f.StringVar(&o.judge, "judge", "off", "LLM judge with staged repair: off, on, or hard (only for hard questions)")
 	f.BoolVar(&o.noCheck, "no-check", false, "skip the deterministic checks (unknown names, other dialects' syntax) before execution")
 	o.caller.bind(root)
+}
+
+// hybrid returns the retriever's options as the flags set them.
+func (o *options) hybrid(db *schema.Database, kb *knowledge.Base, store retriever.Store) retriever.HybridOptions {
+	return retriever.HybridOptions{Schema: db, Knowledge: kb, Store: store, MaxTables: o.maxTables, Budget: o.budget}
 }
 
 // validate checks the flags that need no database, as usage errors.
@@ -89,6 +98,10 @@ func (o *options) validate() error {
 		return usage("--model-timeout %v: must be 0 (the default, %v) or more", o.modelTime, retry.DefaultTimeout)
 	case o.maxRepairs < 0:
 		return usage("--max-repairs %d: must be 0 or more", o.maxRepairs)
+	case o.maxTables < 1:
+		return usage("--max-tables %d: must be 1 or more", o.maxTables)
+	case o.budget == 0 || o.budget < -1:
+		return usage("--budget %d: must be a number of tokens, or -1 for no bound", o.budget)
 	}
 	for _, f := range []struct{ name, v string }{{"plan", o.plan}, {"judge", o.judge}} {
 		if _, _, err := stagePolicy(f.name, f.v); err != nil {
@@ -157,11 +170,7 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 		ex.Close()
 		return nil, err
 	}
-	e.retriever, err = retriever.NewHybrid(ctx, retriever.HybridOptions{
-		Schema:    ex.Schema(),
-		Knowledge: kb,
-		Store:     store,
-	})
+	e.retriever, err = retriever.NewHybrid(ctx, o.hybrid(ex.Schema(), kb, store))
 	if err != nil {
 		ex.Close()
 		return nil, err
