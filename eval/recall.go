@@ -1,7 +1,9 @@
 package eval
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -10,6 +12,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/internal/birdschema"
 	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/retriever"
 	"github.com/text2sql-go/text2sql/schema"
@@ -372,6 +375,12 @@ type RecallOptions struct {
 	// Parallel is the number of questions retrieved at once; 0 means
 	// 2 × GOMAXPROCS.
 	Parallel int
+	// Catalog measures every question against one schema holding every
+	// database of the dataset's tables.json, each in the namespace of its
+	// db_id ("concert_singer.singer"): schema linking over a big catalog.
+	// The retriever is built once, with "catalog" as its database name. A
+	// table counts as shown only in the question's own namespace.
+	Catalog bool
 	// Progress is called after each question (see Options.Progress).
 	Progress func(done, total int)
 }
@@ -391,6 +400,20 @@ func Recall(ctx context.Context, ds *Dataset, opts RecallOptions) (*RecallReport
 		mk = DefaultRetriever
 	}
 	rs := &retrievers{dbs: dbs, make: mk, m: map[string]*retrieverEntry{}}
+	var catalog text2sql.Retriever
+	var catalogSchema *schema.Database
+	if opts.Catalog {
+		if ds.Tables == "" {
+			return nil, fmt.Errorf("eval: recall over a catalog needs the dataset's tables.json")
+		}
+		var err error
+		if catalogSchema, err = birdschema.Catalog("catalog", ds.Tables); err != nil {
+			return nil, err
+		}
+		if catalog, err = mk(ctx, "catalog", catalogSchema); err != nil {
+			return nil, fmt.Errorf("eval: retriever for the catalog: %w", err)
+		}
+	}
 	recs := make([]RecallRecord, len(ds.Questions))
 	why := make([]string, len(ds.Questions))
 	par := opts.Parallel
@@ -420,13 +443,20 @@ func Recall(ctx context.Context, ds *Dataset, opts RecallOptions) (*RecallReport
 		if err != nil {
 			return err
 		}
+		if catalog != nil {
+			r = catalog
+		}
 		c, err := r.Retrieve(ctx, text2sql.RetrieveRequest{Question: q.Prompt()})
 		if err != nil {
 			return fmt.Errorf("eval: retrieve question %s: %w", q.ID, err)
 		}
-		rec := RecallOf(sch, q.GoldSQL, c)
+		shown, full := c, sch
+		if catalog != nil {
+			shown, full = inNamespace(c, q.DB), catalogSchema
+		}
+		rec := RecallOf(sch, q.GoldSQL, shown)
 		rec.ID, rec.DB, rec.Difficulty = q.ID, q.DB, q.Difficulty
-		if rec.PromptTokens, rec.FullSchemaTokens, err = promptSizes(sch, c); err != nil {
+		if rec.PromptTokens, rec.FullSchemaTokens, err = promptSizes(full, c); err != nil {
 			return fmt.Errorf("eval: prompt of question %s: %w", q.ID, err)
 		}
 		recs[i] = rec
@@ -461,6 +491,21 @@ func Recall(ctx context.Context, ds *Dataset, opts RecallOptions) (*RecallReport
 	}
 	rep.Materialized = dbs.materialized()
 	return rep, nil
+}
+
+// inNamespace returns a copy of c whose tables of namespace ns are named
+// as in that database alone ("singer" for "concert_singer.singer"); other
+// tables keep their qualified names, so they match no gold table.
+func inNamespace(c *text2sql.Retrieval, ns string) *text2sql.Retrieval {
+	out := *c
+	out.Tables = make([]text2sql.TableRef, len(c.Tables))
+	for i, t := range c.Tables {
+		if name, ok := strings.CutPrefix(t.Name, ns+"."); ok {
+			t.Name = name
+		}
+		out.Tables[i] = t
+	}
+	return &out
 }
 
 // promptSizes estimates the tokens of the default generator's user message
@@ -521,6 +566,19 @@ func ratio(f *float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.2f×", *f)
+}
+
+// WriteRecords writes the per-question records as JSON lines, in question
+// order: what eval --recall --records writes, for diffing runs.
+func (r *RecallReport) WriteRecords(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for i := range r.Records {
+		if err := enc.Encode(&r.Records[i]); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
 }
 
 // WriteMarkdown writes the recall report as Markdown.

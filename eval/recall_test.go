@@ -101,8 +101,31 @@ func TestRecallDefaultRetriever(t *testing.T) {
 	logRecall(t, br)
 	assert.Equal(t, 500, br.Overall.Questions)
 	assert.Len(t, br.Materialized, 11)
-	assert.GreaterOrEqual(t, *br.Overall.StrictTableRecall, 0.90)
+	// Every BIRD database's schema fits the default budget: the prompt is
+	// the whole schema's, and every gold table is shown.
+	assert.Equal(t, 1.0, *br.Overall.StrictTableRecall)
+	assert.InDelta(t, 1.0, *br.Overall.PromptRatio, 0.1)
 	assert.Equal(t, 0, br.Unresolved)
+
+	// The 11 databases as one catalog of 75 tables: retrieval chooses, and
+	// the prompt is a small part of the whole catalog's.
+	cat, err := Recall(ctx, bird, RecallOptions{Materialize: true, Catalog: true})
+	require.NoError(t, err)
+	logRecall(t, cat)
+	assert.Equal(t, 500, cat.Overall.Questions)
+	assert.GreaterOrEqual(t, *cat.Overall.StrictTableRecall, 0.95)
+	assert.Less(t, *cat.Overall.PromptRatio, 0.25)
+	other := 0
+	for _, rec := range cat.Records {
+		for _, name := range rec.Shown {
+			if strings.Contains(name, ".") {
+				other++ // another database's table, named with its namespace
+			}
+		}
+	}
+	assert.Positive(t, other, "tables of other databases are shown under their qualified names")
+	_, err = Recall(ctx, &Dataset{Name: "no tables"}, RecallOptions{Catalog: true})
+	assert.ErrorContains(t, err, "tables.json")
 }
 
 func logRecall(t *testing.T, r *RecallReport) {

@@ -203,6 +203,9 @@ type Hybrid struct {
 	ddlTokens map[*schema.Table]int // estimated tokens of each table's DDL
 	// wholeSchema: the DDL of every table fits the budget.
 	wholeSchema bool
+	// namespaces are the tables' namespaces (Table.Schema, lower-cased)
+	// when there are several, else nil.
+	namespaces map[*schema.Table]string
 	// neighbourLead is how many positions ahead a candidate table counts
 	// when it is a foreign-key neighbour of a chosen one.
 	neighbourLead int
@@ -391,6 +394,7 @@ func newHybrid(opts HybridOptions) (*Hybrid, error) {
 		total += n
 	}
 	h.wholeSchema = h.budget >= 0 && total <= h.budget
+	h.namespaces = namespaces(h.db)
 	return h, nil
 }
 

@@ -439,3 +439,51 @@ func TestBudget(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"students", "departments"}, tableNames(c))
 }
+
+// TestNamespaceFill: in a catalog of several databases whose whole does
+// not fit the budget, the best table's namespace is shown whole when it
+// fits beside the tables chosen.
+func TestNamespaceFill(t *testing.T) {
+	db := unionSchema(t, []string{"concert_singer", "pets_1", "car_1", "world_1", "flight_2", "dog_kennels", "student_transcripts_tracking", "cre_Doc_Template_Mgt",
+		"employee_hire_evaluation", "network_1", "orchestra", "poker_player", "real_estate_properties", "singer", "tvshow", "voter_1", "museum_visit", "battle_death", "course_teach"})
+	h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, MaxTables: 2})
+	require.NoError(t, err)
+	require.False(t, h.wholeSchema, "the catalog must not fit the default budget")
+	c := retrieve(t, h, "What are the names of the stadiums that had no concerts?")
+	require.NotEmpty(t, c.Tables)
+	first := db.Lookup(c.Tables[0].Name)
+	require.NotNil(t, first, "%s", c.Tables[0].Name)
+	var ns []string
+	for _, tb := range db.Tables {
+		if tb.Schema == first.Schema {
+			ns = append(ns, tb.QualifiedName())
+		}
+	}
+	require.Greater(t, len(ns), 2, "namespace %s", first.Schema)
+	shown := tableNames(c)
+	for _, name := range ns {
+		assert.Contains(t, shown, name, "namespace %s", first.Schema)
+	}
+	for _, ref := range c.Tables[2:] {
+		assert.Equal(t, text2sql.ReasonWholeSchema, ref.Reason, "%s", ref.Name)
+	}
+	assert.Len(t, c.Tables, len(ns)+2-countIn(shown[:2], ns), "tables %+v", c.Tables)
+
+	// Without a budget, or with one the namespace does not fit, MaxTables
+	// alone decides (a budget of 10 tokens holds only the first table).
+	for budget, want := range map[int]int{-1: 2, 10: 1} {
+		h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, MaxTables: 2, Budget: budget})
+		require.NoError(t, err)
+		assert.Len(t, retrieve(t, h, "What are the names of the stadiums that had no concerts?").Tables, want, "budget %d", budget)
+	}
+}
+
+func countIn(names, set []string) int {
+	n := 0
+	for _, x := range names {
+		if slices.Contains(set, x) {
+			n++
+		}
+	}
+	return n
+}

@@ -179,13 +179,16 @@ func TestSpiderRecall(t *testing.T) {
 	t.Logf("Spider dev, per database, retrieval alone: %v", r)
 	t.Logf("best similarity quantiles: p1 %.3f p5 %.3f p50 %.3f", r.quantile(0.01), r.quantile(0.05), r.quantile(0.5))
 	// Measured: 0.9928 strict recall, 3.67 tables shown (of 2–11 per
-	// database); all databases in one schema: 0.9475, 5.00 shown.
+	// database).
 	assert.GreaterOrEqual(t, r.recall(), 0.98, "strict recall")
 	assert.LessOrEqual(t, r.meanShown(), 4.0, "mean tables shown")
-	// The 77-table union does not fit the default budget.
+	// The 77-table union does not fit the default budget; the best
+	// table's database does. Measured: 0.9722 strict recall, 6.48 tables
+	// shown (0.9475 at 5.00 without filling the database).
 	u := spiderUnionRecall(t, HybridOptions{})
 	t.Logf("Spider dev, all databases in one schema: %v", u)
-	assert.GreaterOrEqual(t, u.recall(), 0.93, "union strict recall")
+	assert.GreaterOrEqual(t, u.recall(), 0.96, "union strict recall")
+	assert.LessOrEqual(t, u.meanShown(), 7.0, "union mean tables shown")
 }
 
 // exampleStats counts what example reuse would do.

@@ -128,8 +128,13 @@ func (h *Hybrid) bridges(from *schema.Table, set map[*schema.Table]bool) (path [
 // the bridge tables on the shortest foreign-key path to the tables already
 // chosen ("join path") when they fit. When the whole schema fits the
 // budget, every other table follows ("whole schema"): the remaining
-// candidates in order, then the rest in schema order. Last, each required
-// table not yet shown, with its bridges while room is left.
+// candidates in order, then the rest in schema order. In a catalog of
+// several namespaces (PostgreSQL schemas, MySQL databases) whose whole
+// does not fit, the namespace of the first table is filled the same way
+// when it fits beside the tables chosen: a question is about one schema
+// far more often than about several, and a table of that schema named
+// only through its data is then not missed. Last, each required table not
+// yet shown, with its bridges while room is left.
 func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, required []string) []shownTable {
 	type cand struct {
 		t   *schema.Table
@@ -221,9 +226,32 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, req
 		}
 		add(cands[best].t, cands[best].ref, limit, false)
 	}
-	if h.wholeSchema {
+	// The whole schema, or the best table's namespace when it fits.
+	scope := h.db.Tables
+	if !h.wholeSchema {
+		scope = nil
+		if len(out) > 0 && h.namespaces != nil && h.budget >= 0 {
+			ns, n := h.namespaces[out[0].table], spent
+			for _, t := range h.db.Tables {
+				if h.namespaces[t] == ns {
+					scope = append(scope, t)
+					if !in[t] {
+						n += h.ddlTokens[t]
+					}
+				}
+			}
+			if n > h.budget {
+				scope = nil
+			}
+		}
+	}
+	if scope != nil {
+		inScope := make(map[*schema.Table]bool, len(scope))
+		for _, t := range scope {
+			inScope[t] = true
+		}
 		whole := func(t *schema.Table, score float64) {
-			if !in[t] {
+			if inScope[t] && !in[t] {
 				in[t] = true
 				out = append(out, shownTable{t, text2sql.TableRef{Name: t.QualifiedName(), Reason: text2sql.ReasonWholeSchema, Score: score}})
 			}
@@ -231,7 +259,7 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, req
 		for _, c := range cands {
 			whole(c.t, c.ref.Score)
 		}
-		for _, t := range h.db.Tables {
+		for _, t := range scope {
 			whole(t, 0)
 		}
 	}
@@ -253,4 +281,20 @@ func (h *Hybrid) adjacent(t *schema.Table, set map[*schema.Table]bool) bool {
 		}
 	}
 	return false
+}
+
+// namespaces returns each table's namespace (Table.Schema, lower-cased)
+// when the schema has tables in at least two; nil otherwise.
+func namespaces(db *schema.Database) map[*schema.Table]string {
+	ns := make(map[*schema.Table]string, len(db.Tables))
+	seen := map[string]bool{}
+	for _, t := range db.Tables {
+		n := strings.ToLower(t.Schema)
+		ns[t] = n
+		seen[n] = true
+	}
+	if len(seen) < 2 {
+		return nil
+	}
+	return ns
 }

@@ -25,17 +25,17 @@ import (
 
 // evalFlags are the flags of the eval command.
 type evalFlags struct {
-	spider, bird, dataset       string
-	questions, tables, dbDir    string
-	predictions                 []string
-	oracle, recall, schemasOnly bool
-	mode                        string
-	digits                      int
-	keepDistinct, noRewrite     bool
-	noOrderCheck, topLevelOrder bool
-	parallel, limit             int
-	report, markdown, records   string
-	questionTimeout             time.Duration
+	spider, bird, dataset                string
+	questions, tables, dbDir             string
+	predictions                          []string
+	oracle, recall, schemasOnly, catalog bool
+	mode                                 string
+	digits                               int
+	keepDistinct, noRewrite              bool
+	noOrderCheck, topLevelOrder          bool
+	parallel, limit                      int
+	report, markdown, records            string
+	questionTimeout                      time.Duration
 }
 
 func evalCmd(o *options) *cobra.Command {
@@ -82,6 +82,7 @@ total and excluded. Exit status 1 when no question could be scored.`,
 	fl.StringArrayVar(&f.predictions, "predictions", nil, "predictions file to score (repeatable: gold queries run once)")
 	fl.BoolVar(&f.oracle, "oracle", false, "run the pipeline with the ORACLE generator (returns the gold SQL when retrieval showed every table it reads)")
 	fl.BoolVar(&f.recall, "recall", false, "measure the retrieval recall of the default retriever")
+	fl.BoolVar(&f.catalog, "catalog", false, "for recall, retrieve over one schema holding every database of tables.json (db_id.table names): schema linking in a big catalog")
 	fl.BoolVar(&f.schemasOnly, "schemas-only", false, "for recall, build empty databases from tables.json where database files are missing (automatic when none exists)")
 	fl.StringVar(&f.mode, "mode", "", "comparison mode: spider, bird or strict (default: the dataset's)")
 	fl.IntVar(&f.digits, "digits", 0, "numeric tolerance in significant digits (0: exact, as the official scorers)")
@@ -93,7 +94,7 @@ total and excluded. Exit status 1 when no question could be scored.`,
 	fl.IntVar(&f.limit, "limit", 0, "pipeline and recall runs: only the first N questions")
 	fl.StringVar(&f.report, "report", "", "write the JSON report to this file")
 	fl.StringVar(&f.markdown, "markdown", "", "write the Markdown report to this file")
-	fl.StringVar(&f.records, "records", "", "write per-question records (JSON lines) to this file, for diffing runs")
+	fl.StringVar(&f.records, "records", "", "write per-question records (JSON lines) to this file, for diffing runs (with only --recall: the recall records)")
 	fl.DurationVar(&f.questionTimeout, "question-timeout", eval.DefaultQuestionTimeout, "pipeline runs: time limit of one question, every model call and repair included; a question past it is a failure of kind timeout and the run goes on (0: the default)")
 	return c
 }
@@ -226,7 +227,7 @@ func runEval(cmd *cobra.Command, o *options, f *evalFlags) error {
 		materialize := f.schemasOnly || noDatabaseFile(ds)
 		bar = newBar(cmd.ErrOrStderr(), o.json, len(ds.Questions))
 		bar.describe("retrieving")
-		recall, err = eval.Recall(ctx, ds, eval.RecallOptions{Materialize: materialize, Parallel: f.parallel, Progress: bar.progress, Retriever: o.evalRetriever})
+		recall, err = eval.Recall(ctx, ds, eval.RecallOptions{Materialize: materialize, Catalog: f.catalog, Parallel: f.parallel, Progress: bar.progress, Retriever: o.evalRetriever})
 		bar.finish()
 		if err != nil {
 			return err
@@ -285,6 +286,11 @@ func writeEvalOutputs(out io.Writer, asJSON bool, f *evalFlags, reports []*eval.
 			if err := writeFile(suffixed(f.markdown, r, i, len(reports)), r.WriteMarkdown); err != nil {
 				return err
 			}
+		}
+	}
+	if len(reports) == 0 && recall != nil && f.records != "" {
+		if err := writeFile(f.records, recall.WriteRecords); err != nil {
+			return err
 		}
 	}
 	var doc any
