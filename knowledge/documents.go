@@ -1,6 +1,7 @@
 package knowledge
 
 import (
+	"cmp"
 	"strings"
 	"unicode"
 
@@ -76,14 +77,15 @@ func (b *Base) Documents(db *schema.Database) []Document {
 		}
 	}
 	if db != nil {
+		back := referencedBy(db)
 		for _, t := range db.Tables {
-			add(tableDocument(db, t, t.QualifiedName(), notes[strings.ToLower(t.QualifiedName())]))
+			add(tableDocument(t, t.QualifiedName(), notes[strings.ToLower(t.QualifiedName())], back[tableKey(t.Schema, t.Name)]))
 		}
 	} else {
 		for i := range b.Tables {
 			n := &b.Tables[i]
 			if n.Table != "" {
-				add(tableDocument(nil, nil, n.Table, n))
+				add(tableDocument(nil, n.Table, n, nil))
 			}
 		}
 	}
@@ -186,9 +188,30 @@ func (b *Base) Documents(db *schema.Database) []Document {
 	return docs
 }
 
+// tableKey is the key of referencedBy: a table's namespace and name,
+// lower-cased.
+func tableKey(namespace, name string) string {
+	return strings.ToLower(namespace) + "\x00" + strings.ToLower(name)
+}
+
+// referencedBy returns, by tableKey, the tables whose foreign keys
+// reference each table, as "orders (by customer_id)", in schema order:
+// built once, so a schema of n tables costs O(n), not O(n²).
+func referencedBy(db *schema.Database) map[string][]string {
+	out := map[string][]string{}
+	for _, o := range db.Tables {
+		for _, fk := range o.ForeignKeys {
+			k := tableKey(cmp.Or(fk.RefSchema, o.Schema), fk.RefTable)
+			out[k] = appendUnique(out[k], o.QualifiedName()+" (by "+strings.Join(fk.Columns, ", ")+")")
+		}
+	}
+	return out
+}
+
 // tableDocument renders the document of one table; t is nil without a
-// schema, n is nil for a table without a note.
-func tableDocument(db *schema.Database, t *schema.Table, name string, n *TableNote) Document {
+// schema, n is nil for a table without a note, back lists the tables
+// referencing it (referencedBy).
+func tableDocument(t *schema.Table, name string, n *TableNote, back []string) Document {
 	var s strings.Builder
 	kind := "Table"
 	if t != nil && t.Kind != "" && t.Kind != schema.KindTable {
@@ -232,18 +255,6 @@ func tableDocument(db *schema.Database, t *schema.Table, name string, n *TableNo
 			refs = appendUnique(refs, ref+" (by "+strings.Join(fk.Columns, ", ")+")")
 		}
 		list(&s, "References: ", refs, ", ")
-		var back []string
-		for _, o := range db.Tables {
-			for _, fk := range o.ForeignKeys {
-				rs := fk.RefSchema
-				if rs == "" {
-					rs = o.Schema
-				}
-				if strings.EqualFold(fk.RefTable, t.Name) && strings.EqualFold(rs, t.Schema) {
-					back = appendUnique(back, o.QualifiedName()+" (by "+strings.Join(fk.Columns, ", ")+")")
-				}
-			}
-		}
 		list(&s, "Referenced by: ", back, ", ")
 		cols := make([]string, len(t.Columns))
 		for i, c := range t.Columns {

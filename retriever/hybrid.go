@@ -253,14 +253,15 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 	h.examples = map[string]int{}
 	tokens := make([][]string, len(h.docs))
 	h.docTables = make([][]*schema.Table, len(h.docs))
+	ix := h.db.Index()
 	for i, d := range h.docs {
 		if _, dup := h.byID[d.ID]; dup || d.ID == "" {
 			return nil, fmt.Errorf("retriever: document %d has an empty or duplicate ID %q", i, d.ID)
 		}
 		h.byID[d.ID] = i
 		h.kindDocs[d.Kind]++
-		tokens[i] = docTokens(h.db, d)
-		h.docTables[i] = tablesOf(h.db, d)
+		tokens[i] = docTokens(ix, d)
+		h.docTables[i] = tablesOf(ix, d)
 		if d.Kind == text2sql.ItemExample {
 			if n := normalizeQuestion(d.Text); n != "" {
 				if _, ok := h.examples[n]; !ok {
@@ -270,7 +271,7 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 		}
 	}
 	h.bm = bm25.NewTokens(tokens, bm25.DefaultParams())
-	h.graph = fkGraph(h.db)
+	h.graph = fkGraph(h.db, ix)
 
 	fp := indexFingerprint(kb, h.db, h.emb, h.docs)
 	h.stats = Stats{

@@ -32,7 +32,7 @@ func nameToken(name string) string {
 
 // docTokens returns the BM25 terms of a document: its text's terms plus
 // name tokens.
-func docTokens(db *schema.Database, d knowledge.Document) []string {
+func docTokens(db *schema.Index, d knowledge.Document) []string {
 	toks := bm25.Tokenize(d.Text)
 	add := func(name string) {
 		if tok := nameToken(name); tok != "" {

@@ -220,6 +220,7 @@ func (s *MemoryStore) Query(ctx context.Context, vector []float32, k int, kind t
 	for i, x := range vector {
 		q[i] = x * inv
 	}
+	score := scorer(q)
 	var positions []int // nil: all
 	n := len(s.ids)
 	if kind != "" {
@@ -243,7 +244,7 @@ func (s *MemoryStore) Query(ctx context.Context, vector []float32, k int, kind t
 				if positions != nil {
 					i = positions[j]
 				}
-				t.push(scored{i, dot(q, s.vecs[i*s.dim:(i+1)*s.dim])})
+				t.push(scored{i, score(s.vecs[i*s.dim : (i+1)*s.dim])})
 			}
 			tops[p] = t.items
 		}()
@@ -263,6 +264,40 @@ func (s *MemoryStore) Query(ctx context.Context, vector []float32, k int, kind t
 	}
 	return hits, nil
 }
+
+// scorer returns the function that scores a stored vector against q:
+// dot, or, for a q that is mostly zeros (feature hashing's are), a sum over
+// its non-zero entries only — several times fewer multiplications over a
+// large index, and the same sums as dot's, added in the same lanes and
+// order, so similarities and rankings do not change.
+func scorer(q []float32) func(v []float32) float32 {
+	var nz []int
+	for i, x := range q {
+		if x != 0 {
+			nz = append(nz, i)
+		}
+	}
+	if len(nz)*sparseShare > len(q) {
+		return func(v []float32) float32 { return dot(q, v) }
+	}
+	tail := len(q) - len(q)%4 // dot adds the entries from here in lane 0
+	return func(v []float32) float32 {
+		var lanes [4]float32
+		for _, i := range nz {
+			lane := i % 4
+			if i >= tail {
+				lane = 0
+			}
+			lanes[lane] += q[i] * v[i]
+		}
+		return lanes[0] + lanes[1] + lanes[2] + lanes[3]
+	}
+}
+
+// sparseShare: a query vector with at most one non-zero entry in
+// sparseShare is scored sparsely. At a quarter, the indexed loads of the
+// sparse sum cost about what the dense four-way loop saves.
+const sparseShare = 4
 
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]

@@ -285,3 +285,30 @@ func hitIDs(hits []Hit) []string {
 	}
 	return out
 }
+
+// TestSparseScorer: a mostly-zero query vector is scored over its
+// non-zero entries with the same result, bit for bit, as the dense dot
+// product; a dense one goes through dot.
+func TestSparseScorer(t *testing.T) {
+	const dim = 130 // the last two entries are outside dot's four lanes
+	seed := uint32(7)
+	rnd := func() float32 { seed = seed*1664525 + 1013904223; return float32(seed>>8)/float32(1<<24) - 0.5 }
+	sparse := make([]float32, dim)
+	for _, i := range []int{1, 6, 7, 40, 128, 129} {
+		sparse[i] = rnd()
+	}
+	dense := make([]float32, dim)
+	for i := range dense {
+		dense[i] = rnd()
+	}
+	for _, q := range [][]float32{sparse, dense} {
+		score := scorer(q)
+		for range 200 {
+			v := make([]float32, dim)
+			for i := range v {
+				v[i] = rnd() * 1e3
+			}
+			require.Equal(t, math.Float32bits(dot(q, v)), math.Float32bits(score(v)))
+		}
+	}
+}

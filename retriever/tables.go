@@ -21,7 +21,7 @@ type shownTable struct {
 // tablesOf resolves the schema tables a document is about: a table,
 // column or value document's Table, a rule's or example's Tables. Names
 // the schema does not have are left out.
-func tablesOf(db *schema.Database, d knowledge.Document) []*schema.Table {
+func tablesOf(db *schema.Index, d knowledge.Document) []*schema.Table {
 	var out []*schema.Table
 	add := func(name string) {
 		if t := db.Lookup(name); t != nil && !slices.Contains(out, t) {
@@ -44,7 +44,7 @@ func tablesOf(db *schema.Database, d knowledge.Document) []*schema.Table {
 // fkGraph returns the undirected foreign-key graph of db: for each table,
 // the tables it references or is referenced by, in schema order, without
 // self-references.
-func fkGraph(db *schema.Database) map[*schema.Table][]*schema.Table {
+func fkGraph(db *schema.Database, ix *schema.Index) map[*schema.Table][]*schema.Table {
 	g := map[*schema.Table][]*schema.Table{}
 	link := func(a, b *schema.Table) {
 		for _, x := range g[a] {
@@ -64,11 +64,11 @@ func fkGraph(db *schema.Database) map[*schema.Table][]*schema.Table {
 			case fk.RefSchema != "":
 				name = fk.RefSchema + "." + name
 			case t.Schema != "":
-				if db.Lookup(t.Schema+"."+name) != nil {
+				if ix.Lookup(t.Schema+"."+name) != nil {
 					name = t.Schema + "." + name
 				}
 			}
-			ref := db.Lookup(name)
+			ref := ix.Lookup(name)
 			if ref == nil || ref == t {
 				continue
 			}

@@ -84,7 +84,36 @@ func (t *Table) Column(name string) *Column {
 // then a case-insensitive one. An unqualified name matches a table in any
 // schema only when exactly one table has that name. It returns nil when no
 // table matches.
-func (d *Database) Lookup(name string) *Table {
+func (d *Database) Lookup(name string) *Table { return lookup(d.Tables, name) }
+
+// Index finds tables by name as Lookup does, in constant time on average:
+// for callers that look up many names (building a retrieval index over
+// thousands of tables). It holds d.Tables as they are when Index is
+// called. Names are grouped by their lower-case form, so two names that
+// only Unicode case folding equates, not lower-casing (rare letters such
+// as the Kelvin sign), are not found as the same.
+type Index struct {
+	byName map[string][]*Table // lower-case table name → tables
+}
+
+// Index returns an index of d's tables.
+func (d *Database) Index() *Index {
+	x := &Index{byName: make(map[string][]*Table, len(d.Tables))}
+	for _, t := range d.Tables {
+		k := strings.ToLower(t.Name)
+		x.byName[k] = append(x.byName[k], t)
+	}
+	return x
+}
+
+// Lookup is Database.Lookup over the indexed tables.
+func (x *Index) Lookup(name string) *Table {
+	base := name[strings.LastIndexByte(name, '.')+1:]
+	return lookup(x.byName[strings.ToLower(base)], name)
+}
+
+// lookup is Lookup over tables.
+func lookup(tables []*Table, name string) *Table {
 	sch, base := "", name
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
 		sch, base = name[:i], name[i+1:]
@@ -92,7 +121,7 @@ func (d *Database) Lookup(name string) *Table {
 	for _, eq := range []func(a, b string) bool{func(a, b string) bool { return a == b }, strings.EqualFold} {
 		var found *Table
 		n := 0
-		for _, t := range d.Tables {
+		for _, t := range tables {
 			if !eq(t.Name, base) {
 				continue
 			}

@@ -94,8 +94,10 @@ func TestLookup(t *testing.T) {
 		{"nope", nil},
 		{"public.nope", nil},
 	}
+	ix := db.Index()
 	for _, c := range cases {
 		assert.Same(t, c.want, db.Lookup(c.in), "Lookup(%q)", c.in)
+		assert.Same(t, c.want, ix.Lookup(c.in), "Index().Lookup(%q)", c.in)
 	}
 	s := db.Tables[3]
 	assert.Same(t, &s.Columns[1], s.Column("name"), "Column(name) should prefer the exact match")
