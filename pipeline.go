@@ -589,7 +589,16 @@ func (r *run) retrieve(ctx context.Context, req RetrieveRequest) error {
 	if c.LowConfidence {
 		outcome += ", low confidence"
 	}
-	r.trace.add(StageRetrieval, len(r.ans.Attempts), start, nil, outcome)
+	var calls []ModelCall
+	if rr := c.Rerank; rr != nil {
+		calls = rr.Calls
+		if rr.Fallback != "" {
+			outcome += ", rerank fallback: " + rr.Fallback
+		} else {
+			outcome += fmt.Sprintf(", reranked: %d tables selected", len(rr.Tables))
+		}
+	}
+	r.trace.add(StageRetrieval, len(r.ans.Attempts), start, calls, outcome)
 	return nil
 }
 
