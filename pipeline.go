@@ -592,10 +592,11 @@ func (r *run) retrieve(ctx context.Context, req RetrieveRequest) error {
 	var calls []ModelCall
 	if rr := c.Rerank; rr != nil {
 		calls = rr.Calls
+		if len(rr.Tables) > 0 {
+			outcome += fmt.Sprintf(", reranked: %d tables selected", len(rr.Tables))
+		}
 		if rr.Fallback != "" {
 			outcome += ", rerank fallback: " + rr.Fallback
-		} else {
-			outcome += fmt.Sprintf(", reranked: %d tables selected", len(rr.Tables))
 		}
 	}
 	r.trace.add(StageRetrieval, len(r.ans.Attempts), start, calls, outcome)

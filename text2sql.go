@@ -332,7 +332,10 @@ type RerankReport struct {
 	// Fallback is why the reranker kept the fused order instead of its
 	// own ("malformed answer: …", "model error: …", "timeout after 30s",
 	// "empty selection"), or "" when its order was used. A fallback is
-	// not an error: the retrieval goes on with the fused order.
+	// not an error: the retrieval goes on with the fused order. A
+	// reranker working in steps may fall back in a later one only
+	// ("column selection: …"): Tables then holds what the earlier steps
+	// selected, and their order is used.
 	Fallback string `json:"fallback,omitempty"`
 	// Tables are the tables the reranker selected, best first, as the
 	// candidates spell them.
