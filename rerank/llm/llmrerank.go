@@ -53,15 +53,11 @@ const (
 	// notes.
 	DefaultBudget = 4000
 	// DefaultMaxTables is the default number of selected tables kept; the
-	// rest of an answer is treated as not selected. With DefaultKeepFused
-	// it adds up to the retriever's default of 5 tables shown
-	// (retriever.DefaultMaxTables), so the fused ranking's best table
-	// keeps its slot.
-	DefaultMaxTables = retriever.DefaultMaxTables - DefaultKeepFused
-	// DefaultKeepFused is the default number of best fused tables kept
-	// right after the selection when the model left them out (see
-	// Options.KeepFused).
-	DefaultKeepFused = 1
+	// rest of an answer is treated as not selected. It is one less than
+	// the retriever's default of 5 tables shown (retriever.DefaultMaxTables),
+	// so the best table the model left out still comes within the
+	// retriever's table quota.
+	DefaultMaxTables = retriever.DefaultMaxTables - 1
 	// DefaultTimeout is the default time limit of one Rerank, every model
 	// call and re-ask included. It is half the CLI's default time limit of
 	// one model call (60 s): selection is an optional refinement, so a
@@ -93,13 +89,9 @@ type Options struct {
 	Budget int
 	// MaxTables is how many of the model's tables are kept as selected,
 	// in its order; 0 means DefaultMaxTables (4); negative is an error.
+	// Keep it below the retriever's table quota and MaxTables, so the
+	// fused ranking keeps at least one slot for a table the model missed.
 	MaxTables int
-	// KeepFused is how many of the best candidate tables in the fused
-	// order are kept right after the selection when the model did not
-	// select them, so a table the question plainly needs (its name or a
-	// synonym matched by both searches) is not pushed out by a model that
-	// missed it. 0 means DefaultKeepFused (1); negative means none.
-	KeepFused int
 	// SelectColumns adds CHESS's column selection: a second call, shown
 	// only the selected tables, names the columns the SQL needs. Their
 	// column and value items then lead their table's items, and
@@ -165,12 +157,6 @@ func New(model text2sql.Model, opts Options) (*Reranker, error) {
 	if opts.MaxTables == 0 {
 		opts.MaxTables = DefaultMaxTables
 	}
-	switch {
-	case opts.KeepFused == 0:
-		opts.KeepFused = DefaultKeepFused
-	case opts.KeepFused < 0:
-		opts.KeepFused = 0
-	}
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
 	}
@@ -194,20 +180,21 @@ func (r *Reranker) Rerank(ctx context.Context, question string, items []text2sql
 // candidates are left out and listed in the report's Ignored.
 //
 // The returned items are all of items, reordered, none added or dropped:
-//  1. the items of the selected tables (at most MaxTables), in the model's
-//     order, each table's own item first, then its selected columns'
-//     items, then its other items in the order given;
-//  2. the items of the best KeepFused candidate tables the model did not
-//     select, likewise;
-//  3. every other item in the order given.
+// first the items of the selected tables (at most MaxTables), in the
+// model's order, each table's own item first, then its selected columns'
+// items, then its other items in the order given; then every other item
+// in the order given. Rules and examples keep their order among
+// themselves, so the retriever's per-kind quotas keep the same ones as
+// without a reranker. Score is set from the position so that order and
+// Score agree: the i-th of n items (from 0) scores (n-i)/n, in (0, 1].
 //
-// Rules and examples keep their order among themselves, so the
-// retriever's per-kind quotas keep the same ones as without a reranker.
-// Score is set from the position so that order and Score agree: the i-th
-// of n items (from 0) scores (n-i)/n, in (0, 1]. The model only promotes:
-// a table it left out stays among the candidates in the fused order and
-// is shown when the quotas and MaxTables leave room, because recall
-// errors cost more than a few extra tables in the prompt.
+// The model only promotes, it never removes: a table it left out stays
+// among the candidates in the fused order, and with MaxTables below the
+// retriever's table quota (the defaults: 4 and 5) the best of them still
+// comes within the quota, so a table the question plainly names is not
+// dropped because the model missed it. Recall errors cost more than an
+// extra table in the prompt (a missing table makes the SQL wrong; an
+// extra one is read past).
 //
 // On a fallback — no candidate table, a model error, a malformed answer
 // after the re-asks, an answer naming no candidate, or Options.Timeout —
@@ -248,7 +235,7 @@ func (r *Reranker) RerankReport(ctx context.Context, question string, items []te
 			rep.Fallback = "column selection: " + r.why(tctx, err)
 		}
 	}
-	return order(items, promoted(sel, cands, r.opts.KeepFused), cols, r.opts.Schema), rep, nil
+	return order(items, sel, cols, r.opts.Schema), rep, nil
 }
 
 // errNoSelection is a usable answer that selects no candidate table.
@@ -370,26 +357,14 @@ func (r *Reranker) selectColumns(ctx context.Context, question string, items []t
 	return cols, nil
 }
 
-// promoted is the tables whose items lead: the selection, then the first
-// keep candidates it lacks.
-func promoted(sel, cands []*schema.Table, keep int) []*schema.Table {
-	out := append([]*schema.Table(nil), sel...)
-	for _, t := range cands[:min(keep, len(cands))] {
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // order reorders items as RerankReport documents and sets their Score.
-func order(items []text2sql.Item, lead []*schema.Table, cols map[*schema.Table]map[string]bool, db *schema.Database) []text2sql.Item {
-	group := make(map[*schema.Table]int, len(lead))
-	for i, t := range lead {
+func order(items []text2sql.Item, sel []*schema.Table, cols map[*schema.Table]map[string]bool, db *schema.Database) []text2sql.Item {
+	group := make(map[*schema.Table]int, len(sel))
+	for i, t := range sel {
 		group[t] = i
 	}
 	// An item sorts by (group, tier), stably: group is the position of
-	// its table in lead, len(lead) for the rest; tier is 0 for a lead
+	// its table in sel, len(sel) for the rest; tier is 0 for a selected
 	// table's own item, 1 for its selected columns' items, 2 for its other
 	// items (0 for the rest).
 	type ranked struct {
@@ -398,13 +373,13 @@ func order(items []text2sql.Item, lead []*schema.Table, cols map[*schema.Table]m
 	}
 	rs := make([]ranked, len(items))
 	for i, it := range items {
-		rs[i] = ranked{it: it, group: len(lead)}
+		rs[i] = ranked{it: it, group: len(sel)}
 		var t *schema.Table
 		if it.Table != "" {
 			t = db.Lookup(it.Table)
 		}
 		g, ok := group[t]
-		if t == nil || !ok {
+		if !ok {
 			continue
 		}
 		rs[i].group, rs[i].tier = g, 2

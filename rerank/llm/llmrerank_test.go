@@ -3,7 +3,6 @@ package llmrerank_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,8 +44,6 @@ func TestNewValidates(t *testing.T) {
 		_, err := llmrerank.New(m, o)
 		require.ErrorIs(t, err, text2sql.ErrInvalidConfig, name)
 	}
-	_, err = llmrerank.New(m, llmrerank.Options{Schema: db, KeepFused: -1})
-	require.NoError(t, err, "a negative KeepFused means none")
 }
 
 // The model's tables lead the items and the tables shown, in its order;
@@ -75,7 +72,7 @@ func TestSelectionReorders(t *testing.T) {
 	assert.Equal(t, "table:departments", got[0].ID, "the first selected table's own item leads: %v", ids(got))
 	first := firstTables(got, 3)
 	assert.Equal(t, []string{"departments", "courses", firstTables(cands, 1)[0]}, first,
-		"selection, then the best fused table (KeepFused 1)")
+		"the selection, then the rest in fused order")
 	requireOrdered(t, got)
 	assert.InDelta(t, 1.0, got[0].Score, 1e-12)
 
@@ -252,32 +249,20 @@ func TestUnknownTablesIgnored(t *testing.T) {
 	requireFallback(t, cands, got, rep, err, "empty selection")
 }
 
-func TestMaxTablesAndKeepFused(t *testing.T) {
+func TestMaxTables(t *testing.T) {
 	db, kb := demoDB(t)
 	const q = "How many students take each class?"
 	cands := candidates(t, db, kb, q)
 	fused := firstTables(cands, 100)
 	require.GreaterOrEqual(t, len(fused), 4)
-	best := fused[0]
-	// The model picks two tables, neither the fused best.
-	var pick []string
-	for i := len(fused) - 1; i >= 0 && len(pick) < 3; i-- {
-		pick = append(pick, fused[i])
-	}
-	require.NotContains(t, pick, best)
+	// The model picks three tables, the last in fused order first.
+	pick := []string{fused[len(fused)-1], fused[len(fused)-2], fused[len(fused)-3]}
 
-	m := llmtest.New(tablesReply(pick...)).RepeatLast()
+	m := llmtest.New(tablesReply(pick...))
 	got, rep, err := newReranker(t, m, llmrerank.Options{Schema: db, MaxTables: 2}).RerankReport(context.Background(), q, cands)
 	require.NoError(t, err)
 	assert.Equal(t, pick[:2], rep.Tables, "MaxTables cuts the selection")
-	assert.Equal(t, []string{pick[0], pick[1], best}, firstTables(got, 3), "the fused best follows the selection")
-
-	got, _, err = newReranker(t, m, llmrerank.Options{Schema: db, MaxTables: 2, KeepFused: -1}).RerankReport(context.Background(), q, cands)
-	require.NoError(t, err)
-	third := firstTables(got, 3)[2]
-	assert.NotEqual(t, pick[2], third, "the third selected table is not promoted")
-	assert.Equal(t, slices.DeleteFunc(slices.Clone(fused), func(s string) bool { return s == pick[0] || s == pick[1] })[0], third,
-		"without KeepFused the rest follow in fused order")
+	assert.Equal(t, []string{pick[0], pick[1], fused[0]}, firstTables(got, 3), "the fused best follows the selection, not the cut pick")
 }
 
 // Options.Timeout ends a slow call: the fused order, promptly.

@@ -2,6 +2,7 @@ package llmrerank_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,8 +40,35 @@ func TestSelectionRecoversSixthTable(t *testing.T) {
 	assert.Equal(t, []string{"cars_data", "car_names"}, c.Rerank.Tables)
 	shown := tableNames(c)
 	assert.Equal(t, []string{"cars_data", "car_names"}, shown[:2], "shown: %v", shown)
-	assert.Contains(t, shown, plain.Tables[0].Name, "the fused best is kept (KeepFused)")
+	assert.Contains(t, shown, plain.Tables[0].Name, "the fused best still has a slot")
 	assert.Contains(t, c.Schema, "CREATE TABLE cars_data")
+}
+
+// A model that selects every table but the one the fused ranking puts
+// first cannot push it out of the retriever's table quota (5) with the
+// default MaxTables (4); with MaxTables 5 it can.
+func TestFusedBestKeepsASlot(t *testing.T) {
+	db := spiderDB(t, "car_1")
+	const q = "What are the different models for the cards produced after 1980?"
+	plain := retrieve(t, hybrid(t, db, nil, nil), q)
+	best := plain.Tables[0].Name
+	var others []string
+	for _, tb := range db.Tables {
+		if tb.Name != best {
+			others = append(others, tb.Name)
+		}
+	}
+	require.Len(t, others, 5)
+	m := llmtest.New(tablesReply(others...)).RepeatLast()
+	hasItem := func(c *text2sql.Retrieval) bool { return slices.Contains(ids(c.Items), "table:"+best) }
+
+	c := retrieve(t, hybrid(t, db, nil, newReranker(t, m, llmrerank.Options{Schema: db})), q)
+	assert.Len(t, c.Rerank.Tables, llmrerank.DefaultMaxTables)
+	assert.True(t, hasItem(c), "default MaxTables: %v", ids(c.Items))
+	assert.Contains(t, tableNames(c), best)
+
+	c = retrieve(t, hybrid(t, db, nil, newReranker(t, m, llmrerank.Options{Schema: db, MaxTables: 5})), q)
+	assert.False(t, hasItem(c), "MaxTables 5 gives the model the whole table quota: %v", ids(c.Items))
 }
 
 // The reranker's calls reach the pipeline's trace: the retrieval step
