@@ -46,11 +46,10 @@ const Name = "llm"
 const (
 	// DefaultBudget is the default bound, in estimated tokens
 	// (stagekit.EstimateTokens: a token per four characters), on the user
-	// message of a selection call. The retriever passes at most 15 tables
-	// with its default quota of 5 (three times the quota, see
-	// retriever's rerankDepth); the DDL of a 20-column table is about 200
-	// tokens, so 4000 shows 15 such tables whole and leaves room for the
-	// notes.
+	// message of a selection call. With its default table quota of 5 the
+	// retriever passes a reranker at most 15 table items (three times the
+	// quota); the DDL of a 20-column table is about 200 tokens, so 4000
+	// shows 15 such tables whole (3000) and leaves a quarter for notes.
 	DefaultBudget = 4000
 	// DefaultMaxTables is the default number of selected tables kept; the
 	// rest of an answer is treated as not selected. It is one less than
