@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -195,9 +196,10 @@ func (r *Reranker) Rerank(ctx context.Context, question string, items []text2sql
 // extra table in the prompt (a missing table makes the SQL wrong; an
 // extra one is read past).
 //
-// On a fallback — no candidate table, a model error, a malformed answer
-// after the re-asks, an answer naming no candidate, or Options.Timeout —
-// the items are returned as given and Fallback says why; the error is nil.
+// On a fallback — an empty question, no candidate table (both without a
+// call), a model error, a malformed answer after the re-asks, an answer
+// naming no candidate, or Options.Timeout — the items are returned as
+// given and Fallback says why; the error is nil.
 // A failed column selection keeps the table selection and is recorded
 // as a Fallback starting "column selection: ".
 //
@@ -210,7 +212,11 @@ func (r *Reranker) RerankReport(ctx context.Context, question string, items []te
 		return nil, rep, err
 	}
 	cands := r.candidates(items)
-	if len(cands) == 0 {
+	switch {
+	case strings.TrimSpace(question) == "":
+		rep.Fallback = "empty question"
+		return items, rep, nil
+	case len(cands) == 0:
 		rep.Fallback = "no candidate table"
 		return items, rep, nil
 	}

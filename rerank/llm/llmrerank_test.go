@@ -328,6 +328,11 @@ func TestNoCandidateTable(t *testing.T) {
 	got, rep, err := newReranker(t, m, llmrerank.Options{Schema: db}).RerankReport(context.Background(), "anything", items)
 	requireFallback(t, items, got, rep, err, "no candidate table")
 	assert.Zero(t, m.CallCount())
+
+	items = append(items, text2sql.Item{ID: "table:students", Kind: text2sql.ItemTable, Table: "students", Score: 0.01})
+	got, rep, err = newReranker(t, m, llmrerank.Options{Schema: db}).RerankReport(context.Background(), " \n", items)
+	requireFallback(t, items, got, rep, err, "empty question")
+	assert.Zero(t, m.CallCount())
 }
 
 // The budget bounds the prompt: DDL best first while it fits, the other
