@@ -338,7 +338,7 @@ type RerankReport struct {
 	// selected, and their order is used.
 	Fallback string `json:"fallback,omitempty"`
 	// Tables are the tables the reranker selected, best first, as the
-	// candidates spell them.
+	// candidates spell them. The default retriever shows them first.
 	Tables []string `json:"tables,omitempty"`
 	// Columns are the columns it selected, "table.column", as the schema
 	// spells them.

@@ -117,9 +117,11 @@ type Reranker interface {
 // model calls and whether it fell back to the order it was given. The
 // retriever calls RerankReport instead of Rerank when the Reranker has
 // it, treats the items as it treats Rerank's, and puts the report in
-// Retrieval.Rerank (the pipeline adds its calls to the trace). The report
-// may be nil. Rerankers report per call, so one reranker can serve
-// concurrent retrievals.
+// Retrieval.Rerank (the pipeline adds its calls to the trace). The tables
+// the report selects (RerankReport.Tables) that are among the candidates
+// are shown first, in its order, up to MaxTables, before the tables
+// chosen from the ranking. The report may be nil. Rerankers report per
+// call, so one reranker can serve concurrent retrievals.
 type ReportingReranker interface {
 	Reranker
 	RerankReport(ctx context.Context, question string, items []text2sql.Item) ([]text2sql.Item, *text2sql.RerankReport, error)
@@ -495,8 +497,9 @@ const (
 // Retrieval.Items, each with its document's Note as Text (a table item
 // whose note would only repeat its DDL is left out).
 //
-// Retrieval.Tables are chosen as chooseTables describes: the tables of the
-// items and of the fused table ranking, foreign-key neighbours of chosen
+// Retrieval.Tables are chosen as chooseTables describes: the tables a
+// ReportingReranker selected, then the tables of the items and of the
+// fused table ranking, foreign-key neighbours of chosen
 // tables first, each followed by the bridge tables joining it to those
 // already chosen ("join path"), tables read by retrieved examples' SQL
 // ("via example <id>"), at most MaxTables while their DDL fits Budget, then
@@ -606,7 +609,11 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 	out.Match = match
 	out.LowConfidence = h.low > 0 && best < h.low && (match == nil || match.Similarity < 1)
 
-	tables := h.chooseTables(items, tableCands, req.RequiredTables)
+	var selected []string
+	if out.Rerank != nil {
+		selected = out.Rerank.Tables
+	}
+	tables := h.chooseTables(items, tableCands, selected, req.RequiredTables)
 	out.Tables = make([]text2sql.TableRef, len(tables))
 	shown := make([]*schema.Table, len(tables))
 	for i, t := range tables {

@@ -116,3 +116,21 @@ func TestCallsInPipelineTrace(t *testing.T) {
 		})
 	}
 }
+
+// The selection is shown first, whole, even where the retriever's
+// foreign-key preference and bridge tables would fill the slots: on
+// student_transcripts_tracking (11 tables), Transcripts and Courses join
+// only through two bridge tables, and Addresses and Semesters through
+// Students and Student_Enrolment.
+func TestSelectionShownFirst(t *testing.T) {
+	db := spiderDB(t, "student_transcripts_tracking")
+	const q = "What are the last name of the students who live in North Carolina but have not registered in any degree programs?"
+	sel := []string{"Transcripts", "Courses", "Addresses", "Semesters"}
+	m := llmtest.New(tablesReply(sel...))
+	c := retrieve(t, hybrid(t, db, nil, newReranker(t, m, llmrerank.Options{Schema: db})), q)
+	require.Equal(t, sel, c.Rerank.Tables)
+	shown := tableNames(c)
+	require.Len(t, shown, 5)
+	assert.Equal(t, sel, shown[:4])
+	assert.Equal(t, text2sql.ReasonRetrieved, c.Tables[0].Reason)
+}
