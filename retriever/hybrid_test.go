@@ -382,19 +382,25 @@ func TestReportingReranker(t *testing.T) {
 	assert.Equal(t, "departments", c.Tables[0].Name, "the reranked order decides the first table: %v", tableNames(c))
 
 	// The selection is shown first even where the foreign-key preference
-	// would pick a neighbour: students has none to departments.
+	// would pick a neighbour: students has none to departments. (Budget
+	// -1: never the whole schema, as on a big one.)
 	rr := orderReranker{order: []string{"students", "departments"}, report: true}
-	h = newRegistrar(t, HybridOptions{Reranker: rr, MaxTables: 2})
+	h = newRegistrar(t, HybridOptions{Reranker: rr, MaxTables: 2, Budget: -1})
 	c = retrieve(t, h, "Which instructors teach which courses?")
 	assert.Equal(t, []string{"students", "departments"}, tableNames(c), "selected first")
 	rr.report = false
-	h = newRegistrar(t, HybridOptions{Reranker: rr, MaxTables: 2})
+	h = newRegistrar(t, HybridOptions{Reranker: rr, MaxTables: 2, Budget: -1})
 	c = retrieve(t, h, "Which instructors teach which courses?")
 	assert.Equal(t, "students", tableNames(c)[0])
 	assert.NotEqual(t, "departments", tableNames(c)[1], "without a reported selection the neighbour preference decides: %v", tableNames(c))
+	// The budget bounds the selection too: the first table always fits.
+	rr.report = true
+	h = newRegistrar(t, HybridOptions{Reranker: rr, Budget: 1})
+	c = retrieve(t, h, "Which instructors teach which courses?")
+	assert.Equal(t, []string{"students"}, tableNames(c), "budget")
 	// Reported names the schema lacks are ignored.
 	rr = orderReranker{order: []string{"students"}, report: true, extra: []string{"nowhere", "departments"}}
-	h = newRegistrar(t, HybridOptions{Reranker: rr, MaxTables: 2})
+	h = newRegistrar(t, HybridOptions{Reranker: rr, MaxTables: 2, Budget: -1})
 	c = retrieve(t, h, "Which instructors teach which courses?")
 	assert.Equal(t, []string{"students", "departments"}, tableNames(c))
 

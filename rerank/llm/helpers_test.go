@@ -44,9 +44,23 @@ func spiderDB(t testing.TB, id string) *schema.Database {
 // for none).
 func hybrid(t testing.TB, db *schema.Database, kb *knowledge.Base, rr retriever.Reranker) *retriever.Hybrid {
 	t.Helper()
-	h, err := retriever.NewHybrid(context.Background(), retriever.HybridOptions{Schema: db, Knowledge: kb, Reranker: rr})
+	return hybridWith(t, retriever.HybridOptions{Schema: db, Knowledge: kb, Reranker: rr})
+}
+
+// hybridWith builds a retriever with opts.
+func hybridWith(t testing.TB, opts retriever.HybridOptions) *retriever.Hybrid {
+	t.Helper()
+	h, err := retriever.NewHybrid(context.Background(), opts)
 	require.NoError(t, err)
 	return h
+}
+
+// selecting builds a retriever over a Spider database as over a schema
+// too big for the prompt budget (Budget -1: never the whole schema, at
+// most MaxTables tables), with rr as its reranker (nil for none).
+func selecting(t testing.TB, db *schema.Database, rr retriever.Reranker) *retriever.Hybrid {
+	t.Helper()
+	return hybridWith(t, retriever.HybridOptions{Schema: db, Budget: -1, Reranker: rr})
 }
 
 // recorder is a reranker that keeps the fused order and records the

@@ -36,6 +36,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/stagekit"
+	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/retriever"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -80,6 +81,14 @@ type Options struct {
 	// (DDL with keys and foreign keys) and the model's answer is checked
 	// against: the retriever's HybridOptions.Schema. Required.
 	Schema *schema.Database
+	// Knowledge is the knowledge base the retriever indexes
+	// (HybridOptions.Knowledge). The prompt shows each item as the
+	// retriever's context does, by its document's note: a table item
+	// only with what its DDL does not say (the note's description,
+	// synonyms, joins and questions), and not at all when nothing is
+	// left. Nil means an empty base: table items are then left out, their
+	// DDL says it all.
+	Knowledge *knowledge.Base
 	// Budget bounds the user message of each call, in estimated tokens
 	// (stagekit.EstimateTokens). The question and the names of every
 	// candidate table are always sent; the candidates' DDL, best fused
@@ -119,6 +128,7 @@ type Options struct {
 type Reranker struct {
 	model text2sql.Model
 	opts  Options
+	notes map[string]string // document ID → its note (knowledge.Document.Note)
 }
 
 var (
@@ -161,7 +171,28 @@ func New(model text2sql.Model, opts Options) (*Reranker, error) {
 		opts.Timeout = DefaultTimeout
 	}
 	opts.MaxReasks = stagekit.Reasks(opts.MaxReasks)
-	return &Reranker{model: model, opts: opts}, nil
+	docs := opts.Knowledge.Documents(opts.Schema)
+	notes := make(map[string]string, len(docs))
+	for _, d := range docs {
+		notes[d.ID] = d.Note
+	}
+	return &Reranker{model: model, opts: opts, notes: notes}, nil
+}
+
+// shown returns items as the prompt shows them: each with its document's
+// note as Text, without those whose note is empty. Items of no document
+// keep their Text.
+func (r *Reranker) shown(items []text2sql.Item) []text2sql.Item {
+	out := make([]text2sql.Item, 0, len(items))
+	for _, it := range items {
+		if note, ok := r.notes[it.ID]; ok {
+			if it.Text = note; note == "" {
+				continue
+			}
+		}
+		out = append(out, it)
+	}
+	return out
 }
 
 // Rerank implements retriever.Reranker: RerankReport without the report.
@@ -287,7 +318,7 @@ func (r *Reranker) selectTables(ctx context.Context, question string, items []te
 	var sel []*schema.Table
 	calls, err := stagekit.Call{
 		Model: r.model, System: System(r.opts.Schema.Dialect),
-		User:   TablesPrompt(question, r.opts.Schema, cands, items, r.opts.Budget),
+		User:   TablesPrompt(question, r.opts.Schema, cands, r.shown(items), r.opts.Budget),
 		Schema: TablesSchema(), Temperature: r.opts.Temperature, MaxReasks: r.opts.MaxReasks,
 		Parse: func(text string) error {
 			names, err := ParseTables(text)
@@ -332,7 +363,7 @@ func (r *Reranker) selectColumns(ctx context.Context, question string, items []t
 	var cols map[*schema.Table]map[string]bool
 	calls, err := stagekit.Call{
 		Model: r.model, System: System(r.opts.Schema.Dialect),
-		User:   ColumnsPrompt(question, r.opts.Schema, sel, items, r.opts.Budget),
+		User:   ColumnsPrompt(question, r.opts.Schema, sel, r.shown(items), r.opts.Budget),
 		Schema: ColumnsSchema(), Temperature: r.opts.Temperature, MaxReasks: r.opts.MaxReasks,
 		Parse: func(text string) error {
 			names, err := ParseColumns(text)

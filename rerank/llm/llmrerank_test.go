@@ -56,7 +56,7 @@ func TestSelectionReorders(t *testing.T) {
 	require.Nil(t, plain.Rerank)
 
 	m := llmtest.New(tablesReply("departments", "courses"))
-	rr := newReranker(t, m, llmrerank.Options{Schema: db})
+	rr := newReranker(t, m, llmrerank.Options{Schema: db, Knowledge: kb})
 	cands := candidates(t, db, kb, q)
 	got, rep, err := rr.RerankReport(context.Background(), q, cands)
 	require.NoError(t, err)
@@ -86,6 +86,14 @@ func TestSelectionReorders(t *testing.T) {
 	}
 	assert.JSONEq(t, string(llmrerank.TablesSchema()), string(req.Schema))
 	assert.Equal(t, llmrerank.System(db.Dialect), req.System)
+	// Table notes say only what the DDL does not.
+	assert.Contains(t, user, "## Table notes")
+	assert.Contains(t, user, "Also called: pupil")
+	assert.NotContains(t, user, "Columns: ", "the schema part of a table document repeats the DDL")
+	m = llmtest.New(tablesReply("departments"))
+	_, _, err = newReranker(t, m, llmrerank.Options{Schema: db}).RerankReport(context.Background(), q, cands)
+	require.NoError(t, err)
+	assert.NotContains(t, m.Calls()[0].Messages[0].Content, "## Table notes", "without Knowledge a table item is its DDL")
 
 	// Through the retriever: the tables shown follow the selection.
 	m = llmtest.New(tablesReply("departments", "courses"))

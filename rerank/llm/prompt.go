@@ -20,9 +20,9 @@ func System(d text2sql.Dialect) string {
 
 // TablesPrompt returns the user message of the table-selection call: the
 // question, the DDL of the candidate tables (best first) rendered from db,
-// the notes among items (table, column, rule, example and value items, in
-// their order), the names of the candidates whose DDL did not fit, and the
-// task. Within budget estimated tokens, DDL comes before notes; the
+// items as notes, in their order and as given (the Reranker gives each
+// with its document's note: see Options.Knowledge), the names of the
+// candidates whose DDL did not fit, and the task. Within budget estimated tokens, DDL comes before notes; the
 // question and every candidate's name are always there.
 func TablesPrompt(question string, db *schema.Database, cands []*schema.Table, items []text2sql.Item, budget int) string {
 	return fit(question, db, cands, items, budget,

@@ -2,7 +2,6 @@ package llmrerank_test
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 
@@ -25,7 +24,7 @@ func TestSelectionRecoversSixthTable(t *testing.T) {
 	const q = "Which model saves the most gasoline? That is to say, have the maximum miles per gallon."
 	// Gold: SELECT T1.Model FROM CAR_NAMES AS T1 JOIN CARS_DATA AS T2
 	// ON T1.MakeId = T2.Id ORDER BY T2.mpg DESC LIMIT 1
-	plain := retrieve(t, hybrid(t, db, nil, nil), q)
+	plain := retrieve(t, selecting(t, db, nil), q)
 	require.NotContains(t, tableNames(plain), "cars_data", "the fused ranking must miss the table for this test: %v", tableNames(plain))
 	cands := candidates(t, db, nil, q)
 	require.Contains(t, firstTables(cands, 100), "cars_data", "the reranker must be given it")
@@ -34,7 +33,7 @@ func TestSelectionRecoversSixthTable(t *testing.T) {
 		require.Contains(t, req.Messages[0].Content, "CREATE TABLE cars_data", "the model is shown the candidate's columns")
 		return tablesReply("CARS_DATA", "car_names"), nil
 	})
-	c := retrieve(t, hybrid(t, db, nil, newReranker(t, m, llmrerank.Options{Schema: db})), q)
+	c := retrieve(t, selecting(t, db, newReranker(t, m, llmrerank.Options{Schema: db})), q)
 	require.NotNil(t, c.Rerank)
 	assert.Empty(t, c.Rerank.Fallback)
 	assert.Equal(t, []string{"cars_data", "car_names"}, c.Rerank.Tables)
@@ -45,12 +44,12 @@ func TestSelectionRecoversSixthTable(t *testing.T) {
 }
 
 // A model that selects every table but the one the fused ranking puts
-// first cannot push it out of the retriever's table quota (5) with the
-// default MaxTables (4); with MaxTables 5 it can.
+// first cannot push it out of the retriever's 5 tables with the default
+// MaxTables (4); with MaxTables 5 it can.
 func TestFusedBestKeepsASlot(t *testing.T) {
 	db := spiderDB(t, "car_1")
 	const q = "What are the different models for the cards produced after 1980?"
-	plain := retrieve(t, hybrid(t, db, nil, nil), q)
+	plain := retrieve(t, selecting(t, db, nil), q)
 	best := plain.Tables[0].Name
 	var others []string
 	for _, tb := range db.Tables {
@@ -60,15 +59,13 @@ func TestFusedBestKeepsASlot(t *testing.T) {
 	}
 	require.Len(t, others, 5)
 	m := llmtest.New(tablesReply(others...)).RepeatLast()
-	hasItem := func(c *text2sql.Retrieval) bool { return slices.Contains(ids(c.Items), "table:"+best) }
 
-	c := retrieve(t, hybrid(t, db, nil, newReranker(t, m, llmrerank.Options{Schema: db})), q)
+	c := retrieve(t, selecting(t, db, newReranker(t, m, llmrerank.Options{Schema: db})), q)
 	assert.Len(t, c.Rerank.Tables, llmrerank.DefaultMaxTables)
-	assert.True(t, hasItem(c), "default MaxTables: %v", ids(c.Items))
-	assert.Contains(t, tableNames(c), best)
+	assert.Contains(t, tableNames(c), best, "default MaxTables")
 
-	c = retrieve(t, hybrid(t, db, nil, newReranker(t, m, llmrerank.Options{Schema: db, MaxTables: 5})), q)
-	assert.False(t, hasItem(c), "MaxTables 5 gives the model the whole table quota: %v", ids(c.Items))
+	c = retrieve(t, selecting(t, db, newReranker(t, m, llmrerank.Options{Schema: db, MaxTables: 5})), q)
+	assert.NotContains(t, tableNames(c), best, "MaxTables 5 gives the model every slot: %v", tableNames(c))
 }
 
 // The reranker's calls reach the pipeline's trace: the retrieval step
@@ -127,7 +124,7 @@ func TestSelectionShownFirst(t *testing.T) {
 	const q = "What are the last name of the students who live in North Carolina but have not registered in any degree programs?"
 	sel := []string{"Transcripts", "Courses", "Addresses", "Semesters"}
 	m := llmtest.New(tablesReply(sel...))
-	c := retrieve(t, hybrid(t, db, nil, newReranker(t, m, llmrerank.Options{Schema: db})), q)
+	c := retrieve(t, selecting(t, db, newReranker(t, m, llmrerank.Options{Schema: db})), q)
 	require.Equal(t, sel, c.Rerank.Tables)
 	shown := tableNames(c)
 	require.Len(t, shown, 5)
