@@ -589,7 +589,17 @@ func (r *run) retrieve(ctx context.Context, req RetrieveRequest) error {
 	if c.LowConfidence {
 		outcome += ", low confidence"
 	}
-	r.trace.add(StageRetrieval, len(r.ans.Attempts), start, nil, outcome)
+	var calls []ModelCall
+	if rr := c.Rerank; rr != nil {
+		calls = rr.Calls
+		if len(rr.Tables) > 0 {
+			outcome += fmt.Sprintf(", reranked: %d tables selected", len(rr.Tables))
+		}
+		if rr.Fallback != "" {
+			outcome += ", rerank fallback: " + rr.Fallback
+		}
+	}
+	r.trace.add(StageRetrieval, len(r.ans.Attempts), start, calls, outcome)
 	return nil
 }
 

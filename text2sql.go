@@ -314,6 +314,39 @@ type Retrieval struct {
 	BestSimilarity float64 `json:"best_similarity"`
 	// Match is a verified example close enough to reuse, or nil.
 	Match *ExampleMatch `json:"match,omitempty"`
+	// Rerank is what the retriever's reranker reported about this
+	// retrieval: its model calls, whether it fell back to the fused order
+	// and what it selected. Nil when no reranker ran or the reranker does
+	// not report (see retriever.ReportingReranker).
+	Rerank *RerankReport `json:"rerank,omitempty"`
+}
+
+// RerankReport is one reranker run, for the trace. The pipeline adds Calls
+// to the retrieval step of Answer.Trace, so they count in its usage, in
+// ModelCalls and against Config.MaxModelCalls.
+type RerankReport struct {
+	// Reranker names the implementation, e.g. "llm".
+	Reranker string `json:"reranker"`
+	// Calls are the model calls made, re-asks included, oldest first.
+	Calls []ModelCall `json:"calls,omitempty"`
+	// Fallback is why the reranker kept the fused order instead of its
+	// own ("malformed answer: …", "model error: …", "timeout after 30s",
+	// "empty selection"), or "" when its order was used. A fallback is
+	// not an error: the retrieval goes on with the fused order. A
+	// reranker working in steps may fall back in a later one only
+	// ("column selection: …"): Tables then holds what the earlier steps
+	// selected, and their order is used.
+	Fallback string `json:"fallback,omitempty"`
+	// Tables are the tables the reranker selected, best first, as the
+	// candidates spell them. The default retriever shows them first.
+	Tables []string `json:"tables,omitempty"`
+	// Columns are the columns it selected, "table.column", as the schema
+	// spells them.
+	Columns []string `json:"columns,omitempty"`
+	// Ignored are names the reranker's model answered that are not among
+	// the candidates (unknown or misspelt tables and columns), as written;
+	// they are never shown.
+	Ignored []string `json:"ignored,omitempty"`
 }
 
 // Plan is a structured decomposition of a question.

@@ -113,6 +113,20 @@ type Reranker interface {
 	Rerank(ctx context.Context, question string, items []text2sql.Item) ([]text2sql.Item, error)
 }
 
+// ReportingReranker is a Reranker that also reports what it did, e.g. its
+// model calls and whether it fell back to the order it was given. The
+// retriever calls RerankReport instead of Rerank when the Reranker has
+// it, treats the items as it treats Rerank's, and puts the report in
+// Retrieval.Rerank (the pipeline adds its calls to the trace). The tables
+// the report selects (RerankReport.Tables) that are among the candidates
+// are shown first, in its order, up to MaxTables, before the tables
+// chosen from the ranking. The report may be nil. Rerankers report per
+// call, so one reranker can serve concurrent retrievals.
+type ReportingReranker interface {
+	Reranker
+	RerankReport(ctx context.Context, question string, items []text2sql.Item) ([]text2sql.Item, *text2sql.RerankReport, error)
+}
+
 // HybridOptions configure NewHybrid. Zero values mean the documented
 // defaults; only Schema is required.
 type HybridOptions struct {
@@ -160,7 +174,8 @@ type HybridOptions struct {
 	// negative budget never shows the whole schema and does not bound the
 	// chosen tables' DDL.
 	Budget int
-	// Reranker, when set, reorders the fused candidates before quotas.
+	// Reranker, when set, reorders the fused candidates before quotas; a
+	// ReportingReranker also reports into Retrieval.Rerank.
 	Reranker Reranker
 	// BatchSize is the number of documents per EmbedDocuments call when the
 	// index is rebuilt; 0 means DefaultBatchSize (64).
@@ -483,8 +498,9 @@ const (
 // Retrieval.Items, each with its document's Note as Text (a table item
 // whose note would only repeat its DDL is left out).
 //
-// Retrieval.Tables are chosen as chooseTables describes: the tables of the
-// items and of the fused table ranking, foreign-key neighbours of chosen
+// Retrieval.Tables are chosen as chooseTables describes: the tables a
+// ReportingReranker selected, then the tables of the items and of the
+// fused table ranking, foreign-key neighbours of chosen
 // tables first, each followed by the bridge tables joining it to those
 // already chosen ("join path"), tables read by retrieved examples' SQL
 // ("via example <id>"), at most MaxTables while their DDL fits Budget, then
@@ -580,7 +596,7 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 		}
 	}
 	if h.rerank != nil {
-		if items, err = h.applyRerank(ctx, question, items); err != nil {
+		if items, out.Rerank, err = h.applyRerank(ctx, question, items); err != nil {
 			return nil, err
 		}
 	}
@@ -594,7 +610,11 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 	out.Match = match
 	out.LowConfidence = h.low > 0 && best < h.low && (match == nil || match.Similarity < 1)
 
-	tables := h.chooseTables(items, tableCands, req.RequiredTables)
+	var selected []string
+	if out.Rerank != nil {
+		selected = out.Rerank.Tables
+	}
+	tables := h.chooseTables(items, tableCands, selected, req.RequiredTables)
 	out.Tables = make([]text2sql.TableRef, len(tables))
 	shown := make([]*schema.Table, len(tables))
 	for i, t := range tables {
@@ -695,11 +715,21 @@ func (h *Hybrid) notes(items []text2sql.Item) []text2sql.Item {
 }
 
 // applyRerank runs the reranker and keeps each kind's quota in its order.
-// Items keep their own fields but the reranker's Score.
-func (h *Hybrid) applyRerank(ctx context.Context, question string, items []text2sql.Item) ([]text2sql.Item, error) {
-	ranked, err := h.rerank.Rerank(ctx, question, items)
+// Items keep their own fields but the reranker's Score. The report is a
+// ReportingReranker's, else nil.
+func (h *Hybrid) applyRerank(ctx context.Context, question string, items []text2sql.Item) ([]text2sql.Item, *text2sql.RerankReport, error) {
+	var (
+		ranked []text2sql.Item
+		report *text2sql.RerankReport
+		err    error
+	)
+	if rr, ok := h.rerank.(ReportingReranker); ok {
+		ranked, report, err = rr.RerankReport(ctx, question, items)
+	} else {
+		ranked, err = h.rerank.Rerank(ctx, question, items)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("retriever: rerank: %w", err)
+		return nil, nil, fmt.Errorf("retriever: rerank: %w", err)
 	}
 	known := make(map[string]text2sql.Item, len(items))
 	for _, it := range items {
@@ -718,7 +748,7 @@ func (h *Hybrid) applyRerank(ctx context.Context, question string, items []text2
 		it.Score = r.Score // the reranker decides order and score, nothing else
 		out = append(out, it)
 	}
-	return out, nil
+	return out, report, nil
 }
 
 // match finds a verified example to reuse: one whose normalised question

@@ -1,6 +1,7 @@
 package retriever
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -306,6 +307,106 @@ func TestReranker(t *testing.T) {
 	h = newRegistrar(t, HybridOptions{Reranker: failingReranker{}})
 	_, err := h.Retrieve(context.Background(), text2sql.RetrieveRequest{Question: "x students"})
 	require.ErrorContains(t, err, "boom")
+}
+
+// reportingReranker promotes the items about one table and reports it.
+type reportingReranker struct{ table string }
+
+func (r reportingReranker) Rerank(ctx context.Context, q string, items []text2sql.Item) ([]text2sql.Item, error) {
+	out, _, err := r.RerankReport(ctx, q, items)
+	return out, err
+}
+
+func (r reportingReranker) RerankReport(_ context.Context, _ string, items []text2sql.Item) ([]text2sql.Item, *text2sql.RerankReport, error) {
+	out := slices.Clone(items)
+	slices.SortStableFunc(out, func(a, b text2sql.Item) int {
+		return cmp.Compare(boolRank(b.Table == r.table), boolRank(a.Table == r.table))
+	})
+	for i := range out {
+		out[i].Score = float64(len(out) - i)
+	}
+	return out, &text2sql.RerankReport{Reranker: "test", Tables: []string{r.table},
+		Calls: []text2sql.ModelCall{{Model: "scripted", Usage: text2sql.Usage{InputTokens: 7}}}}, nil
+}
+
+// orderReranker puts the items of its tables first, in its order, and
+// reports them (with extra names) as selected when report is set.
+type orderReranker struct {
+	order  []string
+	extra  []string
+	report bool
+}
+
+func (r orderReranker) Rerank(ctx context.Context, q string, items []text2sql.Item) ([]text2sql.Item, error) {
+	out, _, err := r.RerankReport(ctx, q, items)
+	return out, err
+}
+
+func (r orderReranker) RerankReport(_ context.Context, _ string, items []text2sql.Item) ([]text2sql.Item, *text2sql.RerankReport, error) {
+	rank := func(it text2sql.Item) int {
+		if i := slices.Index(r.order, it.Table); i >= 0 {
+			return i
+		}
+		return len(r.order)
+	}
+	out := slices.Clone(items)
+	slices.SortStableFunc(out, func(a, b text2sql.Item) int { return cmp.Compare(rank(a), rank(b)) })
+	for i := range out {
+		out[i].Score = float64(len(out) - i)
+	}
+	if !r.report {
+		return out, nil, nil
+	}
+	return out, &text2sql.RerankReport{Reranker: "test", Tables: append(slices.Clone(r.order), r.extra...)}, nil
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestReportingReranker(t *testing.T) {
+	plain := newRegistrar(t, HybridOptions{})
+	c := retrieve(t, plain, "How many students are there?")
+	require.Nil(t, c.Rerank, "no reranker, no report")
+	require.NotEqual(t, "departments", c.Tables[0].Name)
+
+	h := newRegistrar(t, HybridOptions{Reranker: reportingReranker{table: "departments"}})
+	c = retrieve(t, h, "How many students are there?")
+	require.NotNil(t, c.Rerank)
+	assert.Equal(t, "test", c.Rerank.Reranker)
+	assert.Equal(t, []string{"departments"}, c.Rerank.Tables)
+	require.Len(t, c.Rerank.Calls, 1)
+	assert.Equal(t, "departments", c.Tables[0].Name, "the reranked order decides the first table: %v", tableNames(c))
+
+	// The selection is shown first even where the foreign-key preference
+	// would pick a neighbour: students has none to departments. (Budget
+	// -1: never the whole schema, as on a big one.)
+	rr := orderReranker{order: []string{"students", "departments"}, report: true}
+	h = newRegistrar(t, HybridOptions{Reranker: rr, MaxTables: 2, Budget: -1})
+	c = retrieve(t, h, "Which instructors teach which courses?")
+	assert.Equal(t, []string{"students", "departments"}, tableNames(c), "selected first")
+	rr.report = false
+	h = newRegistrar(t, HybridOptions{Reranker: rr, MaxTables: 2, Budget: -1})
+	c = retrieve(t, h, "Which instructors teach which courses?")
+	assert.Equal(t, "students", tableNames(c)[0])
+	assert.NotEqual(t, "departments", tableNames(c)[1], "without a reported selection the neighbour preference decides: %v", tableNames(c))
+	// The budget bounds the selection too: the first table always fits.
+	rr.report = true
+	h = newRegistrar(t, HybridOptions{Reranker: rr, Budget: 1})
+	c = retrieve(t, h, "Which instructors teach which courses?")
+	assert.Equal(t, []string{"students"}, tableNames(c), "budget")
+	// Reported names the schema lacks are ignored.
+	rr = orderReranker{order: []string{"students"}, report: true, extra: []string{"nowhere", "departments"}}
+	h = newRegistrar(t, HybridOptions{Reranker: rr, MaxTables: 2, Budget: -1})
+	c = retrieve(t, h, "Which instructors teach which courses?")
+	assert.Equal(t, []string{"students", "departments"}, tableNames(c))
+
+	// A plain Reranker still reports nothing.
+	h = newRegistrar(t, HybridOptions{Reranker: &reverseReranker{}})
+	require.Nil(t, retrieve(t, h, "How many students are there?").Rerank)
 }
 
 func TestBadInput(t *testing.T) {

@@ -135,7 +135,16 @@ func (h *Hybrid) bridges(from *schema.Table, set map[*schema.Table]bool) (path [
 // far more often than about several, and a table of that schema named
 // only through its data is then not missed. Last, each required table not
 // yet shown, with its bridges while room is left.
-func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, required []string) []shownTable {
+//
+// Before the greedy choice, the tables a reporting reranker selected
+// (selected: RerankReport.Tables) are shown first, in its order, at most
+// MaxTables while their DDL fits the budget, then the bridge tables
+// joining each to those before it while they fit: the reranker read the
+// question and the candidates together, so neither the foreign-key
+// preference nor bridges of other tables may push its choice out (and
+// its first table decides the namespace). Names that are no candidate
+// are ignored.
+func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, selected, required []string) []shownTable {
 	type cand struct {
 		t   *schema.Table
 		ref text2sql.TableRef // why, with the fused score of the best item about t; no name yet
@@ -198,6 +207,39 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, req
 		out = append(out, shownTable{t, ref})
 		if len(out)+len(path) > limit || !fits(path...) {
 			return
+		}
+		for _, b := range path {
+			if !in[b] {
+				in[b] = true
+				spent += h.ddlTokens[b]
+				out = append(out, shownTable{b, text2sql.TableRef{Name: b.QualifiedName(), Reason: text2sql.ReasonJoinPath}})
+			}
+		}
+	}
+	// A reporting reranker's selection, then its bridges.
+	var pinned []*schema.Table
+	for _, name := range selected {
+		t := h.db.Lookup(name)
+		if t == nil || in[t] || !seen[t] || len(out) >= limit {
+			continue
+		}
+		if !fits(t) {
+			skipped[t] = true
+			continue
+		}
+		ref := cands[slices.IndexFunc(cands, func(c cand) bool { return c.t == t })].ref // seen: a candidate
+		ref.Name = t.QualifiedName()
+		in[t] = true
+		spent += h.ddlTokens[t]
+		out = append(out, shownTable{t, ref})
+		pinned = append(pinned, t)
+	}
+	before := map[*schema.Table]bool{}
+	for _, t := range pinned {
+		path, _ := h.bridges(t, before)
+		before[t] = true
+		if len(out)+len(path) > limit || !fits(path...) {
+			continue
 		}
 		for _, b := range path {
 			if !in[b] {

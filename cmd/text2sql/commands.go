@@ -331,6 +331,9 @@ type contextJSON struct {
 	BestSimilarity float64                `json:"best_similarity"`
 	Match          *text2sql.ExampleMatch `json:"match,omitempty"`
 	Schema         string                 `json:"schema"`
+	// Rerank is the reranker's report (calls, selected tables, fallback),
+	// when the retriever has a reporting reranker.
+	Rerank *text2sql.RerankReport `json:"rerank,omitempty"`
 }
 
 func newContextJSON(c *text2sql.Retrieval) *contextJSON {
@@ -338,7 +341,7 @@ func newContextJSON(c *text2sql.Retrieval) *contextJSON {
 		return nil
 	}
 	return &contextJSON{Question: c.Question, Tables: nonNil(c.Tables), Items: nonNil(c.Items), LowConfidence: c.LowConfidence,
-		BestSimilarity: c.BestSimilarity, Match: c.Match, Schema: c.Schema}
+		BestSimilarity: c.BestSimilarity, Match: c.Match, Schema: c.Schema, Rerank: c.Rerank}
 }
 
 type attemptJSON struct {
