@@ -139,10 +139,11 @@ const (
 	seedCrossWords    = 4
 )
 
-// crossScale multiplies the cross-encoder's dot product so that a pair of
-// identical texts scores about 10 and unrelated texts about 0 (the range of
-// MS MARCO MiniLM logits).
-const crossScale = 10
+// crossScale / Hidden multiplies the cross-encoder's dot product of mean
+// word embeddings (about Hidden/n for two identical texts of n distinct
+// words, about 0 for unrelated ones) into the range of MS MARCO MiniLM
+// logits: a one-word pair of the same word scores about 10.
+const crossScale = 10.0
 
 var (
 	inputs = []value{
@@ -221,8 +222,6 @@ func CrossEncoder() []byte {
 		name:  "tiny-cross-encoder",
 		nodes: nodes,
 		initializers: []tensor{
-			// unit-variance words over Hidden dimensions: a word's dot
-			// product with itself is about Hidden, so scale by 1/Hidden
 			{name: "word_embeddings", dims: []int64{v, Hidden}, floats: gaussian(seedCrossWords, int(v)*Hidden, 1)},
 			{name: "scale", dims: []int64{1}, floats: []float32{crossScale / Hidden}},
 			axesSequence, axesLast, one,
