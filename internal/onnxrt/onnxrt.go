@@ -65,9 +65,20 @@ func libraryName() string {
 	return "libonnxruntime.so"
 }
 
+// SearchDirs are the directories Find looks in, in order, when no path is
+// given: InstallDir, $LD_LIBRARY_PATH's, /usr/local/lib, /usr/lib, the
+// multiarch /usr/lib/*-linux-gnu, /opt/homebrew/lib.
+func SearchDirs() []string {
+	dirs := []string{InstallDir}
+	dirs = append(dirs, filepath.SplitList(os.Getenv("LD_LIBRARY_PATH"))...)
+	dirs = append(dirs, "/usr/local/lib", "/usr/lib")
+	multiarch, _ := filepath.Glob("/usr/lib/*-linux-gnu")
+	return append(append(dirs, multiarch...), "/opt/homebrew/lib")
+}
+
 // Find returns the library file to load and where its name came from: path
 // when non-empty ("option"), else $ONNXRUNTIME_LIB ("ONNXRUNTIME_LIB"), else
-// the first existing file among InstallDir, /usr/local/lib and /usr/lib
+// the first libonnxruntime.so (.dylib, onnxruntime.dll) in SearchDirs
 // ("search"). It does not load anything. A named file that does not exist,
 // or no file found, is a *RuntimeError.
 func Find(path string) (file, source string, err error) {
@@ -77,13 +88,13 @@ func Find(path string) (file, source string, err error) {
 	case os.Getenv(LibraryEnv) != "":
 		file, source = os.Getenv(LibraryEnv), LibraryEnv
 	default:
-		for _, dir := range []string{InstallDir, "/usr/local/lib", "/usr/lib"} {
+		for _, dir := range SearchDirs() {
 			p := filepath.Join(dir, libraryName())
 			if st, err := os.Stat(p); err == nil && !st.IsDir() {
 				return p, "search", nil
 			}
 		}
-		return "", "search", &RuntimeError{Err: fmt.Errorf("%s is unset and %s is not in %s, /usr/local/lib or /usr/lib", LibraryEnv, libraryName(), InstallDir)}
+		return "", "search", &RuntimeError{Err: fmt.Errorf("%s is unset and no %s is in %s, LD_LIBRARY_PATH or the system library directories", LibraryEnv, libraryName(), InstallDir)}
 	}
 	if st, err := os.Stat(file); err != nil || st.IsDir() {
 		if err == nil {
@@ -123,4 +134,15 @@ func Init(path string) error {
 	}
 	env.path = file
 	return nil
+}
+
+// Loaded returns the library file Init loaded and its ONNX Runtime version,
+// or two empty strings before a successful Init.
+func Loaded() (file, version string) {
+	env.Lock()
+	defer env.Unlock()
+	if env.path == "" {
+		return "", ""
+	}
+	return env.path, ort.GetVersion()
 }

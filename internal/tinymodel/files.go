@@ -20,7 +20,7 @@ func Files() (embedder, crossEncoder map[string][]byte, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	embedder = map[string][]byte{EmbedderModelFile: Embedder(), TokenizerFile: tok}
+	embedder = map[string][]byte{EmbedderModelFile: Embedder(Hidden), TokenizerFile: tok}
 	crossEncoder = map[string][]byte{CrossEncoderModelFile: CrossEncoder(), TokenizerFile: tok}
 	return embedder, crossEncoder, nil
 }

@@ -168,9 +168,11 @@ func maskedMean(x, mask3, out string) []node {
 	}
 }
 
-// Embedder returns the embedder's model.onnx bytes.
-func Embedder() []byte {
-	v := int64(len(Vocabulary()))
+// Embedder returns the model.onnx bytes of an embedder of hidden
+// dimensions (Hidden for the committed one; 384 stands in for BGE-small
+// where a test needs its dimension).
+func Embedder(hidden int) []byte {
+	v, h := int64(len(Vocabulary())), int64(hidden)
 	nodes := []node{
 		{op: "Gather", inputs: []string{"word_embeddings", "input_ids"}, outputs: []string{"words"}},
 		{op: "Gather", inputs: []string{"token_type_embeddings", "token_type_ids"}, outputs: []string{"types"}},
@@ -188,13 +190,13 @@ func Embedder() []byte {
 		name:  "tiny-embedder",
 		nodes: nodes,
 		initializers: []tensor{
-			{name: "word_embeddings", dims: []int64{v, Hidden}, floats: gaussian(seedEmbedderWords, int(v)*Hidden, 1)},
-			{name: "token_type_embeddings", dims: []int64{2, Hidden}, floats: gaussian(seedEmbedderTypes, 2*Hidden, 0.1)},
-			{name: "dense", dims: []int64{Hidden, Hidden}, floats: gaussian(seedEmbedderDense, Hidden*Hidden, 1/math.Sqrt(Hidden))},
+			{name: "word_embeddings", dims: []int64{v, h}, floats: gaussian(seedEmbedderWords, int(v*h), 1)},
+			{name: "token_type_embeddings", dims: []int64{2, h}, floats: gaussian(seedEmbedderTypes, int(2*h), 0.1)},
+			{name: "dense", dims: []int64{h, h}, floats: gaussian(seedEmbedderDense, int(h*h), 1/math.Sqrt(float64(h)))},
 			axesSequence, axesLast, one,
 		},
 		inputs:  inputs,
-		outputs: []value{{name: "last_hidden_state", elem: elemFloat, dims: []any{"batch", "sequence", int64(Hidden)}}},
+		outputs: []value{{name: "last_hidden_state", elem: elemFloat, dims: []any{"batch", "sequence", h}}},
 	}
 	return encodeModel(g, "text2sql tinymodel")
 }
