@@ -357,3 +357,25 @@ func TestCancelled(t *testing.T) {
 	_, err = e.EmbedQuery(ctx, "a")
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+// Concurrent calls share the one session and give the vectors of
+// sequential calls.
+func TestConcurrent(t *testing.T) {
+	e := newTiny(t, Options{BatchSize: 3})
+	texts := []string{"orders", "students enrolled in each course", "customer payments per year", "the city of each stadium"}
+	want, err := e.EmbedDocuments(context.Background(), texts)
+	require.NoError(t, err)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			got, err := e.EmbedDocuments(context.Background(), texts)
+			if err == nil && !assert.ObjectsAreEqual(want, got) {
+				err = errors.New("concurrent vectors differ")
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		assert.NoError(t, <-errs)
+	}
+}

@@ -229,3 +229,25 @@ func TestMissingRuntime(t *testing.T) {
 	var rerr *RuntimeError
 	assert.ErrorAs(t, err, &rerr)
 }
+
+// Concurrent calls share the one session and give the scores of a
+// sequential call.
+func TestConcurrent(t *testing.T) {
+	r := newTiny(t, Options{BatchSize: 2})
+	texts := []string{"orders", "students enrolled in each course", "customer payments per year"}
+	want, err := r.Scores(context.Background(), "students per course", texts)
+	require.NoError(t, err)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			got, err := r.Scores(context.Background(), "students per course", texts)
+			if err == nil && !assert.ObjectsAreEqual(want, got) {
+				err = fmt.Errorf("concurrent scores %v, want %v", got, want)
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		assert.NoError(t, <-errs)
+	}
+}
