@@ -1,10 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +19,7 @@ import (
 	"github.com/text2sql-go/text2sql/internal/onnxrt/onnxrttest"
 	"github.com/text2sql-go/text2sql/internal/tinymodel"
 	"github.com/text2sql-go/text2sql/rerank/crossencoder"
+	"github.com/text2sql-go/text2sql/server"
 )
 
 // filledModelDir returns a --model-dir holding stand-ins for the default
@@ -92,4 +99,30 @@ func TestModelFlagUsage(t *testing.T) {
 		_, errOut, code := cli(t, append(append([]string{"context", "--demo"}, args...), "How many?")...)
 		assert.Equal(t, exitUsage, code, "%v: %s", args, errOut)
 	}
+}
+
+// The service's /health names the embedder and the reranker the flags
+// chose.
+func TestHealthNamesLocalModels(t *testing.T) {
+	onnxrttest.Require(t)
+	o := &options{demo: true, indexDir: t.TempDir(), maxRows: 10, timeout: time.Second,
+		models: modelFlags{embedder: "fastembed", reranker: "cross-encoder", modelDir: filledModelDir(t), offline: true}}
+	ctx := context.Background()
+	env, err := o.open(ctx, false)
+	require.NoError(t, err)
+	defer env.Close()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg, release, err := serviceConfig(ctx, o, nil, env, logger)
+	require.NoError(t, err)
+	defer release()
+	cfg.Auth = server.NoAuth()
+	h, err := server.New(cfg)
+	require.NoError(t, err)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/health", nil))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var health server.HealthResponse
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &health))
+	assert.Equal(t, "fastembed/fast-bge-small-en-v1.5", health.Index.Embedder)
+	assert.Equal(t, "cross-encoder/ms-marco-MiniLM-L-6-v2", health.Index.Reranker)
 }
