@@ -175,7 +175,7 @@ func (s Spec) fetchFile(ctx context.Context, name string) error {
 }
 
 // fetchArchive unpacks the archive's regular files into s.Dir, dropping a
-// top directory named as s.Dir's base.
+// top directory named as the model or as s.Dir's base.
 func (s Spec) fetchArchive(ctx context.Context) error {
 	body, err := s.get(ctx, s.Archive)
 	if err != nil {
@@ -187,7 +187,6 @@ func (s Spec) fetchArchive(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", s.Archive, err)
 	}
 	tr := tar.NewReader(gz)
-	top := filepath.Base(s.Dir) + "/"
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -199,7 +198,10 @@ func (s Spec) fetchArchive(ctx context.Context) error {
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
-		name := strings.TrimPrefix(path.Clean(strings.TrimPrefix(h.Name, "./")), top)
+		name := path.Clean(strings.TrimPrefix(h.Name, "./"))
+		if first, rest, ok := strings.Cut(name, "/"); ok && (first == s.Model || first == filepath.Base(s.Dir)) {
+			name = rest
+		}
 		if !fs.ValidPath(name) {
 			return fmt.Errorf("%s: entry %q leaves the model directory", s.Archive, h.Name)
 		}
