@@ -9,18 +9,21 @@
 // (the qdrant-fastembed bucket, one .tar.gz per model) and its cache layout
 // (CacheDir/<model name>/model_optimized.onnx, tokenizer.json, …), so a
 // directory filled by fastembed-go, or by hand from the archive, works
-// unchanged. It does not import fastembed-go: v1.0.0 opens a new ONNX
-// Runtime session on every call (the model is parsed and optimised again
-// each time), panics on an unusual special_tokens_map.json, downloads from
-// a fixed URL with no offline mode, its tokenizer (sugarme/tokenizer)
-// writes to standard output, it prefixes "query: " and "passage: " to
-// every model (the E5 convention, not BGE's), and it requires the
-// onnxruntime_go v1.7 API, which cannot load the ONNX Runtime 1.24 library
-// this module uses. Instead the model runs on github.com/yalue/onnxruntime_go
-// through internal/onnxrt with one session per Embedder, opened by New and
-// reused by every call, and the tokenizer is internal/wordpiece, which
-// reads the model's tokenizer.json, never panics and prints nothing;
-// special_tokens_map.json is not read.
+// unchanged. It does not import fastembed-go (v1.0.0, which builds against
+// onnxruntime_go v1.27.0 but cannot be used as it is): it opens a new ONNX
+// Runtime session inside every call, in unexported code, so the model is
+// parsed and optimised again each time and no caller can keep the session;
+// it panics on an unusual special_tokens_map.json; it downloads from a
+// fixed URL with no offline mode; its tokenizer (sugarme/tokenizer) writes
+// to standard output; it prefixes "query: " and "passage: " for every model
+// (the E5 convention, not BGE's); it takes no context; and its Destroy
+// destroys the process-wide ONNX Runtime environment, under any other model
+// of the process (the cross-encoder of rerank/crossencoder). Instead the
+// model runs on github.com/yalue/onnxruntime_go through internal/onnxrt
+// with one session per Embedder, opened by New and reused by every call,
+// and the tokenizer is internal/wordpiece, which reads the model's
+// tokenizer.json, never panics and prints nothing; special_tokens_map.json
+// is not read.
 //
 // # Models, prefixes, pooling
 //
