@@ -77,7 +77,10 @@ type IndexInfo struct {
 	// schema, embedder and index layout); any change rebuilds the index.
 	Fingerprint string `json:"fingerprint"`
 	Embedder    string `json:"embedder"`
-	Documents   int    `json:"documents"`
+	// Reranker names the reranker of the fused candidates, e.g.
+	// "cross-encoder/ms-marco-MiniLM-L-6-v2"; "none" without one.
+	Reranker  string `json:"reranker"`
+	Documents int    `json:"documents"`
 }
 
 // QuestionRequest is the body of POST /v1/generate and POST /v1/ask.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -128,6 +129,7 @@ type Info struct {
 	Dialect     text2sql.Dialect // the target database's dialect
 	Fingerprint string           // the retrieval index fingerprint (retriever.Stats.Fingerprint)
 	Embedder    string           // the embedder's name
+	Reranker    string           // the reranker's name; "" when there is none
 	Documents   int              // indexed documents
 	// Knowledge counts documents per kind (retriever.Stats.Kinds).
 	Knowledge map[text2sql.ItemKind]int
@@ -287,7 +289,7 @@ func newService(cfg Config) (*service, error) {
 	s.obs = newObservers(cfg.Observers, s.log)
 	s.health = HealthResponse{
 		Status: "ok", Version: cfg.Info.Version, Models: append([]string{}, cfg.Info.Models...), Dialect: cfg.Info.Dialect,
-		Index:     IndexInfo{Fingerprint: cfg.Info.Fingerprint, Embedder: cfg.Info.Embedder, Documents: cfg.Info.Documents},
+		Index:     IndexInfo{Fingerprint: cfg.Info.Fingerprint, Embedder: cfg.Info.Embedder, Reranker: cmp.Or(cfg.Info.Reranker, "none"), Documents: cfg.Info.Documents},
 		Knowledge: map[string]int{}, Auth: authName(cfg.Auth), MCP: !cfg.DisableMCP, Login: cfg.Info.Login,
 	}
 	for k, n := range cfg.Info.Knowledge {

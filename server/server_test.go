@@ -47,6 +47,16 @@ func TestHealth(t *testing.T) {
 	r.json(t, &h)
 	assert.False(t, h.Status != "ok" || h.Index.Fingerprint == "" || h.Knowledge["example"] == 0 || h.Auth != "static" || !h.MCP || h.Models[0] != "scripted", "health %+v", h)
 	assert.NotEqual(t, "", r.header.Get("X-Request-Id"), "no X-Request-Id")
+	assert.Equal(t, fixture.ret.Stats().Embedder, h.Index.Embedder)
+	assert.Equal(t, "none", h.Index.Reranker, "no reranker configured")
+
+	srv = testServer(t, Config{Info: Info{Embedder: "fastembed/fast-bge-small-en-v1.5", Reranker: "cross-encoder/ms-marco-MiniLM-L-6-v2"}})
+	r = do(t, srv, "GET", "/health", "", nil)
+	require.Equal(t, 200, r.status)
+	h = HealthResponse{}
+	r.json(t, &h)
+	assert.Equal(t, "fastembed/fast-bge-small-en-v1.5", h.Index.Embedder)
+	assert.Equal(t, "cross-encoder/ms-marco-MiniLM-L-6-v2", h.Index.Reranker)
 }
 
 func TestStaticTokens(t *testing.T) {

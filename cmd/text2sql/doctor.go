@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/text2sql-go/text2sql/internal/onnxrt"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/llm/gemini"
 	"github.com/text2sql-go/text2sql/llm/openai"
@@ -46,8 +46,9 @@ read-only, tables counted, the login's privileges), the knowledge file
 (loaded and validated against the schema), the vector index directory
 (built or reused), the model provider ask would use and why (asked whether
 it serves the model, without generating: no tokens are billed; keys are
-never printed), and the ONNX Runtime library (ONNX_PATH, then the usual
-library directories).
+never printed), and the ONNX Runtime library of --embedder fastembed and
+--reranker cross-encoder ($ONNXRUNTIME_LIB, then /usr/local/lib/onnxruntime
+and the usual library directories; loaded to check its version).
 
 Statuses: ok; warn (works, but not as production should run); fail; none
 (not configured). Exit status 1 when any part fails.`,
@@ -98,7 +99,7 @@ func (o *options) doctor(ctx context.Context) ([]finding, error) {
 	}
 	fs = append(fs, data...)
 	fs = append(fs, o.doctorProvider(ctx)...)
-	return append(fs, doctorONNX()), nil
+	return append(fs, o.doctorONNX()), nil
 }
 
 // doctorData checks the database, the knowledge file and the index.
@@ -155,7 +156,18 @@ func (o *options) doctorData(ctx context.Context) ([]finding, error) {
 	if err != nil {
 		return append(fs, finding{"index", checkFail, err.Error()}), nil
 	}
-	h, err := retriever.NewHybrid(ctx, retriever.HybridOptions{Schema: db, Knowledge: kb, Store: store})
+	e := &env{executor: ex}
+	defer func() {
+		for _, c := range e.closers {
+			c.Close()
+		}
+	}()
+	opts, err := o.retrieval(ctx, e, db, kb)
+	if err != nil {
+		return append(fs, finding{"index", checkFail, err.Error()}), nil
+	}
+	opts.Store = store
+	h, err := retriever.NewHybrid(ctx, opts)
 	if err != nil {
 		return append(fs, finding{"index", checkFail, err.Error()}), nil
 	}
@@ -170,8 +182,12 @@ func (o *options) doctorData(ctx context.Context) ([]finding, error) {
 	if dir == "" {
 		dir = "in memory (no user cache directory)"
 	}
-	return append(fs, finding{"index", checkOK, fmt.Sprintf("%s: %s, embedder %s (%d dimensions), %s",
-		dir, plural(st.Documents, "document"), st.Embedder, st.Dimension, how)}), nil
+	rr := "no reranker"
+	if e.reranker != "" {
+		rr = "reranker " + e.reranker
+	}
+	return append(fs, finding{"index", checkOK, fmt.Sprintf("%s: %s, embedder %s (%d dimensions), %s, %s",
+		dir, plural(st.Documents, "document"), st.Embedder, st.Dimension, rr, how)}), nil
 }
 
 // knowledgeFinding names the knowledge base and counts what it holds.
@@ -249,33 +265,21 @@ func (o *options) doctorProvider(ctx context.Context) []finding {
 	return fs
 }
 
-// onnxEnv names the ONNX Runtime shared library, as fastembed-go reads it.
-const onnxEnv = "ONNX_PATH"
-
-// doctorONNX looks for the ONNX Runtime shared library: onnxEnv, then
-// LD_LIBRARY_PATH and the usual library directories.
-func doctorONNX() finding {
-	if p := os.Getenv(onnxEnv); p != "" {
-		if st, err := os.Stat(p); err != nil || st.IsDir() {
-			return finding{"onnxruntime", checkFail, fmt.Sprintf("%s=%s: not a file", onnxEnv, p)}
-		}
-		return finding{"onnxruntime", checkOK, p + " (" + onnxEnv + ")"}
+// doctorONNX finds and loads the ONNX Runtime shared library (see
+// onnxrt.Find). Missing, it is a failure when --embedder or --reranker
+// needs it and "none" otherwise.
+func (o *options) doctorONNX() finding {
+	missing := checkNone
+	if o.models.usesONNX() {
+		missing = checkFail
 	}
-	name := "libonnxruntime.so*"
-	switch runtime.GOOS {
-	case "darwin":
-		name = "libonnxruntime*.dylib"
-	case "windows":
-		name = "onnxruntime.dll"
+	file, source, err := onnxrt.Find("")
+	if err != nil {
+		return finding{"onnxruntime", missing, err.Error()}
 	}
-	dirs := filepath.SplitList(os.Getenv("LD_LIBRARY_PATH"))
-	dirs = append(dirs, "/usr/local/lib", "/usr/lib", "/opt/homebrew/lib")
-	multiarch, _ := filepath.Glob("/usr/lib/*-linux-gnu")
-	dirs = append(dirs, multiarch...)
-	for _, d := range dirs {
-		if m, _ := filepath.Glob(filepath.Join(d, name)); len(m) > 0 {
-			return finding{"onnxruntime", checkOK, m[0]}
-		}
+	if err := onnxrt.Init(file); err != nil {
+		return finding{"onnxruntime", checkFail, err.Error()}
 	}
-	return finding{"onnxruntime", checkNone, fmt.Sprintf("not found (%s unset; searched LD_LIBRARY_PATH, /usr/local/lib, /usr/lib); no stage of this build needs it", onnxEnv)}
+	_, v := onnxrt.Loaded()
+	return finding{"onnxruntime", checkOK, fmt.Sprintf("%s (%s), ONNX Runtime %s", file, source, v)}
 }

@@ -306,7 +306,7 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 		Logger:   logger,
 		Info: server.Info{
 			Version: version(), Dialect: env.executor.Schema().Dialect, Fingerprint: st.Fingerprint,
-			Embedder: st.Embedder, Documents: st.Documents, Knowledge: st.Kinds, Login: server.LoginOf(env.executor),
+			Embedder: st.Embedder, Reranker: env.reranker, Documents: st.Documents, Knowledge: st.Kinds, Login: server.LoginOf(env.executor),
 		},
 		Schema:   env.executor.Schema(),
 		Examples: env.kb.Examples,

@@ -51,7 +51,8 @@ type options struct {
 	judge      string // off, on or hard
 	noCheck    bool
 	caller     callerFlags
-	errOut     io.Writer // the command's standard error, for warnings
+	models     modelFlags // --embedder, --reranker, --model-dir, --offline
+	errOut     io.Writer  // the command's standard error, for warnings
 }
 
 func (o *options) bind(root *cobra.Command) {
@@ -77,6 +78,7 @@ func (o *options) bind(root *cobra.Command) {
 	f.StringVar(&o.judge, "judge", "off", "LLM judge with staged repair: off, on, or hard (only for hard questions)")
 	f.BoolVar(&o.noCheck, "no-check", false, "skip the deterministic checks (unknown names, other dialects' syntax) before execution")
 	o.caller.bind(root)
+	o.models.bind(root)
 }
 
 // hybrid returns the retriever's options as the flags set them.
@@ -108,7 +110,7 @@ func (o *options) validate() error {
 			return err
 		}
 	}
-	return nil
+	return o.models.validate()
 }
 
 // stagePolicy reads an off/on/hard flag value.
@@ -132,9 +134,18 @@ type env struct {
 	pipeline  *text2sql.Pipeline // nil when no provider is configured
 	kb        *knowledge.Base    // the knowledge base, validated against the schema
 	model     text2sql.Model     // nil when no provider is configured
+	reranker  string             // the reranker's name; "" without one
+	closers   []io.Closer        // the local models to release
 }
 
-func (e *env) Close() error { return e.executor.Close() }
+// Close releases the local models and the executor.
+func (e *env) Close() error {
+	errs := []error{e.executor.Close()}
+	for _, c := range e.closers {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
 
 // open builds the components. withModel asks for a model provider; without
 // one configured, pipeline stays nil.
@@ -170,31 +181,61 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 		ex.Close()
 		return nil, err
 	}
-	e.retriever, err = retriever.NewHybrid(ctx, o.hybrid(ex.Schema(), kb, store))
+	opts, err := o.retrieval(ctx, e, ex.Schema(), kb)
 	if err != nil {
-		ex.Close()
+		e.Close()
+		return nil, err
+	}
+	opts.Store = store
+	if e.retriever, err = retriever.NewHybrid(ctx, opts); err != nil {
+		e.Close()
 		return nil, err
 	}
 	var model text2sql.Model
 	if withModel {
 		if model, err = o.newModel(ctx); err != nil {
-			ex.Close()
+			e.Close()
 			return nil, err
 		}
 	}
 	e.generator, err = generator.New(model, generator.Options{Dialect: ex.Schema().Dialect})
 	if err != nil {
-		ex.Close()
+		e.Close()
 		return nil, err
 	}
 	e.model = model
 	if model != nil {
 		if e.pipeline, err = o.newPipeline(e); err != nil {
-			ex.Close()
+			e.Close()
 			return nil, err
 		}
 	}
 	return e, nil
+}
+
+// retrieval returns the embedder and reranker the flags choose, as
+// retriever options; the local models are added to e.closers.
+func (o *options) retrieval(ctx context.Context, e *env, db *schema.Database, kb *knowledge.Base) (retriever.HybridOptions, error) {
+	emb, c, err := o.newEmbedder(ctx)
+	if err != nil {
+		return retriever.HybridOptions{}, err
+	}
+	if c != nil {
+		e.closers = append(e.closers, c)
+	}
+	opts := o.hybrid(db, kb, nil)
+	opts.Embedder = emb
+	r, c, err := o.newReranker(ctx, db, kb)
+	if err != nil {
+		return opts, err
+	}
+	if c != nil {
+		e.closers = append(e.closers, c)
+	}
+	if r != nil {
+		opts.Reranker, e.reranker = r, r.Name()
+	}
+	return opts, nil
 }
 
 // warnElevated warns on standard error when the login of ex holds powers

@@ -195,6 +195,9 @@ func (r *Reranker) shown(items []text2sql.Item) []text2sql.Item {
 	return out
 }
 
+// Name returns Name, the reranker's name in reports and /health.
+func (r *Reranker) Name() string { return Name }
+
 // Rerank implements retriever.Reranker: RerankReport without the report.
 func (r *Reranker) Rerank(ctx context.Context, question string, items []text2sql.Item) ([]text2sql.Item, error) {
 	out, _, err := r.RerankReport(ctx, question, items)
