@@ -173,6 +173,22 @@ type ContextBody struct {
 	BestSimilarity float64     `json:"best_similarity"`
 	// Match is the verified example close enough to reuse, or absent.
 	Match *MatchBody `json:"match,omitempty"`
+	// Rerank is what a reporting reranker (LLM schema selection) did, or
+	// absent.
+	Rerank *RerankBody `json:"rerank,omitempty"`
+}
+
+// RerankBody is a reranker's report: its name, the model calls it made,
+// why it fell back to the fused order ("" when it did not), and the
+// tables and columns it selected and the names it ignored. The calls'
+// prompts are not included.
+type RerankBody struct {
+	Reranker   string   `json:"reranker"`
+	ModelCalls int      `json:"model_calls"`
+	Fallback   string   `json:"fallback,omitempty"`
+	Tables     []string `json:"tables,omitempty"`
+	Columns    []string `json:"columns,omitempty"`
+	Ignored    []string `json:"ignored,omitempty"`
 }
 
 // TableBody is a table shown to the model and why: "retrieved",
@@ -320,6 +336,9 @@ func newContextBody(c *text2sql.Retrieval) *ContextBody {
 	}
 	if m := c.Match; m != nil {
 		b.Match = &MatchBody{ID: m.ID, Similarity: finite(m.Similarity)}
+	}
+	if r := c.Rerank; r != nil {
+		b.Rerank = &RerankBody{Reranker: r.Reranker, ModelCalls: len(r.Calls), Fallback: r.Fallback, Tables: r.Tables, Columns: r.Columns, Ignored: r.Ignored}
 	}
 	return b
 }

@@ -185,6 +185,25 @@ func TestOpenAPI(t *testing.T) {
 	require.Equal(t, 429, r.status, "no 429: %d", r.status)
 	o.check(t, "POST", "/v1/generate", r)
 
+	// A reranker's report is in the context, as documented.
+	reranked := text2sql.RetrieverFunc(func(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Retrieval, error) {
+		c, err := fixture.ret.Retrieve(ctx, req)
+		if err == nil {
+			c.Rerank = &text2sql.RerankReport{Reranker: "llm", Calls: []text2sql.ModelCall{{}, {}}, Tables: []string{"courses"}, Ignored: []string{"nope"}}
+		}
+		return c, err
+	})
+	p, err = text2sql.New(text2sql.Config{Retriever: reranked, Generator: gen, Executor: fixture.exec, DisableExampleReuse: true})
+	require.NoError(t, err)
+	srv = testServer(t, Config{Pipeline: p})
+	gr := do(t, srv, "POST", "/v1/generate", testToken, q)
+	o.check(t, "POST", "/v1/generate", gr)
+	var g AnswerBody
+	gr.json(t, &g)
+	if assert.NotNil(t, g.Context, "%s", gr.body) && assert.NotNil(t, g.Context.Rerank, "%s", gr.body) {
+		assert.Equal(t, RerankBody{Reranker: "llm", ModelCalls: 2, Tables: []string{"courses"}, Ignored: []string{"nope"}}, *g.Context.Rerank)
+	}
+
 	// A failed answer and provider failures.
 	srv = testServer(t, Config{Pipeline: newPipeline(t, sqlModel("DROP TABLE students"), -1)})
 	o.check(t, "POST", "/v1/ask", do(t, srv, "POST", "/v1/ask", testToken, q))
