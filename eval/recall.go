@@ -381,6 +381,11 @@ type RecallOptions struct {
 	// The retriever is built once, with "catalog" as its database name. A
 	// table counts as shown only in the question's own namespace.
 	Catalog bool
+	// NoForeignKeys builds the retrievers over the schemas with their
+	// declared foreign keys removed, as in the many real schemas that
+	// declare none (warehouse exports, CSV-loaded databases): how much
+	// schema linking leans on them.
+	NoForeignKeys bool
 	// Progress is called after each question (see Options.Progress).
 	Progress func(done, total int)
 }
@@ -398,6 +403,12 @@ func Recall(ctx context.Context, ds *Dataset, opts RecallOptions) (*RecallReport
 	mk := opts.Retriever
 	if mk == nil {
 		mk = DefaultRetriever
+	}
+	if opts.NoForeignKeys {
+		keyed := mk
+		mk = func(ctx context.Context, db string, sch *schema.Database) (text2sql.Retriever, error) {
+			return keyed(ctx, db, withoutForeignKeys(sch))
+		}
 	}
 	rs := &retrievers{dbs: dbs, make: mk, m: map[string]*retrieverEntry{}}
 	var catalog text2sql.Retriever
@@ -491,6 +502,19 @@ func Recall(ctx context.Context, ds *Dataset, opts RecallOptions) (*RecallReport
 	}
 	rep.Materialized = dbs.materialized()
 	return rep, nil
+}
+
+// withoutForeignKeys returns a copy of db whose tables declare no foreign
+// keys; db is not changed.
+func withoutForeignKeys(db *schema.Database) *schema.Database {
+	out := *db
+	out.Tables = make([]*schema.Table, len(db.Tables))
+	for i, t := range db.Tables {
+		c := *t
+		c.ForeignKeys = nil
+		out.Tables[i] = &c
+	}
+	return &out
 }
 
 // inNamespace returns a copy of c whose tables of namespace ns are named

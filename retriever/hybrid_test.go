@@ -588,3 +588,15 @@ func countIn(names, set []string) int {
 	}
 	return n
 }
+
+// TestNamedTableKeepsItsSlot: the lead a foreign-key neighbour of a chosen
+// table gets cannot push out a table the question names.
+func TestNamedTableKeepsItsSlot(t *testing.T) {
+	q := "List the students and the departments"
+	h := newRegistrar(t, HybridOptions{Knowledge: &knowledge.Base{}, MaxTables: 2, Budget: -1})
+	assert.ElementsMatch(t, []string{"students", "departments"}, tableNames(retrieve(t, h, q)))
+	// Without the protection the neighbour of departments (instructors)
+	// takes the slot of students.
+	h.byName = nil
+	assert.Equal(t, []string{"departments", "instructors"}, tableNames(retrieve(t, h, q)))
+}

@@ -121,10 +121,11 @@ func (h *Hybrid) bridges(from *schema.Table, set map[*schema.Table]bool) (path [
 //
 // Tables are chosen greedily, at most MaxTables, skipping a table whose
 // DDL would overflow the budget (the first table is always shown): the
-// first candidate,
-// then at each step the candidate with the best position, where a
-// foreign-key neighbour of a chosen table counts neighbourLead positions
-// ahead (tables that join are asked about together); each is followed by
+// first candidate, then at each step the candidate with the best
+// position, where a foreign-key neighbour of a chosen table counts
+// neighbourLead positions ahead (tables that join are asked about
+// together), and so does a table the question names (named), so that a
+// neighbour never pushes it out; each is followed by
 // the bridge tables on the shortest foreign-key path to the tables already
 // chosen ("join path") when they fit. When the whole schema fits the
 // budget, every other table follows ("whole schema"): the remaining
@@ -144,7 +145,7 @@ func (h *Hybrid) bridges(from *schema.Table, set map[*schema.Table]bool) (path [
 // preference nor bridges of other tables may push its choice out (and
 // its first table decides the namespace). Names that are no candidate
 // are ignored.
-func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, selected, required []string) []shownTable {
+func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, selected, required []string, named map[*schema.Table]bool) []shownTable {
 	type cand struct {
 		t   *schema.Table
 		ref text2sql.TableRef // why, with the fused score of the best item about t; no name yet
@@ -256,7 +257,7 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 				continue
 			}
 			pos := i
-			if len(out) > 0 && h.adjacent(c.t, in) {
+			if len(out) > 0 && (h.adjacent(c.t, in) || named[c.t]) {
 				pos -= h.neighbourLead
 			}
 			if best < 0 || pos < bestPos {

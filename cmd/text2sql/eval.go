@@ -25,17 +25,17 @@ import (
 
 // evalFlags are the flags of the eval command.
 type evalFlags struct {
-	spider, bird, dataset                string
-	questions, tables, dbDir             string
-	predictions                          []string
-	oracle, recall, schemasOnly, catalog bool
-	mode                                 string
-	digits                               int
-	keepDistinct, noRewrite              bool
-	noOrderCheck, topLevelOrder          bool
-	parallel, limit                      int
-	report, markdown, records            string
-	questionTimeout                      time.Duration
+	spider, bird, dataset                        string
+	questions, tables, dbDir                     string
+	predictions                                  []string
+	oracle, recall, schemasOnly, catalog, noKeys bool
+	mode                                         string
+	digits                                       int
+	keepDistinct, noRewrite                      bool
+	noOrderCheck, topLevelOrder                  bool
+	parallel, limit                              int
+	report, markdown, records                    string
+	questionTimeout                              time.Duration
 }
 
 func evalCmd(o *options) *cobra.Command {
@@ -83,6 +83,7 @@ total and excluded. Exit status 1 when no question could be scored.`,
 	fl.BoolVar(&f.oracle, "oracle", false, "run the pipeline with the ORACLE generator (returns the gold SQL when retrieval showed every table it reads)")
 	fl.BoolVar(&f.recall, "recall", false, "measure the retrieval recall of the default retriever")
 	fl.BoolVar(&f.catalog, "catalog", false, "for recall, retrieve over one schema holding every database of tables.json (db_id.table names): schema linking in a big catalog")
+	fl.BoolVar(&f.noKeys, "no-foreign-keys", false, "for recall, remove the schemas' declared foreign keys first, as in schemas that declare none")
 	fl.BoolVar(&f.schemasOnly, "schemas-only", false, "for recall, build empty databases from tables.json where database files are missing (automatic when none exists)")
 	fl.StringVar(&f.mode, "mode", "", "comparison mode: spider, bird or strict (default: the dataset's)")
 	fl.IntVar(&f.digits, "digits", 0, "numeric tolerance in significant digits (0: exact, as the official scorers)")
@@ -227,7 +228,7 @@ func runEval(cmd *cobra.Command, o *options, f *evalFlags) error {
 		materialize := f.schemasOnly || noDatabaseFile(ds)
 		bar = newBar(cmd.ErrOrStderr(), o.json, len(ds.Questions))
 		bar.describe("retrieving")
-		recall, err = eval.Recall(ctx, ds, eval.RecallOptions{Materialize: materialize, Catalog: f.catalog, Parallel: f.parallel, Progress: bar.progress, Retriever: o.evalRetriever})
+		recall, err = eval.Recall(ctx, ds, eval.RecallOptions{Materialize: materialize, Catalog: f.catalog, NoForeignKeys: f.noKeys, Parallel: f.parallel, Progress: bar.progress, Retriever: o.evalRetriever})
 		bar.finish()
 		if err != nil {
 			return err

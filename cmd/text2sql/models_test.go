@@ -20,6 +20,7 @@ import (
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/internal/tinymodel"
 	"github.com/text2sql-go/text2sql/rerank/crossencoder"
+	"github.com/text2sql-go/text2sql/retriever"
 	"github.com/text2sql-go/text2sql/server"
 )
 
@@ -106,7 +107,7 @@ func TestModelFlagUsage(t *testing.T) {
 // chose.
 func TestHealthNamesLocalModels(t *testing.T) {
 	onnxrttest.Require(t)
-	o := &options{demo: true, indexDir: t.TempDir(), maxRows: 10, timeout: time.Second,
+	o := &options{demo: true, indexDir: t.TempDir(), maxRows: 10, timeout: time.Second, maxTables: retriever.DefaultMaxTables, budget: retriever.DefaultBudget,
 		models: modelFlags{embedder: "fastembed", reranker: "cross-encoder", modelDir: filledModelDir(t), offline: true}}
 	ctx := context.Background()
 	env, err := o.open(ctx, false)

@@ -15,6 +15,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/onnxrt/onnxrttest"
+	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/retriever"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -110,10 +111,19 @@ func TestInRetriever(t *testing.T) {
 		{Name: "enrollment", Kind: schema.KindTable, Columns: []schema.Column{{Name: "student_id", Type: "integer"}, {Name: "course_id", Type: "integer"}}},
 		{Name: "stadium", Kind: schema.KindTable, Columns: []schema.Column{{Name: "city", Type: "text"}}},
 	}}
-	h, err := retriever.NewHybrid(context.Background(), retriever.HybridOptions{Schema: db, Reranker: newTiny(t, Options{})})
+	// One table shown, no whole-schema shortcut: the reranker's order
+	// decides which. Notes on every table keep the table items in the
+	// context, so their scores are visible.
+	kb := &knowledge.Base{}
+	for _, tb := range db.Tables {
+		require.NoError(t, kb.AddTable(knowledge.TableNote{Table: tb.Name, Description: "The " + tb.Name + " table."}))
+	}
+	h, err := retriever.NewHybrid(context.Background(), retriever.HybridOptions{Schema: db, Knowledge: kb, Reranker: newTiny(t, Options{}), MaxTables: 1, Budget: -1})
 	require.NoError(t, err)
 	got, err := h.Retrieve(context.Background(), text2sql.RetrieveRequest{Question: "student id and course id of each enrollment"})
 	require.NoError(t, err)
+	require.Len(t, got.Tables, 1)
+	assert.Equal(t, "enrollment", got.Tables[0].Name)
 	require.NotEmpty(t, got.Items)
 	assert.Equal(t, "enrollment", got.Items[0].Table)
 	for i := 1; i < len(got.Items); i++ {
