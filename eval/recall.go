@@ -1,9 +1,7 @@
 package eval
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -594,16 +592,7 @@ func ratio(f *float64) string {
 
 // WriteRecords writes the per-question records as JSON lines, in question
 // order: what eval --recall --records writes, for diffing runs.
-func (r *RecallReport) WriteRecords(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	for i := range r.Records {
-		if err := enc.Encode(&r.Records[i]); err != nil {
-			return err
-		}
-	}
-	return bw.Flush()
-}
+func (r *RecallReport) WriteRecords(w io.Writer) error { return writeLines(w, r.Records) }
 
 // WriteMarkdown writes the recall report as Markdown.
 func (r *RecallReport) WriteMarkdown(w io.Writer) error {

@@ -299,11 +299,14 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 // WriteRecords writes r.Records as JSON lines, one per question in
 // question order: the file to diff between two runs (DiffRecords).
-func (r *Report) WriteRecords(w io.Writer) error {
+func (r *Report) WriteRecords(w io.Writer) error { return writeLines(w, r.Records) }
+
+// writeLines writes recs as JSON lines, in order.
+func writeLines[T any](w io.Writer, recs []T) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
-	for i := range r.Records {
-		if err := enc.Encode(&r.Records[i]); err != nil {
+	for i := range recs {
+		if err := enc.Encode(&recs[i]); err != nil {
 			return err
 		}
 	}
