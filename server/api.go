@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/chart"
 	"github.com/text2sql-go/text2sql/executor"
 )
 
@@ -163,6 +164,9 @@ type RunResponse struct {
 	// MatchSummary says how the results differ ("match", "2 missing
 	// rows", …); present with Matched.
 	MatchSummary string `json:"match_summary,omitempty"`
+	// Chart is a Vega-Lite v5 chart of the result when one suits its
+	// shape (package chart), or absent.
+	Chart *chart.Spec `json:"chart,omitempty"`
 }
 
 // ContextBody is what retrieval found, without the texts and the prompt.
@@ -243,6 +247,9 @@ type AnswerBody struct {
 	LowConfidence bool         `json:"low_confidence"`
 	Context       *ContextBody `json:"context,omitempty"`
 	Result        *ResultBody  `json:"result,omitempty"`
+	// Chart is a Vega-Lite v5 chart of Result when one suits its shape
+	// (package chart), or absent.
+	Chart *chart.Spec `json:"chart,omitempty"`
 	// Attempts is the repair trail, oldest first.
 	Attempts   []AttemptBody  `json:"attempts"`
 	Model      string         `json:"model"` // the model of the last call; "" when none was made
@@ -370,6 +377,7 @@ func newAnswerBody(reqID string, a *text2sql.Answer, err error) *AnswerBody {
 	b := &AnswerBody{
 		RequestID: reqID, Question: a.Question, Status: a.Status, SQL: a.SQL, Explanation: a.Explanation,
 		ReusedExample: a.ReusedExample, Context: newContextBody(a.Retrieval), Result: newResultBody(a.Result),
+		Chart:    chart.For(a.Result, chart.Options{}),
 		Attempts: []AttemptBody{}, Usage: a.Trace.Usage, ModelCalls: a.Trace.ModelCalls,
 	}
 	if a.Retrieval != nil {
