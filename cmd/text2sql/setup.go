@@ -35,6 +35,7 @@ import (
 type options struct {
 	db        string
 	dsn       string // PostgreSQL or MySQL instead of db (see openExecutor)
+	mcp       string // an MCP server instead of db: [NAME=]COMMAND or [NAME=]URL
 	knowledge string
 	demo      bool
 	json      bool
@@ -64,6 +65,7 @@ func (o *options) bind(root *cobra.Command) {
 	f := root.PersistentFlags()
 	f.StringVar(&o.db, "db", "", "SQLite database file (opened read-only)")
 	f.StringVar(&o.dsn, "dsn", "", "database server instead of --db: postgres://user@host/db (PostgreSQL; ?search_path=s sets the default schemas) or mysql://user@host/db (MySQL, MariaDB)")
+	f.StringVar(&o.mcp, "mcp", "", "database behind an MCP server instead of --db: [NAME=]COMMAND (stdio, e.g. 'npx -y @modelcontextprotocol/server-postgres postgres://…') or [NAME=]URL (streamable HTTP, e.g. http://host/mcp)")
 	f.StringVar(&o.knowledge, "knowledge", "", "knowledge file (YAML or JSON): table/column notes, rules, verified examples")
 	f.BoolVar(&o.demo, "demo", false, "use the bundled demo database (a university registrar) and its knowledge file")
 	f.BoolVar(&o.json, "json", false, "print JSON (stable, documented in the README)")
@@ -329,8 +331,8 @@ func (o *options) stages(cfg *text2sql.Config, db *schema.Database, ex text2sql.
 
 // source returns the database path and knowledge base the flags name.
 func (o *options) source() (string, *knowledge.Base, error) {
-	if n := btoi(o.demo) + btoi(o.db != "") + btoi(o.dsn != ""); n != 1 {
-		return "", nil, &exitErr{code: exitUsage, err: errors.New("give exactly one of --db PATH, --dsn DSN or --demo")}
+	if n := btoi(o.demo) + btoi(o.db != "") + btoi(o.dsn != "") + btoi(o.mcp != ""); n != 1 {
+		return "", nil, &exitErr{code: exitUsage, err: errors.New("give exactly one of --db PATH, --dsn DSN, --mcp SERVER or --demo")}
 	}
 	var (
 		path = o.db
