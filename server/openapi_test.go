@@ -173,6 +173,18 @@ func TestOpenAPI(t *testing.T) {
 	charted := do(t, srv, "POST", "/v1/run", testToken, map[string]string{"sql": "SELECT status, COUNT(*) FROM enrollments GROUP BY status"})
 	require.Contains(t, string(charted.body), `"chart"`)
 	o.check(t, "POST", "/v1/run", charted)
+	// Conversations on a server of their own: their model calls and
+	// requests leave the counts above alone.
+	csrv := testServer(t, Config{Conversations: &Conversations{}})
+	started := do(t, csrv, "POST", "/v1/conversations", testToken, map[string]any{})
+	o.check(t, "POST", "/v1/conversations", started)
+	var conv ConversationBody
+	started.json(t, &conv)
+	msg := map[string]string{"message": "Hello"}
+	o.checkRequest(t, "POST", "/v1/conversations/{id}/messages", msg)
+	o.check(t, "POST", "/v1/conversations/{id}/messages", do(t, csrv, "POST", "/v1/conversations/"+conv.ConversationID+"/messages", testToken, msg))
+	msg["message"] = "List two course codes"
+	o.check(t, "POST", "/v1/conversations/{id}/messages", do(t, csrv, "POST", "/v1/conversations/"+conv.ConversationID+"/messages", testToken, msg))
 	vote := map[string]string{"question": "List two course codes", "sql": "SELECT code FROM courses LIMIT 2", "verdict": "up", "note": "ok"}
 	o.checkRequest(t, "POST", "/v1/feedback", vote)
 	o.check(t, "POST", "/v1/feedback", do(t, srv, "POST", "/v1/feedback", testToken, vote))

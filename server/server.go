@@ -96,6 +96,10 @@ type Config struct {
 	// host wraps the pipeline's retriever in a feedback.Retriever so that
 	// an up-voted answer is reused before the index is rebuilt.
 	Feedback *feedback.Recorder
+	// Conversations, when set, serves the conversation routes (package
+	// conversation): routing, follow-up rewriting, a window per
+	// conversation.
+	Conversations *Conversations
 	// AnswerMode is how results are compared with an answer key; "" means
 	// accuracy.ModeSpider (rows as a multiset, any column order, in sequence
 	// when the key has a top-level ORDER BY).
@@ -177,6 +181,7 @@ type service struct {
 	log     *slog.Logger
 	lim     Limiter // nil: unlimited
 	audit   Auditor
+	convs   sessions
 	timeout time.Duration
 	health  HealthResponse
 	ready   readiness
@@ -233,6 +238,15 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle("POST /v1/feedback", v1(handle(s, func(ctx context.Context, req *FeedbackRequest) (any, *apiError) {
 		return s.feedback(ctx, "POST /v1/feedback", req)
 	})))
+	mux.Handle("POST /v1/conversations", v1(handle(s, func(ctx context.Context, _ *struct{}) (any, *apiError) {
+		return s.startConversation(ctx)
+	})))
+	mux.Handle("POST /v1/conversations/{id}/messages", v1(func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		handle(s, func(ctx context.Context, req *MessageRequest) (any, *apiError) {
+			return s.message(ctx, id, req)
+		})(w, r)
+	}))
 	if !cfg.DisablePage {
 		mux.Handle("GET /{$}", pageHandler())
 		mux.Handle("GET /assets/", pageHandler())
@@ -332,7 +346,7 @@ func (s *service) maxBody() int64 {
 
 // routes lists the patterns New registers for the API (not the page or
 // /mcp), for the OpenAPI test.
-var routes = []string{"GET /health", "GET /health/live", "GET /openapi.json", "GET /metrics", "POST /v1/generate", "POST /v1/run", "POST /v1/ask", "POST /v1/feedback"}
+var routes = []string{"GET /health", "GET /health/live", "GET /openapi.json", "GET /metrics", "POST /v1/generate", "POST /v1/run", "POST /v1/ask", "POST /v1/feedback", "POST /v1/conversations", "POST /v1/conversations/{id}/messages"}
 
 // route serves mux, answering unmatched requests with JSON 404 and 405
 // errors instead of the mux's plain text.
@@ -715,6 +729,17 @@ func (s *service) ask(ctx context.Context, source, question string) (*AnswerBody
 			return b, nil
 		}
 	}
+	ans, err := s.runAsk(ctx, source, question)
+	b, aerr := s.answer(ctx, ans, err)
+	if cacheable && aerr == nil {
+		s.remember(ctx, key, b)
+	}
+	return b, aerr
+}
+
+// runAsk runs Pipeline.Ask for source, observed, with every executed
+// statement audited.
+func (s *service) runAsk(ctx context.Context, source, question string) (*text2sql.Answer, error) {
 	ans, err := s.cfg.Pipeline.Ask(ctx, question)
 	s.obs.pipelineRun(ctx, RunEvent{Route: source, Answer: ans, Err: err})
 	if ans != nil {
@@ -730,11 +755,7 @@ func (s *service) ask(ctx context.Context, source, question string) (*AnswerBody
 			s.record(ctx, source, question, "", ans.SQL, ans.Result)
 		}
 	}
-	b, aerr := s.answer(ctx, ans, err)
-	if cacheable && aerr == nil {
-		s.remember(ctx, key, b)
-	}
-	return b, aerr
+	return ans, err
 }
 
 // answer converts the outcome of Ask or Generate.

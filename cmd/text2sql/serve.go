@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/text2sql-go/text2sql/accuracy"
+	"github.com/text2sql-go/text2sql/conversation"
 	"github.com/text2sql-go/text2sql/server"
 	"github.com/text2sql-go/text2sql/server/redisstore"
 )
@@ -312,6 +313,9 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 		Schema:   env.executor.Schema(),
 		Examples: env.kb.Examples,
 		Feedback: env.feedback,
+		// Conversations route with the pipeline's model; words from
+		// rows stay deterministic (rows never reach the model).
+		Conversations: &server.Conversations{Options: conversation.Options{Model: env.model}},
 	}
 	if n, ok := env.model.(interface{ Name() string }); ok && n.Name() != "" {
 		cfg.Info.Models = []string{n.Name()}
