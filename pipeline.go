@@ -49,6 +49,29 @@ type Config struct {
 	// Hard tells a hard question from an easy one for WhenHard; nil means
 	// DefaultHard. sql is "" when asked before generation.
 	Hard func(c *Retrieval, sql string) bool
+	// Candidates is the number of SQL candidates Ask may generate for one
+	// attempt, for self-consistency by execution result (DAIL-SQL, Gao et
+	// al. 2023; after Wang et al. 2023, "Self-Consistency Improves Chain
+	// of Thought Reasoning in Language Models"). The first candidate, the
+	// usual prompt's, is checked and executed; then the others, prompt
+	// variants (GenerateRequest.Variant), are generated, checked and
+	// executed through the guard in parallel, as many as MaxModelCalls
+	// leaves (one call each), and the attempt takes a candidate of the
+	// result group most candidates share (Attempt.Selection says which
+	// and why; ties go to the judge, see SelectJudge). A candidate that
+	// is refused, fails its checks or its execution never wins. Cheap by
+	// default: no other candidate is generated when the first executed
+	// without error and Hard finds the question easy. 0 and 1 mean one
+	// candidate; at most MaxCandidates. Generate always makes one.
+	Candidates int
+	// AllCandidates generates the other candidates even when the first
+	// executed without error on an easy question.
+	AllCandidates bool
+	// SameResult reports whether two candidates' results (both without
+	// Error) are the same answer, grouping them for the vote; nil means
+	// DefaultSameResult. It is called from one goroutine at a time.
+	// accuracy.SameResult compares as the Spider evaluator does.
+	SameResult func(a, b *Result) bool
 }
 
 // DefaultMaxModelCalls is the model-call budget of one run when
@@ -134,6 +157,12 @@ func New(cfg Config) (*Pipeline, error) {
 	if cfg.Hard == nil {
 		cfg.Hard = DefaultHard
 	}
+	if cfg.Candidates < 0 || cfg.Candidates > MaxCandidates {
+		return nil, invalidConfig("Candidates %d is outside [0, %d]", cfg.Candidates, MaxCandidates)
+	}
+	if cfg.SameResult == nil {
+		cfg.SameResult = DefaultSameResult
+	}
 	return &Pipeline{cfg: cfg}, nil
 }
 
@@ -186,9 +215,13 @@ type Answer struct {
 	Verdict     *Verdict   `json:"verdict,omitempty"`
 	// ReusedExample is the ID of the verified example whose SQL was reused
 	// without a model call, or "".
-	ReusedExample string    `json:"reused_example,omitempty"`
-	Attempts      []Attempt `json:"attempts"`
-	Trace         Trace     `json:"trace"`
+	ReusedExample string `json:"reused_example,omitempty"`
+	// Selection is how the reported attempt's SQL was chosen among
+	// several candidates (Config.Candidates), with every candidate; nil
+	// when only one was generated.
+	Selection *Selection `json:"selection,omitempty"`
+	Attempts  []Attempt  `json:"attempts"`
+	Trace     Trace      `json:"trace"`
 }
 
 // Trace records what each stage did.
@@ -385,6 +418,7 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 			}
 		}
 		a, err := r.generate(ctx, hints)
+		roundHints := hints
 		hints = nil
 		var outErr *OutputError
 		switch {
@@ -412,8 +446,14 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 			}
 			return r.exhausted(fmt.Errorf("%s: %w", a.Error.Error(), cause))
 		}
-		if !r.check(a) {
+		if !r.check(r.trace, a) {
 			if err := r.execute(ctx, a); err != nil {
+				return r.fail(err)
+			}
+		}
+		judged := false
+		if r.more(a) {
+			if a, judged, err = r.choose(ctx, a, roundHints); err != nil {
 				return r.fail(err)
 			}
 		}
@@ -425,25 +465,28 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 			redo = StageSQL
 			continue
 		}
-		r.warn(ctx, a)
-		if p.cfg.Judge == nil || (p.cfg.JudgeWhen == WhenHard && !p.cfg.Hard(r.ans.Retrieval, a.Candidate.SQL)) {
-			r.settle(a)
-			r.ans.Attempts = append(r.ans.Attempts, *a)
-			r.ans.Status = StatusAnswered
-			return r.ans, nil
+		if !judged {
+			r.warn(ctx, a)
+			if p.cfg.Judge == nil || (p.cfg.JudgeWhen == WhenHard && !p.cfg.Hard(r.ans.Retrieval, a.Candidate.SQL)) {
+				r.settle(a)
+				r.ans.Attempts = append(r.ans.Attempts, *a)
+				r.ans.Status = StatusAnswered
+				return r.ans, nil
+			}
+			v, err := r.judge(ctx, a)
+			if errors.As(err, &outErr) {
+				// The judge's answer was unusable: the attempt executed but
+				// stays unverified.
+				a.Error = err
+				r.ans.Attempts = append(r.ans.Attempts, *a)
+				return r.unverified()
+			}
+			if err != nil {
+				return r.fail(err)
+			}
+			a.Verdict = v
 		}
-		v, err := r.judge(ctx, a)
-		if errors.As(err, &outErr) {
-			// The judge's answer was unusable: the attempt executed but
-			// stays unverified.
-			a.Error = err
-			r.ans.Attempts = append(r.ans.Attempts, *a)
-			return r.unverified()
-		}
-		if err != nil {
-			return r.fail(err)
-		}
-		a.Verdict = v
+		v := a.Verdict
 		r.ans.Attempts = append(r.ans.Attempts, *a)
 		if v.OK {
 			r.settle(a)
@@ -556,6 +599,7 @@ func (r *run) settle(a *Attempt) {
 	r.ans.Result = a.Result
 	r.ans.Plan = a.Plan
 	r.ans.Verdict = a.Verdict
+	r.ans.Selection = a.Selection
 }
 
 // repeated returns an earlier attempt with the same SQL (compared without
@@ -641,13 +685,19 @@ func (r *run) plan(ctx context.Context, hints []string) error {
 	return nil
 }
 
-// generate makes the next attempt's candidate. On an *OutputError the
-// attempt is returned with the error.
+// generate makes the next attempt's first candidate (variant 0). On an
+// *OutputError the attempt is returned with the error.
 func (r *run) generate(ctx context.Context, hints []string) (*Attempt, error) {
+	return r.gen(ctx, r.trace, 0, hints)
+}
+
+// gen makes variant v of the next attempt's candidate, recording its step
+// in t. On an *OutputError the attempt is returned with the error.
+func (r *run) gen(ctx context.Context, t *Trace, v int, hints []string) (*Attempt, error) {
 	a := &Attempt{N: len(r.ans.Attempts) + 1, Plan: r.curPlan}
 	start := time.Now()
 	c, err := r.p.cfg.Generator.Generate(ctx, GenerateRequest{
-		Question: r.ans.Question, Retrieval: r.ans.Retrieval, Plan: r.curPlan, Attempts: r.ans.Attempts, Hints: hints,
+		Question: r.ans.Question, Retrieval: r.ans.Retrieval, Plan: r.curPlan, Attempts: r.ans.Attempts, Hints: hints, Variant: v,
 	})
 	var calls []ModelCall
 	if c != nil {
@@ -656,7 +706,7 @@ func (r *run) generate(ctx context.Context, hints []string) (*Attempt, error) {
 		err = ErrNilResult
 	}
 	if err != nil {
-		r.trace.add(StageSQL, a.N, start, calls, "error: "+err.Error())
+		t.add(StageSQL, a.N, start, calls, "error: "+err.Error())
 		var outErr *OutputError
 		if errors.As(err, &outErr) {
 			return a, err
@@ -668,7 +718,7 @@ func (r *run) generate(ctx context.Context, hints []string) (*Attempt, error) {
 	if !c.Answerable {
 		outcome = "declined"
 	}
-	r.trace.add(StageSQL, a.N, start, calls, outcome)
+	t.add(StageSQL, a.N, start, calls, outcome)
 	return a, nil
 }
 
@@ -691,14 +741,24 @@ func (r *run) reuse() *Attempt {
 	return a
 }
 
+// execute runs the attempt's SQL. When the executor fails the run ends:
+// the attempt, with its SQL and the error, is added to the answer.
 func (r *run) execute(ctx context.Context, a *Attempt) error {
+	err := r.exec(ctx, r.trace, a)
+	if err != nil {
+		r.ans.Attempts = append(r.ans.Attempts, *a)
+	}
+	return err
+}
+
+// exec runs the attempt's SQL, recording the step in t: the result goes
+// to a.Result; an executor that cannot work sets a.Error, also returned.
+func (r *run) exec(ctx context.Context, t *Trace, a *Attempt) error {
 	start := time.Now()
 	res, err := r.p.Execute(ctx, a.Candidate.SQL)
 	if err != nil {
-		r.trace.add(StageExecution, a.N, start, nil, "error: "+err.Error())
-		// The run ends here; the attempt and its SQL stay in the answer.
+		t.add(StageExecution, a.N, start, nil, "error: "+err.Error())
 		a.Error = fmt.Errorf("execute: %w", err)
-		r.ans.Attempts = append(r.ans.Attempts, *a)
 		return a.Error
 	}
 	a.Result = res
@@ -709,23 +769,23 @@ func (r *run) execute(ctx context.Context, a *Attempt) error {
 	if res.Error != nil {
 		outcome = "error: " + res.Error.Error()
 	}
-	r.trace.add(StageExecution, a.N, start, nil, outcome)
+	t.add(StageExecution, a.N, start, nil, outcome)
 	return nil
 }
 
-// check runs the checker before execution. A failure becomes the
-// attempt's result error, as an execution error would.
-func (r *run) check(a *Attempt) (failed bool) {
+// check runs the checker before execution, recording the step in t. A
+// failure becomes the attempt's result error, as an execution error would.
+func (r *run) check(t *Trace, a *Attempt) (failed bool) {
 	if r.p.cfg.Checker == nil {
 		return false
 	}
 	start := time.Now()
 	if e := r.p.cfg.Checker.Failure(a.Candidate.SQL); e != nil {
 		a.Result = &Result{Error: e}
-		r.trace.add(StageCheck, a.N, start, nil, "failed: "+e.Error())
+		t.add(StageCheck, a.N, start, nil, "failed: "+e.Error())
 		return true
 	}
-	r.trace.add(StageCheck, a.N, start, nil, "ok")
+	t.add(StageCheck, a.N, start, nil, "ok")
 	return false
 }
 

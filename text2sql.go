@@ -100,6 +100,9 @@ const (
 	StageCheck     Stage = "check" // deterministic checks of the SQL
 	StageExecution Stage = "execution"
 	StageJudge     Stage = "judge"
+	// StageSelection: the choice among an attempt's candidates
+	// (Config.Candidates), after they executed.
+	StageSelection Stage = "selection"
 )
 
 // Retriever finds what a question needs from the knowledge base.
@@ -380,6 +383,12 @@ type GenerateRequest struct {
 	Plan      *Plan     // nil when no planner ran
 	Attempts  []Attempt // earlier attempts with their errors and verdicts, oldest first
 	Hints     []string  // a judge's hints for this stage
+	// Variant asks for another version of the same prompt, so that the
+	// candidates of one attempt (Config.Candidates) differ: 0 is the usual
+	// prompt, k > 0 the k-th other one. A generator should make each
+	// variant deterministic; package generator rotates the verified
+	// examples by k and samples at a higher temperature. Never negative.
+	Variant int
 }
 
 // Candidate is what a generator returns.
@@ -458,6 +467,10 @@ type Attempt struct {
 	Verdict   *Verdict   `json:"verdict,omitempty"`
 	// Warnings are the deterministic checks' warnings on the executed SQL.
 	Warnings []string `json:"warnings,omitempty"`
+	// Selection is how the attempt's SQL was chosen among several
+	// candidates (Config.Candidates); nil when only one was generated.
+	// Candidate, Result and Verdict are then the winner's.
+	Selection *Selection `json:"selection,omitempty"`
 	// Error is why this attempt failed before a result: an *OutputError for
 	// an unusable model answer, for instance, so errors.Is and errors.As
 	// work on it, or the executor's error when it could not run the

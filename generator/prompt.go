@@ -97,6 +97,9 @@ func (g *Generator) build(req text2sql.GenerateRequest) (*prompt, error) {
 	if question == "" {
 		return nil, text2sql.ErrEmptyQuestion
 	}
+	if req.Variant < 0 {
+		return nil, fmt.Errorf("%w: generator: negative prompt variant %d", text2sql.ErrInvalidConfig, req.Variant)
+	}
 	system := systemInstruction(g.dialect(req))
 	m := g.gather(req)
 	m.question = question
@@ -355,6 +358,7 @@ func (m *material) render(c *choice) string {
 		}
 		items = append(items, it)
 	}
+	rotateExamples(items, m.req.Variant)
 	schema := m.whole
 	if schema == "" {
 		var stmts []string
@@ -401,6 +405,28 @@ func (m *material) render(c *choice) string {
 	w.Section("Question")
 	w.Line(m.question)
 	return w.String()
+}
+
+// rotateExamples moves the verified examples among items k places
+// forward (the k-th, counting from 0, first), keeping every other item
+// where it is: the example order of prompt variant k.
+func rotateExamples(items []text2sql.Item, k int) {
+	var at []int
+	for i, it := range items {
+		if it.Kind == text2sql.ItemExample {
+			at = append(at, i)
+		}
+	}
+	if len(at) < 2 || k%len(at) == 0 {
+		return
+	}
+	ex := make([]text2sql.Item, len(at))
+	for j, i := range at {
+		ex[j] = items[i]
+	}
+	for j, i := range at {
+		items[i] = ex[(j+k)%len(at)]
+	}
 }
 
 // The markers around cell values, and the bound on a value shown.
