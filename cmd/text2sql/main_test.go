@@ -279,12 +279,71 @@ func TestAskPlanJudge(t *testing.T) {
 	assert.Equal(t, exitUsage, code, "--judge=sometimes: exit %d", code)
 }
 
+// ask --candidates 3: the usual prompt (temperature 0) counts courses,
+// both variants (sampled warmer) count instructors; the vote picks theirs,
+// and --json and the text output show every candidate and why.
+func TestAskCandidates(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "")
+	var mu sync.Mutex
+	temps := map[float64]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Temperature float64 }
+		json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		temps[req.Temperature]++
+		mu.Unlock()
+		sql := "SELECT count(*) AS n FROM courses"
+		if req.Temperature > 0 {
+			sql = "SELECT count(*) AS n FROM instructors"
+		}
+		content, _ := json.Marshal(map[string]any{"answerable": true, "sql": sql, "explanation": "counts"})
+		writeCompletion(w, string(content), 500)
+	}))
+	defer srv.Close()
+	args := []string{"ask", "--demo", "--candidates", "3", "--provider", "openai", "--base-url", srv.URL + "/v1", "How many instructors are there?"}
+	out, errOut, code := cli(t, append(args[:1:1], append([]string{"--json"}, args[1:]...)...)...)
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
+	var a struct {
+		SQL        string
+		ModelCalls int `json:"model_calls"`
+		Selection  *struct {
+			Method, Reason string
+			Winner, Votes  int
+			Candidates     []struct {
+				Variant, Group int
+				SQL            string
+			}
+		}
+		Attempts []struct{ Selection *struct{ Method string } }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &a), out)
+	assert.Equal(t, "SELECT count(*) AS n FROM instructors", a.SQL)
+	assert.Equal(t, 3, a.ModelCalls)
+	assert.Equal(t, map[float64]int{0: 1, 0.7: 2}, temps)
+	require.NotNil(t, a.Selection, out)
+	assert.Equal(t, "vote", a.Selection.Method)
+	assert.Equal(t, 2, a.Selection.Votes)
+	require.Len(t, a.Selection.Candidates, 3)
+	assert.Equal(t, 1, a.Selection.Candidates[0].Group)
+	assert.Equal(t, 2, a.Selection.Candidates[a.Selection.Winner].Group)
+	require.Len(t, a.Attempts, 1)
+	require.NotNil(t, a.Attempts[0].Selection)
+
+	out, errOut, code = cli(t, args...)
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
+	assert.Contains(t, out, "== candidates (3), vote: 2 of 3 candidates agree")
+	assert.Contains(t, out, " 1. group 1, 1 row: SELECT count(*) AS n FROM courses")
+}
+
 func TestFlagErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", "--demo"},
 		{"run", "--demo", "--max-rows", "-1", "SELECT 1"},
 		{"run", "--demo", "--timeout", "-1s", "SELECT 1"},
 		{"context", "--demo", "--plan=maybe", "Anything?"},
+		{"ask", "--demo", "--candidates", "21", "Anything?"},
+		{"ask", "--demo", "--candidates", "-1", "Anything?"},
 	} {
 		_, errOut, code := cli(t, args...)
 		assert.Equal(t, exitUsage, code, "%q: exit %d (%s), want %d", args, code, errOut, exitUsage)
