@@ -17,7 +17,8 @@ import (
 const MaxCandidates = 20
 
 // SelectionMethod says how the winner among an attempt's candidates was
-// chosen: SelectVote, SelectJudge, SelectOrder or SelectNone.
+// chosen: SelectVote, SelectSelector, SelectJudge, SelectOrder or
+// SelectNone.
 type SelectionMethod string
 
 // The selection methods.
@@ -27,11 +28,15 @@ const (
 	// 2023, "Text-to-SQL Empowered by Large Language Models: A Benchmark
 	// Evaluation").
 	SelectVote SelectionMethod = "vote"
-	// SelectJudge: several groups tie for the most candidates and the
-	// judge reviewed their first candidates in turn; the first it
-	// accepted wins, else the earliest (as CHASE-SQL, Pourreza et al.
-	// 2024, has a model pick among differing candidates).
+	// SelectJudge: several groups tie for the most candidates, no
+	// Selector chose, and the judge reviewed their first candidates in
+	// turn; the first it accepted wins, else the earliest.
 	SelectJudge SelectionMethod = "judge"
+	// SelectSelector: several groups tie and Config.Selector chose
+	// among their first candidates (package selector compares them two
+	// at a time, the pairwise selection of CHASE-SQL, Pourreza et al.
+	// 2024).
+	SelectSelector SelectionMethod = "selector"
 	// SelectOrder: several groups tie and no judge decided (none is set,
 	// or the model-call budget is spent): the earliest candidate of the
 	// tied groups wins; candidate 1 is the usual prompt's.
@@ -300,10 +305,11 @@ func (r *run) group(sel *Selection) []int {
 }
 
 // tieBreak decides between the groups whose first candidates are tied
-// (in candidate order), each with votes candidates: the judge reviews
-// them in turn and the first it accepts wins; without a judge, with the
-// budget spent or when it accepts none, the earliest wins. It reports
-// whether the judge reviewed the winner.
+// (in candidate order), each with votes candidates: the selector chooses
+// when there is one; else the judge reviews them in turn and the first
+// it accepts wins; with neither, with the budget spent or when the judge
+// accepts none, the earliest wins. It reports whether the judge reviewed
+// the winner.
 func (r *run) tieBreak(ctx context.Context, sel *Selection, tied []int, votes int) (bool, error) {
 	groups := make([]string, len(tied))
 	for i, c := range tied {
@@ -311,8 +317,16 @@ func (r *run) tieBreak(ctx context.Context, sel *Selection, tied []int, votes in
 	}
 	sel.Winner, sel.Votes = tied[0], votes
 	tie := fmt.Sprintf("result groups %s tie with %d of %d candidates each", strings.Join(groups, ", "), votes, len(sel.Candidates))
+	earliest := "the earliest, candidate " + strconv.Itoa(tied[0]+1)
+	if r.p.cfg.Selector != nil {
+		chose, note, err := r.selector(ctx, sel, tied, tie)
+		if chose || err != nil {
+			return false, err
+		}
+		tie += "; " + note
+	}
 	if r.p.cfg.Judge == nil {
-		sel.Method, sel.Reason = SelectOrder, tie+"; no judge: the earliest, candidate "+strconv.Itoa(tied[0]+1)+", wins"
+		sel.Method, sel.Reason = SelectOrder, tie+"; no judge: "+earliest+", wins"
 		return false, nil
 	}
 	judged := false
@@ -341,11 +355,61 @@ func (r *run) tieBreak(ctx context.Context, sel *Selection, tied []int, votes in
 		}
 	}
 	if !judged {
-		sel.Method, sel.Reason = SelectOrder, tie+"; the judge gave no verdict (an unusable answer or the model-call budget spent): the earliest, candidate "+strconv.Itoa(tied[0]+1)+", wins"
+		sel.Method, sel.Reason = SelectOrder, tie+"; the judge gave no verdict (an unusable answer or the model-call budget spent): "+earliest+", wins"
 		return false, nil
 	}
-	sel.Method, sel.Reason = SelectJudge, tie+"; the judge accepted none: the earliest, candidate "+strconv.Itoa(tied[0]+1)+", stands"
+	sel.Method, sel.Reason = SelectJudge, tie+"; the judge accepted none: "+earliest+", stands"
 	return true, nil
+}
+
+// selector asks Config.Selector to choose among the tied candidates,
+// with the model calls the budget leaves (one kept for the judge when
+// there is one). It reports whether it chose; when not, note says why:
+// no call left, an unusable answer (an *OutputError) or a choice out of
+// range. Any other error of the selector ends the run.
+func (r *run) selector(ctx context.Context, sel *Selection, tied []int, tie string) (chose bool, note string, err error) {
+	n := len(r.ans.Attempts) + 1
+	left := r.p.cfg.MaxModelCalls - r.trace.ModelCalls
+	if r.p.cfg.Judge != nil {
+		left--
+	}
+	if left < 1 {
+		return false, "no model call left for the selector", nil
+	}
+	cands := make([]Attempt, len(tied))
+	for j, i := range tied {
+		cands[j] = Attempt{N: n, Plan: r.curPlan, Candidate: sel.Candidates[i].Candidate, Result: sel.Candidates[i].Result}
+	}
+	start := time.Now()
+	ch, err := r.p.cfg.Selector.Select(ctx, SelectRequest{Question: r.ans.Question, Retrieval: r.ans.Retrieval, Plan: r.curPlan,
+		Candidates: cands, MaxCalls: left})
+	var calls []ModelCall
+	if ch != nil {
+		calls = ch.Calls
+	} else if err == nil {
+		err = ErrNilResult
+	}
+	var outErr *OutputError
+	switch {
+	case errors.As(err, &outErr):
+		r.trace.add(StageSelection, n, start, calls, "selector error: "+err.Error())
+		return false, "the selector gave no usable answer (" + err.Error() + ")", nil
+	case err != nil:
+		r.trace.add(StageSelection, n, start, calls, "selector error: "+err.Error())
+		return false, "", fmt.Errorf("select: %w", err)
+	case ch.Index < 0 || ch.Index >= len(tied):
+		note = fmt.Sprintf("the selector chose candidate %d of %d, which does not exist", ch.Index, len(tied))
+		r.trace.add(StageSelection, n, start, calls, "selector error: "+note)
+		return false, note, nil
+	}
+	w := tied[ch.Index]
+	r.trace.add(StageSelection, n, start, calls, fmt.Sprintf("selector: candidate %d: %s", w+1, ch.Reason))
+	sel.Winner, sel.Method = w, SelectSelector
+	sel.Reason = fmt.Sprintf("%s; the selector chose candidate %d", tie, w+1)
+	if ch.Reason != "" {
+		sel.Reason += ": " + ch.Reason
+	}
+	return true, "", nil
 }
 
 // candidate generates variant k of the current attempt, checks and

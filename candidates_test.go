@@ -321,3 +321,66 @@ func TestDefaultSameResult(t *testing.T) {
 var oneRow = text2sql.ExecutorFunc(func(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
 	return &text2sql.Result{Columns: []string{"x"}, Rows: [][]any{{1}}, RowCount: 1}, nil
 })
+
+// A tie goes to the Selector before the judge; an unusable choice falls
+// back to the judge; a selector returning nothing fails the run.
+func TestCandidatesSelector(t *testing.T) {
+	s := newDemoStack(t)
+	var judged atomic.Int32
+	judge := text2sql.JudgeFunc(func(ctx context.Context, req text2sql.JudgeRequest) (*text2sql.Verdict, error) {
+		judged.Add(1)
+		return &text2sql.Verdict{OK: req.Current.Candidate.SQL == countStudents, Stage: text2sql.StageSQL, Reason: "judged"}, nil
+	})
+	var got text2sql.SelectRequest
+	pick := text2sql.SelectorFunc(func(ctx context.Context, req text2sql.SelectRequest) (*text2sql.Choice, error) {
+		got = req
+		for i, c := range req.Candidates {
+			if c.Candidate.SQL == countStudents {
+				return &text2sql.Choice{Index: i, Reason: "it counts students", Calls: []text2sql.ModelCall{{Model: "scripted"}}}, nil
+			}
+		}
+		return &text2sql.Choice{Index: 0}, nil
+	})
+	m := llmtest.New(reply(countCourses), reply(countStudents), reply(countDepts))
+	ans, err := s.pipeline(t, m, text2sql.Config{Candidates: 3, Hard: hard, Judge: judge, Selector: pick, MaxModelCalls: 8}).
+		Ask(context.Background(), "How many students are there?")
+	require.NoError(t, err)
+	require.NotNil(t, ans.Selection)
+	assert.Equal(t, text2sql.SelectSelector, ans.Selection.Method, ans.Selection.Reason)
+	assert.Equal(t, countStudents, ans.SQL)
+	assert.Contains(t, ans.Selection.Reason, "it counts students")
+	assert.Len(t, got.Candidates, 3)
+	assert.Equal(t, 8-3-1, got.MaxCalls, "the budget left, one call kept for the judge")
+	assert.Equal(t, int32(1), judged.Load(), "the judge reviews the selector's pick only")
+	assert.Equal(t, text2sql.StatusVerified, ans.Status)
+	assert.Equal(t, 3+1, ans.Trace.ModelCalls, "the selector's call counts (the scripted judge records none)")
+
+	// An unusable answer: the judge decides.
+	judged.Store(0)
+	bad := text2sql.SelectorFunc(func(ctx context.Context, req text2sql.SelectRequest) (*text2sql.Choice, error) {
+		return &text2sql.Choice{}, &text2sql.OutputError{Raw: "?", Err: text2sql.ErrInvalidOutput}
+	})
+	m = llmtest.New(reply(countCourses), reply(countStudents), reply(countDepts))
+	ans, err = s.pipeline(t, m, text2sql.Config{Candidates: 3, Hard: hard, Judge: judge, Selector: bad}).Ask(context.Background(), "How many students are there?")
+	require.NoError(t, err)
+	assert.Equal(t, text2sql.SelectJudge, ans.Selection.Method)
+	assert.Contains(t, ans.Selection.Reason, "the selector gave no usable answer")
+	assert.Equal(t, countStudents, ans.SQL)
+
+	// Out of range: the earliest, without a judge.
+	far := text2sql.SelectorFunc(func(ctx context.Context, req text2sql.SelectRequest) (*text2sql.Choice, error) {
+		return &text2sql.Choice{Index: 7}, nil
+	})
+	m = llmtest.New(reply(countCourses), reply(countStudents), reply(countDepts))
+	ans, err = s.pipeline(t, m, text2sql.Config{Candidates: 3, Hard: hard, Selector: far}).Ask(context.Background(), "How many students are there?")
+	require.NoError(t, err)
+	assert.Equal(t, text2sql.SelectOrder, ans.Selection.Method)
+	assert.Equal(t, countCourses, ans.SQL)
+
+	// Nothing at all: ErrNilResult, no panic.
+	none := text2sql.SelectorFunc(func(context.Context, text2sql.SelectRequest) (*text2sql.Choice, error) { return nil, nil })
+	m = llmtest.New(reply(countCourses), reply(countStudents), reply(countDepts))
+	_, err = s.pipeline(t, m, text2sql.Config{Candidates: 3, Hard: hard, Selector: none}).Ask(context.Background(), "How many students are there?")
+	assert.ErrorIs(t, err, text2sql.ErrNilResult)
+	assert.Contains(t, err.Error(), "select")
+}

@@ -21,6 +21,9 @@ type Config struct {
 	Executor Executor
 	Planner  Planner // optional; nil skips planning
 	Judge    Judge   // optional; nil skips judging
+	// Selector, optional, decides a tie in the vote among an attempt's
+	// candidates (see Candidates) before the judge does.
+	Selector Selector
 	// MaxRepairs bounds the attempts after the first: an execution error or
 	// a judge's rejection sends the run back at most this many times.
 	// 0 means DefaultMaxRepairs; a negative value means no repair.
@@ -58,7 +61,8 @@ type Config struct {
 	// executed through the guard in parallel, as many as MaxModelCalls
 	// leaves (one call each), and the attempt takes a candidate of the
 	// result group most candidates share (Attempt.Selection says which
-	// and why; ties go to the judge, see SelectJudge). A candidate that
+	// and why; ties go to the Selector, else the judge, see
+	// SelectSelector and SelectJudge). A candidate that
 	// is refused, fails its checks or its execution never wins. Cheap by
 	// default: no other candidate is generated when the first executed
 	// without error and Hard finds the question easy. 0 and 1 mean one
@@ -126,7 +130,7 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, invalidConfig("Generator is required")
 	}
 	for name, stage := range map[string]any{"Retriever": cfg.Retriever, "Generator": cfg.Generator, "Executor": cfg.Executor,
-		"Planner": cfg.Planner, "Judge": cfg.Judge, "Checker": cfg.Checker} {
+		"Planner": cfg.Planner, "Judge": cfg.Judge, "Checker": cfg.Checker, "Selector": cfg.Selector} {
 		if typedNil(stage) {
 			return nil, invalidConfig("%s is a nil %T (an interface holding a nil pointer is not an absent stage)", name, stage)
 		}

@@ -155,6 +155,15 @@ type Judge interface {
 	Judge(ctx context.Context, req JudgeRequest) (*Verdict, error)
 }
 
+// Selector picks one of several candidates whose results differ, when
+// the vote among an attempt's candidates ties (Config.Selector). The
+// default implementation, package selector, has a model compare the
+// candidates two at a time (pairwise selection, as in CHASE-SQL,
+// Pourreza et al. 2024).
+type Selector interface {
+	Select(ctx context.Context, req SelectRequest) (*Choice, error)
+}
+
 // Model is one chat/completion call to a language model.
 type Model interface {
 	Complete(ctx context.Context, req ModelRequest) (*ModelResponse, error)
@@ -206,6 +215,14 @@ type JudgeFunc func(ctx context.Context, req JudgeRequest) (*Verdict, error)
 
 // Judge calls f.
 func (f JudgeFunc) Judge(ctx context.Context, req JudgeRequest) (*Verdict, error) { return f(ctx, req) }
+
+// SelectorFunc lets a plain function serve as a Selector.
+type SelectorFunc func(ctx context.Context, req SelectRequest) (*Choice, error)
+
+// Select calls f.
+func (f SelectorFunc) Select(ctx context.Context, req SelectRequest) (*Choice, error) {
+	return f(ctx, req)
+}
 
 // ModelFunc lets a plain function serve as a Model.
 type ModelFunc func(ctx context.Context, req ModelRequest) (*ModelResponse, error)
@@ -442,6 +459,27 @@ type JudgeRequest struct {
 	Current   Attempt   // the attempt under review
 	Attempts  []Attempt // earlier attempts, oldest first
 	Warnings  []string  // warnings of deterministic checks
+}
+
+// SelectRequest asks a selector to choose among candidates.
+type SelectRequest struct {
+	Question  string
+	Retrieval *Retrieval
+	Plan      *Plan // nil when no planner ran
+	// Candidates are the attempts to choose from, two or more, each
+	// executed without error and with a result unlike the others', in
+	// candidate order (the usual prompt's first when it is among them).
+	Candidates []Attempt
+	// MaxCalls bounds the model calls the selector may make, re-asks
+	// included; at least 1.
+	MaxCalls int
+}
+
+// Choice is a selector's pick.
+type Choice struct {
+	Index  int         `json:"index"` // into SelectRequest.Candidates
+	Reason string      `json:"reason,omitempty"`
+	Calls  []ModelCall `json:"calls,omitempty"`
 }
 
 // Verdict is a judge's review.

@@ -277,9 +277,9 @@ type AttemptBody struct {
 }
 
 // SelectionBody is how an attempt's SQL was chosen among several
-// candidates: by execution-result vote ("vote"), by the judge in a tie
-// ("judge"), the earliest in a tie ("order"), or the first when none
-// executed ("none").
+// candidates: by execution-result vote ("vote"), by the selector or the
+// judge in a tie ("selector", "judge"), the earliest in a tie ("order"),
+// or the first when none executed ("none").
 type SelectionBody struct {
 	Method text2sql.SelectionMethod `json:"method"`
 	Reason string                   `json:"reason"` // why the winner won
