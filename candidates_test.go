@@ -13,8 +13,10 @@ import (
 	"go.uber.org/goleak"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/internal/demotest"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
+	"github.com/text2sql-go/text2sql/selector"
 )
 
 const (
@@ -383,4 +385,44 @@ func TestCandidatesSelector(t *testing.T) {
 	_, err = s.pipeline(t, m, text2sql.Config{Candidates: 3, Hard: hard, Selector: none}).Ask(context.Background(), "How many students are there?")
 	assert.ErrorIs(t, err, text2sql.ErrNilResult)
 	assert.Contains(t, err.Error(), "select")
+}
+
+// All three differ and the pairwise selector, on the same scripted model,
+// picks the one the model prefers in every comparison.
+func TestCandidatesPairwiseSelector(t *testing.T) {
+	s := newDemoStack(t)
+	var mu sync.Mutex
+	variants := []string{countStudents, countDepts}
+	m := llmtest.Func(func(req text2sql.ModelRequest) (string, error) {
+		if strings.HasPrefix(req.System, "You compare two SQL queries") {
+			u := req.Messages[0].Content
+			if strings.Contains(u[strings.Index(u, "## Query A"):strings.Index(u, "## Query B")], "students") {
+				return `{"winner": "A", "reason": "A counts students"}`, nil
+			}
+			return `{"winner": "B", "reason": "B counts students"}`, nil
+		}
+		if *req.Temperature == 0 {
+			return reply(countCourses), nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		sql := variants[0]
+		variants = variants[1:]
+		return reply(sql), nil
+	})
+	gen, err := generator.New(m, generator.Options{})
+	require.NoError(t, err)
+	sel, err := selector.New(m, selector.Options{})
+	require.NoError(t, err)
+	p, err := text2sql.New(text2sql.Config{Retriever: s.retriever, Generator: gen, Executor: s.executor, Selector: sel,
+		Candidates: 3, Hard: hard, DisableExampleReuse: true})
+	require.NoError(t, err)
+	ans, err := p.Ask(context.Background(), "How many students are there?")
+	require.NoError(t, err)
+	assert.Equal(t, countStudents, ans.SQL)
+	require.NotNil(t, ans.Selection)
+	assert.Equal(t, text2sql.SelectSelector, ans.Selection.Method, ans.Selection.Reason)
+	assert.Contains(t, ans.Selection.Reason, "won 2 of 3 comparisons")
+	assert.Equal(t, 3+3, m.CallCount(), "three candidates, three comparisons")
+	assert.Equal(t, 6, ans.Trace.ModelCalls)
 }
