@@ -28,6 +28,7 @@ import (
 	"github.com/text2sql-go/text2sql/provider"
 	"github.com/text2sql-go/text2sql/retriever"
 	"github.com/text2sql-go/text2sql/schema"
+	"github.com/text2sql-go/text2sql/selector"
 	"github.com/text2sql-go/text2sql/server"
 )
 
@@ -51,7 +52,8 @@ type options struct {
 	plan       string // off, on or hard
 	judge      string // off, on or hard
 	noCheck    bool
-	candidates int // --candidates: text2sql.Config.Candidates
+	candidates int  // --candidates: text2sql.Config.Candidates
+	pairwise   bool // --pairwise: a selector.Selector decides ties among candidates
 	caller     callerFlags
 	models     modelFlags // --embedder, --reranker, --model-dir, --offline
 	errOut     io.Writer  // the command's standard error, for warnings
@@ -78,6 +80,7 @@ func (o *options) bind(root *cobra.Command) {
 	// with an optional value, "--judge off Q" read off as the question.
 	f.StringVar(&o.plan, "plan", "off", "plan before SQL: off, on, or hard (only for hard questions)")
 	f.StringVar(&o.judge, "judge", "off", "LLM judge with staged repair: off, on, or hard (only for hard questions)")
+	f.BoolVar(&o.pairwise, "pairwise", false, "with --candidates, let the model decide a tie in the vote by comparing the tied candidates two at a time (CHASE-SQL's pairwise selection)")
 	f.BoolVar(&o.noCheck, "no-check", false, "skip the deterministic checks (unknown names, other dialects' syntax) before execution")
 	f.IntVar(&o.candidates, "candidates", 1, fmt.Sprintf("SQL candidates per attempt, chosen by execution-result vote (self-consistency); more than the first only when it fails or the question is hard; at most %d", text2sql.MaxCandidates))
 	o.caller.bind(root)
@@ -277,7 +280,8 @@ func (o *options) newPipeline(e *env) (*text2sql.Pipeline, error) {
 }
 
 // stages sets what the flags say of the repair budget, the candidates
-// (grouped by execution accuracy's comparison), the deterministic checks
+// (grouped by execution accuracy's comparison, ties decided pairwise with
+// --pairwise), the deterministic checks
 // (probing through ex), the planner and the judge in cfg, for database db
 // and model: the one place ask, serve and eval take them from.
 func (o *options) stages(cfg *text2sql.Config, db *schema.Database, ex text2sql.Executor, model text2sql.Model) error {
@@ -297,8 +301,13 @@ func (o *options) stages(cfg *text2sql.Config, db *schema.Database, ex text2sql.
 	if err != nil {
 		return err
 	}
-	if (planOn || judgeOn) && model == nil {
-		return &exitErr{code: exitUsage, err: errors.New("--plan and --judge need a model provider")}
+	if (planOn || judgeOn || o.pairwise) && model == nil {
+		return &exitErr{code: exitUsage, err: errors.New("--plan, --judge and --pairwise need a model provider")}
+	}
+	if o.pairwise {
+		if cfg.Selector, err = selector.New(model, selector.Options{Dialect: db.Dialect}); err != nil {
+			return err
+		}
 	}
 	if planOn {
 		if cfg.Planner, err = planner.New(model, planner.Options{Dialect: db.Dialect, Schema: db}); err != nil {
