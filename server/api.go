@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/chart"
 	"github.com/text2sql-go/text2sql/executor"
 )
 
@@ -163,6 +164,9 @@ type RunResponse struct {
 	// MatchSummary says how the results differ ("match", "2 missing
 	// rows", …); present with Matched.
 	MatchSummary string `json:"match_summary,omitempty"`
+	// Chart is a Vega-Lite v5 chart of the result when one suits its
+	// shape (package chart), or absent.
+	Chart *chart.Spec `json:"chart,omitempty"`
 }
 
 // ContextBody is what retrieval found, without the texts and the prompt.
@@ -243,6 +247,9 @@ type AnswerBody struct {
 	LowConfidence bool         `json:"low_confidence"`
 	Context       *ContextBody `json:"context,omitempty"`
 	Result        *ResultBody  `json:"result,omitempty"`
+	// Chart is a Vega-Lite v5 chart of Result when one suits its shape
+	// (package chart), or absent.
+	Chart *chart.Spec `json:"chart,omitempty"`
 	// Selection is how the reported attempt's SQL was chosen among its
 	// candidates (text2sql.Config.Candidates); absent with one candidate.
 	Selection *SelectionBody `json:"selection,omitempty"`
@@ -427,7 +434,8 @@ func newAnswerBody(reqID string, a *text2sql.Answer, err error) *AnswerBody {
 	b := &AnswerBody{
 		RequestID: reqID, Question: a.Question, Status: a.Status, SQL: a.SQL, Explanation: a.Explanation,
 		ReusedExample: a.ReusedExample, Context: newContextBody(a.Retrieval), Result: newResultBody(a.Result),
-		Selection: newSelectionBody(a.Selection), Attempts: []AttemptBody{}, Usage: a.Trace.Usage, ModelCalls: a.Trace.ModelCalls,
+		Chart: chart.For(a.Result, chart.Options{}), Selection: newSelectionBody(a.Selection),
+		Attempts: []AttemptBody{}, Usage: a.Trace.Usage, ModelCalls: a.Trace.ModelCalls,
 	}
 	if a.Retrieval != nil {
 		b.LowConfidence = a.Retrieval.LowConfidence

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	pngpkg "image/png"
 	"os"
 	"os/exec"
 	"strings"
@@ -123,6 +125,46 @@ func TestBrowserPage(t *testing.T) {
 			os.WriteFile(path, png, 0o644)
 		}
 	}
+
+	// A grouped count draws a bar chart on a canvas, under the page's CSP
+	// (no 'unsafe-eval': Vega runs its expression interpreter); a single
+	// value has no chart.
+	err = chromedp.Do(step,
+		chromedp.Evaluate[chromedp.Void](`window.violations = []; document.addEventListener("securitypolicyviolation", (e) => window.violations.push(e.effectiveDirective + " " + e.blockedURI))`),
+		chromedp.SetValue(chromedp.CSS("#sql"), "SELECT status, COUNT(*) AS n FROM enrollments GROUP BY status ORDER BY n DESC"),
+		chromedp.Click(chromedp.CSS("#run")),
+	)
+	require.NoError(t, err)
+	waitJS("the chart", `document.getElementById("chart").dataset.drawn === "true"`)
+	// Bars are Vega's default blue (#4c78a8): count the canvas's pixels
+	// that are neither blank nor white nor grey.
+	painted, err := chromedp.Run(step, chromedp.Evaluate[int](`(() => {
+		const c = document.querySelector("#chart canvas");
+		if (!c) return -1;
+		const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+		let n = 0;
+		for (let i = 0; i < d.length; i += 4) if (d[i+3] > 0 && d[i+2] - d[i] > 40) n++;
+		return n;
+	})()`))
+	require.NoError(t, err)
+	assert.Greater(t, painted, 1000, "blue pixels of the bars on the canvas")
+	png, err := chromedp.Run(step, chromedp.FullScreenshot(100)) // quality 100: PNG
+	require.NoError(t, err)
+	img, err := pngpkg.Decode(bytes.NewReader(png))
+	require.NoError(t, err, "the screenshot of the page with its chart")
+	assert.Greater(t, img.Bounds().Dy(), 400)
+	if path := os.Getenv("TEXT2SQL_CHART_SCREENSHOT"); path != "" {
+		os.WriteFile(path, png, 0o644)
+	}
+	err = chromedp.Do(step,
+		chromedp.SetValue(chromedp.CSS("#sql"), "SELECT COUNT(*) FROM students"),
+		chromedp.Click(chromedp.CSS("#run")),
+	)
+	require.NoError(t, err)
+	waitJS("one value, no chart", `document.querySelectorAll("#rows tbody tr").length === 1 && document.getElementById("chart-controls").hidden && document.getElementById("chart").hidden`)
+	violations, err := chromedp.Run(step, chromedp.Evaluate[[]string](`window.violations.filter((v) => v.startsWith("script-src"))`))
+	require.NoError(t, err)
+	assert.Empty(t, violations, "script-src violations (eval, inline or foreign scripts)")
 
 	// Keyboard only: edit the SQL into a write and run it with Ctrl+Enter.
 	err = chromedp.Do(step,

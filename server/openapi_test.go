@@ -170,6 +170,9 @@ func TestOpenAPI(t *testing.T) {
 	o.check(t, "POST", "/v1/run", do(t, srv, "POST", "/v1/run", testToken, run))
 	o.check(t, "POST", "/v1/run", do(t, srv, "POST", "/v1/run", testToken, map[string]string{"sql": "DROP TABLE students"}))
 	o.check(t, "POST", "/v1/run", do(t, srv, "POST", "/v1/run", testToken, map[string]string{"sql": "SELECT NULL, 1.5, 'x', x'00ff'"}))
+	charted := do(t, srv, "POST", "/v1/run", testToken, map[string]string{"sql": "SELECT status, COUNT(*) FROM enrollments GROUP BY status"})
+	require.Contains(t, string(charted.body), `"chart"`)
+	o.check(t, "POST", "/v1/run", charted)
 	ask := do(t, srv, "POST", "/v1/ask", testToken, q)
 	var a AnswerBody
 	ask.json(t, &a)

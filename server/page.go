@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
+
+	"github.com/text2sql-go/text2sql/chart"
 )
 
 //go:embed web
@@ -35,6 +37,8 @@ func pageHandler() http.Handler {
 		panic(err)
 	}
 	files := http.FileServerFS(sub)
+	vendor := chart.Assets()
+	vendorFiles := http.FileServerFS(vendor)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", pageCSP)
@@ -47,13 +51,19 @@ func pageHandler() http.Handler {
 		}
 		r2 := r.Clone(r.Context())
 		r2.URL.Path = r.URL.Path[len("/assets"):]
+		dir, srv := sub, files
+		if rest, ok := strings.CutPrefix(r2.URL.Path, "/vendor/"); ok {
+			// The Vega builds the page loads when a result has a chart.
+			r2.URL.Path = "/" + rest
+			dir, srv = vendor, vendorFiles
+		}
 		// A missing asset (or a directory, which the file server would
 		// list) gets the API's JSON 404, not the file server's plain text.
 		name := strings.TrimPrefix(path.Clean(r2.URL.Path), "/")
-		if st, err := fs.Stat(sub, name); !fs.ValidPath(name) || err != nil || st.IsDir() {
+		if st, err := fs.Stat(dir, name); !fs.ValidPath(name) || err != nil || st.IsDir() {
 			writeError(w, r, CodeNotFound, "no such asset")
 			return
 		}
-		files.ServeHTTP(w, r2)
+		srv.ServeHTTP(w, r2)
 	})
 }

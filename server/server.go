@@ -25,6 +25,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/accuracy"
+	"github.com/text2sql-go/text2sql/chart"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -767,7 +768,7 @@ func (s *service) run(ctx context.Context, source, sql, questionID string) (*Run
 		return nil, &apiError{code: CodeInternal, msg: "the executor returned no result"}
 	}
 	s.record(ctx, source, "", questionID, sql, res)
-	out := &RunResponse{RequestID: requestID(ctx), ResultBody: *newResultBody(res)}
+	out := &RunResponse{RequestID: requestID(ctx), ResultBody: *newResultBody(res), Chart: chart.For(res, chart.Options{})}
 	if questionID != "" && s.cfg.AnswerKeys != nil {
 		s.match(ctx, out, sql, questionID, res)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -14,11 +15,13 @@ import (
 	"github.com/spf13/cobra"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/chart"
 	"github.com/text2sql-go/text2sql/check"
 )
 
 func askCmd(o *options) *cobra.Command {
 	var verbose bool
+	var chartPath string
 	c := &cobra.Command{
 		Use:   "ask QUESTION",
 		Short: "Answer a question: retrieve, generate SQL, run it",
@@ -38,24 +41,21 @@ context (with --verbose, the prompt it would send too).`,
 				return err
 			}
 			defer env.Close()
-			out := cmd.OutOrStdout()
+			out := answerOutput{w: cmd.OutOrStdout(), errW: cmd.ErrOrStderr(), json: o.json, chart: chartPath}
 			if env.pipeline == nil {
 				return askOffline(ctx, o, env, q, out, verbose)
 			}
 			ans, err := env.pipeline.Ask(ctx, q)
-			if o.json {
-				if ans != nil {
-					if jerr := writeJSON(out, newAnswerJSON(ans, err)); jerr != nil {
-						return jerr
-					}
+			if ans != nil {
+				if werr := out.write(ans, err); werr != nil {
+					return werr
 				}
-			} else if ans != nil {
-				printAnswer(out, ans)
 			}
 			return answerExit(ans, err)
 		},
 	}
 	c.Flags().BoolVar(&verbose, "verbose", false, "without a model provider, print the system instruction and the prompt too")
+	c.Flags().StringVar(&chartPath, "chart", "", "write a self-contained HTML page with a chart of the result to `FILE` (when one suits the result)")
 	return c
 }
 
@@ -63,7 +63,8 @@ context (with --verbose, the prompt it would send too).`,
 // otherwise a short header says what was retrieved, why there is no
 // answer and how to get one, then the context follows (and with verbose
 // the prompt).
-func askOffline(ctx context.Context, o *options, env *env, q string, out io.Writer, verbose bool) error {
+func askOffline(ctx context.Context, o *options, env *env, q string, ao answerOutput, verbose bool) error {
+	out := ao.w
 	c, err := env.retriever.Retrieve(ctx, text2sql.RetrieveRequest{Question: q})
 	if err != nil {
 		return err
@@ -78,12 +79,8 @@ func askOffline(ctx context.Context, o *options, env *env, q string, out io.Writ
 		if res.Error != nil {
 			ans.Status = text2sql.StatusFailed
 		}
-		if o.json {
-			if err := writeJSON(out, newAnswerJSON(ans, nil)); err != nil {
-				return err
-			}
-		} else {
-			printAnswer(out, ans)
+		if err := ao.write(ans, nil); err != nil {
+			return err
 		}
 		return answerExit(ans, nil)
 	}
@@ -106,6 +103,43 @@ func askOffline(ctx context.Context, o *options, env *env, q string, out io.Writ
 		fmt.Fprintf(out, "\n== system instruction\n%s\n\n== prompt\n%s\n", system, user)
 	}
 	return noAnswer
+}
+
+// answerOutput is where ask writes an answer: text or JSON on w, and with
+// chart set a chart page of the result.
+type answerOutput struct {
+	w, errW io.Writer
+	json    bool
+	chart   string // path of the chart page; "" for none
+}
+
+// write prints ans (with err, Ask's error) and writes the chart page. A
+// result no chart suits writes no page and says so on errW.
+func (ao answerOutput) write(ans *text2sql.Answer, err error) error {
+	if ao.json {
+		if jerr := writeJSON(ao.w, newAnswerJSON(ans, err)); jerr != nil {
+			return jerr
+		}
+	} else {
+		printAnswer(ao.w, ans)
+	}
+	if ao.chart == "" {
+		return nil
+	}
+	spec := chart.For(ans.Result, chart.Options{})
+	if spec == nil {
+		fmt.Fprintf(ao.errW, "No chart: the result's shape does not suit one (a single value or row, one column, a wide table or too many categories); %s not written.\n", ao.chart)
+		return nil
+	}
+	page, perr := chart.Page(spec, ans.Question, ans.SQL)
+	if perr == nil {
+		perr = os.WriteFile(ao.chart, page, 0o644)
+	}
+	if perr != nil {
+		return fmt.Errorf("writing the chart: %w", perr)
+	}
+	fmt.Fprintf(ao.errW, "Chart (%s) written to %s.\n", spec.Mark.Type, ao.chart)
+	return nil
 }
 
 // maxOfflineExamples bounds the verified examples the offline header
@@ -412,6 +446,7 @@ type answerJSON struct {
 	Explanation   string          `json:"explanation"`
 	ReusedExample string          `json:"reused_example,omitempty"`
 	Result        *resultJSON     `json:"result,omitempty"`
+	Chart         *chart.Spec     `json:"chart,omitempty"`
 	Context       *contextJSON    `json:"context,omitempty"`
 	Selection     *selectionJSON  `json:"selection,omitempty"` // the reported attempt's
 	Attempts      []attemptJSON   `json:"attempts"`
@@ -424,8 +459,9 @@ type answerJSON struct {
 
 func newAnswerJSON(a *text2sql.Answer, err error) *answerJSON {
 	out := &answerJSON{Question: a.Question, Status: a.Status, SQL: a.SQL, Explanation: a.Explanation, ReusedExample: a.ReusedExample,
-		Result: newResultJSON(a.Result), Context: newContextJSON(a.Retrieval), Selection: newSelectionJSON(a.Selection), Attempts: []attemptJSON{},
-		Steps: []stepJSON{}, Usage: a.Trace.Usage, ModelCalls: a.Trace.ModelCalls, DurationMS: ms(a.Trace.Duration)}
+		Result: newResultJSON(a.Result), Chart: chart.For(a.Result, chart.Options{}), Context: newContextJSON(a.Retrieval),
+		Selection: newSelectionJSON(a.Selection), Attempts: []attemptJSON{}, Steps: []stepJSON{},
+		Usage: a.Trace.Usage, ModelCalls: a.Trace.ModelCalls, DurationMS: ms(a.Trace.Duration)}
 	if err != nil {
 		out.Error = err.Error()
 	}

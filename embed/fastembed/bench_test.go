@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/bertmodel"
 	"github.com/text2sql-go/text2sql/retriever"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -37,10 +38,10 @@ func BenchmarkEmbed(b *testing.B) {
 	})
 	b.Run("session-per-call", func(b *testing.B) {
 		for b.Loop() {
-			s, err := e.openSession()
+			s, err := bertmodel.Open(e.m.File, "last_hidden_state", 0)
 			require.NoError(b, err)
-			for start := 0; start < len(texts); start += e.batch {
-				_, err := e.run(s, texts[start:min(start+e.batch, len(texts))])
+			for start := 0; start < len(texts); start += e.m.Batch {
+				_, err := e.run(s, e.m.Tokenizer.Encode(texts[start:min(start+e.m.Batch, len(texts))]))
 				require.NoError(b, err)
 			}
 			require.NoError(b, s.Close())

@@ -55,11 +55,9 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"os"
-	"path/filepath"
-	"sync"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/bertmodel"
 	"github.com/text2sql-go/text2sql/internal/modelfiles"
 	"github.com/text2sql-go/text2sql/internal/onnxrt"
 	"github.com/text2sql-go/text2sql/internal/wordpiece"
@@ -186,25 +184,11 @@ var ErrClosed = errors.New("fastembed: embedder is closed")
 // Embedder embeds texts with one model on one ONNX Runtime session, opened
 // by New and reused by every call. It is safe for concurrent use.
 type Embedder struct {
-	model     Model
-	dir       string
-	tok       *wordpiece.Tokenizer
-	batch     int
-	threads   int
-	modelFile string
-
-	mu      sync.RWMutex // held for reading by runs, for writing by Close
-	session *onnxrt.Session
+	model Model
+	m     *bertmodel.Model
 }
 
 var _ text2sql.Embedder = (*Embedder)(nil)
-
-// bertInputs are the inputs every BERT-class model has; token_type_ids is
-// optional (some exports drop it).
-var (
-	bertInputs   = []string{"input_ids", "attention_mask"}
-	optionalType = []string{"token_type_ids"}
-)
 
 // New loads the model, downloading it first unless it is in its directory
 // or Offline, and opens its session. Errors: text2sql.ErrInvalidConfig
@@ -223,70 +207,35 @@ func New(ctx context.Context, opts Options) (*Embedder, error) {
 	if m.File == "" {
 		m.File = DefaultFile
 	}
-	if opts.BatchSize == 0 {
-		opts.BatchSize = DefaultBatchSize
-	}
-	if opts.BatchSize < 1 || opts.BatchSize > MaxBatchSize {
-		return nil, fmt.Errorf("%w: fastembed: batch size %d outside [1, %d]", text2sql.ErrInvalidConfig, opts.BatchSize, MaxBatchSize)
-	}
-	if opts.Threads < 0 {
-		return nil, fmt.Errorf("%w: fastembed: negative thread count %d", text2sql.ErrInvalidConfig, opts.Threads)
-	}
-	dir := opts.Dir
-	if dir == "" {
-		root := opts.CacheDir
-		if root == "" {
-			root = modelfiles.DefaultRoot()
-		}
-		dir = filepath.Join(root, m.Name)
-	}
 	source := opts.Source
 	if source == "" {
 		source = DefaultSource
 	}
-	err := modelfiles.Ensure(ctx, modelfiles.Spec{
-		Model: m.Name, Dir: dir, Files: []string{m.File, "tokenizer.json"},
+	e := &Embedder{model: m}
+	var err error
+	e.m, err = bertmodel.Load(ctx, bertmodel.Spec{
+		Package: "fastembed", Name: m.Name, File: m.File, MaxLength: m.MaxLength,
+		Dir: opts.Dir, CacheDir: opts.CacheDir,
 		Archive: source + "/" + m.Name + ".tar.gz", Offline: opts.Offline, Client: opts.HTTPClient,
+		Library: opts.Library, Output: "last_hidden_state",
+		BatchSize: opts.BatchSize, DefaultBatch: DefaultBatchSize, MaxBatch: MaxBatchSize, Threads: opts.Threads,
+		Closed: ErrClosed,
+	}, func(tok *wordpiece.Tokenizer, s *onnxrt.Session) error {
+		_, err := e.run(s, tok.Encode([]string{"dimension probe"}))
+		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("fastembed: %w", err)
+		return nil, err
 	}
-	if err := onnxrt.Init(opts.Library); err != nil {
-		return nil, fmt.Errorf("fastembed: %w", err)
-	}
-	tokPath := filepath.Join(dir, "tokenizer.json")
-	data, err := os.ReadFile(tokPath)
-	if err == nil {
-		var tok *wordpiece.Tokenizer
-		if tok, err = wordpiece.Load(data, m.MaxLength); err == nil {
-			e := &Embedder{model: m, dir: dir, tok: tok, batch: opts.BatchSize, threads: opts.Threads, modelFile: filepath.Join(dir, filepath.FromSlash(m.File))}
-			return e, e.open()
-		}
-	}
-	return nil, fmt.Errorf("fastembed: %w", &ModelFileError{Path: tokPath, Err: err})
+	return e, nil
 }
 
-// open opens the session and checks the model's output on one text.
-func (e *Embedder) open() error {
-	s, err := e.openSession()
-	if err != nil {
-		return err
-	}
-	if _, err := e.run(s, []string{"dimension probe"}); err != nil {
-		s.Close()
-		return fmt.Errorf("fastembed: %w", &ModelFileError{Path: e.modelFile, Err: err})
-	}
-	e.session = s
-	return nil
-}
+// Dir returns the directory the model was loaded from.
+func (e *Embedder) Dir() string { return e.m.Dir }
 
-func (e *Embedder) openSession() (*onnxrt.Session, error) {
-	s, err := onnxrt.Open(e.modelFile, bertInputs, optionalType, "last_hidden_state", e.threads)
-	if err != nil {
-		return nil, fmt.Errorf("fastembed: %w", &ModelFileError{Path: e.modelFile, Err: err})
-	}
-	return s, nil
-}
+// Close releases the session, after the runs in progress. Later calls
+// return ErrClosed; closing twice is a no-op.
+func (e *Embedder) Close() error { return e.m.Close() }
 
 // Name returns "fastembed/" + the model's name, e.g.
 // "fastembed/fast-bge-small-en-v1.5".
@@ -298,9 +247,6 @@ func (e *Embedder) Dimension() int { return e.model.Dimension }
 // Model returns the model, with its defaults filled in.
 func (e *Embedder) Model() Model { return e.model }
 
-// Dir returns the directory the model was loaded from.
-func (e *Embedder) Dir() string { return e.dir }
-
 // EmbedDocuments returns one L2-normalised vector of Dimension() values per
 // text, each embedded after Model.DocumentPrefix, BatchSize texts per
 // model run. The context is checked before each run (a run in progress
@@ -310,13 +256,13 @@ func (e *Embedder) EmbedDocuments(ctx context.Context, texts []string) ([][]floa
 		return nil, err
 	}
 	out := make([][]float32, 0, len(texts))
-	batch := make([]string, 0, min(e.batch, len(texts)))
-	for start := 0; start < len(texts); start += e.batch {
+	batch := make([]string, 0, min(e.m.Batch, len(texts)))
+	for start := 0; start < len(texts); start += e.m.Batch {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		batch = batch[:0]
-		for _, t := range texts[start:min(start+e.batch, len(texts))] {
+		for _, t := range texts[start:min(start+e.m.Batch, len(texts))] {
 			batch = append(batch, e.model.DocumentPrefix+t)
 		}
 		vecs, err := e.embed(batch)
@@ -341,41 +287,22 @@ func (e *Embedder) EmbedQuery(ctx context.Context, text string) ([]float32, erro
 	return vecs[0], nil
 }
 
-// Close releases the session, after the runs in progress. Later calls
-// return ErrClosed; closing twice is a no-op.
-func (e *Embedder) Close() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.session == nil {
-		return nil
-	}
-	err := e.session.Close()
-	e.session = nil
-	return err
-}
-
 func (e *Embedder) embed(texts []string) ([][]float32, error) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.session == nil {
-		return nil, ErrClosed
-	}
-	vecs, err := e.run(e.session, texts)
-	if err != nil {
+	var vecs [][]float32
+	err := e.m.Run(func(s *onnxrt.Session) (err error) {
+		vecs, err = e.run(s, e.m.Tokenizer.Encode(texts))
+		return err
+	})
+	if err != nil && err != ErrClosed {
 		return nil, fmt.Errorf("fastembed: %s: %w", e.model.Name, err)
 	}
-	return vecs, nil
+	return vecs, err
 }
 
-// run embeds one batch on session s.
-func (e *Embedder) run(s *onnxrt.Session, texts []string) ([][]float32, error) {
-	b := e.tok.Encode(texts)
-	inputs := [][]int64{b.IDs, b.AttentionMask}
-	if len(s.Inputs()) == 3 {
-		inputs = append(inputs, b.TypeIDs)
-	}
+// run embeds one encoded batch on session s.
+func (e *Embedder) run(s *onnxrt.Session, b *wordpiece.Batch) ([][]float32, error) {
 	shape := []int64{int64(b.Rows), int64(b.Length)}
-	hidden, outShape, err := s.Run(shape, inputs...)
+	hidden, outShape, err := s.Run(shape, bertmodel.Inputs(s, b)...)
 	if err != nil {
 		return nil, err
 	}

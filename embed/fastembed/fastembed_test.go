@@ -134,7 +134,7 @@ func TestBatchingAndSessionReuse(t *testing.T) {
 	require.NoError(t, err)
 	for _, size := range []int{4, 23, 64} {
 		e := newTiny(t, Options{BatchSize: size})
-		session := e.session
+		session := e.m.Session()
 		got, err := e.EmbedDocuments(context.Background(), texts)
 		require.NoError(t, err)
 		require.Len(t, got, len(texts))
@@ -143,7 +143,7 @@ func TestBatchingAndSessionReuse(t *testing.T) {
 		}
 		_, err = e.EmbedQuery(context.Background(), "orders")
 		require.NoError(t, err)
-		assert.Same(t, session, e.session, "the session is reused")
+		assert.Same(t, session, e.m.Session(), "the session is reused")
 	}
 }
 

@@ -28,12 +28,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
-	"sync"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/bertmodel"
 	"github.com/text2sql-go/text2sql/internal/modelfiles"
 	"github.com/text2sql-go/text2sql/internal/onnxrt"
 	"github.com/text2sql-go/text2sql/internal/wordpiece"
@@ -130,22 +128,11 @@ var ErrClosed = errors.New("crossencoder: reranker is closed")
 // Reranker scores (question, item text) pairs with one model on one ONNX
 // Runtime session. It is safe for concurrent use.
 type Reranker struct {
-	model     Model
-	dir       string
-	modelFile string
-	tok       *wordpiece.Tokenizer
-	batch     int
-
-	mu      sync.RWMutex // held for reading by runs, for writing by Close
-	session *onnxrt.Session
+	model Model
+	m     *bertmodel.Model
 }
 
 var _ retriever.Reranker = (*Reranker)(nil)
-
-var (
-	bertInputs   = []string{"input_ids", "attention_mask"}
-	optionalType = []string{"token_type_ids"}
-)
 
 // New loads the model, downloading missing files first unless Offline, and
 // opens its session. Errors: text2sql.ErrInvalidConfig (BatchSize outside
@@ -160,52 +147,22 @@ func New(ctx context.Context, opts Options) (*Reranker, error) {
 	if m.File == "" {
 		m.File = DefaultFile
 	}
-	if opts.BatchSize == 0 {
-		opts.BatchSize = DefaultBatchSize
-	}
-	if opts.BatchSize < 1 || opts.BatchSize > MaxBatchSize {
-		return nil, fmt.Errorf("%w: crossencoder: batch size %d outside [1, %d]", text2sql.ErrInvalidConfig, opts.BatchSize, MaxBatchSize)
-	}
-	if opts.Threads < 0 {
-		return nil, fmt.Errorf("%w: crossencoder: negative thread count %d", text2sql.ErrInvalidConfig, opts.Threads)
-	}
-	dir := opts.Dir
-	if dir == "" {
-		root := opts.CacheDir
-		if root == "" {
-			root = modelfiles.DefaultRoot()
-		}
-		dir = filepath.Join(root, m.Name)
-	}
-	err := modelfiles.Ensure(ctx, modelfiles.Spec{
-		Model: m.Name, Dir: dir, Files: []string{m.File, "tokenizer.json"},
+	r := &Reranker{model: m}
+	var err error
+	r.m, err = bertmodel.Load(ctx, bertmodel.Spec{
+		Package: "crossencoder", Name: m.Name, File: m.File, MaxLength: m.MaxLength,
+		Dir: opts.Dir, CacheDir: opts.CacheDir,
 		BaseURL: m.Source, Offline: opts.Offline || m.Source == "", Client: opts.HTTPClient,
+		Library: opts.Library, Output: "logits",
+		BatchSize: opts.BatchSize, DefaultBatch: DefaultBatchSize, MaxBatch: MaxBatchSize, Threads: opts.Threads,
+		Closed: ErrClosed,
+	}, func(tok *wordpiece.Tokenizer, s *onnxrt.Session) error {
+		_, err := r.run(s, tok.EncodePairs("probe", []string{"probe"}))
+		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("crossencoder: %w", err)
+		return nil, err
 	}
-	if err := onnxrt.Init(opts.Library); err != nil {
-		return nil, fmt.Errorf("crossencoder: %w", err)
-	}
-	r := &Reranker{model: m, dir: dir, modelFile: filepath.Join(dir, filepath.FromSlash(m.File)), batch: opts.BatchSize}
-	tokPath := filepath.Join(dir, "tokenizer.json")
-	data, err := os.ReadFile(tokPath)
-	if err == nil {
-		r.tok, err = wordpiece.Load(data, m.MaxLength)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("crossencoder: %w", &ModelFileError{Path: tokPath, Err: err})
-	}
-	s, err := onnxrt.Open(r.modelFile, bertInputs, optionalType, "logits", opts.Threads)
-	if err == nil {
-		if _, err = r.run(s, "probe", []string{"probe"}); err != nil {
-			s.Close()
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("crossencoder: %w", &ModelFileError{Path: r.modelFile, Err: err})
-	}
-	r.session = s
 	return r, nil
 }
 
@@ -213,7 +170,7 @@ func New(ctx context.Context, opts Options) (*Reranker, error) {
 func (r *Reranker) Model() Model { return r.model }
 
 // Dir returns the directory the model was loaded from.
-func (r *Reranker) Dir() string { return r.dir }
+func (r *Reranker) Dir() string { return r.m.Dir }
 
 // Name returns "cross-encoder/" + the model's name, e.g.
 // "cross-encoder/ms-marco-MiniLM-L-6-v2".
@@ -225,11 +182,11 @@ func (r *Reranker) Name() string { return "cross-encoder/" + r.model.Name }
 // Errors: the context's, ErrClosed, or ONNX Runtime's.
 func (r *Reranker) Scores(ctx context.Context, question string, texts []string) ([]float64, error) {
 	out := make([]float64, 0, len(texts))
-	for start := 0; start < len(texts); start += r.batch {
+	for start := 0; start < len(texts); start += r.m.Batch {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		scores, err := r.score(question, texts[start:min(start+r.batch, len(texts))])
+		scores, err := r.score(question, texts[start:min(start+r.m.Batch, len(texts))])
 		if err != nil {
 			return nil, err
 		}
@@ -260,38 +217,23 @@ func (r *Reranker) Rerank(ctx context.Context, question string, items []text2sql
 
 // Close releases the session, after the runs in progress. Later calls
 // return ErrClosed; closing twice is a no-op.
-func (r *Reranker) Close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.session == nil {
-		return nil
-	}
-	err := r.session.Close()
-	r.session = nil
-	return err
-}
+func (r *Reranker) Close() error { return r.m.Close() }
 
 func (r *Reranker) score(question string, texts []string) ([]float64, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.session == nil {
-		return nil, ErrClosed
-	}
-	scores, err := r.run(r.session, question, texts)
-	if err != nil {
+	var scores []float64
+	err := r.m.Run(func(s *onnxrt.Session) (err error) {
+		scores, err = r.run(s, r.m.Tokenizer.EncodePairs(question, texts))
+		return err
+	})
+	if err != nil && err != ErrClosed {
 		return nil, fmt.Errorf("crossencoder: %s: %w", r.model.Name, err)
 	}
-	return scores, nil
+	return scores, err
 }
 
-// run scores one batch of pairs on session s.
-func (r *Reranker) run(s *onnxrt.Session, question string, texts []string) ([]float64, error) {
-	b := r.tok.EncodePairs(question, texts)
-	inputs := [][]int64{b.IDs, b.AttentionMask}
-	if len(s.Inputs()) == 3 {
-		inputs = append(inputs, b.TypeIDs)
-	}
-	logits, shape, err := s.Run([]int64{int64(b.Rows), int64(b.Length)}, inputs...)
+// run scores one encoded batch of pairs on session s.
+func (r *Reranker) run(s *onnxrt.Session, b *wordpiece.Batch) ([]float64, error) {
+	logits, shape, err := s.Run([]int64{int64(b.Rows), int64(b.Length)}, bertmodel.Inputs(s, b)...)
 	if err != nil {
 		return nil, err
 	}

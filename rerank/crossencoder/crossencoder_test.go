@@ -79,11 +79,11 @@ func TestBatching(t *testing.T) {
 	require.NoError(t, err)
 	for _, size := range []int{7, 50, 128} {
 		r := newTiny(t, Options{BatchSize: size})
-		session := r.session
+		session := r.m.Session()
 		got, err := r.Scores(context.Background(), q, texts)
 		require.NoError(t, err)
 		assert.InDeltaSlice(t, want, got, 1e-4, "batch size %d", size)
-		assert.Same(t, session, r.session, "the session is reused")
+		assert.Same(t, session, r.m.Session(), "the session is reused")
 	}
 }
 

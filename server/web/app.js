@@ -11,6 +11,7 @@
     low: $("low-confidence"), reused: $("reused"), explanation: $("explanation"),
     tables: $("tables"), items: $("items"), trail: $("trail"), attempts: $("attempts"),
     result: $("result"), match: $("match"), resultMeta: $("result-meta"), rows: $("rows"),
+    chart: $("chart"), chartControls: $("chart-controls"), showChart: $("show-chart"), chartNote: $("chart-note"),
   };
   const TOKEN_KEY = "text2sql.token";
   const buttons = [el.generate, el.ask, el.run];
@@ -124,7 +125,51 @@
     renderTrail(a.attempts);
   }
 
-  function renderResult(r, matched, summary) {
+  // The Vega builds (served from assets/vendor/) load on the first chart,
+  // in order, since each needs the one before.
+  const VEGA = ["vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "vega-interpreter.min.js"];
+  let vegaReady = null;
+  function loadVega() {
+    if (!vegaReady) {
+      vegaReady = VEGA.reduce((prev, file) => prev.then(() => new Promise((resolve, reject) => {
+        const s = document.createElement("script");
+        s.src = "assets/vendor/" + file;
+        s.onload = resolve;
+        s.onerror = () => reject(new Error("cannot load " + file));
+        document.head.appendChild(s);
+      })), Promise.resolve());
+      vegaReady.catch(() => { vegaReady = null; });
+    }
+    return vegaReady;
+  }
+
+  // renderChart draws spec (a Vega-Lite spec from the service) on a canvas,
+  // with Vega's expression interpreter: the page's CSP has no 'unsafe-eval'.
+  let chartSpec = null;
+  async function renderChart(spec) {
+    chartSpec = spec || null;
+    clear(el.chart);
+    delete el.chart.dataset.drawn;
+    el.chartNote.textContent = "";
+    el.chartControls.hidden = !chartSpec;
+    el.chart.hidden = !chartSpec || !el.showChart.checked;
+    if (el.chart.hidden) return;
+    const enc = chartSpec.encoding;
+    el.chart.setAttribute("aria-label", chartSpec.mark.type + " chart of " +
+      ((enc.y && enc.y.title) || "the values") + " by " + ((enc.x && enc.x.title) || "row") + "; the table below has the same data");
+    try {
+      await loadVega();
+      if (chartSpec !== spec) return; // a newer result arrived meanwhile
+      await vegaEmbed(el.chart, spec, { renderer: "canvas", actions: false, ast: true, expr: vega.expressionInterpreter });
+      el.chart.dataset.drawn = "true";
+    } catch (e) {
+      el.chart.hidden = true;
+      el.chartNote.textContent = "The chart could not be drawn (" + e.message + ").";
+    }
+  }
+  el.showChart.addEventListener("change", () => renderChart(chartSpec));
+
+  function renderResult(r, matched, summary, chart) {
     el.result.hidden = false;
     const thead = el.rows.tHead, tbody = el.rows.tBodies[0];
     clear(thead); clear(tbody);
@@ -133,6 +178,7 @@
       el.match.className = matched ? "matched" : "mismatched";
       el.match.textContent = (matched ? "✓ Matches the answer key" : "✗ Does not match the answer key") + (summary ? " — " + summary : "");
     }
+    renderChart(r.error ? null : chart);
     if (r.error) {
       el.resultMeta.textContent = "";
       showError((r.error.refused ? "Refused — " : "The statement failed — ") + errorText(r.error), el.sql);
@@ -175,7 +221,7 @@
     try {
       const a = await api("v1/ask", { question: q });
       renderAnswer(a);
-      if (a.result) renderResult(a.result);
+      if (a.result) renderResult(a.result, undefined, undefined, a.chart);
       else el.result.hidden = true;
       if (a.status === "failed" && a.error) showError("No answer: " + a.error.message);
       setStatus("Status: " + a.status + ".");
@@ -193,7 +239,7 @@
     if (qid) body.question_id = qid;
     try {
       const r = await api("v1/run", body);
-      renderResult(r, r.matched, r.match_summary);
+      renderResult(r, r.matched, r.match_summary, r.chart);
       setStatus(r.ok ? "Done." : "The statement was not run.");
     } catch (e) {
       setStatus(""); showError(e.message, e.focus);

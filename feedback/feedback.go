@@ -1,0 +1,324 @@
+// Package feedback turns people's verdicts on answers into verified
+// examples, as Vanna's and WrenAI's "training from feedback" does: an
+// up-voted answer whose SQL passes the guard and the deterministic checks
+// becomes a verified example in a persistent Store (one per normalised
+// question: a later up-vote replaces its SQL); a down-vote is recorded and,
+// when its SQL is a verified example's, flags that example for review
+// instead of deleting it. A flagged example is not reused until an up-vote
+// clears it.
+//
+// Examples reach retrieval in two ways: Merge adds the store's examples to
+// a knowledge base before its index is built (so the index fingerprint
+// follows the store), and Retriever reuses an example recorded after the
+// index was built when the same question is asked again. The default Store
+// is SQLite (package feedback/sqlite).
+package feedback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/knowledge"
+)
+
+// Verdict is a person's judgement of an answer.
+type Verdict string
+
+// The verdicts.
+const (
+	Up   Verdict = "up"   // the SQL answers the question
+	Down Verdict = "down" // it does not
+)
+
+// Limits of a Feedback, in bytes: a question is a sentence or two, SQL a
+// statement a person could review, a note a comment.
+const (
+	MaxQuestion = 2000
+	MaxSQL      = 20000
+	MaxNote     = 2000
+)
+
+// ErrInvalid is wrapped by the error of a Feedback that is not usable: an
+// empty question or SQL, an unknown verdict, text over the limits or not
+// UTF-8.
+var ErrInvalid = errors.New("feedback: invalid feedback")
+
+// Feedback is one verdict on an answer.
+type Feedback struct {
+	Question string
+	SQL      string
+	Verdict  Verdict
+	Note     string
+	// Principal is who gave it ("" when the host has no callers).
+	Principal string
+}
+
+// Example is a verified example made from feedback.
+type Example struct {
+	ID       string    `json:"id"` // "fb-" + 8 hex digits of the normalised question
+	Question string    `json:"question"`
+	SQL      string    `json:"sql"`
+	Note     string    `json:"note,omitempty"`
+	By       string    `json:"by,omitempty"` // the principal of the last up-vote
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
+	Up       int       `json:"up"`   // up-votes
+	Down     int       `json:"down"` // down-votes of its SQL
+	// Review is set by a down-vote of its SQL and cleared by an up-vote:
+	// a flagged example is kept but not reused.
+	Review bool `json:"review"`
+}
+
+// Vote is one recorded Feedback, with what it did.
+type Vote struct {
+	Time      time.Time
+	Principal string
+	Question  string
+	SQL       string
+	Verdict   Verdict
+	Note      string
+	// Example is the ID of the example an up-vote added or updated.
+	Example string
+	// Flagged are the IDs of the examples a down-vote flagged ("example:"
+	// IDs of the knowledge file's examples included).
+	Flagged []string
+}
+
+// Store keeps examples and votes. Implementations must be safe for
+// concurrent use; Version changes on every write, so a cache or an index
+// built from the store can tell it is stale.
+type Store interface {
+	// Examples returns every example, ordered by ID.
+	Examples(ctx context.Context) ([]Example, error)
+	// Example returns the example with that ID, or nil.
+	Example(ctx context.Context, id string) (*Example, error)
+	// Save inserts ex or replaces the example with its ID.
+	Save(ctx context.Context, ex Example) error
+	// Remove deletes the example with that ID and reports whether there was one.
+	Remove(ctx context.Context, id string) (bool, error)
+	// Record appends a vote to the log.
+	Record(ctx context.Context, v Vote) error
+	// Version is an opaque token that differs after any write.
+	Version(ctx context.Context) (string, error)
+}
+
+// Recorder applies feedback to a Store.
+type Recorder struct {
+	Store Store
+	// Guard checks an up-voted statement as the executor would (required):
+	// a refusal keeps it out of the store.
+	Guard text2sql.Guard
+	// Checker, when set, runs the deterministic checks (unknown tables or
+	// columns, another dialect's syntax) on an up-voted statement.
+	Checker text2sql.Checker
+	// Known are the knowledge file's examples, which a down-vote can flag
+	// but not change.
+	Known []knowledge.Example
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Outcome is what Record did.
+type Outcome struct {
+	Verdict Verdict
+	// Example is the example an up-vote added or updated.
+	Example *Example
+	// Added is true when the up-vote created the example.
+	Added bool
+	// Flagged are the IDs of the examples a down-vote flagged.
+	Flagged []string
+}
+
+// Record applies fb. An up-vote's SQL (terminators and trailing comments
+// removed) must pass Guard and Checker; it then becomes the example of its
+// normalised question. A down-vote flags every example (stored or known)
+// whose SQL is the same statement, white space and case of keywords aside.
+// Every vote is logged.
+//
+// Errors: ErrInvalid (wrapped) for unusable feedback; the guard's or
+// checker's *text2sql.SQLError (errors.Is(err, text2sql.ErrRefused) for a
+// refusal) when an up-voted statement does not pass; text2sql.ErrInvalidConfig
+// without a Store or Guard; the store's errors; ctx.Err().
+func (r *Recorder) Record(ctx context.Context, fb Feedback) (*Outcome, error) {
+	if r.Store == nil || r.Guard == nil {
+		return nil, fmt.Errorf("%w: feedback: a Recorder needs a Store and a Guard", text2sql.ErrInvalidConfig)
+	}
+	fb.Question = strings.TrimSpace(fb.Question)
+	fb.SQL = sqltext.TrimTerminators(fb.SQL)
+	fb.Note = strings.TrimSpace(fb.Note)
+	if err := fb.validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	if r.Now != nil {
+		now = r.Now()
+	}
+	vote := Vote{Time: now, Principal: fb.Principal, Question: fb.Question, SQL: fb.SQL, Verdict: fb.Verdict, Note: fb.Note}
+	out := &Outcome{Verdict: fb.Verdict}
+	if fb.Verdict == Up {
+		ex, added, err := r.up(ctx, fb, now)
+		if err != nil {
+			return nil, err
+		}
+		out.Example, out.Added, vote.Example = ex, added, ex.ID
+	} else {
+		flagged, err := r.down(ctx, fb.SQL, now)
+		if err != nil {
+			return nil, err
+		}
+		out.Flagged, vote.Flagged = flagged, flagged
+	}
+	if err := r.Store.Record(ctx, vote); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (fb Feedback) validate() error {
+	switch {
+	case fb.Verdict != Up && fb.Verdict != Down:
+		return fmt.Errorf("%w: verdict %q is not %q or %q", ErrInvalid, fb.Verdict, Up, Down)
+	case fb.Question == "":
+		return fmt.Errorf("%w: the question is empty", ErrInvalid)
+	case fb.SQL == "":
+		return fmt.Errorf("%w: the SQL is empty", ErrInvalid)
+	case len(fb.Question) > MaxQuestion || len(fb.SQL) > MaxSQL || len(fb.Note) > MaxNote:
+		return fmt.Errorf("%w: question, SQL or note over %d, %d or %d bytes", ErrInvalid, MaxQuestion, MaxSQL, MaxNote)
+	case !utf8.ValidString(fb.Question + fb.SQL + fb.Note):
+		return fmt.Errorf("%w: not UTF-8", ErrInvalid)
+	}
+	return nil
+}
+
+// up checks the statement and saves it as the example of its question.
+func (r *Recorder) up(ctx context.Context, fb Feedback, now time.Time) (*Example, bool, error) {
+	if err := r.Guard.Check(ctx, fb.SQL); err != nil {
+		return nil, false, err
+	}
+	if r.Checker != nil {
+		if serr := r.Checker.Failure(fb.SQL); serr != nil {
+			return nil, false, serr
+		}
+	}
+	id := ExampleID(fb.Question)
+	old, err := r.Store.Example(ctx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	ex := Example{ID: id, Question: fb.Question, SQL: fb.SQL, Note: fb.Note, By: fb.Principal, Created: now, Updated: now, Up: 1}
+	if old != nil {
+		ex.Created, ex.Up = old.Created, old.Up+1
+		if sameStatement(old.SQL, fb.SQL) {
+			ex.Down = old.Down
+		}
+		if ex.Note == "" {
+			ex.Note = old.Note
+		}
+	}
+	if err := r.Store.Save(ctx, ex); err != nil {
+		return nil, false, err
+	}
+	return &ex, old == nil, nil
+}
+
+// down flags the examples whose SQL is sql.
+func (r *Recorder) down(ctx context.Context, sql string, now time.Time) ([]string, error) {
+	exs, err := r.Store.Examples(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var flagged []string
+	for _, ex := range exs {
+		if !sameStatement(ex.SQL, sql) {
+			continue
+		}
+		ex.Down++
+		ex.Review, ex.Updated = true, now
+		if err := r.Store.Save(ctx, ex); err != nil {
+			return nil, err
+		}
+		flagged = append(flagged, ex.ID)
+	}
+	for _, ex := range r.Known {
+		if sameStatement(ex.SQL, sql) {
+			flagged = append(flagged, "example:"+ex.ID)
+		}
+	}
+	return flagged, nil
+}
+
+// ExampleID is the ID of the example of question: "fb-" and 8 hex digits
+// of its normalised form, so paraphrases differing only in case,
+// punctuation and spacing share one example.
+func ExampleID(question string) string { return knowledge.AutoID("fb", knowledge.NormalizeQuestion(question)) }
+
+// sameStatement compares statements with runs of white space folded and
+// terminators removed.
+func sameStatement(a, b string) bool {
+	norm := func(s string) string { return strings.Join(strings.Fields(sqltext.TrimTerminators(s)), " ") }
+	return strings.EqualFold(norm(a), norm(b))
+}
+
+// Merge returns a copy of kb with the store's examples that are not under
+// review and whose question is not already a known example's, each
+// checked by guard (an example the guard now refuses — the schema
+// changed — is left out and named in skipped). The copy's fingerprint
+// therefore follows the store.
+func Merge(ctx context.Context, kb *knowledge.Base, exs []Example, guard text2sql.Guard) (merged *knowledge.Base, skipped []string, err error) {
+	out := *kb
+	out.Examples = append([]knowledge.Example(nil), kb.Examples...)
+	known := make(map[string]bool, len(kb.Examples))
+	for _, ex := range kb.Examples {
+		known[knowledge.NormalizeQuestion(ex.Question)] = true
+	}
+	for _, ex := range exs {
+		key := knowledge.NormalizeQuestion(ex.Question)
+		if ex.Review || known[key] {
+			continue
+		}
+		if err := out.AddExample(ctx, guard, knowledge.Example{ID: ex.ID, Question: ex.Question, SQL: ex.SQL}); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, nil, cerr
+			}
+			skipped = append(skipped, ex.ID)
+			continue
+		}
+		known[key] = true
+	}
+	return &out, skipped, nil
+}
+
+// Retriever reuses examples recorded after the base retriever's index was
+// built: when the base finds no example to reuse and the store holds one
+// for the question as written (NormalizeQuestion), not under review, it is
+// the retrieval's Match (similarity 1). Every other field is the base's.
+type Retriever struct {
+	Base  text2sql.Retriever
+	Store Store
+}
+
+// Retrieve calls Base, then looks the question up in Store. Errors: the
+// base's, or the store's.
+func (r *Retriever) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Retrieval, error) {
+	res, err := r.Base.Retrieve(ctx, req)
+	if err != nil || res == nil || res.Match != nil || len(req.Terms) > 0 {
+		return res, err
+	}
+	ex, err := r.Store.Example(ctx, ExampleID(req.Question))
+	if err != nil {
+		return nil, fmt.Errorf("feedback: %w", err)
+	}
+	if ex != nil && !ex.Review && knowledge.NormalizeQuestion(ex.Question) == knowledge.NormalizeQuestion(req.Question) {
+		res.Match = &text2sql.ExampleMatch{ID: ex.ID, Question: ex.Question, SQL: ex.SQL, Similarity: 1}
+	}
+	return res, nil
+}
