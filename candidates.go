@@ -1,6 +1,7 @@
 package text2sql
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,18 +29,22 @@ const (
 	// 2023, "Text-to-SQL Empowered by Large Language Models: A Benchmark
 	// Evaluation").
 	SelectVote SelectionMethod = "vote"
-	// SelectJudge: several groups tie for the most candidates, no
-	// Selector chose, and the judge reviewed their first candidates in
-	// turn; the first it accepted wins, else the earliest.
+	// SelectJudge: several groups tie for the most candidates (or, with
+	// Config.CloseCalls, none holds a majority), no Selector chose, and
+	// the judge reviewed their first candidates in turn, largest group
+	// first; the first it accepted wins, else the first reviewed.
 	SelectJudge SelectionMethod = "judge"
-	// SelectSelector: several groups tie and Config.Selector chose
-	// among their first candidates (package selector compares them two
+	// SelectSelector: several groups tie (or, with Config.CloseCalls,
+	// none holds a majority) and Config.Selector chose among their first
+	// candidates (package selector compares them two
 	// at a time, the pairwise selection of CHASE-SQL, Pourreza et al.
 	// 2024).
 	SelectSelector SelectionMethod = "selector"
-	// SelectOrder: several groups tie and no judge decided (none is set,
-	// or the model-call budget is spent): the earliest candidate of the
-	// tied groups wins; candidate 1 is the usual prompt's.
+	// SelectOrder: several groups tie (or, with Config.CloseCalls, none
+	// holds a majority) and neither the selector nor the judge decided
+	// (none is set, the model-call budget is spent, an unusable answer):
+	// the earliest candidate of the tied groups wins (candidate 1 is the
+	// usual prompt's), or in a close call the largest group's.
 	SelectOrder SelectionMethod = "order"
 	// SelectNone: no candidate executed without error; the attempt is the
 	// first candidate's, as with one candidate, and goes to repair.
@@ -248,29 +253,47 @@ func (r *run) choose(ctx context.Context, first *Attempt, hints []string) (*Atte
 	start := time.Now()
 	sel := &Selection{Candidates: outs}
 	sizes := r.group(sel)
-	best := 0
-	var tied []int // the first candidate of each group with the most votes
-	for g, size := range sizes {
-		switch {
-		case size > best:
-			best, tied = size, nil
-			fallthrough
-		case size == best:
-			tied = append(tied, slices.IndexFunc(outs, func(c CandidateOutcome) bool { return c.Group == g+1 }))
-		}
+	// heads are the first candidates of the groups, largest group first,
+	// in candidate order among equals.
+	heads := make([]int, len(sizes))
+	for g := range sizes {
+		heads[g] = slices.IndexFunc(outs, func(c CandidateOutcome) bool { return c.Group == g+1 })
+	}
+	size := func(c int) int { return sizes[outs[c].Group-1] }
+	slices.SortStableFunc(heads, func(a, b int) int { return cmp.Compare(size(b), size(a)) })
+	executed := 0
+	for _, n := range sizes {
+		executed += n
 	}
 	judged := false
 	switch {
-	case len(tied) == 0:
+	case len(heads) == 0:
 		sel.Method, sel.Reason = SelectNone, "no candidate executed without error; the first candidate's outcome stands"
-	case len(tied) == 1:
-		sel.Winner, sel.Votes, sel.Method = tied[0], best, SelectVote
-		sel.Reason = fmt.Sprintf("%d of %d candidates agree (result group %d of %d)", best, len(outs), outs[tied[0]].Group, len(sizes))
-	default:
+	case len(heads) > 1 && size(heads[1]) == size(heads[0]):
+		tied := heads[:1]
+		for _, h := range heads[1:] {
+			if size(h) == size(heads[0]) {
+				tied = append(tied, h)
+			}
+		}
+		tie := fmt.Sprintf("result groups %s tie with %d of %d candidates each", groupList(outs, tied), size(heads[0]), len(outs))
 		var err error
-		if judged, err = r.tieBreak(ctx, sel, tied, best); err != nil {
+		if judged, err = r.tieBreak(ctx, sel, tied, tie, "the earliest"); err != nil {
 			return nil, false, err
 		}
+	case len(heads) > 1 && r.p.cfg.CloseCalls && 2*size(heads[0]) <= executed:
+		why := fmt.Sprintf("no majority: result group %d has %d of the %d candidates that executed; groups %s contend",
+			outs[heads[0]].Group, size(heads[0]), executed, groupList(outs, heads))
+		var err error
+		if judged, err = r.tieBreak(ctx, sel, heads, why, "the largest group's"); err != nil {
+			return nil, false, err
+		}
+	default:
+		sel.Winner, sel.Method = heads[0], SelectVote
+		sel.Reason = fmt.Sprintf("%d of %d candidates agree (result group %d of %d)", size(heads[0]), len(outs), outs[heads[0]].Group, len(sizes))
+	}
+	if len(heads) > 0 {
+		sel.Votes = size(sel.Winner)
 	}
 	r.trace.add(StageSelection, first.N, start, nil, string(sel.Method)+": "+sel.Reason)
 	w := outs[sel.Winner]
@@ -304,20 +327,24 @@ func (r *run) group(sel *Selection) []int {
 	return sizes
 }
 
-// tieBreak decides between the groups whose first candidates are tied
-// (in candidate order), each with votes candidates: the selector chooses
-// when there is one; else the judge reviews them in turn and the first
-// it accepts wins; with neither, with the budget spent or when the judge
-// accepts none, the earliest wins. It reports whether the judge reviewed
-// the winner.
-func (r *run) tieBreak(ctx context.Context, sel *Selection, tied []int, votes int) (bool, error) {
-	groups := make([]string, len(tied))
-	for i, c := range tied {
-		groups[i] = strconv.Itoa(sel.Candidates[c].Group)
+// groupList names the result groups of the candidates cs: "1, 3".
+func groupList(outs []CandidateOutcome, cs []int) string {
+	groups := make([]string, len(cs))
+	for i, c := range cs {
+		groups[i] = strconv.Itoa(outs[c].Group)
 	}
-	sel.Winner, sel.Votes = tied[0], votes
-	tie := fmt.Sprintf("result groups %s tie with %d of %d candidates each", strings.Join(groups, ", "), votes, len(sel.Candidates))
-	earliest := "the earliest, candidate " + strconv.Itoa(tied[0]+1)
+	return strings.Join(groups, ", ")
+}
+
+// tieBreak decides between contenders, the first candidates of groups
+// in a tie or a close call (described by tie), in order: the selector
+// chooses when there is one; else the judge reviews them in turn and the
+// first it accepts wins; with neither, with the budget spent or when the
+// judge accepts none, contenders[0] (named by fallback, "the earliest")
+// wins. It reports whether the judge reviewed the winner.
+func (r *run) tieBreak(ctx context.Context, sel *Selection, tied []int, tie, fallback string) (bool, error) {
+	sel.Winner = tied[0]
+	earliest := fallback + ", candidate " + strconv.Itoa(tied[0]+1)
 	if r.p.cfg.Selector != nil {
 		chose, note, err := r.selector(ctx, sel, tied, tie)
 		if chose || err != nil {

@@ -3,6 +3,7 @@ package text2sql_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -425,4 +426,50 @@ func TestCandidatesPairwiseSelector(t *testing.T) {
 	assert.Contains(t, ans.Selection.Reason, "won 2 of 3 comparisons")
 	assert.Equal(t, 3+3, m.CallCount(), "three candidates, three comparisons")
 	assert.Equal(t, 6, ans.Trace.ModelCalls)
+}
+
+// With CloseCalls, a vote without a majority goes to the selector, every
+// group taking part, largest first; a majority still wins outright.
+func TestCandidatesCloseCalls(t *testing.T) {
+	results := []string{"a", "a", "b", "c", "d"} // variant → its result
+	gen := text2sql.GeneratorFunc(func(ctx context.Context, req text2sql.GenerateRequest) (*text2sql.Candidate, error) {
+		return &text2sql.Candidate{Answerable: true, SQL: "SELECT '" + results[req.Variant] + "'"}, nil
+	})
+	ex := text2sql.ExecutorFunc(func(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
+		return &text2sql.Result{Columns: []string{"x"}, Rows: [][]any{{req.SQL[8:9]}}, RowCount: 1}, nil
+	})
+	var seen []string
+	pickC := text2sql.SelectorFunc(func(ctx context.Context, req text2sql.SelectRequest) (*text2sql.Choice, error) {
+		seen = nil
+		for _, c := range req.Candidates {
+			seen = append(seen, c.Candidate.SQL)
+		}
+		return &text2sql.Choice{Index: slices.Index(seen, "SELECT 'c'"), Reason: "c"}, nil
+	})
+	ask := func(cfg text2sql.Config) *text2sql.Answer {
+		cfg.Retriever, cfg.Generator, cfg.Executor, cfg.Selector, cfg.Hard = retrieveAll, gen, ex, pickC, hard
+		p, err := text2sql.New(cfg)
+		require.NoError(t, err)
+		ans, err := p.Ask(context.Background(), "Which?")
+		require.NoError(t, err)
+		return ans
+	}
+	ans := ask(text2sql.Config{Candidates: 5, CloseCalls: true})
+	assert.Equal(t, text2sql.SelectSelector, ans.Selection.Method, ans.Selection.Reason)
+	assert.Equal(t, "SELECT 'c'", ans.SQL)
+	assert.Equal(t, []string{"SELECT 'a'", "SELECT 'b'", "SELECT 'c'", "SELECT 'd'"}, seen, "largest group first")
+	assert.Equal(t, 1, ans.Selection.Votes)
+	assert.Contains(t, ans.Selection.Reason, "no majority: result group 1 has 2 of the 5 candidates that executed")
+
+	// Without CloseCalls the plurality wins.
+	ans = ask(text2sql.Config{Candidates: 5})
+	assert.Equal(t, text2sql.SelectVote, ans.Selection.Method)
+	assert.Equal(t, "SELECT 'a'", ans.SQL)
+	assert.Equal(t, 2, ans.Selection.Votes)
+
+	// A majority, 2 of 3, wins outright.
+	seen = nil
+	ans = ask(text2sql.Config{Candidates: 3, CloseCalls: true})
+	assert.Equal(t, text2sql.SelectVote, ans.Selection.Method)
+	assert.Nil(t, seen, "the selector was not asked")
 }

@@ -71,6 +71,11 @@ type Config struct {
 	// AllCandidates generates the other candidates even when the first
 	// executed without error on an easy question.
 	AllCandidates bool
+	// CloseCalls treats a vote without a majority — the largest result
+	// group holds half the candidates that executed or fewer, as 2 of 5 —
+	// like a tie: the Selector, else the judge, decides among the first
+	// candidates of every group, largest group first.
+	CloseCalls bool
 	// SameResult reports whether two candidates' results (both without
 	// Error) are the same answer, grouping them for the vote; nil means
 	// DefaultSameResult. It is called from one goroutine at a time.
