@@ -220,9 +220,9 @@ func (r *run) more(a *Attempt) bool {
 // choose generates, checks and executes the other candidates of the
 // attempt whose first candidate is first, in parallel, as many as the
 // model-call budget leaves (one call each, and one for the judge when
-// there is one), and returns the attempt of the
-// winner with its Selection, and whether the judge has already reviewed
-// it (in a tie). The error is ctx's when it ended, or the judge's.
+// there is one), and returns the attempt of the winner with its
+// Selection, and whether the judge has already reviewed it (in a tie).
+// The error is ctx's when it ended, the selector's or the judge's.
 func (r *run) choose(ctx context.Context, first *Attempt, hints []string) (*Attempt, bool, error) {
 	left := r.p.cfg.MaxModelCalls - r.trace.ModelCalls
 	if r.p.cfg.Judge != nil {
@@ -270,12 +270,11 @@ func (r *run) choose(ctx context.Context, first *Attempt, hints []string) (*Atte
 	case len(heads) == 0:
 		sel.Method, sel.Reason = SelectNone, "no candidate executed without error; the first candidate's outcome stands"
 	case len(heads) > 1 && size(heads[1]) == size(heads[0]):
-		tied := heads[:1]
-		for _, h := range heads[1:] {
-			if size(h) == size(heads[0]) {
-				tied = append(tied, h)
-			}
+		k := 2
+		for k < len(heads) && size(heads[k]) == size(heads[0]) {
+			k++
 		}
+		tied := heads[:k]
 		tie := fmt.Sprintf("result groups %s tie with %d of %d candidates each", groupList(outs, tied), size(heads[0]), len(outs))
 		var err error
 		if judged, err = r.tieBreak(ctx, sel, tied, tie, "the earliest"); err != nil {
