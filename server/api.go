@@ -228,6 +228,10 @@ type Timings struct {
 	CheckMS     float64 `json:"check_ms"`
 	ExecutionMS float64 `json:"execution_ms"`
 	JudgeMS     float64 `json:"judge_ms"`
+	// SelectionMS is the choice among candidates, a selector's calls
+	// included; the candidates' own stages, run in parallel, are summed
+	// in SQLMS, CheckMS and ExecutionMS.
+	SelectionMS float64 `json:"selection_ms"`
 }
 
 // AnswerBody is the body of POST /v1/generate (without Result and with
@@ -468,6 +472,8 @@ func newAnswerBody(reqID string, a *text2sql.Answer, err error) *AnswerBody {
 			b.Timings.ExecutionMS += d
 		case text2sql.StageJudge:
 			b.Timings.JudgeMS += d
+		case text2sql.StageSelection:
+			b.Timings.SelectionMS += d
 		}
 		for _, c := range s.Calls {
 			b.Model = c.Model
