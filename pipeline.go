@@ -59,14 +59,16 @@ type Config struct {
 	// usual prompt's, is checked and executed; then the others, prompt
 	// variants (GenerateRequest.Variant), are generated, checked and
 	// executed through the guard in parallel, as many as MaxModelCalls
-	// leaves (one call each), and the attempt takes a candidate of the
-	// result group most candidates share (Attempt.Selection says which
-	// and why; ties go to the Selector, else the judge, see
-	// SelectSelector and SelectJudge). A candidate that
-	// is refused, fails its checks or its execution never wins. Cheap by
-	// default: no other candidate is generated when the first executed
-	// without error and Hard finds the question easy. 0 and 1 mean one
-	// candidate; at most MaxCandidates. Generate always makes one.
+	// leaves counting one call each (a generator's re-ask of a malformed
+	// answer may go beyond) and keeping one for the judge, and the
+	// attempt takes a candidate of the result group most candidates
+	// share (Attempt.Selection says which and why; ties go to the
+	// Selector, else the judge, see SelectSelector and SelectJudge). A
+	// candidate that is refused, fails its checks or its execution never
+	// wins. Cheap by default: no other candidate is generated when the
+	// first executed without error and Hard finds the question easy. 0
+	// and 1 mean one candidate; at most MaxCandidates. Generate always
+	// makes one.
 	Candidates int
 	// AllCandidates generates the other candidates even when the first
 	// executed without error on an easy question.
@@ -383,7 +385,12 @@ func (p *Pipeline) Generate(ctx context.Context, question string) (*Answer, erro
 // (declined, no usable SQL, the same SQL as an earlier attempt, or the
 // executor failed: then the attempt's Error is the executor's error) and
 // holds the checker's or the executor's refusal in Result.Error when it
-// failed.
+// failed. With Config.Candidates, an attempt that generated more than one
+// candidate has a Selection listing them all, and its Candidate, Result
+// and Verdict are the winner's; Answer.Selection is the reported
+// attempt's. The error is the selector's (wrapped, "select: …") when it
+// failed other than with an unusable answer, and ctx's when cancelled
+// while the candidates ran (every one of them has then returned).
 // Trace is always set.
 func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 	if p.cfg.Executor == nil {
