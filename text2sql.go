@@ -404,7 +404,9 @@ type GenerateRequest struct {
 	// candidates of one attempt (Config.Candidates) differ: 0 is the usual
 	// prompt, k > 0 the k-th other one. A generator should make each
 	// variant deterministic; package generator rotates the verified
-	// examples by k and samples at a higher temperature. Never negative.
+	// examples by k, asks for another way of working (divide and
+	// conquer, for one) and samples at a higher temperature. Never
+	// negative.
 	Variant int
 }
 

@@ -135,8 +135,11 @@ func New(model text2sql.Model, opts Options) (*Generator, error) {
 // exact prompt". Re-asks add turns after these (see Generate).
 //
 // A prompt variant (req.Variant k > 0) shows the same verified examples
-// rotated by k places (the k-th best first, the best after the last), so
-// each variant differs deterministically when there are two or more.
+// rotated by k places (the k-th best first, the best after the last) and
+// asks, before the question, for one of three ways of working in turn
+// (the joins first; divide and conquer; the order the database runs the
+// query, after CHASE-SQL's generators), so each variant differs
+// deterministically.
 //
 // Errors: text2sql.ErrEmptyQuestion when req.Question (or, when empty,
 // req.Retrieval.Question) is blank; text2sql.ErrSchemaTooLarge when the top

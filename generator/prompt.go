@@ -402,9 +402,23 @@ func (m *material) render(c *choice) string {
 	if ctx := m.req.Retrieval; ctx != nil && ctx.LowConfidence {
 		stagekit.WriteLowConfidence(&w, ctx.BestSimilarity, ". The question may not be about this database: if it is not, set answerable to false and leave sql empty.")
 	}
+	if v := m.req.Variant; v > 0 {
+		w.Section("Approach")
+		w.Line(approaches[(v-1)%len(approaches)])
+	}
 	w.Section("Question")
 	w.Line(m.question)
 	return w.String()
+}
+
+// approaches are the ways of working a prompt variant k > 0 asks for, in
+// turn: the k-th takes approaches[(k-1) % 3]. The second and third are
+// CHASE-SQL's divide-and-conquer and query-plan generators (Pourreza et
+// al. 2024), as one instruction each.
+var approaches = []string{
+	"Before writing the query, decide which tables hold the answer and how they join; then write the query from those joins.",
+	"Break the question into its parts, write a subquery or common table expression for each part, then combine them into one query.",
+	"Work in the order the database runs a query: the tables and joins (FROM), the row filters (WHERE), the grouping (GROUP BY, HAVING), the output columns (SELECT), then the order and limit.",
 }
 
 // rotateExamples moves the verified examples among items k places

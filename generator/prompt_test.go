@@ -288,13 +288,19 @@ func TestPromptVariantRotatesExamples(t *testing.T) {
 	assert.Equal(t, "Question B? Question C? Question A?", order(1))
 	assert.Equal(t, "Question C? Question A? Question B?", order(2))
 	assert.Equal(t, order(0), order(3))
-	req.Variant = 0
-	_, u0 := mustPrompt(t, Options{}, req)
-	req.Variant = 1
-	_, u1 := mustPrompt(t, Options{}, req)
-	assert.NotEqual(t, u0, u1)
-	assert.Equal(t, len(u0), len(u1), "only the order changes")
-	assert.Contains(t, u1, "A rule.")
+	prompt := func(variant int) string {
+		req.Variant = variant
+		_, u := mustPrompt(t, Options{}, req)
+		return u
+	}
+	assert.NotContains(t, prompt(0), "## Approach")
+	assert.Contains(t, prompt(1), "## Approach\nBefore writing the query, decide which tables")
+	assert.Contains(t, prompt(2), "Break the question into its parts")
+	assert.Contains(t, prompt(3), "Work in the order the database runs a query")
+	assert.Contains(t, prompt(4), "Before writing the query, decide which tables", "the approaches come in turn")
+	assert.Less(t, strings.Index(prompt(1), "## Approach"), strings.Index(prompt(1), "## Question"))
+	assert.Contains(t, prompt(1), "A rule.")
+	assert.Equal(t, prompt(1), prompt(1), "deterministic")
 
 	req.Variant = -1
 	g, err := New(nil, Options{})
