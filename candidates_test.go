@@ -129,6 +129,15 @@ func TestCandidatesCheapOnEasyQuestion(t *testing.T) {
 	assert.Equal(t, 1, m.CallCount())
 	assert.Nil(t, ans.Selection)
 
+	// With a judge: the first candidate is verified, one generation call.
+	sc := &demotest.Stages{Replies: map[string][]string{"plan": {planReply}, "sql": {reply(countStudents)}, "judge": {judgeOK}}}
+	p, _ := s.stagePipeline(t, sc, text2sql.Config{Candidates: 5, Hard: easy})
+	ans, err = p.Ask(context.Background(), "How many students are there?")
+	require.NoError(t, err)
+	assert.Equal(t, text2sql.StatusVerified, ans.Status)
+	assert.Equal(t, 1, sc.Calls("sql"))
+	assert.Nil(t, ans.Selection)
+
 	// A first candidate that fails calls for the others, easy or not.
 	m = llmtest.New(reply("SELECT nope FROM students"), reply(countStudents), reply(countStudents))
 	ans, err = s.pipeline(t, m, text2sql.Config{Candidates: 3, Hard: easy}).Ask(context.Background(), "How many students are there?")
