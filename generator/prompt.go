@@ -90,10 +90,7 @@ func (g *Generator) dialect(req text2sql.GenerateRequest) text2sql.Dialect {
 
 // build renders the prompt of req within the budget.
 func (g *Generator) build(req text2sql.GenerateRequest) (*prompt, error) {
-	question := strings.TrimSpace(req.Question)
-	if question == "" && req.Retrieval != nil {
-		question = strings.TrimSpace(req.Retrieval.Question)
-	}
+	question := stagekit.Question(req.Question, req.Retrieval)
 	if question == "" {
 		return nil, text2sql.ErrEmptyQuestion
 	}

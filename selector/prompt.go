@@ -34,7 +34,7 @@ Answer with one JSON object and nothing else:
 // req.Retrieval.Question) is blank; text2sql.ErrInvalidConfig when i or j
 // is not a candidate's index, or they are equal.
 func (s *Selector) Prompt(req text2sql.SelectRequest, i, j int) (system, user string, err error) {
-	q := question(req)
+	q := stagekit.Question(req.Question, req.Retrieval)
 	if q == "" {
 		return "", "", text2sql.ErrEmptyQuestion
 	}

@@ -107,7 +107,7 @@ func (s *Selector) Select(ctx context.Context, req text2sql.SelectRequest) (*tex
 	if req.MaxCalls < 1 {
 		return nil, fmt.Errorf("%w: selector: MaxCalls %d, want 1 or more", text2sql.ErrInvalidConfig, req.MaxCalls)
 	}
-	if question(req) == "" {
+	if stagekit.Question(req.Question, req.Retrieval) == "" {
 		return nil, text2sql.ErrEmptyQuestion
 	}
 	if s.model == nil {
@@ -180,14 +180,6 @@ func (s *Selector) Select(ctx context.Context, req text2sql.SelectRequest) (*tex
 		out.Reason += ": " + r
 	}
 	return out, nil
-}
-
-func question(req text2sql.SelectRequest) string {
-	q := strings.TrimSpace(req.Question)
-	if q == "" && req.Retrieval != nil {
-		q = strings.TrimSpace(req.Retrieval.Question)
-	}
-	return q
 }
 
 // reaskNote tells the model what was wrong with its answer.
