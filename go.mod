@@ -37,6 +37,7 @@ require (
 	golang.org/x/time v0.16.0
 	google.golang.org/genai v1.77.0
 	google.golang.org/protobuf v1.36.12
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

@@ -259,7 +259,9 @@ func (r *Recorder) down(ctx context.Context, sql string, now time.Time) ([]strin
 // ExampleID is the ID of the example of question: "fb-" and 8 hex digits
 // of its normalised form, so paraphrases differing only in case,
 // punctuation and spacing share one example.
-func ExampleID(question string) string { return knowledge.AutoID("fb", knowledge.NormalizeQuestion(question)) }
+func ExampleID(question string) string {
+	return knowledge.AutoID("fb", knowledge.NormalizeQuestion(question))
+}
 
 // sameStatement compares statements with runs of white space folded and
 // terminators removed.

@@ -169,6 +169,26 @@ type RunResponse struct {
 	Chart *chart.Spec `json:"chart,omitempty"`
 }
 
+// FeedbackRequest is the body of POST /v1/feedback: a verdict ("up" or
+// "down") on an answer's SQL for a question, with an optional note.
+type FeedbackRequest struct {
+	Question string `json:"question"`
+	SQL      string `json:"sql"`
+	Verdict  string `json:"verdict"`
+	Note     string `json:"note,omitempty"`
+}
+
+// FeedbackResponse says what the feedback did: the verified example an
+// up-vote added (Added) or updated, the examples a down-vote flagged for
+// review ("example:" IDs are the knowledge file's).
+type FeedbackResponse struct {
+	RequestID string   `json:"request_id"`
+	Verdict   string   `json:"verdict"`
+	ExampleID string   `json:"example_id,omitempty"`
+	Added     bool     `json:"added"`
+	Flagged   []string `json:"flagged,omitempty"`
+}
+
 // ContextBody is what retrieval found, without the texts and the prompt.
 type ContextBody struct {
 	Tables         []TableBody `json:"tables"`

@@ -56,7 +56,7 @@ func TestBrowserPage(t *testing.T) {
 		}
 		return answerJSON(good), nil
 	})
-	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 2), AnswerKeys: AnswerKeyMap{"q1": good}})
+	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 2), AnswerKeys: AnswerKeyMap{"q1": good}, Feedback: feedbackRecorder(t)})
 
 	dir := t.TempDir()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -163,6 +163,9 @@ func TestBrowserPage(t *testing.T) {
 	)
 	require.NoError(t, err)
 	waitJS("one value, no chart", `document.querySelectorAll("#rows tbody tr").length === 1 && document.getElementById("chart-controls").hidden && document.getElementById("chart").hidden`)
+	// 👍 keeps the shown SQL as a verified example of the question.
+	require.NoError(t, chromedp.Do(step, chromedp.Click(chromedp.CSS("#vote-up"))))
+	waitJS("the up-vote", `document.getElementById("feedback-status").textContent.includes("saved as verified example fb-")`)
 	violations, err := chromedp.Run(step, chromedp.Evaluate[[]string](`window.violations.filter((v) => v.startsWith("script-src"))`))
 	require.NoError(t, err)
 	assert.Empty(t, violations, "script-src violations (eval, inline or foreign scripts)")

@@ -25,6 +25,7 @@ const (
 	CodeBodyTooLarge         Code = "body_too_large"         // 413: the body exceeds the configured limit
 	CodeUnsupportedMedia     Code = "unsupported_media_type" // 415: the body is not application/json
 	CodeSchemaTooLarge       Code = "schema_too_large"       // 422: the schema does not fit the prompt budget
+	CodeRefusedSQL           Code = "refused_sql"            // 422: feedback's SQL does not pass the guard or the deterministic checks
 	CodeRateLimited          Code = "rate_limited"           // 429: the principal's budget is spent; see Retry-After
 	CodeInternal             Code = "internal"               // 500: a bug or an unexpected failure; see the logs
 	CodeModelError           Code = "model_error"            // 502: the model provider failed
@@ -60,7 +61,7 @@ type ErrorDetail struct {
 
 var codeStatus = map[Code]int{
 	CodeBadRequest: 400, CodeEmptyQuestion: 400, CodeUnauthorized: 401, CodeForbidden: 403, CodeNotFound: 404,
-	CodeMethodNotAllowed: 405, CodeBodyTooLarge: 413, CodeUnsupportedMedia: 415, CodeSchemaTooLarge: 422,
+	CodeMethodNotAllowed: 405, CodeBodyTooLarge: 413, CodeUnsupportedMedia: 415, CodeSchemaTooLarge: 422, CodeRefusedSQL: 422,
 	CodeRateLimited: 429, CodeInternal: 500, CodeModelError: 502, CodeAuthUnavailable: 503,
 	CodeNotConfigured: 503, CodeExecutor: 503, CodeRateLimitUnavailable: 503, CodeTimeout: 504,
 }

@@ -127,7 +127,7 @@ func TestOpenAPI(t *testing.T) {
 	p, err := text2sql.New(text2sql.Config{Retriever: fixture.ret, Generator: gen, Executor: fixture.exec, Judge: judge,
 		MaxRepairs: 3, DisableExampleReuse: true})
 	require.NoError(t, err)
-	srv := testServer(t, Config{Pipeline: p, RateLimit: RateLimit{Requests: 12, Window: time.Hour}, MaxBodyBytes: 2048,
+	srv := testServer(t, Config{Pipeline: p, RateLimit: RateLimit{Requests: 20, Window: time.Hour}, MaxBodyBytes: 2048, Feedback: feedbackRecorder(t),
 		AnswerKeys: AnswerKeyMap{"7": "SELECT 1"}, Info: Info{Models: []string{"scripted"}, Dialect: text2sql.DialectSQLite,
 			Fingerprint: "abc", Knowledge: map[text2sql.ItemKind]int{text2sql.ItemTable: 5}}})
 
@@ -173,6 +173,12 @@ func TestOpenAPI(t *testing.T) {
 	charted := do(t, srv, "POST", "/v1/run", testToken, map[string]string{"sql": "SELECT status, COUNT(*) FROM enrollments GROUP BY status"})
 	require.Contains(t, string(charted.body), `"chart"`)
 	o.check(t, "POST", "/v1/run", charted)
+	vote := map[string]string{"question": "List two course codes", "sql": "SELECT code FROM courses LIMIT 2", "verdict": "up", "note": "ok"}
+	o.checkRequest(t, "POST", "/v1/feedback", vote)
+	o.check(t, "POST", "/v1/feedback", do(t, srv, "POST", "/v1/feedback", testToken, vote))
+	vote["verdict"] = "down"
+	o.check(t, "POST", "/v1/feedback", do(t, srv, "POST", "/v1/feedback", testToken, vote))
+	o.check(t, "POST", "/v1/feedback", do(t, srv, "POST", "/v1/feedback", testToken, map[string]string{"question": "x", "sql": "DELETE FROM courses", "verdict": "up"}))
 	ask := do(t, srv, "POST", "/v1/ask", testToken, q)
 	var a AnswerBody
 	ask.json(t, &a)

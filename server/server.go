@@ -26,6 +26,7 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/chart"
+	"github.com/text2sql-go/text2sql/feedback"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -90,6 +91,11 @@ type Config struct {
 	// AnswerKeys, when set, lets /v1/run and the MCP tool run_sql check a
 	// result against a question's answer key (question_id).
 	AnswerKeys AnswerKeys
+	// Feedback, when set, serves POST /v1/feedback: up-votes become
+	// verified examples, down-votes flag them (package feedback). The
+	// host wraps the pipeline's retriever in a feedback.Retriever so that
+	// an up-voted answer is reused before the index is rebuilt.
+	Feedback *feedback.Recorder
 	// AnswerMode is how results are compared with an answer key; "" means
 	// accuracy.ModeSpider (rows as a multiset, any column order, in sequence
 	// when the key has a top-level ORDER BY).
@@ -224,6 +230,9 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle("POST /v1/ask", v1(handle(s, func(ctx context.Context, req *QuestionRequest) (any, *apiError) {
 		return s.ask(ctx, "POST /v1/ask", req.Question)
 	})))
+	mux.Handle("POST /v1/feedback", v1(handle(s, func(ctx context.Context, req *FeedbackRequest) (any, *apiError) {
+		return s.feedback(ctx, "POST /v1/feedback", req)
+	})))
 	if !cfg.DisablePage {
 		mux.Handle("GET /{$}", pageHandler())
 		mux.Handle("GET /assets/", pageHandler())
@@ -323,7 +332,7 @@ func (s *service) maxBody() int64 {
 
 // routes lists the patterns New registers for the API (not the page or
 // /mcp), for the OpenAPI test.
-var routes = []string{"GET /health", "GET /health/live", "GET /openapi.json", "GET /metrics", "POST /v1/generate", "POST /v1/run", "POST /v1/ask"}
+var routes = []string{"GET /health", "GET /health/live", "GET /openapi.json", "GET /metrics", "POST /v1/generate", "POST /v1/run", "POST /v1/ask", "POST /v1/feedback"}
 
 // route serves mux, answering unmatched requests with JSON 404 and 405
 // errors instead of the mux's plain text.
@@ -773,6 +782,50 @@ func (s *service) run(ctx context.Context, source, sql, questionID string) (*Run
 		s.match(ctx, out, sql, questionID, res)
 	}
 	return out, nil
+}
+
+// feedback records a verdict on an answer (Config.Feedback) as the
+// authenticated principal, and audits it: Outcome "feedback up" or
+// "feedback down", or the refusal's kind.
+func (s *service) feedback(ctx context.Context, route string, req *FeedbackRequest) (*FeedbackResponse, *apiError) {
+	if s.cfg.Feedback == nil {
+		return nil, &apiError{code: CodeNotConfigured, msg: "feedback is not enabled on this service"}
+	}
+	fb := feedback.Feedback{Question: req.Question, SQL: req.SQL, Verdict: feedback.Verdict(req.Verdict), Note: req.Note}
+	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: route, Question: req.Question, SQL: req.SQL, Outcome: "feedback " + req.Verdict}
+	if p, ok := text2sql.PrincipalFrom(ctx); ok {
+		fb.Principal, e.Principal, e.Method = p.ID, p.ID, p.Method
+	}
+	out, err := s.cfg.Feedback.Record(ctx, fb)
+	var serr *text2sql.SQLError
+	var aerr *apiError
+	switch {
+	case errors.Is(err, feedback.ErrInvalid):
+		aerr = &apiError{code: CodeBadRequest, msg: strings.TrimPrefix(err.Error(), "feedback: ")}
+	case errors.As(err, &serr):
+		e.Outcome, e.Message = string(serr.Kind), serr.Message
+		aerr = &apiError{code: CodeRefusedSQL, msg: "the SQL cannot become a verified example: " + serr.Error()}
+	case err != nil:
+		if ctx.Err() == context.DeadlineExceeded {
+			return nil, &apiError{code: CodeTimeout, msg: "the request took longer than the time limit"}
+		}
+		s.log.LogAttrs(ctx, slog.LevelError, "feedback failed", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
+		return nil, &apiError{code: CodeInternal, msg: "the feedback could not be recorded"}
+	}
+	if aerr != nil && aerr.code == CodeBadRequest {
+		return nil, aerr // nothing to audit: no statement was judged
+	}
+	if err := s.audit.Audit(ctx, e); err != nil {
+		s.log.LogAttrs(ctx, slog.LevelError, "audit failed", slog.String("request_id", e.RequestID), slog.String("error", err.Error()))
+	}
+	if aerr != nil {
+		return nil, aerr
+	}
+	r := &FeedbackResponse{RequestID: requestID(ctx), Verdict: req.Verdict, Added: out.Added, Flagged: out.Flagged}
+	if out.Example != nil {
+		r.ExampleID = out.Example.ID
+	}
+	return r, nil
 }
 
 // match fills out.Matched from the answer key of questionID, when it has

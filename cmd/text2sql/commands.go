@@ -65,7 +65,7 @@ context (with --verbose, the prompt it would send too).`,
 // the prompt).
 func askOffline(ctx context.Context, o *options, env *env, q string, ao answerOutput, verbose bool) error {
 	out := ao.w
-	c, err := env.retriever.Retrieve(ctx, text2sql.RetrieveRequest{Question: q})
+	c, err := env.ret.Retrieve(ctx, text2sql.RetrieveRequest{Question: q})
 	if err != nil {
 		return err
 	}

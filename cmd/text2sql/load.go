@@ -9,12 +9,15 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/spf13/cobra"
+	"mvdan.cc/sh/v3/shell"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor/mcpexec"
 	"github.com/text2sql-go/text2sql/executor/mysql"
 	"github.com/text2sql-go/text2sql/executor/postgres"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
@@ -41,6 +44,8 @@ func (o *options) openExecutor(ctx context.Context, path string) (guarded, error
 		return nil, err
 	}
 	switch {
+	case o.mcp != "":
+		return o.openMCP(ctx)
 	case o.dsn == "":
 		ex, err := sqlite.Open(path, sqlite.Options{MaxRows: o.maxRows, Timeout: o.timeout})
 		if err != nil {
@@ -67,6 +72,46 @@ func (o *options) openExecutor(ctx context.Context, path string) (guarded, error
 	return nil, &exitErr{code: exitUsage, err: errors.New("--dsn must be a postgres://… or mysql://… DSN")}
 }
 
+// openMCP opens the database behind the --mcp server: a URL is a
+// streamable HTTP endpoint, anything else a command line (shell quoting,
+// $VARIABLES expanded from the environment) run on stdio. NAME= names
+// the database.
+func (o *options) openMCP(ctx context.Context) (guarded, error) {
+	if o.caller.decides() {
+		return nil, &exitErr{code: exitUsage, err: errors.New("--mcp: the MCP server decides who runs the statements; --run-as, --rls-claims and --login-map do not apply")}
+	}
+	name, spec := mcpSpec(o.mcp)
+	opts := mcpexec.Options{MaxRows: o.maxRows, Timeout: o.timeout}
+	if strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://") {
+		opts.URL = spec
+	} else {
+		args, err := shell.Fields(spec, os.Getenv)
+		if err != nil || len(args) == 0 {
+			return nil, &exitErr{code: exitUsage, err: fmt.Errorf("--mcp %q: not a command line: %v", o.mcp, err)}
+		}
+		opts.Command = args
+	}
+	ex, err := mcpexec.Open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if name != "" {
+		ex.Schema().Name = name
+	}
+	return ex, nil
+}
+
+// mcpSpec splits --mcp's [NAME=]SERVER: NAME is a word of letters,
+// digits, '_' and '-' before the first '='.
+func mcpSpec(v string) (name, spec string) {
+	if i := strings.IndexByte(v, '='); i > 0 && strings.IndexFunc(v[:i], func(r rune) bool {
+		return !(r == '_' || r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r))
+	}) < 0 {
+		return v[:i], v[i+1:]
+	}
+	return "", v
+}
+
 // isPostgresDSN reports whether s is a PostgreSQL DSN: a postgres:// or
 // postgresql:// URL, or a key=value string naming a host or database.
 func isPostgresDSN(s string) bool {
@@ -77,6 +122,9 @@ func isPostgresDSN(s string) bool {
 // indexKey identifies the database for the persistent index: the
 // absolute path of a file, or the DSN without its password.
 func (o *options) indexKey(path string) (string, error) {
+	if o.mcp != "" {
+		return "mcp:" + o.mcp, nil // hashed into a directory name, never stored
+	}
 	if o.dsn == "" {
 		return filepath.Abs(path)
 	}

@@ -88,7 +88,7 @@ func newRoot() *cobra.Command {
 		}
 		return nil
 	}
-	root.AddCommand(askCmd(o), contextCmd(o), promptCmd(o), runCmd(o), evalCmd(o), serveCmd(o), mcpCmd(o), loadCmd(o), grantCmd(o), knowledgeCmd(o), doctorCmd(o))
+	root.AddCommand(askCmd(o), contextCmd(o), promptCmd(o), runCmd(o), evalCmd(o), serveCmd(o), mcpCmd(o), loadCmd(o), grantCmd(o), knowledgeCmd(o), doctorCmd(o), feedbackCmd(o), examplesCmd(o))
 	// A word that names no command is a usage error (exit 2), as a bad flag is.
 	root.Args = func(_ *cobra.Command, args []string) error {
 		if len(args) > 0 {

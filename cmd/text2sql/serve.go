@@ -125,6 +125,7 @@ matching a verified example, and /v1/run works as usual.`,
 				return err
 			}
 			defer closeAuth()
+			o.openExamples = true // POST /v1/feedback records into the store
 			env, err := o.open(ctx, true)
 			if err != nil {
 				return err
@@ -310,6 +311,7 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 		},
 		Schema:   env.executor.Schema(),
 		Examples: env.kb.Examples,
+		Feedback: env.feedback,
 	}
 	if n, ok := env.model.(interface{ Name() string }); ok && n.Name() != "" {
 		cfg.Info.Models = []string{n.Name()}
@@ -402,11 +404,37 @@ func shared(ctx context.Context, o *options, f *serveFlags, env *env, cfg *serve
 			// one caller's answer is every caller's answer.
 			cfg.Cache.Scope = server.SharedScope
 		}
-		if v, ok := env.executor.(server.DataVersioner); ok {
-			cfg.Cache.DataVersion = v.DataVersion
-		}
+		cfg.Cache.DataVersion = dataVersion(env)
+
 	}
 	return func() { rs.Close() }, nil
+}
+
+// dataVersion is the answer cache's version: the executor's data version
+// and the example store's, so that new data or a new verified example
+// retires the cached answers. Nil when neither can tell.
+func dataVersion(env *env) func(context.Context) (string, error) {
+	var parts []func(context.Context) (string, error)
+	if v, ok := env.executor.(server.DataVersioner); ok {
+		parts = append(parts, v.DataVersion)
+	}
+	if env.feedback != nil {
+		parts = append(parts, env.feedback.Store.Version)
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return func(ctx context.Context) (string, error) {
+		var vs []string
+		for _, p := range parts {
+			v, err := p(ctx)
+			if err != nil {
+				return "", err
+			}
+			vs = append(vs, v)
+		}
+		return strings.Join(vs, "/"), nil
+	}
 }
 
 // cacheNamespace names what an answer depends on beyond the index

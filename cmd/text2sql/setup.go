@@ -18,6 +18,7 @@ import (
 	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/demo"
+	"github.com/text2sql-go/text2sql/feedback"
 	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/internal/retry"
 	"github.com/text2sql-go/text2sql/judge"
@@ -34,35 +35,41 @@ import (
 
 // options are the flags shared by every command.
 type options struct {
-	db         string
-	dsn        string // PostgreSQL or MySQL instead of db (see openExecutor)
-	knowledge  string
-	demo       bool
-	json       bool
-	provider   string
-	model      string
-	baseURL    string
-	indexDir   string
-	maxTables  int // --max-tables: retriever.HybridOptions.MaxTables
-	budget     int // --budget: retriever.HybridOptions.Budget, in tokens
-	maxRows    int
-	timeout    time.Duration
-	modelTime  time.Duration // --model-timeout: the limit of one model call
-	maxRepairs int
-	plan       string // off, on or hard
-	judge      string // off, on or hard
-	noCheck    bool
-	candidates int  // --candidates: text2sql.Config.Candidates
-	pairwise   bool // --pairwise: a selector.Selector decides ties among candidates
-	caller     callerFlags
-	models     modelFlags // --embedder, --reranker, --model-dir, --offline
-	errOut     io.Writer  // the command's standard error, for warnings
+	db        string
+	dsn       string // PostgreSQL or MySQL instead of db (see openExecutor)
+	mcp       string // an MCP server instead of db: [NAME=]COMMAND or [NAME=]URL
+	knowledge string
+	demo      bool
+	json      bool
+	provider  string
+	model     string
+	baseURL   string
+	indexDir  string
+	examples  string // --examples: the feedback example store
+	// openExamples: open (and create) the example store even when its
+	// file does not exist yet (serve, mcp, feedback).
+	openExamples bool
+	maxTables    int // --max-tables: retriever.HybridOptions.MaxTables
+	budget       int // --budget: retriever.HybridOptions.Budget, in tokens
+	maxRows      int
+	timeout      time.Duration
+	modelTime    time.Duration // --model-timeout: the limit of one model call
+	maxRepairs   int
+	plan         string // off, on or hard
+	judge        string // off, on or hard
+	noCheck      bool
+	candidates   int  // --candidates: text2sql.Config.Candidates
+	pairwise     bool // --pairwise: a selector.Selector decides ties among candidates
+	caller       callerFlags
+	models       modelFlags // --embedder, --reranker, --model-dir, --offline
+	errOut       io.Writer  // the command's standard error, for warnings
 }
 
 func (o *options) bind(root *cobra.Command) {
 	f := root.PersistentFlags()
 	f.StringVar(&o.db, "db", "", "SQLite database file (opened read-only)")
 	f.StringVar(&o.dsn, "dsn", "", "database server instead of --db: postgres://user@host/db (PostgreSQL; ?search_path=s sets the default schemas) or mysql://user@host/db (MySQL, MariaDB)")
+	f.StringVar(&o.mcp, "mcp", "", "database behind an MCP server instead of --db: [NAME=]COMMAND (stdio, e.g. 'npx -y @modelcontextprotocol/server-postgres postgres://…') or [NAME=]URL (streamable HTTP, e.g. http://host/mcp)")
 	f.StringVar(&o.knowledge, "knowledge", "", "knowledge file (YAML or JSON): table/column notes, rules, verified examples")
 	f.BoolVar(&o.demo, "demo", false, "use the bundled demo database (a university registrar) and its knowledge file")
 	f.BoolVar(&o.json, "json", false, "print JSON (stable, documented in the README)")
@@ -70,6 +77,7 @@ func (o *options) bind(root *cobra.Command) {
 	f.StringVar(&o.model, "model", "", "model name (default: the provider's default)")
 	f.StringVar(&o.baseURL, "base-url", "", "provider base URL, e.g. http://localhost:11434/v1 for Ollama")
 	f.StringVar(&o.indexDir, "index-dir", "", "directory of the persistent vector index (default: the user cache directory)")
+	f.StringVar(&o.examples, "examples", "", "SQLite file of the verified examples made from feedback (default: one per database under the user config directory)")
 	f.IntVar(&o.maxTables, "max-tables", retriever.DefaultMaxTables, "tables shown at most when the whole schema does not fit --budget (required tables aside)")
 	f.IntVar(&o.budget, "budget", retriever.DefaultBudget, "tokens of DDL the context may show: the whole schema when it fits, else --max-tables tables while they fit; -1: no bound, never the whole schema")
 	f.IntVar(&o.maxRows, "max-rows", 1000, "row cap per query (0: the default, 1000); the result is marked truncated beyond it")
@@ -138,6 +146,10 @@ func stagePolicy(flag, v string) (on bool, when text2sql.When, err error) {
 type env struct {
 	executor  guarded
 	retriever *retriever.Hybrid
+	// ret is what the pipeline and ask retrieve with: the hybrid
+	// retriever, behind feedback.Retriever when an example store is open.
+	ret       text2sql.Retriever
+	feedback  *feedback.Recorder // nil without an example store
 	generator *generator.Generator
 	pipeline  *text2sql.Pipeline // nil when no provider is configured
 	kb        *knowledge.Base    // the knowledge base, validated against the schema
@@ -184,9 +196,14 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 		ex.Close()
 		return nil, fmt.Errorf("knowledge file: %w", err)
 	}
+	if err := o.mergeExamples(ctx, e, path); err != nil {
+		e.Close()
+		return nil, err
+	}
+	kb = e.kb
 	store, err := o.store(path)
 	if err != nil {
-		ex.Close()
+		e.Close()
 		return nil, err
 	}
 	opts, err := o.retrieval(ctx, e, ex.Schema(), kb)
@@ -198,6 +215,10 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 	if e.retriever, err = retriever.NewHybrid(ctx, opts); err != nil {
 		e.Close()
 		return nil, err
+	}
+	e.ret = e.retriever
+	if e.feedback != nil {
+		e.ret = &feedback.Retriever{Base: e.retriever, Store: e.feedback.Store}
 	}
 	var model text2sql.Model
 	if withModel {
@@ -270,7 +291,7 @@ func (o *options) warnElevated(ex guarded) {
 // provider).
 func (o *options) newPipeline(e *env) (*text2sql.Pipeline, error) {
 	cfg := text2sql.Config{
-		Retriever: e.retriever, Generator: e.generator, Executor: e.executor,
+		Retriever: e.ret, Generator: e.generator, Executor: e.executor,
 		MaxRows: o.maxRows, Timeout: o.timeout,
 	}
 	if err := o.stages(&cfg, e.executor.Schema(), e.executor, e.model); err != nil {
@@ -326,8 +347,8 @@ func (o *options) stages(cfg *text2sql.Config, db *schema.Database, ex text2sql.
 
 // source returns the database path and knowledge base the flags name.
 func (o *options) source() (string, *knowledge.Base, error) {
-	if n := btoi(o.demo) + btoi(o.db != "") + btoi(o.dsn != ""); n != 1 {
-		return "", nil, &exitErr{code: exitUsage, err: errors.New("give exactly one of --db PATH, --dsn DSN or --demo")}
+	if n := btoi(o.demo) + btoi(o.db != "") + btoi(o.dsn != "") + btoi(o.mcp != ""); n != 1 {
+		return "", nil, &exitErr{code: exitUsage, err: errors.New("give exactly one of --db PATH, --dsn DSN, --mcp SERVER or --demo")}
 	}
 	var (
 		path = o.db

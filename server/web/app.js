@@ -12,10 +12,11 @@
     tables: $("tables"), items: $("items"), trail: $("trail"), attempts: $("attempts"),
     selection: $("selection"), selectionReason: $("selection-reason"), candidates: $("candidates"),
     result: $("result"), match: $("match"), resultMeta: $("result-meta"), rows: $("rows"),
+    voteUp: $("vote-up"), voteDown: $("vote-down"), feedbackStatus: $("feedback-status"),
     chart: $("chart"), chartControls: $("chart-controls"), showChart: $("show-chart"), chartNote: $("chart-note"),
   };
   const TOKEN_KEY = "text2sql.token";
-  const buttons = [el.generate, el.ask, el.run];
+  const buttons = [el.generate, el.ask, el.run, el.voteUp, el.voteDown];
 
   try { el.token.value = sessionStorage.getItem(TOKEN_KEY) || ""; } catch (e) { /* storage disabled */ }
   el.token.addEventListener("change", () => {
@@ -139,6 +140,7 @@
 
   function renderAnswer(a) {
     el.answer.hidden = false;
+    el.feedbackStatus.textContent = "";
     el.sql.value = a.sql || "";
     el.explanation.textContent = a.explanation || (a.status === "declined" ? "The model declined: the question does not look answerable from this database." : "");
     el.low.hidden = !a.low_confidence;
@@ -269,6 +271,25 @@
       setStatus(""); showError(e.message, e.focus);
     } finally { busy(false); }
   }
+
+  // vote sends a verdict on the SQL shown for the question asked: an
+  // up-vote makes it a verified example, a down-vote flags it.
+  async function vote(verdict) {
+    const question = el.question.value.trim(), sql = el.sql.value.trim();
+    if (!question || !sql) { showError("Ask a question and get SQL first.", el.question); return; }
+    hideError(); busy(true); el.feedbackStatus.textContent = "Sending…";
+    try {
+      const r = await api("v1/feedback", { question, sql, verdict });
+      el.feedbackStatus.textContent = verdict === "up"
+        ? (r.added ? "Thanks: saved as verified example " : "Thanks: verified example updated, ") + r.example_id + "."
+        : "Thanks: recorded" + (r.flagged && r.flagged.length ? "; flagged for review: " + r.flagged.join(", ") : "") + ".";
+    } catch (e) {
+      el.feedbackStatus.textContent = "";
+      showError(e.message, e.focus);
+    } finally { busy(false); }
+  }
+  el.voteUp.addEventListener("click", () => vote("up"));
+  el.voteDown.addEventListener("click", () => vote("down"));
 
   const ctrlEnter = (f) => (ev) => {
     if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); f(); }

@@ -1,0 +1,441 @@
+// Package mcpexec is an Executor and schema source backed by an MCP
+// server (Model Context Protocol, https://modelcontextprotocol.io): the
+// database is reached through the server's query tool, so adding a
+// database is registering a server, not writing code.
+//
+// Open connects over stdio (a command) or streamable HTTP (a URL),
+// discovers the tools and reads the schema: from a describe_schema tool
+// (text2sql's own MCP server, SQLite dialect) or from information_schema
+// through the query tool (PostgreSQL, e.g. the reference server
+// @modelcontextprotocol/server-postgres). Every statement is checked by
+// the engine's own rules before it leaves: PostgreSQL's parser
+// (executor/postgres.Guard, with the built-in function catalog) or
+// SQLite's authorizer on an empty copy of the schema (executor/sqlite).
+// The server's own limits still apply behind it; the result is capped at
+// MaxRows here.
+package mcpexec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"database/sql"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/executor/postgres"
+	"github.com/text2sql-go/text2sql/executor/sqlite"
+	"github.com/text2sql-go/text2sql/guard"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// Options configure Open. Exactly one of Command and URL is required.
+type Options struct {
+	// Command runs a server on stdio, e.g. {"npx", "-y",
+	// "@modelcontextprotocol/server-postgres", "postgres://…"}.
+	Command []string
+	// Env is added to the command's environment.
+	Env []string
+	// URL is a server's streamable HTTP endpoint, e.g.
+	// "http://127.0.0.1:8080/mcp".
+	URL string
+	// HTTPClient sends the HTTP requests (http.DefaultClient when nil),
+	// e.g. one that adds a bearer token.
+	HTTPClient *http.Client
+	// Dialect is the database's dialect when the server does not say
+	// (describe_schema does); DialectPostgres when empty.
+	Dialect text2sql.Dialect
+	// MaxRows caps a result when the request does not (default
+	// executor.DefaultMaxRows).
+	MaxRows int
+	// Timeout bounds one call of the query tool when the request does not
+	// (default executor.DefaultTimeout).
+	Timeout time.Duration
+	// ConnectTimeout bounds Open: starting the server, discovery and the
+	// schema (default 60 s, enough for npx to fetch a server once).
+	ConnectTimeout time.Duration
+}
+
+// DefaultConnectTimeout is Options.ConnectTimeout's default.
+const DefaultConnectTimeout = 60 * time.Second
+
+// ErrNoQueryTool is returned by Open when the server has no tool that
+// takes one SQL string.
+var ErrNoQueryTool = errors.New("mcpexec: the MCP server has no query tool (a tool taking one sql or query string)")
+
+// queryTools are the names of query tools of known servers, in the order
+// they are preferred: text2sql's, the reference PostgreSQL and SQLite
+// servers', common others.
+var queryTools = []string{"run_sql", "query", "read_query", "execute_sql", "sql_query"}
+
+// Executor runs statements through an MCP server's query tool.
+type Executor struct {
+	session *mcpsdk.ClientSession
+	tool    string // the query tool
+	arg     string // its SQL argument
+	schema  *schema.Database
+	guard   text2sql.Guard
+	opts    Options
+	closers []func() error
+}
+
+var _ text2sql.Executor = (*Executor)(nil)
+
+// Open connects to the server and reads the schema. Errors:
+// text2sql.ErrInvalidConfig (neither or both of Command and URL),
+// ErrNoQueryTool, the connection's or the schema queries' errors.
+func Open(ctx context.Context, opts Options) (*Executor, error) {
+	if (len(opts.Command) == 0) == (opts.URL == "") {
+		return nil, fmt.Errorf("%w: mcpexec: give exactly one of Command and URL", text2sql.ErrInvalidConfig)
+	}
+	if opts.MaxRows < 0 || opts.Timeout < 0 || opts.ConnectTimeout < 0 {
+		return nil, fmt.Errorf("%w: mcpexec: negative limit in Options", text2sql.ErrInvalidConfig)
+	}
+	if opts.MaxRows == 0 {
+		opts.MaxRows = executor.DefaultMaxRows
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = executor.DefaultTimeout
+	}
+	if opts.ConnectTimeout == 0 {
+		opts.ConnectTimeout = DefaultConnectTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
+	defer cancel()
+	var transport mcpsdk.Transport
+	if opts.URL != "" {
+		transport = &mcpsdk.StreamableClientTransport{Endpoint: opts.URL, HTTPClient: opts.HTTPClient}
+	} else {
+		cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
+		cmd.Env = append(os.Environ(), opts.Env...)
+		transport = &mcpsdk.CommandTransport{Command: cmd}
+	}
+	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "text2sql", Version: "v1"}, nil)
+	session, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcpexec: connecting: %w", err)
+	}
+	e := &Executor{session: session, opts: opts, closers: []func() error{session.Close}}
+	if err := e.discover(ctx); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// discover finds the query tool and reads the schema.
+func (e *Executor) discover(ctx context.Context) error {
+	tools := map[string]*mcpsdk.Tool{}
+	for t, err := range e.session.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("mcpexec: listing tools: %w", err)
+		}
+		tools[t.Name] = t
+	}
+	for _, name := range queryTools {
+		if t := tools[name]; t != nil {
+			if arg := sqlArgument(t); arg != "" {
+				e.tool, e.arg = name, arg
+				break
+			}
+		}
+	}
+	if e.tool == "" {
+		return ErrNoQueryTool
+	}
+	if tools["describe_schema"] != nil {
+		return e.fromDDL(ctx)
+	}
+	return e.fromInformationSchema(ctx)
+}
+
+// sqlArgument is the name of the tool's one string argument named sql or
+// query, or "".
+func sqlArgument(t *mcpsdk.Tool) string {
+	b, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return ""
+	}
+	var s struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(b, &s) != nil {
+		return ""
+	}
+	for _, name := range []string{"sql", "query"} {
+		if p, ok := s.Properties[name]; ok && p.Type == "string" {
+			return name
+		}
+	}
+	return ""
+}
+
+// fromDDL reads describe_schema's {dialect, ddl}. A SQLite schema is
+// created in an empty private database file, whose read-only executor is
+// the guard (SQLite's authorizer, the real tables and columns) and whose
+// introspection is the schema.
+func (e *Executor) fromDDL(ctx context.Context) error {
+	res, err := e.session.CallTool(ctx, &mcpsdk.CallToolParams{Name: "describe_schema", Arguments: map[string]any{}})
+	if err != nil {
+		return fmt.Errorf("mcpexec: describe_schema: %w", err)
+	}
+	var body struct {
+		Dialect text2sql.Dialect `json:"dialect"`
+		DDL     string           `json:"ddl"`
+	}
+	if err := structured(res, &body); err != nil {
+		return fmt.Errorf("mcpexec: describe_schema: %w", err)
+	}
+	if body.Dialect != text2sql.DialectSQLite {
+		return e.fromInformationSchema(ctx)
+	}
+	dir, err := os.MkdirTemp("", "text2sql-mcp-schema-")
+	if err != nil {
+		return fmt.Errorf("mcpexec: %w", err)
+	}
+	e.closers = append(e.closers, func() error { return os.RemoveAll(dir) })
+	path := filepath.Join(dir, "schema.sqlite")
+	db, err := sql.Open("sqlite3", "file:"+path)
+	if err == nil {
+		_, err = db.ExecContext(ctx, body.DDL)
+		db.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("mcpexec: creating the schema from describe_schema: %w", err)
+	}
+	g, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		return fmt.Errorf("mcpexec: %w", err)
+	}
+	e.closers = append(e.closers, g.Close)
+	e.schema, e.guard = g.Schema(), g
+	return nil
+}
+
+// structured decodes a tool result's structured content (or, without
+// one, its first text content) into v. A tool error is an error.
+func structured(res *mcpsdk.CallToolResult, v any) error {
+	if res.IsError {
+		return fmt.Errorf("tool error: %s", text(res))
+	}
+	var b []byte
+	if res.StructuredContent != nil {
+		var err error
+		if b, err = json.Marshal(res.StructuredContent); err != nil {
+			return err
+		}
+	} else {
+		b = []byte(text(res))
+	}
+	return json.Unmarshal(b, v)
+}
+
+// text joins a result's text contents.
+func text(res *mcpsdk.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcpsdk.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Schema returns the schema read by Open.
+func (e *Executor) Schema() *schema.Database { return e.schema }
+
+// Check runs the guard on sql without sending it: nil or a *SQLError.
+func (e *Executor) Check(ctx context.Context, sql string) error { return e.guard.Check(ctx, sql) }
+
+// Execute checks req.SQL with the guard and, when it passes, calls the
+// query tool with it. A refusal, a tool error (the server's message, e.g.
+// PostgreSQL's) and a timeout are in Result.Error; the error return is
+// for a broken connection or a cancelled ctx. Rows past MaxRows are
+// dropped and the result marked truncated.
+func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
+	start := time.Now()
+	if err := e.guard.Check(ctx, req.SQL); err != nil {
+		var serr *text2sql.SQLError
+		if errors.As(err, &serr) {
+			return &text2sql.Result{Columns: []string{}, Error: serr, Duration: time.Since(start)}, nil
+		}
+		return nil, err
+	}
+	maxRows, timeout := cmp(req.MaxRows, e.opts.MaxRows), e.opts.Timeout
+	if req.Timeout > 0 {
+		timeout = req.Timeout
+	}
+	out, err := e.call(ctx, req.SQL, maxRows, timeout)
+	if out != nil {
+		out.Duration = time.Since(start)
+	}
+	return out, err
+}
+
+// call sends sql to the query tool, unchecked: Execute's guard comes
+// first, and this package's own catalog queries are constants.
+func (e *Executor) call(ctx context.Context, sql string, maxRows int, timeout time.Duration) (*text2sql.Result, error) {
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := e.session.CallTool(callCtx, &mcpsdk.CallToolParams{Name: e.tool, Arguments: map[string]any{e.arg: sql}})
+	out := &text2sql.Result{Columns: []string{}}
+	var wire *jsonrpc.Error
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil && callCtx.Err() != nil:
+		out.Error = &text2sql.SQLError{Kind: text2sql.KindTimeout, Message: fmt.Sprintf("the query took longer than %v", timeout)}
+	case errors.As(err, &wire):
+		// The tool threw (the reference servers relay the engine's error
+		// so): the statement failed, the connection did not.
+		out.Error = guard.EngineError(wire.Message, e.schema, sql)
+	case err != nil:
+		return nil, fmt.Errorf("mcpexec: %s: %w", e.tool, err)
+	default:
+		e.read(res, sql, out)
+	}
+	if len(out.Rows) > maxRows {
+		out.Rows, out.Truncated = out.Rows[:maxRows], true
+	}
+	out.RowCount = len(out.Rows)
+	return out, nil
+}
+
+func cmp(a, b int) int {
+	if a > 0 {
+		return a
+	}
+	return b
+}
+
+// read fills out from a query tool's result: text2sql's run_sql
+// structured {ok, columns, rows, truncated, error}, or a JSON array of
+// row objects in text (the reference servers), keys in their order.
+func (e *Executor) read(res *mcpsdk.CallToolResult, sql string, out *text2sql.Result) {
+	if res.IsError {
+		// The engine's message as the server relays it: classified by
+		// its wording, with a hint for an unknown table or column.
+		out.Error = guard.EngineError(strings.TrimSpace(text(res)), e.schema, sql)
+		return
+	}
+	if res.StructuredContent != nil {
+		var body struct {
+			Columns   []string  `json:"columns"`
+			Rows      [][]any   `json:"rows"`
+			Truncated bool      `json:"truncated"`
+			Error     *sqlError `json:"error"`
+		}
+		if err := structured(res, &body); err != nil {
+			out.Error = &text2sql.SQLError{Kind: text2sql.KindRuntime, Message: "unreadable result: " + err.Error()}
+			return
+		}
+		if body.Error != nil {
+			out.Error = &text2sql.SQLError{Kind: body.Error.Kind, Message: body.Error.Message, Hint: body.Error.Hint}
+			return
+		}
+		out.Columns, out.Rows, out.Truncated = body.Columns, body.Rows, body.Truncated
+		if out.Columns == nil {
+			out.Columns = []string{}
+		}
+		return
+	}
+	cols, rows, err := objectRows([]byte(text(res)))
+	if err != nil {
+		out.Error = &text2sql.SQLError{Kind: text2sql.KindRuntime, Message: "unreadable result: " + err.Error()}
+		return
+	}
+	out.Columns, out.Rows = cols, rows
+}
+
+type sqlError struct {
+	Kind    text2sql.ErrorKind `json:"kind"`
+	Message string             `json:"message"`
+	Hint    string             `json:"hint"`
+}
+
+// objectRows decodes a JSON array of objects into columns (the first
+// object's keys, in order) and rows. Numbers stay json.Number-free: whole
+// numbers become int64, others float64.
+func objectRows(b []byte) ([]string, [][]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, nil, fmt.Errorf("not a JSON array of rows")
+	}
+	cols := []string{}
+	var rows [][]any
+	for dec.More() {
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			return nil, nil, fmt.Errorf("a row is not a JSON object")
+		}
+		row := make([]any, len(cols))
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return nil, nil, err
+			}
+			key, _ := tok.(string)
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				return nil, nil, err
+			}
+			i := slices.Index(cols, key)
+			if i < 0 {
+				if len(rows) > 0 {
+					return nil, nil, fmt.Errorf("row %d has a column %q the first row lacks", len(rows)+1, key)
+				}
+				cols = append(cols, key)
+				row = append(row, nil)
+				i = len(cols) - 1
+			}
+			row[i] = number(v)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, nil, err
+		}
+		rows = append(rows, row)
+	}
+	return cols, rows, nil
+}
+
+// number turns a json.Number into int64 or float64; other values as they are.
+func number(v any) any {
+	n, ok := v.(json.Number)
+	if !ok {
+		return v
+	}
+	if i, err := n.Int64(); err == nil {
+		return i
+	}
+	f, _ := n.Float64()
+	return f
+}
+
+// Close ends the session (stopping a stdio server) and removes the
+// private schema copy.
+func (e *Executor) Close() error {
+	var errs []error
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		errs = append(errs, e.closers[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// postgresGuard is PostgreSQL's parse-tree guard with the built-in
+// function catalog: the server's own catalog is behind the MCP server.
+func postgresGuard() text2sql.Guard { return postgres.NewGuard(nil, nil) }

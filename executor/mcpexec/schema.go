@@ -1,0 +1,127 @@
+package mcpexec
+
+import (
+	"context"
+	"fmt"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// The information_schema queries of a PostgreSQL server: every table and
+// view outside the system schemas, their columns, and their primary and
+// foreign keys (composite keys in key order).
+const (
+	columnsQuery = `SELECT c.table_schema, c.table_name, t.table_type, c.column_name, c.data_type, c.is_nullable
+FROM information_schema.columns c
+JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+WHERE c.table_schema NOT IN ('pg_catalog', 'information_schema')
+ORDER BY c.table_schema, c.table_name, c.ordinal_position`
+	keysQuery = `SELECT kcu.table_schema, kcu.table_name, kcu.constraint_name, tc.constraint_type, kcu.column_name,
+  rk.table_schema AS ref_schema, rk.table_name AS ref_table, rk.column_name AS ref_column
+FROM information_schema.table_constraints tc
+JOIN information_schema.key_column_usage kcu
+  ON kcu.constraint_schema = tc.constraint_schema AND kcu.constraint_name = tc.constraint_name AND kcu.table_name = tc.table_name
+LEFT JOIN information_schema.referential_constraints rc
+  ON rc.constraint_schema = tc.constraint_schema AND rc.constraint_name = tc.constraint_name
+LEFT JOIN information_schema.key_column_usage rk
+  ON rk.constraint_schema = rc.unique_constraint_schema AND rk.constraint_name = rc.unique_constraint_name
+  AND rk.ordinal_position = kcu.position_in_unique_constraint
+WHERE tc.constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY') AND tc.table_schema NOT IN ('pg_catalog', 'information_schema')
+ORDER BY kcu.table_schema, kcu.table_name, kcu.constraint_name, kcu.ordinal_position`
+)
+
+// fromInformationSchema reads the schema of a PostgreSQL server through
+// the query tool; the guard is PostgreSQL's parser.
+func (e *Executor) fromInformationSchema(ctx context.Context) error {
+	d := e.opts.Dialect
+	if d == "" {
+		d = text2sql.DialectPostgres
+	}
+	if d != text2sql.DialectPostgres {
+		return fmt.Errorf("%w: mcpexec: the schema of a %s server is read from describe_schema only", text2sql.ErrInvalidConfig, d)
+	}
+	e.guard = postgresGuard()
+	cols, err := e.query(ctx, columnsQuery)
+	if err != nil {
+		return err
+	}
+	keys, err := e.query(ctx, keysQuery)
+	if err != nil {
+		return err
+	}
+	db := &schema.Database{Name: "mcp", Dialect: d}
+	tables := map[[2]string]*schema.Table{}
+	for _, r := range cols {
+		k := [2]string{r.str(0), r.str(1)}
+		t := tables[k]
+		if t == nil {
+			t = &schema.Table{Schema: k[0], Name: k[1], Kind: schema.KindTable}
+			if r.str(2) == "VIEW" {
+				t.Kind = schema.KindView
+			}
+			if k[0] == "public" {
+				t.Schema = "" // the default search path, as schema.InspectPostgres names it
+			}
+			tables[k] = t
+			db.Tables = append(db.Tables, t)
+		}
+		t.Columns = append(t.Columns, schema.Column{Name: r.str(3), Type: r.str(4), NotNull: r.str(5) == "NO"})
+	}
+	var fk *schema.ForeignKey
+	var fkName string
+	for _, r := range keys {
+		t := tables[[2]string{r.str(0), r.str(1)}]
+		if t == nil {
+			continue
+		}
+		if r.str(3) == "PRIMARY KEY" {
+			t.PrimaryKey = append(t.PrimaryKey, r.str(4))
+			continue
+		}
+		if fk == nil || fkName != r.str(0)+"."+r.str(1)+"."+r.str(2) {
+			ref := r.str(5)
+			if ref == "public" {
+				ref = ""
+			}
+			t.ForeignKeys = append(t.ForeignKeys, schema.ForeignKey{RefSchema: ref, RefTable: r.str(6)})
+			fk, fkName = &t.ForeignKeys[len(t.ForeignKeys)-1], r.str(0)+"."+r.str(1)+"."+r.str(2)
+		}
+		fk.Columns = append(fk.Columns, r.str(4))
+		fk.RefColumns = append(fk.RefColumns, r.str(7))
+	}
+	e.schema = db
+	return nil
+}
+
+// row is one result row.
+type row []any
+
+func (r row) str(i int) string {
+	if i >= len(r) || r[i] == nil {
+		return ""
+	}
+	return fmt.Sprint(r[i])
+}
+
+// maxCatalogRows bounds the catalog queries' rows: a column each, so a
+// schema of 10,000 tables of 100 columns.
+const maxCatalogRows = 1_000_000
+
+// query runs one of this package's own catalog queries. The guard would
+// refuse them (they read information_schema, which generated SQL may
+// not); they are constants of this package, not input.
+func (e *Executor) query(ctx context.Context, sql string) ([]row, error) {
+	res, err := e.call(ctx, sql, maxCatalogRows, e.opts.ConnectTimeout)
+	if err != nil {
+		return nil, err
+	}
+	if res.Error != nil {
+		return nil, fmt.Errorf("mcpexec: reading the schema: %w", res.Error)
+	}
+	out := make([]row, len(res.Rows))
+	for i, r := range res.Rows {
+		out[i] = r
+	}
+	return out, nil
+}
