@@ -571,12 +571,13 @@ func printAnswer(w io.Writer, a *text2sql.Answer) {
 }
 
 // printSelection lists an attempt's candidates with their result groups,
-// the winner marked, under why it won.
+// the winner marked with "*" (none when no candidate ran), under why it
+// won.
 func printSelection(w io.Writer, s *text2sql.Selection) {
 	fmt.Fprintf(w, "\n== candidates (%d), %s: %s\n", len(s.Candidates), s.Method, s.Reason)
 	for i, c := range s.Candidates {
 		mark := " "
-		if i == s.Winner {
+		if i == s.Winner && s.Method != text2sql.SelectNone {
 			mark = "*"
 		}
 		what := "no result"
