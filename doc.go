@@ -3,11 +3,12 @@
 // was checked come out.
 //
 // The pipeline is composed of small stage interfaces — Retriever, Planner,
-// Generator, Executor, Judge — plus Model and Embedder, each with default
-// implementations in sub-packages:
+// Generator, Executor, Judge, Selector — plus Model and Embedder, each
+// with default implementations in sub-packages:
 //
 //	retriever/       hybrid BM25 + vector retrieval fused by Reciprocal Rank Fusion
 //	generator/       LLM SQL generation with structured JSON output
+//	selector/        pairwise choice among tied candidates (Config.Candidates)
 //	executor/sqlite  guarded read-only SQLite execution
 //	executor/        guarded execution on any database/sql driver
 //	llm/gemini, llm/openai, llm/llmtest   models (llmtest is a scripted fake for tests)

@@ -21,6 +21,9 @@ type Config struct {
 	Executor Executor
 	Planner  Planner // optional; nil skips planning
 	Judge    Judge   // optional; nil skips judging
+	// Selector, optional, decides a tie in the vote among an attempt's
+	// candidates (see Candidates) before the judge does.
+	Selector Selector
 	// MaxRepairs bounds the attempts after the first: an execution error or
 	// a judge's rejection sends the run back at most this many times.
 	// 0 means DefaultMaxRepairs; a negative value means no repair.
@@ -49,6 +52,37 @@ type Config struct {
 	// Hard tells a hard question from an easy one for WhenHard; nil means
 	// DefaultHard. sql is "" when asked before generation.
 	Hard func(c *Retrieval, sql string) bool
+	// Candidates is the number of SQL candidates Ask may generate for one
+	// attempt, for self-consistency by execution result (DAIL-SQL, Gao et
+	// al. 2023; after Wang et al. 2023, "Self-Consistency Improves Chain
+	// of Thought Reasoning in Language Models"). The first candidate, the
+	// usual prompt's, is checked and executed; then the others, prompt
+	// variants (GenerateRequest.Variant), are generated, checked and
+	// executed through the guard in parallel, as many as MaxModelCalls
+	// leaves counting one call each (a generator's re-ask of a malformed
+	// answer may go beyond) and keeping one for the judge, and the
+	// attempt takes a candidate of the result group most candidates
+	// share (Attempt.Selection says which and why; ties go to the
+	// Selector, else the judge, see SelectSelector and SelectJudge). A
+	// candidate that is refused, fails its checks or its execution never
+	// wins. Cheap by default: no other candidate is generated when the
+	// first executed without error and Hard finds the question easy. 0
+	// and 1 mean one candidate; at most MaxCandidates. Generate always
+	// makes one.
+	Candidates int
+	// AllCandidates generates the other candidates even when the first
+	// executed without error on an easy question.
+	AllCandidates bool
+	// CloseCalls treats a vote without a majority — the largest result
+	// group holds half the candidates that executed or fewer, as 2 of 5 —
+	// like a tie: the Selector, else the judge, decides among the first
+	// candidates of every group, largest group first.
+	CloseCalls bool
+	// SameResult reports whether two candidates' results (both without
+	// Error) are the same answer, grouping them for the vote; nil means
+	// DefaultSameResult. It is called from one goroutine at a time.
+	// accuracy.SameResult compares as the Spider evaluator does.
+	SameResult func(a, b *Result) bool
 }
 
 // DefaultMaxModelCalls is the model-call budget of one run when
@@ -103,7 +137,7 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, invalidConfig("Generator is required")
 	}
 	for name, stage := range map[string]any{"Retriever": cfg.Retriever, "Generator": cfg.Generator, "Executor": cfg.Executor,
-		"Planner": cfg.Planner, "Judge": cfg.Judge, "Checker": cfg.Checker} {
+		"Planner": cfg.Planner, "Judge": cfg.Judge, "Checker": cfg.Checker, "Selector": cfg.Selector} {
 		if typedNil(stage) {
 			return nil, invalidConfig("%s is a nil %T (an interface holding a nil pointer is not an absent stage)", name, stage)
 		}
@@ -133,6 +167,12 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	if cfg.Hard == nil {
 		cfg.Hard = DefaultHard
+	}
+	if cfg.Candidates < 0 || cfg.Candidates > MaxCandidates {
+		return nil, invalidConfig("Candidates %d is outside [0, %d]", cfg.Candidates, MaxCandidates)
+	}
+	if cfg.SameResult == nil {
+		cfg.SameResult = DefaultSameResult
 	}
 	return &Pipeline{cfg: cfg}, nil
 }
@@ -186,9 +226,13 @@ type Answer struct {
 	Verdict     *Verdict   `json:"verdict,omitempty"`
 	// ReusedExample is the ID of the verified example whose SQL was reused
 	// without a model call, or "".
-	ReusedExample string    `json:"reused_example,omitempty"`
-	Attempts      []Attempt `json:"attempts"`
-	Trace         Trace     `json:"trace"`
+	ReusedExample string `json:"reused_example,omitempty"`
+	// Selection is how the reported attempt's SQL was chosen among
+	// several candidates (Config.Candidates), with every candidate; nil
+	// when only one was generated.
+	Selection *Selection `json:"selection,omitempty"`
+	Attempts  []Attempt  `json:"attempts"`
+	Trace     Trace      `json:"trace"`
 }
 
 // Trace records what each stage did.
@@ -341,7 +385,12 @@ func (p *Pipeline) Generate(ctx context.Context, question string) (*Answer, erro
 // (declined, no usable SQL, the same SQL as an earlier attempt, or the
 // executor failed: then the attempt's Error is the executor's error) and
 // holds the checker's or the executor's refusal in Result.Error when it
-// failed.
+// failed. With Config.Candidates, an attempt that generated more than one
+// candidate has a Selection listing them all, and its Candidate, Result
+// and Verdict are the winner's; Answer.Selection is the reported
+// attempt's. The error is the selector's (wrapped, "select: …") when it
+// failed other than with an unusable answer, and ctx's when cancelled
+// while the candidates ran (every one of them has then returned).
 // Trace is always set.
 func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 	if p.cfg.Executor == nil {
@@ -385,6 +434,7 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 			}
 		}
 		a, err := r.generate(ctx, hints)
+		roundHints := hints
 		hints = nil
 		var outErr *OutputError
 		switch {
@@ -412,8 +462,14 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 			}
 			return r.exhausted(fmt.Errorf("%s: %w", a.Error.Error(), cause))
 		}
-		if !r.check(a) {
+		if !r.check(r.trace, a) {
 			if err := r.execute(ctx, a); err != nil {
+				return r.fail(err)
+			}
+		}
+		judged := false
+		if r.more(a) {
+			if a, judged, err = r.choose(ctx, a, roundHints); err != nil {
 				return r.fail(err)
 			}
 		}
@@ -425,25 +481,28 @@ func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
 			redo = StageSQL
 			continue
 		}
-		r.warn(ctx, a)
-		if p.cfg.Judge == nil || (p.cfg.JudgeWhen == WhenHard && !p.cfg.Hard(r.ans.Retrieval, a.Candidate.SQL)) {
-			r.settle(a)
-			r.ans.Attempts = append(r.ans.Attempts, *a)
-			r.ans.Status = StatusAnswered
-			return r.ans, nil
+		if !judged {
+			r.warn(ctx, a)
+			if p.cfg.Judge == nil || (p.cfg.JudgeWhen == WhenHard && !p.cfg.Hard(r.ans.Retrieval, a.Candidate.SQL)) {
+				r.settle(a)
+				r.ans.Attempts = append(r.ans.Attempts, *a)
+				r.ans.Status = StatusAnswered
+				return r.ans, nil
+			}
+			v, err := r.judge(ctx, a)
+			if errors.As(err, &outErr) {
+				// The judge's answer was unusable: the attempt executed but
+				// stays unverified.
+				a.Error = err
+				r.ans.Attempts = append(r.ans.Attempts, *a)
+				return r.unverified()
+			}
+			if err != nil {
+				return r.fail(err)
+			}
+			a.Verdict = v
 		}
-		v, err := r.judge(ctx, a)
-		if errors.As(err, &outErr) {
-			// The judge's answer was unusable: the attempt executed but
-			// stays unverified.
-			a.Error = err
-			r.ans.Attempts = append(r.ans.Attempts, *a)
-			return r.unverified()
-		}
-		if err != nil {
-			return r.fail(err)
-		}
-		a.Verdict = v
+		v := a.Verdict
 		r.ans.Attempts = append(r.ans.Attempts, *a)
 		if v.OK {
 			r.settle(a)
@@ -556,6 +615,7 @@ func (r *run) settle(a *Attempt) {
 	r.ans.Result = a.Result
 	r.ans.Plan = a.Plan
 	r.ans.Verdict = a.Verdict
+	r.ans.Selection = a.Selection
 }
 
 // repeated returns an earlier attempt with the same SQL (compared without
@@ -641,13 +701,19 @@ func (r *run) plan(ctx context.Context, hints []string) error {
 	return nil
 }
 
-// generate makes the next attempt's candidate. On an *OutputError the
-// attempt is returned with the error.
+// generate makes the next attempt's first candidate (variant 0). On an
+// *OutputError the attempt is returned with the error.
 func (r *run) generate(ctx context.Context, hints []string) (*Attempt, error) {
+	return r.gen(ctx, r.trace, 0, hints)
+}
+
+// gen makes variant v of the next attempt's candidate, recording its step
+// in t. On an *OutputError the attempt is returned with the error.
+func (r *run) gen(ctx context.Context, t *Trace, v int, hints []string) (*Attempt, error) {
 	a := &Attempt{N: len(r.ans.Attempts) + 1, Plan: r.curPlan}
 	start := time.Now()
 	c, err := r.p.cfg.Generator.Generate(ctx, GenerateRequest{
-		Question: r.ans.Question, Retrieval: r.ans.Retrieval, Plan: r.curPlan, Attempts: r.ans.Attempts, Hints: hints,
+		Question: r.ans.Question, Retrieval: r.ans.Retrieval, Plan: r.curPlan, Attempts: r.ans.Attempts, Hints: hints, Variant: v,
 	})
 	var calls []ModelCall
 	if c != nil {
@@ -656,7 +722,7 @@ func (r *run) generate(ctx context.Context, hints []string) (*Attempt, error) {
 		err = ErrNilResult
 	}
 	if err != nil {
-		r.trace.add(StageSQL, a.N, start, calls, "error: "+err.Error())
+		t.add(StageSQL, a.N, start, calls, "error: "+err.Error())
 		var outErr *OutputError
 		if errors.As(err, &outErr) {
 			return a, err
@@ -668,7 +734,7 @@ func (r *run) generate(ctx context.Context, hints []string) (*Attempt, error) {
 	if !c.Answerable {
 		outcome = "declined"
 	}
-	r.trace.add(StageSQL, a.N, start, calls, outcome)
+	t.add(StageSQL, a.N, start, calls, outcome)
 	return a, nil
 }
 
@@ -691,14 +757,24 @@ func (r *run) reuse() *Attempt {
 	return a
 }
 
+// execute runs the attempt's SQL. When the executor fails the run ends:
+// the attempt, with its SQL and the error, is added to the answer.
 func (r *run) execute(ctx context.Context, a *Attempt) error {
+	err := r.exec(ctx, r.trace, a)
+	if err != nil {
+		r.ans.Attempts = append(r.ans.Attempts, *a)
+	}
+	return err
+}
+
+// exec runs the attempt's SQL, recording the step in t: the result goes
+// to a.Result; an executor that cannot work sets a.Error, also returned.
+func (r *run) exec(ctx context.Context, t *Trace, a *Attempt) error {
 	start := time.Now()
 	res, err := r.p.Execute(ctx, a.Candidate.SQL)
 	if err != nil {
-		r.trace.add(StageExecution, a.N, start, nil, "error: "+err.Error())
-		// The run ends here; the attempt and its SQL stay in the answer.
+		t.add(StageExecution, a.N, start, nil, "error: "+err.Error())
 		a.Error = fmt.Errorf("execute: %w", err)
-		r.ans.Attempts = append(r.ans.Attempts, *a)
 		return a.Error
 	}
 	a.Result = res
@@ -709,23 +785,23 @@ func (r *run) execute(ctx context.Context, a *Attempt) error {
 	if res.Error != nil {
 		outcome = "error: " + res.Error.Error()
 	}
-	r.trace.add(StageExecution, a.N, start, nil, outcome)
+	t.add(StageExecution, a.N, start, nil, outcome)
 	return nil
 }
 
-// check runs the checker before execution. A failure becomes the
-// attempt's result error, as an execution error would.
-func (r *run) check(a *Attempt) (failed bool) {
+// check runs the checker before execution, recording the step in t. A
+// failure becomes the attempt's result error, as an execution error would.
+func (r *run) check(t *Trace, a *Attempt) (failed bool) {
 	if r.p.cfg.Checker == nil {
 		return false
 	}
 	start := time.Now()
 	if e := r.p.cfg.Checker.Failure(a.Candidate.SQL); e != nil {
 		a.Result = &Result{Error: e}
-		r.trace.add(StageCheck, a.N, start, nil, "failed: "+e.Error())
+		t.add(StageCheck, a.N, start, nil, "failed: "+e.Error())
 		return true
 	}
-	r.trace.add(StageCheck, a.N, start, nil, "ok")
+	t.add(StageCheck, a.N, start, nil, "ok")
 	return false
 }
 

@@ -100,6 +100,9 @@ const (
 	StageCheck     Stage = "check" // deterministic checks of the SQL
 	StageExecution Stage = "execution"
 	StageJudge     Stage = "judge"
+	// StageSelection: the choice among an attempt's candidates
+	// (Config.Candidates), after they executed.
+	StageSelection Stage = "selection"
 )
 
 // Retriever finds what a question needs from the knowledge base.
@@ -150,6 +153,15 @@ type Checker interface {
 // and if not, which stage is at fault.
 type Judge interface {
 	Judge(ctx context.Context, req JudgeRequest) (*Verdict, error)
+}
+
+// Selector picks one of several candidates whose results differ, when
+// the vote among an attempt's candidates ties (Config.Selector). The
+// default implementation, package selector, has a model compare the
+// candidates two at a time (pairwise selection, as in CHASE-SQL,
+// Pourreza et al. 2024).
+type Selector interface {
+	Select(ctx context.Context, req SelectRequest) (*Choice, error)
 }
 
 // Model is one chat/completion call to a language model.
@@ -203,6 +215,14 @@ type JudgeFunc func(ctx context.Context, req JudgeRequest) (*Verdict, error)
 
 // Judge calls f.
 func (f JudgeFunc) Judge(ctx context.Context, req JudgeRequest) (*Verdict, error) { return f(ctx, req) }
+
+// SelectorFunc lets a plain function serve as a Selector.
+type SelectorFunc func(ctx context.Context, req SelectRequest) (*Choice, error)
+
+// Select calls f.
+func (f SelectorFunc) Select(ctx context.Context, req SelectRequest) (*Choice, error) {
+	return f(ctx, req)
+}
 
 // ModelFunc lets a plain function serve as a Model.
 type ModelFunc func(ctx context.Context, req ModelRequest) (*ModelResponse, error)
@@ -380,6 +400,14 @@ type GenerateRequest struct {
 	Plan      *Plan     // nil when no planner ran
 	Attempts  []Attempt // earlier attempts with their errors and verdicts, oldest first
 	Hints     []string  // a judge's hints for this stage
+	// Variant asks for another version of the same prompt, so that the
+	// candidates of one attempt (Config.Candidates) differ: 0 is the usual
+	// prompt, k > 0 the k-th other one. A generator should make each
+	// variant deterministic; package generator rotates the verified
+	// examples by k, asks for another way of working (divide and
+	// conquer, for one) and samples at a higher temperature. Never
+	// negative.
+	Variant int
 }
 
 // Candidate is what a generator returns.
@@ -435,6 +463,27 @@ type JudgeRequest struct {
 	Warnings  []string  // warnings of deterministic checks
 }
 
+// SelectRequest asks a selector to choose among candidates.
+type SelectRequest struct {
+	Question  string
+	Retrieval *Retrieval
+	Plan      *Plan // nil when no planner ran
+	// Candidates are the attempts to choose from, two or more, each
+	// executed without error and with a result unlike the others', in
+	// candidate order (the usual prompt's first when it is among them).
+	Candidates []Attempt
+	// MaxCalls bounds the model calls the selector may make, re-asks
+	// included; at least 1.
+	MaxCalls int
+}
+
+// Choice is a selector's pick.
+type Choice struct {
+	Index  int         `json:"index"` // into SelectRequest.Candidates
+	Reason string      `json:"reason,omitempty"`
+	Calls  []ModelCall `json:"calls,omitempty"`
+}
+
 // Verdict is a judge's review.
 type Verdict struct {
 	OK bool `json:"ok"`
@@ -458,6 +507,10 @@ type Attempt struct {
 	Verdict   *Verdict   `json:"verdict,omitempty"`
 	// Warnings are the deterministic checks' warnings on the executed SQL.
 	Warnings []string `json:"warnings,omitempty"`
+	// Selection is how the attempt's SQL was chosen among several
+	// candidates (Config.Candidates); nil when only one was generated.
+	// Candidate, Result and Verdict are then the winner's.
+	Selection *Selection `json:"selection,omitempty"`
 	// Error is why this attempt failed before a result: an *OutputError for
 	// an unusable model answer, for instance, so errors.Is and errors.As
 	// work on it, or the executor's error when it could not run the

@@ -181,6 +181,19 @@ func Compare(gold, pred *text2sql.Result, c Comparison) *Diff {
 	return d
 }
 
+// SameResult reports whether two results are the same answer, for the
+// self-consistency vote among candidates (text2sql.Config.SameResult):
+// both are non-nil without an Error and Compare finds them equal in
+// ModeSpider, unordered (rows as a multiset, any column permutation),
+// numbers to AnswerKeyDigits significant digits: execution accuracy's
+// notion of the same result.
+func SameResult(a, b *text2sql.Result) bool {
+	if a == nil || b == nil || a.Error != nil || b.Error != nil {
+		return false
+	}
+	return Compare(a, b, Comparison{Mode: ModeSpider, Digits: AnswerKeyDigits}).Match
+}
+
 func rowsOf(r *text2sql.Result) [][]any {
 	if r == nil {
 		return nil

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	text2sql "github.com/text2sql-go/text2sql"
 )
 
 // Floats print as Python's repr prints them, as the official evaluators
@@ -17,4 +19,20 @@ func TestPyFloat(t *testing.T) {
 	} {
 		assert.Equal(t, want, pyFloat(f), "pyFloat(%v)", f)
 	}
+}
+
+// SameResult groups candidates as execution accuracy would: columns in
+// any order, numbers to 12 digits; a failed result is never the same.
+func TestSameResult(t *testing.T) {
+	r := func(rows ...[]any) *text2sql.Result {
+		return &text2sql.Result{Columns: []string{"a", "b"}, Rows: rows, RowCount: len(rows)}
+	}
+	assert.True(t, SameResult(r([]any{"x", 1}, []any{"y", 2}), r([]any{2, "y"}, []any{1, "x"})))
+	assert.True(t, SameResult(r([]any{0.1 + 0.2, 1}), r([]any{0.3, int64(1)})))
+	assert.False(t, SameResult(r([]any{"x", 1}), r([]any{"x", 2})))
+	assert.False(t, SameResult(r([]any{"x", 1}), r([]any{"x", 1}, []any{"x", 1})))
+	failed := r()
+	failed.Error = &text2sql.SQLError{Kind: text2sql.KindSyntax, Message: "near x"}
+	assert.False(t, SameResult(r(), failed))
+	assert.False(t, SameResult(nil, r()))
 }

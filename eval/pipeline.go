@@ -235,6 +235,9 @@ func noSQLKind(ans *text2sql.Answer, err error) string {
 // fillTrace copies an answer's trace onto rec: stages summed per stage.
 func fillTrace(rec *Record, ans *text2sql.Answer) {
 	rec.Status, rec.Attempts = ans.Status, len(ans.Attempts)
+	if s := ans.Selection; s != nil {
+		rec.Candidates, rec.Selection = len(s.Candidates), s.Method
+	}
 	rec.ModelCalls = ans.Trace.ModelCalls
 	rec.PipelineMS = ms(ans.Trace.Duration)
 	rec.InputTokens, rec.OutputTokens = ans.Trace.Usage.InputTokens, ans.Trace.Usage.OutputTokens

@@ -211,3 +211,29 @@ func TestRunPipelineScriptedModel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"ex":0.25`)
 }
+
+// With candidates, the vote can turn a wrong first candidate into a
+// correct answer, and the record says how the SQL was chosen.
+func TestRunPipelineCandidates(t *testing.T) {
+	ds := birdFixture(t, 1)
+	model := llmtest.Func(func(req text2sql.ModelRequest) (string, error) {
+		if *req.Temperature == 0 {
+			return `{"answerable": true, "sql": "SELECT v FROM t WHERE id = 2", "explanation": "wrong"}`, nil
+		}
+		return `{"answerable": true, "sql": "SELECT v FROM t WHERE id = 0", "explanation": "ok"}`, nil
+	})
+	gen, err := generator.New(model, generator.Options{})
+	require.NoError(t, err)
+	rep, err := RunPipeline(context.Background(), ds, PipelineOptions{Name: "candidates",
+		Generator: func(context.Context, *Question, *schema.Database) (text2sql.Generator, error) { return gen, nil },
+		Configure: func(cfg *text2sql.Config, _ *Question, _ *schema.Database) {
+			cfg.Candidates, cfg.AllCandidates = 3, true
+		}})
+	require.NoError(t, err)
+	require.Len(t, rep.Records, 1)
+	r := rep.Records[0]
+	assert.Equal(t, OutcomeCorrect, r.Outcome, "%+v", r)
+	assert.Equal(t, 3, r.Candidates)
+	assert.Equal(t, text2sql.SelectVote, r.Selection)
+	assert.Equal(t, 3, r.ModelCalls)
+}

@@ -115,12 +115,17 @@ type Record struct {
 	PredMS           float64  `json:"pred_ms"`            // prediction execution time
 
 	// Pipeline runs only.
-	Status     text2sql.Status `json:"status,omitempty"`      // the answer's status
-	Attempts   int             `json:"attempts,omitempty"`    // attempts made
-	Recall     *RecallRecord   `json:"recall,omitempty"`      // recall of the retrieval the answer used
-	Stages     []StageRecord   `json:"stages,omitempty"`      // time and tokens per stage
-	ModelCalls int             `json:"model_calls,omitempty"` // model calls made
-	PipelineMS float64         `json:"pipeline_ms,omitempty"` // wall time of the run
+	Status   text2sql.Status `json:"status,omitempty"`   // the answer's status
+	Attempts int             `json:"attempts,omitempty"` // attempts made
+	// Candidates and Selection are the number of candidates of the
+	// reported attempt and how its SQL was chosen among them, with
+	// text2sql.Config.Candidates; absent with one candidate.
+	Candidates int                      `json:"candidates,omitempty"`
+	Selection  text2sql.SelectionMethod `json:"selection,omitempty"`
+	Recall     *RecallRecord            `json:"recall,omitempty"`      // recall of the retrieval the answer used
+	Stages     []StageRecord            `json:"stages,omitempty"`      // time and tokens per stage
+	ModelCalls int                      `json:"model_calls,omitempty"` // model calls made
+	PipelineMS float64                  `json:"pipeline_ms,omitempty"` // wall time of the run
 	// InputTokens and OutputTokens total the run's model calls.
 	InputTokens  int `json:"input_tokens,omitempty"`
 	OutputTokens int `json:"output_tokens,omitempty"` // see InputTokens

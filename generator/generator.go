@@ -39,6 +39,12 @@ type Options struct {
 	// Temperature is the sampling temperature, in [0, 2]; 0 (the default)
 	// asks for the most deterministic answer.
 	Temperature float64
+	// VariantTemperature is the sampling temperature of a prompt variant
+	// (GenerateRequest.Variant > 0, the other candidates of a
+	// self-consistency vote), in [0, 2]; 0 means DefaultVariantTemperature.
+	// It is sent as ModelRequest.Temperature, which a provider applies
+	// where its model accepts one.
+	VariantTemperature float64
 	// MaxReasks bounds the extra calls made when an answer is malformed or
 	// holds no SQL: 0 means the default, 1; a negative value means none.
 	MaxReasks int
@@ -73,6 +79,12 @@ type Generator struct {
 
 var _ text2sql.Generator = (*Generator)(nil)
 
+// DefaultVariantTemperature is the sampling temperature of prompt variants
+// when Options.VariantTemperature is 0: the temperature of the sampled
+// reasoning paths of self-consistency (Wang et al. 2023, "Self-Consistency
+// Improves Chain of Thought Reasoning in Language Models").
+const DefaultVariantTemperature = 0.7
+
 // stripMySQL cuts what follows the SQL by MySQL's lexical rules, but
 // keeps a text holding an executable comment (/*! … */), which MySQL runs,
 // whole but for white space and semicolons, for the guard to refuse.
@@ -89,7 +101,8 @@ func stripMySQL(s string) string {
 // that only renders prompts (Prompt); Generate then fails.
 //
 // Errors wrap text2sql.ErrInvalidConfig: an unknown Dialect, a
-// Temperature outside [0, 2] or a negative PromptBudget.
+// Temperature or VariantTemperature outside [0, 2] or a negative
+// PromptBudget.
 func New(model text2sql.Model, opts Options) (*Generator, error) {
 	switch opts.Dialect {
 	case "", text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL:
@@ -99,6 +112,12 @@ func New(model text2sql.Model, opts Options) (*Generator, error) {
 	}
 	if err := stagekit.CheckTemperature("generator", opts.Temperature); err != nil {
 		return nil, err
+	}
+	if err := stagekit.CheckTemperature("generator: variant", opts.VariantTemperature); err != nil {
+		return nil, err
+	}
+	if opts.VariantTemperature == 0 {
+		opts.VariantTemperature = DefaultVariantTemperature
 	}
 	if opts.PromptBudget < 0 {
 		return nil, fmt.Errorf("%w: generator: negative prompt budget %d", text2sql.ErrInvalidConfig, opts.PromptBudget)
@@ -115,9 +134,17 @@ func New(model text2sql.Model, opts Options) (*Generator, error) {
 // would send for req, without calling a model: what a CLI shows as "the
 // exact prompt". Re-asks add turns after these (see Generate).
 //
+// A prompt variant (req.Variant k > 0) shows the same verified examples
+// rotated by k places (the k-th best first, the best after the last) and
+// asks, before the question, for one of three ways of working in turn
+// (the joins first; divide and conquer; the order the database runs the
+// query, after CHASE-SQL's generators), so each variant differs
+// deterministically.
+//
 // Errors: text2sql.ErrEmptyQuestion when req.Question (or, when empty,
 // req.Retrieval.Question) is blank; text2sql.ErrSchemaTooLarge when the top
-// table does not fit in Options.PromptBudget.
+// table does not fit in Options.PromptBudget; text2sql.ErrInvalidConfig
+// when req.Variant is negative.
 func (g *Generator) Prompt(req text2sql.GenerateRequest) (system, user string, err error) {
 	p, err := g.build(req)
 	if err != nil {
@@ -135,7 +162,9 @@ const maxEcho = 1000
 // declines. Candidate.Calls records every model call with its prompt.
 //
 // The model gets the system instruction, the user message, AnswerSchema as
-// the structured-output schema and Options.Temperature. When its answer
+// the structured-output schema and Options.Temperature, or for a prompt
+// variant (req.Variant k > 0) Options.VariantTemperature, the verified
+// examples then being rotated by k (see Prompt). When its answer
 // cannot be used (see Parse), the model is told so and asked again, at most
 // Options.MaxReasks times; the conversation then holds the earlier answer
 // (cut to 1,000 characters) and a note on what was wrong.
@@ -149,7 +178,8 @@ const maxEcho = 1000
 //     when the model returned one; the Candidate carries the calls that
 //     succeeded before it;
 //   - text2sql.ErrEmptyQuestion, text2sql.ErrSchemaTooLarge (before any
-//     call), text2sql.ErrInvalidConfig when the Generator has no model;
+//     call), text2sql.ErrInvalidConfig when the Generator has no model or
+//     req.Variant is negative;
 //   - ctx's error when it ends between calls.
 func (g *Generator) Generate(ctx context.Context, req text2sql.GenerateRequest) (*text2sql.Candidate, error) {
 	p, err := g.build(req)
@@ -160,6 +190,9 @@ func (g *Generator) Generate(ctx context.Context, req text2sql.GenerateRequest) 
 		return nil, fmt.Errorf("%w: generator: no model", text2sql.ErrInvalidConfig)
 	}
 	temp := g.opts.Temperature
+	if req.Variant > 0 {
+		temp = g.opts.VariantTemperature
+	}
 	msgs := []text2sql.Message{{Role: text2sql.RoleUser, Content: p.user}}
 	var calls []text2sql.ModelCall
 	for n := 0; ; n++ {

@@ -275,3 +275,27 @@ func TestGenerateCallAttempts(t *testing.T) {
 	require.Len(t, c.Calls, 1)
 	assert.Equal(t, 3, c.Calls[0].Attempts)
 }
+
+// Prompt variants sample at the variant temperature, the usual prompt at
+// Options.Temperature.
+func TestGenerateVariantTemperature(t *testing.T) {
+	for _, c := range []struct {
+		opts    Options
+		variant int
+		want    float64
+	}{
+		{Options{}, 0, 0},
+		{Options{}, 1, DefaultVariantTemperature},
+		{Options{Temperature: 0.2, VariantTemperature: 1.1}, 2, 1.1},
+		{Options{Temperature: 0.2, VariantTemperature: 1.1}, 0, 0.2},
+	} {
+		m := llmtest.New(`{"answerable": true, "sql": "SELECT 1", "explanation": ""}`)
+		req := simpleRequest()
+		req.Variant = c.variant
+		_, err := newGen(t, m, c.opts).Generate(context.Background(), req)
+		require.NoError(t, err)
+		assert.InDelta(t, c.want, *m.Calls()[0].Temperature, 0, "%+v variant %d", c.opts, c.variant)
+	}
+	_, err := New(nil, Options{VariantTemperature: 2.5})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig)
+}

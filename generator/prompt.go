@@ -90,12 +90,12 @@ func (g *Generator) dialect(req text2sql.GenerateRequest) text2sql.Dialect {
 
 // build renders the prompt of req within the budget.
 func (g *Generator) build(req text2sql.GenerateRequest) (*prompt, error) {
-	question := strings.TrimSpace(req.Question)
-	if question == "" && req.Retrieval != nil {
-		question = strings.TrimSpace(req.Retrieval.Question)
-	}
+	question := stagekit.Question(req.Question, req.Retrieval)
 	if question == "" {
 		return nil, text2sql.ErrEmptyQuestion
+	}
+	if req.Variant < 0 {
+		return nil, fmt.Errorf("%w: generator: negative prompt variant %d", text2sql.ErrInvalidConfig, req.Variant)
 	}
 	system := systemInstruction(g.dialect(req))
 	m := g.gather(req)
@@ -355,6 +355,7 @@ func (m *material) render(c *choice) string {
 		}
 		items = append(items, it)
 	}
+	rotateExamples(items, m.req.Variant)
 	schema := m.whole
 	if schema == "" {
 		var stmts []string
@@ -398,9 +399,45 @@ func (m *material) render(c *choice) string {
 	if ctx := m.req.Retrieval; ctx != nil && ctx.LowConfidence {
 		stagekit.WriteLowConfidence(&w, ctx.BestSimilarity, ". The question may not be about this database: if it is not, set answerable to false and leave sql empty.")
 	}
+	if v := m.req.Variant; v > 0 {
+		w.Section("Approach")
+		w.Line(approaches[(v-1)%len(approaches)])
+	}
 	w.Section("Question")
 	w.Line(m.question)
 	return w.String()
+}
+
+// approaches are the ways of working a prompt variant k > 0 asks for, in
+// turn: the k-th takes approaches[(k-1) % 3]. The second and third are
+// CHASE-SQL's divide-and-conquer and query-plan generators (Pourreza et
+// al. 2024), as one instruction each.
+var approaches = []string{
+	"Before writing the query, decide which tables hold the answer and how they join; then write the query from those joins.",
+	"Break the question into its parts, write a subquery or common table expression for each part, then combine them into one query.",
+	"Work in the order the database runs a query: the tables and joins (FROM), the row filters (WHERE), the grouping (GROUP BY, HAVING), the output columns (SELECT), then the order and limit.",
+}
+
+// rotateExamples moves the verified examples among items k places
+// forward (the k-th, counting from 0, first), keeping every other item
+// where it is: the example order of prompt variant k.
+func rotateExamples(items []text2sql.Item, k int) {
+	var at []int
+	for i, it := range items {
+		if it.Kind == text2sql.ItemExample {
+			at = append(at, i)
+		}
+	}
+	if len(at) < 2 || k%len(at) == 0 {
+		return
+	}
+	ex := make([]text2sql.Item, len(at))
+	for j, i := range at {
+		ex[j] = items[i]
+	}
+	for j, i := range at {
+		items[i] = ex[(j+k)%len(at)]
+	}
 }
 
 // The markers around cell values, and the bound on a value shown.

@@ -265,3 +265,46 @@ func TestPromptSchemaTooLarge(t *testing.T) {
 	require.ErrorIs(t, err, text2sql.ErrSchemaTooLarge)
 	assert.Contains(t, err.Error(), "orders", "the error names the top table")
 }
+
+// A prompt variant shows the verified examples rotated, and nothing else
+// changes; variant k and k+n (n examples) are the same prompt.
+func TestPromptVariantRotatesExamples(t *testing.T) {
+	req := text2sql.GenerateRequest{Question: "How many employees?", Retrieval: &text2sql.Retrieval{
+		Tables: []text2sql.TableRef{{Name: "employees", Reason: "retrieved", Score: 0.03}},
+		Schema: "CREATE TABLE employees (id INTEGER PRIMARY KEY, name TEXT);",
+		Items: []text2sql.Item{
+			{ID: "example:a", Kind: text2sql.ItemExample, Text: "Question A?", SQL: "SELECT 1", Score: 0.03},
+			{ID: "rule:r", Kind: text2sql.ItemRule, Text: "A rule.", Score: 0.025},
+			{ID: "example:b", Kind: text2sql.ItemExample, Text: "Question B?", SQL: "SELECT 2", Score: 0.02},
+			{ID: "example:c", Kind: text2sql.ItemExample, Text: "Question C?", SQL: "SELECT 3", Score: 0.01},
+		},
+	}}
+	order := func(variant int) string {
+		req.Variant = variant
+		_, u := mustPrompt(t, Options{}, req)
+		return strings.Join(regexp.MustCompile(`Question [ABC]\?`).FindAllString(u, -1), " ")
+	}
+	assert.Equal(t, "Question A? Question B? Question C?", order(0))
+	assert.Equal(t, "Question B? Question C? Question A?", order(1))
+	assert.Equal(t, "Question C? Question A? Question B?", order(2))
+	assert.Equal(t, order(0), order(3))
+	prompt := func(variant int) string {
+		req.Variant = variant
+		_, u := mustPrompt(t, Options{}, req)
+		return u
+	}
+	assert.NotContains(t, prompt(0), "## Approach")
+	assert.Contains(t, prompt(1), "## Approach\nBefore writing the query, decide which tables")
+	assert.Contains(t, prompt(2), "Break the question into its parts")
+	assert.Contains(t, prompt(3), "Work in the order the database runs a query")
+	assert.Contains(t, prompt(4), "Before writing the query, decide which tables", "the approaches come in turn")
+	assert.Less(t, strings.Index(prompt(1), "## Approach"), strings.Index(prompt(1), "## Question"))
+	assert.Contains(t, prompt(1), "A rule.")
+	assert.Equal(t, prompt(1), prompt(1), "deterministic")
+
+	req.Variant = -1
+	g, err := New(nil, Options{})
+	require.NoError(t, err)
+	_, _, err = g.Prompt(req)
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig)
+}

@@ -87,19 +87,11 @@ func (j *Judge) dialect(req text2sql.JudgeRequest) text2sql.Dialect {
 	return text2sql.DialectSQLite
 }
 
-func question(req text2sql.JudgeRequest) string {
-	q := strings.TrimSpace(req.Question)
-	if q == "" && req.Retrieval != nil {
-		q = strings.TrimSpace(req.Retrieval.Question)
-	}
-	return q
-}
-
 // Prompt returns the system instruction and the user message Judge would
 // send for req, without calling a model. Errors: text2sql.ErrEmptyQuestion
 // when the question (req.Question, else req.Retrieval.Question) is blank.
 func (j *Judge) Prompt(req text2sql.JudgeRequest) (system, user string, err error) {
-	q := question(req)
+	q := stagekit.Question(req.Question, req.Retrieval)
 	if q == "" {
 		return "", "", text2sql.ErrEmptyQuestion
 	}

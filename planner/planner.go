@@ -84,19 +84,11 @@ func (p *Planner) dialect(req text2sql.PlanRequest) text2sql.Dialect {
 // send for req, without calling a model. Errors: text2sql.ErrEmptyQuestion
 // when the question (req.Question, else req.Retrieval.Question) is blank.
 func (p *Planner) Prompt(req text2sql.PlanRequest) (system, user string, err error) {
-	q := question(req)
+	q := stagekit.Question(req.Question, req.Retrieval)
 	if q == "" {
 		return "", "", text2sql.ErrEmptyQuestion
 	}
 	return systemInstruction(p.dialect(req)), userMessage(q, req), nil
-}
-
-func question(req text2sql.PlanRequest) string {
-	q := strings.TrimSpace(req.Question)
-	if q == "" && req.Retrieval != nil {
-		q = strings.TrimSpace(req.Retrieval.Question)
-	}
-	return q
 }
 
 // Plan asks the model for a plan of req and returns it validated, with

@@ -248,6 +248,10 @@ type Timings struct {
 	CheckMS     float64 `json:"check_ms"`
 	ExecutionMS float64 `json:"execution_ms"`
 	JudgeMS     float64 `json:"judge_ms"`
+	// SelectionMS is the choice among candidates, a selector's calls
+	// included; the candidates' own stages, run in parallel, are summed
+	// in SQLMS, CheckMS and ExecutionMS.
+	SelectionMS float64 `json:"selection_ms"`
 }
 
 // AnswerBody is the body of POST /v1/generate (without Result and with
@@ -270,6 +274,9 @@ type AnswerBody struct {
 	// Chart is a Vega-Lite v5 chart of Result when one suits its shape
 	// (package chart), or absent.
 	Chart *chart.Spec `json:"chart,omitempty"`
+	// Selection is how the reported attempt's SQL was chosen among its
+	// candidates (text2sql.Config.Candidates); absent with one candidate.
+	Selection *SelectionBody `json:"selection,omitempty"`
 	// Attempts is the repair trail, oldest first.
 	Attempts   []AttemptBody  `json:"attempts"`
 	Model      string         `json:"model"` // the model of the last call; "" when none was made
@@ -292,9 +299,63 @@ type AttemptBody struct {
 	Result      *ResultBody  `json:"result,omitempty"`
 	Verdict     *VerdictBody `json:"verdict,omitempty"`
 	Warnings    []string     `json:"warnings,omitempty"`
+	// Selection is how the attempt's SQL was chosen among its candidates;
+	// absent with one candidate.
+	Selection *SelectionBody `json:"selection,omitempty"`
 	// Error is why the attempt failed before a result (an unusable model
 	// answer, no progress).
 	Error string `json:"error,omitempty"`
+}
+
+// SelectionBody is how an attempt's SQL was chosen among several
+// candidates: by execution-result vote ("vote"), by the selector or the
+// judge in a tie ("selector", "judge"), the earliest in a tie ("order"),
+// or the first when none executed ("none").
+type SelectionBody struct {
+	Method text2sql.SelectionMethod `json:"method"`
+	Reason string                   `json:"reason"` // why the winner won
+	Winner int                      `json:"winner"` // index in Candidates
+	Votes  int                      `json:"votes"`  // candidates in the winner's result group
+	Groups int                      `json:"groups"` // distinct results
+	// Candidates are in generation order, the usual prompt's first.
+	Candidates []CandidateBody `json:"candidates"`
+}
+
+// CandidateBody is one candidate of an attempt and its outcome.
+type CandidateBody struct {
+	Variant     int          `json:"variant"` // 0: the usual prompt
+	Group       int          `json:"group"`   // 1-based result group; 0: no result without error
+	Answerable  bool         `json:"answerable"`
+	SQL         string       `json:"sql"`
+	Explanation string       `json:"explanation"`
+	Result      *ResultBody  `json:"result,omitempty"`
+	Verdict     *VerdictBody `json:"verdict,omitempty"` // the judge's, when it settled a tie
+	Error       string       `json:"error,omitempty"`
+}
+
+func newSelectionBody(s *text2sql.Selection) *SelectionBody {
+	if s == nil {
+		return nil
+	}
+	b := &SelectionBody{Method: s.Method, Reason: s.Reason, Winner: s.Winner, Votes: s.Votes, Groups: s.Groups, Candidates: []CandidateBody{}}
+	for _, c := range s.Candidates {
+		cb := CandidateBody{Variant: c.Variant, Group: c.Group, Result: newResultBody(c.Result), Verdict: newVerdictBody(c.Verdict)}
+		if c.Candidate != nil {
+			cb.Answerable, cb.SQL, cb.Explanation = c.Candidate.Answerable, c.Candidate.SQL, c.Candidate.Explanation
+		}
+		if c.Error != nil {
+			cb.Error = c.Error.Error()
+		}
+		b.Candidates = append(b.Candidates, cb)
+	}
+	return b
+}
+
+func newVerdictBody(v *text2sql.Verdict) *VerdictBody {
+	if v == nil {
+		return nil
+	}
+	return &VerdictBody{OK: v.OK, Stage: v.Stage, Reason: v.Reason, Hints: v.Hints}
 }
 
 // VerdictBody is a judge's review.
@@ -397,7 +458,7 @@ func newAnswerBody(reqID string, a *text2sql.Answer, err error) *AnswerBody {
 	b := &AnswerBody{
 		RequestID: reqID, Question: a.Question, Status: a.Status, SQL: a.SQL, Explanation: a.Explanation,
 		ReusedExample: a.ReusedExample, Context: newContextBody(a.Retrieval), Result: newResultBody(a.Result),
-		Chart:    chart.For(a.Result, chart.Options{}),
+		Chart: chart.For(a.Result, chart.Options{}), Selection: newSelectionBody(a.Selection),
 		Attempts: []AttemptBody{}, Usage: a.Trace.Usage, ModelCalls: a.Trace.ModelCalls,
 	}
 	if a.Retrieval != nil {
@@ -405,15 +466,13 @@ func newAnswerBody(reqID string, a *text2sql.Answer, err error) *AnswerBody {
 	}
 	b.Answerable = a.Status != text2sql.StatusDeclined && a.Status != text2sql.StatusFailed && a.SQL != ""
 	for _, at := range a.Attempts {
-		ab := AttemptBody{N: at.N, Result: newResultBody(at.Result), Warnings: at.Warnings}
+		ab := AttemptBody{N: at.N, Result: newResultBody(at.Result), Warnings: at.Warnings, Verdict: newVerdictBody(at.Verdict),
+			Selection: newSelectionBody(at.Selection)}
 		if at.Error != nil {
 			ab.Error = at.Error.Error()
 		}
 		if c := at.Candidate; c != nil {
 			ab.SQL, ab.Explanation = c.SQL, c.Explanation
-		}
-		if v := at.Verdict; v != nil {
-			ab.Verdict = &VerdictBody{OK: v.OK, Stage: v.Stage, Reason: v.Reason, Hints: v.Hints}
 		}
 		b.Attempts = append(b.Attempts, ab)
 	}
@@ -433,6 +492,8 @@ func newAnswerBody(reqID string, a *text2sql.Answer, err error) *AnswerBody {
 			b.Timings.ExecutionMS += d
 		case text2sql.StageJudge:
 			b.Timings.JudgeMS += d
+		case text2sql.StageSelection:
+			b.Timings.SelectionMS += d
 		}
 		for _, c := range s.Calls {
 			b.Model = c.Model

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 )
 
@@ -203,4 +204,34 @@ func TestBrowserPage(t *testing.T) {
 	s = text("#attempts")
 	assert.False(t, !strings.Contains(s, "nme") || !strings.Contains(s, "unknown_column"), "trail %q", s)
 	waitJS("two rows", `document.querySelectorAll("#rows tbody tr").length === 2 && document.getElementById("error").hidden`)
+
+	// Ask with candidates: every candidate with its group or error, the
+	// chosen one marked, under why it won.
+	variants := llmtest.Func(func(req text2sql.ModelRequest) (string, error) {
+		if *req.Temperature > 0 {
+			return answerJSON("SELECT nme FROM students"), nil
+		}
+		return answerJSON(good), nil
+	})
+	gen, err := generator.New(variants, generator.Options{})
+	require.NoError(t, err)
+	p, err := text2sql.New(text2sql.Config{Retriever: fixture.ret, Generator: gen, Executor: fixture.exec, DisableExampleReuse: true,
+		Candidates: 3, AllCandidates: true})
+	require.NoError(t, err)
+	srv = testServer(t, Config{Pipeline: p})
+	err = chromedp.Do(step,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#question")),
+		chromedp.SendKeys(chromedp.CSS("#token"), testToken),
+		chromedp.SendKeys(chromedp.CSS("#question"), "Which courses come first by code?"),
+		chromedp.Click(chromedp.CSS("#ask")),
+		chromedp.WaitVisible(chromedp.CSS("#selection")),
+	)
+	require.NoError(t, err)
+	s = text("#selection-reason")
+	assert.Contains(t, s, "vote: 1 of 3 candidates agree", "selection %q", s)
+	s = text("#candidates")
+	assert.Contains(t, s, "result group 1 (chosen)", "candidates %q", s)
+	assert.Equal(t, 2, strings.Count(s, "unknown_column"), "candidates %q", s)
+	waitJS("three rows", `document.querySelectorAll("#rows tbody tr").length === 3`)
 }

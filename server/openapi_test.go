@@ -225,6 +225,27 @@ func TestOpenAPI(t *testing.T) {
 		assert.Equal(t, RerankBody{Reranker: "llm", ModelCalls: 2, Tables: []string{"courses"}, Ignored: []string{"nope"}}, *g.Context.Rerank)
 	}
 
+	// Candidates: every one with its result group, one failing.
+	cands := llmtest.New(answerJSON("SELECT title FROM courses LIMIT 2"), answerJSON("SELECT nme FROM students"),
+		answerJSON("SELECT title FROM courses LIMIT 2"))
+	gen3, _ := generator.New(cands, generator.Options{})
+	p, err = text2sql.New(text2sql.Config{Retriever: fixture.ret, Generator: gen3, Executor: fixture.exec, DisableExampleReuse: true,
+		Candidates: 3, AllCandidates: true})
+	require.NoError(t, err)
+	ar := do(t, testServer(t, Config{Pipeline: p}), "POST", "/v1/ask", testToken, q)
+	o.check(t, "POST", "/v1/ask", ar)
+	var sa AnswerBody
+	ar.json(t, &sa)
+	if assert.NotNil(t, sa.Selection, "%s", ar.body) {
+		assert.Equal(t, text2sql.SelectVote, sa.Selection.Method)
+		assert.Equal(t, 2, sa.Selection.Votes)
+		require.Len(t, sa.Selection.Candidates, 3)
+		assert.Equal(t, 3, cands.CallCount())
+		assert.Equal(t, 1, sa.Selection.Groups)
+		require.Len(t, sa.Attempts, 1)
+		assert.NotNil(t, sa.Attempts[0].Selection)
+	}
+
 	// A failed answer and provider failures.
 	srv = testServer(t, Config{Pipeline: newPipeline(t, sqlModel("DROP TABLE students"), -1)})
 	o.check(t, "POST", "/v1/ask", do(t, srv, "POST", "/v1/ask", testToken, q))

@@ -386,7 +386,47 @@ type attemptJSON struct {
 	Verdict     *text2sql.Verdict `json:"verdict,omitempty"`
 	Warnings    []string          `json:"warnings,omitempty"`
 	Plan        *text2sql.Plan    `json:"plan,omitempty"`
+	Selection   *selectionJSON    `json:"selection,omitempty"`
 	Error       string            `json:"error,omitempty"`
+}
+
+// selectionJSON is how an attempt's SQL was chosen among its candidates.
+type selectionJSON struct {
+	Method     text2sql.SelectionMethod `json:"method"`
+	Reason     string                   `json:"reason"`
+	Winner     int                      `json:"winner"` // index in candidates
+	Votes      int                      `json:"votes"`
+	Groups     int                      `json:"groups"`
+	Candidates []candidateJSON          `json:"candidates"`
+}
+
+type candidateJSON struct {
+	Variant     int               `json:"variant"`
+	Group       int               `json:"group"` // 1-based result group; 0: no result
+	Answerable  bool              `json:"answerable"`
+	SQL         string            `json:"sql,omitempty"`
+	Explanation string            `json:"explanation,omitempty"`
+	Result      *resultJSON       `json:"result,omitempty"`
+	Verdict     *text2sql.Verdict `json:"verdict,omitempty"`
+	Error       string            `json:"error,omitempty"`
+}
+
+func newSelectionJSON(s *text2sql.Selection) *selectionJSON {
+	if s == nil {
+		return nil
+	}
+	out := &selectionJSON{Method: s.Method, Reason: s.Reason, Winner: s.Winner, Votes: s.Votes, Groups: s.Groups, Candidates: []candidateJSON{}}
+	for _, c := range s.Candidates {
+		cj := candidateJSON{Variant: c.Variant, Group: c.Group, Result: newResultJSON(c.Result), Verdict: c.Verdict}
+		if c.Candidate != nil {
+			cj.Answerable, cj.SQL, cj.Explanation = c.Candidate.Answerable, c.Candidate.SQL, c.Candidate.Explanation
+		}
+		if c.Error != nil {
+			cj.Error = c.Error.Error()
+		}
+		out.Candidates = append(out.Candidates, cj)
+	}
+	return out
 }
 
 type stepJSON struct {
@@ -408,6 +448,7 @@ type answerJSON struct {
 	Result        *resultJSON     `json:"result,omitempty"`
 	Chart         *chart.Spec     `json:"chart,omitempty"`
 	Context       *contextJSON    `json:"context,omitempty"`
+	Selection     *selectionJSON  `json:"selection,omitempty"` // the reported attempt's
 	Attempts      []attemptJSON   `json:"attempts"`
 	Steps         []stepJSON      `json:"steps"`
 	Usage         text2sql.Usage  `json:"usage"`
@@ -418,13 +459,15 @@ type answerJSON struct {
 
 func newAnswerJSON(a *text2sql.Answer, err error) *answerJSON {
 	out := &answerJSON{Question: a.Question, Status: a.Status, SQL: a.SQL, Explanation: a.Explanation, ReusedExample: a.ReusedExample,
-		Result: newResultJSON(a.Result), Chart: chart.For(a.Result, chart.Options{}), Context: newContextJSON(a.Retrieval), Attempts: []attemptJSON{}, Steps: []stepJSON{},
+		Result: newResultJSON(a.Result), Chart: chart.For(a.Result, chart.Options{}), Context: newContextJSON(a.Retrieval),
+		Selection: newSelectionJSON(a.Selection), Attempts: []attemptJSON{}, Steps: []stepJSON{},
 		Usage: a.Trace.Usage, ModelCalls: a.Trace.ModelCalls, DurationMS: ms(a.Trace.Duration)}
 	if err != nil {
 		out.Error = err.Error()
 	}
 	for _, at := range a.Attempts {
-		aj := attemptJSON{N: at.N, Result: newResultJSON(at.Result), Verdict: at.Verdict, Warnings: at.Warnings, Plan: at.Plan}
+		aj := attemptJSON{N: at.N, Result: newResultJSON(at.Result), Verdict: at.Verdict, Warnings: at.Warnings, Plan: at.Plan,
+			Selection: newSelectionJSON(at.Selection)}
 		if at.Error != nil {
 			aj.Error = at.Error.Error()
 		}
@@ -505,6 +548,9 @@ func printAnswer(w io.Writer, a *text2sql.Answer) {
 			fmt.Fprintln(w, line)
 		}
 	}
+	if a.Selection != nil {
+		printSelection(w, a.Selection)
+	}
 	if a.Result != nil {
 		fmt.Fprintln(w)
 		printResult(w, a.Result)
@@ -521,6 +567,38 @@ func printAnswer(w io.Writer, a *text2sql.Answer) {
 			calls += " (" + plural(retries, "retry") + " after provider errors)"
 		}
 		fmt.Fprintf(w, "\n%s, %d input + %d output tokens, %v\n", calls, a.Trace.Usage.InputTokens, a.Trace.Usage.OutputTokens, a.Trace.Duration.Round(time.Millisecond))
+	}
+}
+
+// printSelection lists an attempt's candidates with their result groups,
+// the winner marked with "*" (none when no candidate ran), under why it
+// won.
+func printSelection(w io.Writer, s *text2sql.Selection) {
+	fmt.Fprintf(w, "\n== candidates (%d), %s: %s\n", len(s.Candidates), s.Method, s.Reason)
+	for i, c := range s.Candidates {
+		mark := " "
+		if i == s.Winner && s.Method != text2sql.SelectNone {
+			mark = "*"
+		}
+		what := "no result"
+		switch {
+		case c.Error != nil:
+			what = "error: " + c.Error.Error()
+		case c.Candidate != nil && !c.Candidate.Answerable:
+			what = "declined"
+		case c.Result != nil && c.Result.Error != nil:
+			what = c.Result.Error.Error()
+		case c.Group > 0:
+			what = fmt.Sprintf("group %d, %s", c.Group, plural(c.Result.RowCount, "row"))
+		}
+		if c.Verdict != nil && !c.Verdict.OK {
+			what += "; judge: " + c.Verdict.Reason
+		}
+		sql := ""
+		if c.Candidate != nil {
+			sql = strings.Join(strings.Fields(c.Candidate.SQL), " ")
+		}
+		fmt.Fprintf(w, "%s%d. %s: %s\n", mark, i+1, what, sql)
 	}
 }
 

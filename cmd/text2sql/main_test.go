@@ -218,24 +218,7 @@ func writeCompletion(w http.ResponseWriter, content string, promptTokens int) {
 // may come concurrently (eval).
 func openAIServer(t *testing.T, answer func(system string) string) (*httptest.Server, *int) {
 	t.Helper()
-	calls := new(int)
-	var mu sync.Mutex
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		*calls++
-		mu.Unlock()
-		var req struct {
-			Messages []struct{ Role, Content string }
-		}
-		json.NewDecoder(r.Body).Decode(&req)
-		system := ""
-		if len(req.Messages) > 0 && req.Messages[0].Role == "system" {
-			system = req.Messages[0].Content
-		}
-		writeCompletion(w, answer(system), 500)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, calls
+	return openAIServerRequest(t, func(system, _ string, _ float64) string { return answer(system) })
 }
 
 // ask --plan --judge: the plan, the SQL and the judge's verdict each take
@@ -279,12 +262,134 @@ func TestAskPlanJudge(t *testing.T) {
 	assert.Equal(t, exitUsage, code, "--judge=sometimes: exit %d", code)
 }
 
+// ask --candidates 3: the usual prompt (temperature 0) counts courses,
+// both variants (sampled warmer) count instructors; the vote picks theirs,
+// and --json and the text output show every candidate and why.
+func TestAskCandidates(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "")
+	var mu sync.Mutex
+	temps := map[float64]int{}
+	srv, _ := openAIServerRequest(t, func(_, _ string, temperature float64) string {
+		mu.Lock()
+		temps[temperature]++
+		mu.Unlock()
+		sql := "SELECT count(*) AS n FROM courses"
+		if temperature > 0 {
+			sql = "SELECT count(*) AS n FROM instructors"
+		}
+		content, _ := json.Marshal(map[string]any{"answerable": true, "sql": sql, "explanation": "counts"})
+		return string(content)
+	})
+	args := []string{"ask", "--demo", "--candidates", "3", "--provider", "openai", "--base-url", srv.URL + "/v1", "How many instructors are there?"}
+	out, errOut, code := cli(t, append(args[:1:1], append([]string{"--json"}, args[1:]...)...)...)
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
+	var a struct {
+		SQL        string
+		ModelCalls int `json:"model_calls"`
+		Selection  *struct {
+			Method, Reason string
+			Winner, Votes  int
+			Candidates     []struct {
+				Variant, Group int
+				SQL            string
+			}
+		}
+		Attempts []struct{ Selection *struct{ Method string } }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &a), out)
+	assert.Equal(t, "SELECT count(*) AS n FROM instructors", a.SQL)
+	assert.Equal(t, 3, a.ModelCalls)
+	assert.Equal(t, map[float64]int{0: 1, 0.7: 2}, temps)
+	require.NotNil(t, a.Selection, out)
+	assert.Equal(t, "vote", a.Selection.Method)
+	assert.Equal(t, 2, a.Selection.Votes)
+	require.Len(t, a.Selection.Candidates, 3)
+	assert.Equal(t, 1, a.Selection.Candidates[0].Group)
+	assert.Equal(t, 2, a.Selection.Candidates[a.Selection.Winner].Group)
+	require.Len(t, a.Attempts, 1)
+	require.NotNil(t, a.Attempts[0].Selection)
+
+	out, errOut, code = cli(t, args...)
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
+	assert.Contains(t, out, "== candidates (3), vote: 2 of 3 candidates agree")
+	assert.Contains(t, out, " 1. group 1, 1 row: SELECT count(*) AS n FROM courses")
+}
+
+// ask --candidates 3 --pairwise: three different results, and the model
+// compares them two at a time; the one it always prefers wins.
+func TestAskCandidatesPairwise(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "")
+	var mu sync.Mutex
+	next := []string{"instructors", "departments"}
+	srv, calls := openAIServerRequest(t, func(system, user string, temperature float64) string {
+		if strings.HasPrefix(system, "You compare two SQL queries") {
+			if strings.Contains(user[strings.Index(user, "## Query A"):strings.Index(user, "## Query B")], "instructors") {
+				return `{"winner": "A", "reason": "A counts instructors"}`
+			}
+			return `{"winner": "B", "reason": "B counts instructors"}`
+		}
+		table := "courses"
+		if temperature > 0 {
+			mu.Lock()
+			table, next = next[0], next[1:]
+			mu.Unlock()
+		}
+		content, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT count(*) AS n FROM " + table, "explanation": "counts"})
+		return string(content)
+	})
+	out, errOut, code := cli(t, "ask", "--demo", "--json", "--candidates", "3", "--pairwise", "--provider", "openai", "--base-url", srv.URL+"/v1",
+		"How many instructors are there?")
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
+	var a struct {
+		SQL       string
+		Selection struct{ Method, Reason string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &a), out)
+	assert.Equal(t, "SELECT count(*) AS n FROM instructors", a.SQL)
+	assert.Equal(t, "selector", a.Selection.Method, a.Selection.Reason)
+	assert.Equal(t, 6, *calls, "three candidates, three comparisons")
+}
+
+// openAIServerRequest is openAIServer whose answer also sees the last
+// user message and the temperature of the request.
+func openAIServerRequest(t *testing.T, answer func(system, user string, temperature float64) string) (*httptest.Server, *int) {
+	t.Helper()
+	calls := new(int)
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		*calls++
+		mu.Unlock()
+		var req struct {
+			Messages    []struct{ Role, Content string }
+			Temperature float64
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		system, user := "", ""
+		for _, m := range req.Messages {
+			switch m.Role {
+			case "system":
+				system = m.Content
+			case "user":
+				user = m.Content
+			}
+		}
+		writeCompletion(w, answer(system, user, req.Temperature), 500)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, calls
+}
+
 func TestFlagErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", "--demo"},
 		{"run", "--demo", "--max-rows", "-1", "SELECT 1"},
 		{"run", "--demo", "--timeout", "-1s", "SELECT 1"},
 		{"context", "--demo", "--plan=maybe", "Anything?"},
+		{"ask", "--demo", "--candidates", "21", "Anything?"},
+		{"ask", "--demo", "--candidates", "-1", "Anything?"},
 	} {
 		_, errOut, code := cli(t, args...)
 		assert.Equal(t, exitUsage, code, "%q: exit %d (%s), want %d", args, code, errOut, exitUsage)

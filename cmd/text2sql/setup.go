@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/feedback"
@@ -28,6 +29,7 @@ import (
 	"github.com/text2sql-go/text2sql/provider"
 	"github.com/text2sql-go/text2sql/retriever"
 	"github.com/text2sql-go/text2sql/schema"
+	"github.com/text2sql-go/text2sql/selector"
 	"github.com/text2sql-go/text2sql/server"
 )
 
@@ -56,6 +58,8 @@ type options struct {
 	plan         string // off, on or hard
 	judge        string // off, on or hard
 	noCheck      bool
+	candidates   int  // --candidates: text2sql.Config.Candidates
+	pairwise     bool // --pairwise: a selector.Selector decides ties among candidates
 	caller       callerFlags
 	models       modelFlags // --embedder, --reranker, --model-dir, --offline
 	errOut       io.Writer  // the command's standard error, for warnings
@@ -84,7 +88,9 @@ func (o *options) bind(root *cobra.Command) {
 	// with an optional value, "--judge off Q" read off as the question.
 	f.StringVar(&o.plan, "plan", "off", "plan before SQL: off, on, or hard (only for hard questions)")
 	f.StringVar(&o.judge, "judge", "off", "LLM judge with staged repair: off, on, or hard (only for hard questions)")
+	f.BoolVar(&o.pairwise, "pairwise", false, "with --candidates, let the model decide a tie in the vote by comparing the tied candidates two at a time (CHASE-SQL's pairwise selection)")
 	f.BoolVar(&o.noCheck, "no-check", false, "skip the deterministic checks (unknown names, other dialects' syntax) before execution")
+	f.IntVar(&o.candidates, "candidates", 1, fmt.Sprintf("SQL candidates per attempt, chosen by execution-result vote (self-consistency); more than the first only when it fails or the question is hard; at most %d", text2sql.MaxCandidates))
 	o.caller.bind(root)
 	o.models.bind(root)
 }
@@ -108,6 +114,8 @@ func (o *options) validate() error {
 		return usage("--model-timeout %v: must be 0 (the default, %v) or more", o.modelTime, retry.DefaultTimeout)
 	case o.maxRepairs < 0:
 		return usage("--max-repairs %d: must be 0 or more", o.maxRepairs)
+	case o.candidates < 0 || o.candidates > text2sql.MaxCandidates:
+		return usage("--candidates %d: must be from 1 to %d", o.candidates, text2sql.MaxCandidates)
 	case o.maxTables < 1:
 		return usage("--max-tables %d: must be 1 or more", o.maxTables)
 	case o.budget == 0 || o.budget < -1:
@@ -292,10 +300,13 @@ func (o *options) newPipeline(e *env) (*text2sql.Pipeline, error) {
 	return text2sql.New(cfg)
 }
 
-// stages sets what the flags say of the repair budget, the deterministic
-// checks (probing through ex), the planner and the judge in cfg, for
-// database db and model: the one place ask, serve and eval take them from.
+// stages sets what the flags say of the repair budget, the candidates
+// (grouped by execution accuracy's comparison, ties decided pairwise with
+// --pairwise), the deterministic checks
+// (probing through ex), the planner and the judge in cfg, for database db
+// and model: the one place ask, serve and eval take them from.
 func (o *options) stages(cfg *text2sql.Config, db *schema.Database, ex text2sql.Executor, model text2sql.Model) error {
+	cfg.Candidates, cfg.SameResult = o.candidates, accuracy.SameResult
 	cfg.MaxRepairs = o.maxRepairs
 	if cfg.MaxRepairs == 0 {
 		cfg.MaxRepairs = -1 // the flag's 0 means none; Config's 0 means the default
@@ -311,8 +322,13 @@ func (o *options) stages(cfg *text2sql.Config, db *schema.Database, ex text2sql.
 	if err != nil {
 		return err
 	}
-	if (planOn || judgeOn) && model == nil {
-		return &exitErr{code: exitUsage, err: errors.New("--plan and --judge need a model provider")}
+	if (planOn || judgeOn || o.pairwise) && model == nil {
+		return &exitErr{code: exitUsage, err: errors.New("--plan, --judge and --pairwise need a model provider")}
+	}
+	if o.pairwise {
+		if cfg.Selector, err = selector.New(model, selector.Options{Dialect: db.Dialect}); err != nil {
+			return err
+		}
 	}
 	if planOn {
 		if cfg.Planner, err = planner.New(model, planner.Options{Dialect: db.Dialect, Schema: db}); err != nil {

@@ -264,6 +264,16 @@ func find(v any, accept func(Object) bool, depth int) (Object, bool) {
 	return nil, false
 }
 
+// Question is a request's question: q trimmed, else the retrieval's
+// question trimmed (c may be nil); "" when both are blank.
+func Question(q string, c *text2sql.Retrieval) string {
+	q = strings.TrimSpace(q)
+	if q == "" && c != nil {
+		q = strings.TrimSpace(c.Question)
+	}
+	return q
+}
+
 // Cut returns s cut to at most n runes, with "…" when it was cut.
 func Cut(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {

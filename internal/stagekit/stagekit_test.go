@@ -89,3 +89,10 @@ func TestOptions(t *testing.T) {
 	assert.Equal(t, 0, Reasks(-2))
 	assert.Equal(t, 3, Reasks(3))
 }
+
+func TestQuestion(t *testing.T) {
+	c := &text2sql.Retrieval{Question: " from the retrieval "}
+	assert.Equal(t, "asked", Question("  asked\n", c))
+	assert.Equal(t, "from the retrieval", Question(" ", c))
+	assert.Equal(t, "", Question("", nil))
+}

@@ -10,6 +10,7 @@
     answer: $("answer"), sql: $("sql"), questionId: $("question-id"), run: $("run"),
     low: $("low-confidence"), reused: $("reused"), explanation: $("explanation"),
     tables: $("tables"), items: $("items"), trail: $("trail"), attempts: $("attempts"),
+    selection: $("selection"), selectionReason: $("selection-reason"), candidates: $("candidates"),
     result: $("result"), match: $("match"), resultMeta: $("result-meta"), rows: $("rows"),
     voteUp: $("vote-up"), voteDown: $("vote-down"), feedbackStatus: $("feedback-status"),
     chart: $("chart"), chartControls: $("chart-controls"), showChart: $("show-chart"), chartNote: $("chart-note"),
@@ -115,6 +116,28 @@
     }
   }
 
+  // renderSelection lists the candidates of the answer's attempt, each
+  // with its result group or error, the chosen one marked, under why it
+  // won.
+  function renderSelection(s) {
+    clear(el.candidates);
+    el.selection.hidden = !s;
+    if (!s) return;
+    el.selectionReason.textContent = s.method + ": " + s.reason;
+    s.candidates.forEach((c, i) => {
+      const chosen = i === s.winner && s.method !== "none";
+      const li = add(el.candidates, "li", null, chosen ? "chosen" : "");
+      add(li, "code", c.sql || "(no SQL)");
+      let outcome = "result group " + c.group;
+      if (c.error) outcome = c.error;
+      else if (c.result && c.result.error) outcome = errorText(c.result.error);
+      else if (!c.answerable) outcome = "declined";
+      else if (c.group === 0) outcome = "no result";
+      if (chosen) outcome += " (chosen)";
+      add(li, "div", "→ " + outcome, c.group > 0 ? "" : "muted");
+    });
+  }
+
   function renderAnswer(a) {
     el.answer.hidden = false;
     el.feedbackStatus.textContent = "";
@@ -125,6 +148,7 @@
     el.reused.textContent = a.reused_example ? "Reused verified example " + a.reused_example + " (no model call)." : "";
     renderContext(a.context);
     renderTrail(a.attempts);
+    renderSelection(a.selection);
   }
 
   // The Vega builds (served from assets/vendor/) load on the first chart,
