@@ -24,6 +24,10 @@ type Config struct {
 	// Selector, optional, decides a tie in the vote among an attempt's
 	// candidates (see Candidates) before the judge does.
 	Selector Selector
+	// Narrator, optional, puts an answer Ask executed in words
+	// (Answer.Words); package summary is one. Its failure leaves the
+	// answer without words, never fails it.
+	Narrator Narrator
 	// MaxRepairs bounds the attempts after the first: an execution error or
 	// a judge's rejection sends the run back at most this many times.
 	// 0 means DefaultMaxRepairs; a negative value means no repair.
@@ -137,7 +141,7 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, invalidConfig("Generator is required")
 	}
 	for name, stage := range map[string]any{"Retriever": cfg.Retriever, "Generator": cfg.Generator, "Executor": cfg.Executor,
-		"Planner": cfg.Planner, "Judge": cfg.Judge, "Checker": cfg.Checker, "Selector": cfg.Selector} {
+		"Planner": cfg.Planner, "Judge": cfg.Judge, "Checker": cfg.Checker, "Selector": cfg.Selector, "Narrator": cfg.Narrator} {
 		if typedNil(stage) {
 			return nil, invalidConfig("%s is a nil %T (an interface holding a nil pointer is not an absent stage)", name, stage)
 		}
@@ -231,8 +235,10 @@ type Answer struct {
 	// several candidates (Config.Candidates), with every candidate; nil
 	// when only one was generated.
 	Selection *Selection `json:"selection,omitempty"`
-	Attempts  []Attempt  `json:"attempts"`
-	Trace     Trace      `json:"trace"`
+	// Words is the answer in words (Config.Narrator), or "".
+	Words    string    `json:"words,omitempty"`
+	Attempts []Attempt `json:"attempts"`
+	Trace    Trace     `json:"trace"`
 }
 
 // Trace records what each stage did.
@@ -393,6 +399,38 @@ func (p *Pipeline) Generate(ctx context.Context, question string) (*Answer, erro
 // while the candidates ran (every one of them has then returned).
 // Trace is always set.
 func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
+	ans, err := p.ask(ctx, question)
+	if err == nil && ans != nil && p.cfg.Narrator != nil && ans.Result != nil && ans.Result.Error == nil {
+		p.narrate(ctx, ans)
+	}
+	return ans, err
+}
+
+// narrate puts ans in words, as a StageWords step of its trace.
+func (p *Pipeline) narrate(ctx context.Context, ans *Answer) {
+	start := time.Now()
+	n, err := p.cfg.Narrator.Narrate(ctx, NarrateRequest{Question: ans.Question, SQL: ans.SQL, Result: ans.Result})
+	var calls []ModelCall
+	outcome := "ok"
+	switch {
+	case err != nil:
+		outcome = "no words: " + err.Error()
+	case n == nil:
+		outcome = "no words: " + ErrNilResult.Error()
+	default:
+		ans.Words, calls = n.Text, n.Calls
+		if n.Source != "" {
+			outcome = "ok (" + n.Source + ")"
+		}
+	}
+	if err != nil && n != nil {
+		calls = n.Calls
+	}
+	ans.Trace.add(StageWords, len(ans.Attempts), start, calls, outcome)
+	ans.Trace.Duration = time.Since(ans.Trace.Start)
+}
+
+func (p *Pipeline) ask(ctx context.Context, question string) (*Answer, error) {
 	if p.cfg.Executor == nil {
 		return nil, invalidConfig("Ask needs an Executor")
 	}

@@ -103,7 +103,40 @@ const (
 	// StageSelection: the choice among an attempt's candidates
 	// (Config.Candidates), after they executed.
 	StageSelection Stage = "selection"
+	// StageWords: the answer put in words (Config.Narrator).
+	StageWords Stage = "words"
 )
+
+// Narrator puts an executed answer in words: a short natural-language
+// answer beside its rows and SQL. Package summary is the default: words
+// without a model for a single value or a small table, a model for the
+// rest only when the host lets rows reach it.
+type Narrator interface {
+	Narrate(ctx context.Context, req NarrateRequest) (*Narration, error)
+}
+
+// NarrateRequest is an answer to put in words.
+type NarrateRequest struct {
+	Question string
+	SQL      string
+	Result   *Result // executed, without error
+}
+
+// Narration is an answer in words.
+type Narration struct {
+	Text string
+	// Source says how: "deterministic", "model" or "shape" (package summary).
+	Source string
+	Calls  []ModelCall // the model calls made
+}
+
+// NarratorFunc adapts a function to Narrator.
+type NarratorFunc func(ctx context.Context, req NarrateRequest) (*Narration, error)
+
+// Narrate calls f.
+func (f NarratorFunc) Narrate(ctx context.Context, req NarrateRequest) (*Narration, error) {
+	return f(ctx, req)
+}
 
 // Retriever finds what a question needs from the knowledge base.
 type Retriever interface {

@@ -63,10 +63,10 @@ type Options struct {
 	WindowTokens int
 	// SummaryTokens bounds the summary of older turns, in tokens.
 	SummaryTokens int
-	// Words puts answers in words (the last answer's words are what a
-	// follow-up about it sees, never its rows); nil: summary.New(nil, …),
-	// deterministic words only.
-	Words *summary.Summarizer
+	// Words puts answers in words when the pipeline has no Narrator (the
+	// last answer's words are what a question about it sees, never its
+	// rows); nil: summary.New(nil, …), deterministic words only.
+	Words text2sql.Narrator
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -277,13 +277,13 @@ func (c *Conversation) data(ctx context.Context, r *Reply) error {
 	r.SQL = ans.SQL
 	if ans.Result != nil && ans.Result.Error == nil {
 		r.Columns, r.RowCount = ans.Result.Columns, ans.Result.RowCount
-		words, werr := c.opts.Words.Summarize(ctx, r.Standalone, ans.SQL, ans.Result)
+		words, werr := c.words(ctx, r.Standalone, ans)
 		if werr == nil {
 			r.Words = words.Text
 			r.Steps = append(r.Steps, Step{Name: "answer", Outcome: "in words (" + words.Source + ")", Calls: words.Calls})
 		} else {
 			r.Words = summary.Shape(ans.Result)
-			r.Steps = append(r.Steps, Step{Name: "answer", Outcome: "in words failed: " + werr.Error(), Calls: words.Calls})
+			r.Steps = append(r.Steps, Step{Name: "answer", Outcome: "in words failed: " + werr.Error()})
 		}
 	}
 	switch {
@@ -295,6 +295,19 @@ func (c *Conversation) data(ctx context.Context, r *Reply) error {
 		r.Text = "No answer: " + err.Error()
 	}
 	return err
+}
+
+// words puts ans in words: the pipeline's own (Config.Narrator) when it
+// has them, else Options.Words.
+func (c *Conversation) words(ctx context.Context, question string, ans *text2sql.Answer) (*text2sql.Narration, error) {
+	if ans.Words != "" {
+		return &text2sql.Narration{Text: ans.Words, Source: "pipeline"}, nil
+	}
+	n, err := c.opts.Words.Narrate(ctx, text2sql.NarrateRequest{Question: question, SQL: ans.SQL, Result: ans.Result})
+	if err == nil && n == nil {
+		err = text2sql.ErrNilResult
+	}
+	return n, err
 }
 
 // rewrite turns a follow-up into a standalone question: the model with

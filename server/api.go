@@ -271,6 +271,8 @@ type AnswerBody struct {
 	LowConfidence bool         `json:"low_confidence"`
 	Context       *ContextBody `json:"context,omitempty"`
 	Result        *ResultBody  `json:"result,omitempty"`
+	// Words is the answer in words (the pipeline's Narrator), or absent.
+	Words string `json:"words,omitempty"`
 	// Chart is a Vega-Lite v5 chart of Result when one suits its shape
 	// (package chart), or absent.
 	Chart *chart.Spec `json:"chart,omitempty"`
@@ -458,7 +460,7 @@ func newAnswerBody(reqID string, a *text2sql.Answer, err error) *AnswerBody {
 	b := &AnswerBody{
 		RequestID: reqID, Question: a.Question, Status: a.Status, SQL: a.SQL, Explanation: a.Explanation,
 		ReusedExample: a.ReusedExample, Context: newContextBody(a.Retrieval), Result: newResultBody(a.Result),
-		Chart: chart.For(a.Result, chart.Options{}), Selection: newSelectionBody(a.Selection),
+		Words: a.Words, Chart: chart.For(a.Result, chart.Options{}), Selection: newSelectionBody(a.Selection),
 		Attempts: []AttemptBody{}, Usage: a.Trace.Usage, ModelCalls: a.Trace.ModelCalls,
 	}
 	if a.Retrieval != nil {

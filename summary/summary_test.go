@@ -78,13 +78,13 @@ func TestSummarizerRows(t *testing.T) {
 		return `{"answer": "Dept H has the most majors\n(7)."}`, nil
 	})
 	ctx := context.Background()
-	s, err := summary.New(model, summary.Options{}).Summarize(ctx, "Majors per department?", "SELECT …", res)
+	s, err := summary.New(model, summary.Options{}).Narrate(ctx, text2sql.NarrateRequest{Question: "Majors per department?", SQL: "SELECT …", Result: res})
 	require.NoError(t, err)
 	assert.Equal(t, "shape", s.Source)
 	assert.Equal(t, "8 rows: name, majors.", s.Text)
 	assert.Empty(t, prompts, "no rows, no call")
 
-	s, err = summary.New(model, summary.Options{AllowRows: true}).Summarize(ctx, "Majors per department?", "SELECT …", res)
+	s, err = summary.New(model, summary.Options{AllowRows: true}).Narrate(ctx, text2sql.NarrateRequest{Question: "Majors per department?", SQL: "SELECT …", Result: res})
 	require.NoError(t, err)
 	assert.Equal(t, "model", s.Source)
 	assert.Equal(t, "Dept H has the most majors (7).", s.Text)
@@ -93,12 +93,12 @@ func TestSummarizerRows(t *testing.T) {
 	assert.Len(t, s.Calls, 1)
 
 	bad := llmtest.New("I think it is fine").RepeatLast()
-	_, err = summary.New(bad, summary.Options{AllowRows: true}).Summarize(ctx, "q", "SELECT 1", res)
+	_, err = summary.New(bad, summary.Options{AllowRows: true}).Narrate(ctx, text2sql.NarrateRequest{Question: "q", SQL: "SELECT 1", Result: res})
 	var out *text2sql.OutputError
 	assert.ErrorAs(t, err, &out)
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err = summary.New(model, summary.Options{AllowRows: true}).Summarize(cancelled, "q", "SELECT 1", res)
+	_, err = summary.New(model, summary.Options{AllowRows: true}).Narrate(cancelled, text2sql.NarrateRequest{Question: "q", SQL: "SELECT 1", Result: res})
 	assert.ErrorIs(t, err, context.Canceled)
 }

@@ -9,11 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/text2sql-go/text2sql/conversation"
-	"github.com/text2sql-go/text2sql/summary"
 )
 
 func chatCmd(o *options) *cobra.Command {
-	var allowRows bool
 	c := &cobra.Command{
 		Use:   "chat",
 		Short: "A conversation: one message per line on standard input, follow-ups included",
@@ -34,8 +32,9 @@ JSON object per line. A model provider is required.`,
 			if env.pipeline == nil {
 				return &exitErr{code: exitNoModel, err: errors.New("chat needs a model provider (GEMINI_API_KEY, OPENAI_API_KEY or --provider openai --base-url …)")}
 			}
-			conv, err := conversation.New(env.pipeline, conversation.Options{Model: env.model,
-				Words: summary.New(env.model, summary.Options{AllowRows: allowRows})})
+			// The pipeline puts answers in words (--allow-rows decides
+			// whether rows may reach the model).
+			conv, err := conversation.New(env.pipeline, conversation.Options{Model: env.model})
 			if err != nil {
 				return err
 			}
@@ -70,6 +69,5 @@ JSON object per line. A model provider is required.`,
 			return sc.Err()
 		},
 	}
-	c.Flags().BoolVar(&allowRows, "allow-rows", false, "let the model see a sample of the rows to put a larger result in words (off: rows never reach the model)")
 	return c
 }

@@ -17,6 +17,7 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/chart"
 	"github.com/text2sql-go/text2sql/check"
+	"github.com/text2sql-go/text2sql/summary"
 )
 
 func askCmd(o *options) *cobra.Command {
@@ -78,6 +79,8 @@ func askOffline(ctx context.Context, o *options, env *env, q string, ao answerOu
 			Explanation: fmt.Sprintf("Reused verified example %s (%q).", c.Match.ID, c.Match.Question)}
 		if res.Error != nil {
 			ans.Status = text2sql.StatusFailed
+		} else {
+			ans.Words = summary.Deterministic(q, res) // no model: words only where none is needed
 		}
 		if err := ao.write(ans, nil); err != nil {
 			return err
@@ -446,6 +449,7 @@ type answerJSON struct {
 	Explanation   string          `json:"explanation"`
 	ReusedExample string          `json:"reused_example,omitempty"`
 	Result        *resultJSON     `json:"result,omitempty"`
+	Words         string          `json:"words,omitempty"`
 	Chart         *chart.Spec     `json:"chart,omitempty"`
 	Context       *contextJSON    `json:"context,omitempty"`
 	Selection     *selectionJSON  `json:"selection,omitempty"` // the reported attempt's
@@ -459,7 +463,7 @@ type answerJSON struct {
 
 func newAnswerJSON(a *text2sql.Answer, err error) *answerJSON {
 	out := &answerJSON{Question: a.Question, Status: a.Status, SQL: a.SQL, Explanation: a.Explanation, ReusedExample: a.ReusedExample,
-		Result: newResultJSON(a.Result), Chart: chart.For(a.Result, chart.Options{}), Context: newContextJSON(a.Retrieval),
+		Result: newResultJSON(a.Result), Words: a.Words, Chart: chart.For(a.Result, chart.Options{}), Context: newContextJSON(a.Retrieval),
 		Selection: newSelectionJSON(a.Selection), Attempts: []attemptJSON{}, Steps: []stepJSON{},
 		Usage: a.Trace.Usage, ModelCalls: a.Trace.ModelCalls, DurationMS: ms(a.Trace.Duration)}
 	if err != nil {
@@ -554,6 +558,9 @@ func printAnswer(w io.Writer, a *text2sql.Answer) {
 	if a.Result != nil {
 		fmt.Fprintln(w)
 		printResult(w, a.Result)
+	}
+	if a.Words != "" {
+		fmt.Fprintf(w, "\n%s\n", a.Words)
 	}
 	if a.Trace.ModelCalls > 0 {
 		calls := plural(a.Trace.ModelCalls, "model call")

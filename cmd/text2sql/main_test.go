@@ -257,7 +257,7 @@ func TestAskPlanJudge(t *testing.T) {
 		stages = append(stages, s.Stage)
 	}
 	got := strings.Join(stages, ",")
-	assert.Equal(t, "retrieval,plan,sql,check,execution,judge", got, "steps %s", got)
+	assert.Equal(t, "retrieval,plan,sql,check,execution,judge,words", got, "steps %s", got)
 	_, _, code = cli(t, "ask", "--demo", "--judge=sometimes", "--provider", "openai", "--base-url", srv.URL+"/v1", "x?")
 	assert.Equal(t, exitUsage, code, "--judge=sometimes: exit %d", code)
 }

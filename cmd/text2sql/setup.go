@@ -31,6 +31,7 @@ import (
 	"github.com/text2sql-go/text2sql/schema"
 	"github.com/text2sql-go/text2sql/selector"
 	"github.com/text2sql-go/text2sql/server"
+	"github.com/text2sql-go/text2sql/summary"
 )
 
 // options are the flags shared by every command.
@@ -60,6 +61,7 @@ type options struct {
 	noCheck      bool
 	candidates   int  // --candidates: text2sql.Config.Candidates
 	pairwise     bool // --pairwise: a selector.Selector decides ties among candidates
+	allowRows    bool // --allow-rows: the model may see rows to put a result in words
 	caller       callerFlags
 	models       modelFlags // --embedder, --reranker, --model-dir, --offline
 	errOut       io.Writer  // the command's standard error, for warnings
@@ -88,6 +90,7 @@ func (o *options) bind(root *cobra.Command) {
 	// with an optional value, "--judge off Q" read off as the question.
 	f.StringVar(&o.plan, "plan", "off", "plan before SQL: off, on, or hard (only for hard questions)")
 	f.StringVar(&o.judge, "judge", "off", "LLM judge with staged repair: off, on, or hard (only for hard questions)")
+	f.BoolVar(&o.allowRows, "allow-rows", false, "let the model see a sample of the rows to put a larger result in words (off: rows never reach the model; single values and short lists are put in words without it)")
 	f.BoolVar(&o.pairwise, "pairwise", false, "with --candidates, let the model decide a tie in the vote by comparing the tied candidates two at a time (CHASE-SQL's pairwise selection)")
 	f.BoolVar(&o.noCheck, "no-check", false, "skip the deterministic checks (unknown names, other dialects' syntax) before execution")
 	f.IntVar(&o.candidates, "candidates", 1, fmt.Sprintf("SQL candidates per attempt, chosen by execution-result vote (self-consistency); more than the first only when it fails or the question is hard; at most %d", text2sql.MaxCandidates))
@@ -307,6 +310,7 @@ func (o *options) newPipeline(e *env) (*text2sql.Pipeline, error) {
 // and model: the one place ask, serve and eval take them from.
 func (o *options) stages(cfg *text2sql.Config, db *schema.Database, ex text2sql.Executor, model text2sql.Model) error {
 	cfg.Candidates, cfg.SameResult = o.candidates, accuracy.SameResult
+	cfg.Narrator = summary.New(model, summary.Options{AllowRows: o.allowRows})
 	cfg.MaxRepairs = o.maxRepairs
 	if cfg.MaxRepairs == 0 {
 		cfg.MaxRepairs = -1 // the flag's 0 means none; Config's 0 means the default
