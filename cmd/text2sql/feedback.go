@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -28,16 +25,7 @@ func (o *options) examplesFile(path string) (string, error) {
 	if o.examples != "" {
 		return o.examples, nil
 	}
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "", nil
-	}
-	abs, err := o.indexKey(path)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(dir, "text2sql", "examples", hex.EncodeToString(sum[:8])+".sqlite"), nil
+	return o.perDatabase(os.UserConfigDir, path, "examples", ".sqlite")
 }
 
 // mergeExamples opens the example store (unless its file does not exist
@@ -148,7 +136,7 @@ func examplesCmd(o *options) *cobra.Command {
 		Use:   "examples",
 		Short: "List, remove or export the verified examples made from feedback",
 	}
-	open := func(cmd *cobra.Command) (*fbsqlite.Store, error) {
+	open := func() (*fbsqlite.Store, error) {
 		path, _, err := o.source()
 		if err != nil {
 			return nil, err
@@ -162,17 +150,21 @@ func examplesCmd(o *options) *cobra.Command {
 		}
 		return fbsqlite.Open(file, fbsqlite.Options{})
 	}
+	// read returns the stored examples.
+	read := func(cmd *cobra.Command) ([]feedback.Example, error) {
+		st, err := open()
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		return st.Examples(cmd.Context())
+	}
 	c.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List the examples: id, votes, review flag, question",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := open(cmd)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			exs, err := st.Examples(cmd.Context())
+			exs, err := read(cmd)
 			if err != nil {
 				return err
 			}
@@ -199,7 +191,7 @@ func examplesCmd(o *options) *cobra.Command {
 		Short: "Remove examples",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, ids []string) error {
-			st, err := open(cmd)
+			st, err := open()
 			if err != nil {
 				return err
 			}
@@ -222,12 +214,7 @@ func examplesCmd(o *options) *cobra.Command {
 		Short: "Print the examples not under review as a knowledge file (YAML) a team can commit",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := open(cmd)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			exs, err := st.Examples(cmd.Context())
+			exs, err := read(cmd)
 			if err != nil {
 				return err
 			}

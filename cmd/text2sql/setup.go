@@ -399,16 +399,23 @@ func (o *options) indexPath(path string) (string, error) {
 	if o.indexDir != "" {
 		return o.indexDir, nil
 	}
-	cache, err := os.UserCacheDir()
+	return o.perDatabase(os.UserCacheDir, path, "index", "")
+}
+
+// perDatabase is the file or directory kind/<hash of the database's
+// key><ext> under text2sql in the user directory dir returns; "" when
+// there is no such directory.
+func (o *options) perDatabase(dir func() (string, error), path, kind, ext string) (string, error) {
+	base, err := dir()
 	if err != nil {
 		return "", nil
 	}
-	abs, err := o.indexKey(path)
+	key, err := o.indexKey(path)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(cache, "text2sql", "index", hex.EncodeToString(sum[:8])), nil
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(base, "text2sql", kind, hex.EncodeToString(sum[:8])+ext), nil
 }
 
 // chosenProvider is the provider the flags and environment select, and

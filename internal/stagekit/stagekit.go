@@ -313,3 +313,30 @@ func Transcript(system string, msgs []text2sql.Message) string {
 // count them: one per four characters (runes), rounded up. It is the one
 // estimate every stage budgets its prompts with.
 func EstimateTokens(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
+
+// AskText asks model for a JSON object {field: text} (structured output
+// where the provider has it) and returns the text, trimmed; an answer
+// without the field, or with it empty, is re-asked up to maxReasks times.
+// Errors as Run's: the last one an *text2sql.OutputError wrapping
+// ErrInvalidOutput.
+func AskText(ctx context.Context, model text2sql.Model, system, user, field string, maxReasks int) (string, []text2sql.ModelCall, error) {
+	schema, err := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{field: map[string]string{"type": "string"}}, "required": []string{field}})
+	if err != nil {
+		return "", nil, err
+	}
+	var text string
+	calls, err := Call{
+		Model: model, System: system, User: user, Schema: schema, MaxReasks: maxReasks,
+		Parse: func(answer string) error {
+			if obj, ok := FindObject(answer, func(o Object) bool { return o[field] != nil }); ok {
+				text = strings.TrimSpace(String(obj[field]))
+			}
+			if text == "" {
+				return &Retry{Note: fmt.Sprintf("Answer as JSON: {%q: \"...\"}.", field),
+					Err: &text2sql.OutputError{Raw: answer, Err: fmt.Errorf("%w: no %s", text2sql.ErrInvalidOutput, field)}}
+			}
+			return nil
+		},
+	}.Run(ctx)
+	return text, calls, err
+}
