@@ -142,6 +142,35 @@ func New(asker Asker, opts Options) (*Conversation, error) {
 	return &Conversation{asker: asker, opts: opts}, nil
 }
 
+// State is what a Conversation remembers, for a Store: the window, the
+// turns out of it not yet summarised, and the summary.
+type State struct {
+	Turns   []Turn `json:"turns"`
+	Pending []Turn `json:"pending,omitempty"`
+	Summary string `json:"summary,omitempty"`
+}
+
+// Restore returns a Conversation that goes on from st (a State an
+// earlier one returned). Errors as New's.
+func Restore(asker Asker, opts Options, st State) (*Conversation, error) {
+	c, err := New(asker, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.turns, c.older, c.summary = append([]Turn(nil), st.Turns...), append([]Turn(nil), st.Pending...), st.Summary
+	return c, nil
+}
+
+// State returns what the conversation remembers now (a summary being
+// written in the background is not waited for: its turns are Pending).
+func (c *Conversation) State() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sumMu.Lock()
+	defer c.sumMu.Unlock()
+	return State{Turns: append([]Turn(nil), c.turns...), Pending: append([]Turn(nil), c.older...), Summary: c.summary}
+}
+
 // Patterns of the deterministic routing, tried on the whole message.
 var (
 	smallTalk = regexp.MustCompile(`(?i)^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks?( you)?( very much| a lot)?|thx|cheers|ok(ay)?|great|bye|goodbye|see you)\s*[!.]*\s*$`)

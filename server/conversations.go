@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -13,9 +14,13 @@ import (
 
 // Conversations configures the conversation routes: POST /v1/conversations
 // starts one, POST /v1/conversations/{id}/messages answers a message in
-// it. Conversations live in this process's memory, owned by the
-// principal that started them (another principal's ID is not found).
+// it. Conversations are owned by the principal that started them (another
+// principal's ID is not found); they live in this process's memory and,
+// with a Store, are saved after every message, so they survive a restart
+// and move between replicas that share the store.
 type Conversations struct {
+	// Store keeps the conversations; nil keeps them in memory only.
+	Store conversation.Store
 	// Options are every conversation's (the model for routing and
 	// rewriting, the window); the pipeline is Config.Pipeline.
 	Options conversation.Options
@@ -96,12 +101,7 @@ func (s *service) startConversation(ctx context.Context) (*ConversationBody, *ap
 	if s.cfg.Conversations == nil {
 		return nil, &apiError{code: CodeNotConfigured, msg: "conversations are not enabled on this service"}
 	}
-	// The service's ask path, so that every statement is audited as on
-	// /v1/ask.
-	asker := askerFunc(func(ctx context.Context, q string) (*text2sql.Answer, error) {
-		return s.runAsk(ctx, "POST /v1/conversations/{id}/messages", q)
-	})
-	conv, err := conversation.New(asker, s.cfg.Conversations.Options)
+	conv, err := conversation.New(s.asker(), s.cfg.Conversations.Options)
 	if err != nil {
 		return nil, &apiError{code: CodeInternal, msg: "the conversation could not be started"}
 	}
@@ -127,7 +127,67 @@ func (s *service) startConversation(ctx context.Context) (*ConversationBody, *ap
 		delete(s.convs.byID, oldest)
 	}
 	s.convs.byID[id] = &session{owner: principalID(ctx), conv: conv, used: now}
+	if st := s.cfg.Conversations.Store; st != nil {
+		if err := st.Save(ctx, conversation.Saved{ID: id, Owner: principalID(ctx), Updated: now}); err != nil {
+			delete(s.convs.byID, id)
+			return nil, s.storeFailed(ctx, err)
+		}
+	}
 	return &ConversationBody{RequestID: requestID(ctx), ConversationID: id}, nil
+}
+
+// storeFailed logs a conversation store's error and says so.
+func (s *service) storeFailed(ctx context.Context, err error) *apiError {
+	s.log.LogAttrs(ctx, slog.LevelError, "conversation store failed", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
+	return &apiError{code: CodeInternal, msg: "the conversation could not be stored"}
+}
+
+// asker is the service's ask path, so that every statement a
+// conversation runs is audited as on /v1/ask.
+func (s *service) asker() conversation.Asker {
+	return askerFunc(func(ctx context.Context, q string) (*text2sql.Answer, error) {
+		return s.runAsk(ctx, "POST /v1/conversations/{id}/messages", q)
+	})
+}
+
+// session returns the caller's conversation id: from memory, else from
+// the store; nil when it does not exist, is another principal's or has
+// expired.
+func (s *service) session(ctx context.Context, id string) (*session, *apiError) {
+	_, idle := s.conversationLimits()
+	s.convs.mu.Lock()
+	sess := s.convs.byID[id]
+	if sess != nil && time.Since(sess.used) > idle {
+		delete(s.convs.byID, id)
+		sess = nil
+	}
+	s.convs.mu.Unlock()
+	if sess == nil && s.cfg.Conversations.Store != nil {
+		saved, err := s.cfg.Conversations.Store.Load(ctx, id)
+		if err != nil {
+			return nil, s.storeFailed(ctx, err)
+		}
+		if saved != nil {
+			conv, err := conversation.Restore(s.asker(), s.cfg.Conversations.Options, saved.State)
+			if err != nil {
+				return nil, &apiError{code: CodeInternal, msg: "the conversation could not be restored"}
+			}
+			sess = &session{owner: saved.Owner, conv: conv}
+			s.convs.mu.Lock()
+			if s.convs.byID == nil {
+				s.convs.byID = map[string]*session{}
+			}
+			s.convs.byID[id] = sess
+			s.convs.mu.Unlock()
+		}
+	}
+	if sess == nil || sess.owner != principalID(ctx) {
+		return nil, nil // another principal's is not found either
+	}
+	s.convs.mu.Lock()
+	sess.used = time.Now()
+	s.convs.mu.Unlock()
+	return sess, nil
 }
 
 // message answers one message of the caller's conversation id.
@@ -138,16 +198,10 @@ func (s *service) message(ctx context.Context, id string, req *MessageRequest) (
 	if aerr := checkQuestion(req.Message); aerr != nil {
 		return nil, aerr
 	}
-	_, idle := s.conversationLimits()
-	s.convs.mu.Lock()
-	sess := s.convs.byID[id]
-	if sess != nil && (sess.owner != principalID(ctx) || time.Since(sess.used) > idle) {
-		sess = nil // another principal's, or expired: not found either way
+	sess, aerr := s.session(ctx, id)
+	if aerr != nil {
+		return nil, aerr
 	}
-	if sess != nil {
-		sess.used = time.Now()
-	}
-	s.convs.mu.Unlock()
 	if sess == nil {
 		return nil, &apiError{code: CodeNotFound, msg: "no such conversation"}
 	}
@@ -155,6 +209,11 @@ func (s *service) message(ctx context.Context, id string, req *MessageRequest) (
 	if r == nil {
 		_, aerr := s.answer(ctx, nil, err)
 		return nil, aerr
+	}
+	if st := s.cfg.Conversations.Store; st != nil {
+		if serr := st.Save(ctx, conversation.Saved{ID: id, Owner: sess.owner, State: sess.conv.State(), Updated: time.Now()}); serr != nil {
+			return nil, s.storeFailed(ctx, serr)
+		}
 	}
 	out := &ReplyBody{RequestID: requestID(ctx), ConversationID: id, Message: r.Message, Route: string(r.Route),
 		Standalone: r.Standalone, Text: r.Text, SQL: r.SQL, Steps: []StepBody{}}

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	convsqlite "github.com/text2sql-go/text2sql/conversation/sqlite"
 )
 
 // The conversation routes: start one, small talk without the pipeline, a
@@ -57,4 +60,31 @@ func TestConversationRoutes(t *testing.T) {
 	plain := testServer(t, Config{})
 	r = do(t, plain, "POST", "/v1/conversations", testToken, map[string]any{})
 	assert.Equal(t, 503, r.status)
+}
+
+// With a Store, a conversation survives a restart (another server on the
+// same store): the follow-up about the last answer still finds it, and
+// another principal still cannot reach it.
+func TestConversationStore(t *testing.T) {
+	st, err := convsqlite.Open(filepath.Join(t.TempDir(), "conversations.sqlite"), convsqlite.Options{})
+	require.NoError(t, err)
+	defer st.Close()
+	first := testServer(t, Config{Conversations: &Conversations{Store: st}})
+	r := do(t, first, "POST", "/v1/conversations", testToken, map[string]any{})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	var c ConversationBody
+	r.json(t, &c)
+	path := "/v1/conversations/" + c.ConversationID + "/messages"
+	r = do(t, first, "POST", path, testToken, MessageRequest{Message: "Which courses come first by code?"})
+	require.Equal(t, 200, r.status, "%s", r.body)
+
+	restarted := testServer(t, Config{Conversations: &Conversations{Store: st}})
+	r = do(t, restarted, "POST", path, testToken, MessageRequest{Message: "what does that mean?"})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	var reply ReplyBody
+	r.json(t, &reply)
+	assert.Equal(t, "about_last", reply.Route)
+	assert.True(t, strings.Contains(reply.Text, "SELECT code, title FROM courses"), reply.Text)
+	r = do(t, restarted, "POST", path, "tok-bob-0123456789abcdef0", MessageRequest{Message: "Hello"})
+	assert.Equal(t, 404, r.status)
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/conversation"
+	convsqlite "github.com/text2sql-go/text2sql/conversation/sqlite"
 	"github.com/text2sql-go/text2sql/server"
 	"github.com/text2sql-go/text2sql/server/redisstore"
 )
@@ -53,6 +54,7 @@ type serveFlags struct {
 	redis           string
 	redisPrefix     string
 	cacheTTL        time.Duration
+	conversationsDB string // --conversations-db: the conversation store
 	metricsAddr     string
 	metricsOnAPI    bool
 }
@@ -77,6 +79,7 @@ var envFlags = map[string]string{
 	"answer-mode":      "TEXT2SQL_ANSWER_MODE",
 	"audit-db":         "TEXT2SQL_AUDIT_DB",
 	"audit-dsn":        "TEXT2SQL_AUDIT_DSN",
+	"conversations-db": "TEXT2SQL_CONVERSATIONS_DB",
 	"log-format":       "TEXT2SQL_LOG_FORMAT",
 	"redis":            "TEXT2SQL_REDIS",
 	"redis-prefix":     "TEXT2SQL_REDIS_PREFIX",
@@ -174,6 +177,7 @@ matching a verified example, and /v1/run works as usual.`,
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format on standard error: text or json (TEXT2SQL_LOG_FORMAT)")
 	fl.StringVar(&f.redis, "redis", "", "Redis URL (redis://host:6379/0) shared by replicas: the rate limit is counted there, exact across them, and answers are cached there (TEXT2SQL_REDIS); default: the limit in this process's memory, no cache")
 	fl.StringVar(&f.redisPrefix, "redis-prefix", redisstore.DefaultPrefix, "start of every --redis key, so deployments sharing one Redis keep their limits and answers apart (TEXT2SQL_REDIS_PREFIX)")
+	fl.StringVar(&f.conversationsDB, "conversations-db", "", "SQLite file keeping the conversations of /v1/conversations across restarts (TEXT2SQL_CONVERSATIONS_DB); default: memory only")
 	fl.DurationVar(&f.cacheTTL, "cache-ttl", server.DefaultCacheTTL, "lifetime of a cached answer with --redis; 0 turns the cache off (TEXT2SQL_CACHE_TTL)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this separate address, without authentication, e.g. 127.0.0.1:9090 (TEXT2SQL_METRICS_ADDR)")
 	fl.BoolVar(&f.metricsOnAPI, "metrics-on-api", false, "serve Prometheus metrics at GET /metrics on the API address, behind its authentication (TEXT2SQL_METRICS_ON_API)")
@@ -362,7 +366,17 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 		closeRedis()
 		return cfg, noop, err
 	}
-	return cfg, func() { closeAudit(); closeRedis() }, nil
+	closeConversations := noop
+	if f.conversationsDB != "" {
+		st, err := convsqlite.Open(f.conversationsDB, convsqlite.Options{})
+		if err != nil {
+			closeAudit()
+			closeRedis()
+			return cfg, noop, err
+		}
+		cfg.Conversations.Store, closeConversations = st, func() { st.Close() }
+	}
+	return cfg, func() { closeConversations(); closeAudit(); closeRedis() }, nil
 }
 
 // shared sets the readiness probes of cfg and, with --redis, the rate
