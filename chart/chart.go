@@ -381,8 +381,12 @@ var dateLayouts = []string{
 }
 
 func isDate(s string) bool {
-	if len(s) < len("2006-01") || s[4] != '-' {
+	switch {
+	case len(s) < len("2006-01") || s[4] != '-':
 		return false
+	case len(s) == len("2006-01-02"):
+		_, err := time.Parse("2006-01-02", s)
+		return err == nil
 	}
 	for _, l := range dateLayouts {
 		if _, err := time.Parse(l, s); err == nil {

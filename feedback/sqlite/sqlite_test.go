@@ -22,7 +22,7 @@ import (
 
 const perDept = "SELECT d.name, COUNT(*) FROM students s JOIN departments d ON d.department_id = s.major_department_id GROUP BY d.name"
 
-func recorder(t *testing.T, path string) (*feedback.Recorder, *sqlite.Store) {
+func recorder(t testing.TB, path string) (*feedback.Recorder, *sqlite.Store) {
 	t.Helper()
 	_, ex := demotest.Open(t)
 	st, err := sqlite.Open(path, sqlite.Options{})
