@@ -29,8 +29,6 @@ import (
 	"strings"
 	"time"
 
-	"database/sql"
-
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -186,8 +184,9 @@ func sqlArgument(t *mcpsdk.Tool) string {
 }
 
 // fromDDL reads describe_schema's {dialect, ddl}. A SQLite schema is
-// created in an empty private database file, whose read-only executor is
-// the guard (SQLite's authorizer, the real tables and columns) and whose
+// created in an empty private database file (createSchema: tables,
+// indexes and views only), whose read-only executor is the guard
+// (SQLite's authorizer, the real tables and columns) and whose
 // introspection is the schema.
 func (e *Executor) fromDDL(ctx context.Context) error {
 	res, err := e.session.CallTool(ctx, &mcpsdk.CallToolParams{Name: "describe_schema", Arguments: map[string]any{}})
@@ -210,12 +209,7 @@ func (e *Executor) fromDDL(ctx context.Context) error {
 	}
 	e.closers = append(e.closers, func() error { return os.RemoveAll(dir) })
 	path := filepath.Join(dir, "schema.sqlite")
-	db, err := sql.Open("sqlite3", "file:"+path)
-	if err == nil {
-		_, err = db.ExecContext(ctx, body.DDL)
-		db.Close()
-	}
-	if err != nil {
+	if err := createSchema(ctx, path, body.DDL); err != nil {
 		return fmt.Errorf("mcpexec: creating the schema from describe_schema: %w", err)
 	}
 	g, err := sqlite.Open(path, sqlite.Options{})
