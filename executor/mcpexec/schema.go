@@ -60,9 +60,6 @@ func (e *Executor) fromInformationSchema(ctx context.Context) error {
 			if r.str(2) == "VIEW" {
 				t.Kind = schema.KindView
 			}
-			if k[0] == "public" {
-				t.Schema = "" // the default search path, as schema.InspectPostgres names it
-			}
 			tables[k] = t
 			db.Tables = append(db.Tables, t)
 		}
@@ -80,11 +77,7 @@ func (e *Executor) fromInformationSchema(ctx context.Context) error {
 			continue
 		}
 		if fk == nil || fkName != r.str(0)+"."+r.str(1)+"."+r.str(2) {
-			ref := r.str(5)
-			if ref == "public" {
-				ref = ""
-			}
-			t.ForeignKeys = append(t.ForeignKeys, schema.ForeignKey{RefSchema: ref, RefTable: r.str(6)})
+			t.ForeignKeys = append(t.ForeignKeys, schema.ForeignKey{RefSchema: r.str(5), RefTable: r.str(6)})
 			fk, fkName = &t.ForeignKeys[len(t.ForeignKeys)-1], r.str(0)+"."+r.str(1)+"."+r.str(2)
 		}
 		fk.Columns = append(fk.Columns, r.str(4))
