@@ -6,8 +6,9 @@
 //
 // Routing is a cheap deterministic pass first (greetings and thanks are
 // small talk; "what does this number mean?" is a follow-up about the last
-// answer, answered from its SQL and result without new SQL), then, when a
-// Model is set, a classifier for the messages the rules leave open. The
+// answer, answered from its SQL and result without new SQL), then, with
+// Options.Classify, a model classifier for the messages the rules leave
+// open. The
 // window is bounded in tokens (stagekit.EstimateTokens); the summary of
 // older turns is written by the model in the background, so an Ask never
 // waits for it. Without a Model, follow-ups are joined to the previous
@@ -54,10 +55,15 @@ const (
 
 // Options configure a Conversation. Zero values mean the defaults.
 type Options struct {
-	// Model rewrites follow-ups, classifies the messages the rules leave
-	// open, summarises older turns and explains the last answer; nil:
-	// rules only.
+	// Model rewrites follow-ups, summarises older turns, explains the
+	// last answer and, with Classify, routes the messages the rules leave
+	// open; nil: rules only.
 	Model text2sql.Model
+	// Classify asks the Model where a message goes when the rules do not
+	// settle it (one call per such message, to tell out-of-scope requests
+	// and questions about the last answer from data questions). Off: the
+	// rules route, and the generator declines what the data cannot answer.
+	Classify bool
 	// WindowTokens bounds the recent turns kept verbatim, in tokens.
 	WindowTokens int
 	// SummaryTokens bounds the summary of older turns, in tokens.
@@ -235,7 +241,7 @@ func (c *Conversation) route(ctx context.Context, message string) (Route, string
 		return RouteSmallTalk, "rules", nil
 	case last != nil && last.SQL != "" && aboutLast.MatchString(message):
 		return RouteAboutLast, "rules", nil
-	case c.opts.Model == nil || last == nil:
+	case c.opts.Model == nil || !c.opts.Classify || last == nil:
 		return RouteData, "rules", nil
 	}
 	text, calls, err := stagekit.AskText(ctx, c.opts.Model, routeSystem, c.context()+"\nNew message: "+message, "route", 1)

@@ -56,6 +56,9 @@ func model(calls map[string]int, mu *sync.Mutex) text2sql.Model {
 		}
 		mu.Lock()
 		calls[part]++
+		if n := len(user); n > calls["longest "+part] {
+			calls["longest "+part] = n
+		}
 		mu.Unlock()
 		switch part {
 		case "route":
@@ -101,7 +104,7 @@ func TestConversationWithModel(t *testing.T) {
 	calls := map[string]int{}
 	m := model(calls, &mu)
 	rec := pipeline(t, m)
-	c, err := conversation.New(rec, conversation.Options{Model: m})
+	c, err := conversation.New(rec, conversation.Options{Model: m, Classify: true})
 	require.NoError(t, err)
 	ctx := context.Background()
 
@@ -175,22 +178,57 @@ func TestConversationRules(t *testing.T) {
 	assert.Zero(t, calls["route"]+calls["rewrite"]+calls["explain"]+calls["summary"], "no model: rules only")
 }
 
-// With a model the overflow is summarised by it, in the background.
+// With a model the overflow is summarised by it, in the background: one
+// summary call per overflow, and the prompts stay bounded however long
+// the conversation runs.
 func TestConversationSummary(t *testing.T) {
 	var mu sync.Mutex
 	calls := map[string]int{}
 	m := model(calls, &mu)
-	c, err := conversation.New(pipeline(t, m), conversation.Options{Model: m, WindowTokens: 60})
+	const window = 60
+	c, err := conversation.New(pipeline(t, m), conversation.Options{Model: m, Classify: true, WindowTokens: window})
 	require.NoError(t, err)
 	ctx := context.Background()
-	for _, q := range []string{"How many students entered in 2023?", "How many students entered in 2022?", "How many students entered in 2023?"} {
+	for i, q := range []string{"How many students entered in 2023?", "How many students entered in 2022?", "How many students entered in 2023?",
+		"How many students entered in 2022?", "How many students entered in 2023?", "How many students entered in 2022?"} {
 		_, err := c.Ask(ctx, q)
 		require.NoError(t, err)
+		s, err := c.Summary(ctx) // waits for the background summary
+		require.NoError(t, err)
+		mu.Lock()
+		assert.Equal(t, i, calls["summary"], "one summary call per turn out of the window, after %d turns", i+1)
+		mu.Unlock()
+		if i > 0 {
+			assert.Equal(t, "The user counted students by entry year (2023, then 2022).", s)
+		}
 	}
-	s, err := c.Summary(ctx)
+	mu.Lock()
+	defer mu.Unlock()
+	// The router's prompt holds the summary and the window, not the
+	// whole conversation: bounded by the window, the summary and the
+	// message, in tokens (4 characters each).
+	assert.Positive(t, calls["route"])
+	assert.LessOrEqual(t, calls["longest route"], 4*(window+conversation.DefaultSummaryTokens)+200, "route prompt length")
+	assert.Equal(t, 5, c.SummaryCalls())
+}
+
+// Without Classify the model is not asked to route: a data question costs
+// only the pipeline's call.
+func TestConversationNoClassifier(t *testing.T) {
+	var mu sync.Mutex
+	calls := map[string]int{}
+	m := model(calls, &mu)
+	c, err := conversation.New(pipeline(t, m), conversation.Options{Model: m})
 	require.NoError(t, err)
-	assert.Equal(t, "The user counted students by entry year (2023, then 2022).", s)
-	assert.GreaterOrEqual(t, c.SummaryCalls(), 1)
+	for _, q := range []string{"How many students entered in 2023?", "How many students entered in 2022?", "Tell me a joke"} {
+		r, err := c.Ask(context.Background(), q)
+		require.NoError(t, err)
+		assert.Equal(t, conversation.RouteData, r.Route)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Zero(t, calls["route"])
+	assert.Equal(t, 3, calls["generate"], "one generation per data question, nothing else")
 }
 
 // Bad input and concurrent use: an empty message, a cancelled context, a
