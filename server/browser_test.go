@@ -56,7 +56,8 @@ func TestBrowserPage(t *testing.T) {
 		}
 		return answerJSON(good), nil
 	})
-	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 2), AnswerKeys: AnswerKeyMap{"q1": good}, Feedback: feedbackRecorder(t)})
+	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 2), AnswerKeys: AnswerKeyMap{"q1": good}, Feedback: feedbackRecorder(t),
+		Conversations: &Conversations{}})
 
 	dir := t.TempDir()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -204,6 +205,22 @@ func TestBrowserPage(t *testing.T) {
 	s = text("#attempts")
 	assert.False(t, !strings.Contains(s, "nme") || !strings.Contains(s, "unknown_column"), "trail %q", s)
 	waitJS("two rows", `document.querySelectorAll("#rows tbody tr").length === 2 && document.getElementById("error").hidden`)
+
+	// The same Ask is a conversation: a follow-up is read with the
+	// question before it (joined, no model here) and says so.
+	err = chromedp.Do(step,
+		chromedp.SetValue(chromedp.CSS("#question"), "and the next two?"),
+		chromedp.Click(chromedp.CSS("#ask")),
+	)
+	require.NoError(t, err)
+	waitJS("the follow-up's route", `document.getElementById("route").textContent.includes("asked as: Name two students — and the next two?")`)
+	waitJS("its rows", `document.querySelectorAll("#rows tbody tr").length === 2`)
+	err = chromedp.Do(step,
+		chromedp.SetValue(chromedp.CSS("#question"), "what does that mean?"),
+		chromedp.Click(chromedp.CSS("#ask")),
+	)
+	require.NoError(t, err)
+	waitJS("an answer from the last one", `document.getElementById("route").textContent.includes("about last") && document.getElementById("explanation").textContent.includes("SELECT first_name")`)
 
 	// Ask with candidates: every candidate with its group or error, the
 	// chosen one marked, under why it won.

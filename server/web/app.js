@@ -12,6 +12,7 @@
     tables: $("tables"), items: $("items"), trail: $("trail"), attempts: $("attempts"),
     selection: $("selection"), selectionReason: $("selection-reason"), candidates: $("candidates"),
     result: $("result"), match: $("match"), resultMeta: $("result-meta"), rows: $("rows"),
+    newConversation: $("new-conversation"), route: $("route"),
     voteUp: $("vote-up"), voteDown: $("vote-down"), feedbackStatus: $("feedback-status"),
     chart: $("chart"), chartControls: $("chart-controls"), showChart: $("show-chart"), chartNote: $("chart-note"),
   };
@@ -240,12 +241,46 @@
     } finally { busy(false); }
   }
 
+  // Ask goes through a conversation when the service keeps them, so a
+  // follow-up ("and for 2019?") is read with the earlier questions; else
+  // through /v1/ask. conversation is its id, null before the first Ask;
+  // conversations is false once the service said it keeps none.
+  let conversation = null, conversations = true;
+  async function converse(q) {
+    if (conversations && !conversation) {
+      try {
+        conversation = (await api("v1/conversations", {})).conversation_id;
+      } catch (e) {
+        if (e.code !== "not_configured") throw e;
+        conversations = false;
+      }
+    }
+    if (!conversations) return { answer: await api("v1/ask", { question: q }) };
+    return api("v1/conversations/" + encodeURIComponent(conversation) + "/messages", { message: q });
+  }
+  el.newConversation.addEventListener("click", () => {
+    conversation = null;
+    el.route.hidden = true;
+    setStatus("New conversation: earlier questions are forgotten.");
+    el.question.focus();
+  });
+
   async function ask() {
     const q = el.question.value.trim();
     if (!q) { showError("Type a question first.", el.question); return; }
     hideError(); busy(true); setStatus("Answering…");
     try {
-      const a = await api("v1/ask", { question: q });
+      const reply = await converse(q);
+      el.route.hidden = !reply.route;
+      el.route.textContent = reply.route ? "Route: " + reply.route.replace("_", " ") +
+        (reply.standalone && reply.standalone !== q ? " — asked as: " + reply.standalone : "") : "";
+      const a = reply.answer;
+      if (!a) {
+        // Small talk or a question about the last answer: no new SQL.
+        el.explanation.textContent = reply.text;
+        setStatus(reply.text);
+        return;
+      }
       renderAnswer(a);
       if (a.result) renderResult(a.result, undefined, undefined, a.chart);
       else el.result.hidden = true;
