@@ -2,10 +2,11 @@
 // examples, as Vanna's and WrenAI's "training from feedback" does: an
 // up-voted answer whose SQL passes the guard and the deterministic checks
 // becomes a verified example in a persistent Store (one per normalised
-// question: a later up-vote replaces its SQL); a down-vote is recorded and,
-// when its SQL is a verified example's, flags that example for review
-// instead of deleting it. A flagged example is not reused until an up-vote
-// clears it.
+// question: its author's later up-vote replaces its SQL; another
+// principal's different SQL flags it for review instead); a down-vote is
+// recorded and, when its SQL is a verified example's, flags that example
+// for review instead of deleting it. A flagged example is not reused
+// until its author's up-vote clears it.
 //
 // Examples reach retrieval in two ways: Merge adds the store's examples to
 // a knowledge base before its index is built (so the index fingerprint
@@ -131,6 +132,10 @@ type Outcome struct {
 	Example *Example
 	// Added is true when the up-vote created the example.
 	Added bool
+	// Conflict is true when the question's example is another
+	// principal's with other SQL: it is kept, flagged for review, and this
+	// vote's SQL is in the vote log for the reviewer.
+	Conflict bool
 	// Flagged are the IDs of the examples a down-vote flagged.
 	Flagged []string
 }
@@ -165,11 +170,11 @@ func (r *Recorder) Record(ctx context.Context, fb Feedback) (*Outcome, error) {
 	vote := Vote{Time: now, Principal: fb.Principal, Question: fb.Question, SQL: fb.SQL, Verdict: fb.Verdict, Note: fb.Note}
 	out := &Outcome{Verdict: fb.Verdict}
 	if fb.Verdict == Up {
-		ex, added, err := r.up(ctx, fb, now)
+		ex, added, conflict, err := r.up(ctx, fb, now)
 		if err != nil {
 			return nil, err
 		}
-		out.Example, out.Added, vote.Example = ex, added, ex.ID
+		out.Example, out.Added, out.Conflict, vote.Example = &ex, added, conflict, ex.ID
 	} else {
 		flagged, err := r.down(ctx, fb.SQL, now)
 		if err != nil {
@@ -200,34 +205,46 @@ func (fb Feedback) validate() error {
 }
 
 // up checks the statement and saves it as the example of its question.
-func (r *Recorder) up(ctx context.Context, fb Feedback, now time.Time) (*Example, bool, error) {
+// conflict is set when another principal's example of the question has
+// other SQL: it is kept and flagged for review.
+func (r *Recorder) up(ctx context.Context, fb Feedback, now time.Time) (ex Example, added, conflict bool, err error) {
 	if err := r.Guard.Check(ctx, fb.SQL); err != nil {
-		return nil, false, err
+		return ex, false, false, err
 	}
 	if r.Checker != nil {
 		if serr := r.Checker.Failure(fb.SQL); serr != nil {
-			return nil, false, serr
+			return ex, false, false, serr
 		}
 	}
 	id := ExampleID(fb.Question)
 	old, err := r.Store.Example(ctx, id)
 	if err != nil {
-		return nil, false, err
+		return ex, false, false, err
 	}
-	ex := Example{ID: id, Question: fb.Question, SQL: fb.SQL, Note: fb.Note, By: fb.Principal, Created: now, Updated: now, Up: 1}
+	ex = Example{ID: id, Question: fb.Question, SQL: fb.SQL, Note: fb.Note, By: fb.Principal, Created: now, Updated: now, Up: 1}
 	if old != nil {
-		ex.Created, ex.Up = old.Created, old.Up+1
-		if sameStatement(old.SQL, fb.SQL) {
-			ex.Down = old.Down
+		ex = *old
+		ex.Up++
+		ex.Updated = now
+		author := old.By == fb.Principal
+		switch {
+		case !sameStatement(old.SQL, fb.SQL) && !author:
+			// Another principal's different answer does not replace the
+			// author's: the two need a person to decide.
+			ex.Review, conflict = true, true
+		case !sameStatement(old.SQL, fb.SQL):
+			ex.SQL, ex.Down, ex.Review = fb.SQL, 0, false // the author's new answer
+		case author:
+			ex.Review = false // the author confirms it after a down-vote
 		}
-		if ex.Note == "" {
-			ex.Note = old.Note
+		if fb.Note != "" && author {
+			ex.Note = fb.Note
 		}
 	}
 	if err := r.Store.Save(ctx, ex); err != nil {
-		return nil, false, err
+		return ex, false, false, err
 	}
-	return &ex, old == nil, nil
+	return ex, old == nil, conflict, nil
 }
 
 // down flags the examples whose SQL is sql.

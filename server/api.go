@@ -182,11 +182,14 @@ type FeedbackRequest struct {
 // up-vote added (Added) or updated, the examples a down-vote flagged for
 // review ("example:" IDs are the knowledge file's).
 type FeedbackResponse struct {
-	RequestID string   `json:"request_id"`
-	Verdict   string   `json:"verdict"`
-	ExampleID string   `json:"example_id,omitempty"`
-	Added     bool     `json:"added"`
-	Flagged   []string `json:"flagged,omitempty"`
+	RequestID string `json:"request_id"`
+	Verdict   string `json:"verdict"`
+	ExampleID string `json:"example_id,omitempty"`
+	Added     bool   `json:"added"`
+	// Conflict is true when the question's example is another
+	// principal's with other SQL: it stays, flagged for review.
+	Conflict bool     `json:"conflict,omitempty"`
+	Flagged  []string `json:"flagged,omitempty"`
 }
 
 // ContextBody is what retrieval found, without the texts and the prompt.

@@ -842,7 +842,7 @@ func (s *service) feedback(ctx context.Context, route string, req *FeedbackReque
 	if aerr != nil {
 		return nil, aerr
 	}
-	r := &FeedbackResponse{RequestID: requestID(ctx), Verdict: req.Verdict, Added: out.Added, Flagged: out.Flagged}
+	r := &FeedbackResponse{RequestID: requestID(ctx), Verdict: req.Verdict, Added: out.Added, Conflict: out.Conflict, Flagged: out.Flagged}
 	if out.Example != nil {
 		r.ExampleID = out.Example.ID
 	}

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -34,9 +35,9 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
-	"github.com/text2sql-go/text2sql/executor/postgres"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/guard"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -65,7 +66,15 @@ type Options struct {
 	// ConnectTimeout bounds Open: starting the server, discovery and the
 	// schema (default 60 s, enough for npx to fetch a server once).
 	ConnectTimeout time.Duration
+	// MaxResponseBytes bounds one HTTP response from the server (default
+	// DefaultMaxResponseBytes); a longer one fails the call.
+	MaxResponseBytes int64
 }
+
+// DefaultMaxResponseBytes is Options.MaxResponseBytes's default: the
+// message size the MCP SDK's stdio transport accepts, so both transports
+// bound a result alike.
+const DefaultMaxResponseBytes = 16 << 20
 
 // DefaultConnectTimeout is Options.ConnectTimeout's default.
 const DefaultConnectTimeout = 60 * time.Second
@@ -86,8 +95,11 @@ type Executor struct {
 	arg     string // its SQL argument
 	schema  *schema.Database
 	guard   text2sql.Guard
-	opts    Options
-	closers []func() error
+	// wrapLimit bounds each statement's rows with a LIMIT around it
+	// (PostgreSQL servers, which send every row).
+	wrapLimit bool
+	opts      Options
+	closers   []func() error
 }
 
 var _ text2sql.Executor = (*Executor)(nil)
@@ -111,11 +123,20 @@ func Open(ctx context.Context, opts Options) (*Executor, error) {
 	if opts.ConnectTimeout == 0 {
 		opts.ConnectTimeout = DefaultConnectTimeout
 	}
+	if opts.MaxResponseBytes <= 0 {
+		opts.MaxResponseBytes = DefaultMaxResponseBytes
+	}
 	ctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
 	defer cancel()
 	var transport mcpsdk.Transport
 	if opts.URL != "" {
-		transport = &mcpsdk.StreamableClientTransport{Endpoint: opts.URL, HTTPClient: opts.HTTPClient}
+		client := http.DefaultClient
+		if opts.HTTPClient != nil {
+			client = opts.HTTPClient
+		}
+		bounded := *client
+		bounded.Transport = limitTransport{next: client.Transport, max: opts.MaxResponseBytes}
+		transport = &mcpsdk.StreamableClientTransport{Endpoint: opts.URL, HTTPClient: &bounded}
 	} else {
 		cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
 		cmd.Env = append(os.Environ(), opts.Env...)
@@ -274,7 +295,17 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	if req.Timeout > 0 {
 		timeout = req.Timeout
 	}
-	out, err := e.call(ctx, req.SQL, maxRows, timeout)
+	sql := req.SQL
+	if e.wrapLimit {
+		// The reference servers send every row: bound what crosses the
+		// connection (one message past the client's limit would end the
+		// session). The wrapper is checked as the statement was.
+		sql = fmt.Sprintf("SELECT * FROM (\n%s\n) AS text2sql_rows LIMIT %d", sqltext.TrimTerminators(req.SQL), maxRows+1)
+		if err := e.guard.Check(ctx, sql); err != nil {
+			return &text2sql.Result{Columns: []string{}, Error: guard.EngineError("the statement cannot be bounded: "+err.Error(), e.schema, req.SQL), Duration: time.Since(start)}, nil
+		}
+	}
+	out, err := e.call(ctx, sql, maxRows, timeout)
 	if out != nil {
 		out.Duration = time.Since(start)
 	}
@@ -341,6 +372,12 @@ func (e *Executor) read(res *mcpsdk.CallToolResult, sql string, out *text2sql.Re
 		if body.Error != nil {
 			out.Error = &text2sql.SQLError{Kind: body.Error.Kind, Message: body.Error.Message, Hint: body.Error.Hint}
 			return
+		}
+		for i, r := range body.Rows {
+			if len(r) != len(body.Columns) {
+				out.Error = &text2sql.SQLError{Kind: text2sql.KindRuntime, Message: fmt.Sprintf("unreadable result: row %d has %d values for %d columns", i+1, len(r), len(body.Columns))}
+				return
+			}
 		}
 		out.Columns, out.Rows, out.Truncated = body.Columns, body.Rows, body.Truncated
 		if out.Columns == nil {
@@ -420,6 +457,46 @@ func number(v any) any {
 	return f
 }
 
+// limitTransport bounds the bodies of the responses next returns.
+type limitTransport struct {
+	next http.RoundTripper // nil: http.DefaultTransport
+	max  int64
+}
+
+func (t limitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	resp, err := next.RoundTrip(r)
+	if err == nil {
+		resp.Body = &limitedBody{ReadCloser: resp.Body, max: t.max, left: t.max}
+	}
+	return resp, err
+}
+
+// limitedBody fails a read past its bound instead of returning a cut body.
+type limitedBody struct {
+	io.ReadCloser
+	max, left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		if n, err := b.ReadCloser.Read(one[:]); n == 0 && err != nil {
+			return 0, err // the body ended exactly at the bound
+		}
+		return 0, fmt.Errorf("mcpexec: the server's response is over %d bytes (Options.MaxResponseBytes)", b.max)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
 // Close ends the session (stopping a stdio server) and removes the
 // private schema copy.
 func (e *Executor) Close() error {
@@ -429,7 +506,3 @@ func (e *Executor) Close() error {
 	}
 	return errors.Join(errs...)
 }
-
-// postgresGuard is PostgreSQL's parse-tree guard with the built-in
-// function catalog: the server's own catalog is behind the MCP server.
-func postgresGuard() text2sql.Guard { return postgres.NewGuard(nil, nil) }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor/postgres"
+	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -41,7 +43,11 @@ func (e *Executor) fromInformationSchema(ctx context.Context) error {
 	if d != text2sql.DialectPostgres {
 		return fmt.Errorf("%w: mcpexec: the schema of a %s server is read from describe_schema only", text2sql.ErrInvalidConfig, d)
 	}
-	e.guard = postgresGuard()
+	guard, err := e.postgresGuard(ctx)
+	if err != nil {
+		return err
+	}
+	e.guard, e.wrapLimit = guard, true
 	cols, err := e.query(ctx, columnsQuery)
 	if err != nil {
 		return err
@@ -84,6 +90,44 @@ func (e *Executor) fromInformationSchema(ctx context.Context) error {
 		fk.RefColumns = append(fk.RefColumns, r.str(7))
 	}
 	e.schema = db
+	return nil
+}
+
+// postgresGuard is PostgreSQL's parse-tree guard with the server's own
+// function catalog read through the query tool (so attribute notation,
+// (k).f, cannot call a function of the server's that the allow-list
+// refuses), and the refusal of backslashes in '…' strings, since the
+// server's standard_conforming_strings is not this executor's to pin.
+func (e *Executor) postgresGuard(ctx context.Context) (text2sql.Guard, error) {
+	rows, err := e.query(ctx, postgres.CatalogQuery)
+	if err != nil {
+		return nil, err
+	}
+	procs := make([]postgres.CatalogRow, 0, len(rows))
+	for _, r := range rows {
+		procs = append(procs, postgres.CatalogRow{Name: r.str(0), Volatility: r.str(1), Callable: r.str(2) == "true", Core: r.str(3) == "true"})
+	}
+	version, err := e.query(ctx, "SELECT current_setting('server_version_num')::int")
+	if err != nil {
+		return nil, err
+	}
+	num := 0
+	if len(version) == 1 {
+		fmt.Sscan(version[0].str(0), &num)
+	}
+	return pgGuard{postgres.NewGuard(postgres.CatalogFrom(procs, num), nil)}, nil
+}
+
+// pgGuard is postgres.Guard, then the backslash refusal.
+type pgGuard struct{ pg *postgres.Guard }
+
+func (g pgGuard) Check(ctx context.Context, sql string) error {
+	if err := g.pg.Check(ctx, sql); err != nil {
+		return err
+	}
+	if serr := guard.BackslashInString(sql); serr != nil {
+		return serr
+	}
 	return nil
 }
 

@@ -182,15 +182,14 @@ func (c *Catalog) tooNew(node string) (int, bool) {
 }
 
 func loadProcs(ctx context.Context, db *sql.DB) ([]proc, error) {
-	var rows []struct {
-		Name       string `db:"name"`
-		Volatility string `db:"volatility"`
-		Callable   bool   `db:"callable"`
-		Core       bool   `db:"core"`
-	}
+	var rows []CatalogRow
 	if err := sqlx.SelectContext(ctx, sqlx.NewDb(db, "pgx"), &rows, catalogQuery); err != nil {
 		return nil, fmt.Errorf("postgres: function catalog: %w", err)
 	}
+	return procsOf(rows), nil
+}
+
+func procsOf(rows []CatalogRow) []proc {
 	procs := make([]proc, 0, len(rows))
 	for _, r := range rows {
 		p := proc{name: r.Name, callable: r.Callable, core: r.Core}
@@ -199,7 +198,30 @@ func loadProcs(ctx context.Context, db *sql.DB) ([]proc, error) {
 		}
 		procs = append(procs, p)
 	}
-	return procs, nil
+	return procs
+}
+
+// CatalogQuery is the query LoadCatalog reads the functions with; its
+// rows are CatalogRows. For a server reached without database/sql (an
+// MCP server's query tool): run it there and give the rows to
+// CatalogFrom.
+const CatalogQuery = catalogQuery
+
+// CatalogRow is one row of CatalogQuery: a function's name, volatility
+// ("i", "s" or "v"), whether SQL can call it, whether it is in pg_catalog.
+type CatalogRow struct {
+	Name       string `db:"name"`
+	Volatility string `db:"volatility"`
+	Callable   bool   `db:"callable"`
+	Core       bool   `db:"core"`
+}
+
+// CatalogFrom is the Catalog of CatalogQuery's rows read elsewhere, for a
+// server whose server_version_num is versionNum (0: not known).
+func CatalogFrom(rows []CatalogRow, versionNum int) *Catalog {
+	c := newCatalog(procsOf(rows))
+	c.major = versionNum / 10000
+	return c
 }
 
 //go:embed catalog.tsv

@@ -28,7 +28,6 @@ import (
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/guard"
-	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
 // Options configures New.
@@ -110,24 +109,8 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 	if err := e.opts.Guard.Check(ctx, query); err != nil {
 		return err
 	}
-	return backslashInString(query)
-}
-
-// backslashInString refuses a string literal that holds a backslash
-// unless it is E'…' or dollar-quoted ('…', N'…', U&'…' and continued
-// segments alike): the server reads those by its
-// standard_conforming_strings, which this executor cannot pin (PostgREST
-// runs the function in a transaction of its own), and off, \' ends no
-// literal: text the check read as a string would run as code. E'…'
-// strings and dollar quotes read the same either way.
-func backslashInString(query string) error {
-	for _, t := range sqltext.Lex(query) {
-		escaped := strings.HasPrefix(t.Text, "E'") || strings.HasPrefix(t.Text, "e'") || strings.HasPrefix(t.Text, "$")
-		if t.Kind == sqltext.String && !escaped && strings.Contains(t.Text, `\`) {
-			return &text2sql.SQLError{Kind: text2sql.KindForbiddenStatement,
-				Message: "a backslash in a '…' string literal is refused: the database may read it as an escape (standard_conforming_strings)",
-				Hint:    `write the literal as E'…' with the backslash doubled (E'a\\b'), or without a backslash`}
-		}
+	if err := guard.BackslashInString(query); err != nil {
+		return err
 	}
 	return nil
 }

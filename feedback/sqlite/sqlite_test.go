@@ -51,18 +51,31 @@ func TestUpVote(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEqual(t, v0, v1)
 
+	// Another principal's different SQL does not replace alice's: the
+	// example is kept and flagged for review.
 	better := perDept + " ORDER BY 2 DESC"
 	out, err = r.Record(ctx, feedback.Feedback{Question: "how many students major in each department", SQL: better, Verdict: feedback.Up, Principal: "bob"})
 	require.NoError(t, err)
 	assert.False(t, out.Added)
+	assert.True(t, out.Conflict)
 	exs, err := st.Examples(ctx)
 	require.NoError(t, err)
 	require.Len(t, exs, 1)
-	assert.Equal(t, better, exs[0].SQL)
-	assert.Equal(t, 2, exs[0].Up)
-	assert.Equal(t, "bob", exs[0].By)
+	assert.Equal(t, perDept, exs[0].SQL, "alice's SQL stays")
+	assert.True(t, exs[0].Review)
+	assert.Equal(t, "alice", exs[0].By)
 
-	// Reopened: the example and the two votes are still there.
+	// Her own new answer replaces it and clears the flag.
+	out, err = r.Record(ctx, feedback.Feedback{Question: "How many students major in each department?", SQL: better, Verdict: feedback.Up, Principal: "alice"})
+	require.NoError(t, err)
+	assert.False(t, out.Conflict)
+	exs, err = st.Examples(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, better, exs[0].SQL)
+	assert.False(t, exs[0].Review)
+	assert.Equal(t, 3, exs[0].Up)
+
+	// Reopened: the example and the three votes are still there.
 	require.NoError(t, st.Close())
 	st2, err := sqlite.Open(path, sqlite.Options{})
 	require.NoError(t, err)
@@ -72,9 +85,10 @@ func TestUpVote(t *testing.T) {
 	require.Len(t, exs, 1)
 	votes, err := st2.Votes(ctx)
 	require.NoError(t, err)
-	require.Len(t, votes, 2)
+	require.Len(t, votes, 3)
 	assert.Equal(t, "alice", votes[0].Principal)
-	assert.Equal(t, exs[0].ID, votes[1].Example)
+	assert.Equal(t, better, votes[1].SQL, "bob's proposal is in the log for the reviewer")
+	assert.Equal(t, exs[0].ID, votes[2].Example)
 }
 
 // A write, several statements or an unknown column never become examples.

@@ -1,0 +1,73 @@
+package mcpexec_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor/mcpexec"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
+)
+
+// Attacks on the PostgreSQL path, against the reference server (which
+// runs each query in a READ ONLY transaction that COMMIT ends).
+func TestReferenceServerAttacks(t *testing.T) {
+	bin := referenceServer(t)
+	db, dsn, _ := dbtest.PostgresKit(t)
+	var name string
+	require.NoError(t, db.QueryRow("SELECT current_database()").Scan(&name))
+	dbtest.Exec(t, db,
+		// With standard_conforming_strings off, '\' ends no literal: one
+		// statement to a guard that assumes on is three to the server.
+		fmt.Sprintf("ALTER DATABASE %s SET standard_conforming_strings = off", name),
+		// A function of the database the allow-list refuses, reachable by
+		// attribute notation ((k).evil is evil(k)).
+		`CREATE FUNCTION evil(k kit) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'EVIL RAN'; END $$`,
+	)
+	ex, err := mcpexec.Open(context.Background(), mcpexec.Options{Command: []string{bin, dsn}, MaxRows: 1000})
+	require.NoError(t, err)
+	defer ex.Close()
+	count := func() int {
+		var n int
+		require.NoError(t, db.QueryRow("SELECT count(*) FROM kit").Scan(&n))
+		return n
+	}
+	before := count()
+	for _, q := range []string{
+		`SELECT '\' , '; COMMIT; DELETE FROM kit; --'`,
+		`SELECT 'a\', 'b'`,
+		"SELECT (k).evil FROM kit k LIMIT 1",
+		"SELECT k.evil FROM kit k LIMIT 1",
+		"SELECT evil(k) FROM kit k LIMIT 1",
+	} {
+		res, err := ex.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
+		require.NoError(t, err, q)
+		require.NotNil(t, res.Error, q)
+		assert.True(t, res.Error.Kind.Refusal(), "%s: refused before it left, not %v", q, res.Error)
+		assert.NotContains(t, res.Error.Message, "EVIL RAN", q)
+	}
+	assert.Equal(t, before, count(), "nothing was deleted")
+
+	// E'…' strings read the same whatever the setting: allowed.
+	res, err := ex.Execute(context.Background(), text2sql.ExecuteRequest{SQL: `SELECT E'a\\b' AS s`})
+	require.NoError(t, err)
+	require.Nil(t, res.Error)
+	assert.Equal(t, `a\b`, res.Rows[0][0])
+
+	// A result far past the row cap is bounded before it crosses the
+	// connection: the session survives it.
+	res, err = ex.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT n, repeat('x', 100) FROM generate_series(1, 300000) n", MaxRows: 10})
+	require.NoError(t, err)
+	require.Nil(t, res.Error)
+	assert.Len(t, res.Rows, 10)
+	assert.True(t, res.Truncated)
+	res, err = ex.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT count(*) AS n FROM kit"})
+	require.NoError(t, err)
+	require.Nil(t, res.Error, "the session still works")
+	assert.True(t, strings.Contains(fmt.Sprint(res.Rows), fmt.Sprint(before)))
+}
