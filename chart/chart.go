@@ -162,6 +162,11 @@ func For(res *text2sql.Result, opts Options) *Spec {
 	if res == nil || res.Error != nil || len(res.Rows) < 2 || len(res.Columns) < 2 || len(res.Columns) > MaxColumns {
 		return nil
 	}
+	for _, row := range res.Rows {
+		if len(row) != len(res.Columns) {
+			return nil // not a result an executor makes; nothing to chart
+		}
+	}
 	opts = opts.withDefaults()
 	rows := res.Rows
 	if len(rows) > opts.MaxRows {
@@ -189,7 +194,7 @@ func For(res *text2sql.Result, opts Options) *Spec {
 		}
 	}
 	ch := func(j int, typ string) *Channel {
-		c := &Channel{Field: fields[j], Type: typ, Title: res.Columns[j]}
+		c := &Channel{Field: fields[j], Type: typ, Title: title(res.Columns[j])}
 		if typ == "nominal" || typ == "ordinal" {
 			c.Sort = keepOrder
 		}
@@ -448,6 +453,18 @@ func distinct(rows [][]any, j int) int {
 		seen[fmt.Sprint(row[j])] = struct{}{}
 	}
 	return len(seen)
+}
+
+// title is a column's title in the chart: its name, except the tooltip
+// keys Vega's tooltip handler reads as directives ("image" is shown as an
+// image fetched from the value, "title" heads the tooltip), which get a
+// suffix so a column name cannot make the chart load a URL from the data.
+func title(col string) string {
+	switch strings.ToLower(strings.TrimSpace(col)) {
+	case "image", "title":
+		return col + " (column)"
+	}
+	return col
 }
 
 // fieldNames are the data keys of the columns: the column name without

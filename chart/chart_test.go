@@ -184,6 +184,16 @@ func TestBounds(t *testing.T) {
 
 func zero() float64 { return 0 }
 
+// A column named like a tooltip directive ("image": load the value as an
+// image URL) gets another title; a ragged result gets no chart.
+func TestTooltipDirectives(t *testing.T) {
+	res := &text2sql.Result{Columns: []string{"name", "image"}, Rows: [][]any{{"a", int64(1)}, {"b", int64(2)}}}
+	s := chart.For(res, chart.Options{})
+	require.NotNil(t, s)
+	assert.Equal(t, "image (column)", s.Encoding.Y.Title)
+	assert.Nil(t, chart.For(&text2sql.Result{Columns: []string{"a", "b"}, Rows: [][]any{{"x"}, {"y", int64(1)}}}, chart.Options{}))
+}
+
 // Page is one HTML file with the scripts inline and the spec's data
 // escaped, so a value cannot close the script element.
 func TestPage(t *testing.T) {
@@ -198,6 +208,7 @@ func TestPage(t *testing.T) {
 	assert.False(t, strings.Contains(html, "<script>alert(1)"), "a value closed the script element")
 	assert.True(t, strings.Contains(html, "<title>Counts &lt;by name&gt;</title>"), "the title is escaped")
 	assert.True(t, strings.Contains(html, "vega.expressionInterpreter"))
+	assert.True(t, strings.Contains(html, `content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"`), "no request leaves the page")
 	assert.False(t, regexp.MustCompile(`<script[^>]*\ssrc`).MatchString(html), "no script is loaded from elsewhere")
 	_, err = chart.Page(nil, "", "")
 	assert.Error(t, err)

@@ -40,6 +40,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
 <title>{{.Title}}</title>
 <style>
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 60rem; padding: 0 1rem; color: #1d232a; }
@@ -60,8 +61,8 @@ vegaEmbed("#chart", {{.Spec}}, Object.assign({{.Options}}, {expr: vega.expressio
 `))
 
 // Page returns a self-contained HTML page that draws spec (the Vega
-// scripts inline, no network), headed by title and showing sql when it is
-// not empty. Errors: a nil spec, or one that does not marshal.
+// scripts inline; its Content-Security-Policy allows no network at all),
+// headed by title and showing sql when it is not empty. Errors: a nil spec, or one that does not marshal.
 func Page(spec *Spec, title, sql string) ([]byte, error) {
 	if spec == nil {
 		return nil, fmt.Errorf("chart: Page needs a spec")

@@ -283,7 +283,7 @@ func (c *Conversation) data(ctx context.Context, r *Reply) error {
 	r.Standalone = r.Message
 	if last := c.last(); last != nil && last.Standalone != "" && followUp.MatchString(r.Message) {
 		q, how, calls := c.rewrite(ctx, r.Message, last)
-		r.Standalone = q
+		r.Standalone = tail(q, MaxStandaloneRunes)
 		r.Steps = append(r.Steps, Step{Name: "rewrite", Outcome: q + " (" + how + ")", Calls: calls})
 	}
 	ans, err := c.asker.Ask(ctx, r.Standalone)
@@ -328,6 +328,20 @@ func (c *Conversation) words(ctx context.Context, question string, ans *text2sql
 		err = text2sql.ErrNilResult
 	}
 	return n, err
+}
+
+// MaxStandaloneRunes bounds a rewritten question, in runes: the length of
+// a question the service takes (server.MaxQuestionRunes), so a chain of
+// joined follow-ups cannot grow without end.
+const MaxStandaloneRunes = 4000
+
+// tail is the last n runes of s (the newest part of a joined question).
+func tail(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return "…" + string(r[len(r)-n+1:])
 }
 
 // rewrite turns a follow-up into a standalone question: the model with

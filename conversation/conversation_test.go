@@ -248,6 +248,18 @@ func TestConversationErrorsAndConcurrency(t *testing.T) {
 	_, err = c.Ask(ctx, "How many students entered in 2023?")
 	assert.ErrorIs(t, err, context.Canceled)
 
+	// Follow-ups joined without a model stay within a question's length.
+	plain, err := conversation.New(pipeline(t, m), conversation.Options{})
+	require.NoError(t, err)
+	_, err = plain.Ask(context.Background(), "How many students entered in 2023?")
+	require.NoError(t, err)
+	long := "and " + strings.Repeat("also in 2022 ", 250)
+	for range 3 {
+		r, err := plain.Ask(context.Background(), long)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, len([]rune(r.Standalone)), conversation.MaxStandaloneRunes)
+	}
+
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {

@@ -177,7 +177,11 @@ func (s *service) session(ctx context.Context, id string) (*session, *apiError) 
 			if s.convs.byID == nil {
 				s.convs.byID = map[string]*session{}
 			}
-			s.convs.byID[id] = sess
+			if live := s.convs.byID[id]; live != nil {
+				sess = live // another request restored it first: one copy answers both
+			} else {
+				s.convs.byID[id] = sess
+			}
 			s.convs.mu.Unlock()
 		}
 	}

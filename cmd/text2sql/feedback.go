@@ -115,7 +115,7 @@ example with the same SQL for review (it is kept, not reused). Use
 			w := cmd.OutOrStdout()
 			switch {
 			case out.Conflict:
-				fmt.Fprintf(w, "Recorded; verified example %s has other SQL from %s, so both are flagged for review.\n", out.Example.ID, cmp.Or(out.Example.By, "another principal"))
+				fmt.Fprintf(w, "Recorded; verified example %s is %s's with other SQL: it stays, flagged for review.\n", out.Example.ID, cmp.Or(out.Example.By, "another principal"))
 			case out.Added:
 				fmt.Fprintf(w, "Added verified example %s.\n", out.Example.ID)
 			case out.Example != nil:
