@@ -1,0 +1,157 @@
+package valueindex
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// fold maps the accented Latin letters of Latin-1 and Latin Extended-A to
+// their base letters, so "Zürich", "Zurich" and "ZURICH" normalise alike
+// (the standard library has no Unicode decomposition; these blocks cover
+// the letters of the Western European languages of Spider's and BIRD's
+// data).
+var fold = func() map[rune]rune {
+	m := map[rune]rune{}
+	for base, letters := range map[rune]string{
+		'a': "àáâãäåāăą", 'c': "çćĉċč", 'd': "ďđ", 'e': "èéêëēĕėęě", 'g': "ĝğġģ", 'h': "ĥħ",
+		'i': "ìíîïĩīĭįı", 'j': "ĵ", 'k': "ķ", 'l': "ĺļľŀł", 'n': "ñńņňŉ", 'o': "òóôõöøōŏő",
+		'r': "ŕŗř", 's': "śŝşšß", 't': "ţťŧ", 'u': "ùúûüũūŭůűų", 'w': "ŵ", 'y': "ýÿŷ", 'z': "źżž",
+	} {
+		for _, r := range letters {
+			m[r] = base
+		}
+	}
+	return m
+}()
+
+// normalize returns the words of s (runs of letters and digits, lower
+// case, accents folded) joined by single spaces: "O'Brien, Jr." →
+// "o brien jr". Values and questions are compared in this form.
+func normalize(s string) string {
+	return strings.Join(words(s), " ")
+}
+
+// words returns the normalised words of s, as normalize joins them.
+func words(s string) []string {
+	var (
+		out []string
+		b   strings.Builder
+	)
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, b.String())
+			b.Reset()
+		}
+	}
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush()
+			continue
+		}
+		r = unicode.ToLower(r)
+		if f, ok := fold[r]; ok {
+			r = f
+		}
+		b.WriteRune(r)
+	}
+	flush()
+	return out
+}
+
+// A gram is a character trigram of a normalised string padded with one
+// space on each side (" uk" and "uk " for "uk"), three runes of at most 21
+// bits each packed in a uint64.
+type gram uint64
+
+// grams appends to dst the distinct trigrams of the normalised string s,
+// padded, in order of first appearance.
+func grams(dst []gram, s string) []gram {
+	var w [3]rune
+	n := 0
+	push := func(r rune) {
+		w[0], w[1], w[2] = w[1], w[2], r
+		n++
+		if n < 3 {
+			return
+		}
+		g := gram(w[0])<<42 | gram(w[1])<<21 | gram(w[2])
+		for _, x := range dst {
+			if x == g {
+				return
+			}
+		}
+		dst = append(dst, g)
+	}
+	push(' ')
+	for _, r := range s {
+		push(r)
+	}
+	push(' ')
+	return dst
+}
+
+// ratio is the Levenshtein similarity of a and b: 1 − distance / the
+// longer length, in runes; 1 for equal strings (two empty ones included).
+func ratio(a, b string) float64 {
+	ra, rb := []rune(a), []rune(b)
+	n := max(len(ra), len(rb))
+	if n == 0 {
+		return 1
+	}
+	return 1 - float64(levenshtein(ra, rb))/float64(n)
+}
+
+// levenshtein is the edit distance of a and b (insertions, deletions and
+// substitutions of one rune each), with two rows of the dynamic programme.
+func levenshtein(a, b []rune) int {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// windowRatio is the best ratio of g (of n words) against a run of n
+// adjacent words of the normalised value v, when v has more than n words;
+// 0 otherwise.
+func windowRatio(g string, n int, v string) float64 {
+	vw := strings.Split(v, " ")
+	if len(vw) <= n {
+		return 0
+	}
+	best := 0.0
+	for i := 0; i+n <= len(vw); i++ {
+		w := strings.Join(vw[i:i+n], " ")
+		if d := utf8.RuneCountInString(w) - utf8.RuneCountInString(g); d > 2 || d < -2 {
+			continue
+		}
+		best = max(best, ratio(g, w))
+	}
+	return best
+}
+
+// digits reports whether s holds only digits and spaces.
+func digits(s string) bool {
+	for _, r := range s {
+		if r != ' ' && !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
