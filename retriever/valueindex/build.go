@@ -33,9 +33,6 @@ type Options struct {
 	// Skip reports whether a column must not be read, on top of
 	// knowledge.ValueColumn's rules; nil means none.
 	Skip func(t *schema.Table, c *schema.Column) bool
-	// Prefix is put before every table name of the hits ("concert_singer."
-	// for a catalog of several databases); "" means none.
-	Prefix string
 	// Progress, when set, is called after each column read with the
 	// columns done and the columns to read.
 	Progress func(done, total int)
@@ -100,32 +97,45 @@ func Columns(sch *schema.Database, opts Options) ([]*schema.Table, [][]*schema.C
 	return outT, outC, nil
 }
 
-// Build reads the values of the text columns of sch from db (see Columns)
-// and indexes them. Each column costs one query, run with ctx:
+// Build reads the values of the text columns of sch from db and indexes
+// them: NewBuilder(opts), Builder.Read, Builder.Index. Errors as theirs.
+func Build(ctx context.Context, db *sql.DB, sch *schema.Database, opts Options) (*Index, error) {
+	b, err := NewBuilder(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Read(ctx, db, sch, ""); err != nil {
+		return nil, err
+	}
+	return b.Index(), nil
+}
+
+// Read adds the values of the text columns of sch (see Columns, with the
+// builder's Options) read from db, each table named prefix +
+// Table.QualifiedName() ("concert_singer." for one database of a catalog;
+// "" for none). Each column costs one query, run with ctx:
 //
 //	SELECT c, COUNT(*) FROM t WHERE c IS NOT NULL GROUP BY c ORDER BY 2 DESC, 1 LIMIT MaxPerColumn
 //
 // with identifiers quoted for sch.Dialect (schema.Quote, schema.QuoteTable),
 // so a column keeps its most frequent values; on a table of n rows it is
 // one scan and a sort of the distinct values. Reading stops when the
-// index is full (MaxValues, MaxBytes).
+// index is full (MaxValues, MaxBytes). Options.Progress is called after
+// each column.
 //
 // A column whose query fails is left out and listed in Stats.Skipped; when
 // every column fails, the first error is returned (the database is
-// unreachable or the login reads nothing). Errors: a nil db or sch, or a
-// bad option, wrapping text2sql.ErrInvalidConfig; ctx.Err() when ctx
-// ends.
-func Build(ctx context.Context, db *sql.DB, sch *schema.Database, opts Options) (*Index, error) {
+// unreachable or the login reads nothing). Errors: a nil db or sch, or an
+// unknown table in Options.Tables, wrapping text2sql.ErrInvalidConfig;
+// ctx.Err() when ctx ends.
+func (b *Builder) Read(ctx context.Context, db *sql.DB, sch *schema.Database, prefix string) error {
 	if db == nil || sch == nil {
-		return nil, fmt.Errorf("%w: valueindex: Build needs a database and its schema", text2sql.ErrInvalidConfig)
+		return fmt.Errorf("%w: valueindex: Read needs a database and its schema", text2sql.ErrInvalidConfig)
 	}
-	b, err := NewBuilder(opts)
+	b.init()
+	tables, cols, err := Columns(sch, b.opts)
 	if err != nil {
-		return nil, err
-	}
-	tables, cols, err := Columns(sch, opts)
-	if err != nil {
-		return nil, err
+		return err
 	}
 	total := 0
 	for _, cs := range cols {
@@ -137,9 +147,9 @@ func Build(ctx context.Context, db *sql.DB, sch *schema.Database, opts Options) 
 		for _, c := range cols[i] {
 			vals, err := topValues(ctx, db, sch.Dialect, t, c.Name, b.opts.MaxPerColumn)
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return ctx.Err()
 			}
-			name := opts.Prefix + t.QualifiedName()
+			name := prefix + t.QualifiedName()
 			if err != nil {
 				failed++
 				if first == nil {
@@ -147,18 +157,18 @@ func Build(ctx context.Context, db *sql.DB, sch *schema.Database, opts Options) 
 				}
 				b.skip = append(b.skip, name+"."+c.Name+": "+err.Error())
 			} else if !b.Add(name, c.Name, vals...) {
-				return b.Index(), nil
+				return nil
 			}
 			done++
-			if opts.Progress != nil {
-				opts.Progress(done, total)
+			if b.opts.Progress != nil {
+				b.opts.Progress(done, total)
 			}
 		}
 	}
 	if failed > 0 && failed == total {
-		return nil, first
+		return first
 	}
-	return b.Index(), nil
+	return nil
 }
 
 // topValues returns up to limit non-NULL values of t.col, the most

@@ -96,6 +96,9 @@ type Hit struct {
 	Score  float64 `json:"score"`  // in [0, 1]: 1 for an exact match of the normalised forms
 	// Words are the question's words that matched, normalised.
 	Words string `json:"words"`
+	// Whole reports whether Words match the whole value, exactly or
+	// within edit distance, rather than a run of words inside it.
+	Whole bool `json:"whole"`
 }
 
 // Stats describe an index.
@@ -166,13 +169,7 @@ func NewBuilder(opts Options) (*Builder, error) {
 // listed in Stats.Truncated. A value added twice to one column is kept
 // once.
 func (b *Builder) Add(table, col string, values ...string) bool {
-	if b.colIdx == nil {
-		if b.opts.MaxValues == 0 {
-			b.opts = b.opts.withDefaults()
-		}
-		b.colIdx, b.valIdx, b.seen = map[column]uint32{}, map[string]uint32{}, map[entry]bool{}
-		b.perCol, b.trunc = map[uint32]int{}, map[uint32]bool{}
-	}
+	b.init()
 	c := column{table, col}
 	ci, ok := b.colIdx[c]
 	if !ok {
@@ -214,6 +211,17 @@ func (b *Builder) Add(table, col string, values ...string) bool {
 		b.perCol[ci]++
 	}
 	return b.room()
+}
+
+// init makes the zero Builder ready.
+func (b *Builder) init() {
+	if b.colIdx == nil {
+		if b.opts.MaxValues == 0 {
+			b.opts = b.opts.withDefaults()
+		}
+		b.colIdx, b.valIdx, b.seen = map[column]uint32{}, map[string]uint32{}, map[entry]bool{}
+		b.perCol, b.trunc = map[uint32]int{}, map[uint32]bool{}
+	}
 }
 
 // room reports whether the total bounds leave room for another value.
@@ -324,12 +332,13 @@ func (ix *Index) Match(question string, opts MatchOptions) []Hit {
 		score float64
 		words string
 		n     int
+		whole bool
 	}
 	found := map[entry]best{}
-	note := func(k uint32, score float64, g string, n int) {
+	note := func(k uint32, score float64, g string, n int, whole bool) {
 		for _, e := range ix.entries[ix.keyStart[k]:ix.keyStart[k+1]] {
 			if b, ok := found[e]; !ok || score > b.score || (score == b.score && n > b.n) {
-				found[e] = best{score, g, n}
+				found[e] = best{score, g, n, whole}
 			}
 		}
 	}
@@ -346,7 +355,7 @@ func (ix *Index) Match(question string, opts MatchOptions) []Hit {
 				continue
 			}
 			if k, ok := slices.BinarySearch(ix.keys, g); ok {
-				note(uint32(k), 1, g, n)
+				note(uint32(k), 1, g, n, true)
 			}
 			if size < minFuzzyRunes || digits(g) {
 				continue
@@ -358,7 +367,7 @@ func (ix *Index) Match(question string, opts MatchOptions) []Hit {
 	hits := make([]Hit, 0, len(found))
 	for e, b := range found {
 		c := ix.cols[e.col]
-		hits = append(hits, Hit{Table: c.table, Column: c.name, Value: ix.vals[e.val], Score: b.score, Words: b.words})
+		hits = append(hits, Hit{Table: c.table, Column: c.name, Value: ix.vals[e.val], Score: b.score, Words: b.words, Whole: b.whole})
 	}
 	slices.SortFunc(hits, func(a, b Hit) int {
 		return cmp.Or(cmp.Compare(weight(b), weight(a)), cmp.Compare(b.Score, a.Score), cmp.Compare(len(b.Words), len(a.Words)),
@@ -390,7 +399,7 @@ func weight(h Hit) float64 { return h.Score * float64(utf8.RuneCountInString(h.W
 // minContainment of gs holds one of them), counted over all of gs, then
 // scored by edit distance; note is called for each key scoring at least
 // threshold. counts is scratch space.
-func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, threshold float64, note func(k uint32, score float64, g string, words int)) {
+func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, threshold float64, note func(k uint32, score float64, g string, words int, whole bool)) {
 	need := int(math.Ceil(minContainment * float64(len(gs))))
 	slices.SortFunc(gs, func(a, b gram) int {
 		return cmp.Or(cmp.Compare(len(ix.postings[a]), len(ix.postings[b])), cmp.Compare(a, b))
@@ -422,12 +431,14 @@ func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, thresh
 			continue
 		}
 		key := ix.keys[k]
-		score := ratio(g, key)
+		score, whole := ratio(g, key), true
 		if score < threshold {
-			score = max(score, partialWeight*windowRatio(g, n, key))
+			if p := partialWeight * windowRatio(g, n, key); p > score {
+				score, whole = p, false
+			}
 		}
 		if score >= threshold {
-			note(k, score, g, n)
+			note(k, score, g, n, whole)
 		}
 	}
 }

@@ -48,7 +48,7 @@ func first(t *testing.T, hits []valueindex.Hit) valueindex.Hit {
 func TestMatchExact(t *testing.T) {
 	ix := build(t, racing)
 	h := first(t, ix.Match("Show the age of the singer named Joe Sharp.", valueindex.MatchOptions{}))
-	assert.Equal(t, valueindex.Hit{Table: "singer", Column: "name", Value: "Joe Sharp", Score: 1, Words: "joe sharp"}, h)
+	assert.Equal(t, valueindex.Hit{Table: "singer", Column: "name", Value: "Joe Sharp", Score: 1, Words: "joe sharp", Whole: true}, h)
 
 	// Case, punctuation and accents are folded.
 	h = first(t, ix.Match("races held in SAO-PAULO", valueindex.MatchOptions{}))
@@ -59,6 +59,7 @@ func TestMatchExact(t *testing.T) {
 	h = first(t, ix.Match("races at jose carlos pace", valueindex.MatchOptions{}))
 	assert.Equal(t, "Autódromo José Carlos Pace", h.Value)
 	assert.InDelta(t, 0.85, h.Score, 1e-9)
+	assert.False(t, h.Whole)
 }
 
 func TestMatchMisspelt(t *testing.T) {
@@ -73,6 +74,7 @@ func TestMatchMisspelt(t *testing.T) {
 	assert.Equal(t, "Lewis Hamilton", h.Value)
 	assert.Greater(t, h.Score, valueindex.DefaultThreshold)
 	assert.Less(t, h.Score, 1.0)
+	assert.True(t, h.Whole)
 
 	// One wrong letter in a short word is another word.
 	assert.Empty(t, ix.Match("Nixo", valueindex.MatchOptions{}))
@@ -164,7 +166,7 @@ func TestBuildDemoSkipsSensitiveColumns(t *testing.T) {
 		assert.NotEqual(t, "email", h.Column, h)
 	}
 	assert.Contains(t, ix.Match("courses taken by Yusuf Quinn", valueindex.MatchOptions{}),
-		valueindex.Hit{Table: "students", Column: "last_name", Value: "Quinn", Score: 1, Words: "quinn"})
+		valueindex.Hit{Table: "students", Column: "last_name", Value: "Quinn", Score: 1, Words: "quinn", Whole: true})
 	tables, cols, err := valueindex.Columns(ex.Schema(), valueindex.Options{})
 	require.NoError(t, err)
 	for i, tb := range tables {
