@@ -86,6 +86,11 @@ const (
 	maxScan = 50_000
 	// maxPerColumn bounds the hits of one column in one Match.
 	maxPerColumn = 3
+	// maxPartial bounds the values a gram may match as a run of words
+	// inside them: a word inside more values ("region" in "Capital
+	// Region", "Special Administrative Region of China", …) names none of
+	// them, so it matches none partially.
+	maxPartial = 3
 )
 
 // Hit is a value of the index that a question names.
@@ -311,10 +316,11 @@ type MatchOptions struct {
 // with a stop word, at least three characters), the values whose
 // normalised form equals it (score 1), or is within edit distance of it
 // (score 1 − distance / length, grams of five characters or more), or
-// holds it as a run of whole words (0.85 × that similarity). A value
-// keeps its best score. Hits are ordered by score times the length of the
-// words matched (a near match of two words before an exact one of one),
-// then score, then table, column and value in byte order, so the order is
+// holds it as a run of whole words (0.85 × that similarity; only when at
+// most three values hold it so). A value keeps its best score. Hits are
+// ordered whole-value matches first, then by score times the length of
+// the words matched (a near match of two words before an exact one of
+// one), then score, then table, column and value in byte order, so the order is
 // deterministic. At most three
 // values per column and opts.MaxHits in all; scores under opts.Threshold
 // are left out. A nil or empty index matches nothing.
@@ -370,7 +376,7 @@ func (ix *Index) Match(question string, opts MatchOptions) []Hit {
 		hits = append(hits, Hit{Table: c.table, Column: c.name, Value: ix.vals[e.val], Score: b.score, Words: b.words, Whole: b.whole})
 	}
 	slices.SortFunc(hits, func(a, b Hit) int {
-		return cmp.Or(cmp.Compare(weight(b), weight(a)), cmp.Compare(b.Score, a.Score), cmp.Compare(len(b.Words), len(a.Words)),
+		return cmp.Or(cmp.Compare(btoi(b.Whole), btoi(a.Whole)), cmp.Compare(weight(b), weight(a)), cmp.Compare(b.Score, a.Score), cmp.Compare(len(b.Words), len(a.Words)),
 			cmp.Compare(a.Table, b.Table), cmp.Compare(a.Column, b.Column), cmp.Compare(a.Value, b.Value))
 	})
 	perCol := map[column]int{}
@@ -387,6 +393,13 @@ func (ix *Index) Match(question string, opts MatchOptions) []Hit {
 		}
 	}
 	return slices.Clip(out)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // weight orders hits: the score times the length of the words matched,
@@ -426,19 +439,25 @@ func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, thresh
 			}
 		}
 	}
+	type partial struct {
+		k     uint32
+		score float64
+	}
+	var partials []partial
 	for k, c := range counts {
 		if c < need {
 			continue
 		}
 		key := ix.keys[k]
-		score, whole := ratio(g, key), true
-		if score < threshold {
-			if p := partialWeight * windowRatio(g, n, key); p > score {
-				score, whole = p, false
-			}
+		if score := ratio(g, key); score >= threshold {
+			note(k, score, g, n, true)
+		} else if p := partialWeight * windowRatio(g, n, key); p >= threshold {
+			partials = append(partials, partial{k, p})
 		}
-		if score >= threshold {
-			note(k, score, g, n, whole)
+	}
+	if len(partials) <= maxPartial {
+		for _, p := range partials {
+			note(p.k, p.score, g, n, false)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package valueindex_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -226,4 +227,29 @@ func TestSpiderLiterals(t *testing.T) {
 		total, found, 100*float64(found)/float64(total), indexed, 100*float64(indexed)/float64(total))
 	require.Greater(t, total, 300)
 	assert.GreaterOrEqual(t, float64(found)/float64(total), 0.5)
+}
+
+func TestCache(t *testing.T) {
+	ix := build(t, racing)
+	path := t.TempDir() + "/sub/values.gob"
+	key := valueindex.CacheKey("schema", "v1", valueindex.Options{})
+	assert.Len(t, key, 64)
+	assert.NotEqual(t, key, valueindex.CacheKey("schema", "v2", valueindex.Options{}), "the data version is part of the key")
+	assert.NotEqual(t, key, valueindex.CacheKey("schema", "v1", valueindex.Options{MaxPerColumn: 5}))
+
+	_, err := valueindex.Load(path, key)
+	require.ErrorIs(t, err, valueindex.ErrCacheMiss)
+	require.NoError(t, ix.Save(path, key))
+	got, err := valueindex.Load(path, key)
+	require.NoError(t, err)
+	assert.Equal(t, ix.Stats(), got.Stats())
+	for _, q := range []string{"singer Joe Sharp", "Hamiltn", "races held in SAO-PAULO", "jose carlos pace"} {
+		assert.Equal(t, ix.Match(q, valueindex.MatchOptions{}), got.Match(q, valueindex.MatchOptions{}), q)
+	}
+	_, err = valueindex.Load(path, valueindex.CacheKey("schema", "v2", valueindex.Options{}))
+	require.ErrorIs(t, err, valueindex.ErrCacheMiss, "stale after a data change")
+
+	require.NoError(t, os.WriteFile(path, []byte("not gob"), 0o644))
+	_, err = valueindex.Load(path, key)
+	require.ErrorIs(t, err, valueindex.ErrCacheMiss)
 }
