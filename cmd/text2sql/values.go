@@ -99,4 +99,3 @@ func (o *options) valueProgress() func(done, total int) {
 		}
 	}
 }
-
