@@ -207,7 +207,7 @@ type HybridOptions struct {
 // ones × MaxTables 5, 3, 2 per database and all databases as one
 // schema): one table from a whole match raises strict recall (per
 // database at 5 tables .9928 → .9959, all databases as one schema .9547
-// → .9691 at 5 tables, .9794 → .9887 with the default budget) and lowers
+// → .9702 at 5 tables, .9794 → .9897 with the default budget) and lowers
 // it nowhere; linking two or three tables, or from partial matches,
 // loses up to 4 questions at 3 tables, pushing out foreign-key
 // neighbours. Partial matches are still shown next to their column when

@@ -42,9 +42,10 @@ const (
 	// of bigger ones, those a question is likeliest to name.
 	DefaultMaxPerColumn = 10_000
 	// DefaultMaxValues is the most values of one index, all columns
-	// together: about 100 MB of memory at the measured ~100 bytes per
-	// value of 20 characters (value, trigram postings, entry), a fifth of
-	// the 500 MB issue 14 allows a 10,000-table catalog.
+	// together: about 160 MB of memory at the measured 160 bytes per
+	// distinct value of 17 characters (the value, its normalised form,
+	// 19 trigram postings of 4 bytes, its entry; BenchmarkIndex1M), a
+	// third of the 500 MB issue 14 allows a 10,000-table catalog.
 	DefaultMaxValues = 1_000_000
 	// DefaultMaxBytes bounds the bytes of the values kept, all columns
 	// together, so that long values cannot exceed the memory
@@ -82,8 +83,9 @@ const (
 	partialWeight = 0.85
 	// maxScan bounds the posting entries one gram may scan; a gram whose
 	// rarest trigrams are in more values than this (a common word in a
-	// big index) is matched exactly only.
-	maxScan = 50_000
+	// big index) is matched exactly only. At 10,000 a Match on an index
+	// of 1,000,000 values stays within milliseconds (BenchmarkMatch1M).
+	maxScan = 10_000
 	// maxPerColumn bounds the hits of one column in one Match.
 	maxPerColumn = 3
 	// maxPartial bounds the values a gram may match as a run of words
@@ -123,6 +125,15 @@ type Stats struct {
 
 type column struct{ table, name string }
 
+// span is a trigram's keys: arena[off : off+n].
+type span struct{ off, n uint32 }
+
+// posting returns the keys holding g, ascending.
+func (ix *Index) posting(g gram) []uint32 {
+	sp := ix.postings[g]
+	return ix.arena[sp.off : sp.off+sp.n]
+}
+
 type entry struct {
 	col uint32 // index into Index.cols
 	val uint32 // index into Index.vals
@@ -137,7 +148,8 @@ type Index struct {
 	// keyStart[k]:keyStart[k+1] are key k's entries.
 	keyStart []uint32
 	entries  []entry
-	postings map[gram][]uint32 // trigram → keys holding it, ascending
+	postings map[gram]span // trigram → its keys in arena
+	arena    []uint32      // the keys of each trigram, ascending
 	stats    Stats
 }
 
@@ -191,7 +203,7 @@ func (b *Builder) Add(table, col string, values ...string) bool {
 			b.trunc[ci] = true
 			return true
 		}
-		if !knowledge.KeepValue(v, b.opts.MaxLength) || normalize(v) == "" {
+		if !knowledge.KeepValue(v, b.opts.MaxLength) || strings.IndexFunc(v, isWordRune) < 0 {
 			continue
 		}
 		vi, ok := b.valIdx[v]
@@ -235,35 +247,54 @@ func (b *Builder) room() bool {
 }
 
 // Index builds the index of the values added so far. The builder can go
-// on collecting; each call builds anew.
+// on collecting; each call builds anew. It sorts the values by their
+// normalised form once and lays the trigram postings out in one array
+// (two passes over the keys' trigrams: count, then fill), so the cost is
+// O(n log n) in the values and the postings carry no slack.
 func (b *Builder) Index() *Index {
-	ix := &Index{cols: slices.Clone(b.cols), vals: slices.Clone(b.vals), postings: map[gram][]uint32{}}
+	ix := &Index{cols: slices.Clone(b.cols), vals: slices.Clone(b.vals), postings: map[gram]span{}}
 	norms := make([]string, len(b.vals))
-	byKey := map[string][]entry{}
 	for _, e := range b.pairs {
 		if norms[e.val] == "" {
-			norms[e.val] = normalize(b.vals[e.val])
+			n := normalize(b.vals[e.val])
+			if n == b.vals[e.val] {
+				n = b.vals[e.val] // stored once
+			}
+			norms[e.val] = n
 		}
-		byKey[norms[e.val]] = append(byKey[norms[e.val]], e)
 	}
-	ix.keys = make([]string, 0, len(byKey))
-	for k := range byKey {
-		ix.keys = append(ix.keys, k)
+	ix.entries = slices.Clone(b.pairs)
+	slices.SortFunc(ix.entries, func(a, c entry) int {
+		return cmp.Or(strings.Compare(norms[a.val], norms[c.val]), cmp.Compare(a.col, c.col), cmp.Compare(a.val, c.val))
+	})
+	ix.keyStart = make([]uint32, 0, len(ix.entries)+1)
+	for i, e := range ix.entries {
+		if k := norms[e.val]; i == 0 || k != ix.keys[len(ix.keys)-1] {
+			ix.keys = append(ix.keys, k)
+			ix.keyStart = append(ix.keyStart, uint32(i))
+		}
 	}
-	slices.Sort(ix.keys)
-	ix.keyStart = make([]uint32, 0, len(ix.keys)+1)
-	ix.entries = make([]entry, 0, len(b.pairs))
+	ix.keys = slices.Clip(ix.keys)
 	var gs []gram
+	counts := map[gram]uint32{}
+	for _, key := range ix.keys {
+		for _, g := range grams(gs[:0], key) {
+			counts[g]++
+		}
+	}
+	total := uint32(0)
+	for g, n := range counts {
+		ix.postings[g] = span{off: total}
+		total += n
+	}
+	ix.arena = make([]uint32, total)
 	for k, key := range ix.keys {
-		ix.keyStart = append(ix.keyStart, uint32(len(ix.entries)))
-		es := byKey[key]
-		slices.SortFunc(es, func(a, b entry) int {
-			return cmp.Or(cmp.Compare(a.col, b.col), cmp.Compare(a.val, b.val))
-		})
-		ix.entries = append(ix.entries, es...)
 		gs = grams(gs[:0], key)
 		for _, g := range gs {
-			ix.postings[g] = append(ix.postings[g], uint32(k))
+			sp := ix.postings[g]
+			ix.arena[sp.off+sp.n] = uint32(k)
+			sp.n++
+			ix.postings[g] = sp
 		}
 	}
 	ix.keyStart = append(ix.keyStart, uint32(len(ix.entries)))
@@ -395,6 +426,8 @@ func (ix *Index) Match(question string, opts MatchOptions) []Hit {
 	return slices.Clip(out)
 }
 
+func abs(n int) int { return max(n, -n) }
+
 func btoi(b bool) int {
 	if b {
 		return 1
@@ -415,24 +448,24 @@ func weight(h Hit) float64 { return h.Score * float64(utf8.RuneCountInString(h.W
 func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, threshold float64, note func(k uint32, score float64, g string, words int, whole bool)) {
 	need := int(math.Ceil(minContainment * float64(len(gs))))
 	slices.SortFunc(gs, func(a, b gram) int {
-		return cmp.Or(cmp.Compare(len(ix.postings[a]), len(ix.postings[b])), cmp.Compare(a, b))
+		return cmp.Or(cmp.Compare(ix.postings[a].n, ix.postings[b].n), cmp.Compare(a, b))
 	})
 	prefix := gs[:len(gs)-need+1]
 	scan := 0
 	for _, x := range prefix {
-		scan += len(ix.postings[x])
+		scan += int(ix.postings[x].n)
 	}
 	if scan > maxScan {
 		return
 	}
 	clear(counts)
 	for _, x := range prefix {
-		for _, k := range ix.postings[x] {
+		for _, k := range ix.posting(x) {
 			counts[k]++
 		}
 	}
 	for _, x := range gs[len(prefix):] {
-		p := ix.postings[x]
+		p := ix.posting(x)
 		for k := range counts {
 			if _, ok := slices.BinarySearch(p, k); ok {
 				counts[k]++
@@ -444,15 +477,26 @@ func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, thresh
 		score float64
 	}
 	var partials []partial
+	glen := utf8.RuneCountInString(g)
 	for k, c := range counts {
 		if c < need {
 			continue
 		}
 		key := ix.keys[k]
-		if score := ratio(g, key); score >= threshold {
-			note(k, score, g, n, true)
-		} else if p := partialWeight * windowRatio(g, n, key); p >= threshold {
-			partials = append(partials, partial{k, p})
+		// A whole match needs lengths within the threshold (the edit
+		// distance is at least their difference); a partial one needs a
+		// longer key.
+		klen := utf8.RuneCountInString(key)
+		if float64(abs(klen-glen)) <= (1-threshold)*float64(max(klen, glen)) {
+			if score := ratio(g, key); score >= threshold {
+				note(k, score, g, n, true)
+				continue
+			}
+		}
+		if klen > glen {
+			if p := partialWeight * windowRatio(g, n, key); p >= threshold {
+				partials = append(partials, partial{k, p})
+			}
 		}
 	}
 	if len(partials) <= maxPartial {

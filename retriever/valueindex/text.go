@@ -45,7 +45,7 @@ func words(s string) []string {
 		}
 	}
 	for _, r := range s {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+		if !isWordRune(r) {
 			flush()
 			continue
 		}
@@ -145,6 +145,9 @@ func windowRatio(g string, n int, v string) float64 {
 	}
 	return best
 }
+
+// isWordRune reports whether r is part of a word: a letter or a digit.
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // digits reports whether s holds only digits and spaces.
 func digits(s string) bool {
