@@ -115,13 +115,14 @@ func Build(ctx context.Context, db *sql.DB, sch *schema.Database, opts Options) 
 // Table.QualifiedName() ("concert_singer." for one database of a catalog;
 // "" for none). Each column costs one query, run with ctx:
 //
-//	SELECT c, COUNT(*) FROM t WHERE c IS NOT NULL GROUP BY c ORDER BY 2 DESC, 1 LIMIT MaxPerColumn
+//	SELECT c, COUNT(*) FROM t WHERE c IS NOT NULL GROUP BY c ORDER BY 2 DESC, 1 LIMIT MaxPerColumn+1
 //
 // with identifiers quoted for sch.Dialect (schema.Quote, schema.QuoteTable),
 // so a column keeps its most frequent values; on a table of n rows it is
 // one scan and a sort of the distinct values. Reading stops when the
-// index is full (MaxValues, MaxBytes). Options.Progress is called after
-// each column.
+// index is full (MaxValues, MaxBytes). A column with more values than
+// MaxPerColumn is listed in Stats.Truncated. Options.Progress is called
+// after each column.
 //
 // A column whose query fails is left out and listed in Stats.Skipped; when
 // every column fails, the first error is returned (the database is
@@ -145,7 +146,8 @@ func (b *Builder) Read(ctx context.Context, db *sql.DB, sch *schema.Database, pr
 	done, failed := 0, 0
 	for i, t := range tables {
 		for _, c := range cols[i] {
-			vals, err := topValues(ctx, db, sch.Dialect, t, c.Name, b.opts.MaxPerColumn)
+			// One more than the bound, so that Add marks a cut column.
+			vals, err := topValues(ctx, db, sch.Dialect, t, c.Name, b.opts.MaxPerColumn+1)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

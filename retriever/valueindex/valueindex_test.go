@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -252,4 +253,32 @@ func TestCache(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte("not gob"), 0o644))
 	_, err = valueindex.Load(path, key)
 	require.ErrorIs(t, err, valueindex.ErrCacheMiss)
+}
+
+// TestSpiderBuildStats builds the index of every Spider dev database and
+// reports its build time and size (the numbers of the issue 14 report).
+func TestSpiderBuildStats(t *testing.T) {
+	qs, _ := shareddata.SpiderDev(t)
+	seen := map[string]bool{}
+	var total time.Duration
+	values := 0
+	for _, q := range qs {
+		if seen[q.DBID] {
+			continue
+		}
+		seen[q.DBID] = true
+		ex := openSQLite(t, shareddata.SpiderDB(t, q.DBID))
+		t0 := time.Now()
+		ix, err := valueindex.Build(context.Background(), ex.DB(), ex.Schema(), valueindex.Options{})
+		d := time.Since(t0)
+		require.NoError(t, err)
+		st := ix.Stats()
+		total += d
+		values += st.Values
+		t.Logf("%-30s %6.1f ms  %3d columns  %6d values  %6d keys  %7d bytes  %5d trigrams  cut %v  skipped %d",
+			q.DBID, float64(d.Microseconds())/1000, st.Columns, st.Values, st.Keys, st.Bytes, st.Grams, st.Truncated, len(st.Skipped))
+		assert.Positive(t, st.Values, q.DBID)
+		assert.Empty(t, st.Skipped, q.DBID)
+	}
+	t.Logf("%d databases: %d values in %v", len(seen), values, total)
 }
