@@ -5,11 +5,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/eval"
+	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/retriever"
 	"github.com/text2sql-go/text2sql/retriever/valueindex"
+	"github.com/text2sql-go/text2sql/schema"
 )
 
 // valuesFile is the value index's cache file in the index directory.
@@ -98,4 +104,69 @@ func (o *options) valueProgress() func(done, total int) {
 			fmt.Fprintln(o.errOut)
 		}
 	}
+}
+
+// evalRetrieverFor is eval.DefaultRetriever with the retriever flags and
+// the value index of each database of ds (its SQLite file), or of every
+// database file for the catalog of eval --recall --catalog, tables named
+// "db_id.table" as the catalog names them. Databases without a file (materialised from
+// tables.json: no data) get none; --no-values turns it off.
+func (o *options) evalRetrieverFor(ds *eval.Dataset) eval.RetrieverFunc {
+	return func(ctx context.Context, db string, sch *schema.Database) (text2sql.Retriever, error) {
+		opts := o.hybrid(sch, nil, nil)
+		if !o.noValues {
+			var err error
+			if opts.Values, err = evalValues(ctx, ds, db); err != nil {
+				return nil, err
+			}
+		}
+		return retriever.NewHybrid(ctx, opts)
+	}
+}
+
+// evalValues builds the value index of dataset database db, or of all of
+// ds's database files when db is "catalog" (eval.Recall's catalog name);
+// nil when there is no file.
+func evalValues(ctx context.Context, ds *eval.Dataset, db string) (*valueindex.Index, error) {
+	ids := []string{db}
+	prefix := ""
+	if _, ok := ds.Databases[db]; !ok && db == "catalog" {
+		ids, prefix = nil, "."
+		for id := range ds.Databases {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+	}
+	b, err := valueindex.NewBuilder(valueindex.Options{})
+	if err != nil {
+		return nil, err
+	}
+	read := false
+	for _, id := range ids {
+		d := ds.Databases[id]
+		if d == nil || d.Missing != "" {
+			continue
+		}
+		if _, err := os.Stat(d.Path); err != nil {
+			continue
+		}
+		ex, err := sqlite.Open(d.Path, sqlite.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("value index of %s: %w", id, err)
+		}
+		p := ""
+		if prefix != "" {
+			p = id + prefix
+		}
+		err = b.Read(ctx, ex.DB(), ex.Schema(), p)
+		ex.Close()
+		if err != nil {
+			return nil, fmt.Errorf("value index of %s: %w", id, err)
+		}
+		read = true
+	}
+	if !read {
+		return nil, nil
+	}
+	return b.Index(), nil
 }
