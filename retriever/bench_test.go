@@ -131,9 +131,15 @@ func benchLatency(b *testing.B, tables int) {
 		require.NoError(b, err)
 		ds = append(ds, time.Since(t0))
 	}
+	reportPercentiles(b, ds, "")
+}
+
+// reportPercentiles reports the p50 and p95 of ds, in µs, as
+// prefix+"p50-µs" and prefix+"p95-µs".
+func reportPercentiles(b *testing.B, ds []time.Duration, prefix string) {
 	slices.Sort(ds)
-	b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(ds[len(ds)*95/100].Microseconds()), "p95-µs")
+	b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), prefix+"p50-µs")
+	b.ReportMetric(float64(ds[len(ds)*95/100].Microseconds()), prefix+"p95-µs")
 }
 
 func benchRetrieve(b *testing.B, h *Hybrid, qs []string) {
@@ -341,10 +347,6 @@ func BenchmarkRetrieveLatencyValues10000(b *testing.B) {
 		ix.Match(q, valueindex.MatchOptions{})
 		ms = append(ms, time.Since(t0))
 	}
-	slices.Sort(ds)
-	slices.Sort(ms)
-	b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(ds[len(ds)*95/100].Microseconds()), "p95-µs")
-	b.ReportMetric(float64(ms[len(ms)/2].Microseconds()), "match-p50-µs")
-	b.ReportMetric(float64(ms[len(ms)*95/100].Microseconds()), "match-p95-µs")
+	reportPercentiles(b, ds, "")
+	reportPercentiles(b, ms, "match-")
 }

@@ -67,7 +67,7 @@ func (s literalStats) rate() float64 { return float64(s.shown) / float64(s.n) }
 
 // valueRecall runs the Spider dev questions per database with opts, with
 // a value index of each database when values is set.
-func valueRecall(t *testing.T, opts HybridOptions, values bool) (*recallStats, literalStats) {
+func valueRecall(t testing.TB, opts HybridOptions, values bool) (*recallStats, literalStats) {
 	ctx := context.Background()
 	hs := map[string]*Hybrid{}
 	r, l := &recallStats{}, literalStats{}
@@ -93,7 +93,7 @@ func valueRecall(t *testing.T, opts HybridOptions, values bool) (*recallStats, l
 }
 
 // unionValueRecall runs them against all databases as one schema.
-func unionValueRecall(t *testing.T, opts HybridOptions, values bool) (*recallStats, literalStats) {
+func unionValueRecall(t testing.TB, opts HybridOptions, values bool) (*recallStats, literalStats) {
 	ctx := context.Background()
 	dev := spiderDev(t)
 	var dbs []string

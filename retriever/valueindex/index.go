@@ -349,7 +349,8 @@ type MatchOptions struct {
 // of one to three adjacent words of the question (not starting or ending
 // with a stop word, at least three characters), the values whose
 // normalised form equals it (score 1), or is within edit distance of it
-// (score 1 − distance / length, grams of five characters or more), or
+// (score 1 − distance / length, in bytes, grams of five characters or
+// more), or
 // holds it as a run of whole words (0.85 × that similarity; only when at
 // most three values hold it so). A value keeps its best score. Hits are
 // ordered whole-value matches first, then by score times the length of
@@ -480,16 +481,16 @@ func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, thresh
 		score float64
 	}
 	var partials []partial
-	glen := utf8.RuneCountInString(g)
+	glen := len(g)
 	for k, c := range counts {
 		if c < need {
 			continue
 		}
 		key := ix.keys[k]
 		// A whole match needs lengths within the threshold (the edit
-		// distance is at least their difference); a partial one needs a
-		// longer key.
-		klen := utf8.RuneCountInString(key)
+		// distance is at least their difference, in bytes as ratio
+		// counts); a partial one needs a longer key.
+		klen := len(key)
 		if float64(abs(klen-glen)) <= (1-threshold)*float64(max(klen, glen)) {
 			if score := ratio(g, key); score >= threshold {
 				note(k, score, g, n, true)

@@ -3,7 +3,8 @@ package valueindex
 import (
 	"strings"
 	"unicode"
-	"unicode/utf8"
+
+	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
 // fold maps the accented Latin letters of Latin-1 and Latin Extended-A to
@@ -92,39 +93,16 @@ func grams(dst []gram, s string) []gram {
 }
 
 // ratio is the Levenshtein similarity of a and b: 1 − distance / the
-// longer length, in runes; 1 for equal strings (two empty ones included).
+// longer length, in bytes (sqltext.EditDistance; normalised strings are
+// mostly ASCII once accents are folded, and a changed letter of a 2- or
+// 3-byte script costs its bytes over a length counted in the same
+// bytes); 1 for equal strings (two empty ones included).
 func ratio(a, b string) float64 {
-	ra, rb := []rune(a), []rune(b)
-	n := max(len(ra), len(rb))
+	n := max(len(a), len(b))
 	if n == 0 {
 		return 1
 	}
-	return 1 - float64(levenshtein(ra, rb))/float64(n)
-}
-
-// levenshtein is the edit distance of a and b (insertions, deletions and
-// substitutions of one rune each), with two rows of the dynamic programme.
-func levenshtein(a, b []rune) int {
-	if len(a) < len(b) {
-		a, b = b, a
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return 1 - float64(sqltext.EditDistance(a, b))/float64(n)
 }
 
 // windowRatio is the best ratio of g (of n words) against a run of n
@@ -138,7 +116,7 @@ func windowRatio(g string, n int, v string) float64 {
 	best := 0.0
 	for i := 0; i+n <= len(vw); i++ {
 		w := strings.Join(vw[i:i+n], " ")
-		if d := utf8.RuneCountInString(w) - utf8.RuneCountInString(g); d > 2 || d < -2 {
+		if d := len(w) - len(g); d > 2 || d < -2 {
 			continue
 		}
 		best = max(best, ratio(g, w))
