@@ -50,7 +50,6 @@ type options struct {
 	plan       string // off, on or hard
 	judge      string // off, on or hard
 	noCheck    bool
-	noValues   bool // --no-values: no value index (see valueIndex)
 	caller     callerFlags
 	models     modelFlags // --embedder, --reranker, --model-dir, --offline
 	errOut     io.Writer  // the command's standard error, for warnings
@@ -69,7 +68,6 @@ func (o *options) bind(root *cobra.Command) {
 	f.StringVar(&o.indexDir, "index-dir", "", "directory of the persistent vector index (default: the user cache directory)")
 	f.IntVar(&o.maxTables, "max-tables", retriever.DefaultMaxTables, "tables shown at most when the whole schema does not fit --budget (required tables aside)")
 	f.IntVar(&o.budget, "budget", retriever.DefaultBudget, "tokens of DDL the context may show: the whole schema when it fits, else --max-tables tables while they fit; -1: no bound, never the whole schema")
-	f.BoolVar(&o.noValues, "no-values", false, "do not index the cell values of text columns (the index links the tables of the values a question names and shows the model the matched values as quoted data; keys, identifiers, secrets and contact details are never read)")
 	f.IntVar(&o.maxRows, "max-rows", 1000, "row cap per query (0: the default, 1000); the result is marked truncated beyond it")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "time limit per query")
 	f.DurationVar(&o.modelTime, "model-timeout", retry.DefaultTimeout, "time limit of one model call, its retries included (0: the default, 60s); a provider that does not answer in time fails the command")

@@ -34,7 +34,7 @@ const progressAfter = 2 * time.Second
 // executor's data version and the bounds, and rebuilt when one changes;
 // a build that takes long shows its progress on standard error.
 func (o *options) valueIndex(ctx context.Context, ex guarded, path string) (*valueindex.Index, error) {
-	if o.noValues {
+	if o.models.noValues {
 		return nil, nil
 	}
 	if o.caller.decides() {
@@ -114,7 +114,7 @@ func (o *options) valueProgress() func(done, total int) {
 func (o *options) evalRetrieverFor(ds *eval.Dataset) eval.RetrieverFunc {
 	return func(ctx context.Context, db string, sch *schema.Database) (text2sql.Retriever, error) {
 		opts := o.hybrid(sch, nil, nil)
-		if !o.noValues {
+		if !o.models.noValues {
 			var err error
 			if opts.Values, err = evalValues(ctx, ds, db); err != nil {
 				return nil, err
