@@ -49,7 +49,7 @@ func (o *options) valueIndex(ctx context.Context, ex guarded, path string) (*val
 		return nil, nil
 	}
 	sch := ex.Schema()
-	opts := valueindex.Options{Progress: o.valueProgress()}
+	opts := valueindex.Options{Progress: o.valueProgress(progressAfter)}
 	file, key := "", ""
 	if v, ok := ex.(interface {
 		DataVersion(context.Context) (string, error)
@@ -85,17 +85,17 @@ func (o *options) valueIndex(ctx context.Context, ex guarded, path string) (*val
 	return ix, nil
 }
 
-// valueProgress returns the progress callback of a value-index build: after
-// progressAfter, one line on standard error rewritten in place ("values:
-// 120/400 columns"), ended when the build ends; nil without standard
-// error.
-func (o *options) valueProgress() func(done, total int) {
+// valueProgress returns the progress callback of a value-index build: from
+// after on, one line on standard error rewritten in place ("text2sql:
+// indexing cell values: 120/400 columns"), ended when the build ends; nil
+// without standard error.
+func (o *options) valueProgress(after time.Duration) func(done, total int) {
 	if o.errOut == nil {
 		return nil
 	}
 	start, shown := time.Now(), false
 	return func(done, total int) {
-		if !shown && time.Since(start) < progressAfter {
+		if !shown && time.Since(start) < after {
 			return
 		}
 		shown = true

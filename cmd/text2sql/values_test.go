@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,4 +116,21 @@ func TestEvalRecallValues(t *testing.T) {
 	with, without := strict(), strict("--no-values")
 	assert.Greater(t, with, without)
 	t.Logf("strict: %d with values, %d without", with, without)
+}
+
+// TestValueProgress: a long build shows its progress on one line, a short
+// one nothing.
+func TestValueProgress(t *testing.T) {
+	var b strings.Builder
+	o := &options{errOut: &b}
+	p := o.valueProgress(0)
+	for i := 1; i <= 3; i++ {
+		p(i, 3)
+	}
+	assert.Equal(t, "\rtext2sql: indexing cell values: 1/3 columns\rtext2sql: indexing cell values: 2/3 columns\rtext2sql: indexing cell values: 3/3 columns\n", b.String())
+	b.Reset()
+	p = o.valueProgress(time.Hour)
+	p(1, 1)
+	assert.Empty(t, b.String())
+	assert.Nil(t, (&options{}).valueProgress(0), "no standard error, no progress")
 }
