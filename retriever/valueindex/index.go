@@ -266,14 +266,25 @@ func (b *Builder) Index() *Index {
 			norms[e.val] = n
 		}
 	}
-	ix.entries = slices.Clone(b.pairs)
-	slices.SortFunc(ix.entries, func(a, c entry) int {
-		return cmp.Or(strings.Compare(norms[a.val], norms[c.val]), cmp.Compare(a.col, c.col), cmp.Compare(a.val, c.val))
+	// Sorted with their keys beside them: the comparisons read no other
+	// memory.
+	type keyed struct {
+		key string
+		e   entry
+	}
+	ks := make([]keyed, len(b.pairs))
+	for i, e := range b.pairs {
+		ks[i] = keyed{norms[e.val], e}
+	}
+	slices.SortFunc(ks, func(a, c keyed) int {
+		return cmp.Or(strings.Compare(a.key, c.key), cmp.Compare(a.e.col, c.e.col), cmp.Compare(a.e.val, c.e.val))
 	})
-	ix.keyStart = make([]uint32, 0, len(ix.entries)+1)
-	for i, e := range ix.entries {
-		if k := norms[e.val]; i == 0 || k != ix.keys[len(ix.keys)-1] {
-			ix.keys = append(ix.keys, k)
+	ix.entries = make([]entry, len(ks))
+	ix.keyStart = make([]uint32, 0, len(ks)+1)
+	for i, k := range ks {
+		ix.entries[i] = k.e
+		if i == 0 || k.key != ix.keys[len(ix.keys)-1] {
+			ix.keys = append(ix.keys, k.key)
 			ix.keyStart = append(ix.keyStart, uint32(i))
 		}
 	}
