@@ -213,6 +213,9 @@ func valuesFinding(o *options, ix *valueindex.Index, took time.Duration) finding
 	if len(st.Truncated) > 0 {
 		detail += fmt.Sprintf("; %s cut at the bounds", plural(len(st.Truncated), "column"))
 	}
+	if st.Full {
+		detail += fmt.Sprintf("; full at %d values or %d MB: later columns are not indexed", valueindex.DefaultMaxValues, valueindex.DefaultMaxBytes>>20)
+	}
 	if len(st.Skipped) > 0 {
 		status = checkWarn
 		detail += fmt.Sprintf("; %s not readable (%s)", plural(len(st.Skipped), "column"), st.Skipped[0])

@@ -117,7 +117,7 @@ func Load(path, key string) (*Index, error) {
 		b.Add(f.Tables[i], f.Columns[i], f.Values[i]...)
 	}
 	ix := b.Index()
-	ix.stats.Truncated, ix.stats.Skipped, ix.stats.Bytes = f.Stats.Truncated, f.Stats.Skipped, f.Stats.Bytes
+	ix.stats.Truncated, ix.stats.Skipped, ix.stats.Full = f.Stats.Truncated, f.Stats.Skipped, f.Stats.Full
 	return ix, nil
 }
 

@@ -121,6 +121,10 @@ type Stats struct {
 	// Truncated lists the columns whose values were cut by a bound, as
 	// "table.column".
 	Truncated []string
+	// Full reports that a total bound (MaxValues, MaxBytes) was reached:
+	// the values added after it, and the columns Read did not reach, are
+	// not in the index.
+	Full bool
 	// Skipped lists the columns whose values could not be read, as
 	// "table.column: error".
 	Skipped []string
@@ -168,6 +172,7 @@ type Builder struct {
 	seen   map[entry]bool
 	perCol map[uint32]int
 	bytes  int64
+	full   bool // a total bound was reached
 	trunc  map[uint32]bool
 	skip   []string
 }
@@ -213,7 +218,7 @@ func (b *Builder) Add(table, col string, values ...string) bool {
 		if !ok {
 			if b.bytes+int64(len(v)) > int64(b.opts.MaxBytes) {
 				b.trunc[ci] = true
-				b.bytes = int64(b.opts.MaxBytes) // full
+				b.full = true
 				return false
 			}
 			vi = uint32(len(b.vals))
@@ -246,7 +251,8 @@ func (b *Builder) init() {
 
 // room reports whether the total bounds leave room for another value.
 func (b *Builder) room() bool {
-	return len(b.pairs) < b.opts.MaxValues && b.bytes < int64(b.opts.MaxBytes)
+	b.full = b.full || len(b.pairs) >= b.opts.MaxValues || b.bytes >= int64(b.opts.MaxBytes)
+	return !b.full
 }
 
 // Index builds the index of the values added so far. The builder can go
@@ -317,9 +323,7 @@ func (b *Builder) Index() *Index {
 		used[e.col] = true
 	}
 	ix.stats = Stats{Columns: len(used), Values: len(b.pairs), Keys: len(ix.keys), Bytes: b.bytes, Grams: len(ix.postings), Skipped: slices.Clone(b.skip)}
-	if ix.stats.Bytes > int64(b.opts.MaxBytes) {
-		ix.stats.Bytes = int64(b.opts.MaxBytes)
-	}
+	ix.stats.Full = b.full
 	for ci := range b.cols {
 		if b.trunc[uint32(ci)] {
 			ix.stats.Truncated = append(ix.stats.Truncated, b.cols[ci].table+"."+b.cols[ci].name)

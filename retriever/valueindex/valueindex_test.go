@@ -128,6 +128,15 @@ func TestBuilderBounds(t *testing.T) {
 	st := ix.Stats()
 	assert.Equal(t, []string{"t.a", "t.b"}, st.Truncated)
 	assert.Equal(t, 2, st.Columns)
+	assert.True(t, st.Full)
+	assert.False(t, build(t, racing).Stats().Full)
+
+	b, err = valueindex.NewBuilder(valueindex.Options{MaxBytes: 5})
+	require.NoError(t, err)
+	assert.False(t, b.Add("t", "a", "abc", "defg"))
+	st = b.Index().Stats()
+	assert.Equal(t, int64(3), st.Bytes)
+	assert.True(t, st.Full)
 
 	// Blank, multi-line and long values are dropped; duplicates kept once;
 	// a value in two columns is stored once.
