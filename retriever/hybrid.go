@@ -186,12 +186,12 @@ type HybridOptions struct {
 	// Values, when set, is the value index of the database's cell values
 	// (valueindex.Build): the values the question names link their
 	// tables (ReasonValue, at most MaxValueTables from whole-value
-	// matches, ahead of the other candidates but never pushing out
-	// a table the question names) and
-	// are shown as items of kind ItemValue next to their columns. Its
-	// table names must be the schema's (valueindex.Options.Prefix for a
-	// catalog); hits on names the schema lacks are ignored. Nil means no
-	// value matching.
+	// matches, ahead of the other candidates but never pushing out a
+	// table the question names) and are shown as items of kind ItemValue
+	// next to their columns. Its table names must be the schema's (the
+	// prefix of valueindex.Builder.Read for a catalog of several
+	// databases); hits on names the schema lacks are ignored. Nil means
+	// no value matching.
 	Values *valueindex.Index
 	// ValueMatch tunes the matching of Values; the zero value means
 	// valueindex's defaults.
@@ -547,14 +547,17 @@ const (
 //
 // Retrieval.Tables are chosen as chooseTables describes: the tables a
 // ReportingReranker selected, then the tables of the items and of the
-// fused table ranking, foreign-key neighbours of chosen
+// fused table ranking, with HybridOptions.Values the table of the value
+// the query names next ("value match"), foreign-key neighbours of chosen
 // tables first, each followed by the bridge tables joining it to those
 // already chosen ("join path"), tables read by retrieved examples' SQL
 // ("via example <id>"), at most MaxTables while their DDL fits Budget, then
 // every other table when the whole schema fits Budget ("whole schema"),
 // then req.RequiredTables ("required"; names the schema lacks are
 // ignored). Context.Schema is the
-// DDL of those tables rendered from the schema model. LowConfidence is set
+// DDL of those tables rendered from the schema model. The values the query
+// names in the shown tables follow the items, one ItemValue item per
+// column ("match:table.column", ProvenanceValue; see matchValues). LowConfidence is set
 // when the best cosine similarity is under the threshold and no example
 // matched the question's text exactly; Match is an example to reuse.
 //
@@ -685,10 +688,9 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 // Text "Values of table.column matching the question: 'v1', 'v2'.", the
 // values quoted by knowledge.Literal), best column first, and the tables
 // of the whole-value matches (Hit.Whole), best first, at most
-// MaxValueTables. An item's Score is
-// 1/(RRFK + rank) of its column among the matched columns, as if the
-// value index were one more ranking of the fusion. Matches on tables or
-// columns the schema lacks are left out.
+// MaxValueTables. An item's Score is 1/(RRFK + rank) of its column among
+// the matched columns, as if the value index were one more ranking of the
+// fusion. Matches on tables or columns the schema lacks are left out.
 func (h *Hybrid) matchValues(query string) ([]text2sql.Item, []*schema.Table) {
 	if h.values == nil {
 		return nil, nil
