@@ -235,8 +235,11 @@ func TestSpiderLiterals(t *testing.T) {
 	}
 	t.Logf("%d literals: %d (%.1f%%) have their column among the question's hits; %d (%.1f%%) are values of the index",
 		total, found, 100*float64(found)/float64(total), indexed, 100*float64(indexed)/float64(total))
-	require.Greater(t, total, 300)
-	assert.GreaterOrEqual(t, float64(found)/float64(total), 0.5)
+	// Measured: 252 of 395; 254 literals are values at all (Spider's
+	// gold SQL also compares with values its data lacks, and with
+	// numbers and one-letter codes the index leaves out).
+	require.Equal(t, 395, total)
+	assert.GreaterOrEqual(t, found, 245)
 }
 
 func TestCache(t *testing.T) {
