@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 )
 
@@ -133,4 +134,35 @@ func TestValueProgress(t *testing.T) {
 	p(1, 1)
 	assert.Empty(t, b.String())
 	assert.Nil(t, (&options{}).valueProgress(0), "no standard error, no progress")
+}
+
+// TestContextValuesServers: the value index on PostgreSQL and MariaDB, and
+// rebuilt after a write (their data versions).
+func TestContextValuesServers(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		open  func(testing.TB) (*sql.DB, string)
+		table string
+	}{
+		{"postgres", dbtest.Postgres, "public.driver"},
+		{"mysql", dbtest.MySQL, "driver"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db, dsn := c.open(t)
+			dbtest.Exec(t, db,
+				"CREATE TABLE circuit (id int PRIMARY KEY, name varchar(80), country varchar(40))",
+				"CREATE TABLE driver (id int PRIMARY KEY, forename varchar(40), surname varchar(40))",
+				"INSERT INTO circuit VALUES (1, 'Silverstone Circuit', 'UK'), (2, 'Circuit de Monaco', 'Monaco')",
+				"INSERT INTO driver VALUES (1, 'Lewis', 'Hamilton'), (2, 'Nico', 'Rosberg')")
+			dir := t.TempDir()
+			args := []string{"--dsn", dsn, "--index-dir", dir}
+			got := valuesContext(t, append(args, "How many races did Hamiltn win?")...)
+			assert.Contains(t, got.tables(), c.table+" value match")
+			assert.Contains(t, got.item("match:"+c.table+".surname"), "'Hamilton'", "%+v", got)
+
+			dbtest.Exec(t, db, "INSERT INTO driver VALUES (3, 'Sebastian', 'Vettel')")
+			got = valuesContext(t, append(args, "How many races did Vettel win?")...)
+			assert.Contains(t, got.item("match:"+c.table+".surname"), "'Vettel'", "rebuilt after the write: %+v", got)
+		})
+	}
 }
