@@ -140,7 +140,7 @@ func TestValueProgress(t *testing.T) {
 // rebuilt after a write (their data versions).
 func TestContextValuesServers(t *testing.T) {
 	for _, c := range []struct {
-		name string
+		name  string
 		open  func(testing.TB) (*sql.DB, string)
 		table string
 	}{
