@@ -34,13 +34,14 @@ const (
 	ItemColumn  ItemKind = "column"  // meaning, units and range of a column
 	ItemRule    ItemKind = "rule"    // a business rule
 	ItemExample ItemKind = "example" // a verified question → SQL pair
-	ItemValue   ItemKind = "value"   // distinct text values of a low-cardinality column
+	ItemValue   ItemKind = "value"   // distinct text values of a low-cardinality column, or the values of a column the question names
 )
 
 // Provenance says which searches of the retriever found an item:
 // ProvenanceBM25 (the keyword search only), ProvenanceVector (the vector
-// search only) or ProvenanceBoth (both). The retriever sets it when it fuses
-// the rankings; in JSON it is "bm25", "vector" or "bm25+vector".
+// search only), ProvenanceBoth (both) or ProvenanceValue (the value
+// index). The retriever sets it when it fuses the rankings; in JSON it is
+// "bm25", "vector", "bm25+vector" or "value index".
 type Provenance string
 
 // The provenances of a retrieved item.
@@ -48,13 +49,16 @@ const (
 	ProvenanceBM25   Provenance = "bm25"        // found by the BM25 keyword search only
 	ProvenanceVector Provenance = "vector"      // found by the vector search only
 	ProvenanceBoth   Provenance = "bm25+vector" // found by both searches
+	// ProvenanceValue: found by matching the question's words against
+	// the cell values of a value index; the item lists the matched values.
+	ProvenanceValue Provenance = "value index"
 )
 
 // TableReason is why a table is shown to the model: ReasonRetrieved,
-// ReasonExample, ReasonJoinPath, ReasonRequired or ReasonWholeSchema. The
-// retriever sets it on each TableRef. In JSON it is "retrieved", "join
-// path", "required" or "whole schema", and "via example <id>" for
-// ReasonExample, the id being TableRef.Example.
+// ReasonExample, ReasonJoinPath, ReasonRequired, ReasonWholeSchema or
+// ReasonValue. The retriever sets it on each TableRef. In JSON it is
+// "retrieved", "join path", "required", "whole schema" or "value match",
+// and "via example <id>" for ReasonExample, the id being TableRef.Example.
 type TableReason string
 
 // The reasons a table is shown.
@@ -73,6 +77,11 @@ const (
 	// ReasonWholeSchema: the whole schema fits the context's budget, so
 	// the table is shown though nothing retrieved pointed to it.
 	ReasonWholeSchema TableReason = "whole schema"
+	// ReasonValue: a cell value of the table matches words of the
+	// question (a value index, retriever/valueindex), and that match
+	// brought the table in; the matched values are items of kind
+	// ItemValue with Provenance ProvenanceValue.
+	ReasonValue TableReason = "value match"
 )
 
 // ObjectKind is the kind of a PlanObject: ObjectTable, ObjectColumn or
@@ -304,8 +313,8 @@ type TableRef struct {
 	Score   float64 `json:"score"` // best fused score of an item about this table; 0 when linked
 }
 
-// Why returns the reason as text: "retrieved", "join path", "required", or
-// "via example <id>".
+// Why returns the reason as text: "retrieved", "join path", "required",
+// "whole schema", "value match", or "via example <id>".
 func (t TableRef) Why() string {
 	if t.Reason == ReasonExample && t.Example != "" {
 		return string(ReasonExample) + " " + t.Example

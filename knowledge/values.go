@@ -124,6 +124,29 @@ func valueTables(sch *schema.Database, opts ValueOptions) ([]*schema.Table, erro
 	return tables, nil
 }
 
+// ValueColumn reports whether the values of column c of table t may be
+// read and shown under the built-in rules of CollectValues, whatever its
+// number of distinct values: a text type (one containing CHAR, TEXT, CLOB
+// or STRING, or an ENUM), not in the primary key or a foreign key, and not
+// named like an identifier or key ("id", "student_id", "uuid", "…_key"), a
+// secret ("password", "token", "hash"…) or contact details ("email",
+// "phone"…). A nil table or column is no value column. The value index
+// (retriever/valueindex) reads the same columns.
+func ValueColumn(t *schema.Table, c *schema.Column) bool {
+	return t != nil && c != nil && valueColumn(t, c, ValueOptions{})
+}
+
+// KeepValue reports whether a cell value is worth showing as a literal:
+// not blank, at most maxRunes runes (0 means DefaultMaxLength), valid
+// UTF-8, and on one line without control characters. CollectValues and
+// the value index keep only such values.
+func KeepValue(v string, maxRunes int) bool {
+	if maxRunes <= 0 {
+		maxRunes = DefaultMaxLength
+	}
+	return keepValue(v, maxRunes)
+}
+
 // valueColumn reports whether c of t is a column whose values are
 // collected: a text type, not a key, not named like an identifier, a secret
 // or contact details, and not skipped by opts.Skip.

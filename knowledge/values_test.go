@@ -96,3 +96,26 @@ func TestLiteral(t *testing.T) {
 		assert.Equal(t, want, knowledge.Literal(in), "Literal(%q)", in)
 	}
 }
+
+func TestValueColumnAndKeepValue(t *testing.T) {
+	tb := &schema.Table{Name: "people", PrimaryKey: []string{"code"}, Columns: []schema.Column{
+		{Name: "code", Type: "TEXT"}, {Name: "name", Type: "varchar(80)"}, {Name: "email", Type: "TEXT"},
+		{Name: "person_id", Type: "TEXT"}, {Name: "age", Type: "INTEGER"}, {Name: "api_token", Type: "TEXT"},
+	}}
+	var got []string
+	for i := range tb.Columns {
+		if knowledge.ValueColumn(tb, &tb.Columns[i]) {
+			got = append(got, tb.Columns[i].Name)
+		}
+	}
+	assert.Equal(t, []string{"name"}, got)
+	assert.False(t, knowledge.ValueColumn(nil, &tb.Columns[1]))
+	assert.False(t, knowledge.ValueColumn(tb, nil))
+
+	assert.True(t, knowledge.KeepValue("Lewis Hamilton", 0))
+	assert.True(t, knowledge.KeepValue(strings.Repeat("é", knowledge.DefaultMaxLength), 0))
+	assert.False(t, knowledge.KeepValue(strings.Repeat("é", knowledge.DefaultMaxLength+1), 0))
+	assert.False(t, knowledge.KeepValue("two\nlines", 0))
+	assert.False(t, knowledge.KeepValue(" ", 0))
+	assert.False(t, knowledge.KeepValue("abc", 2))
+}

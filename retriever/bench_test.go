@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/knowledge"
+	"github.com/text2sql-go/text2sql/retriever/valueindex"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -119,18 +122,28 @@ func benchLatency(b *testing.B, tables int) {
 	ctx := context.Background()
 	h, err := NewHybrid(ctx, HybridOptions{Schema: synthSchema(tables, 20)})
 	require.NoError(b, err)
-	var ds []time.Duration
 	b.ResetTimer()
+	reportPercentiles(b, retrieveTimes(b, h, synthQuestions), "")
+}
+
+// retrieveTimes times b.N retrievals, of qs in turn.
+func retrieveTimes(b *testing.B, h *Hybrid, qs []string) []time.Duration {
+	ds := make([]time.Duration, 0, b.N)
 	for i := 0; i < b.N; i++ {
-		q := synthQuestions[i%len(synthQuestions)]
 		t0 := time.Now()
-		_, err := h.Retrieve(ctx, text2sql.RetrieveRequest{Question: q})
+		_, err := h.Retrieve(context.Background(), text2sql.RetrieveRequest{Question: qs[i%len(qs)]})
 		require.NoError(b, err)
 		ds = append(ds, time.Since(t0))
 	}
+	return ds
+}
+
+// reportPercentiles reports the p50 and p95 of ds, in µs, as
+// prefix+"p50-µs" and prefix+"p95-µs".
+func reportPercentiles(b *testing.B, ds []time.Duration, prefix string) {
 	slices.Sort(ds)
-	b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(ds[len(ds)*95/100].Microseconds()), "p95-µs")
+	b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), prefix+"p50-µs")
+	b.ReportMetric(float64(ds[len(ds)*95/100].Microseconds()), prefix+"p95-µs")
 }
 
 func benchRetrieve(b *testing.B, h *Hybrid, qs []string) {
@@ -242,4 +255,98 @@ func BenchmarkOpenChromemSynthetic1000(b *testing.B) {
 		require.NoError(b, err)
 		require.Equal(b, 1000, n)
 	}
+}
+
+// synthValues returns a value index of db's text columns, perColumn
+// values each: deterministic two-word names with a number ("North
+// Harbor 17"), as a catalog's name, city and status columns hold.
+func synthValues(db *schema.Database, perColumn int) *valueindex.Index {
+	var b valueindex.Builder
+	seed := uint64(7)
+	next := func(m int) int {
+		seed ^= seed >> 12
+		seed ^= seed << 25
+		seed ^= seed >> 27
+		return int((seed * 2685821657736338717) >> 33 % uint64(m))
+	}
+	vals := make([]string, 0, perColumn)
+	for _, t := range db.Tables {
+		for i := range t.Columns {
+			c := &t.Columns[i]
+			if !knowledge.ValueColumn(t, c) {
+				continue
+			}
+			vals = vals[:0]
+			for range perColumn {
+				vals = append(vals, fmt.Sprintf("%s %s %d", synthWords[next(len(synthWords))], synthWords[next(len(synthWords))], next(1000)))
+			}
+			b.Add(t.QualifiedName(), c.Name, vals...)
+		}
+	}
+	return b.Index()
+}
+
+// synthValueQuestions name values of synthValues (some misspelt).
+var synthValueQuestions = []string{
+	"What is the total amount of orders of hotel guest 12?",
+	"List the customer accounts in region north with the highest balance",
+	"How many shipments went to warehouse zone 7?",
+	"Average ticket price of flights on route airport lounge 311",
+	"Which employees work in offce building 44?",
+	"Show invoices with unpaid payment status for vendor market 90",
+	"Top 10 products by review score",
+	"Number of student enrollments per course term",
+}
+
+func heapMB() float64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc) / (1 << 20)
+}
+
+// BenchmarkBuildValues10000: the value index of 10,000 tables × 20
+// columns, 20 values per text column (run with -benchtime=1x), and the
+// heap the index and a retriever over it hold.
+func BenchmarkBuildValues10000(b *testing.B) {
+	db := synthSchema(10000, 20)
+	before := heapMB()
+	var (
+		ix *valueindex.Index
+		h  *Hybrid
+	)
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		ix = synthValues(db, 20)
+		b.ReportMetric(float64(time.Since(t0).Milliseconds()), "values-ms")
+		var err error
+		h, err = NewHybrid(context.Background(), HybridOptions{Schema: db, Values: ix})
+		require.NoError(b, err)
+	}
+	b.StopTimer()
+	b.ReportMetric(heapMB()-before, "heap-MB")
+	b.ReportMetric(float64(ix.Len()), "values")
+	require.Equal(b, ix.Len(), h.Stats().Values)
+}
+
+// BenchmarkRetrieveLatencyValues10000: Retrieve p50 and p95 on 10,000
+// tables × 20 columns with the value index of BenchmarkBuildValues10000
+// (targets: p50 ≤ 2 ms, p95 ≤ 4 ms), and Match alone.
+func BenchmarkRetrieveLatencyValues10000(b *testing.B) {
+	ctx := context.Background()
+	db := synthSchema(10000, 20)
+	ix := synthValues(db, 20)
+	h, err := NewHybrid(ctx, HybridOptions{Schema: db, Values: ix})
+	require.NoError(b, err)
+	b.ResetTimer()
+	ds := retrieveTimes(b, h, synthValueQuestions)
+	var ms []time.Duration
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		ix.Match(synthValueQuestions[i%len(synthValueQuestions)], valueindex.MatchOptions{})
+		ms = append(ms, time.Since(t0))
+	}
+	reportPercentiles(b, ds, "")
+	reportPercentiles(b, ms, "match-")
 }

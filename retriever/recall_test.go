@@ -94,24 +94,7 @@ func goldTables(db *schema.Database, sql, qualify string) []string {
 // spiderRecall runs every Spider dev question against a per-database
 // retriever built with opts (Schema filled in) and returns the numbers.
 func spiderRecall(t testing.TB, opts HybridOptions) *recallStats {
-	ctx := context.Background()
-	dev := spiderDev(t)
-	hs := map[string]*Hybrid{}
-	r := &recallStats{}
-	for _, it := range dev {
-		h := hs[it.DB]
-		if h == nil {
-			o := opts
-			o.Schema = spiderDB(t, it.DB)
-			var err error
-			h, err = NewHybrid(ctx, o)
-			require.NoError(t, err)
-			hs[it.DB] = h
-		}
-		c, err := h.Retrieve(ctx, text2sql.RetrieveRequest{Question: it.Question})
-		require.NoError(t, err)
-		r.add(c, goldTables(h.db, it.Query, ""))
-	}
+	r, _ := valueRecall(t, opts, false)
 	return r
 }
 
@@ -137,25 +120,7 @@ func unionSchema(t testing.TB, dbs []string) *schema.Database {
 }
 
 func spiderUnionRecall(t testing.TB, opts HybridOptions) *recallStats {
-	ctx := context.Background()
-	dev := spiderDev(t)
-	seen := map[string]bool{}
-	var dbs []string
-	for _, it := range dev {
-		if !seen[it.DB] {
-			seen[it.DB] = true
-			dbs = append(dbs, it.DB)
-		}
-	}
-	opts.Schema = unionSchema(t, dbs)
-	h, err := NewHybrid(ctx, opts)
-	require.NoError(t, err)
-	r := &recallStats{}
-	for _, it := range dev {
-		c, err := h.Retrieve(ctx, text2sql.RetrieveRequest{Question: it.Question})
-		require.NoError(t, err)
-		r.add(c, goldTables(h.db, it.Query, it.DB))
-	}
+	r, _ := unionValueRecall(t, opts, false)
 	return r
 }
 

@@ -119,10 +119,17 @@ func (h *Hybrid) bridges(from *schema.Table, set map[*schema.Table]bool) (path [
 // fused table ranking (up to candidatePool deep), so a table whose own
 // document missed the quota can still come in through its neighbours.
 //
+// The tables of the value matches (valued, best first: see matchValues)
+// are candidates too, after the fused ranking when they are not in it.
+//
 // Tables are chosen greedily, at most MaxTables, skipping a table whose
 // DDL would overflow the budget (the first table is always shown): the
 // first candidate, then at each step the candidate with the best
-// position, where a foreign-key neighbour of a chosen table counts
+// position. A value-matched table counts as the first candidates after
+// the first, neighbourLead ahead ("value match"), while more slots are
+// left than named candidates still to choose, so that it never pushes
+// out a table the question names; otherwise the candidate's own position
+// counts, where a foreign-key neighbour of a chosen table counts
 // neighbourLead positions ahead (tables that join are asked about
 // together), and so does a table the question names (named), so that a
 // neighbour never pushes it out; each is followed by
@@ -145,7 +152,7 @@ func (h *Hybrid) bridges(from *schema.Table, set map[*schema.Table]bool) (path [
 // preference nor bridges of other tables may push its choice out (and
 // its first table decides the namespace). Names that are no candidate
 // are ignored.
-func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, selected, required []string, named map[*schema.Table]bool) []shownTable {
+func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, selected, required []string, named map[*schema.Table]bool, valued []*schema.Table) []shownTable {
 	type cand struct {
 		t   *schema.Table
 		ref text2sql.TableRef // why, with the fused score of the best item about t; no name yet
@@ -175,10 +182,17 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 			}
 		}
 	}
+	valueRank := make(map[*schema.Table]int, len(valued))
+	for i, t := range valued {
+		valueRank[t] = i
+	}
 	for _, c := range tableCands {
 		for _, t := range h.docTables[c.doc] {
 			push(t, text2sql.TableRef{Reason: text2sql.ReasonRetrieved, Score: c.score})
 		}
+	}
+	for _, t := range valued {
+		push(t, text2sql.TableRef{Reason: text2sql.ReasonValue})
 	}
 
 	limit := h.maxTables
@@ -251,23 +265,41 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 		}
 	}
 	for len(out) < limit {
-		best, bestPos := -1, 0
+		// Value-matched tables come next, while the slots left exceed
+		// the named candidates still to choose.
+		pending := 0
+		for _, c := range cands {
+			if named[c.t] && !in[c.t] && !skipped[c.t] {
+				pending++
+			}
+		}
+		valueLead := limit-len(out) > pending
+		best, bestPos, byValue := -1, 0, false
 		for i, c := range cands {
 			if in[c.t] || skipped[c.t] {
 				continue
 			}
-			pos := i
-			if len(out) > 0 && (h.adjacent(c.t, in) || named[c.t]) {
+			pos, lead := i, false
+			r, valued := valueRank[c.t]
+			switch {
+			case len(out) == 0:
+			case valued && valueLead:
+				pos, lead = min(i, r)-h.neighbourLead, true
+			case h.adjacent(c.t, in) || named[c.t]:
 				pos -= h.neighbourLead
 			}
 			if best < 0 || pos < bestPos {
-				best, bestPos = i, pos
+				best, bestPos, byValue = i, pos, lead
 			}
 		}
 		if best < 0 {
 			break
 		}
-		add(cands[best].t, cands[best].ref, limit, false)
+		ref := cands[best].ref
+		if byValue {
+			ref.Reason = text2sql.ReasonValue
+		}
+		add(cands[best].t, ref, limit, false)
 	}
 	// The whole schema, or the best table's namespace when it fits.
 	scope := h.db.Tables

@@ -219,7 +219,8 @@ type RerankBody struct {
 }
 
 // TableBody is a table shown to the model and why: "retrieved",
-// "via example <id>", "join path", "required" or "whole schema".
+// "via example <id>", "join path", "required", "whole schema" or "value
+// match".
 type TableBody struct {
 	Name   string  `json:"name"`
 	Reason string  `json:"reason"`

@@ -18,6 +18,7 @@ import (
 	"github.com/text2sql-go/text2sql/llm/gemini"
 	"github.com/text2sql-go/text2sql/llm/openai"
 	"github.com/text2sql-go/text2sql/retriever"
+	"github.com/text2sql-go/text2sql/retriever/valueindex"
 	"github.com/text2sql-go/text2sql/server"
 )
 
@@ -167,6 +168,11 @@ func (o *options) doctorData(ctx context.Context) ([]finding, error) {
 		return append(fs, finding{"index", checkFail, err.Error()}), nil
 	}
 	opts.Store = store
+	t0 := time.Now()
+	if opts.Values, err = o.valueIndex(ctx, ex, path); err != nil {
+		return append(fs, finding{"index", checkFail, err.Error()}), nil
+	}
+	took := time.Since(t0)
 	h, err := retriever.NewHybrid(ctx, opts)
 	if err != nil {
 		return append(fs, finding{"index", checkFail, err.Error()}), nil
@@ -187,7 +193,34 @@ func (o *options) doctorData(ctx context.Context) ([]finding, error) {
 		rr = "reranker " + e.reranker
 	}
 	return append(fs, finding{"index", checkOK, fmt.Sprintf("%s: %s, embedder %s (%d dimensions), %s, %s",
-		dir, plural(st.Documents, "document"), st.Embedder, st.Dimension, rr, how)}), nil
+		dir, plural(st.Documents, "document"), st.Embedder, st.Dimension, rr, how)}, valuesFinding(o, opts.Values, took)), nil
+}
+
+// valuesFinding says what the value index holds and how long reading or
+// building it took, or why there is none.
+func valuesFinding(o *options, ix *valueindex.Index, took time.Duration) finding {
+	switch {
+	case o.models.noValues:
+		return finding{"values", checkNone, "off (--no-values)"}
+	case ix == nil && o.caller.decides():
+		return finding{"values", checkNone, "off: callers read only their own rows (--run-as, --rls-claims, --login-map)"}
+	case ix == nil:
+		return finding{"values", checkNone, "off: the executor offers no database/sql handle"}
+	}
+	st := ix.Stats()
+	detail := fmt.Sprintf("%s of %s in %d ms", plural(st.Values, "value"), plural(st.Columns, "text column"), took.Milliseconds())
+	status := checkOK
+	if len(st.Truncated) > 0 {
+		detail += fmt.Sprintf("; %s cut at the bounds", plural(len(st.Truncated), "column"))
+	}
+	if st.Full {
+		detail += fmt.Sprintf("; full at %d values or %d MB: later columns are not indexed", valueindex.DefaultMaxValues, valueindex.DefaultMaxBytes>>20)
+	}
+	if len(st.Skipped) > 0 {
+		status = checkWarn
+		detail += fmt.Sprintf("; %s not readable (%s)", plural(len(st.Skipped), "column"), st.Skipped[0])
+	}
+	return finding{"values", status, detail}
 }
 
 // knowledgeFinding names the knowledge base and counts what it holds.

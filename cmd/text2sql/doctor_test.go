@@ -47,9 +47,13 @@ func TestDoctorDemo(t *testing.T) {
 	noProviderEnv(t)
 	fs, _, code := doctorJSON(t, "--demo")
 	assert.Equal(t, 0, code)
-	for _, name := range []string{"version", "database", "knowledge", "index"} {
+	for _, name := range []string{"version", "database", "knowledge", "index", "values"} {
 		assert.Equal(t, checkOK, fs[name].Status, "%s: %s", name, fs[name].Detail)
 	}
+	// The demo's text columns: names, titles, codes, terms… not e-mails.
+	assert.Regexp(t, `^\d+ values of \d+ text columns in \d+ ms$`, fs["values"].Detail)
+	off, _, _ := doctorJSON(t, "--demo", "--no-values")
+	assert.Equal(t, finding{"values", checkNone, "off (--no-values)"}, off["values"])
 	assert.Contains(t, fs["database"].Detail, "sqlite")
 	assert.Contains(t, fs["database"].Detail, "5 tables")
 	assert.Contains(t, fs["knowledge"].Detail, "examples")

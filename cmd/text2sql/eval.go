@@ -19,7 +19,6 @@ import (
 	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/eval"
 	"github.com/text2sql-go/text2sql/generator"
-	"github.com/text2sql-go/text2sql/retriever"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -177,7 +176,7 @@ func runEval(cmd *cobra.Command, o *options, f *evalFlags) error {
 		reports, runErr = eval.Score(ctx, ds, preds, opts)
 	case f.oracle || provider:
 		po := eval.PipelineOptions{Options: opts, QuestionTimeout: f.questionTimeout}
-		po.Retriever = o.evalRetriever
+		po.Retriever = o.evalRetrieverFor(ds)
 		if f.oracle {
 			prompter, err := generator.New(nil, generator.Options{Dialect: text2sql.DialectSQLite})
 			if err != nil {
@@ -228,7 +227,7 @@ func runEval(cmd *cobra.Command, o *options, f *evalFlags) error {
 		materialize := f.schemasOnly || noDatabaseFile(ds)
 		bar = newBar(cmd.ErrOrStderr(), o.json, len(ds.Questions))
 		bar.describe("retrieving")
-		recall, err = eval.Recall(ctx, ds, eval.RecallOptions{Materialize: materialize, Catalog: f.catalog, NoForeignKeys: f.noKeys, Parallel: f.parallel, Progress: bar.progress, Retriever: o.evalRetriever})
+		recall, err = eval.Recall(ctx, ds, eval.RecallOptions{Materialize: materialize, Catalog: f.catalog, NoForeignKeys: f.noKeys, Parallel: f.parallel, Progress: bar.progress, Retriever: o.evalRetrieverFor(ds)})
 		bar.finish()
 		if err != nil {
 			return err
@@ -474,9 +473,4 @@ func rowText(r []any) string {
 		return fmt.Sprint(r)
 	}
 	return string(b)
-}
-
-// evalRetriever is eval.DefaultRetriever with the retriever flags.
-func (o *options) evalRetriever(ctx context.Context, _ string, sch *schema.Database) (text2sql.Retriever, error) {
-	return retriever.NewHybrid(ctx, o.hybrid(sch, nil, nil))
 }

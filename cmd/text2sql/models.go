@@ -22,13 +22,15 @@ import (
 	"github.com/text2sql-go/text2sql/schema"
 )
 
-// modelFlags choose the embedder and the reranker of retrieval.
+// modelFlags choose the embedder, the reranker and the value index of
+// retrieval.
 type modelFlags struct {
 	embedder       string // --embedder: one of embedderNames
 	embeddingModel string // --embedding-model: the embedder's model ("": its default)
 	reranker       string // --reranker: one of rerankerNames
 	modelDir       string // --model-dir: the local models' directory
 	offline        bool   // --offline: never download a model
+	noValues       bool   // --no-values: no value index (see valueIndex)
 }
 
 // The values of --embedder and --reranker, in the order help lists them;
@@ -44,6 +46,7 @@ func (m *modelFlags) bind(root *cobra.Command) {
 	f.StringVar(&m.embeddingModel, "embedding-model", "", "the embedder's model: a fastembed catalogue name (fast-bge-small-en-v1.5, fast-bge-base-en-v1.5, fast-all-MiniLM-L6-v2, …) or a hosted model ID (default: the embedder's default)")
 	f.StringVar(&m.reranker, "reranker", "none", "reranker of the retrieved candidates: none, cross-encoder (local ONNX model, MS MARCO MiniLM-L-6-v2), or llm (schema selection by the --provider model, one call per question)")
 	f.StringVar(&m.modelDir, "model-dir", "", "directory of the local models, one sub-directory per model (default: the user cache directory's text2sql/models)")
+	f.BoolVar(&m.noValues, "no-values", false, "do not index the cell values of text columns (the index links the tables of the values a question names and shows the model the matched values as quoted data; keys, identifiers, secrets and contact details are never read)")
 	f.BoolVar(&m.offline, "offline", false, "never download a local model: a model missing from --model-dir is an error saying what to download (the ONNX Runtime "+onnxrt.Version+" library: $"+onnxrt.LibraryEnv+", else "+onnxrt.InstallDir+" and the system library directories)")
 }
 

@@ -215,6 +215,10 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 		return nil, err
 	}
 	opts.Store = store
+	if opts.Values, err = o.valueIndex(ctx, ex, path); err != nil {
+		e.Close()
+		return nil, err
+	}
 	if e.retriever, err = retriever.NewHybrid(ctx, opts); err != nil {
 		e.Close()
 		return nil, err
@@ -230,7 +234,7 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 			return nil, err
 		}
 	}
-	e.generator, err = generator.New(model, generator.Options{Dialect: ex.Schema().Dialect})
+	e.generator, err = generator.New(model, generator.Options{Dialect: ex.Schema().Dialect, SampleValues: opts.Values != nil})
 	if err != nil {
 		e.Close()
 		return nil, err

@@ -1,0 +1,526 @@
+// Package valueindex is an index of the cell values of a database's text
+// columns, for linking the values a question names ("singers from
+// France", "races Lewis Hamilton took part in") to the columns that hold
+// them, as CHESS (Talaei et al., "CHESS: Contextual Harnessing for
+// Efficient SQL Synthesis", 2024) and CodeS (Li et al., "CodeS: Towards
+// Building Open-source Language Models for Text-to-SQL", SIGMOD 2024) do.
+//
+// Build reads the distinct values of the text columns of a database
+// through database/sql (SQLite, PostgreSQL, MySQL), bounded per column and
+// in total, skipping the columns knowledge.ValueColumn rejects (keys,
+// identifiers, secrets, contact details). Values are normalised (lower
+// case, accents folded, punctuation to single spaces) and indexed by their
+// padded character trigrams in an inverted index. Index.Match takes the
+// word 1–3-grams of a question, finds values sharing enough trigrams with
+// each (prefix filtering, Chaudhuri, Ganti and Kaushik, ICDE 2006) and
+// confirms them by Levenshtein similarity.
+//
+// Values are data. Hits carry them verbatim; callers show them quoted as
+// SQL literals (knowledge.Literal), never as instructions.
+package valueindex
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/bm25"
+	"github.com/text2sql-go/text2sql/knowledge"
+)
+
+// Bounds of an index, the defaults of Options.
+const (
+	// DefaultMaxPerColumn is the most values read from one column, its
+	// most frequent first. The largest text column of the Spider dev
+	// databases (world_1's city.Name) has 4,001 distinct values; 10,000
+	// keeps every Spider column whole and, of bigger ones, the most
+	// frequent values, those a question is likeliest to name, at 1.6 MB
+	// for a 1,000,000-row table (BenchmarkBuildMillionRows).
+	DefaultMaxPerColumn = 10_000
+	// DefaultMaxValues is the most values of one index, all columns
+	// together: about 160 MB of memory at the measured 160 bytes per
+	// distinct value of 17 characters (the value, its normalised form,
+	// 19 trigram postings of 4 bytes, its entry; BenchmarkIndex1M), a
+	// third of the 500 MB issue 14 allows a 10,000-table catalog.
+	DefaultMaxValues = 1_000_000
+	// DefaultMaxBytes bounds the bytes of the values kept, all columns
+	// together, so that long values cannot exceed the memory
+	// DefaultMaxValues allows for short ones.
+	DefaultMaxBytes = 64 << 20
+	// DefaultThreshold is the score from which Match reports a value.
+	// With it a one-letter typo in a word of eight ("Hamiltn" for
+	// "Hamilton", 0.875) matches, and a 4-letter word with one wrong
+	// letter (0.75) does not.
+	DefaultThreshold = 0.8
+	// DefaultMaxHits bounds the hits of one Match.
+	DefaultMaxHits = 10
+)
+
+// Matching constants, chosen on the Spider dev questions whose gold SQL
+// compares a column with a string literal (valueindex_test.go).
+const (
+	// maxGramWords is the longest run of question words matched: names
+	// of people, places and titles are mostly one to three words.
+	maxGramWords = 3
+	// minGramRunes is the shortest gram matched, in runes (spaces
+	// included): two-letter grams ("no", "uk") are too ambiguous.
+	minGramRunes = 3
+	// minFuzzyRunes is the shortest gram matched by similarity rather
+	// than only exactly: one wrong letter in four is a different word.
+	minFuzzyRunes = 5
+	// minContainment is the share of a gram's trigrams a value must hold
+	// to be compared by edit distance: "hamiltn" and "lewis hamilton"
+	// share 5 of the gram's 7.
+	minContainment = 0.5
+	// partialWeight scales the score of a gram that matches a run of
+	// words inside a longer value ("hamilton" in "lewis hamilton"): a
+	// whole-word exact match (0.85) passes DefaultThreshold, a misspelt
+	// one does not.
+	partialWeight = 0.85
+	// maxScan bounds the posting entries one gram may scan; a gram whose
+	// rarest trigrams are in more values than this (a common word in a
+	// big index) is matched exactly only: a word in thousands of values
+	// names none of them in particular. At 4,000 Match takes p50 43 µs,
+	// p95 0.9 ms on 1,000,000 values (BenchmarkMatch1M; at 10,000, p95
+	// 2.2 ms, and 6.8 ms on the 10,000-table catalog of
+	// BenchmarkRetrieveLatencyValues10000, against 0.44 ms now).
+	maxScan = 4_000
+	// maxPerColumn bounds the hits of one column in one Match.
+	maxPerColumn = 3
+	// maxPartial bounds the values a gram may match as a run of words
+	// inside them: a word inside more values ("region" in "Capital
+	// Region", "Special Administrative Region of China", …) names none of
+	// them, so it matches none partially.
+	maxPartial = 3
+)
+
+// Hit is a value of the index that a question names.
+type Hit struct {
+	Table  string  `json:"table"`  // the table, as schema.Table.QualifiedName spells it
+	Column string  `json:"column"` // the column, as the schema spells it
+	Value  string  `json:"value"`  // the value as stored
+	Score  float64 `json:"score"`  // in [0, 1]: 1 for an exact match of the normalised forms
+	// Words are the question's words that matched, normalised.
+	Words string `json:"words"`
+	// Whole reports whether Words match the whole value, exactly or
+	// within edit distance, rather than a run of words inside it.
+	Whole bool `json:"whole"`
+}
+
+// Stats describe an index.
+type Stats struct {
+	Columns int   // columns with at least one value
+	Values  int   // values (a value in two columns counts twice)
+	Keys    int   // distinct normalised values
+	Bytes   int64 // bytes of the distinct values kept
+	Grams   int   // distinct trigrams
+	// Truncated lists the columns whose values were cut by a bound, as
+	// "table.column".
+	Truncated []string
+	// Full reports that a total bound (MaxValues, MaxBytes) was reached:
+	// the values added after it, and the columns Read did not reach, are
+	// not in the index.
+	Full bool
+	// Skipped lists the columns whose values could not be read, as
+	// "table.column: error".
+	Skipped []string
+}
+
+type column struct{ table, name string }
+
+// span is a trigram's keys: arena[off : off+n].
+type span struct{ off, n uint32 }
+
+// posting returns the keys holding g, ascending.
+func (ix *Index) posting(g gram) []uint32 {
+	sp := ix.postings[g]
+	return ix.arena[sp.off : sp.off+sp.n]
+}
+
+type entry struct {
+	col uint32 // index into Index.cols
+	val uint32 // index into Index.vals
+}
+
+// Index is an immutable value index, safe for concurrent use. The zero
+// value and nil are empty indexes.
+type Index struct {
+	cols []column
+	vals []string // distinct values as stored
+	keys []string // distinct normalised values, sorted
+	// keyStart[k]:keyStart[k+1] are key k's entries.
+	keyStart []uint32
+	entries  []entry
+	postings map[gram]span // trigram → its keys in arena
+	arena    []uint32      // the keys of each trigram, ascending
+	stats    Stats
+}
+
+// Builder collects values for an index. The zero value is ready with the
+// default bounds; use NewBuilder for others. Not safe for concurrent use.
+type Builder struct {
+	opts   Options
+	cols   []column
+	colIdx map[column]uint32
+	vals   []string
+	valIdx map[string]uint32 // interned values
+	pairs  []entry
+	seen   map[entry]bool
+	perCol map[uint32]int
+	bytes  int64
+	full   bool // a total bound was reached
+	trunc  map[uint32]bool
+	skip   []string
+}
+
+// NewBuilder returns a builder with opts' bounds (zero fields: the
+// defaults). Errors wrap text2sql.ErrInvalidConfig for negative bounds.
+func NewBuilder(opts Options) (*Builder, error) {
+	if opts.MaxPerColumn < 0 || opts.MaxValues < 0 || opts.MaxBytes < 0 || opts.MaxLength < 0 {
+		return nil, fmt.Errorf("%w: valueindex: negative bound in Options", text2sql.ErrInvalidConfig)
+	}
+	return &Builder{opts: opts.withDefaults()}, nil
+}
+
+// Add adds values of table.column and reports whether the total bounds
+// still leave room (false: the index is full, further values are not
+// kept). Values that knowledge.KeepValue rejects (blank, longer than
+// MaxLength, holding control characters) or that normalise to nothing
+// are dropped; a column's values past MaxPerColumn too, and the column is
+// listed in Stats.Truncated. A value added twice to one column is kept
+// once.
+func (b *Builder) Add(table, col string, values ...string) bool {
+	b.init()
+	c := column{table, col}
+	ci, ok := b.colIdx[c]
+	if !ok {
+		ci = uint32(len(b.cols))
+		b.colIdx[c] = ci
+		b.cols = append(b.cols, c)
+	}
+	for _, v := range values {
+		if !b.room() {
+			b.trunc[ci] = true
+			return false
+		}
+		if b.perCol[ci] >= b.opts.MaxPerColumn {
+			b.trunc[ci] = true
+			return true
+		}
+		if !knowledge.KeepValue(v, b.opts.MaxLength) || strings.IndexFunc(v, isWordRune) < 0 {
+			continue
+		}
+		vi, ok := b.valIdx[v]
+		if !ok {
+			if b.bytes+int64(len(v)) > int64(b.opts.MaxBytes) {
+				b.trunc[ci] = true
+				b.full = true
+				return false
+			}
+			vi = uint32(len(b.vals))
+			v = strings.Clone(v) // not the driver's buffer
+			b.valIdx[v] = vi
+			b.vals = append(b.vals, v)
+			b.bytes += int64(len(v))
+		}
+		e := entry{ci, vi}
+		if b.seen[e] {
+			continue
+		}
+		b.seen[e] = true
+		b.pairs = append(b.pairs, e)
+		b.perCol[ci]++
+	}
+	return b.room()
+}
+
+// init makes the zero Builder ready.
+func (b *Builder) init() {
+	if b.colIdx == nil {
+		if b.opts.MaxValues == 0 {
+			b.opts = b.opts.withDefaults()
+		}
+		b.colIdx, b.valIdx, b.seen = map[column]uint32{}, map[string]uint32{}, map[entry]bool{}
+		b.perCol, b.trunc = map[uint32]int{}, map[uint32]bool{}
+	}
+}
+
+// room reports whether the total bounds leave room for another value.
+func (b *Builder) room() bool {
+	b.full = b.full || len(b.pairs) >= b.opts.MaxValues || b.bytes >= int64(b.opts.MaxBytes)
+	return !b.full
+}
+
+// Index builds the index of the values added so far. The builder can go
+// on collecting; each call builds anew. It sorts the values by their
+// normalised form once and lays the trigram postings out in one array
+// (two passes over the keys' trigrams: count, then fill), so the cost is
+// O(n log n) in the values and the postings carry no slack.
+func (b *Builder) Index() *Index {
+	ix := &Index{cols: slices.Clone(b.cols), vals: slices.Clone(b.vals), postings: map[gram]span{}}
+	norms := make([]string, len(b.vals))
+	for _, e := range b.pairs {
+		if norms[e.val] == "" {
+			n := normalize(b.vals[e.val])
+			if n == b.vals[e.val] {
+				n = b.vals[e.val] // stored once
+			}
+			norms[e.val] = n
+		}
+	}
+	// Sorted with their keys beside them: the comparisons read no other
+	// memory.
+	type keyed struct {
+		key string
+		e   entry
+	}
+	ks := make([]keyed, len(b.pairs))
+	for i, e := range b.pairs {
+		ks[i] = keyed{norms[e.val], e}
+	}
+	slices.SortFunc(ks, func(a, c keyed) int {
+		return cmp.Or(strings.Compare(a.key, c.key), cmp.Compare(a.e.col, c.e.col), cmp.Compare(a.e.val, c.e.val))
+	})
+	ix.entries = make([]entry, len(ks))
+	ix.keyStart = make([]uint32, 0, len(ks)+1)
+	for i, k := range ks {
+		ix.entries[i] = k.e
+		if i == 0 || k.key != ix.keys[len(ix.keys)-1] {
+			ix.keys = append(ix.keys, k.key)
+			ix.keyStart = append(ix.keyStart, uint32(i))
+		}
+	}
+	ix.keys = slices.Clip(ix.keys)
+	var gs []gram
+	counts := map[gram]uint32{}
+	for _, key := range ix.keys {
+		for _, g := range grams(gs[:0], key) {
+			counts[g]++
+		}
+	}
+	total := uint32(0)
+	for g, n := range counts {
+		ix.postings[g] = span{off: total}
+		total += n
+	}
+	ix.arena = make([]uint32, total)
+	for k, key := range ix.keys {
+		gs = grams(gs[:0], key)
+		for _, g := range gs {
+			sp := ix.postings[g]
+			ix.arena[sp.off+sp.n] = uint32(k)
+			sp.n++
+			ix.postings[g] = sp
+		}
+	}
+	ix.keyStart = append(ix.keyStart, uint32(len(ix.entries)))
+	used := map[uint32]bool{}
+	for _, e := range b.pairs {
+		used[e.col] = true
+	}
+	ix.stats = Stats{Columns: len(used), Values: len(b.pairs), Keys: len(ix.keys), Bytes: b.bytes, Grams: len(ix.postings), Skipped: slices.Clone(b.skip)}
+	ix.stats.Full = b.full
+	for ci := range b.cols {
+		if b.trunc[uint32(ci)] {
+			ix.stats.Truncated = append(ix.stats.Truncated, b.cols[ci].table+"."+b.cols[ci].name)
+		}
+	}
+	return ix
+}
+
+// Stats returns what the index holds.
+func (ix *Index) Stats() Stats {
+	if ix == nil {
+		return Stats{}
+	}
+	s := ix.stats
+	s.Truncated, s.Skipped = slices.Clone(s.Truncated), slices.Clone(s.Skipped)
+	return s
+}
+
+// Len is the number of values indexed (a value in two columns counts
+// twice).
+func (ix *Index) Len() int {
+	if ix == nil {
+		return 0
+	}
+	return len(ix.entries)
+}
+
+// MatchOptions tune Match. The zero value means the defaults.
+type MatchOptions struct {
+	// Threshold is the lowest score reported, in (0, 1]; 0 means
+	// DefaultThreshold.
+	Threshold float64
+	// MaxHits bounds the hits returned; 0 means DefaultMaxHits.
+	MaxHits int
+}
+
+// Match returns the values the question names, best first: for each run
+// of one to three adjacent words of the question (not starting or ending
+// with a stop word, at least three characters), the values whose
+// normalised form equals it (score 1), or is within edit distance of it
+// (score 1 − distance / length, in bytes, grams of five characters or
+// more), or
+// holds it as a run of whole words (0.85 × that similarity; only when at
+// most three values hold it so). A value keeps its best score. Hits are
+// ordered whole-value matches first, then by score times the length of
+// the words matched (a near match of two words before an exact one of
+// one), then score, then table, column and value in byte order, so the order is
+// deterministic. At most three
+// values per column and opts.MaxHits in all; scores under opts.Threshold
+// are left out. A nil or empty index matches nothing.
+func (ix *Index) Match(question string, opts MatchOptions) []Hit {
+	if ix == nil || len(ix.keys) == 0 {
+		return nil
+	}
+	threshold := opts.Threshold
+	if threshold <= 0 || threshold > 1 || math.IsNaN(threshold) {
+		threshold = DefaultThreshold
+	}
+	maxHits := cmp.Or(max(opts.MaxHits, 0), DefaultMaxHits)
+	ws := words(question)
+	type best struct {
+		score float64
+		words string
+		n     int
+		whole bool
+	}
+	found := map[entry]best{}
+	note := func(k uint32, score float64, g string, n int, whole bool) {
+		for _, e := range ix.entries[ix.keyStart[k]:ix.keyStart[k+1]] {
+			if b, ok := found[e]; !ok || score > b.score || (score == b.score && n > b.n) {
+				found[e] = best{score, g, n, whole}
+			}
+		}
+	}
+	var gs []gram
+	counts := map[uint32]int{}
+	for n := 1; n <= maxGramWords; n++ {
+		for i := 0; i+n <= len(ws); i++ {
+			if bm25.IsStopWord(ws[i]) || bm25.IsStopWord(ws[i+n-1]) {
+				continue
+			}
+			g := strings.Join(ws[i:i+n], " ")
+			size := utf8.RuneCountInString(g)
+			if size < minGramRunes {
+				continue
+			}
+			if k, ok := slices.BinarySearch(ix.keys, g); ok {
+				note(uint32(k), 1, g, n, true)
+			}
+			if size < minFuzzyRunes || digits(g) {
+				continue
+			}
+			gs = grams(gs[:0], g)
+			ix.fuzzy(g, n, gs, counts, threshold, note)
+		}
+	}
+	hits := make([]Hit, 0, len(found))
+	for e, b := range found {
+		c := ix.cols[e.col]
+		hits = append(hits, Hit{Table: c.table, Column: c.name, Value: ix.vals[e.val], Score: b.score, Words: b.words, Whole: b.whole})
+	}
+	slices.SortFunc(hits, func(a, b Hit) int {
+		return cmp.Or(cmp.Compare(btoi(b.Whole), btoi(a.Whole)), cmp.Compare(weight(b), weight(a)), cmp.Compare(b.Score, a.Score), cmp.Compare(len(b.Words), len(a.Words)),
+			cmp.Compare(a.Table, b.Table), cmp.Compare(a.Column, b.Column), cmp.Compare(a.Value, b.Value))
+	})
+	perCol := map[column]int{}
+	out := hits[:0]
+	for _, h := range hits {
+		c := column{h.Table, h.Column}
+		if perCol[c] >= maxPerColumn {
+			continue
+		}
+		perCol[c]++
+		out = append(out, h)
+		if len(out) == maxHits {
+			break
+		}
+	}
+	return slices.Clip(out)
+}
+
+func abs(n int) int { return max(n, -n) }
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// weight orders hits: the score times the length of the words matched,
+// so "Lewis Hamilton" for "Lewis Hamiltn" (0.93 × 13) comes before the
+// exact "Lewis" (1 × 5).
+func weight(h Hit) float64 { return h.Score * float64(utf8.RuneCountInString(h.Words)) }
+
+// fuzzy finds the keys similar to the gram g of n words with trigrams gs:
+// candidates from the postings of its rarest trigrams (any key holding
+// minContainment of gs holds one of them), counted over all of gs, then
+// scored by edit distance; note is called for each key scoring at least
+// threshold. counts is scratch space.
+func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, threshold float64, note func(k uint32, score float64, g string, words int, whole bool)) {
+	need := int(math.Ceil(minContainment * float64(len(gs))))
+	slices.SortFunc(gs, func(a, b gram) int {
+		return cmp.Or(cmp.Compare(ix.postings[a].n, ix.postings[b].n), cmp.Compare(a, b))
+	})
+	prefix := gs[:len(gs)-need+1]
+	scan := 0
+	for _, x := range prefix {
+		scan += int(ix.postings[x].n)
+	}
+	if scan > maxScan {
+		return
+	}
+	clear(counts)
+	for _, x := range prefix {
+		for _, k := range ix.posting(x) {
+			counts[k]++
+		}
+	}
+	for _, x := range gs[len(prefix):] {
+		p := ix.posting(x)
+		for k := range counts {
+			if _, ok := slices.BinarySearch(p, k); ok {
+				counts[k]++
+			}
+		}
+	}
+	type partial struct {
+		k     uint32
+		score float64
+	}
+	var partials []partial
+	glen := len(g)
+	for k, c := range counts {
+		if c < need {
+			continue
+		}
+		key := ix.keys[k]
+		// A whole match needs lengths within the threshold (the edit
+		// distance is at least their difference, in bytes as ratio
+		// counts); a partial one needs a longer key.
+		klen := len(key)
+		if float64(abs(klen-glen)) <= (1-threshold)*float64(max(klen, glen)) {
+			if score := ratio(g, key); score >= threshold {
+				note(k, score, g, n, true)
+				continue
+			}
+		}
+		if klen > glen {
+			if p := partialWeight * windowRatio(g, n, key); p >= threshold {
+				partials = append(partials, partial{k, p})
+			}
+		}
+	}
+	if len(partials) <= maxPartial {
+		for _, p := range partials {
+			note(p.k, p.score, g, n, false)
+		}
+	}
+}
