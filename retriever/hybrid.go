@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/embed/hashing"
@@ -314,7 +313,7 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 		tokens[i] = docTokens(ix, d)
 		h.docTables[i] = tablesOf(ix, d)
 		if d.Kind == text2sql.ItemExample {
-			if n := normalizeQuestion(d.Text); n != "" {
+			if n := knowledge.NormalizeQuestion(d.Text); n != "" {
 				if _, ok := h.examples[n]; !ok {
 					h.examples[n] = i
 				}
@@ -889,7 +888,7 @@ func (h *Hybrid) applyRerank(ctx context.Context, question string, items []text2
 // equals the question's (similarity 1), else the most similar example when
 // its cosine similarity reaches the ExampleReuse threshold.
 func (h *Hybrid) match(ctx context.Context, question string, plain bool, hits []Hit) (*text2sql.ExampleMatch, error) {
-	if i, ok := h.examples[normalizeQuestion(question)]; ok {
+	if i, ok := h.examples[knowledge.NormalizeQuestion(question)]; ok {
 		return h.exampleMatch(i, 1), nil
 	}
 	if h.reuse < 0 || h.kindDocs[text2sql.ItemExample] == 0 {
@@ -921,22 +920,3 @@ func (h *Hybrid) exampleMatch(i int, sim float64) *text2sql.ExampleMatch {
 	return &text2sql.ExampleMatch{ID: strings.TrimPrefix(d.ID, "example:"), Question: d.Text, SQL: d.SQL, Similarity: sim}
 }
 
-// normalizeQuestion lower-cases s, turns every run of characters other
-// than letters and digits into one space, and trims: "How many singers?"
-// and "how  many singers" normalise alike.
-func normalizeQuestion(s string) string {
-	var b strings.Builder
-	space := false
-	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if space && b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			space = false
-			b.WriteRune(unicode.ToLower(r))
-		} else {
-			space = true
-		}
-	}
-	return b.String()
-}

@@ -178,7 +178,7 @@ func spiderLeaveOneOut(t testing.TB, opts HybridOptions) (*recallStats, *example
 		kb := &knowledge.Base{}
 		for _, j := range byDB[it.DB] {
 			o := dev[j]
-			if j == i || normalizeQuestion(o.Question) == normalizeQuestion(it.Question) {
+			if j == i || knowledge.NormalizeQuestion(o.Question) == knowledge.NormalizeQuestion(it.Question) {
 				continue
 			}
 			kb.Examples = append(kb.Examples, knowledge.Example{ID: fmt.Sprintf("d%d", j), Question: o.Question, SQL: o.Query})
