@@ -99,6 +99,8 @@ type Store interface {
 	Examples(ctx context.Context) ([]Example, error)
 	// Example returns the example with that ID, or nil.
 	Example(ctx context.Context, id string) (*Example, error)
+	// ExamplesOf returns the examples whose SQL has that StatementKey.
+	ExamplesOf(ctx context.Context, statementKey string) ([]Example, error)
 	// Save inserts ex or replaces the example with its ID.
 	Save(ctx context.Context, ex Example) error
 	// Remove deletes the example with that ID and reports whether there was one.
@@ -249,15 +251,12 @@ func (r *Recorder) up(ctx context.Context, fb Feedback, now time.Time) (ex Examp
 
 // down flags the examples whose SQL is sql.
 func (r *Recorder) down(ctx context.Context, sql string, now time.Time) ([]string, error) {
-	exs, err := r.Store.Examples(ctx)
+	exs, err := r.Store.ExamplesOf(ctx, StatementKey(sql))
 	if err != nil {
 		return nil, err
 	}
 	var flagged []string
 	for _, ex := range exs {
-		if !sameStatement(ex.SQL, sql) {
-			continue
-		}
 		ex.Down++
 		ex.Review, ex.Updated = true, now
 		if err := r.Store.Save(ctx, ex); err != nil {
@@ -280,12 +279,14 @@ func ExampleID(question string) string {
 	return knowledge.AutoID("fb", knowledge.NormalizeQuestion(question))
 }
 
-// sameStatement compares statements with runs of white space folded and
-// terminators removed.
-func sameStatement(a, b string) bool {
-	norm := func(s string) string { return strings.Join(strings.Fields(sqltext.TrimTerminators(s)), " ") }
-	return strings.EqualFold(norm(a), norm(b))
+// StatementKey is the form in which two statements count as the same:
+// terminators and trailing comments removed, runs of white space folded,
+// lower-cased.
+func StatementKey(sql string) string {
+	return strings.ToLower(strings.Join(strings.Fields(sqltext.TrimTerminators(sql)), " "))
 }
+
+func sameStatement(a, b string) bool { return StatementKey(a) == StatementKey(b) }
 
 // Merge returns a copy of kb with the store's examples that are not under
 // review and whose question is not already a known example's, each

@@ -25,8 +25,10 @@ const (
 	// questions is more than any team reviews, and few enough that the
 	// examples stay a small part of the index.
 	DefaultMaxExamples = 10_000
-	// DefaultMaxVotes bounds the vote log; the oldest votes go first.
-	DefaultMaxVotes = 100_000
+	// DefaultMaxVotes bounds the vote log; the oldest votes go first. With
+	// feedback's text limits a vote is at most 24 KB, so the log stays
+	// under half a gigabyte even when every vote is at the limit.
+	DefaultMaxVotes = 20_000
 	// DefaultRetention is how long votes are kept: a year of history.
 	DefaultRetention = 365 * 24 * time.Hour
 )
@@ -62,8 +64,10 @@ CREATE TABLE IF NOT EXISTS examples (
   updated TEXT NOT NULL,
   up INTEGER NOT NULL DEFAULT 0,
   down INTEGER NOT NULL DEFAULT 0,
-  review INTEGER NOT NULL DEFAULT 0
+  review INTEGER NOT NULL DEFAULT 0,
+  sql_key TEXT NOT NULL DEFAULT ''
 );
+CREATE INDEX IF NOT EXISTS examples_sql_key ON examples (sql_key);
 CREATE TABLE IF NOT EXISTS votes (
   n INTEGER PRIMARY KEY AUTOINCREMENT,
   time TEXT NOT NULL,
@@ -125,7 +129,17 @@ func scanExample(sc interface{ Scan(...any) error }) (feedback.Example, error) {
 
 // Examples returns every example, ordered by ID.
 func (s *Store) Examples(ctx context.Context) ([]feedback.Example, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+exampleColumns+" FROM examples ORDER BY id")
+	return s.examples(ctx, "SELECT "+exampleColumns+" FROM examples ORDER BY id")
+}
+
+// ExamplesOf returns the examples whose SQL has that feedback.StatementKey
+// (an indexed lookup), ordered by ID.
+func (s *Store) ExamplesOf(ctx context.Context, statementKey string) ([]feedback.Example, error) {
+	return s.examples(ctx, "SELECT "+exampleColumns+" FROM examples WHERE sql_key = ? ORDER BY id", statementKey)
+}
+
+func (s *Store) examples(ctx context.Context, query string, args ...any) ([]feedback.Example, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("feedback/sqlite: %w", err)
 	}
@@ -168,9 +182,9 @@ func (s *Store) Save(ctx context.Context, ex feedback.Example) error {
 		if exists == 0 && n >= s.opts.MaxExamples {
 			return fmt.Errorf("%w (%d examples)", ErrFull, n)
 		}
-		_, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO examples ("+exampleColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		_, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO examples ("+exampleColumns+", sql_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			ex.ID, ex.Question, ex.SQL, ex.Note, ex.By, ex.Created.UTC().Format(time.RFC3339Nano), ex.Updated.UTC().Format(time.RFC3339Nano),
-			ex.Up, ex.Down, ex.Review)
+			ex.Up, ex.Down, ex.Review, feedback.StatementKey(ex.SQL))
 		return err
 	})
 }
