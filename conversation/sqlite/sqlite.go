@@ -8,14 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
-
-	_ "github.com/mattn/go-sqlite3" // the SQLite driver (cgo)
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/conversation"
+	"github.com/text2sql-go/text2sql/internal/storefile"
 )
 
 // Defaults of Options.
@@ -50,17 +47,10 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("conversation/sqlite: %w", err)
-	}
-	db, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=5000&_journal_mode=WAL&_txlock=immediate")
+	db, err := storefile.Open(path, `CREATE TABLE IF NOT EXISTS conversations (
+  id TEXT PRIMARY KEY, owner TEXT NOT NULL, state TEXT NOT NULL, updated TEXT NOT NULL)`)
 	if err != nil {
 		return nil, fmt.Errorf("conversation/sqlite: %w", err)
-	}
-	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS conversations (
-  id TEXT PRIMARY KEY, owner TEXT NOT NULL, state TEXT NOT NULL, updated TEXT NOT NULL)`); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("conversation/sqlite: %s: %w", path, err)
 	}
 	return &Store{db: db, opts: opts}, nil
 }

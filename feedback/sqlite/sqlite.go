@@ -8,15 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // the SQLite driver (cgo)
-
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/feedback"
+	"github.com/text2sql-go/text2sql/internal/storefile"
 )
 
 // Defaults of Options.
@@ -95,16 +92,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("feedback/sqlite: %w", err)
-	}
-	db, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=5000&_journal_mode=WAL&_txlock=immediate")
+	db, err := storefile.Open(path, schemaSQL)
 	if err != nil {
 		return nil, fmt.Errorf("feedback/sqlite: %w", err)
-	}
-	if _, err := db.Exec(schemaSQL); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("feedback/sqlite: %s: %w", path, err)
 	}
 	return &Store{db: db, opts: opts}, nil
 }

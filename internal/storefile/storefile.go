@@ -1,0 +1,35 @@
+// Package storefile opens the SQLite files the stores of this module keep
+// their state in (the feedback example store, the conversation store).
+package storefile
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	_ "github.com/mattn/go-sqlite3" // the SQLite driver (cgo)
+)
+
+// busyTimeoutMS is how long a writer waits for another's lock, in
+// milliseconds: several processes (replicas, a CLI beside a server) may
+// write one store, and a write holds the lock for a few milliseconds.
+const busyTimeoutMS = 5000
+
+// Open opens or creates the SQLite file at path (its directory is
+// created) in WAL mode, write transactions taking the lock at BEGIN, and
+// runs schema (CREATE … IF NOT EXISTS statements). Errors name path.
+func Open(path, schema string) (*sql.DB, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite3", fmt.Sprintf("file:%s?_busy_timeout=%d&_journal_mode=WAL&_txlock=immediate", path, busyTimeoutMS))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return db, nil
+}
