@@ -919,4 +919,3 @@ func (h *Hybrid) exampleMatch(i int, sim float64) *text2sql.ExampleMatch {
 	d := h.docs[i]
 	return &text2sql.ExampleMatch{ID: strings.TrimPrefix(d.ID, "example:"), Question: d.Text, SQL: d.SQL, Similarity: sim}
 }
-
