@@ -64,7 +64,6 @@ CREATE TABLE IF NOT EXISTS examples (
   review INTEGER NOT NULL DEFAULT 0,
   sql_key TEXT NOT NULL DEFAULT ''
 );
-CREATE INDEX IF NOT EXISTS examples_sql_key ON examples (sql_key);
 CREATE TABLE IF NOT EXISTS votes (
   n INTEGER PRIMARY KEY AUTOINCREMENT,
   time TEXT NOT NULL,
@@ -93,10 +92,52 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.Retention = DefaultRetention
 	}
 	db, err := storefile.Open(path, schemaSQL)
+	if err == nil {
+		err = migrate(db)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("feedback/sqlite: %w", err)
+		if db != nil {
+			db.Close()
+		}
+		return nil, fmt.Errorf("feedback/sqlite: %s: %w", path, err)
 	}
 	return &Store{db: db, opts: opts}, nil
+}
+
+// migrate brings a store written by an earlier version up to this one:
+// the statement key column (down-votes look examples up by it), filled
+// in, and its index.
+func migrate(db *sql.DB) error {
+	var has int
+	if err := db.QueryRow("SELECT COUNT(*) FROM pragma_table_info('examples') WHERE name = 'sql_key'").Scan(&has); err != nil {
+		return err
+	}
+	if has == 0 {
+		if _, err := db.Exec("ALTER TABLE examples ADD COLUMN sql_key TEXT NOT NULL DEFAULT ''"); err != nil {
+			return err
+		}
+		rows, err := db.Query("SELECT id, sql FROM examples")
+		if err != nil {
+			return err
+		}
+		keys := map[string]string{}
+		for rows.Next() {
+			var id, q string
+			if err := rows.Scan(&id, &q); err != nil {
+				rows.Close()
+				return err
+			}
+			keys[id] = feedback.StatementKey(q)
+		}
+		rows.Close()
+		for id, k := range keys {
+			if _, err := db.Exec("UPDATE examples SET sql_key = ? WHERE id = ?", k, id); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := db.Exec("CREATE INDEX IF NOT EXISTS examples_sql_key ON examples (sql_key)")
+	return err
 }
 
 // Close closes the database.

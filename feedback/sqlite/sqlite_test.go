@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"sync"
@@ -247,4 +248,26 @@ func TestConcurrentVotes(t *testing.T) {
 	exs, err := st.Examples(ctx)
 	require.NoError(t, err)
 	require.Len(t, exs, 1)
+}
+
+// A store written before statement keys existed is migrated on Open: its
+// examples get their keys, so a down-vote still finds them.
+func TestMigrateStatementKeys(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.sqlite")
+	db, err := sql.Open("sqlite3", path)
+	require.NoError(t, err)
+	_, err = db.Exec(`CREATE TABLE examples (id TEXT PRIMARY KEY, question TEXT NOT NULL, sql TEXT NOT NULL, note TEXT NOT NULL DEFAULT '',
+  principal TEXT NOT NULL DEFAULT '', created TEXT NOT NULL, updated TEXT NOT NULL, up INTEGER NOT NULL DEFAULT 0,
+  down INTEGER NOT NULL DEFAULT 0, review INTEGER NOT NULL DEFAULT 0);
+INSERT INTO examples (id, question, sql, created, updated, up) VALUES ('fb-1', 'q', 'SELECT  1', '2026-12-01T00:00:00Z', '2026-12-01T00:00:00Z', 1)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	st, err := sqlite.Open(path, sqlite.Options{})
+	require.NoError(t, err)
+	defer st.Close()
+	exs, err := st.ExamplesOf(ctx, feedback.StatementKey("select 1;"))
+	require.NoError(t, err)
+	require.Len(t, exs, 1)
+	assert.Equal(t, "fb-1", exs[0].ID)
 }
