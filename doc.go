@@ -3,17 +3,23 @@
 // was checked come out.
 //
 // The pipeline is composed of small stage interfaces — Retriever, Planner,
-// Generator, Executor, Judge, Selector — plus Model and Embedder, each
-// with default implementations in sub-packages:
+// Generator, Executor, Judge, Selector, Narrator — plus Model and
+// Embedder, each with default implementations in sub-packages:
 //
 //	retriever/       hybrid BM25 + vector retrieval fused by Reciprocal Rank Fusion
 //	generator/       LLM SQL generation with structured JSON output
 //	selector/        pairwise choice among tied candidates (Config.Candidates)
+//	summary/         answers in words (Config.Narrator)
 //	executor/sqlite  guarded read-only SQLite execution
 //	executor/        guarded execution on any database/sql driver
+//	executor/postgres, executor/mysql, executor/mcpexec  PostgreSQL, MySQL/MariaDB, a database behind an MCP server
 //	llm/gemini, llm/openai, llm/llmtest   models (llmtest is a scripted fake for tests)
 //	embed/hashing, embed/gemini, embed/openai  embedders (hashing is the offline default)
 //	schema/, knowledge/  the schema model and the knowledge base
+//
+// Around the pipeline: conversation/ (follow-ups, routing, memory),
+// feedback/ (verdicts into verified examples), chart/ (Vega-Lite charts of
+// results), server/ (HTTP, the page, MCP) and cmd/text2sql (the CLI).
 //
 // This package imports only the standard library; a heavy dependency lives in
 // the sub-package that needs it.
