@@ -70,6 +70,9 @@ type session struct {
 	owner string
 	conv  *conversation.Conversation
 	used  time.Time
+	// saved is the Updated time of the stored state conv holds: a newer
+	// one in the store (another replica answered) replaces conv.
+	saved time.Time
 }
 
 // sessions are the live conversations.
@@ -108,32 +111,43 @@ func (s *service) startConversation(ctx context.Context) (*ConversationBody, *ap
 	var b [16]byte
 	rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
-	max, idle := s.conversationLimits()
 	now := time.Now()
+	sess := &session{owner: principalID(ctx), conv: conv, used: now, saved: now}
+	if st := s.cfg.Conversations.Store; st != nil {
+		if err := st.Save(ctx, conversation.Saved{ID: id, Owner: sess.owner, Updated: now}); err != nil {
+			return nil, s.storeFailed(ctx, err)
+		}
+	}
+	s.keep(id, sess)
+	return &ConversationBody{RequestID: requestID(ctx), ConversationID: id}, nil
+}
+
+// keep puts sess in memory under id (or returns the one already there, so
+// concurrent requests share one copy), first dropping conversations idle
+// past the timeout and, at the bound, the one idle longest.
+func (s *service) keep(id string, sess *session) *session {
+	max, idle := s.conversationLimits()
 	s.convs.mu.Lock()
 	defer s.convs.mu.Unlock()
 	if s.convs.byID == nil {
 		s.convs.byID = map[string]*session{}
 	}
+	if live := s.convs.byID[id]; live != nil && !sess.saved.After(live.saved) {
+		return live
+	}
 	var oldest string
 	for k, v := range s.convs.byID {
-		if now.Sub(v.used) > idle {
+		if time.Since(v.used) > idle {
 			delete(s.convs.byID, k)
 		} else if oldest == "" || v.used.Before(s.convs.byID[oldest].used) {
 			oldest = k
 		}
 	}
-	if len(s.convs.byID) >= max {
+	if _, replacing := s.convs.byID[id]; !replacing && len(s.convs.byID) >= max {
 		delete(s.convs.byID, oldest)
 	}
-	s.convs.byID[id] = &session{owner: principalID(ctx), conv: conv, used: now}
-	if st := s.cfg.Conversations.Store; st != nil {
-		if err := st.Save(ctx, conversation.Saved{ID: id, Owner: principalID(ctx), Updated: now}); err != nil {
-			delete(s.convs.byID, id)
-			return nil, s.storeFailed(ctx, err)
-		}
-	}
-	return &ConversationBody{RequestID: requestID(ctx), ConversationID: id}, nil
+	s.convs.byID[id] = sess
+	return sess
 }
 
 // storeFailed logs a conversation store's error and says so.
@@ -162,27 +176,19 @@ func (s *service) session(ctx context.Context, id string) (*session, *apiError) 
 		sess = nil
 	}
 	s.convs.mu.Unlock()
-	if sess == nil && s.cfg.Conversations.Store != nil {
-		saved, err := s.cfg.Conversations.Store.Load(ctx, id)
+	if st := s.cfg.Conversations.Store; st != nil {
+		// The store is the truth: another replica may have answered
+		// since this one's copy was saved.
+		saved, err := st.Load(ctx, id)
 		if err != nil {
 			return nil, s.storeFailed(ctx, err)
 		}
-		if saved != nil {
+		if saved != nil && (sess == nil || saved.Updated.After(sess.saved)) {
 			conv, err := conversation.Restore(s.asker(), s.cfg.Conversations.Options, saved.State)
 			if err != nil {
 				return nil, &apiError{code: CodeInternal, msg: "the conversation could not be restored"}
 			}
-			sess = &session{owner: saved.Owner, conv: conv}
-			s.convs.mu.Lock()
-			if s.convs.byID == nil {
-				s.convs.byID = map[string]*session{}
-			}
-			if live := s.convs.byID[id]; live != nil {
-				sess = live // another request restored it first: one copy answers both
-			} else {
-				s.convs.byID[id] = sess
-			}
-			s.convs.mu.Unlock()
+			sess = s.keep(id, &session{owner: saved.Owner, conv: conv, used: time.Now(), saved: saved.Updated})
 		}
 	}
 	if sess == nil || sess.owner != principalID(ctx) {
@@ -215,9 +221,15 @@ func (s *service) message(ctx context.Context, id string, req *MessageRequest) (
 		return nil, aerr
 	}
 	if st := s.cfg.Conversations.Store; st != nil {
-		if serr := st.Save(ctx, conversation.Saved{ID: id, Owner: sess.owner, State: sess.conv.State(), Updated: time.Now()}); serr != nil {
+		now := time.Now()
+		if serr := st.Save(ctx, conversation.Saved{ID: id, Owner: sess.owner, State: sess.conv.State(), Updated: now}); serr != nil {
 			return nil, s.storeFailed(ctx, serr)
 		}
+		s.convs.mu.Lock()
+		if now.After(sess.saved) {
+			sess.saved = now
+		}
+		s.convs.mu.Unlock()
 	}
 	out := &ReplyBody{RequestID: requestID(ctx), ConversationID: id, Message: r.Message, Route: string(r.Route),
 		Standalone: r.Standalone, Text: r.Text, SQL: r.SQL, Steps: []StepBody{}}

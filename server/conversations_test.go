@@ -87,4 +87,15 @@ func TestConversationStore(t *testing.T) {
 	assert.True(t, strings.Contains(reply.Text, "SELECT code, title FROM courses"), reply.Text)
 	r = do(t, restarted, "POST", path, "tok-bob-0123456789abcdef0", MessageRequest{Message: "Hello"})
 	assert.Equal(t, 404, r.status)
+
+	// Replicas on one store: a turn answered by one is seen by the other,
+	// whose own copy is older.
+	r = do(t, restarted, "POST", path, testToken, MessageRequest{Message: "Show the first courses by code"})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	r = do(t, first, "POST", path, testToken, MessageRequest{Message: "what does that mean?"})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	reply = ReplyBody{}
+	r.json(t, &reply)
+	assert.Equal(t, "about_last", reply.Route)
+	assert.True(t, strings.Contains(reply.Text, "Show the first courses by code"), "the first replica sees the other's turn: %s", reply.Text)
 }
