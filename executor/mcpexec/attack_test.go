@@ -28,6 +28,12 @@ func TestReferenceServerAttacks(t *testing.T) {
 		// A function of the database the allow-list refuses, reachable by
 		// attribute notation ((k).evil is evil(k)).
 		`CREATE FUNCTION evil(k kit) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'EVIL RAN'; END $$`,
+		// An operator and a domain CHECK run functions the allow-list
+		// never sees.
+		`CREATE FUNCTION evilop(a int, b int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'EVIL RAN'; END $$`,
+		`CREATE OPERATOR ~~~ (LEFTARG = int, RIGHTARG = int, FUNCTION = evilop)`,
+		`CREATE FUNCTION evilchk(v int) RETURNS bool LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'EVIL RAN'; END $$`,
+		`CREATE DOMAIN evild AS int CHECK (evilchk(VALUE))`,
 	)
 	ex, err := mcpexec.Open(context.Background(), mcpexec.Options{Command: []string{bin, dsn}, MaxRows: 1000})
 	require.NoError(t, err)
@@ -44,6 +50,8 @@ func TestReferenceServerAttacks(t *testing.T) {
 		"SELECT (k).evil FROM kit k LIMIT 1",
 		"SELECT k.evil FROM kit k LIMIT 1",
 		"SELECT evil(k) FROM kit k LIMIT 1",
+		"SELECT 1 ~~~ 1",
+		"SELECT 1::evild",
 	} {
 		res, err := ex.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
 		require.NoError(t, err, q)

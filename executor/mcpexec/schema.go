@@ -107,6 +107,14 @@ func (e *Executor) postgresGuard(ctx context.Context) (text2sql.Guard, error) {
 	for _, r := range rows {
 		procs = append(procs, postgres.CatalogRow{Name: r.str(0), Volatility: r.str(1), Callable: r.str(2) == "true", Core: r.str(3) == "true"})
 	}
+	objRows, err := e.query(ctx, postgres.ObjectsQuery)
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]postgres.CatalogObject, 0, len(objRows))
+	for _, r := range objRows {
+		objs = append(objs, postgres.CatalogObject{Kind: r.str(0), Name: r.str(1)})
+	}
 	version, err := e.query(ctx, "SELECT current_setting('server_version_num')::int")
 	if err != nil {
 		return nil, err
@@ -115,7 +123,7 @@ func (e *Executor) postgresGuard(ctx context.Context) (text2sql.Guard, error) {
 	if len(version) == 1 {
 		fmt.Sscan(version[0].str(0), &num)
 	}
-	return pgGuard{postgres.NewGuard(postgres.CatalogFrom(procs, num), nil)}, nil
+	return pgGuard{postgres.NewGuard(postgres.CatalogFrom(procs, objs, num), nil)}, nil
 }
 
 // pgGuard is postgres.Guard, then the backslash refusal.

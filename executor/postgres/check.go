@@ -127,6 +127,22 @@ func (c *Guard) attribute(name string, res *resolution) {
 	}
 }
 
+// operatorCheck refuses an operator written OPERATOR(schema.op) outside
+// pg_catalog, and one whose symbol this database defines outside
+// pg_catalog (it runs a function the allow-list cannot see: the server
+// may resolve the symbol to it).
+func (c *Guard) operatorCheck(op []string) *text2sql.SQLError {
+	switch {
+	case len(op) > 1 && !(len(op) == 2 && op[0] == "pg_catalog"):
+		return operatorError(op)
+	case len(op) == 1 && c.cat.userOperator(op[0]):
+		return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+			Message: "operator " + op[0] + " is defined in this database outside pg_catalog; it runs a function the statement check cannot see",
+			Hint:    "use a built-in operator or function"}
+	}
+	return nil
+}
+
 // operatorError refuses an operator written OPERATOR(schema.op) outside
 // pg_catalog, wherever it is used (an expression, ORDER BY … USING, a
 // subquery comparison).
@@ -369,12 +385,12 @@ func (c *Guard) checkNode(m proto.Message, res *resolution) *text2sql.SQLError {
 			}
 		}
 	case *pg_query.SortBy:
-		if op := names(n.UseOp); len(op) > 1 && !(len(op) == 2 && op[0] == "pg_catalog") {
-			return operatorError(op)
+		if se := c.operatorCheck(names(n.UseOp)); se != nil {
+			return se
 		}
 	case *pg_query.SubLink:
-		if op := names(n.OperName); len(op) > 1 && !(len(op) == 2 && op[0] == "pg_catalog") {
-			return operatorError(op)
+		if se := c.operatorCheck(names(n.OperName)); se != nil {
+			return se
 		}
 	case *pg_query.RangeTableSample:
 		name := strings.Join(names(n.Method), ".")
@@ -383,8 +399,14 @@ func (c *Guard) checkNode(m proto.Message, res *resolution) *text2sql.SQLError {
 				Message: "TABLESAMPLE method " + name + " is not allowed; use SYSTEM or BERNOULLI"}
 		}
 	case *pg_query.A_Expr:
-		if op := names(n.Name); len(op) > 1 && !(len(op) == 2 && op[0] == "pg_catalog") {
-			return operatorError(op)
+		if se := c.operatorCheck(names(n.Name)); se != nil {
+			return se
+		}
+	case *pg_query.TypeCast:
+		if tn := n.GetTypeName(); tn != nil && c.cat.userDomain(names(tn.Names)) {
+			return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+				Message: "a cast to " + strings.Join(names(tn.Names), ".") + ", a domain of this database, runs its CHECK constraints, which the statement check cannot see",
+				Hint:    "cast to the domain's base type"}
 		}
 	case *pg_query.RangeVar:
 		if systemRelation(n) {

@@ -125,6 +125,15 @@ func (c *Guard) fastWalk(md protoreflect.MessageDescriptor, b []byte, res *resol
 		if name == "RangeTableSample" || !c.fastRelation(b) {
 			return false
 		}
+	case "A_Expr", "SortBy", "SubLink":
+		// A database's own operators (user-defined) go to the full check.
+		if len(c.cat.operators) > 0 {
+			return false
+		}
+	case "TypeCast":
+		if len(c.cat.domains) > 0 {
+			return false
+		}
 	case "RawStmt", "SelectStmt":
 	default:
 		if _, old := c.cat.tooNew(string(name)); old || strings.HasSuffix(string(name), "Stmt") {

@@ -96,6 +96,21 @@ type Catalog struct {
 	// major is the server's major version (0: not known), for the
 	// constructs the parser knows and older servers read otherwise.
 	major int
+	// operators and domains are the names of the operators and domain
+	// types defined outside pg_catalog: an operator runs its function and
+	// a cast to a domain runs its CHECK constraints, which the function
+	// allow-list cannot see, so statements using them are refused.
+	operators, domains map[string]bool
+}
+
+// userOperator reports whether op is an operator symbol defined outside
+// pg_catalog.
+func (c *Catalog) userOperator(op string) bool { return c.operators[op] }
+
+// userDomain reports whether the type named by parts (as written, last
+// part the type's name) may be a domain defined outside pg_catalog.
+func (c *Catalog) userDomain(parts []string) bool {
+	return len(parts) > 0 && c.domains[strings.ToLower(parts[len(parts)-1])]
 }
 
 // proc is one pg_proc row as the rule reads it.
@@ -155,7 +170,38 @@ func LoadCatalog(ctx context.Context, db *sql.DB) (*Catalog, error) {
 		return nil, fmt.Errorf("postgres: server version: %w", err)
 	}
 	c.major = num / 10000
+	var objs []CatalogObject
+	if err := sqlx.SelectContext(ctx, sqlx.NewDb(db, "pgx"), &objs, ObjectsQuery); err != nil {
+		return nil, fmt.Errorf("postgres: operators and domains: %w", err)
+	}
+	c.addObjects(objs)
 	return c, nil
+}
+
+// ObjectsQuery lists the operators and domain types defined outside
+// pg_catalog and information_schema, as CatalogObjects.
+const ObjectsQuery = `SELECT 'operator' AS kind, o.oprname::text AS name FROM pg_operator o
+WHERE o.oprnamespace <> 'pg_catalog'::regnamespace
+UNION
+SELECT 'domain', t.typname::text FROM pg_type t
+WHERE t.typtype = 'd' AND t.typnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)`
+
+// CatalogObject is one row of ObjectsQuery: Kind "operator" or "domain".
+type CatalogObject struct {
+	Kind string `db:"kind"`
+	Name string `db:"name"`
+}
+
+func (c *Catalog) addObjects(objs []CatalogObject) {
+	c.operators, c.domains = map[string]bool{}, map[string]bool{}
+	for _, o := range objs {
+		switch o.Kind {
+		case "operator":
+			c.operators[o.Name] = true
+		case "domain":
+			c.domains[strings.ToLower(o.Name)] = true
+		}
+	}
 }
 
 // newerSyntax are the parse nodes of the SQL/JSON and MERGE constructs
@@ -216,11 +262,13 @@ type CatalogRow struct {
 	Core       bool   `db:"core"`
 }
 
-// CatalogFrom is the Catalog of CatalogQuery's rows read elsewhere, for a
-// server whose server_version_num is versionNum (0: not known).
-func CatalogFrom(rows []CatalogRow, versionNum int) *Catalog {
+// CatalogFrom is the Catalog of CatalogQuery's and ObjectsQuery's rows
+// read elsewhere, for a server whose server_version_num is versionNum (0:
+// not known).
+func CatalogFrom(rows []CatalogRow, objs []CatalogObject, versionNum int) *Catalog {
 	c := newCatalog(procsOf(rows))
 	c.major = versionNum / 10000
+	c.addObjects(objs)
 	return c
 }
 
