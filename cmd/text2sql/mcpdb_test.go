@@ -16,14 +16,7 @@ import (
 // the schema through it, run goes through PostgreSQL's parser before the
 // server sees the statement.
 func TestMCPDatabase(t *testing.T) {
-	bin := os.Getenv("MCP_SERVER_POSTGRES")
-	if bin == "" {
-		bin = "/usr/local/lib/mcp-server-postgres/node_modules/.bin/mcp-server-postgres"
-	}
-	if _, err := os.Stat(bin); err != nil {
-		require.Empty(t, os.Getenv("CI"), "the reference PostgreSQL MCP server is not installed (bash .ci/install-mcp-postgres.sh)")
-		t.Skip("the reference PostgreSQL MCP server is not installed")
-	}
+	bin := dbtest.MCPServerPostgres(t)
 	db, dsn := dbtest.Postgres(t)
 	dbtest.Exec(t, db, "CREATE TABLE singer (singer_id int PRIMARY KEY, name text, country text)",
 		"INSERT INTO singer VALUES (1, 'Joe Sharp', 'Netherlands'), (2, 'Timbaland', 'United States')")

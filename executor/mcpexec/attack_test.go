@@ -17,7 +17,7 @@ import (
 // Attacks on the PostgreSQL path, against the reference server (which
 // runs each query in a READ ONLY transaction that COMMIT ends).
 func TestReferenceServerAttacks(t *testing.T) {
-	bin := referenceServer(t)
+	bin := dbtest.MCPServerPostgres(t)
 	db, dsn, _ := dbtest.PostgresKit(t)
 	var name string
 	require.NoError(t, db.QueryRow("SELECT current_database()").Scan(&name))

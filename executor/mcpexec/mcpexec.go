@@ -291,7 +291,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		}
 		return nil, err
 	}
-	maxRows, timeout := cmp(req.MaxRows, e.opts.MaxRows), e.opts.Timeout
+	maxRows, timeout := positiveOr(req.MaxRows, e.opts.MaxRows), e.opts.Timeout
 	if req.Timeout > 0 {
 		timeout = req.Timeout
 	}
@@ -341,7 +341,8 @@ func (e *Executor) call(ctx context.Context, sql string, maxRows int, timeout ti
 	return out, nil
 }
 
-func cmp(a, b int) int {
+// positiveOr is a when it is positive, else b (a request's 0 means the default).
+func positiveOr(a, b int) int {
 	if a > 0 {
 		return a
 	}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,28 +20,12 @@ import (
 	"github.com/text2sql-go/text2sql/server"
 )
 
-// referenceServer is the command of @modelcontextprotocol/server-postgres:
-// $MCP_SERVER_POSTGRES, or where .ci/install-mcp-postgres.sh puts it.
-// Without it the test fails under CI and is skipped elsewhere.
-func referenceServer(t *testing.T) string {
-	p := os.Getenv("MCP_SERVER_POSTGRES")
-	if p == "" {
-		p = "/usr/local/lib/mcp-server-postgres/node_modules/.bin/mcp-server-postgres"
-	}
-	if _, err := os.Stat(p); err != nil {
-		msg := "the reference PostgreSQL MCP server is not installed (bash .ci/install-mcp-postgres.sh)"
-		require.Empty(t, os.Getenv("CI"), msg+"; CI is set, so the test may not be skipped")
-		t.Skip(msg)
-	}
-	return p
-}
-
 // The reference PostgreSQL MCP server on stdio, against the local
 // PostgreSQL: the schema comes from information_schema through its query
 // tool, every statement passes PostgreSQL's parser first, and the
 // executor kit's rules hold.
 func TestReferencePostgresServer(t *testing.T) {
-	bin := referenceServer(t)
+	bin := dbtest.MCPServerPostgres(t)
 	db, dsn, fx := dbtest.PostgresKit(t)
 	dbtest.Exec(t, db, "CREATE TABLE kit_note (id int PRIMARY KEY, kit_id int REFERENCES kit (id), note text)")
 	ctx := context.Background()
