@@ -444,7 +444,9 @@ func TestBypassEngineLayers(t *testing.T) {
 		res := exectest.Run(t, bare, q)
 		d := time.Since(start)
 		assert.False(t, res.Error == nil || res.Error.Kind != text2sql.KindTimeout || res.Error.SQLState != "57014", "bypass %q: %+v", q, res.Error)
-		assert.False(t, d < 2*time.Second || d > 4*time.Second, "bypass %q stopped after %v, want about 2s", q, d)
+		// PostgreSQL's timer may fire a few milliseconds early (1.996 s
+		// was seen under load): the lower bound allows 100 ms.
+		assert.False(t, d < 1900*time.Millisecond || d > 4*time.Second, "bypass %q stopped after %v, want about 2s", q, d)
 	}
 	// Session-level advisory locks, which a read-only transaction allows,
 	// are released after the rollback.
