@@ -88,7 +88,9 @@ func TestMariaDB(t *testing.T) {
 	res = run(t, e, "SELECT count(*) FROM seq_1_to_1000000 a, seq_1_to_1000000 b")
 	d = time.Since(start)
 	assert.False(t, res.Error == nil || res.Error.Kind != text2sql.KindTimeout || !strings.Contains(res.Error.Message, "2s"), "sleep: %+v", res)
-	assert.False(t, d < 2*time.Second || d > 3500*time.Millisecond, "sleep stopped after %v", d)
+	// The server's timer may fire a few milliseconds early (1.994 s was
+	// seen under load): the lower bound allows 100 ms.
+	assert.False(t, d < 1900*time.Millisecond || d > 3500*time.Millisecond, "sleep stopped after %v", d)
 	res = run(t, e, "SELECT 1")
 	assert.Nil(t, res.Error, "after timeout: %v", res.Error)
 
