@@ -57,6 +57,7 @@ const (
 	KindForbiddenTable     ErrorKind = "forbidden_table"     // a system catalog table or view, such as pg_authid (refusal)
 	KindEmpty              ErrorKind = "empty"               // no statement at all (refusal)
 	KindDialect            ErrorKind = "dialect"             // a construct of another dialect (refusal)
+	KindCrossDatabase      ErrorKind = "cross_database"      // tables of several databases combined in a form a catalog cannot run (refusal)
 	KindSyntax             ErrorKind = "syntax"              // the engine cannot parse it
 	KindUnknownTable       ErrorKind = "unknown_table"       // no such table or view
 	KindUnknownColumn      ErrorKind = "unknown_column"      // no such column
@@ -69,7 +70,7 @@ const (
 // ran), as opposed to an error raised by the engine.
 func (k ErrorKind) Refusal() bool {
 	switch k {
-	case KindNotReadOnly, KindMultipleStatements, KindForbiddenFunction, KindForbiddenStatement, KindForbiddenTable, KindEmpty, KindDialect:
+	case KindNotReadOnly, KindMultipleStatements, KindForbiddenFunction, KindForbiddenStatement, KindForbiddenTable, KindEmpty, KindDialect, KindCrossDatabase:
 		return true
 	}
 	return false

@@ -480,6 +480,35 @@ type Result struct {
 	Truncated bool          `json:"truncated"` // more rows existed than the cap
 	Duration  time.Duration `json:"-"`         // wall time of this execution; duration_ms in JSON
 	Error     *SQLError     `json:"error,omitempty"`
+	// Steps are the statements run to produce the result when the
+	// executor ran others than the one it was given: a catalog of
+	// databases (package executor/catalog) runs the part of a query each
+	// database holds on that database, then merges. Empty otherwise.
+	Steps []ResultStep `json:"steps,omitempty"`
+}
+
+// ResultStep is one statement an executor ran on one database of a
+// catalog for a result.
+type ResultStep struct {
+	Database string `json:"database"`
+	// Name is the common table expression whose rows the step gave, or ""
+	// when the step ran the whole statement.
+	Name     string        `json:"name,omitempty"`
+	SQL      string        `json:"sql"` // as the database ran it
+	RowCount int           `json:"row_count"`
+	Duration time.Duration `json:"-"` // duration_ms in JSON
+}
+
+// MarshalJSON writes Duration as duration_ms, milliseconds.
+func (s ResultStep) MarshalJSON() ([]byte, error) {
+	type plain ResultStep
+	return marshalMS(plain(s), s.Duration)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *ResultStep) UnmarshalJSON(b []byte) error {
+	type plain ResultStep
+	return unmarshalMS(b, (*plain)(s), &s.Duration)
 }
 
 // MarshalJSON writes Duration as duration_ms, milliseconds, as every

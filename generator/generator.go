@@ -61,6 +61,11 @@ type Options struct {
 	// of kind text2sql.ItemValue), quoted as data in a delimited block.
 	// Off by default: the model then sees no database content.
 	SampleValues bool
+	// Instructions are rules the host adds to every prompt's system
+	// instruction, after the built-in ones: trusted text, such as how the
+	// tables of a catalog of databases are named and combined
+	// (catalog.Catalog.Rule). Never put user input here.
+	Instructions []string
 }
 
 // Generator writes SQL with a language model. It implements

@@ -98,6 +98,9 @@ func (g *Generator) build(req text2sql.GenerateRequest) (*prompt, error) {
 		return nil, fmt.Errorf("%w: generator: negative prompt variant %d", text2sql.ErrInvalidConfig, req.Variant)
 	}
 	system := systemInstruction(g.dialect(req))
+	if len(g.opts.Instructions) > 0 {
+		system += "\n\nRules of this deployment:\n- " + strings.Join(g.opts.Instructions, "\n- ")
+	}
 	m := g.gather(req)
 	m.question = question
 	order := m.priority()

@@ -308,3 +308,12 @@ func TestPromptVariantRotatesExamples(t *testing.T) {
 	_, _, err = g.Prompt(req)
 	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig)
 }
+
+func TestPromptInstructions(t *testing.T) {
+	rule := "Write every table as <database>.<table>."
+	s, u := mustPrompt(t, Options{Instructions: []string{rule}}, sampleRequest())
+	assert.Contains(t, s, "Rules of this deployment:\n- "+rule)
+	assert.NotContains(t, u, rule)
+	s, _ = mustPrompt(t, Options{}, sampleRequest())
+	assert.NotContains(t, s, "Rules of this deployment")
+}

@@ -176,6 +176,13 @@ type HybridOptions struct {
 	// negative budget never shows the whole schema and does not bound the
 	// chosen tables' DDL.
 	Budget int
+	// Catalog says the schema's namespaces are separate databases (an
+	// executor/catalog union): the whole-schema rule then applies to each
+	// database, not to their union. The best table's database is shown
+	// whole when it fits Budget; a table of another database only when
+	// the question names it (its name or a column's), and its database is
+	// then shown whole too while the budget lasts.
+	Catalog bool
 	// Reranker, when set, reorders the fused candidates before quotas; a
 	// ReportingReranker also reports into Retrieval.Rerank.
 	Reranker Reranker
@@ -253,6 +260,8 @@ type Hybrid struct {
 	// namespaces are the tables' namespaces (Table.Schema, lower-cased)
 	// when there are several, else nil.
 	namespaces map[*schema.Table]string
+	// catalog: the namespaces are separate databases (HybridOptions.Catalog).
+	catalog bool
 	// neighbourLead is how many positions ahead a candidate table counts
 	// when it is a foreign-key neighbour of a chosen one.
 	neighbourLead int
@@ -457,6 +466,9 @@ func newHybrid(opts HybridOptions) (*Hybrid, error) {
 	}
 	h.wholeSchema = h.budget >= 0 && total <= h.budget
 	h.namespaces = namespaces(h.db)
+	if opts.Catalog && h.namespaces != nil {
+		h.catalog, h.wholeSchema = true, false
+	}
 	return h, nil
 }
 

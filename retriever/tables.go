@@ -279,6 +279,9 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 			if in[c.t] || skipped[c.t] {
 				continue
 			}
+			if h.catalog && len(out) > 0 && h.namespaces[c.t] != h.namespaces[out[0].table] && !named[c.t] {
+				continue // another database, not named by the question
+			}
 			pos, lead := i, false
 			r, valued := valueRank[c.t]
 			switch {
@@ -301,22 +304,36 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 		}
 		add(cands[best].t, ref, limit, false)
 	}
-	// The whole schema, or the best table's namespace when it fits.
+	// The whole schema, or the best table's namespace when it fits (in a
+	// catalog, every shown table's database while they fit).
 	scope := h.db.Tables
 	if !h.wholeSchema {
 		scope = nil
 		if len(out) > 0 && h.namespaces != nil && h.budget >= 0 {
-			ns, n := h.namespaces[out[0].table], spent
-			for _, t := range h.db.Tables {
-				if h.namespaces[t] == ns {
-					scope = append(scope, t)
-					if !in[t] {
-						n += h.ddlTokens[t]
+			spaces := []string{h.namespaces[out[0].table]}
+			if h.catalog {
+				for _, s := range out[1:] {
+					if ns := h.namespaces[s.table]; !slices.Contains(spaces, ns) {
+						spaces = append(spaces, ns)
 					}
 				}
 			}
-			if n > h.budget {
-				scope = nil
+			n := spent
+			for _, ns := range spaces {
+				var more []*schema.Table
+				m := n
+				for _, t := range h.db.Tables {
+					if h.namespaces[t] == ns {
+						more = append(more, t)
+						if !in[t] {
+							m += h.ddlTokens[t]
+						}
+					}
+				}
+				if m > h.budget {
+					break
+				}
+				scope, n = append(scope, more...), m
 			}
 		}
 	}

@@ -139,11 +139,14 @@ type ResultBody struct {
 	Truncated  bool          `json:"truncated"` // more rows existed than the row cap
 	DurationMS float64       `json:"duration_ms"`
 	Error      *SQLErrorBody `json:"error,omitempty"`
+	// Steps are the statements run on the databases of a catalog for
+	// this result (text2sql.Result.Steps); absent for one database.
+	Steps []text2sql.ResultStep `json:"steps,omitempty"`
 }
 
 // SQLErrorBody is a refused or failing statement. Kind is a
 // text2sql.ErrorKind: "not_read_only", "multiple_statements",
-// "forbidden_function", "forbidden_statement", "forbidden_table", "empty", "dialect",
+// "forbidden_function", "forbidden_statement", "forbidden_table", "empty", "dialect", "cross_database",
 // "syntax", "unknown_table", "unknown_column", "timeout", "too_large",
 // "runtime". Refused is true when the statement never reached the engine.
 type SQLErrorBody struct {
@@ -376,7 +379,7 @@ func newResultBody(r *text2sql.Result) *ResultBody {
 	if r == nil {
 		return nil
 	}
-	b := &ResultBody{OK: r.Error == nil, Columns: r.Columns, RowCount: r.RowCount, Truncated: r.Truncated, DurationMS: ms(r.Duration)}
+	b := &ResultBody{OK: r.Error == nil, Columns: r.Columns, RowCount: r.RowCount, Truncated: r.Truncated, DurationMS: ms(r.Duration), Steps: r.Steps}
 	if b.Columns == nil {
 		b.Columns = []string{}
 	}

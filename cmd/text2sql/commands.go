@@ -343,6 +343,8 @@ type resultJSON struct {
 	Truncated  bool               `json:"truncated"`
 	DurationMS float64            `json:"duration_ms"`
 	Error      *text2sql.SQLError `json:"error,omitempty"`
+	// Steps: what ran on which database of a catalog.
+	Steps []text2sql.ResultStep `json:"steps,omitempty"`
 }
 
 func newResultJSON(r *text2sql.Result) *resultJSON {
@@ -357,7 +359,7 @@ func newResultJSON(r *text2sql.Result) *resultJSON {
 	if cols == nil {
 		cols = []string{}
 	}
-	return &resultJSON{Columns: cols, Rows: rows, RowCount: r.RowCount, Truncated: r.Truncated, DurationMS: ms(r.Duration), Error: r.Error}
+	return &resultJSON{Columns: cols, Rows: rows, RowCount: r.RowCount, Truncated: r.Truncated, DurationMS: ms(r.Duration), Error: r.Error, Steps: r.Steps}
 }
 
 type contextJSON struct {

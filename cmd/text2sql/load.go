@@ -37,17 +37,32 @@ type guarded interface {
 // openExecutor opens the guarded executor the flags name: the SQLite file
 // at path, or, with --dsn, a PostgreSQL server (postgres:// URL or
 // key=value DSN) or a MySQL/MariaDB server (mysql:// URL or the driver's
-// user@tcp(host)/db form).
+// user@tcp(host)/db form), or the database behind --mcp, or the catalog
+// of several of them.
 func (o *options) openExecutor(ctx context.Context, path string) (guarded, error) {
-	pg := o.dsn != "" && isPostgresDSN(o.dsn)
+	switch {
+	case o.members != nil:
+		return o.openCatalog(ctx)
+	case o.mcp != "":
+		return o.openSource(ctx, member{flag: "mcp", spec: o.mcp})
+	case o.dsn != "":
+		return o.openSource(ctx, member{flag: "dsn", spec: o.dsn})
+	}
+	return o.openSource(ctx, member{flag: "db", spec: path})
+}
+
+// openSource opens the executor of one --db, --dsn or --mcp value (its
+// NAME= already split off).
+func (o *options) openSource(ctx context.Context, m member) (guarded, error) {
+	pg := m.flag == "dsn" && isPostgresDSN(m.spec)
 	if err := o.caller.usage(pg); err != nil {
 		return nil, err
 	}
 	switch {
-	case o.mcp != "":
-		return o.openMCP(ctx)
-	case o.dsn == "":
-		ex, err := sqlite.Open(path, sqlite.Options{MaxRows: o.maxRows, Timeout: o.timeout})
+	case m.flag == "mcp":
+		return o.openMCP(ctx, m.spec)
+	case m.flag == "db":
+		ex, err := sqlite.Open(m.spec, sqlite.Options{MaxRows: o.maxRows, Timeout: o.timeout})
 		if err != nil {
 			return nil, err
 		}
@@ -57,13 +72,13 @@ func (o *options) openExecutor(ctx context.Context, path string) (guarded, error
 		if err := o.caller.apply(&opts); err != nil {
 			return nil, err
 		}
-		ex, err := postgres.Open(ctx, o.dsn, opts)
+		ex, err := postgres.Open(ctx, m.spec, opts)
 		if err != nil {
 			return nil, err
 		}
 		return ex, nil
-	case mysql.IsDSN(o.dsn):
-		ex, err := mysql.Open(ctx, o.dsn, mysql.Options{MaxRows: o.maxRows, Timeout: o.timeout})
+	case mysql.IsDSN(m.spec):
+		ex, err := mysql.Open(ctx, m.spec, mysql.Options{MaxRows: o.maxRows, Timeout: o.timeout})
 		if err != nil {
 			return nil, err
 		}
@@ -72,22 +87,22 @@ func (o *options) openExecutor(ctx context.Context, path string) (guarded, error
 	return nil, &exitErr{code: exitUsage, err: errors.New("--dsn must be a postgres://… or mysql://… DSN")}
 }
 
-// openMCP opens the database behind the --mcp server: a URL is a
-// streamable HTTP endpoint, anything else a command line (shell quoting,
-// $VARIABLES expanded from the environment) run on stdio. NAME= names
-// the database.
-func (o *options) openMCP(ctx context.Context) (guarded, error) {
+// openMCP opens the database behind an --mcp server, [NAME=]SERVER: a URL
+// is a streamable HTTP endpoint, anything else a command line (shell
+// quoting, $VARIABLES expanded from the environment) run on stdio. NAME
+// names the database.
+func (o *options) openMCP(ctx context.Context, v string) (guarded, error) {
 	if o.caller.decides() {
 		return nil, &exitErr{code: exitUsage, err: errors.New("--mcp: the MCP server decides who runs the statements; --run-as, --rls-claims and --login-map do not apply")}
 	}
-	name, spec := mcpSpec(o.mcp)
+	name, spec := mcpSpec(v)
 	opts := mcpexec.Options{MaxRows: o.maxRows, Timeout: o.timeout}
 	if strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://") {
 		opts.URL = spec
 	} else {
 		args, err := shell.Fields(spec, os.Getenv)
 		if err != nil || len(args) == 0 {
-			return nil, &exitErr{code: exitUsage, err: fmt.Errorf("--mcp %q: not a command line: %v", o.mcp, err)}
+			return nil, &exitErr{code: exitUsage, err: fmt.Errorf("--mcp %q: not a command line: %v", v, err)}
 		}
 		opts.Command = args
 	}
@@ -122,6 +137,9 @@ func isPostgresDSN(s string) bool {
 // indexKey identifies the database for the persistent index: the
 // absolute path of a file, or the DSN without its password.
 func (o *options) indexKey(path string) (string, error) {
+	if o.members != nil {
+		return o.catalogKey()
+	}
 	if o.mcp != "" {
 		return "mcp:" + o.mcp, nil // hashed into a directory name, never stored
 	}

@@ -80,6 +80,9 @@ func newRoot() *cobra.Command {
 	o.bind(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		o.errOut = cmd.ErrOrStderr()
+		if err := o.resolveSources(cmd.Name() == "load"); err != nil {
+			return err
+		}
 		if p := o.caller.principal(); p != nil {
 			if cmd.Name() == "serve" {
 				return &exitErr{code: exitUsage, err: errors.New("--as: serve takes each request's principal from --auth")}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/demo"
+	"github.com/text2sql-go/text2sql/executor/catalog"
 	"github.com/text2sql-go/text2sql/feedback"
 	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/internal/retry"
@@ -36,9 +38,14 @@ import (
 
 // options are the flags shared by every command.
 type options struct {
-	db        string
-	dsn       string // PostgreSQL or MySQL instead of db (see openExecutor)
-	mcp       string // an MCP server instead of db: [NAME=]COMMAND or [NAME=]URL
+	db  string
+	dsn string // PostgreSQL or MySQL instead of db (see openExecutor)
+	mcp string // an MCP server instead of db: [NAME=]COMMAND or [NAME=]URL
+	// sources are the --db, --dsn and --mcp values as given (repeatable);
+	// resolveSources makes one of them db, dsn or mcp, or, when there are
+	// several, the members of a catalog.
+	sources   sourceFlags
+	members   []member // the databases of a catalog; nil for one database
 	knowledge string
 	demo      bool
 	json      bool
@@ -69,9 +76,9 @@ type options struct {
 
 func (o *options) bind(root *cobra.Command) {
 	f := root.PersistentFlags()
-	f.StringVar(&o.db, "db", "", "SQLite database file (opened read-only)")
-	f.StringVar(&o.dsn, "dsn", "", "database server instead of --db: postgres://user@host/db (PostgreSQL; ?search_path=s sets the default schemas) or mysql://user@host/db (MySQL, MariaDB)")
-	f.StringVar(&o.mcp, "mcp", "", "database behind an MCP server instead of --db: [NAME=]COMMAND (stdio, e.g. 'npx -y @modelcontextprotocol/server-postgres postgres://…') or [NAME=]URL (streamable HTTP, e.g. http://host/mcp)")
+	f.StringArrayVar(&o.sources.db, "db", nil, "SQLite database file (opened read-only), [NAME=]PATH; repeat --db/--dsn/--mcp with NAME= for a catalog of several databases, tables named NAME.table")
+	f.StringArrayVar(&o.sources.dsn, "dsn", nil, "database server instead of --db, [NAME=]URL: postgres://user@host/db (PostgreSQL; ?search_path=s sets the default schemas) or mysql://user@host/db (MySQL, MariaDB)")
+	f.StringArrayVar(&o.sources.mcp, "mcp", nil, "database behind an MCP server instead of --db: [NAME=]COMMAND (stdio, e.g. 'npx -y @modelcontextprotocol/server-postgres postgres://…') or [NAME=]URL (streamable HTTP, e.g. http://host/mcp)")
 	f.StringVar(&o.knowledge, "knowledge", "", "knowledge file (YAML or JSON): table/column notes, rules, verified examples")
 	f.BoolVar(&o.demo, "demo", false, "use the bundled demo database (a university registrar) and its knowledge file")
 	f.BoolVar(&o.json, "json", false, "print JSON (stable, documented in the README)")
@@ -100,7 +107,7 @@ func (o *options) bind(root *cobra.Command) {
 
 // hybrid returns the retriever's options as the flags set them.
 func (o *options) hybrid(db *schema.Database, kb *knowledge.Base, store retriever.Store) retriever.HybridOptions {
-	return retriever.HybridOptions{Schema: db, Knowledge: kb, Store: store, MaxTables: o.maxTables, Budget: o.budget}
+	return retriever.HybridOptions{Schema: db, Knowledge: kb, Store: store, MaxTables: o.maxTables, Budget: o.budget, Catalog: o.members != nil}
 }
 
 // validate checks the flags that need no database, as usage errors.
@@ -192,6 +199,19 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 		fmt.Fprintf(o.errOut, "text2sql: warning: the knowledge file's cell values (%s) reach every caller's prompt, "+
 			"whatever the database lets each caller read; keep only values every caller may see\n", plural(len(kb.Values), "value list"))
 	}
+	var instructions []string
+	if c, ok := ex.(*catalog.Catalog); ok {
+		// The catalog's own rule first, then the members' notes (none
+		// from the CLI) and the --knowledge file, which names tables as
+		// the catalog does.
+		ck := c.Knowledge()
+		kb = &knowledge.Base{
+			Tables: slices.Concat(ck.Tables, kb.Tables), Columns: slices.Concat(ck.Columns, kb.Columns),
+			Rules: slices.Concat(ck.Rules, kb.Rules), Examples: slices.Concat(ck.Examples, kb.Examples),
+			Values: slices.Concat(ck.Values, kb.Values), Drafts: kb.Drafts,
+		}
+		instructions = []string{c.Rule()}
+	}
 	e := &env{executor: ex, kb: kb}
 	// The knowledge file is the host's: its examples run with the host's
 	// rights, not the --as principal's.
@@ -234,7 +254,7 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 			return nil, err
 		}
 	}
-	e.generator, err = generator.New(model, generator.Options{Dialect: ex.Schema().Dialect, SampleValues: opts.Values != nil})
+	e.generator, err = generator.New(model, generator.Options{Dialect: ex.Schema().Dialect, SampleValues: opts.Values != nil, Instructions: instructions})
 	if err != nil {
 		e.Close()
 		return nil, err
@@ -355,8 +375,8 @@ func (o *options) stages(cfg *text2sql.Config, db *schema.Database, ex text2sql.
 
 // source returns the database path and knowledge base the flags name.
 func (o *options) source() (string, *knowledge.Base, error) {
-	if n := btoi(o.demo) + btoi(o.db != "") + btoi(o.dsn != "") + btoi(o.mcp != ""); n != 1 {
-		return "", nil, &exitErr{code: exitUsage, err: errors.New("give exactly one of --db PATH, --dsn DSN, --mcp SERVER or --demo")}
+	if n := btoi(o.demo) + btoi(o.db != "") + btoi(o.dsn != "") + btoi(o.mcp != "") + btoi(o.members != nil); n != 1 {
+		return "", nil, &exitErr{code: exitUsage, err: errors.New("give exactly one of --db PATH, --dsn DSN, --mcp SERVER or --demo, or several NAME=… of them for a catalog")}
 	}
 	var (
 		path = o.db

@@ -1,0 +1,315 @@
+package catalog
+
+import (
+	"sort"
+	"strings"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// program is a statement split by database: steps to run on members and,
+// for a query across databases, the final statement over their rows.
+type program struct {
+	steps []step
+	// final is the statement run on the merge database, reading the
+	// steps' rows as tables named after their CTEs; "" when the one step
+	// is the whole statement.
+	final string
+}
+
+// step is a statement for one member.
+type step struct {
+	db      int
+	name    string   // the CTE whose rows it gives; "" for a whole statement
+	columns []string // the CTE's column list, if written
+	sql     string   // as the member knows its tables
+}
+
+// edit replaces source bytes [pos, end) with text.
+type edit struct {
+	pos, end int
+	text     string
+}
+
+// segment is what one part of a statement reads: a top-level CTE, or the
+// rest of the statement.
+type segment struct {
+	dbs   map[int]bool
+	ctes  map[string]bool // top-level CTEs it reads, lower case
+	edits []edit
+}
+
+func newSegment() *segment { return &segment{dbs: map[int]bool{}, ctes: map[string]bool{}} }
+
+// split splits sql into a program, or says why it cannot be run.
+func (c *Catalog) split(sql string) (*program, *text2sql.SQLError) {
+	src := sqltext.StripTrailing(strings.TrimSpace(sql))
+	sc := sqlparse.Parse(src, c.schema.Dialect)
+	var q *sqlparse.Query
+	if len(sc.Stmts) == 1 {
+		q, _ = sc.Stmts[0].(*sqlparse.Query)
+	}
+	var top []*sqlparse.CTE
+	if q != nil && q.With != nil {
+		top = q.With.CTEs
+	}
+	topName := map[string]bool{}
+	for _, cte := range top {
+		if cte.Name != nil {
+			topName[strings.ToLower(cte.Name.Name)] = true
+		}
+	}
+	// Any CTE name, at any depth, may stand unqualified for a table.
+	cteName := map[string]bool{}
+	sqlparse.Inspect(sc, func(n sqlparse.Node) bool {
+		if cte, ok := n.(*sqlparse.CTE); ok && cte.Name != nil {
+			cteName[strings.ToLower(cte.Name.Name)] = true
+		}
+		return true
+	})
+	segs := make([]*segment, len(top)+1) // the last one is the rest
+	for i := range segs {
+		segs[i] = newSegment()
+	}
+	segmentAt := func(pos int) *segment {
+		for i, cte := range top {
+			if pos >= cte.Pos && pos < cte.End {
+				return segs[i]
+			}
+		}
+		return segs[len(top)]
+	}
+	var bad *text2sql.SQLError
+	// name resolves a table name's parts (the table's qualifier of a
+	// column or star included) and records it in its segment.
+	name := func(parts []*sqlparse.Ident, table bool) {
+		if len(parts) == 0 || bad != nil {
+			return
+		}
+		seg := segmentAt(parts[0].Pos)
+		if len(parts) == 1 {
+			if !table {
+				return // t.c: t is a table or an alias of this statement
+			}
+			key := strings.ToLower(parts[0].Name)
+			if cteName[key] {
+				if topName[key] {
+					seg.ctes[key] = true
+				}
+				return
+			}
+			if o, ok := c.unqualified(parts[0].Name); ok {
+				seg.dbs[o.db] = true
+			} else if dbs := c.holders(parts[0].Name); len(dbs) > 1 {
+				bad = &text2sql.SQLError{Kind: text2sql.KindUnknownTable,
+					Message: "table " + parts[0].Name + " is in several databases",
+					Hint:    "write one of " + strings.Join(dbs, ", ")}
+			}
+			return
+		}
+		names := make([]string, len(parts))
+		for i, p := range parts {
+			names[i] = p.Name
+		}
+		t := c.index.Lookup(strings.Join(names, "."))
+		if t == nil {
+			return // not a catalog name: the database reports it
+		}
+		o := c.origin[t]
+		seg.dbs[o.db] = true
+		seg.edits = append(seg.edits, edit{parts[0].Pos, parts[len(parts)-1].End, schema.QuoteTable(c.schema.Dialect, o.table)})
+	}
+	sqlparse.Inspect(sc, func(n sqlparse.Node) bool {
+		switch v := n.(type) {
+		case *sqlparse.TableName:
+			name(v.Parts, true)
+		case *sqlparse.ColumnRef:
+			if len(v.Parts) >= 3 {
+				name(v.Parts[:len(v.Parts)-1], false)
+			}
+		case *sqlparse.Star:
+			if len(v.Table) >= 2 {
+				name(v.Table, false)
+			}
+		}
+		return true
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	all := map[int]bool{}
+	for _, s := range segs {
+		for db := range s.dbs {
+			all[db] = true
+		}
+	}
+	if len(all) <= 1 {
+		db := 0
+		for d := range all {
+			db = d
+		}
+		var edits []edit
+		for _, s := range segs {
+			edits = append(edits, s.edits...)
+		}
+		return &program{steps: []step{{db: db, sql: apply(src, 0, len(src), edits)}}}, nil
+	}
+	return c.across(src, q, top, segs)
+}
+
+// across is the program of a query that reads several databases.
+func (c *Catalog) across(src string, q *sqlparse.Query, top []*sqlparse.CTE, segs []*segment) (*program, *text2sql.SQLError) {
+	refuse := func(msg string) *text2sql.SQLError {
+		return &text2sql.SQLError{Kind: text2sql.KindCrossDatabase, Message: msg, Hint: c.Rule()}
+	}
+	if len(top) == 0 {
+		return nil, refuse("the query reads tables of " + c.listOf(segs[0].dbs) + " outside a WITH clause")
+	}
+	rest := segs[len(top)]
+	if len(rest.dbs) > 0 {
+		return nil, refuse("the final SELECT reads tables of " + c.listOf(rest.dbs) + "; it may read only the CTEs")
+	}
+	p := &program{}
+	var kept []string
+	for i, cte := range top {
+		s := segs[i]
+		if len(s.dbs) == 0 {
+			kept = append(kept, src[cte.Pos:cte.End])
+			continue
+		}
+		nm := ""
+		if cte.Name != nil {
+			nm = cte.Name.Name
+		}
+		self := strings.ToLower(nm)
+		delete(s.ctes, self)
+		switch {
+		case len(s.dbs) > 1:
+			return nil, refuse("CTE " + nm + " reads tables of " + c.listOf(s.dbs) + "; a CTE may read one database")
+		case len(s.ctes) > 0:
+			return nil, refuse("CTE " + nm + " reads tables of " + c.listOf(s.dbs) + " and the CTEs " + strings.Join(sortedNames(s.ctes), ", ") + "; a CTE that reads a database reads no other CTE")
+		case cte.Query == nil:
+			return nil, refuse("CTE " + nm + " has no query")
+		}
+		st := step{name: nm, sql: apply(src, cte.Query.Pos, cte.Query.End, s.edits)}
+		for db := range s.dbs {
+			st.db = db
+		}
+		for _, col := range cte.Columns {
+			st.columns = append(st.columns, col.Name)
+		}
+		if q.With.Recursive && readsItself(cte, self) {
+			st.sql = "WITH RECURSIVE " + apply(src, cte.Pos, cte.End, s.edits) + " SELECT * FROM " + schema.Quote(c.schema.Dialect, nm)
+		}
+		p.steps = append(p.steps, st)
+	}
+	tail := strings.TrimSpace(src[q.With.End:q.End])
+	if len(kept) == 0 {
+		p.final = tail
+	} else {
+		head := "WITH "
+		if q.With.Recursive {
+			head = "WITH RECURSIVE "
+		}
+		p.final = head + strings.Join(kept, ", ") + " " + tail
+	}
+	return p, nil
+}
+
+// readsItself reports whether a CTE's query reads the CTE (lower-case
+// name self) unqualified: a recursive CTE.
+func readsItself(cte *sqlparse.CTE, self string) bool {
+	found := false
+	sqlparse.Inspect(cte.Query, func(n sqlparse.Node) bool {
+		if t, ok := n.(*sqlparse.TableName); ok && len(t.Parts) == 1 && strings.ToLower(t.Parts[0].Name) == self {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// apply returns src[from:to] with the edits inside it made.
+func apply(src string, from, to int, edits []edit) string {
+	sort.Slice(edits, func(i, j int) bool { return edits[i].pos < edits[j].pos })
+	var b strings.Builder
+	at := from
+	for _, e := range edits {
+		if e.pos < at || e.end > to {
+			continue
+		}
+		b.WriteString(src[at:e.pos])
+		b.WriteString(e.text)
+		at = e.end
+	}
+	b.WriteString(src[at:to])
+	return b.String()
+}
+
+// unqualified resolves an unqualified table name that exactly one member
+// holds.
+func (c *Catalog) unqualified(name string) (origin, bool) {
+	if t := c.index.Lookup(name); t != nil {
+		return c.origin[t], true
+	}
+	return origin{}, false
+}
+
+// holders returns the catalog names of the tables called name (any case)
+// in every member.
+func (c *Catalog) holders(name string) []string {
+	var out []string
+	for _, t := range c.schema.Tables {
+		if strings.EqualFold(t.Name, name) {
+			out = append(out, t.QualifiedName())
+		}
+	}
+	return out
+}
+
+// listOf names the databases of set, sorted.
+func (c *Catalog) listOf(set map[int]bool) string {
+	names := map[string]bool{}
+	for db := range set {
+		names[c.dbs[db].Name] = true
+	}
+	return strings.Join(sortedNames(names), " and ")
+}
+
+// qualifySQL rewrites a member's statement (an example's SQL) with its
+// tables named as in the catalog; a text that is not one query is kept.
+func (c *Catalog) qualifySQL(d Database, sql string) string {
+	db := d.Executor.Schema()
+	ix := db.Index()
+	sc := sqlparse.Parse(sql, db.Dialect)
+	if len(sc.Stmts) != 1 {
+		return sql
+	}
+	ctes := map[string]bool{}
+	sqlparse.Inspect(sc, func(n sqlparse.Node) bool {
+		if cte, ok := n.(*sqlparse.CTE); ok && cte.Name != nil {
+			ctes[strings.ToLower(cte.Name.Name)] = true
+		}
+		return true
+	})
+	var edits []edit
+	sqlparse.Inspect(sc, func(n sqlparse.Node) bool {
+		t, ok := n.(*sqlparse.TableName)
+		if !ok || len(t.Parts) == 1 && ctes[strings.ToLower(t.Parts[0].Name)] {
+			return true
+		}
+		names := make([]string, len(t.Parts))
+		for i, p := range t.Parts {
+			names[i] = p.Name
+		}
+		if mt := ix.Lookup(strings.Join(names, ".")); mt != nil {
+			ct := c.qualify(d.Name, mt)
+			edits = append(edits, edit{t.Parts[0].Pos, t.Parts[len(t.Parts)-1].End, schema.QuoteTable(db.Dialect, ct)})
+		}
+		return true
+	})
+	return apply(sql, 0, len(sql), edits)
+}
