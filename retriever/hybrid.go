@@ -180,8 +180,8 @@ type HybridOptions struct {
 	// executor/catalog union): the whole-schema rule then applies to each
 	// database, not to their union. The best table's database is shown
 	// whole when it fits Budget; a table of another database only when
-	// the question names it (its name or a column's), and its database is
-	// then shown whole too while the budget lasts.
+	// the question names it (its name or a column's) and the best table's
+	// database has no table of that name.
 	Catalog bool
 	// Reranker, when set, reorders the fused candidates before quotas; a
 	// ReportingReranker also reports into Retrieval.Rerank.
@@ -262,6 +262,9 @@ type Hybrid struct {
 	namespaces map[*schema.Table]string
 	// catalog: the namespaces are separate databases (HybridOptions.Catalog).
 	catalog bool
+	// nsTables are the lower-case table names of each namespace, in a
+	// catalog.
+	nsTables map[string]map[string]bool
 	// neighbourLead is how many positions ahead a candidate table counts
 	// when it is a foreign-key neighbour of a chosen one.
 	neighbourLead int
@@ -468,6 +471,14 @@ func newHybrid(opts HybridOptions) (*Hybrid, error) {
 	h.namespaces = namespaces(h.db)
 	if opts.Catalog && h.namespaces != nil {
 		h.catalog, h.wholeSchema = true, false
+		h.nsTables = map[string]map[string]bool{}
+		for _, t := range h.db.Tables {
+			ns := h.namespaces[t]
+			if h.nsTables[ns] == nil {
+				h.nsTables[ns] = map[string]bool{}
+			}
+			h.nsTables[ns][strings.ToLower(t.Name)] = true
+		}
 	}
 	return h, nil
 }

@@ -153,10 +153,6 @@ func (h *Hybrid) bridges(from *schema.Table, set map[*schema.Table]bool) (path [
 // its first table decides the namespace). Names that are no candidate
 // are ignored.
 func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, selected, required []string, named map[*schema.Table]bool, valued []*schema.Table) []shownTable {
-	type cand struct {
-		t   *schema.Table
-		ref text2sql.TableRef // why, with the fused score of the best item about t; no name yet
-	}
 	var cands []cand
 	seen := map[*schema.Table]bool{}
 	push := func(t *schema.Table, ref text2sql.TableRef) {
@@ -279,8 +275,8 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 			if in[c.t] || skipped[c.t] {
 				continue
 			}
-			if h.catalog && len(out) > 0 && h.namespaces[c.t] != h.namespaces[out[0].table] && !named[c.t] {
-				continue // another database, not named by the question
+			if h.catalog && len(out) > 0 && !h.routed(c, out[0], named) {
+				continue
 			}
 			pos, lead := i, false
 			r, valued := valueRank[c.t]
@@ -304,36 +300,22 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 		}
 		add(cands[best].t, ref, limit, false)
 	}
-	// The whole schema, or the best table's namespace when it fits (in a
-	// catalog, every shown table's database while they fit).
+	// The whole schema, or the best table's namespace when it fits.
 	scope := h.db.Tables
 	if !h.wholeSchema {
 		scope = nil
 		if len(out) > 0 && h.namespaces != nil && h.budget >= 0 {
-			spaces := []string{h.namespaces[out[0].table]}
-			if h.catalog {
-				for _, s := range out[1:] {
-					if ns := h.namespaces[s.table]; !slices.Contains(spaces, ns) {
-						spaces = append(spaces, ns)
+			ns, n := h.namespaces[out[0].table], spent
+			for _, t := range h.db.Tables {
+				if h.namespaces[t] == ns {
+					scope = append(scope, t)
+					if !in[t] {
+						n += h.ddlTokens[t]
 					}
 				}
 			}
-			n := spent
-			for _, ns := range spaces {
-				var more []*schema.Table
-				m := n
-				for _, t := range h.db.Tables {
-					if h.namespaces[t] == ns {
-						more = append(more, t)
-						if !in[t] {
-							m += h.ddlTokens[t]
-						}
-					}
-				}
-				if m > h.budget {
-					break
-				}
-				scope, n = append(scope, more...), m
+			if n > h.budget {
+				scope = nil
 			}
 		}
 	}
@@ -363,6 +345,31 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 		add(t, text2sql.TableRef{Reason: text2sql.ReasonRequired}, max(limit, len(out)+1), true) // always shown
 	}
 	return out
+}
+
+// cand is a table chooseTables may show, with why: the fused score of the
+// best item about it; no name yet.
+type cand struct {
+	t   *schema.Table
+	ref text2sql.TableRef
+}
+
+// routed reports whether a catalog may show candidate c once first is
+// shown: c is in first's database; or c scores at least half of first
+// (with Reciprocal Rank Fusion, about as well ranked: a table only one
+// ranking found scores at most half of one both ranked first); or the
+// question names c's table and first's database has none of that name (a
+// question about singers routed to a database with a singer table does
+// not pull in every other database's singer table).
+func (h *Hybrid) routed(c cand, first shownTable, named map[*schema.Table]bool) bool {
+	ns := h.namespaces[first.table]
+	switch {
+	case h.namespaces[c.t] == ns:
+		return true
+	case c.ref.Score >= first.ref.Score/2 && c.ref.Score > 0:
+		return true
+	}
+	return named[c.t] && !h.nsTables[ns][strings.ToLower(c.t.Name)]
 }
 
 // adjacent reports whether t has a foreign key to or from a table of set.

@@ -141,7 +141,19 @@ type ResultBody struct {
 	Error      *SQLErrorBody `json:"error,omitempty"`
 	// Steps are the statements run on the databases of a catalog for
 	// this result (text2sql.Result.Steps); absent for one database.
-	Steps []text2sql.ResultStep `json:"steps,omitempty"`
+	Steps []ResultStepBody `json:"steps,omitempty"`
+}
+
+// ResultStepBody is one statement a catalog of databases ran for a
+// result: the database ("merge" for the private database the steps were
+// combined in), the CTE whose rows it gave, the statement as that
+// database ran it, its rows and milliseconds.
+type ResultStepBody struct {
+	Database   string  `json:"database"`
+	Name       string  `json:"name,omitempty"`
+	SQL        string  `json:"sql"`
+	RowCount   int     `json:"row_count"`
+	DurationMS float64 `json:"duration_ms"`
 }
 
 // SQLErrorBody is a refused or failing statement. Kind is a
@@ -379,7 +391,10 @@ func newResultBody(r *text2sql.Result) *ResultBody {
 	if r == nil {
 		return nil
 	}
-	b := &ResultBody{OK: r.Error == nil, Columns: r.Columns, RowCount: r.RowCount, Truncated: r.Truncated, DurationMS: ms(r.Duration), Steps: r.Steps}
+	b := &ResultBody{OK: r.Error == nil, Columns: r.Columns, RowCount: r.RowCount, Truncated: r.Truncated, DurationMS: ms(r.Duration)}
+	for _, st := range r.Steps {
+		b.Steps = append(b.Steps, ResultStepBody{Database: st.Database, Name: st.Name, SQL: st.SQL, RowCount: st.RowCount, DurationMS: ms(st.Duration)})
+	}
 	if b.Columns == nil {
 		b.Columns = []string{}
 	}

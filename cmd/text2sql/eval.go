@@ -28,6 +28,7 @@ type evalFlags struct {
 	questions, tables, dbDir                     string
 	predictions                                  []string
 	oracle, recall, schemasOnly, catalog, noKeys bool
+	separate                                     bool // --separate: the catalog's namespaces are separate databases
 	mode                                         string
 	digits                                       int
 	keepDistinct, noRewrite                      bool
@@ -82,6 +83,7 @@ total and excluded. Exit status 1 when no question could be scored.`,
 	fl.BoolVar(&f.oracle, "oracle", false, "run the pipeline with the ORACLE generator (returns the gold SQL when retrieval showed every table it reads)")
 	fl.BoolVar(&f.recall, "recall", false, "measure the retrieval recall of the default retriever")
 	fl.BoolVar(&f.catalog, "catalog", false, "for recall, retrieve over one schema holding every database of tables.json (db_id.table names): schema linking in a big catalog")
+	fl.BoolVar(&f.separate, "separate", false, "with --catalog, retrieve as over a catalog of separate databases (--db NAME=… repeated): the routed database shown, others' tables only when named")
 	fl.BoolVar(&f.noKeys, "no-foreign-keys", false, "for recall, remove the schemas' declared foreign keys first, as in schemas that declare none")
 	fl.BoolVar(&f.schemasOnly, "schemas-only", false, "for recall, build empty databases from tables.json where database files are missing (automatic when none exists)")
 	fl.StringVar(&f.mode, "mode", "", "comparison mode: spider, bird or strict (default: the dataset's)")
@@ -176,7 +178,7 @@ func runEval(cmd *cobra.Command, o *options, f *evalFlags) error {
 		reports, runErr = eval.Score(ctx, ds, preds, opts)
 	case f.oracle || provider:
 		po := eval.PipelineOptions{Options: opts, QuestionTimeout: f.questionTimeout}
-		po.Retriever = o.evalRetrieverFor(ds)
+		po.Retriever = o.evalRetrieverFor(ds, false)
 		if f.oracle {
 			prompter, err := generator.New(nil, generator.Options{Dialect: text2sql.DialectSQLite})
 			if err != nil {
@@ -227,7 +229,7 @@ func runEval(cmd *cobra.Command, o *options, f *evalFlags) error {
 		materialize := f.schemasOnly || noDatabaseFile(ds)
 		bar = newBar(cmd.ErrOrStderr(), o.json, len(ds.Questions))
 		bar.describe("retrieving")
-		recall, err = eval.Recall(ctx, ds, eval.RecallOptions{Materialize: materialize, Catalog: f.catalog, NoForeignKeys: f.noKeys, Parallel: f.parallel, Progress: bar.progress, Retriever: o.evalRetrieverFor(ds)})
+		recall, err = eval.Recall(ctx, ds, eval.RecallOptions{Materialize: materialize, Catalog: f.catalog, NoForeignKeys: f.noKeys, Parallel: f.parallel, Progress: bar.progress, Retriever: o.evalRetrieverFor(ds, f.catalog && f.separate)})
 		bar.finish()
 		if err != nil {
 			return err

@@ -107,18 +107,25 @@ func TestHelperProcess(t *testing.T) {
 	os.Exit(0)
 }
 
-// TestMCPStdio starts `text2sql mcp --demo` as a child process and talks
-// to it with the MCP SDK's client over stdio: the same guard refuses a
-// DROP TABLE (C1 #11, the CLI's MCP entry point).
-func TestMCPStdio(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "--", "mcp", "--demo", "--index-dir", t.TempDir(), "--log-format", "json")
+// mcpStdio starts `text2sql mcp ARGS` as a child process and connects the
+// MCP SDK's client to it over stdio; call calls a tool, returning whether
+// it failed and its structured content.
+func mcpStdio(t *testing.T, args ...string) (call func(name string, args map[string]any) (bool, map[string]any), stderr *syncbuf.Buffer) {
+	t.Helper()
+	argv := append([]string{"-test.run=^TestHelperProcess$", "--", "mcp", "--index-dir", t.TempDir(), "--log-format", "json"}, args...)
+	cmd := exec.Command(os.Args[0], argv...)
 	cmd.Env = append(os.Environ(), "TEXT2SQL_CLI_HELPER=1", "GEMINI_API_KEY=", "OPENAI_API_KEY=")
-	stderr := &syncbuf.Buffer{}
+	stderr = &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "v0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	require.NoError(t, err, "connect\n%s", stderr.String())
-	call := func(name string, args map[string]any) (bool, map[string]any) {
+	t.Cleanup(func() {
+		if err := cs.Close(); err != nil {
+			t.Logf("close: %v", err)
+		}
+	})
+	return func(name string, args map[string]any) (bool, map[string]any) {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 		require.NoError(t, err, "%s", name)
@@ -126,7 +133,14 @@ func TestMCPStdio(t *testing.T) {
 		b, _ := json.Marshal(res.StructuredContent)
 		json.Unmarshal(b, &out)
 		return res.IsError, out
-	}
+	}, stderr
+}
+
+// TestMCPStdio starts `text2sql mcp --demo` as a child process and talks
+// to it with the MCP SDK's client over stdio: the same guard refuses a
+// DROP TABLE (C1 #11, the CLI's MCP entry point).
+func TestMCPStdio(t *testing.T) {
+	call, stderr := mcpStdio(t, "--demo")
 	isErr, out := call("run_sql", map[string]any{"sql": "DROP TABLE students"})
 	assert.False(t, !isErr || out["ok"] != false ||
 		out["error"].(map[string]any)["kind"] != "not_read_only", "DROP TABLE: %v %v", isErr, out)
@@ -136,8 +150,23 @@ func TestMCPStdio(t *testing.T) {
 	assert.False(t, isErr || !strings.Contains(out["ddl"].(string), "enrollments"), "describe_schema: %v %v", isErr, out)
 	isErr, out = call("list_examples", nil)
 	assert.False(t, isErr || len(out["examples"].([]any)) == 0, "list_examples: %v %v", isErr, out)
-	if err := cs.Close(); err != nil {
-		t.Logf("close: %v", err)
-	}
 	assert.Contains(t, stderr.String(), "serving MCP on stdio", "stderr: %s", stderr.String())
+}
+
+// The MCP tools over a catalog of two databases: the schema names tables
+// by database, a query across both is merged, a write is refused.
+func TestMCPStdioCatalog(t *testing.T) {
+	call, _ := mcpStdio(t, catalogArgs(t)...)
+	isErr, out := call("describe_schema", nil)
+	require.False(t, isErr, "describe_schema: %v", out)
+	assert.Contains(t, out["ddl"], "concert.singer")
+	assert.Contains(t, out["ddl"], `pets."Student"`)
+	isErr, out = call("run_sql", map[string]any{"sql": "WITH s AS (SELECT count(*) AS n FROM concert.singer), p AS (SELECT count(*) AS n FROM pets.Pets) SELECT s.n + p.n AS total FROM s, p"})
+	require.False(t, isErr, "run_sql: %v", out)
+	assert.Equal(t, []any{[]any{float64(9)}}, out["rows"])
+	isErr, out = call("run_sql", map[string]any{"sql": "DELETE FROM pets.Pets"})
+	assert.True(t, isErr || out["ok"] == false, "DELETE: %v", out)
+	isErr, out = call("run_sql", map[string]any{"sql": "SELECT count(*) FROM pets.Pets"})
+	require.False(t, isErr, "count: %v", out)
+	assert.Equal(t, []any{[]any{float64(3)}}, out["rows"])
 }

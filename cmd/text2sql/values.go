@@ -110,10 +110,13 @@ func (o *options) valueProgress(after time.Duration) func(done, total int) {
 // the value index of each database of ds (its SQLite file), or of every
 // database file for the catalog of eval --recall --catalog, tables named
 // "db_id.table" as the catalog names them. Databases without a file (materialised from
-// tables.json: no data) get none; --no-values turns it off.
-func (o *options) evalRetrieverFor(ds *eval.Dataset) eval.RetrieverFunc {
+// tables.json: no data) get none; --no-values turns it off. separate
+// retrieves over the catalog as over separate databases
+// (HybridOptions.Catalog).
+func (o *options) evalRetrieverFor(ds *eval.Dataset, separate bool) eval.RetrieverFunc {
 	return func(ctx context.Context, db string, sch *schema.Database) (text2sql.Retriever, error) {
 		opts := o.hybrid(sch, nil, nil)
+		opts.Catalog = separate && db == "catalog"
 		if !o.models.noValues {
 			var err error
 			if opts.Values, err = evalValues(ctx, ds, db); err != nil {
