@@ -148,6 +148,7 @@ func stagePolicy(flag, v string) (on bool, when text2sql.When, err error) {
 // env is everything a command may need, built from the options.
 type env struct {
 	executor  guarded
+	path      string // the database's source, for the per-database files
 	retriever *retriever.Hybrid
 	// ret is what the pipeline and ask retrieve with: the hybrid
 	// retriever, behind feedback.Retriever when an example store is open.
@@ -192,7 +193,7 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 		fmt.Fprintf(o.errOut, "text2sql: warning: the knowledge file's cell values (%s) reach every caller's prompt, "+
 			"whatever the database lets each caller read; keep only values every caller may see\n", plural(len(kb.Values), "value list"))
 	}
-	e := &env{executor: ex, kb: kb}
+	e := &env{executor: ex, kb: kb, path: path}
 	// The knowledge file is the host's: its examples run with the host's
 	// rights, not the --as principal's.
 	if err := kb.Validate(text2sql.WithPrincipal(ctx, nil), ex.Schema(), ex); err != nil {
