@@ -13,6 +13,14 @@
 // older turns is written by the model in the background, so an Ask never
 // waits for it. Without a Model, follow-ups are joined to the previous
 // question and the summary lists the older questions.
+//
+// With Options.Memory a user can save the last answer (SaveLast; an
+// AnswerStore keeps it, per owner). A data question whose normalised
+// wording has a saved answer of the same owner is answered from it with no
+// model call: from its rows when its data version is the current one,
+// else by running its SQL again (Memory.Execute), never from rows of
+// unknown freshness. Other questions list the owner's similar saved
+// answers (Reply.Related).
 package conversation
 
 import (
