@@ -213,3 +213,42 @@ func BenchmarkSavedAnswerLookup(b *testing.B) {
 		}
 	}
 }
+
+// fixedAsker answers every question with one row, without a model.
+type fixedAsker struct{}
+
+func (fixedAsker) Ask(_ context.Context, q string) (*text2sql.Answer, error) {
+	return &text2sql.Answer{Question: q, Status: text2sql.StatusAnswered, SQL: "SELECT 1",
+		Result: &text2sql.Result{Columns: []string{"n"}, Rows: [][]any{{int64(1)}}, RowCount: 1}}, nil
+}
+
+// What Memory adds to a question with no saved answer of its own: the
+// lookup, then the owner's saved answers read and ranked for Related
+// (DefaultMaxAnswersPerOwner of them).
+func BenchmarkAskWithMemory(b *testing.B) {
+	st, err := convsqlite.Open(filepath.Join(b.TempDir(), "memory.sqlite"), convsqlite.Options{})
+	require.NoError(b, err)
+	defer st.Close()
+	ctx := context.Background()
+	for i := range convsqlite.DefaultMaxAnswersPerOwner {
+		q := "How many students entered in " + itoa(int64(1500+i)) + " by department?"
+		_, err := st.SaveAnswer(ctx, conversation.SavedAnswer{ID: "sa-" + itoa(int64(i)), Owner: "alice", Question: q,
+			Normalized: q, SQL: "SELECT 1", Rows: [][]any{{1}}, Words: "There is 1."})
+		require.NoError(b, err)
+	}
+	for _, mem := range []bool{false, true} {
+		b.Run(map[bool]string{false: "without", true: "with"}[mem], func(b *testing.B) {
+			opts := conversation.Options{}
+			if mem {
+				opts.Memory = &conversation.Memory{Store: st, Owner: "alice"}
+			}
+			c, err := conversation.New(fixedAsker{}, opts)
+			require.NoError(b, err)
+			for range b.N {
+				if _, err := c.Ask(ctx, "How many students entered in 2023?"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
