@@ -13,6 +13,14 @@
 // older turns is written by the model in the background, so an Ask never
 // waits for it. Without a Model, follow-ups are joined to the previous
 // question and the summary lists the older questions.
+//
+// With Options.Memory a user can save the last answer (SaveLast; an
+// AnswerStore keeps it, per owner). A data question whose normalised
+// wording has a saved answer of the same owner is answered from it with no
+// model call: from its rows when its data version is the current one,
+// else by running its SQL again (Memory.Execute), never from rows of
+// unknown freshness. Other questions list the owner's similar saved
+// answers (Reply.Related).
 package conversation
 
 import (
@@ -72,6 +80,9 @@ type Options struct {
 	// last answer's words are what a question about it sees, never its
 	// rows); nil: summary.New(nil, …), deterministic words only.
 	Words text2sql.Narrator
+	// Memory, when set, lets the conversation save answers (SaveLast)
+	// and answer a repeated question from its saved answer.
+	Memory *Memory
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -105,7 +116,12 @@ type Reply struct {
 	Text string `json:"text"`
 	// Answer is the pipeline's answer for RouteData, else nil.
 	Answer *text2sql.Answer `json:"answer,omitempty"`
-	Steps  []Step           `json:"steps"`
+	// SavedAnswer is the ID of the saved answer the reply came from, or "".
+	SavedAnswer string `json:"saved_answer,omitempty"`
+	// Related are the owner's saved answers of similar questions (with
+	// Options.Memory, when none is the question's own).
+	Related []Related `json:"related,omitempty"`
+	Steps   []Step    `json:"steps"`
 }
 
 // Conversation is one dialogue. It is safe for concurrent use: messages
@@ -118,6 +134,8 @@ type Conversation struct {
 	turns   []Turn     // the window, oldest first
 	older   []Turn     // turns out of the window not yet in the summary
 	summary string
+	// sample is the last data answer's result, bounded, for SaveLast.
+	sample  *Sample
 	pending chan struct{} // closed when the background summary is done
 	sumMu   sync.Mutex    // guards summary, older and summaryCalls against the background summary
 	// summaryCalls counts the background summaries' model calls.
@@ -154,6 +172,9 @@ type State struct {
 	Turns   []Turn `json:"turns"`
 	Pending []Turn `json:"pending,omitempty"`
 	Summary string `json:"summary,omitempty"`
+	// Last is the last answered data question's result sample, so that a
+	// restored conversation can still save it.
+	Last *Sample `json:"last,omitempty"`
 }
 
 // Restore returns a Conversation that goes on from st (a State an
@@ -163,7 +184,7 @@ func Restore(asker Asker, opts Options, st State) (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.turns, c.older, c.summary = append([]Turn(nil), st.Turns...), append([]Turn(nil), st.Pending...), st.Summary
+	c.turns, c.older, c.summary, c.sample = append([]Turn(nil), st.Turns...), append([]Turn(nil), st.Pending...), st.Summary, st.Last
 	return c, nil
 }
 
@@ -174,7 +195,7 @@ func (c *Conversation) State() State {
 	defer c.mu.Unlock()
 	c.sumMu.Lock()
 	defer c.sumMu.Unlock()
-	return State{Turns: append([]Turn(nil), c.turns...), Pending: append([]Turn(nil), c.older...), Summary: c.summary}
+	return State{Turns: append([]Turn(nil), c.turns...), Pending: append([]Turn(nil), c.older...), Summary: c.summary, Last: c.sample}
 }
 
 // Patterns of the deterministic routing, tried on the whole message.
@@ -286,6 +307,16 @@ func (c *Conversation) data(ctx context.Context, r *Reply) error {
 		r.Standalone = tail(q, MaxStandaloneRunes)
 		r.Steps = append(r.Steps, Step{Name: "rewrite", Outcome: q + " (" + how + ")", Calls: calls})
 	}
+	version := ""
+	if m := c.opts.Memory; m != nil && m.Store != nil {
+		// Read before the pipeline runs: a change meanwhile makes the
+		// saved version older, never newer, than the rows.
+		version = m.version(ctx)
+		if c.recall(ctx, r, version) {
+			return nil
+		}
+	}
+	c.sample = nil
 	ans, err := c.asker.Ask(ctx, r.Standalone)
 	r.Answer = ans
 	if ans == nil {
@@ -297,6 +328,7 @@ func (c *Conversation) data(ctx context.Context, r *Reply) error {
 	r.SQL = ans.SQL
 	if ans.Result != nil && ans.Result.Error == nil {
 		r.Columns, r.RowCount = ans.Result.Columns, ans.Result.RowCount
+		c.sample = sample(ans.Result, version)
 		words, werr := c.words(ctx, r.Standalone, ans)
 		if werr == nil {
 			r.Words = words.Text

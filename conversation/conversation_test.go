@@ -13,6 +13,7 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/conversation"
 	"github.com/text2sql-go/text2sql/demo"
+	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/internal/demotest"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
@@ -22,6 +23,8 @@ import (
 // recorder is the demo pipeline, remembering the questions it was asked.
 type recorder struct {
 	p         *text2sql.Pipeline
+	ex        *sqlite.Executor
+	path      string // the demo database's file
 	mu        sync.Mutex
 	questions []string
 }
@@ -83,7 +86,7 @@ func model(calls map[string]int, mu *sync.Mutex) text2sql.Model {
 
 func pipeline(t *testing.T, m text2sql.Model) *recorder {
 	t.Helper()
-	_, ex := demotest.Open(t)
+	path, ex := demotest.Open(t)
 	kb, err := demo.Knowledge()
 	require.NoError(t, err)
 	ret, err := retriever.NewHybrid(context.Background(), retriever.HybridOptions{Schema: ex.Schema(), Knowledge: kb})
@@ -92,7 +95,7 @@ func pipeline(t *testing.T, m text2sql.Model) *recorder {
 	require.NoError(t, err)
 	p, err := text2sql.New(text2sql.Config{Retriever: ret, Generator: gen, Executor: ex, DisableExampleReuse: true})
 	require.NoError(t, err)
-	return &recorder{p: p}
+	return &recorder{p: p, ex: ex, path: path}
 }
 
 // A conversation on the demo: small talk skips the pipeline, a follow-up

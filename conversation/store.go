@@ -22,4 +22,10 @@ type Store interface {
 	Load(ctx context.Context, id string) (*Saved, error)
 	// Save inserts or replaces s.
 	Save(ctx context.Context, s Saved) error
+	// List returns the owner's conversations, most recently updated
+	// first, at most limit (limit <= 0: all).
+	List(ctx context.Context, owner string, limit int) ([]Saved, error)
+	// Delete removes the conversation with that id and reports whether
+	// there was one.
+	Delete(ctx context.Context, id string) (bool, error)
 }

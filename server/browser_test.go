@@ -57,7 +57,7 @@ func TestBrowserPage(t *testing.T) {
 		return answerJSON(good), nil
 	})
 	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 2), AnswerKeys: AnswerKeyMap{"q1": good}, Feedback: feedbackRecorder(t),
-		Conversations: &Conversations{}})
+		Conversations: &Conversations{Store: openConversationStore(t)}})
 
 	dir := t.TempDir()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -215,6 +215,14 @@ func TestBrowserPage(t *testing.T) {
 	require.NoError(t, err)
 	waitJS("the follow-up's route", `document.getElementById("route").textContent.includes("asked as: Name two students — and the next two?")`)
 	waitJS("its rows", `document.querySelectorAll("#rows tbody tr").length === 2`)
+	waitJS("the thread", `document.querySelectorAll("#thread li").length === 2 && document.getElementById("thread").textContent.includes("and the next two?")`)
+	// Save it: the saved answers list it.
+	err = chromedp.Do(step,
+		chromedp.SetValue(chromedp.CSS("#save-note"), "two more"),
+		chromedp.Click(chromedp.CSS("#save-answer")),
+	)
+	require.NoError(t, err)
+	waitJS("the saved answer", `document.querySelectorAll("#saved-list li").length === 1 && document.getElementById("saved-list").textContent.includes("two more")`)
 	err = chromedp.Do(step,
 		chromedp.SetValue(chromedp.CSS("#question"), "what does that mean?"),
 		chromedp.Click(chromedp.CSS("#ask")),

@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,11 +16,20 @@ import (
 )
 
 // Conversations configures the conversation routes: POST /v1/conversations
-// starts one, POST /v1/conversations/{id}/messages answers a message in
-// it. Conversations are owned by the principal that started them (another
-// principal's ID is not found); they live in this process's memory and,
-// with a Store, are saved after every message, so they survive a restart
-// and move between replicas that share the store.
+// starts one, GET /v1/conversations lists the caller's, POST
+// /v1/conversations/{id}/messages answers a message in one, DELETE
+// /v1/conversations/{id} deletes one, POST /v1/conversations/{id}/saved
+// saves its last answer; GET /v1/saved lists the caller's saved answers
+// and DELETE /v1/saved/{id} deletes one. Conversations and saved answers
+// are owned by the principal that made them (another principal's ID is
+// not found); conversations live in this process's memory and, with a
+// Store, are saved after every message, so they survive a restart and
+// move between replicas that share the store.
+//
+// A question asked again whose saved answer (the caller's own) is still
+// valid is answered from it: from its rows when DataVersion says the data
+// is unchanged, else by running its SQL again (through the guard,
+// audited); no model call either way.
 type Conversations struct {
 	// Store keeps the conversations; nil keeps them in memory only.
 	Store conversation.Store
@@ -29,7 +41,18 @@ type Conversations struct {
 	Max int
 	// IdleTimeout drops a conversation unused this long (default 1 h).
 	IdleTimeout time.Duration
+	// Answers keeps the saved answers; nil: the Store, when it is a
+	// conversation.AnswerStore (conversation/sqlite is). Neither: the
+	// saved-answer routes answer 503 not_configured.
+	Answers conversation.AnswerStore
+	// DataVersion is the data's current version (usually the executor's,
+	// DataVersioner); nil: a saved answer's SQL always runs again.
+	DataVersion func(ctx context.Context) (string, error)
 }
+
+// MaxListed bounds the conversations GET /v1/conversations returns, the
+// most recently used first.
+const MaxListed = 100
 
 // ConversationBody is the body of POST /v1/conversations.
 type ConversationBody struct {
@@ -40,6 +63,63 @@ type ConversationBody struct {
 // MessageRequest is the body of POST /v1/conversations/{id}/messages.
 type MessageRequest struct {
 	Message string `json:"message"`
+}
+
+// SaveRequest is the body of POST /v1/conversations/{id}/saved: an
+// optional note (at most conversation.MaxNoteBytes).
+type SaveRequest struct {
+	Note string `json:"note"`
+}
+
+// ConversationInfo is one conversation of GET /v1/conversations: its
+// id, when it last changed, its turns in the window and the last message.
+type ConversationInfo struct {
+	ConversationID string    `json:"conversation_id"`
+	Updated        time.Time `json:"updated"`
+	Turns          int       `json:"turns"`
+	LastMessage    string    `json:"last_message,omitempty"`
+}
+
+// ConversationList is the body of GET /v1/conversations.
+type ConversationList struct {
+	RequestID     string             `json:"request_id"`
+	Conversations []ConversationInfo `json:"conversations"`
+}
+
+// SavedAnswerBody is a saved answer: the question, its SQL, the first
+// rows of its result (conversation.MaxSavedRows at most) and its row
+// count, the result in words, the note, and when it was saved.
+type SavedAnswerBody struct {
+	ID       string    `json:"id"`
+	Question string    `json:"question"`
+	SQL      string    `json:"sql"`
+	Dialect  string    `json:"dialect,omitempty"`
+	Columns  []string  `json:"columns"`
+	Rows     [][]any   `json:"rows"`
+	RowCount int       `json:"row_count"`
+	Words    string    `json:"words,omitempty"`
+	Note     string    `json:"note,omitempty"`
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
+}
+
+// SavedBody is the body of POST /v1/conversations/{id}/saved.
+type SavedBody struct {
+	RequestID string          `json:"request_id"`
+	Saved     SavedAnswerBody `json:"saved"`
+}
+
+// SavedList is the body of GET /v1/saved: the caller's saved answers,
+// newest first.
+type SavedList struct {
+	RequestID string            `json:"request_id"`
+	Saved     []SavedAnswerBody `json:"saved"`
+}
+
+// DeletedBody is the body of a DELETE.
+type DeletedBody struct {
+	RequestID string `json:"request_id"`
+	Deleted   bool   `json:"deleted"`
 }
 
 // ReplyBody is a conversation's reply: the route taken ("data",
@@ -56,6 +136,10 @@ type ReplyBody struct {
 	SQL            string      `json:"sql,omitempty"`
 	Steps          []StepBody  `json:"steps"`
 	Answer         *AnswerBody `json:"answer,omitempty"`
+	// SavedAnswer is the ID of the caller's saved answer the reply came
+	// from; Related are the caller's saved answers of similar questions.
+	SavedAnswer string                 `json:"saved_answer,omitempty"`
+	Related     []conversation.Related `json:"related,omitempty"`
 }
 
 // StepBody is one decision of a reply.
@@ -73,6 +157,9 @@ type session struct {
 	// saved is the Updated time of the stored state conv holds: a newer
 	// one in the store (another replica answered) replaces conv.
 	saved time.Time
+	// info is what GET /v1/conversations says of it (read without
+	// waiting for a message being answered).
+	info ConversationInfo
 }
 
 // sessions are the live conversations.
@@ -104,7 +191,8 @@ func (s *service) startConversation(ctx context.Context) (*ConversationBody, *ap
 	if s.cfg.Conversations == nil {
 		return nil, &apiError{code: CodeNotConfigured, msg: "conversations are not enabled on this service"}
 	}
-	conv, err := conversation.New(s.asker(), s.cfg.Conversations.Options)
+	owner := principalID(ctx)
+	conv, err := conversation.New(s.asker(), s.conversationOptions(owner))
 	if err != nil {
 		return nil, &apiError{code: CodeInternal, msg: "the conversation could not be started"}
 	}
@@ -112,7 +200,7 @@ func (s *service) startConversation(ctx context.Context) (*ConversationBody, *ap
 	rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	now := time.Now()
-	sess := &session{owner: principalID(ctx), conv: conv, used: now, saved: now}
+	sess := &session{owner: owner, conv: conv, used: now, saved: now}
 	if st := s.cfg.Conversations.Store; st != nil {
 		if err := st.Save(ctx, conversation.Saved{ID: id, Owner: sess.owner, Updated: now}); err != nil {
 			return nil, s.storeFailed(ctx, err)
@@ -184,11 +272,12 @@ func (s *service) session(ctx context.Context, id string) (*session, *apiError) 
 			return nil, s.storeFailed(ctx, err)
 		}
 		if saved != nil && (sess == nil || saved.Updated.After(sess.saved)) {
-			conv, err := conversation.Restore(s.asker(), s.cfg.Conversations.Options, saved.State)
+			conv, err := conversation.Restore(s.asker(), s.conversationOptions(saved.Owner), saved.State)
 			if err != nil {
 				return nil, &apiError{code: CodeInternal, msg: "the conversation could not be restored"}
 			}
-			sess = s.keep(id, &session{owner: saved.Owner, conv: conv, used: time.Now(), saved: saved.Updated})
+			sess = s.keep(id, &session{owner: saved.Owner, conv: conv, used: time.Now(), saved: saved.Updated,
+				info: conversationInfo(id, saved.Updated, saved.State.Turns)})
 		}
 	}
 	if sess == nil || sess.owner != principalID(ctx) {
@@ -220,6 +309,10 @@ func (s *service) message(ctx context.Context, id string, req *MessageRequest) (
 		_, aerr := s.answer(ctx, nil, err)
 		return nil, aerr
 	}
+	turns := len(sess.conv.Turns())
+	s.convs.mu.Lock()
+	sess.info.Turns, sess.info.LastMessage = turns, r.Message
+	s.convs.mu.Unlock()
 	if st := s.cfg.Conversations.Store; st != nil {
 		now := time.Now()
 		if serr := st.Save(ctx, conversation.Saved{ID: id, Owner: sess.owner, State: sess.conv.State(), Updated: now}); serr != nil {
@@ -232,7 +325,7 @@ func (s *service) message(ctx context.Context, id string, req *MessageRequest) (
 		s.convs.mu.Unlock()
 	}
 	out := &ReplyBody{RequestID: requestID(ctx), ConversationID: id, Message: r.Message, Route: string(r.Route),
-		Standalone: r.Standalone, Text: r.Text, SQL: r.SQL, Steps: []StepBody{}}
+		Standalone: r.Standalone, Text: r.Text, SQL: r.SQL, Steps: []StepBody{}, SavedAnswer: r.SavedAnswer, Related: r.Related}
 	for _, st := range r.Steps {
 		out.Steps = append(out.Steps, StepBody{Name: st.Name, Outcome: st.Outcome, Saved: st.Saved})
 	}
@@ -244,6 +337,175 @@ func (s *service) message(ctx context.Context, id string, req *MessageRequest) (
 		out.Answer = b
 	}
 	return out, nil
+}
+
+// answers is the saved-answer store, or nil.
+func (s *service) answers() conversation.AnswerStore {
+	c := s.cfg.Conversations
+	if c == nil {
+		return nil
+	}
+	if c.Answers != nil {
+		return c.Answers
+	}
+	a, _ := c.Store.(conversation.AnswerStore)
+	return a
+}
+
+// conversationOptions are the options of owner's conversations: the
+// configured ones, with the owner's saved answers.
+func (s *service) conversationOptions(owner string) conversation.Options {
+	opts := s.cfg.Conversations.Options
+	if st := s.answers(); st != nil {
+		opts.Memory = &conversation.Memory{Store: st, Owner: owner, Dialect: text2sql.Dialect(s.cfg.Info.Dialect),
+			DataVersion: s.cfg.Conversations.DataVersion, Execute: s.rerun}
+	}
+	return opts
+}
+
+// rerun runs a saved answer's SQL again, audited as a conversation's
+// statement.
+func (s *service) rerun(ctx context.Context, sql string) (*text2sql.Result, error) {
+	res, err := s.cfg.Pipeline.Execute(ctx, sql)
+	if err == nil && res != nil && res.Error == nil {
+		s.record(ctx, "POST /v1/conversations/{id}/messages", "", "", sql, res)
+	}
+	return res, err
+}
+
+// listConversations lists the caller's conversations: those in the store
+// and those in memory, most recently used first, at most MaxListed.
+func (s *service) listConversations(ctx context.Context) (*ConversationList, *apiError) {
+	if s.cfg.Conversations == nil {
+		return nil, &apiError{code: CodeNotConfigured, msg: "conversations are not enabled on this service"}
+	}
+	owner := principalID(ctx)
+	_, idle := s.conversationLimits()
+	byID := map[string]ConversationInfo{}
+	s.convs.mu.Lock()
+	for id, sess := range s.convs.byID {
+		if sess.owner == owner && time.Since(sess.used) <= idle {
+			byID[id] = ConversationInfo{ConversationID: id, Updated: sess.used, Turns: sess.info.Turns, LastMessage: sess.info.LastMessage}
+		}
+	}
+	s.convs.mu.Unlock()
+	if st := s.cfg.Conversations.Store; st != nil {
+		saved, err := st.List(ctx, owner, MaxListed)
+		if err != nil {
+			return nil, s.storeFailed(ctx, err)
+		}
+		for _, c := range saved {
+			if old, ok := byID[c.ID]; !ok || c.Updated.After(old.Updated) {
+				byID[c.ID] = conversationInfo(c.ID, c.Updated, c.State.Turns)
+			}
+		}
+	}
+	out := &ConversationList{RequestID: requestID(ctx), Conversations: []ConversationInfo{}}
+	for _, c := range byID {
+		out.Conversations = append(out.Conversations, c)
+	}
+	slices.SortFunc(out.Conversations, func(a, b ConversationInfo) int { return b.Updated.Compare(a.Updated) })
+	if len(out.Conversations) > MaxListed {
+		out.Conversations = out.Conversations[:MaxListed]
+	}
+	return out, nil
+}
+
+func conversationInfo(id string, updated time.Time, turns []conversation.Turn) ConversationInfo {
+	c := ConversationInfo{ConversationID: id, Updated: updated, Turns: len(turns)}
+	if len(turns) > 0 {
+		c.LastMessage = turns[len(turns)-1].Message
+	}
+	return c
+}
+
+// deleteConversation deletes the caller's conversation id.
+func (s *service) deleteConversation(ctx context.Context, id string) (*DeletedBody, *apiError) {
+	if s.cfg.Conversations == nil {
+		return nil, &apiError{code: CodeNotConfigured, msg: "conversations are not enabled on this service"}
+	}
+	sess, aerr := s.session(ctx, id)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if sess == nil {
+		return nil, &apiError{code: CodeNotFound, msg: "no such conversation"}
+	}
+	s.convs.mu.Lock()
+	delete(s.convs.byID, id)
+	s.convs.mu.Unlock()
+	if st := s.cfg.Conversations.Store; st != nil {
+		if _, err := st.Delete(ctx, id); err != nil {
+			return nil, s.storeFailed(ctx, err)
+		}
+	}
+	return &DeletedBody{RequestID: requestID(ctx), Deleted: true}, nil
+}
+
+// saveAnswer saves the last answer of the caller's conversation id.
+func (s *service) saveAnswer(ctx context.Context, id string, req *SaveRequest) (*SavedBody, *apiError) {
+	if s.answers() == nil {
+		return nil, &apiError{code: CodeNotConfigured, msg: "saved answers are not enabled on this service"}
+	}
+	sess, aerr := s.session(ctx, id)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if sess == nil {
+		return nil, &apiError{code: CodeNotFound, msg: "no such conversation"}
+	}
+	a, err := sess.conv.SaveLast(ctx, req.Note)
+	switch {
+	case errors.Is(err, conversation.ErrNothingToSave):
+		return nil, &apiError{code: CodeNothingToSave, msg: "the conversation has no answered question to save"}
+	case errors.Is(err, conversation.ErrInvalidNote):
+		return nil, &apiError{code: CodeBadRequest, msg: fmt.Sprintf("the note is longer than %d bytes or not UTF-8", conversation.MaxNoteBytes)}
+	case err != nil:
+		return nil, s.storeFailed(ctx, err)
+	}
+	return &SavedBody{RequestID: requestID(ctx), Saved: savedBody(*a)}, nil
+}
+
+func savedBody(a conversation.SavedAnswer) SavedAnswerBody {
+	rows := a.Rows
+	if rows == nil {
+		rows = [][]any{}
+	}
+	return SavedAnswerBody{ID: a.ID, Question: a.Question, SQL: a.SQL, Dialect: string(a.Dialect), Columns: a.Columns, Rows: rows,
+		RowCount: a.RowCount, Words: a.Words, Note: a.Note, Created: a.Created, Updated: a.Updated}
+}
+
+// listSaved lists the caller's saved answers, newest first.
+func (s *service) listSaved(ctx context.Context) (*SavedList, *apiError) {
+	st := s.answers()
+	if st == nil {
+		return nil, &apiError{code: CodeNotConfigured, msg: "saved answers are not enabled on this service"}
+	}
+	all, err := st.Answers(ctx, principalID(ctx))
+	if err != nil {
+		return nil, s.storeFailed(ctx, err)
+	}
+	out := &SavedList{RequestID: requestID(ctx), Saved: []SavedAnswerBody{}}
+	for _, a := range all {
+		out.Saved = append(out.Saved, savedBody(a))
+	}
+	return out, nil
+}
+
+// deleteSaved deletes the caller's saved answer id.
+func (s *service) deleteSaved(ctx context.Context, id string) (*DeletedBody, *apiError) {
+	st := s.answers()
+	if st == nil {
+		return nil, &apiError{code: CodeNotConfigured, msg: "saved answers are not enabled on this service"}
+	}
+	ok, err := st.DeleteAnswer(ctx, principalID(ctx), id)
+	if err != nil {
+		return nil, s.storeFailed(ctx, err)
+	}
+	if !ok {
+		return nil, &apiError{code: CodeNotFound, msg: "no such saved answer"}
+	}
+	return &DeletedBody{RequestID: requestID(ctx), Deleted: true}, nil
 }
 
 // askerFunc adapts a function to conversation.Asker.

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -66,9 +68,7 @@ func TestConversationRoutes(t *testing.T) {
 // same store): the follow-up about the last answer still finds it, and
 // another principal still cannot reach it.
 func TestConversationStore(t *testing.T) {
-	st, err := convsqlite.Open(filepath.Join(t.TempDir(), "conversations.sqlite"), convsqlite.Options{})
-	require.NoError(t, err)
-	defer st.Close()
+	st := openConversationStore(t)
 	first := testServer(t, Config{Conversations: &Conversations{Store: st}})
 	r := do(t, first, "POST", "/v1/conversations", testToken, map[string]any{})
 	require.Equal(t, 200, r.status, "%s", r.body)
@@ -98,4 +98,121 @@ func TestConversationStore(t *testing.T) {
 	r.json(t, &reply)
 	assert.Equal(t, "about_last", reply.Route)
 	assert.True(t, strings.Contains(reply.Text, "Show the first courses by code"), "the first replica sees the other's turn: %s", reply.Text)
+}
+
+// Saved answers over HTTP: alice saves the last answer of a conversation
+// (with a note); asked again in a new conversation it is answered from it
+// with no model call; bob's same question costs a model call and he cannot
+// see, save into, delete or list alice's conversations and saved answers
+// (404, or an empty list); deleting works for the owner.
+func TestSavedAnswerRoutes(t *testing.T) {
+	st := openConversationStore(t)
+	model := sqlModel("SELECT code, title FROM courses ORDER BY code LIMIT 3")
+	version := "v1"
+	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 0), Conversations: &Conversations{Store: st,
+		DataVersion: func(context.Context) (string, error) { return version, nil }}})
+	const bob = "tok-bob-0123456789abcdef0"
+	start := func(token string) string {
+		r := do(t, srv, "POST", "/v1/conversations", token, map[string]any{})
+		require.Equal(t, 200, r.status, "%s", r.body)
+		var c ConversationBody
+		r.json(t, &c)
+		return c.ConversationID
+	}
+	ask := func(token, id, msg string) ReplyBody {
+		r := do(t, srv, "POST", "/v1/conversations/"+id+"/messages", token, MessageRequest{Message: msg})
+		require.Equal(t, 200, r.status, "%s", r.body)
+		var reply ReplyBody
+		r.json(t, &reply)
+		return reply
+	}
+	first := start(testToken)
+	r := do(t, srv, "POST", "/v1/conversations/"+first+"/saved", testToken, SaveRequest{})
+	assert.Equal(t, 409, r.status, "nothing to save yet: %s", r.body)
+	assert.Equal(t, CodeNothingToSave, r.code(t))
+	ask(testToken, first, "Which courses come first by code?")
+	require.Equal(t, 1, model.CallCount())
+	r = do(t, srv, "POST", "/v1/conversations/"+first+"/saved", bob, SaveRequest{})
+	assert.Equal(t, 404, r.status, "bob cannot save alice's answer")
+	r = do(t, srv, "POST", "/v1/conversations/"+first+"/saved", testToken, SaveRequest{Note: "the catalogue's start"})
+	require.Equal(t, 200, r.status, "%s", r.body)
+	var body SavedBody
+	r.json(t, &body)
+	saved := body.Saved
+	assert.Equal(t, "the catalogue's start", saved.Note)
+	assert.Len(t, saved.Rows, 3)
+	assert.Equal(t, []string{"code", "title"}, saved.Columns)
+
+	reply := ask(testToken, start(testToken), "which courses come first by code")
+	assert.Equal(t, 1, model.CallCount(), "answered from the saved answer")
+	assert.Equal(t, saved.ID, reply.SavedAnswer)
+	require.NotNil(t, reply.Answer)
+	require.NotNil(t, reply.Answer.Result)
+	assert.Equal(t, 3, reply.Answer.Result.RowCount)
+	assert.Equal(t, "no model call, no SQL run", reply.Steps[len(reply.Steps)-1].Saved)
+
+	reply = ask(bob, start(bob), "Which courses come first by code?")
+	assert.Equal(t, 2, model.CallCount(), "bob's question reaches the model")
+	assert.Empty(t, reply.SavedAnswer)
+
+	var list SavedList
+	r = do(t, srv, "GET", "/v1/saved", bob, nil)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	r.json(t, &list)
+	assert.Empty(t, list.Saved)
+	r = do(t, srv, "GET", "/v1/saved", testToken, nil)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	r.json(t, &list)
+	require.Len(t, list.Saved, 1)
+	assert.Equal(t, saved.ID, list.Saved[0].ID)
+
+	var convs ConversationList
+	r = do(t, srv, "GET", "/v1/conversations", testToken, nil)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	r.json(t, &convs)
+	require.Len(t, convs.Conversations, 2)
+	assert.Equal(t, "which courses come first by code", convs.Conversations[0].LastMessage, "the newest first")
+	assert.Equal(t, 1, convs.Conversations[1].Turns)
+	r = do(t, srv, "GET", "/v1/conversations", bob, nil)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	convs = ConversationList{}
+	r.json(t, &convs)
+	assert.Len(t, convs.Conversations, 1, "bob's own only")
+
+	assert.Equal(t, 404, do(t, srv, "DELETE", "/v1/saved/"+saved.ID, bob, nil).status)
+	assert.Equal(t, 404, do(t, srv, "DELETE", "/v1/conversations/"+first, bob, nil).status)
+	assert.Equal(t, 401, do(t, srv, "GET", "/v1/saved", "", nil).status)
+	r = do(t, srv, "DELETE", "/v1/conversations/"+first, testToken, nil)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	assert.Equal(t, 404, do(t, srv, "POST", "/v1/conversations/"+first+"/messages", testToken, MessageRequest{Message: "Hello"}).status, "deleted")
+	r = do(t, srv, "DELETE", "/v1/saved/"+saved.ID, testToken, nil)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	assert.Equal(t, 404, do(t, srv, "DELETE", "/v1/saved/"+saved.ID, testToken, nil).status)
+
+	// Without an answer store the saved-answer routes are not configured.
+	plain := testServer(t, Config{Conversations: &Conversations{}})
+	r = do(t, plain, "GET", "/v1/saved", testToken, nil)
+	assert.Equal(t, 503, r.status)
+	r = do(t, plain, "GET", "/v1/conversations", testToken, nil)
+	assert.Equal(t, 200, r.status, "listed from memory: %s", r.body)
+}
+
+// The saved-answer and listing routes share the per-principal rate limit
+// with the others.
+func TestSavedRoutesRateLimited(t *testing.T) {
+	srv := testServer(t, Config{Conversations: &Conversations{}, RateLimit: RateLimit{Requests: 2, Window: time.Minute}})
+	assert.Equal(t, 200, do(t, srv, "GET", "/v1/conversations", testToken, nil).status)
+	assert.Equal(t, 503, do(t, srv, "GET", "/v1/saved", testToken, nil).status)
+	assert.Equal(t, 429, do(t, srv, "GET", "/v1/conversations", testToken, nil).status)
+	assert.Equal(t, 200, do(t, srv, "GET", "/v1/conversations", "tok-bob-0123456789abcdef0", nil).status, "bob has his own budget")
+}
+
+// openConversationStore opens a conversation and saved-answer store in a
+// temporary directory, closed with t.
+func openConversationStore(t *testing.T) *convsqlite.Store {
+	t.Helper()
+	st, err := convsqlite.Open(filepath.Join(t.TempDir(), "conversations.sqlite"), convsqlite.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	return st
 }

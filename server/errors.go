@@ -22,6 +22,7 @@ const (
 	CodeForbidden            Code = "forbidden"              // 403: the database grants the principal no role to run statements as
 	CodeNotFound             Code = "not_found"              // 404: no such route
 	CodeMethodNotAllowed     Code = "method_not_allowed"     // 405: the route exists for another method
+	CodeNothingToSave        Code = "nothing_to_save"        // 409: the conversation has no answered data question to save
 	CodeBodyTooLarge         Code = "body_too_large"         // 413: the body exceeds the configured limit
 	CodeUnsupportedMedia     Code = "unsupported_media_type" // 415: the body is not application/json
 	CodeSchemaTooLarge       Code = "schema_too_large"       // 422: the schema does not fit the prompt budget
@@ -61,7 +62,7 @@ type ErrorDetail struct {
 
 var codeStatus = map[Code]int{
 	CodeBadRequest: 400, CodeEmptyQuestion: 400, CodeUnauthorized: 401, CodeForbidden: 403, CodeNotFound: 404,
-	CodeMethodNotAllowed: 405, CodeBodyTooLarge: 413, CodeUnsupportedMedia: 415, CodeSchemaTooLarge: 422, CodeRefusedSQL: 422,
+	CodeMethodNotAllowed: 405, CodeNothingToSave: 409, CodeBodyTooLarge: 413, CodeUnsupportedMedia: 415, CodeSchemaTooLarge: 422, CodeRefusedSQL: 422,
 	CodeRateLimited: 429, CodeInternal: 500, CodeModelError: 502, CodeAuthUnavailable: 503,
 	CodeNotConfigured: 503, CodeExecutor: 503, CodeRateLimitUnavailable: 503, CodeTimeout: 504,
 }

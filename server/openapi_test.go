@@ -185,6 +185,28 @@ func TestOpenAPI(t *testing.T) {
 	o.check(t, "POST", "/v1/conversations/{id}/messages", do(t, csrv, "POST", "/v1/conversations/"+conv.ConversationID+"/messages", testToken, msg))
 	msg["message"] = "List two course codes"
 	o.check(t, "POST", "/v1/conversations/{id}/messages", do(t, csrv, "POST", "/v1/conversations/"+conv.ConversationID+"/messages", testToken, msg))
+	saving := testServer(t, Config{Conversations: &Conversations{Store: openConversationStore(t)}})
+	for _, c := range []struct{ method, path, route string }{
+		{"GET", "/v1/conversations", "/v1/conversations"},
+		{"GET", "/v1/saved", "/v1/saved"},
+		{"DELETE", "/v1/saved/nope", "/v1/saved/{id}"},
+		{"DELETE", "/v1/conversations/nope", "/v1/conversations/{id}"},
+	} {
+		o.check(t, c.method, c.route, do(t, saving, c.method, c.path, testToken, nil))
+	}
+	started = do(t, saving, "POST", "/v1/conversations", testToken, map[string]any{})
+	started.json(t, &conv)
+	savePath := "/v1/conversations/" + conv.ConversationID + "/saved"
+	o.checkRequest(t, "POST", "/v1/conversations/{id}/saved", map[string]string{"note": "n"})
+	o.check(t, "POST", "/v1/conversations/{id}/saved", do(t, saving, "POST", savePath, testToken, map[string]string{}))
+	o.check(t, "POST", "/v1/conversations/{id}/messages", do(t, saving, "POST", "/v1/conversations/"+conv.ConversationID+"/messages", testToken, msg))
+	o.check(t, "POST", "/v1/conversations/{id}/saved", do(t, saving, "POST", savePath, testToken, map[string]string{"note": "n"}))
+	o.check(t, "GET", "/v1/saved", do(t, saving, "GET", "/v1/saved", testToken, nil))
+	o.check(t, "GET", "/v1/conversations", do(t, saving, "GET", "/v1/conversations", testToken, nil))
+	reused := do(t, saving, "POST", "/v1/conversations/"+conv.ConversationID+"/messages", testToken, msg)
+	require.Contains(t, string(reused.body), `"saved_answer"`)
+	o.check(t, "POST", "/v1/conversations/{id}/messages", reused)
+	o.check(t, "DELETE", "/v1/conversations/{id}", do(t, saving, "DELETE", "/v1/conversations/"+conv.ConversationID, testToken, nil))
 	vote := map[string]string{"question": "List two course codes", "sql": "SELECT code FROM courses LIMIT 2", "verdict": "up", "note": "ok"}
 	o.checkRequest(t, "POST", "/v1/feedback", vote)
 	o.check(t, "POST", "/v1/feedback", do(t, srv, "POST", "/v1/feedback", testToken, vote))

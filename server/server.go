@@ -205,6 +205,7 @@ type callInfo struct {
 //	POST /v1/generate   {question} → SQL, explanation, retrieved context; nothing runs
 //	POST /v1/run        {sql, question_id?} → rows through the guard, answer-key match
 //	POST /v1/ask        {question} → the full answer with its repair trail
+//	     /v1/conversations, /v1/saved  conversations and saved answers (Config.Conversations)
 //	GET  /openapi.json  the OpenAPI 3.1 description of these routes (no auth)
 //	GET  /metrics       Config.Metrics (same auth; 404 without it)
 //	GET  /              the web page (no auth; it asks for a token)
@@ -246,6 +247,33 @@ func New(cfg Config) (http.Handler, error) {
 		handle(s, func(ctx context.Context, req *MessageRequest) (any, *apiError) {
 			return s.message(ctx, id, req)
 		})(w, r)
+	}))
+	// Routes without a body: the same authentication and rate limit.
+	v1get := func(f func(ctx context.Context, r *http.Request) (any, *apiError)) http.Handler {
+		return s.authenticate(s.rateLimit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := s.work(r.Context())
+			defer cancel()
+			b, aerr := f(ctx, r)
+			s.reply(w, r, b, aerr)
+		})))
+	}
+	mux.Handle("GET /v1/conversations", v1get(func(ctx context.Context, _ *http.Request) (any, *apiError) {
+		return s.listConversations(ctx)
+	}))
+	mux.Handle("DELETE /v1/conversations/{id}", v1get(func(ctx context.Context, r *http.Request) (any, *apiError) {
+		return s.deleteConversation(ctx, r.PathValue("id"))
+	}))
+	mux.Handle("POST /v1/conversations/{id}/saved", v1(func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		handle(s, func(ctx context.Context, req *SaveRequest) (any, *apiError) {
+			return s.saveAnswer(ctx, id, req)
+		})(w, r)
+	}))
+	mux.Handle("GET /v1/saved", v1get(func(ctx context.Context, _ *http.Request) (any, *apiError) {
+		return s.listSaved(ctx)
+	}))
+	mux.Handle("DELETE /v1/saved/{id}", v1get(func(ctx context.Context, r *http.Request) (any, *apiError) {
+		return s.deleteSaved(ctx, r.PathValue("id"))
 	}))
 	if !cfg.DisablePage {
 		mux.Handle("GET /{$}", pageHandler())
@@ -346,7 +374,8 @@ func (s *service) maxBody() int64 {
 
 // routes lists the patterns New registers for the API (not the page or
 // /mcp), for the OpenAPI test.
-var routes = []string{"GET /health", "GET /health/live", "GET /openapi.json", "GET /metrics", "POST /v1/generate", "POST /v1/run", "POST /v1/ask", "POST /v1/feedback", "POST /v1/conversations", "POST /v1/conversations/{id}/messages"}
+var routes = []string{"GET /health", "GET /health/live", "GET /openapi.json", "GET /metrics", "POST /v1/generate", "POST /v1/run", "POST /v1/ask", "POST /v1/feedback", "POST /v1/conversations", "POST /v1/conversations/{id}/messages",
+	"GET /v1/conversations", "DELETE /v1/conversations/{id}", "POST /v1/conversations/{id}/saved", "GET /v1/saved", "DELETE /v1/saved/{id}"}
 
 // route serves mux, answering unmatched requests with JSON 404 and 405
 // errors instead of the mux's plain text.

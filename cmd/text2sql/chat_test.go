@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -36,4 +37,64 @@ func TestChat(t *testing.T) {
 	assert.Contains(t, s, "[small_talk]")
 	assert.Contains(t, s, "[data]\nSELECT COUNT(*) FROM instructors")
 	assert.Contains(t, s, "[data: How many instructors were hired before 2000?]")
+}
+
+// chat's saved answers: /save keeps the last answer, /new starts afresh,
+// and the question asked again is answered from the saved answer with no
+// model call, also in a later chat on the same --saved file (--json: one
+// object per line); /saved lists, /forget deletes.
+func TestChatSaved(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("GEMINI_API_KEY", "")
+	srv, calls := openAIServer(t, func(string) string {
+		b, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT COUNT(*) FROM instructors WHERE hire_year < 2010", "explanation": "count"})
+		return string(b)
+	})
+	saved, index := filepath.Join(t.TempDir(), "saved.sqlite"), t.TempDir()
+	chat := func(input string, extra ...string) string {
+		root := newRoot()
+		var out strings.Builder
+		root.SetOut(&out)
+		root.SetErr(&strings.Builder{})
+		root.SetIn(strings.NewReader(input))
+		root.SetArgs(append([]string{"chat", "--demo", "--index-dir", index, "--saved", saved, "--provider", "openai", "--base-url", srv.URL + "/v1", "--model", "m"}, extra...))
+		require.NoError(t, root.Execute())
+		return out.String()
+	}
+	s := chat("/save too early\nHow many instructors were hired before 2010?\n/save for HR\n/new\nhow many instructors were hired before 2010\n/saved\n")
+	assert.Equal(t, 1, *calls, "one generation: the repeat came from the saved answer")
+	assert.Contains(t, s, "Not saved: conversation: no answer to save")
+	assert.Regexp(t, `Saved sa-[0-9a-f]{16}: How many instructors were hired before 2010\?`, s)
+	assert.Contains(t, s, "New conversation")
+	assert.Regexp(t, `\[data \(saved answer sa-[0-9a-f]{16}, no model call\)\]\nSELECT COUNT\(\*\) FROM instructors`, s)
+	assert.Contains(t, s, "1 saved answers\nsa-")
+	assert.Contains(t, s, "(for HR)")
+
+	s = chat("How many instructors were hired before 2010?\n/saved\n", "--json")
+	assert.Equal(t, 1, *calls, "the saved answer outlives the process")
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	require.Len(t, lines, 2, "one object per line: %s", s)
+	var reply struct {
+		Route       string `json:"route"`
+		SavedAnswer string `json:"saved_answer"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &reply))
+	assert.Equal(t, "data", reply.Route)
+	require.NotEmpty(t, reply.SavedAnswer)
+	var list struct {
+		Command string `json:"command"`
+		Saved   []struct {
+			ID   string `json:"id"`
+			Note string `json:"note"`
+		} `json:"saved"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &list))
+	assert.Equal(t, "saved", list.Command)
+	require.Len(t, list.Saved, 1)
+	assert.Equal(t, reply.SavedAnswer, list.Saved[0].ID)
+
+	s = chat("/forget " + reply.SavedAnswer + "\n/forget " + reply.SavedAnswer + "\nHow many instructors were hired before 2010?\n")
+	assert.Contains(t, s, "Deleted "+reply.SavedAnswer)
+	assert.Contains(t, s, "No saved answer "+reply.SavedAnswer)
+	assert.Equal(t, 2, *calls, "forgotten: the model answers again")
 }

@@ -177,7 +177,7 @@ matching a verified example, and /v1/run works as usual.`,
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format on standard error: text or json (TEXT2SQL_LOG_FORMAT)")
 	fl.StringVar(&f.redis, "redis", "", "Redis URL (redis://host:6379/0) shared by replicas: the rate limit is counted there, exact across them, and answers are cached there (TEXT2SQL_REDIS); default: the limit in this process's memory, no cache")
 	fl.StringVar(&f.redisPrefix, "redis-prefix", redisstore.DefaultPrefix, "start of every --redis key, so deployments sharing one Redis keep their limits and answers apart (TEXT2SQL_REDIS_PREFIX)")
-	fl.StringVar(&f.conversationsDB, "conversations-db", "", "SQLite file keeping the conversations of /v1/conversations across restarts (TEXT2SQL_CONVERSATIONS_DB); default: memory only")
+	fl.StringVar(&f.conversationsDB, "conversations-db", "", "SQLite file keeping the conversations of /v1/conversations and the saved answers of /v1/saved across restarts (TEXT2SQL_CONVERSATIONS_DB); default: conversations in memory only, no saved answers")
 	fl.DurationVar(&f.cacheTTL, "cache-ttl", server.DefaultCacheTTL, "lifetime of a cached answer with --redis; 0 turns the cache off (TEXT2SQL_CACHE_TTL)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this separate address, without authentication, e.g. 127.0.0.1:9090 (TEXT2SQL_METRICS_ADDR)")
 	fl.BoolVar(&f.metricsOnAPI, "metrics-on-api", false, "serve Prometheus metrics at GET /metrics on the API address, behind its authentication (TEXT2SQL_METRICS_ON_API)")
@@ -320,6 +320,11 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 		// Conversations route with the pipeline's model; words from
 		// rows stay deterministic (rows never reach the model).
 		Conversations: &server.Conversations{Options: conversation.Options{Model: env.model}},
+	}
+	if v, ok := env.executor.(server.DataVersioner); ok {
+		// A saved answer is reused from its rows while the data is
+		// unchanged; without a version its SQL runs again.
+		cfg.Conversations.DataVersion = v.DataVersion
 	}
 	if n, ok := env.model.(interface{ Name() string }); ok && n.Name() != "" {
 		cfg.Info.Models = []string{n.Name()}

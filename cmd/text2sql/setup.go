@@ -155,6 +155,7 @@ func stagePolicy(flag, v string) (on bool, when text2sql.When, err error) {
 // env is everything a command may need, built from the options.
 type env struct {
 	executor  guarded
+	path      string // the database's source, for the per-database files
 	retriever *retriever.Hybrid
 	// ret is what the pipeline and ask retrieve with: the hybrid
 	// retriever, behind feedback.Retriever when an example store is open.
@@ -212,7 +213,7 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 		}
 		instructions = []string{c.Rule()}
 	}
-	e := &env{executor: ex, kb: kb}
+	e := &env{executor: ex, kb: kb, path: path}
 	// The knowledge file is the host's: its examples run with the host's
 	// rights, not the --as principal's.
 	if err := kb.Validate(text2sql.WithPrincipal(ctx, nil), ex.Schema(), ex); err != nil {

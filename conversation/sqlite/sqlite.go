@@ -1,13 +1,13 @@
-// Package sqlite is a conversation.Store in one SQLite file, bounded in
-// count and age.
+// Package sqlite is a conversation.Store and conversation.AnswerStore in
+// one SQLite file, each bounded in count and age.
 package sqlite
 
 import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -22,12 +22,28 @@ const (
 	DefaultMaxConversations = 10_000
 	// DefaultRetention drops conversations not updated for 30 days.
 	DefaultRetention = 30 * 24 * time.Hour
+	// DefaultMaxAnswersPerOwner bounds one owner's saved answers (the
+	// oldest saved go first): a list a person still reads, and one
+	// owner cannot crowd the others out.
+	DefaultMaxAnswersPerOwner = 500
+	// DefaultMaxAnswers bounds every owner's saved answers together; at
+	// MaxSavedRowBytes each at most about 6.4 GB, typically a few KB each.
+	DefaultMaxAnswers = 100_000
+	// DefaultAnswerRetention drops saved answers not saved or refreshed
+	// for a year: saving is deliberate, and a yearly report's question
+	// comes back after a year.
+	DefaultAnswerRetention = 365 * 24 * time.Hour
 )
 
 // Options bound a Store. Zero values mean the defaults.
 type Options struct {
 	MaxConversations int
 	Retention        time.Duration
+	// MaxAnswersPerOwner, MaxAnswers and AnswerRetention bound the saved
+	// answers.
+	MaxAnswersPerOwner int
+	MaxAnswers         int
+	AnswerRetention    time.Duration
 }
 
 // Store is a conversation.Store in one SQLite file. It is safe for
@@ -37,7 +53,10 @@ type Store struct {
 	opts Options
 }
 
-var _ conversation.Store = (*Store)(nil)
+var (
+	_ conversation.Store       = (*Store)(nil)
+	_ conversation.AnswerStore = (*Store)(nil)
+)
 
 // Open opens or creates the store at path (its directory is created).
 func Open(path string, opts Options) (*Store, error) {
@@ -47,8 +66,22 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
 	}
+	if opts.MaxAnswersPerOwner <= 0 {
+		opts.MaxAnswersPerOwner = DefaultMaxAnswersPerOwner
+	}
+	if opts.MaxAnswers <= 0 {
+		opts.MaxAnswers = DefaultMaxAnswers
+	}
+	if opts.AnswerRetention <= 0 {
+		opts.AnswerRetention = DefaultAnswerRetention
+	}
 	db, err := storefile.Open(path, `CREATE TABLE IF NOT EXISTS conversations (
-  id TEXT PRIMARY KEY, owner TEXT NOT NULL, state TEXT NOT NULL, updated TEXT NOT NULL)`)
+  id TEXT PRIMARY KEY, owner TEXT NOT NULL, state TEXT NOT NULL, updated TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS conversations_owner ON conversations (owner, updated);
+CREATE TABLE IF NOT EXISTS saved_answers (
+  id TEXT PRIMARY KEY, owner TEXT NOT NULL, normalized TEXT NOT NULL, answer TEXT NOT NULL, updated TEXT NOT NULL,
+  UNIQUE (owner, normalized));
+CREATE INDEX IF NOT EXISTS saved_answers_updated ON saved_answers (owner, updated)`)
 	if err != nil {
 		return nil, fmt.Errorf("conversation/sqlite: %w", err)
 	}
@@ -61,26 +94,74 @@ func (s *Store) Close() error { return s.db.Close() }
 // Load returns the conversation with that id, or nil (also when it is past
 // the retention).
 func (s *Store) Load(ctx context.Context, id string) (*conversation.Saved, error) {
-	var owner, state, updated string
-	err := s.db.QueryRowContext(ctx, "SELECT owner, state, updated FROM conversations WHERE id = ?", id).Scan(&owner, &state, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
+	out, err := s.conversations(ctx, "SELECT id, owner, state, updated FROM conversations WHERE id = ?", id)
+	if err != nil || len(out) == 0 {
+		return nil, err
 	}
+	return &out[0], nil
+}
+
+// List returns the owner's conversations within the retention, most
+// recently updated first, at most limit (limit <= 0: all).
+func (s *Store) List(ctx context.Context, owner string, limit int) ([]conversation.Saved, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	return s.conversations(ctx, "SELECT id, owner, state, updated FROM conversations WHERE owner = ? AND updated >= ? ORDER BY updated DESC LIMIT ?",
+		owner, stamp(time.Now().Add(-s.opts.Retention)), limit)
+}
+
+// conversations reads the rows of q, leaving out those past the
+// retention.
+func (s *Store) conversations(ctx context.Context, q string, args ...any) ([]conversation.Saved, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("conversation/sqlite: %w", err)
 	}
-	out := &conversation.Saved{ID: id, Owner: owner}
-	if out.Updated, err = time.Parse(time.RFC3339Nano, updated); err == nil {
-		err = json.Unmarshal([]byte(state), &out.State)
+	defer rows.Close()
+	var out []conversation.Saved
+	for rows.Next() {
+		var c conversation.Saved
+		var state, updated string
+		if err := rows.Scan(&c.ID, &c.Owner, &state, &updated); err != nil {
+			return nil, fmt.Errorf("conversation/sqlite: %w", err)
+		}
+		if c.Updated, err = time.Parse(time.RFC3339Nano, updated); err == nil {
+			err = decode(state, &c.State)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("conversation/sqlite: %s: %w", c.ID, err)
+		}
+		if time.Since(c.Updated) <= s.opts.Retention {
+			out = append(out, c)
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("conversation/sqlite: %s: %w", id, err)
-	}
-	if time.Since(out.Updated) > s.opts.Retention {
-		return nil, nil
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("conversation/sqlite: %w", err)
 	}
 	return out, nil
 }
+
+// Delete removes the conversation id and reports whether there was one.
+func (s *Store) Delete(ctx context.Context, id string) (bool, error) {
+	res, err := s.db.ExecContext(ctx, "DELETE FROM conversations WHERE id = ?", id)
+	if err != nil {
+		return false, fmt.Errorf("conversation/sqlite: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// decode reads JSON keeping numbers as json.Number, so that a saved
+// result's integers come back exact.
+func decode(s string, v any) error {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// stamp is how times are stored: RFC 3339 in UTC, which sorts as text.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // Save inserts or replaces c, then drops conversations past the retention
 // and past MaxConversations. Errors: text2sql.ErrInvalidConfig for an
@@ -96,19 +177,26 @@ func (s *Store) Save(ctx context.Context, c conversation.Saved) error {
 	if err != nil {
 		return fmt.Errorf("conversation/sqlite: %w", err)
 	}
+	stmts := []stmt{
+		{"INSERT OR REPLACE INTO conversations VALUES (?, ?, ?, ?)", []any{c.ID, c.Owner, string(state), stamp(c.Updated)}},
+		{"DELETE FROM conversations WHERE updated < ?", []any{stamp(c.Updated.Add(-s.opts.Retention))}},
+		{"DELETE FROM conversations WHERE id NOT IN (SELECT id FROM conversations ORDER BY updated DESC LIMIT ?)", []any{s.opts.MaxConversations}},
+	}
+	return s.write(ctx, stmts)
+}
+
+type stmt struct {
+	q    string
+	args []any
+}
+
+// write runs stmts in one transaction.
+func (s *Store) write(ctx context.Context, stmts []stmt) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("conversation/sqlite: %w", err)
 	}
 	defer tx.Rollback()
-	stmts := []struct {
-		q    string
-		args []any
-	}{
-		{"INSERT OR REPLACE INTO conversations VALUES (?, ?, ?, ?)", []any{c.ID, c.Owner, string(state), c.Updated.UTC().Format(time.RFC3339Nano)}},
-		{"DELETE FROM conversations WHERE updated < ?", []any{c.Updated.Add(-s.opts.Retention).UTC().Format(time.RFC3339Nano)}},
-		{"DELETE FROM conversations WHERE id NOT IN (SELECT id FROM conversations ORDER BY updated DESC LIMIT ?)", []any{s.opts.MaxConversations}},
-	}
 	for _, st := range stmts {
 		if _, err := tx.ExecContext(ctx, st.q, st.args...); err != nil {
 			return fmt.Errorf("conversation/sqlite: %w", err)
@@ -118,4 +206,98 @@ func (s *Store) Save(ctx context.Context, c conversation.Saved) error {
 		return fmt.Errorf("conversation/sqlite: %w", err)
 	}
 	return nil
+}
+
+// SaveAnswer stores a, replacing the owner's saved answer of the same
+// normalised question (keeping its ID and Created), then drops saved
+// answers past AnswerRetention, the owner's past MaxAnswersPerOwner and
+// everyone's past MaxAnswers, oldest first. Errors:
+// text2sql.ErrInvalidConfig for an empty ID or Normalized; the database's.
+func (s *Store) SaveAnswer(ctx context.Context, a conversation.SavedAnswer) (*conversation.SavedAnswer, error) {
+	if a.ID == "" || a.Normalized == "" {
+		return nil, fmt.Errorf("%w: conversation/sqlite: a saved answer needs an ID and a normalised question", text2sql.ErrInvalidConfig)
+	}
+	if a.Updated.IsZero() {
+		a.Updated = time.Now()
+	}
+	if a.Created.IsZero() {
+		a.Created = a.Updated
+	}
+	old, err := s.FindAnswer(ctx, a.Owner, a.Normalized)
+	if err != nil {
+		return nil, err
+	}
+	if old != nil {
+		a.ID, a.Created = old.ID, old.Created
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("conversation/sqlite: %w", err)
+	}
+	err = s.write(ctx, []stmt{
+		{"INSERT INTO saved_answers VALUES (?, ?, ?, ?, ?) ON CONFLICT (owner, normalized) DO UPDATE SET answer = excluded.answer, updated = excluded.updated",
+			[]any{a.ID, a.Owner, a.Normalized, string(b), stamp(a.Updated)}},
+		{"DELETE FROM saved_answers WHERE updated < ?", []any{stamp(a.Updated.Add(-s.opts.AnswerRetention))}},
+		{"DELETE FROM saved_answers WHERE owner = ? AND id NOT IN (SELECT id FROM saved_answers WHERE owner = ? ORDER BY updated DESC LIMIT ?)",
+			[]any{a.Owner, a.Owner, s.opts.MaxAnswersPerOwner}},
+		{"DELETE FROM saved_answers WHERE id NOT IN (SELECT id FROM saved_answers ORDER BY updated DESC LIMIT ?)", []any{s.opts.MaxAnswers}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// Answers returns the owner's saved answers within the retention, newest
+// first.
+func (s *Store) Answers(ctx context.Context, owner string) ([]conversation.SavedAnswer, error) {
+	return s.answers(ctx, "SELECT id, answer FROM saved_answers WHERE owner = ? AND updated >= ? ORDER BY updated DESC",
+		owner, stamp(time.Now().Add(-s.opts.AnswerRetention)))
+}
+
+// FindAnswer returns the owner's saved answer of the normalised question
+// within the retention, or nil.
+func (s *Store) FindAnswer(ctx context.Context, owner, normalized string) (*conversation.SavedAnswer, error) {
+	out, err := s.answers(ctx, "SELECT id, answer FROM saved_answers WHERE owner = ? AND normalized = ? AND updated >= ?",
+		owner, normalized, stamp(time.Now().Add(-s.opts.AnswerRetention)))
+	if err != nil || len(out) == 0 {
+		return nil, err
+	}
+	return &out[0], nil
+}
+
+// DeleteAnswer removes the owner's saved answer id and reports whether
+// there was one.
+func (s *Store) DeleteAnswer(ctx context.Context, owner, id string) (bool, error) {
+	res, err := s.db.ExecContext(ctx, "DELETE FROM saved_answers WHERE owner = ? AND id = ?", owner, id)
+	if err != nil {
+		return false, fmt.Errorf("conversation/sqlite: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+func (s *Store) answers(ctx context.Context, q string, args ...any) ([]conversation.SavedAnswer, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("conversation/sqlite: %w", err)
+	}
+	defer rows.Close()
+	var out []conversation.SavedAnswer
+	for rows.Next() {
+		var id, text string
+		var a conversation.SavedAnswer
+		if err := rows.Scan(&id, &text); err != nil {
+			return nil, fmt.Errorf("conversation/sqlite: %w", err)
+		}
+		if err := decode(text, &a); err != nil {
+			return nil, fmt.Errorf("conversation/sqlite: saved answer %s: %w", id, err)
+		}
+		a.ID = id // the row's, should two writers have raced on one question
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("conversation/sqlite: %w", err)
+	}
+	return out, nil
 }

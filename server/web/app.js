@@ -13,11 +13,13 @@
     selection: $("selection"), selectionReason: $("selection-reason"), candidates: $("candidates"),
     result: $("result"), match: $("match"), resultMeta: $("result-meta"), rows: $("rows"),
     newConversation: $("new-conversation"), route: $("route"),
+    conversation: $("conversation"), thread: $("thread"), saveRow: $("save-row"), saveNote: $("save-note"),
+    saveAnswer: $("save-answer"), saveStatus: $("save-status"), saved: $("saved"), savedList: $("saved-list"),
     voteUp: $("vote-up"), voteDown: $("vote-down"), feedbackStatus: $("feedback-status"),
     chart: $("chart"), chartControls: $("chart-controls"), showChart: $("show-chart"), chartNote: $("chart-note"),
   };
   const TOKEN_KEY = "text2sql.token";
-  const buttons = [el.generate, el.ask, el.run, el.voteUp, el.voteDown];
+  const buttons = [el.generate, el.ask, el.run, el.voteUp, el.voteDown, el.saveAnswer];
 
   try { el.token.value = sessionStorage.getItem(TOKEN_KEY) || ""; } catch (e) { /* storage disabled */ }
   el.token.addEventListener("change", () => {
@@ -46,15 +48,18 @@
   function hideError() { el.error.hidden = true; el.error.textContent = ""; }
   function busy(on) { buttons.forEach((b) => { b.disabled = on; }); }
 
-  // api posts body to path and returns the parsed JSON of a 2xx answer;
-  // otherwise it throws an Error whose message is for people.
-  async function api(path, body) {
-    const headers = { "Content-Type": "application/json", "Accept": "application/json" };
+  // api posts body to path (or, with method GET or DELETE, sends no
+  // body) and returns the parsed JSON of a 2xx answer; otherwise it
+  // throws an Error whose message is for people.
+  async function api(path, body, method) {
+    method = method || "POST";
+    const headers = { "Accept": "application/json" };
+    if (method === "POST") headers["Content-Type"] = "application/json";
     const token = el.token.value.trim();
     if (token) headers["Authorization"] = "Bearer " + token;
     let resp;
     try {
-      resp = await fetch(path, { method: "POST", headers, body: JSON.stringify(body), credentials: "omit" });
+      resp = await fetch(path, { method, headers, body: method === "POST" ? JSON.stringify(body) : undefined, credentials: "omit" });
     } catch (e) {
       throw new Error("The service cannot be reached. Check your connection and try again.");
     }
@@ -261,8 +266,76 @@
   el.newConversation.addEventListener("click", () => {
     conversation = null;
     el.route.hidden = true;
+    clear(el.thread);
+    el.conversation.hidden = true;
+    el.saveStatus.textContent = "";
     setStatus("New conversation: earlier questions are forgotten.");
     el.question.focus();
+  });
+
+  // addTurn adds a reply to the thread: the message, how it was routed
+  // or rewritten, the reply, and the related saved answers.
+  function addTurn(q, reply) {
+    el.conversation.hidden = false;
+    const li = add(el.thread, "li");
+    add(li, "strong", q);
+    let how = " — " + reply.route.replace("_", " ");
+    if (reply.standalone && reply.standalone !== q) how += ", asked as: " + reply.standalone;
+    if (reply.saved_answer) how += ", from saved answer " + reply.saved_answer + " (no model call)";
+    add(li, "span", how, "muted");
+    add(li, "div", reply.text);
+    if (reply.related && reply.related.length) {
+      add(li, "div", "Related saved answers: " + reply.related.map((r) => r.question).join("; "), "muted");
+    }
+    el.saveRow.hidden = !(reply.route === "data" && reply.answer && reply.answer.result && !reply.answer.result.error);
+    el.saveStatus.textContent = "";
+  }
+
+  // renderSaved lists the caller's saved answers, each with a button
+  // that deletes it; a click on the question puts it in the box.
+  function renderSaved(list) {
+    clear(el.savedList);
+    el.saved.hidden = list.length === 0;
+    for (const a of list) {
+      const li = add(el.savedList, "li");
+      const q = add(li, "a", a.question);
+      q.href = "#question";
+      q.addEventListener("click", (ev) => { ev.preventDefault(); el.question.value = a.question; el.question.focus(); });
+      add(li, "span", " — " + a.created.slice(0, 10) + (a.note ? " — " + a.note : "") +
+        " — " + a.row_count + (a.row_count === 1 ? " row" : " rows"), "muted");
+      const del = add(li, "button", "Delete");
+      del.type = "button";
+      del.setAttribute("aria-label", "Delete the saved answer " + a.question);
+      del.addEventListener("click", async () => {
+        try {
+          await api("v1/saved/" + encodeURIComponent(a.id), null, "DELETE");
+          await loadSaved();
+        } catch (e) { showError(e.message, e.focus); }
+      });
+    }
+  }
+  // loadSaved shows the saved answers when the service keeps them.
+  async function loadSaved() {
+    try {
+      renderSaved((await api("v1/saved", null, "GET")).saved);
+    } catch (e) {
+      if (e.code !== "not_configured") throw e;
+      el.saved.hidden = true;
+    }
+  }
+
+  el.saveAnswer.addEventListener("click", async () => {
+    if (!conversation) return;
+    hideError(); busy(true); el.saveStatus.textContent = "Saving…";
+    try {
+      const r = await api("v1/conversations/" + encodeURIComponent(conversation) + "/saved", { note: el.saveNote.value.trim() });
+      el.saveStatus.textContent = "Saved: " + r.saved.question;
+      el.saveNote.value = "";
+      await loadSaved();
+    } catch (e) {
+      el.saveStatus.textContent = "";
+      showError(e.message, e.focus);
+    } finally { busy(false); }
   });
 
   async function ask() {
@@ -270,10 +343,13 @@
     if (!q) { showError("Type a question first.", el.question); return; }
     hideError(); busy(true); setStatus("Answering…");
     try {
+      const first = conversation === null && conversations;
       const reply = await converse(q);
       el.route.hidden = !reply.route;
       el.route.textContent = reply.route ? "Route: " + reply.route.replace("_", " ") +
         (reply.standalone && reply.standalone !== q ? " — asked as: " + reply.standalone : "") : "";
+      if (reply.route) addTurn(q, reply);
+      if (first && reply.route) loadSaved().catch(() => {});
       const a = reply.answer;
       if (!a) {
         // Small talk or a question about the last answer: no new SQL.
