@@ -176,6 +176,14 @@ type HybridOptions struct {
 	// negative budget never shows the whole schema and does not bound the
 	// chosen tables' DDL.
 	Budget int
+	// InferJoins adds the join keys column names imply to the ones the
+	// schema declares (schema.InferForeignKeys): they link tables on join
+	// paths and as bridges as declared keys do, and the DDL shows them as
+	// "-- inferred join, not declared" comments. For schemas that declare
+	// few keys; on Spider's and BIRD's schemas stripped of theirs, the
+	// inference finds 58–60% of the declared one-column keys at 89–90%
+	// precision.
+	InferJoins bool
 	// Catalog says the schema's namespaces are separate databases (an
 	// executor/catalog union): the whole-schema rule then applies to each
 	// database, not to their union. The best table's database is shown
@@ -403,6 +411,9 @@ func newHybrid(opts HybridOptions) (*Hybrid, error) {
 	}
 	h := &Hybrid{db: opts.Schema, emb: opts.Embedder, store: opts.Store, rerank: opts.Reranker, neighbourLead: defaultNeighbourLead,
 		values: opts.Values, valueMatch: opts.ValueMatch}
+	if opts.InferJoins {
+		h.db = schema.InferForeignKeys(opts.Schema)
+	}
 	if t := opts.ValueMatch.Threshold; t < 0 || t > 1 || math.IsNaN(t) || opts.ValueMatch.MaxHits < 0 {
 		return nil, bad("ValueMatch: threshold %v must be in [0, 1] and MaxHits %d not negative", t, opts.ValueMatch.MaxHits)
 	}

@@ -119,10 +119,15 @@ func (d *Database) writeTable(b *strings.Builder, t *Table) {
 	if len(t.PrimaryKey) > 0 {
 		lines = append(lines, "  PRIMARY KEY ("+list(t.PrimaryKey)+")")
 	}
+	var inferred []string
 	for _, fk := range t.ForeignKeys {
 		ref := Quote(d.Dialect, fk.RefTable)
 		if fk.RefSchema != "" && fk.RefSchema != t.Schema {
 			ref = Quote(d.Dialect, fk.RefSchema) + "." + ref
+		}
+		if fk.Inferred {
+			inferred = append(inferred, "-- inferred join, not declared: "+QuoteTable(d.Dialect, t)+"."+list(fk.Columns)+" = "+ref+"."+list(fk.RefColumns)+"\n")
+			continue
 		}
 		l := "  FOREIGN KEY (" + list(fk.Columns) + ") REFERENCES " + ref
 		if len(fk.RefColumns) > 0 {
@@ -142,6 +147,9 @@ func (d *Database) writeTable(b *strings.Builder, t *Table) {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString(");\n")
+	for _, l := range inferred {
+		b.WriteString(l)
+	}
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -53,6 +53,10 @@ type ForeignKey struct {
 	RefSchema  string
 	RefTable   string
 	RefColumns []string // may be empty in SQLite: the referenced primary key
+	// Inferred marks a key the schema does not declare, implied by column
+	// names (InferForeignKeys). DDL shows it as a comment, never as a
+	// constraint.
+	Inferred bool
 }
 
 // QualifiedName is the table's name as a query would write it without

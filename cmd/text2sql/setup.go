@@ -57,8 +57,9 @@ type options struct {
 	// openExamples: open (and create) the example store even when its
 	// file does not exist yet (serve, mcp, feedback).
 	openExamples bool
-	maxTables    int // --max-tables: retriever.HybridOptions.MaxTables
-	budget       int // --budget: retriever.HybridOptions.Budget, in tokens
+	maxTables    int  // --max-tables: retriever.HybridOptions.MaxTables
+	budget       int  // --budget: retriever.HybridOptions.Budget, in tokens
+	noInferJoins bool // --no-infer-joins: retriever.HybridOptions.InferJoins off
 	maxRows      int
 	timeout      time.Duration
 	modelTime    time.Duration // --model-timeout: the limit of one model call
@@ -89,6 +90,7 @@ func (o *options) bind(root *cobra.Command) {
 	f.StringVar(&o.examples, "examples", "", "SQLite file of the verified examples made from feedback (default: one per database under the user config directory)")
 	f.IntVar(&o.maxTables, "max-tables", retriever.DefaultMaxTables, "tables shown at most when the whole schema does not fit --budget (required tables aside)")
 	f.IntVar(&o.budget, "budget", retriever.DefaultBudget, "tokens of DDL the context may show: the whole schema when it fits, else --max-tables tables while they fit; -1: no bound, never the whole schema")
+	f.BoolVar(&o.noInferJoins, "no-infer-joins", false, "do not infer join keys from column names (film_id in inventory and film) for schemas that declare few foreign keys; inferred ones are marked in the prompt")
 	f.IntVar(&o.maxRows, "max-rows", 1000, "row cap per query (0: the default, 1000); the result is marked truncated beyond it")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "time limit per query")
 	f.DurationVar(&o.modelTime, "model-timeout", retry.DefaultTimeout, "time limit of one model call, its retries included (0: the default, 60s); a provider that does not answer in time fails the command")
@@ -107,7 +109,7 @@ func (o *options) bind(root *cobra.Command) {
 
 // hybrid returns the retriever's options as the flags set them.
 func (o *options) hybrid(db *schema.Database, kb *knowledge.Base, store retriever.Store) retriever.HybridOptions {
-	return retriever.HybridOptions{Schema: db, Knowledge: kb, Store: store, MaxTables: o.maxTables, Budget: o.budget, Catalog: o.members != nil}
+	return retriever.HybridOptions{Schema: db, Knowledge: kb, Store: store, MaxTables: o.maxTables, Budget: o.budget, Catalog: o.members != nil, InferJoins: !o.noInferJoins}
 }
 
 // validate checks the flags that need no database, as usage errors.
