@@ -90,8 +90,21 @@ func (d *Database) writeTable(b *strings.Builder, t *Table) {
 		}
 		return strings.Join(qs, ", ")
 	}
+	refName := func(fk ForeignKey) string {
+		if fk.RefSchema != "" && fk.RefSchema != t.Schema {
+			return Quote(d.Dialect, fk.RefSchema) + "." + Quote(d.Dialect, fk.RefTable)
+		}
+		return Quote(d.Dialect, fk.RefTable)
+	}
 	if t.Comment != "" {
 		b.WriteString("-- " + oneLine(t.Comment) + "\n")
+	}
+	// Inferred keys are comments before the statement, so that a reader
+	// splitting the DDL by statement keeps them with their table.
+	for _, fk := range t.ForeignKeys {
+		if fk.Inferred {
+			b.WriteString("-- inferred join, not declared: " + QuoteTable(d.Dialect, t) + "." + list(fk.Columns) + " = " + refName(fk) + "." + list(fk.RefColumns) + "\n")
+		}
 	}
 	kw := "TABLE"
 	if t.Kind != KindTable && t.Kind != "" {
@@ -119,17 +132,11 @@ func (d *Database) writeTable(b *strings.Builder, t *Table) {
 	if len(t.PrimaryKey) > 0 {
 		lines = append(lines, "  PRIMARY KEY ("+list(t.PrimaryKey)+")")
 	}
-	var inferred []string
 	for _, fk := range t.ForeignKeys {
-		ref := Quote(d.Dialect, fk.RefTable)
-		if fk.RefSchema != "" && fk.RefSchema != t.Schema {
-			ref = Quote(d.Dialect, fk.RefSchema) + "." + ref
-		}
 		if fk.Inferred {
-			inferred = append(inferred, "-- inferred join, not declared: "+QuoteTable(d.Dialect, t)+"."+list(fk.Columns)+" = "+ref+"."+list(fk.RefColumns)+"\n")
-			continue
+			continue // written before CREATE, with the table's comment
 		}
-		l := "  FOREIGN KEY (" + list(fk.Columns) + ") REFERENCES " + ref
+		l := "  FOREIGN KEY (" + list(fk.Columns) + ") REFERENCES " + refName(fk)
 		if len(fk.RefColumns) > 0 {
 			l += " (" + list(fk.RefColumns) + ")"
 		}
@@ -147,9 +154,6 @@ func (d *Database) writeTable(b *strings.Builder, t *Table) {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString(");\n")
-	for _, l := range inferred {
-		b.WriteString(l)
-	}
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
