@@ -285,9 +285,10 @@ type Hybrid struct {
 	bm       *bm25.Index               // over all documents
 	// docTables are the schema tables each document is about.
 	docTables [][]*schema.Table
-	examples  map[string]int // normalised question → doc index
-	graph     map[*schema.Table][]*schema.Table
-	byName    map[string][]*schema.Table // nameToken of a table's name → tables
+	examples  map[string]int                    // normalised question → doc index
+	graph     map[*schema.Table][]*schema.Table // join paths and bridges: declared and inferred keys
+	declared  map[*schema.Table][]*schema.Table // the neighbour preference: declared keys only
+	byName    map[string][]*schema.Table        // nameToken of a table's name → tables
 	stats     Stats
 }
 
@@ -341,7 +342,7 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 		}
 	}
 	h.bm = bm25.NewTokens(tokens, bm25.DefaultParams())
-	h.graph = fkGraph(h.db, ix)
+	h.graph, h.declared = fkGraph(h.db, ix, true), fkGraph(h.db, ix, false)
 	h.byName = map[string][]*schema.Table{}
 	for _, t := range h.db.Tables {
 		if tok := nameToken(t.Name); tok != "" {
