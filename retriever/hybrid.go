@@ -178,8 +178,9 @@ type HybridOptions struct {
 	Budget int
 	// InferJoins adds the join keys column names imply to the ones the
 	// schema declares (schema.InferForeignKeys): they link tables on join
-	// paths and as bridges as declared keys do, and the DDL shows them as
-	// "-- inferred join, not declared" comments. For schemas that declare
+	// paths and as bridges as declared keys do (the neighbour preference
+	// keeps to declared keys), and the DDL shows them as "-- inferred
+	// join, not declared" comments. For schemas that declare
 	// few keys; on Spider's and BIRD's schemas stripped of theirs, the
 	// inference finds 58–60% of the declared one-column keys at 89–90%
 	// precision.
