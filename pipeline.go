@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"reflect"
 	"strings"
 	"time"
@@ -695,6 +696,14 @@ func (r *run) retrieve(ctx context.Context, req RetrieveRequest) error {
 		}
 		if rr.Fallback != "" {
 			outcome += ", rerank fallback: " + rr.Fallback
+		}
+	}
+	if kr := c.Keywords; kr != nil {
+		calls = append(slices.Clip(calls), kr.Calls...)
+		if kr.Fallback != "" {
+			outcome += ", keywords fallback: " + kr.Fallback
+		} else {
+			outcome += fmt.Sprintf(", %d keywords", len(kr.Keywords))
 		}
 	}
 	r.trace.add(StageRetrieval, len(r.ans.Attempts), start, calls, outcome)

@@ -16,22 +16,28 @@ import (
 func TestTraceRecordsRerank(t *testing.T) {
 	call := text2sql.ModelCall{Model: "m", Usage: text2sql.Usage{InputTokens: 10, OutputTokens: 2}}
 	for _, tc := range []struct {
-		name    string
-		report  *text2sql.RerankReport
-		calls   int
-		outcome string
+		name     string
+		report   *text2sql.RerankReport
+		keywords *text2sql.KeywordReport
+		calls    int
+		outcome  string
 	}{
-		{"none", nil, 0, "ok: 0 items, 1 tables"},
-		{"selected", &text2sql.RerankReport{Reranker: "llm", Calls: []text2sql.ModelCall{call}, Tables: []string{"a", "b"}}, 1,
+		{"none", nil, nil, 0, "ok: 0 items, 1 tables"},
+		{"selected", &text2sql.RerankReport{Reranker: "llm", Calls: []text2sql.ModelCall{call}, Tables: []string{"a", "b"}}, nil, 1,
 			"ok: 0 items, 1 tables, reranked: 2 tables selected"},
-		{"fallback", &text2sql.RerankReport{Reranker: "llm", Calls: []text2sql.ModelCall{call, call}, Fallback: "malformed answer: x"}, 2,
+		{"fallback", &text2sql.RerankReport{Reranker: "llm", Calls: []text2sql.ModelCall{call, call}, Fallback: "malformed answer: x"}, nil, 2,
 			"ok: 0 items, 1 tables, rerank fallback: malformed answer: x"},
-		{"partial", &text2sql.RerankReport{Reranker: "llm", Calls: []text2sql.ModelCall{call, call}, Tables: []string{"a"}, Fallback: "column selection: timeout after 1s"}, 2,
+		{"partial", &text2sql.RerankReport{Reranker: "llm", Calls: []text2sql.ModelCall{call, call}, Tables: []string{"a"}, Fallback: "column selection: timeout after 1s"}, nil, 2,
 			"ok: 0 items, 1 tables, reranked: 1 tables selected, rerank fallback: column selection: timeout after 1s"},
+		{"keywords", &text2sql.RerankReport{Reranker: "llm", Calls: []text2sql.ModelCall{call}, Tables: []string{"a"}},
+			&text2sql.KeywordReport{Keywords: []string{"x", "y"}, Calls: []text2sql.ModelCall{call}}, 2,
+			"ok: 0 items, 1 tables, reranked: 1 tables selected, 2 keywords"},
+		{"keywords fallback", nil, &text2sql.KeywordReport{Calls: []text2sql.ModelCall{call}, Fallback: "model error: down"}, 1,
+			"ok: 0 items, 1 tables, keywords fallback: model error: down"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ret := text2sql.RetrieverFunc(func(context.Context, text2sql.RetrieveRequest) (*text2sql.Retrieval, error) {
-				return &text2sql.Retrieval{Tables: []text2sql.TableRef{{Name: "a"}}, Rerank: tc.report}, nil
+				return &text2sql.Retrieval{Tables: []text2sql.TableRef{{Name: "a"}}, Rerank: tc.report, Keywords: tc.keywords}, nil
 			})
 			gen := text2sql.GeneratorFunc(func(context.Context, text2sql.GenerateRequest) (*text2sql.Candidate, error) {
 				return &text2sql.Candidate{Answerable: true, SQL: "SELECT 1", Calls: []text2sql.ModelCall{call}}, nil
@@ -45,7 +51,7 @@ func TestTraceRecordsRerank(t *testing.T) {
 			assert.Len(t, step.Calls, tc.calls)
 			assert.Equal(t, tc.outcome, step.Outcome)
 			assert.Equal(t, 10*tc.calls, step.Usage.InputTokens)
-			assert.Equal(t, tc.calls+1, ans.Trace.ModelCalls, "the reranker's calls and the generator's")
+			assert.Equal(t, tc.calls+1, ans.Trace.ModelCalls, "the reranker's and keyword expansion's calls and the generator's")
 			assert.Equal(t, 10*(tc.calls+1), ans.Trace.Usage.InputTokens)
 		})
 	}

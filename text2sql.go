@@ -381,6 +381,24 @@ type Retrieval struct {
 	// and what it selected. Nil when no reranker ran or the reranker does
 	// not report (see retriever.ReportingReranker).
 	Rerank *RerankReport `json:"rerank,omitempty"`
+	// Keywords is what a keyword expansion (package retriever/keywords)
+	// reported: the terms a model added to the search and its calls. Nil
+	// when none ran.
+	Keywords *KeywordReport `json:"keywords,omitempty"`
+}
+
+// KeywordReport is one keyword expansion run, for the trace. As with
+// RerankReport, the pipeline adds Calls to the retrieval step.
+type KeywordReport struct {
+	// Keywords are the terms added to the search: the question's key
+	// phrases and likely synonyms or database words ("churn" →
+	// "attrition rate"), as the model wrote them.
+	Keywords []string    `json:"keywords,omitempty"`
+	Calls    []ModelCall `json:"calls,omitempty"`
+	// Fallback is why no keywords were added ("model error: …",
+	// "malformed answer: …"), or "". A fallback is not an error: the
+	// search goes on with the question alone.
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // RerankReport is one reranker run, for the trace. The pipeline adds Calls

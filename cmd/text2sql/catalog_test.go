@@ -149,3 +149,31 @@ func TestCatalogUsageErrors(t *testing.T) {
 	tables := contextTables(t, "context", "--json", "--db", concert, "How many singers do we have?")
 	assert.Equal(t, "singer", tables[0])
 }
+
+// --keywords: one model call adds the question's keywords to the search
+// (context shows them); without a provider it is a usage error.
+func TestContextKeywords(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("GEMINI_API_KEY", "")
+	db := shareddata.SpiderDB(t, "concert_singer")
+	srv, calls := openAIServerRequest(t, func(_, _ string, _ float64) string {
+		return `{"keywords": ["stadium", "capacity"]}`
+	})
+	out, errOut, code := cli(t, "context", "--json", "--db", db, "--budget", "-1", "--max-tables", "2", "--keywords",
+		"--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m", "List the venues with the largest crowd size")
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
+	assert.Equal(t, 1, *calls)
+	var c struct {
+		Tables   []struct{ Name string }
+		Keywords struct{ Keywords []string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &c), out)
+	assert.Equal(t, []string{"stadium", "capacity"}, c.Keywords.Keywords)
+	require.NotEmpty(t, c.Tables)
+	assert.Equal(t, "stadium", c.Tables[0].Name)
+
+	t.Setenv("OPENAI_API_KEY", "")
+	_, errOut, code = cli(t, "context", "--db", db, "--keywords", "How many singers?")
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.Contains(t, errOut, "--keywords needs a model provider")
+}

@@ -194,7 +194,7 @@ func (o *options) retrieve(ctx context.Context, question string) (*env, *text2sq
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := env.retriever.Retrieve(ctx, text2sql.RetrieveRequest{Question: question})
+	c, err := env.search.Retrieve(ctx, text2sql.RetrieveRequest{Question: question})
 	if err != nil {
 		env.Close()
 		return nil, nil, err
@@ -373,6 +373,8 @@ type contextJSON struct {
 	// Rerank is the reranker's report (calls, selected tables, fallback),
 	// when the retriever has a reporting reranker.
 	Rerank *text2sql.RerankReport `json:"rerank,omitempty"`
+	// Keywords is the keyword expansion's report, with --keywords.
+	Keywords *text2sql.KeywordReport `json:"keywords,omitempty"`
 }
 
 func newContextJSON(c *text2sql.Retrieval) *contextJSON {
@@ -380,7 +382,7 @@ func newContextJSON(c *text2sql.Retrieval) *contextJSON {
 		return nil
 	}
 	return &contextJSON{Question: c.Question, Tables: nonNil(c.Tables), Items: nonNil(c.Items), LowConfidence: c.LowConfidence,
-		BestSimilarity: c.BestSimilarity, Match: c.Match, Schema: c.Schema, Rerank: c.Rerank}
+		BestSimilarity: c.BestSimilarity, Match: c.Match, Schema: c.Schema, Rerank: c.Rerank, Keywords: c.Keywords}
 }
 
 type attemptJSON struct {

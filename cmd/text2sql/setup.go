@@ -30,6 +30,7 @@ import (
 	"github.com/text2sql-go/text2sql/planner"
 	"github.com/text2sql-go/text2sql/provider"
 	"github.com/text2sql-go/text2sql/retriever"
+	"github.com/text2sql-go/text2sql/retriever/keywords"
 	"github.com/text2sql-go/text2sql/schema"
 	"github.com/text2sql-go/text2sql/selector"
 	"github.com/text2sql-go/text2sql/server"
@@ -70,6 +71,7 @@ type options struct {
 	candidates   int  // --candidates: text2sql.Config.Candidates
 	pairwise     bool // --pairwise: a selector.Selector decides ties among candidates
 	allowRows    bool // --allow-rows: the model may see rows to put a result in words
+	keywords     bool // --keywords: a model expands each question with keywords before retrieval
 	caller       callerFlags
 	models       modelFlags // --embedder, --reranker, --model-dir, --offline
 	errOut       io.Writer  // the command's standard error, for warnings
@@ -90,6 +92,7 @@ func (o *options) bind(root *cobra.Command) {
 	f.StringVar(&o.examples, "examples", "", "SQLite file of the verified examples made from feedback (default: one per database under the user config directory)")
 	f.IntVar(&o.maxTables, "max-tables", retriever.DefaultMaxTables, "tables shown at most when the whole schema does not fit --budget (required tables aside)")
 	f.IntVar(&o.budget, "budget", retriever.DefaultBudget, "tokens of DDL the context may show: the whole schema when it fits, else --max-tables tables while they fit; -1: no bound, never the whole schema")
+	f.BoolVar(&o.keywords, "keywords", false, "before retrieval, ask the --provider model for the question's keywords and likely synonyms (\"churn\" → \"attrition rate\"), one call per question, added to the search")
 	f.BoolVar(&o.noInferJoins, "no-infer-joins", false, "do not infer join keys from column names (film_id in inventory and film) for schemas that declare few foreign keys; inferred ones are marked in the prompt")
 	f.IntVar(&o.maxRows, "max-rows", 1000, "row cap per query (0: the default, 1000); the result is marked truncated beyond it")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "time limit per query")
@@ -159,6 +162,9 @@ type env struct {
 	executor  guarded
 	path      string // the database's source, for the per-database files
 	retriever *retriever.Hybrid
+	// search is what context shows: the hybrid retriever, behind the
+	// keyword expansion with --keywords.
+	search text2sql.Retriever
 	// ret is what the pipeline and ask retrieve with: the hybrid
 	// retriever, behind feedback.Retriever when an example store is open.
 	ret       text2sql.Retriever
@@ -246,16 +252,28 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 		e.Close()
 		return nil, err
 	}
-	e.ret = e.retriever
-	if e.feedback != nil {
-		e.ret = &feedback.Retriever{Base: e.retriever, Store: e.feedback.Store}
-	}
 	var model text2sql.Model
-	if withModel {
+	if withModel || o.keywords {
 		if model, err = o.newModel(ctx); err != nil {
 			e.Close()
 			return nil, err
 		}
+	}
+	e.search = e.retriever
+	if o.keywords {
+		kw, err := keywords.New(e.retriever, model, keywords.Options{})
+		if err != nil {
+			e.Close()
+			return nil, &exitErr{code: exitUsage, err: errors.New("--keywords needs a model provider (--provider, --base-url or an API key)")}
+		}
+		e.search = kw
+	}
+	e.ret = e.search
+	if e.feedback != nil {
+		e.ret = &feedback.Retriever{Base: e.search, Store: e.feedback.Store}
+	}
+	if !withModel {
+		model = nil
 	}
 	e.generator, err = generator.New(model, generator.Options{Dialect: ex.Schema().Dialect, SampleValues: opts.Values != nil, Instructions: instructions})
 	if err != nil {
