@@ -84,6 +84,18 @@ func Identifiers(s string) []string {
 	return out
 }
 
+// WordsAndIdentifiers returns Words(s) and Identifiers(s) from one pass
+// over s: together they are Tokenize's terms (in another order).
+func WordsAndIdentifiers(s string) (words, identifiers []string) {
+	eachWord(s, func(parts []string) {
+		words = appendStems(words, parts)
+		if len(parts) > 1 {
+			identifiers = append(identifiers, joined(parts))
+		}
+	})
+	return words, identifiers
+}
+
 func joined(parts []string) string {
 	var b strings.Builder
 	for i, p := range parts {
