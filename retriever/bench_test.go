@@ -464,3 +464,49 @@ func benchLatencyValues(b *testing.B, tables int) {
 	reportPercentiles(b, ds, "")
 	reportPercentiles(b, ms, "match-")
 }
+
+// TestBuildParallelSameRankings: the retriever and value index built with
+// GOMAXPROCS 1 (every step sequential) and with 4 goroutines (the
+// documents' tokens and vectors and the values' keys computed in
+// parallel) retrieve and match the same, field for field, on a
+// 2,000-table schema with values and on Spider's world_1.
+func TestBuildParallelSameRankings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds four retrievers")
+	}
+	db := synthSchema(2000, 20)
+	lists := synthValueLists(db, 20)
+	questions := append(slices.Clone(synthQuestions), synthValueQuestions...)
+	for i := 0; i < len(lists); i += len(lists) / 5 {
+		l := lists[i]
+		v := l.values[len(l.values)/2]
+		questions = append(questions, "Which rows have "+v+"?", "How many with "+v[1:]+" per "+l.column+"?")
+	}
+	world := spiderDB(t, "world_1")
+	type built struct {
+		synth, world []*text2sql.Retrieval
+		matches      [][]valueindex.Hit
+	}
+	build := func(procs int) (out built) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		ix := indexValues(lists)
+		h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, Values: ix})
+		require.NoError(t, err)
+		w, err := NewHybrid(context.Background(), HybridOptions{Schema: world})
+		require.NoError(t, err)
+		for _, q := range questions {
+			out.synth = append(out.synth, retrieve(t, h, q))
+			out.world = append(out.world, retrieve(t, w, q))
+			out.matches = append(out.matches, ix.Match(q, valueindex.MatchOptions{}))
+		}
+		return out
+	}
+	seq, par := build(1), build(4)
+	require.Equal(t, seq, par)
+	hits := 0
+	for i, r := range seq.synth {
+		require.NotEmpty(t, r.Tables, r.Question)
+		hits += len(seq.matches[i])
+	}
+	require.NotZero(t, hits, "no value matched: the value index went untested")
+}
