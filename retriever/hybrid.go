@@ -264,6 +264,7 @@ type Hybrid struct {
 	docs     []knowledge.Document
 	byID     map[string]int
 	kindDocs map[text2sql.ItemKind]int // documents per kind
+	docKinds []text2sql.ItemKind       // each document's kind
 	bm       *bm25.Index               // over all documents
 	// docTables are the schema tables each document is about.
 	docTables [][]*schema.Table
@@ -302,6 +303,7 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 	h.docs = kb.Documents(h.db)
 	h.byID = make(map[string]int, len(h.docs))
 	h.kindDocs = map[text2sql.ItemKind]int{}
+	h.docKinds = make([]text2sql.ItemKind, len(h.docs))
 	h.examples = map[string]int{}
 	tokens := make([][]string, len(h.docs))
 	h.docTables = make([][]*schema.Table, len(h.docs))
@@ -316,6 +318,7 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 		}
 		h.byID[d.ID] = i
 		h.kindDocs[d.Kind]++
+		h.docKinds[i] = d.Kind
 		if d.Kind == text2sql.ItemExample {
 			if n := knowledge.NormalizeQuestion(d.Text); n != "" {
 				if _, ok := h.examples[n]; !ok {
@@ -639,7 +642,7 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 			exampleHits = hits
 		}
 		vec2 = append(vec2, hits...)
-		bm = append(bm, h.bm.SearchFilter(qTokens, pool, func(d int) bool { return h.docs[d].Kind == kind })...)
+		bm = append(bm, h.bm.SearchFilter(qTokens, pool, h.ofKind(kind))...)
 	}
 	slices.SortStableFunc(vec2, func(a, b Hit) int { return cmp.Compare(b.Similarity, a.Similarity) })
 	slices.SortStableFunc(bm, func(a, b bm25.Hit) int {
@@ -709,6 +712,17 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 	}
 	out.Schema = h.db.DDL(shown)
 	return out, nil
+}
+
+// ofKind returns the BM25 filter of the documents of kind: nil (no
+// filter) when every document is of that kind, as a catalog without a
+// knowledge base's are tables; else a test of the documents' kinds, kept
+// in one small array rather than read from the documents.
+func (h *Hybrid) ofKind(kind text2sql.ItemKind) func(doc int) bool {
+	if h.kindDocs[kind] == len(h.docs) {
+		return nil
+	}
+	return func(d int) bool { return h.docKinds[d] == kind }
 }
 
 // matchValues matches the query against the value index: one item of
