@@ -590,11 +590,26 @@ func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, thresh
 			counts[k]++
 		}
 	}
-	for _, x := range gs[len(prefix):] {
-		p := ix.posting(x)
+	// A whole match needs lengths within the threshold (the edit
+	// distance is at least their difference, in bytes as ratio counts);
+	// a partial one needs a longer key.
+	glen := len(g)
+	near := func(klen int) bool { return float64(abs(klen-glen)) <= (1-threshold)*float64(max(klen, glen)) }
+	// The other trigrams of g a candidate holds: counted from the
+	// candidate's own trigrams (a few dozen comparisons) rather than by
+	// searching the trigrams' postings (each thousands of keys long in a
+	// big index), for the candidates that can match at all.
+	if rest := gs[len(prefix):]; len(rest) > 0 {
+		var kg []gram
 		for k := range counts {
-			if _, ok := slices.BinarySearch(p, k); ok {
-				counts[k]++
+			if klen := len(ix.keys[k]); klen <= glen && !near(klen) {
+				continue
+			}
+			kg = grams(kg[:0], ix.keys[k])
+			for _, x := range rest {
+				if slices.Contains(kg, x) {
+					counts[k]++
+				}
 			}
 		}
 	}
@@ -603,23 +618,21 @@ func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, thresh
 		score float64
 	}
 	var partials []partial
-	glen := len(g)
 	for k, c := range counts {
 		if c < need {
 			continue
 		}
 		key := ix.keys[k]
-		// A whole match needs lengths within the threshold (the edit
-		// distance is at least their difference, in bytes as ratio
-		// counts); a partial one needs a longer key.
 		klen := len(key)
-		if float64(abs(klen-glen)) <= (1-threshold)*float64(max(klen, glen)) {
+		if near(klen) {
 			if score := ratio(g, key); score >= threshold {
 				note(k, score, g, n, true)
 				continue
 			}
 		}
-		if klen > glen {
+		// Past maxPartial partial matches none is noted: no need to
+		// score more.
+		if klen > glen && len(partials) <= maxPartial {
 			if p := partialWeight * windowRatio(g, n, key); p >= threshold {
 				partials = append(partials, partial{k, p})
 			}

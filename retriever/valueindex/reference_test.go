@@ -170,3 +170,39 @@ func TestAddKeepsEachPairOnce(t *testing.T) {
 	require.Equal(t, want, seen)
 	require.Equal(t, len(want), b.Index().Len())
 }
+
+// referenceGrams is grams as it was before its byte loop.
+func referenceGrams(dst []gram, s string) []gram {
+	var w [3]rune
+	n := 0
+	push := func(r rune) {
+		w[0], w[1], w[2] = w[1], w[2], r
+		n++
+		if n < 3 {
+			return
+		}
+		g := gram(w[0])<<42 | gram(w[1])<<21 | gram(w[2])
+		for _, x := range dst {
+			if x == g {
+				return
+			}
+		}
+		dst = append(dst, g)
+	}
+	push(' ')
+	for _, r := range s {
+		push(r)
+	}
+	push(' ')
+	return dst
+}
+
+func FuzzGrams(f *testing.F) {
+	for _, s := range []string{"", "a", "uk", "aaaa", "zürich", "東京 x", "\xff\xfe", "o brien jr"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		require.Equal(t, referenceGrams(nil, s), grams(nil, s), "%q", s)
+		require.Equal(t, referenceGrams([]gram{1, 2}, s), grams([]gram{1, 2}, s), "%q after two", s)
+	})
+}
