@@ -3,14 +3,17 @@ package retriever
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
-	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/knowledge"
@@ -196,13 +199,17 @@ func BenchmarkBuildSynthetic1000(b *testing.B) { benchBuild(b, synthSchema(1000,
 // times as long (target: ≤ 5 s).
 func BenchmarkBuildSynthetic10000(b *testing.B) { benchBuild(b, synthSchema(10000, 20)) }
 
-// benchBuild measures building an in-memory Hybrid retriever over db.
+// benchBuild measures building an in-memory Hybrid retriever over db,
+// and the peak memory of the builds (see peakMemory).
 func benchBuild(b *testing.B, db *schema.Database) {
 	b.ReportAllocs()
+	peak := startPeak()
 	for i := 0; i < b.N; i++ {
 		_, err := NewHybrid(context.Background(), HybridOptions{Schema: db})
 		require.NoError(b, err)
 	}
+	b.StopTimer()
+	peak.report(b)
 }
 
 // BenchmarkBuildSynthetic1000Chromem rebuilds into a fresh directory each
@@ -261,7 +268,18 @@ func BenchmarkOpenChromemSynthetic1000(b *testing.B) {
 // values each: deterministic two-word names with a number ("North
 // Harbor 17"), as a catalog's name, city and status columns hold.
 func synthValues(db *schema.Database, perColumn int) *valueindex.Index {
-	var b valueindex.Builder
+	return indexValues(synthValueLists(db, perColumn))
+}
+
+// valueList is one column's values, as valueindex.Builder.Add takes them.
+type valueList struct {
+	table, column string
+	values        []string
+}
+
+// synthValueLists returns the values synthValues indexes, in the order it
+// adds them.
+func synthValueLists(db *schema.Database, perColumn int) []valueList {
 	seed := uint64(7)
 	next := func(m int) int {
 		seed ^= seed >> 12
@@ -269,19 +287,28 @@ func synthValues(db *schema.Database, perColumn int) *valueindex.Index {
 		seed ^= seed >> 27
 		return int((seed * 2685821657736338717) >> 33 % uint64(m))
 	}
-	vals := make([]string, 0, perColumn)
+	var out []valueList
 	for _, t := range db.Tables {
 		for i := range t.Columns {
 			c := &t.Columns[i]
 			if !knowledge.ValueColumn(t, c) {
 				continue
 			}
-			vals = vals[:0]
+			vals := make([]string, 0, perColumn)
 			for range perColumn {
 				vals = append(vals, fmt.Sprintf("%s %s %d", synthWords[next(len(synthWords))], synthWords[next(len(synthWords))], next(1000)))
 			}
-			b.Add(t.QualifiedName(), c.Name, vals...)
+			out = append(out, valueList{t.QualifiedName(), c.Name, vals})
 		}
+	}
+	return out
+}
+
+// indexValues adds lists to a Builder in order and builds the index.
+func indexValues(lists []valueList) *valueindex.Index {
+	var b valueindex.Builder
+	for _, l := range lists {
+		b.Add(l.table, l.column, l.values...)
 	}
 	return b.Index()
 }
@@ -305,37 +332,124 @@ func heapMB() float64 {
 	return float64(m.HeapAlloc) / (1 << 20)
 }
 
+// peakSampleEvery is how often peakMemory samples the heap: at the
+// allocation rate of a build (under 2 GB/s on the benchmark machine) a
+// peak between two samples is missed by at most a few MB.
+const peakSampleEvery = time.Millisecond
+
+// peakMemory measures the peak memory of a stretch of a benchmark, two
+// ways: the largest heap (runtime/metrics
+// /memory/classes/heap/objects:bytes, live and not yet swept objects, as
+// MemStats.HeapAlloc counts them) sampled every peakSampleEvery, less the
+// heap after a GC at the start, so garbage the collector has yet to free
+// counts, as it does in a process's footprint; and the peak resident set
+// of the whole process (VmHWM of /proc/self/status, reset at the start by
+// writing 5 to /proc/self/clear_refs; Linux only, not reported elsewhere),
+// which also holds the schema, the test binary and the heap's slack.
+type peakMemory struct {
+	base    uint64
+	rss     bool // the resident-set peak was reset
+	stop    chan struct{}
+	done    chan uint64
+	sampled []metrics.Sample
+}
+
+const heapObjects = "/memory/classes/heap/objects:bytes"
+
+func startPeak() *peakMemory {
+	runtime.GC()
+	p := &peakMemory{stop: make(chan struct{}), done: make(chan uint64, 1), sampled: []metrics.Sample{{Name: heapObjects}}}
+	metrics.Read(p.sampled)
+	p.base = p.sampled[0].Value.Uint64()
+	p.rss = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+	go func() {
+		s := []metrics.Sample{{Name: heapObjects}}
+		peak := uint64(0)
+		t := time.NewTicker(peakSampleEvery)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			peak = max(peak, s[0].Value.Uint64())
+			select {
+			case <-p.stop:
+				p.done <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return p
+}
+
+// report stops sampling and reports "peak-heap-MB" and, where measured,
+// "peak-rss-MB".
+func (p *peakMemory) report(b *testing.B) {
+	close(p.stop)
+	peak := <-p.done
+	b.ReportMetric(float64(peak-min(peak, p.base))/(1<<20), "peak-heap-MB")
+	if !p.rss {
+		return
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	require.NoError(b, err)
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			require.NoError(b, err)
+			b.ReportMetric(float64(kb)/(1<<10), "peak-rss-MB")
+		}
+	}
+}
+
+// BenchmarkBuildValues1000: BenchmarkBuildValues10000 on 1,000 tables.
+func BenchmarkBuildValues1000(b *testing.B) { benchBuildValues(b, 1000) }
+
 // BenchmarkBuildValues10000: the value index of 10,000 tables × 20
 // columns, 20 values per text column (run with -benchtime=1x), and the
-// heap the index and a retriever over it hold.
-func BenchmarkBuildValues10000(b *testing.B) {
-	db := synthSchema(10000, 20)
+// retriever over it: the time of both (values-ms: the index's share,
+// from the values in memory to the built index), the heap the index and
+// the retriever hold after the build (heap-MB) and the peak memory of the
+// build (see peakMemory).
+func BenchmarkBuildValues10000(b *testing.B) { benchBuildValues(b, 10000) }
+
+func benchBuildValues(b *testing.B, tables int) {
+	db := synthSchema(tables, 20)
+	lists := synthValueLists(db, 20)
 	before := heapMB()
 	var (
 		ix *valueindex.Index
 		h  *Hybrid
 	)
+	b.ReportAllocs()
 	b.ResetTimer()
+	peak := startPeak()
 	for range b.N {
 		t0 := time.Now()
-		ix = synthValues(db, 20)
+		ix = indexValues(lists)
 		b.ReportMetric(float64(time.Since(t0).Milliseconds()), "values-ms")
 		var err error
 		h, err = NewHybrid(context.Background(), HybridOptions{Schema: db, Values: ix})
 		require.NoError(b, err)
 	}
 	b.StopTimer()
+	peak.report(b)
 	b.ReportMetric(heapMB()-before, "heap-MB")
 	b.ReportMetric(float64(ix.Len()), "values")
 	require.Equal(b, ix.Len(), h.Stats().Values)
 }
 
+// BenchmarkRetrieveLatencyValues1000: BenchmarkRetrieveLatencyValues10000
+// on 1,000 tables.
+func BenchmarkRetrieveLatencyValues1000(b *testing.B) { benchLatencyValues(b, 1000) }
+
 // BenchmarkRetrieveLatencyValues10000: Retrieve p50 and p95 on 10,000
 // tables × 20 columns with the value index of BenchmarkBuildValues10000
 // (targets: p50 ≤ 2 ms, p95 ≤ 4 ms), and Match alone.
-func BenchmarkRetrieveLatencyValues10000(b *testing.B) {
+func BenchmarkRetrieveLatencyValues10000(b *testing.B) { benchLatencyValues(b, 10000) }
+
+func benchLatencyValues(b *testing.B, tables int) {
 	ctx := context.Background()
-	db := synthSchema(10000, 20)
+	db := synthSchema(tables, 20)
 	ix := synthValues(db, 20)
 	h, err := NewHybrid(ctx, HybridOptions{Schema: db, Values: ix})
 	require.NoError(b, err)
@@ -349,4 +463,50 @@ func BenchmarkRetrieveLatencyValues10000(b *testing.B) {
 	}
 	reportPercentiles(b, ds, "")
 	reportPercentiles(b, ms, "match-")
+}
+
+// TestBuildParallelSameRankings: the retriever and value index built with
+// GOMAXPROCS 1 (every step sequential) and with 4 goroutines (the
+// documents' tokens and vectors and the values' keys computed in
+// parallel) retrieve and match the same, field for field, on a
+// 2,000-table schema with values and on Spider's world_1.
+func TestBuildParallelSameRankings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds four retrievers")
+	}
+	db := synthSchema(2000, 20)
+	lists := synthValueLists(db, 20)
+	questions := append(slices.Clone(synthQuestions), synthValueQuestions...)
+	for i := 0; i < len(lists); i += len(lists) / 5 {
+		l := lists[i]
+		v := l.values[len(l.values)/2]
+		questions = append(questions, "Which rows have "+v+"?", "How many with "+v[1:]+" per "+l.column+"?")
+	}
+	world := spiderDB(t, "world_1")
+	type built struct {
+		synth, world []*text2sql.Retrieval
+		matches      [][]valueindex.Hit
+	}
+	build := func(procs int) (out built) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		ix := indexValues(lists)
+		h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, Values: ix})
+		require.NoError(t, err)
+		w, err := NewHybrid(context.Background(), HybridOptions{Schema: world})
+		require.NoError(t, err)
+		for _, q := range questions {
+			out.synth = append(out.synth, retrieve(t, h, q))
+			out.world = append(out.world, retrieve(t, w, q))
+			out.matches = append(out.matches, ix.Match(q, valueindex.MatchOptions{}))
+		}
+		return out
+	}
+	seq, par := build(1), build(4)
+	require.Equal(t, seq, par)
+	hits := 0
+	for i, r := range seq.synth {
+		require.NotEmpty(t, r.Tables, r.Question)
+		hits += len(seq.matches[i])
+	}
+	require.NotZero(t, hits, "no value matched: the value index went untested")
 }

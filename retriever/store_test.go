@@ -294,7 +294,7 @@ func TestSparseScorer(t *testing.T) {
 	seed := uint32(7)
 	rnd := func() float32 { seed = seed*1664525 + 1013904223; return float32(seed>>8)/float32(1<<24) - 0.5 }
 	sparse := make([]float32, dim)
-	for _, i := range []int{1, 6, 7, 40, 128, 129} {
+	for _, i := range []int{1, 5, 6, 7, 9, 13, 17, 40, 41, 42, 43, 100, 104, 128, 129} { // several per lane
 		sparse[i] = rnd()
 	}
 	dense := make([]float32, dim)

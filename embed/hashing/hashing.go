@@ -38,7 +38,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/bm25"
@@ -98,19 +100,44 @@ func (e *Embedder) Name() string { return fmt.Sprintf("hashing-v%d-%d", Version,
 func (e *Embedder) Dimension() int { return e.dim }
 
 // EmbedDocuments returns one L2-normalised vector of length Dimension() per
-// text. Its only error is the context's, checked every 256 texts.
+// text, the texts split over GOMAXPROCS goroutines when there are at least
+// parallelTexts of them (each vector is Embed's, whoever computes it). Its
+// only error is the context's, checked every 256 texts.
 func (e *Embedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+	parts := 1
+	if len(texts) >= parallelTexts {
+		parts = min(runtime.GOMAXPROCS(0), len(texts)/(parallelTexts/2))
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*len(texts)/parts, (p+1)*len(texts)/parts
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				if (i-lo)%256 == 0 {
+					if err := ctx.Err(); err != nil {
+						errs[p] = err
+						return
+					}
+				}
+				out[i] = e.Embed(texts[i])
 			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
-		out[i] = e.Embed(t)
 	}
 	return out, nil
 }
+
+// parallelTexts is the fewest texts EmbedDocuments splits over several
+// goroutines, each taking at least half of it: a text of a table's
+// columns takes tens of microseconds, a goroutine about one.
+const parallelTexts = 16
 
 // EmbedQuery returns the vector of text; queries and documents are embedded
 // the same way. Its only error is the context's.
@@ -121,21 +148,37 @@ func (e *Embedder) EmbedQuery(ctx context.Context, text string) ([]float32, erro
 	return e.Embed(text), nil
 }
 
+// scratch is the working memory of one Embed call, pooled.
+type scratch struct {
+	fs, byDim []uint64
+	start     []int32
+	acc       []float64
+	offs      []int
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
 // Embed returns the L2-normalised vector of text (the zero vector when the
 // text has no features). It never fails.
 func (e *Embedder) Embed(text string) []float32 {
-	// A feature is its hash with the group in the two low bits, so one
-	// sort of plain integers groups equal features.
+	// A feature is its hash with the group in the two low bits and the
+	// sign in the third; the rest picks the dimension.
 	const groupBits = 3
-	fs := make([]uint64, 0, 8*len(text)+8)
-	for _, t := range bm25.Tokenize(text) {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	fs := sc.fs[:0]
+	words, idents := bm25.WordsAndIdentifiers(text)
+	// Unigrams: Tokenize's terms, the words and the joined identifiers.
+	for _, t := range words {
 		fs = append(fs, hashString('w', t, "")&^groupBits) // group 0
 	}
-	words := bm25.Words(text)
+	for _, t := range idents {
+		fs = append(fs, hashString('w', t, "")&^groupBits)
+	}
 	for i := 1; i < len(words); i++ {
 		fs = append(fs, hashString('b', words[i-1], words[i])&^groupBits|1)
 	}
-	var offs []int
+	offs := sc.offs
 	for _, w := range words {
 		s := "<" + w + ">"
 		offs = offs[:0]
@@ -150,24 +193,55 @@ func (e *Embedder) Embed(text string) []float32 {
 			}
 		}
 	}
-	// Sorting also makes the summation order, and so the float result, the
-	// same on every run.
-	slices.Sort(fs)
-	weights := [3]float64{unigramWeight, bigramWeight, charWeight}
-	acc := make([]float64, e.dim)
-	for i := 0; i < len(fs); {
-		j := i + 1
-		for j < len(fs) && fs[j] == fs[i] {
-			j++
-		}
-		h := fs[i]
-		x := weights[h&groupBits] * (1 + math.Log(float64(j-i)))
-		if h&4 != 0 {
-			x = -x
-		}
-		acc[(h>>3)%uint64(e.dim)] += x
-		i = j
+	sc.fs, sc.offs = fs, offs
+	// Each coordinate adds its features' values in ascending order of
+	// their hashes, equal hashes (one feature counted c times) added
+	// once, so the float result is the same on every run. The features
+	// are grouped by coordinate with a counting sort, then each
+	// coordinate's few are sorted: the additions, and so the vector, are
+	// those of sorting all features at once, in O(features + dimensions).
+	dim := uint64(e.dim)
+	start := slices.Grow(sc.start[:0], e.dim+1)[:e.dim+1]
+	clear(start)
+	for _, h := range fs {
+		start[(h>>3)%dim+1]++
 	}
+	for d := 1; d <= e.dim; d++ {
+		start[d] += start[d-1]
+	}
+	byDim := slices.Grow(sc.byDim[:0], len(fs))[:len(fs)]
+	next := start[:e.dim] // next[d]: where coordinate d's next feature goes
+	for _, h := range fs {
+		d := (h >> 3) % dim
+		byDim[next[d]] = h
+		next[d]++
+	}
+	// next[d] is now the end of coordinate d, the start of d+1.
+	acc := slices.Grow(sc.acc[:0], e.dim)[:e.dim]
+	clear(acc)
+	weights := [3]float64{unigramWeight, bigramWeight, charWeight}
+	lo := 0
+	for d := range e.dim {
+		hs := byDim[lo:next[d]]
+		lo = int(next[d])
+		if len(hs) > 1 {
+			slices.Sort(hs)
+		}
+		for i := 0; i < len(hs); {
+			j := i + 1
+			for j < len(hs) && hs[j] == hs[i] {
+				j++
+			}
+			h := hs[i]
+			x := weights[h&groupBits] * (1 + math.Log(float64(j-i)))
+			if h&4 != 0 {
+				x = -x
+			}
+			acc[d] += x
+			i = j
+		}
+	}
+	sc.start, sc.byDim, sc.acc = start, byDim, acc
 	var norm float64
 	for _, x := range acc {
 		norm += x * x

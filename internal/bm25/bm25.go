@@ -103,24 +103,29 @@ func NewTokens(docs [][]string, params Params) *Index {
 	lens := make([]int, len(docs))
 	total := 0
 	df := []int32{}
+	// counts[id] is term id's count in the document at hand, zeroed
+	// again after each document (its terms are in order).
+	var counts, order []int32
 	for i, d := range docs {
-		counts := map[int32]int32{}
-		var order []int32
+		order = order[:0]
 		for _, t := range d {
 			id, ok := ix.terms[t]
 			if !ok {
 				id = int32(len(ix.terms))
 				ix.terms[t] = id
 				df = append(df, 0)
+				counts = append(counts, 0)
 			}
 			if counts[id] == 0 {
 				order = append(order, id)
 			}
 			counts[id]++
 		}
-		for _, id := range order {
-			perDoc[i] = append(perDoc[i], tf{id, counts[id]})
+		perDoc[i] = make([]tf, len(order))
+		for j, id := range order {
+			perDoc[i][j] = tf{id, counts[id]}
 			df[id]++
+			counts[id] = 0
 		}
 		lens[i] = len(d)
 		total += len(d)

@@ -189,3 +189,12 @@ func FuzzTokenize(f *testing.F) {
 		ix.Search(s, 3)
 	})
 }
+
+func TestWordsAndIdentifiers(t *testing.T) {
+	for _, s := range []string{"", "the of", "Singer_ID of singers", "HTTPServer address2 StudentID students_id", "Straße, ünïcode 名前 x_y_z"} {
+		w, ids := WordsAndIdentifiers(s)
+		require.Equal(t, Words(s), w, "%q: words", s)
+		require.Equal(t, Identifiers(s), ids, "%q: identifiers", s)
+		require.ElementsMatch(t, Tokenize(s), append(w, ids...), "%q: Tokenize's terms", s)
+	}
+}

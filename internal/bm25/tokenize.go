@@ -84,6 +84,18 @@ func Identifiers(s string) []string {
 	return out
 }
 
+// WordsAndIdentifiers returns Words(s) and Identifiers(s) from one pass
+// over s: together they are Tokenize's terms (in another order).
+func WordsAndIdentifiers(s string) (words, identifiers []string) {
+	eachWord(s, func(parts []string) {
+		words = appendStems(words, parts)
+		if len(parts) > 1 {
+			identifiers = append(identifiers, joined(parts))
+		}
+	})
+	return words, identifiers
+}
+
 func joined(parts []string) string {
 	var b strings.Builder
 	for i, p := range parts {
@@ -138,10 +150,17 @@ func class(r rune) int {
 }
 
 // splitWord splits one word (letters, digits, underscores) into lower-cased
-// parts, appending to dst.
+// parts, appending to dst. An ASCII segment is split in place, its parts
+// substrings of w (lower-cased copies only when they hold capitals).
 func splitWord(w string, dst []string) []string {
-	for _, seg := range strings.Split(w, "_") {
+	for w != "" {
+		seg, rest, _ := strings.Cut(w, "_")
+		w = rest
 		if seg == "" {
+			continue
+		}
+		if isASCII(seg) {
+			dst = splitASCII(seg, dst)
 			continue
 		}
 		rs := []rune(seg)
@@ -149,15 +168,7 @@ func splitWord(w string, dst []string) []string {
 		for i := 1; i <= len(rs); i++ {
 			cut := i == len(rs)
 			if !cut {
-				prev, cur := class(rs[i-1]), class(rs[i])
-				switch {
-				case prev == 3 && cur != 3, prev != 3 && cur == 3:
-					cut = true // letter↔digit
-				case prev == 1 && cur == 2:
-					cut = true // camelCase
-				case prev == 2 && cur == 2 && i+1 < len(rs) && class(rs[i+1]) == 1:
-					cut = true // HTTPServer: cut before the S
-				}
+				cut = cutBetween(class(rs[i-1]), class(rs[i]), i+1 < len(rs) && class(rs[i+1]) == 1)
 			}
 			if cut {
 				dst = append(dst, strings.ToLower(string(rs[begin:i])))
@@ -166,6 +177,54 @@ func splitWord(w string, dst []string) []string {
 		}
 	}
 	return dst
+}
+
+// cutBetween reports whether a word splits between runes of classes prev
+// and cur; nextLower is whether the rune after cur is lower case.
+func cutBetween(prev, cur int, nextLower bool) bool {
+	switch {
+	case prev == 3 && cur != 3, prev != 3 && cur == 3:
+		return true // letter↔digit
+	case prev == 1 && cur == 2:
+		return true // camelCase
+	case prev == 2 && cur == 2 && nextLower:
+		return true // HTTPServer: cut before the S
+	}
+	return false
+}
+
+// splitASCII is splitWord's loop for a segment of ASCII letters and digits.
+func splitASCII(seg string, dst []string) []string {
+	begin := 0
+	for i := 1; i <= len(seg); i++ {
+		if i == len(seg) || cutBetween(asciiClass(seg[i-1]), asciiClass(seg[i]), i+1 < len(seg) && asciiClass(seg[i+1]) == 1) {
+			dst = append(dst, strings.ToLower(seg[begin:i]))
+			begin = i
+		}
+	}
+	return dst
+}
+
+// asciiClass is class for an ASCII byte.
+func asciiClass(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return 3
+	case 'A' <= c && c <= 'Z':
+		return 2
+	case 'a' <= c && c <= 'z':
+		return 1
+	}
+	return 0
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // stopWords are function words and question scaffolding that carry no

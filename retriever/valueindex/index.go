@@ -23,8 +23,10 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -168,12 +170,15 @@ type Builder struct {
 	colIdx map[column]uint32
 	vals   []string
 	valIdx map[string]uint32 // interned values
-	pairs  []entry
+	// valCol[v] is the first column value v was added to; seen holds its
+	// other columns, so that a value of one column (most) costs no entry.
+	valCol []uint32
 	seen   map[entry]bool
-	perCol map[uint32]int
+	pairs  []entry
+	perCol []int  // values per column
+	trunc  []bool // columns cut by a bound
 	bytes  int64
 	full   bool // a total bound was reached
-	trunc  map[uint32]bool
 	skip   []string
 }
 
@@ -201,6 +206,8 @@ func (b *Builder) Add(table, col string, values ...string) bool {
 		ci = uint32(len(b.cols))
 		b.colIdx[c] = ci
 		b.cols = append(b.cols, c)
+		b.perCol = append(b.perCol, 0)
+		b.trunc = append(b.trunc, false)
 	}
 	for _, v := range values {
 		if !b.room() {
@@ -225,14 +232,16 @@ func (b *Builder) Add(table, col string, values ...string) bool {
 			v = strings.Clone(v) // not the driver's buffer
 			b.valIdx[v] = vi
 			b.vals = append(b.vals, v)
+			b.valCol = append(b.valCol, ci)
 			b.bytes += int64(len(v))
+		} else {
+			e := entry{ci, vi}
+			if b.valCol[vi] == ci || b.seen[e] {
+				continue
+			}
+			b.seen[e] = true
 		}
-		e := entry{ci, vi}
-		if b.seen[e] {
-			continue
-		}
-		b.seen[e] = true
-		b.pairs = append(b.pairs, e)
+		b.pairs = append(b.pairs, entry{ci, vi})
 		b.perCol[ci]++
 	}
 	return b.room()
@@ -245,7 +254,6 @@ func (b *Builder) init() {
 			b.opts = b.opts.withDefaults()
 		}
 		b.colIdx, b.valIdx, b.seen = map[column]uint32{}, map[string]uint32{}, map[entry]bool{}
-		b.perCol, b.trunc = map[uint32]int{}, map[uint32]bool{}
 	}
 }
 
@@ -256,35 +264,33 @@ func (b *Builder) room() bool {
 }
 
 // Index builds the index of the values added so far. The builder can go
-// on collecting; each call builds anew. It sorts the values by their
-// normalised form once and lays the trigram postings out in one array
-// (two passes over the keys' trigrams: count, then fill), so the cost is
-// O(n log n) in the values and the postings carry no slack.
+// on collecting; each call builds anew. It normalises the values and
+// sorts them by their normalised form, each over GOMAXPROCS goroutines,
+// and lays the trigram postings out in one array (two passes over the
+// keys' trigrams: count, then fill, with the trigrams of ASCII runes
+// numbered through a table rather than a map), so the cost is O(n log n)
+// in the values and the postings carry no slack.
 func (b *Builder) Index() *Index {
-	ix := &Index{cols: slices.Clone(b.cols), vals: slices.Clone(b.vals), postings: map[gram]span{}}
+	ix := &Index{cols: slices.Clone(b.cols), vals: slices.Clone(b.vals)}
 	norms := make([]string, len(b.vals))
-	for _, e := range b.pairs {
-		if norms[e.val] == "" {
-			n := normalize(b.vals[e.val])
-			if n == b.vals[e.val] {
-				n = b.vals[e.val] // stored once
+	// Every value is in a pair: Add makes one for each new value.
+	inParallel(len(b.vals), func(lo, hi int) {
+		for v := lo; v < hi; v++ {
+			n := normalize(b.vals[v])
+			if n == b.vals[v] {
+				n = b.vals[v] // stored once
 			}
-			norms[e.val] = n
+			norms[v] = n
 		}
-	}
+	})
 	// Sorted with their keys beside them: the comparisons read no other
-	// memory.
-	type keyed struct {
-		key string
-		e   entry
-	}
+	// memory. The pairs are distinct, so the order is total and the
+	// result that of one sort.
 	ks := make([]keyed, len(b.pairs))
 	for i, e := range b.pairs {
 		ks[i] = keyed{norms[e.val], e}
 	}
-	slices.SortFunc(ks, func(a, c keyed) int {
-		return cmp.Or(strings.Compare(a.key, c.key), cmp.Compare(a.e.col, c.e.col), cmp.Compare(a.e.val, c.e.val))
-	})
+	sortKeyed(ks)
 	ix.entries = make([]entry, len(ks))
 	ix.keyStart = make([]uint32, 0, len(ks)+1)
 	for i, k := range ks {
@@ -295,41 +301,142 @@ func (b *Builder) Index() *Index {
 		}
 	}
 	ix.keys = slices.Clip(ix.keys)
-	var gs []gram
-	counts := map[gram]uint32{}
-	for _, key := range ix.keys {
-		for _, g := range grams(gs[:0], key) {
-			counts[g]++
-		}
-	}
-	total := uint32(0)
-	for g, n := range counts {
-		ix.postings[g] = span{off: total}
-		total += n
-	}
-	ix.arena = make([]uint32, total)
-	for k, key := range ix.keys {
-		gs = grams(gs[:0], key)
-		for _, g := range gs {
-			sp := ix.postings[g]
-			ix.arena[sp.off+sp.n] = uint32(k)
-			sp.n++
-			ix.postings[g] = sp
-		}
-	}
 	ix.keyStart = append(ix.keyStart, uint32(len(ix.entries)))
-	used := map[uint32]bool{}
+	ix.postings, ix.arena = postings(ix.keys)
+	used := make([]bool, len(b.cols))
+	columns := 0
 	for _, e := range b.pairs {
-		used[e.col] = true
+		if !used[e.col] {
+			used[e.col] = true
+			columns++
+		}
 	}
-	ix.stats = Stats{Columns: len(used), Values: len(b.pairs), Keys: len(ix.keys), Bytes: b.bytes, Grams: len(ix.postings), Skipped: slices.Clone(b.skip)}
+	ix.stats = Stats{Columns: columns, Values: len(b.pairs), Keys: len(ix.keys), Bytes: b.bytes, Grams: len(ix.postings), Skipped: slices.Clone(b.skip)}
 	ix.stats.Full = b.full
 	for ci := range b.cols {
-		if b.trunc[uint32(ci)] {
+		if b.trunc[ci] {
 			ix.stats.Truncated = append(ix.stats.Truncated, b.cols[ci].table+"."+b.cols[ci].name)
 		}
 	}
 	return ix
+}
+
+// keyed is a pair of the index with its normalised value.
+type keyed struct {
+	key string
+	e   entry
+}
+
+func compareKeyed(a, c keyed) int {
+	return cmp.Or(strings.Compare(a.key, c.key), cmp.Compare(a.e.col, c.e.col), cmp.Compare(a.e.val, c.e.val))
+}
+
+// sortKeyed sorts ks by compareKeyed: halves sorted concurrently and
+// merged when there are GOMAXPROCS to spare and at least parallelSort.
+func sortKeyed(ks []keyed) {
+	if len(ks) < parallelSort || runtime.GOMAXPROCS(0) < 2 {
+		slices.SortFunc(ks, compareKeyed)
+		return
+	}
+	mid := len(ks) / 2
+	var wg sync.WaitGroup
+	wg.Go(func() { slices.SortFunc(ks[:mid], compareKeyed) })
+	slices.SortFunc(ks[mid:], compareKeyed)
+	wg.Wait()
+	merged := make([]keyed, 0, len(ks))
+	i, j := 0, mid
+	for i < mid && j < len(ks) {
+		if compareKeyed(ks[j], ks[i]) < 0 {
+			merged = append(merged, ks[j])
+			j++
+		} else {
+			merged = append(merged, ks[i])
+			i++
+		}
+	}
+	merged = append(append(merged, ks[i:mid]...), ks[j:]...)
+	copy(ks, merged)
+}
+
+// parallelSort is the fewest pairs sortKeyed sorts in two halves: below
+// it (a column's or a small database's values) the sort takes under a
+// millisecond.
+const parallelSort = 1 << 14
+
+// inParallel calls f on GOMAXPROCS contiguous ranges of [0, n)
+// concurrently, or on [0, n) alone when n is under parallelSort.
+func inParallel(n int, f func(lo, hi int)) {
+	parts := 1
+	if n >= parallelSort {
+		parts = runtime.GOMAXPROCS(0)
+	}
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() { f(p*n/parts, (p+1)*n/parts) })
+	}
+	wg.Wait()
+}
+
+// asciiGrams is the number of trigrams of ASCII runes (below
+// utf8.RuneSelf, 7 bits each): postings numbers them through a table of
+// this size, the rest through a map.
+const asciiGrams = 1 << 21
+
+// postings returns the trigram postings of keys: each trigram's keys,
+// ascending, in one array.
+func postings(keys []string) (map[gram]span, []uint32) {
+	// Trigrams are numbered in order of first appearance: ids[a] (a the
+	// three 7-bit runes) or other[g] is the number plus one (0: not seen
+	// yet).
+	ids := make([]uint32, asciiGrams)
+	other := map[gram]uint32{}
+	var (
+		byID   []gram   // number → trigram
+		counts []uint32 // number → keys holding it
+	)
+	number := func(g gram) uint32 {
+		if r0, r1, r2 := g>>42, g>>21&(1<<21-1), g&(1<<21-1); r0|r1|r2 < utf8.RuneSelf {
+			a := r0<<14 | r1<<7 | r2
+			if ids[a] == 0 {
+				byID = append(byID, g)
+				counts = append(counts, 0)
+				ids[a] = uint32(len(byID))
+			}
+			return ids[a] - 1
+		}
+		n, ok := other[g]
+		if !ok {
+			byID = append(byID, g)
+			counts = append(counts, 0)
+			n = uint32(len(byID))
+			other[g] = n
+		}
+		return n - 1
+	}
+	var gs []gram
+	for _, key := range keys {
+		for _, g := range grams(gs[:0], key) {
+			counts[number(g)]++
+		}
+	}
+	pos := make([]uint32, len(byID)) // number → where its next key goes
+	total := uint32(0)
+	spans := make(map[gram]span, len(byID))
+	for n, g := range byID {
+		spans[g] = span{off: total, n: counts[n]}
+		pos[n] = total
+		total += counts[n]
+	}
+	arena := make([]uint32, total)
+	for k, key := range keys {
+		gs = grams(gs[:0], key)
+		for _, g := range gs {
+			n := number(g)
+			arena[pos[n]] = uint32(k)
+			pos[n]++
+		}
+	}
+	return spans, arena
 }
 
 // Stats returns what the index holds.
@@ -483,11 +590,26 @@ func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, thresh
 			counts[k]++
 		}
 	}
-	for _, x := range gs[len(prefix):] {
-		p := ix.posting(x)
+	// A whole match needs lengths within the threshold (the edit
+	// distance is at least their difference, in bytes as ratio counts);
+	// a partial one needs a longer key.
+	glen := len(g)
+	near := func(klen int) bool { return float64(abs(klen-glen)) <= (1-threshold)*float64(max(klen, glen)) }
+	// The other trigrams of g a candidate holds: counted from the
+	// candidate's own trigrams (a few dozen comparisons) rather than by
+	// searching the trigrams' postings (each thousands of keys long in a
+	// big index), for the candidates that can match at all.
+	if rest := gs[len(prefix):]; len(rest) > 0 {
+		var kg []gram
 		for k := range counts {
-			if _, ok := slices.BinarySearch(p, k); ok {
-				counts[k]++
+			if klen := len(ix.keys[k]); klen <= glen && !near(klen) {
+				continue
+			}
+			kg = grams(kg[:0], ix.keys[k])
+			for _, x := range rest {
+				if slices.Contains(kg, x) {
+					counts[k]++
+				}
 			}
 		}
 	}
@@ -496,23 +618,21 @@ func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, thresh
 		score float64
 	}
 	var partials []partial
-	glen := len(g)
 	for k, c := range counts {
 		if c < need {
 			continue
 		}
 		key := ix.keys[k]
-		// A whole match needs lengths within the threshold (the edit
-		// distance is at least their difference, in bytes as ratio
-		// counts); a partial one needs a longer key.
 		klen := len(key)
-		if float64(abs(klen-glen)) <= (1-threshold)*float64(max(klen, glen)) {
+		if near(klen) {
 			if score := ratio(g, key); score >= threshold {
 				note(k, score, g, n, true)
 				continue
 			}
 		}
-		if klen > glen {
+		// Past maxPartial partial matches none is noted: no need to
+		// score more.
+		if klen > glen && len(partials) <= maxPartial {
 			if p := partialWeight * windowRatio(g, n, key); p >= threshold {
 				partials = append(partials, partial{k, p})
 			}

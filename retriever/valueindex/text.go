@@ -1,8 +1,10 @@
 package valueindex
 
 import (
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
@@ -66,29 +68,30 @@ func words(s string) []string {
 type gram uint64
 
 // grams appends to dst the distinct trigrams of the normalised string s,
-// padded, in order of first appearance.
+// padded, in order of first appearance (not already in dst).
 func grams(dst []gram, s string) []gram {
-	var w [3]rune
-	n := 0
-	push := func(r rune) {
-		w[0], w[1], w[2] = w[1], w[2], r
-		n++
-		if n < 3 {
-			return
+	w0, w1 := gram(0), gram(' ') // the two runes before the next
+	n := 1                       // runes so far, the padding included
+	for i := 0; i <= len(s); {
+		r := rune(' ') // the padding after s
+		switch {
+		case i == len(s):
+			i++
+		case s[i] < utf8.RuneSelf:
+			r = rune(s[i])
+			i++
+		default:
+			var size int
+			r, size = utf8.DecodeRuneInString(s[i:])
+			i += size
 		}
-		g := gram(w[0])<<42 | gram(w[1])<<21 | gram(w[2])
-		for _, x := range dst {
-			if x == g {
-				return
+		if n++; n >= 3 {
+			if g := w0<<42 | w1<<21 | gram(r); !slices.Contains(dst, g) {
+				dst = append(dst, g)
 			}
 		}
-		dst = append(dst, g)
+		w0, w1 = w1, gram(r)
 	}
-	push(' ')
-	for _, r := range s {
-		push(r)
-	}
-	push(' ')
 	return dst
 }
 
