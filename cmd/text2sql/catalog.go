@@ -27,6 +27,12 @@ var libpqKeys = map[string]bool{
 	"host": true, "hostaddr": true, "port": true, "dbname": true, "user": true, "password": true, "passfile": true,
 	"sslmode": true, "sslrootcert": true, "sslcert": true, "sslkey": true, "connect_timeout": true,
 	"application_name": true, "options": true, "service": true, "target_session_attrs": true,
+	"fallback_application_name": true, "client_encoding": true, "keepalives": true, "keepalives_idle": true,
+	"keepalives_interval": true, "keepalives_count": true, "tcp_user_timeout": true, "channel_binding": true,
+	"gssencmode": true, "gsslib": true, "gssdelegation": true, "krbsrvname": true, "require_auth": true,
+	"requirepeer": true, "requiressl": true, "sslpassword": true, "sslcrl": true, "sslcrldir": true, "sslsni": true,
+	"sslcompression": true, "sslnegotiation": true, "sslcertmode": true, "ssl_min_protocol_version": true,
+	"ssl_max_protocol_version": true, "load_balance_hosts": true, "replication": true,
 }
 
 // named splits a --db or --dsn value NAME=SPEC; ok is false when the

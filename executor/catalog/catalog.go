@@ -31,6 +31,7 @@ import (
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/schema"
@@ -73,6 +74,14 @@ type Options struct {
 	// databases is written (mode 0600) and removed after it ran; "" means
 	// os.TempDir.
 	TempDir string
+	// MaxResultBytes bounds the bytes of the steps' rows together (their
+	// strings and blobs plus executor.ValueOverhead per value), what one
+	// execution across databases holds in memory and writes to its merge
+	// database, and the merged result's as the SQLite executor counts it
+	// (default executor.DefaultMaxResultBytes, 32 MiB). Past it the
+	// execution fails with KindTooLarge: each step is bounded by its
+	// member, but a statement may have any number of steps.
+	MaxResultBytes int
 }
 
 // Catalog is several databases behind one executor. It implements
@@ -109,8 +118,11 @@ func New(dbs []Database, opts Options) (*Catalog, error) {
 	if len(dbs) == 0 {
 		return nil, bad("no databases")
 	}
-	if opts.MaxRows < 0 || opts.Timeout < 0 {
-		return nil, bad("negative MaxRows or Timeout")
+	if opts.MaxRows < 0 || opts.Timeout < 0 || opts.MaxResultBytes < 0 {
+		return nil, bad("negative MaxRows, Timeout or MaxResultBytes")
+	}
+	if opts.MaxResultBytes == 0 {
+		opts.MaxResultBytes = executor.DefaultMaxResultBytes
 	}
 	c := &Catalog{dbs: append([]Database(nil), dbs...), opts: opts, origin: map[*schema.Table]origin{}}
 	seen := map[string]bool{}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/schema"
@@ -32,7 +32,11 @@ func (c *Catalog) merge(ctx context.Context, p *program, maxRows int, deadline, 
 		return execkit.Finish(out, start)
 	}
 	timeout := deadline.Sub(start)
+	// Every step, the load and the merge end at the deadline.
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	results := make([]*text2sql.Result, len(p.steps))
+	size := 0
 	for i, s := range p.steps {
 		left := time.Until(deadline)
 		if left <= 0 {
@@ -40,6 +44,9 @@ func (c *Catalog) merge(ctx context.Context, p *program, maxRows int, deadline, 
 		}
 		db := c.dbs[s.db]
 		res, err := db.Executor.Execute(ctx, text2sql.ExecuteRequest{SQL: s.sql, MaxRows: maxRows, Timeout: left})
+		if err != nil && ctx.Err() != nil && time.Until(deadline) <= 0 {
+			return finish(execkit.TimeoutError(timeout))
+		}
 		if err != nil || res == nil {
 			return nil, nilResult(err, db.Name)
 		}
@@ -54,11 +61,19 @@ func (c *Catalog) merge(ctx context.Context, p *program, maxRows int, deadline, 
 				Message: fmt.Sprintf("step %s on %s has more than %d rows; a merge of part of them would be wrong", s.name, db.Name, maxRows),
 				Hint:    "filter or aggregate inside the CTE so that it returns fewer rows"})
 		}
+		if size += resultBytes(res); size > c.opts.MaxResultBytes {
+			return finish(&text2sql.SQLError{Kind: text2sql.KindTooLarge,
+				Message: fmt.Sprintf("the steps' rows pass %d bytes together (step %s on %s is the last)", c.opts.MaxResultBytes, s.name, db.Name),
+				Hint:    "filter or aggregate inside the CTEs, or select fewer or smaller columns"})
+		}
 		results[i] = res
 	}
 	path, se, err := c.load(ctx, p.steps, results)
 	if path != "" {
 		defer os.Remove(path)
+	}
+	if err != nil && time.Until(deadline) <= 0 {
+		return finish(execkit.TimeoutError(timeout))
 	}
 	if err != nil || se != nil {
 		if err != nil {
@@ -70,7 +85,7 @@ func (c *Catalog) merge(ctx context.Context, p *program, maxRows int, deadline, 
 	if left <= 0 {
 		return finish(execkit.TimeoutError(timeout))
 	}
-	ex, err := sqlite.Open(path, sqlite.Options{MaxRows: maxRows, Timeout: left})
+	ex, err := sqlite.Open(path, sqlite.Options{MaxRows: maxRows, Timeout: left, MaxResultBytes: c.opts.MaxResultBytes})
 	if err != nil {
 		return nil, fmt.Errorf("catalog: merge database: %w", err)
 	}
@@ -99,7 +114,13 @@ func (c *Catalog) load(ctx context.Context, steps []step, results []*text2sql.Re
 	}
 	path = f.Name()
 	f.Close()
-	dsn := "file:" + filepath.ToSlash(path) + "?mode=rw&_journal_mode=OFF&_synchronous=OFF"
+	// The path percent-encoded, as sqlite.DSN does: a "?" or "#" in
+	// TempDir must not end the file name and open another file.
+	dsn, err := sqlite.DSN(path, false)
+	if err != nil {
+		return path, nil, fmt.Errorf("catalog: merge database: %w", err)
+	}
+	dsn = strings.Replace(dsn, "?mode=ro", "?mode=rw", 1) + "&_journal_mode=OFF&_synchronous=OFF"
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return path, nil, fmt.Errorf("catalog: merge database: %w", err)
@@ -192,4 +213,22 @@ func storable(v any) any {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// resultBytes is the memory of res's rows as the executors count it: the
+// bytes of its strings and blobs plus executor.ValueOverhead per value.
+func resultBytes(res *text2sql.Result) int {
+	n := 0
+	for _, row := range res.Rows {
+		for _, v := range row {
+			n += executor.ValueOverhead
+			switch x := v.(type) {
+			case string:
+				n += len(x)
+			case []byte:
+				n += len(x)
+			}
+		}
+	}
+	return n
 }

@@ -172,6 +172,23 @@ func (c *Catalog) across(src string, q *sqlparse.Query, top []*sqlparse.CTE, seg
 	if len(rest.dbs) > 0 {
 		return nil, refuse("the final SELECT reads tables of " + c.listOf(rest.dbs) + "; it may read only the CTEs")
 	}
+	// A step's rows become a table of the merge database named after its
+	// CTE: two CTEs of one name (in any case) or a name SQLite reserves
+	// cannot be one, and the engine would have refused the former anyway.
+	named := map[string]bool{}
+	for i, cte := range top {
+		if cte.Name == nil {
+			continue
+		}
+		key := strings.ToLower(cte.Name.Name)
+		switch {
+		case named[key]:
+			return nil, refuse("two CTEs are named " + cte.Name.Name + "; give each CTE its own name")
+		case len(segs[i].dbs) > 0 && strings.HasPrefix(key, "sqlite_"):
+			return nil, refuse("CTE " + cte.Name.Name + ": a name beginning with sqlite_ is reserved; rename the CTE")
+		}
+		named[key] = true
+	}
 	p := &program{}
 	var kept []string
 	for i, cte := range top {
