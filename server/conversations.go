@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -179,9 +180,13 @@ func (s *service) conversationLimits() (int, time.Duration) {
 	return max, idle
 }
 
+// principalID is the owner key of the caller's conversations and saved
+// answers: how the caller was authenticated and its id ("static:alice",
+// "jwt:alice"), so that two authenticators' callers of the same name
+// never share them; "" without a principal.
 func principalID(ctx context.Context) string {
 	if p, ok := text2sql.PrincipalFrom(ctx); ok {
-		return p.ID
+		return p.Method + ":" + p.ID
 	}
 	return ""
 }
@@ -358,9 +363,28 @@ func (s *service) conversationOptions(owner string) conversation.Options {
 	opts := s.cfg.Conversations.Options
 	if st := s.answers(); st != nil {
 		opts.Memory = &conversation.Memory{Store: st, Owner: owner, Dialect: text2sql.Dialect(s.cfg.Info.Dialect),
-			DataVersion: s.cfg.Conversations.DataVersion, Execute: s.rerun}
+			DataVersion: s.answerVersion, Execute: s.rerun}
 	}
 	return opts
+}
+
+// answerVersion is the version under which a saved answer's rows are
+// reused: the data's, and the caller's whole principal (its claims
+// included, as the answer cache scopes its entries), so a caller whose
+// claims changed — a role or tenant the database decides rows by — gets
+// the saved SQL run again under its current rights, not rows read under
+// its old ones. Unknown ("") without a data version.
+func (s *service) answerVersion(ctx context.Context) (string, error) {
+	if s.cfg.Conversations.DataVersion == nil {
+		return "", nil
+	}
+	v, err := s.cfg.Conversations.DataVersion(ctx)
+	if err != nil || v == "" {
+		return "", err
+	}
+	p, _ := text2sql.PrincipalFrom(ctx)
+	sum := sha256.Sum256([]byte(PrincipalScope(p)))
+	return v + ";principal=" + hex.EncodeToString(sum[:8]), nil
 }
 
 // rerun runs a saved answer's SQL again, audited as a conversation's

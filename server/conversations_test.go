@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	text2sql "github.com/text2sql-go/text2sql"
 	convsqlite "github.com/text2sql-go/text2sql/conversation/sqlite"
 )
 
@@ -215,4 +216,31 @@ func openConversationStore(t *testing.T) *convsqlite.Store {
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// Saved rows are reused only by the principal as it was when they were
+// read: the same id under another authenticator owns nothing of the
+// first's, and other claims (a role, a tenant) change the version under
+// which saved rows are reused.
+func TestSavedAnswerScopedByPrincipal(t *testing.T) {
+	s := &service{cfg: Config{Conversations: &Conversations{DataVersion: func(context.Context) (string, error) { return "v1", nil }}}}
+	as := func(p *text2sql.Principal) context.Context { return text2sql.WithPrincipal(context.Background(), p) }
+	static := as(&text2sql.Principal{ID: "alice", Method: "static"})
+	jwtReader := as(&text2sql.Principal{ID: "alice", Method: "jwt", Claims: map[string]any{"role": "reader"}})
+	jwtAdmin := as(&text2sql.Principal{ID: "alice", Method: "jwt", Claims: map[string]any{"role": "admin"}})
+	assert.NotEqual(t, principalID(static), principalID(jwtReader), "two authenticators' alice are two owners")
+	assert.Equal(t, principalID(jwtReader), principalID(jwtAdmin))
+	v1, err := s.answerVersion(jwtReader)
+	require.NoError(t, err)
+	again, err := s.answerVersion(as(&text2sql.Principal{ID: "alice", Method: "jwt", Claims: map[string]any{"role": "reader"}}))
+	require.NoError(t, err)
+	assert.Equal(t, v1, again)
+	v2, err := s.answerVersion(jwtAdmin)
+	require.NoError(t, err)
+	assert.NotEqual(t, v1, v2, "other claims: the saved SQL runs again under the current ones")
+	assert.Contains(t, v1, "v1;principal=")
+	s.cfg.Conversations.DataVersion = nil
+	v, err := s.answerVersion(jwtReader)
+	require.NoError(t, err)
+	assert.Empty(t, v, "no data version: unknown")
 }
