@@ -89,14 +89,7 @@ func (o *options) resolveSources(copying bool) error {
 	}
 	o.db, o.dsn, o.mcp, o.members = "", "", "", nil
 	if len(all) == 1 && !anyNamed {
-		switch m := all[0]; m.flag {
-		case "db":
-			o.db = m.spec
-		case "dsn":
-			o.dsn = m.spec
-		default:
-			o.mcp = m.spec
-		}
+		o.use(all[0])
 		return nil
 	}
 	if len(all) == 0 {
@@ -123,6 +116,18 @@ func (o *options) resolveSources(copying bool) error {
 	}
 	o.members = all
 	return nil
+}
+
+// use makes m the one database of o: its --db, --dsn or --mcp.
+func (o *options) use(m member) {
+	switch m.flag {
+	case "db":
+		o.db = m.spec
+	case "dsn":
+		o.dsn = m.spec
+	default:
+		o.mcp = m.spec
+	}
 }
 
 // openCatalog opens every member and puts them in one catalog.
@@ -155,14 +160,7 @@ func (o *options) catalogKey() (string, error) {
 	parts := make([]string, len(o.members))
 	for i, m := range o.members {
 		one := &options{}
-		switch m.flag {
-		case "db":
-			one.db = m.spec
-		case "dsn":
-			one.dsn = m.spec
-		default:
-			one.mcp = m.spec
-		}
+		one.use(m)
 		k, err := one.indexKey(m.spec)
 		if err != nil {
 			return "", err
