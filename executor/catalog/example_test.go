@@ -4,21 +4,30 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"path/filepath"
+	"os"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/executor/catalog"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
-	"github.com/text2sql-go/text2sql/internal/shareddata"
 )
 
-// Two Spider databases as one catalog: a query across them runs as a step
-// per database and a merge.
+// Two databases as one catalog (here the demo registrar twice, as this
+// term's and an archive): a query across them runs as a step per
+// database and a merge.
 func Example() {
+	dir, err := os.MkdirTemp("", "catalog-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path, err := demo.Ensure(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
 	var dbs []catalog.Database
-	for _, d := range [][2]string{{"concert", "concert_singer"}, {"pets", "pets_1"}} {
-		name, id := d[0], d[1]
-		ex, err := sqlite.Open(filepath.Join(shareddata.Dir(), "spider", "database", id, id+".sqlite"), sqlite.Options{})
+	for _, name := range []string{"registrar", "archive"} {
+		ex, err := sqlite.Open(path, sqlite.Options{})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -30,9 +39,9 @@ func Example() {
 	}
 	defer c.Close()
 	res, err := c.Execute(context.Background(), text2sql.ExecuteRequest{SQL: `
-		WITH s AS (SELECT count(*) AS n FROM concert.singer),
-		     p AS (SELECT count(*) AS n FROM pets.Pets)
-		SELECT s.n AS singers, p.n AS pets FROM s, p`})
+		WITH s AS (SELECT count(*) AS n FROM registrar.students),
+		     c AS (SELECT count(*) AS n FROM archive.courses)
+		SELECT s.n AS students, c.n AS courses FROM s, c`})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -41,8 +50,8 @@ func Example() {
 		fmt.Printf("%s: %s\n", s.Database, s.SQL)
 	}
 	// Output:
-	// [singers pets] [[6 3]]
-	// concert: SELECT count(*) AS n FROM singer
-	// pets: SELECT count(*) AS n FROM "Pets"
-	// merge: SELECT s.n AS singers, p.n AS pets FROM s, p
+	// [students courses] [[200 36]]
+	// registrar: SELECT count(*) AS n FROM students
+	// archive: SELECT count(*) AS n FROM courses
+	// merge: SELECT s.n AS students, c.n AS courses FROM s, c
 }
