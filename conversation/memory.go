@@ -222,7 +222,7 @@ func (c *Conversation) recall(ctx context.Context, r *Reply, version string) boo
 		return false
 	}
 	if version != "" && hit.DataVersion == version {
-		c.answerSaved(r, hit, &text2sql.Result{Columns: hit.Columns, Rows: hit.Rows, RowCount: hit.RowCount, Truncated: hit.RowCount > len(hit.Rows)})
+		c.answerSaved(r, hit, &text2sql.Result{Columns: hit.Columns, Rows: hit.Rows, RowCount: hit.RowCount, Truncated: hit.RowCount > len(hit.Rows)}, hit.Words, hit.DataVersion)
 		r.Steps = append(r.Steps, Step{Name: "memory", Outcome: fmt.Sprintf("saved answer %s, data version unchanged", hit.ID), Saved: "no model call, no SQL run"})
 		return true
 	}
@@ -245,9 +245,9 @@ func (c *Conversation) recall(ctx context.Context, r *Reply, version string) boo
 		r.Steps = append(r.Steps, Step{Name: "memory", Outcome: fmt.Sprintf("saved answer %s: %s, and its SQL no longer runs (%v); asked again", hit.ID, why, err)})
 		return false
 	}
-	c.answerSaved(r, hit, res)
-	words, werr := c.words(ctx, r.Standalone, r.Answer)
-	if werr == nil {
+	// New rows, new words: the saved ones describe the old rows.
+	c.answerSaved(r, hit, res, "", version)
+	if words, werr := c.words(ctx, r.Standalone, r.Answer); werr == nil {
 		r.Words, r.Text, r.Answer.Words = words.Text, words.Text, words.Text
 	}
 	r.Steps = append(r.Steps, Step{Name: "memory", Outcome: fmt.Sprintf("saved answer %s: %s, its SQL run again", hit.ID, why), Saved: "no model call"})
@@ -260,17 +260,19 @@ func (c *Conversation) recall(ctx context.Context, r *Reply, version string) boo
 	return true
 }
 
-// answerSaved fills r from the saved answer a and its result res.
-func (c *Conversation) answerSaved(r *Reply, a *SavedAnswer, res *text2sql.Result) {
+// answerSaved fills r from the saved answer a and its result res, read at
+// data version: with words when they describe res ("" when its rows are
+// new: the shape of the result until the caller puts them in words).
+func (c *Conversation) answerSaved(r *Reply, a *SavedAnswer, res *text2sql.Result, words, version string) {
 	r.SavedAnswer = a.ID
-	r.SQL, r.Columns, r.RowCount, r.Words = a.SQL, res.Columns, res.RowCount, a.Words
+	r.SQL, r.Columns, r.RowCount, r.Words = a.SQL, res.Columns, res.RowCount, words
 	if r.Words == "" {
 		r.Words = summary.Shape(res)
 	}
 	r.Text = r.Words
 	r.Answer = &text2sql.Answer{Question: r.Standalone, Status: text2sql.StatusAnswered, SQL: a.SQL,
-		Explanation: "the saved answer " + a.ID + " of " + a.Created.Format(time.DateOnly), Result: res, Words: r.Words}
-	c.sample = sample(res, a.DataVersion)
+		Explanation: "the saved answer " + a.ID + " of " + a.Created.Format(time.DateOnly), Result: res, Words: words}
+	c.sample = sample(res, version)
 }
 
 // related ranks the saved answers whose questions are like question
