@@ -50,7 +50,7 @@ var dialectNotes = map[text2sql.Dialect]string{
 // systemInstruction returns the always-on rules for dialect d.
 func systemInstruction(d text2sql.Dialect) string {
 	name := dialectNames[d]
-	return `You translate questions about one ` + name + ` database into SQL. The user message gives the relevant part of the schema, notes about tables and columns, business rules, verified examples and the question.
+	return `You translate questions about a ` + name + ` database into SQL. The user message gives the relevant part of the schema, notes about tables and columns, business rules, verified examples and the question.
 
 Rules:
 1. Write exactly one read-only statement: a SELECT, or WITH ... SELECT. Never change data, the schema or settings, and never put two statements in one answer.

@@ -300,6 +300,9 @@ func (s *service) message(ctx context.Context, id string, req *MessageRequest) (
 		return nil, &apiError{code: CodeNotConfigured, msg: "conversations are not enabled on this service"}
 	}
 	if aerr := checkQuestion(req.Message); aerr != nil {
+		if aerr.code == CodeEmptyQuestion {
+			aerr.msg = `the message is empty: send {"message": "…"}`
+		}
 		return nil, aerr
 	}
 	sess, aerr := s.session(ctx, id)
@@ -469,7 +472,7 @@ func (s *service) deleteConversation(ctx context.Context, id string) (*DeletedBo
 // saveAnswer saves the last answer of the caller's conversation id.
 func (s *service) saveAnswer(ctx context.Context, id string, req *SaveRequest) (*SavedBody, *apiError) {
 	if s.answers() == nil {
-		return nil, &apiError{code: CodeNotConfigured, msg: "saved answers are not enabled on this service"}
+		return nil, &apiError{code: CodeNotConfigured, msg: "saved answers are not enabled on this service: its conversations need a store that keeps them (Conversations.Store; text2sql serve --conversations-db FILE)"}
 	}
 	sess, aerr := s.session(ctx, id)
 	if aerr != nil {
@@ -503,7 +506,7 @@ func savedBody(a conversation.SavedAnswer) SavedAnswerBody {
 func (s *service) listSaved(ctx context.Context) (*SavedList, *apiError) {
 	st := s.answers()
 	if st == nil {
-		return nil, &apiError{code: CodeNotConfigured, msg: "saved answers are not enabled on this service"}
+		return nil, &apiError{code: CodeNotConfigured, msg: "saved answers are not enabled on this service: its conversations need a store that keeps them (Conversations.Store; text2sql serve --conversations-db FILE)"}
 	}
 	all, err := st.Answers(ctx, principalID(ctx))
 	if err != nil {
@@ -520,7 +523,7 @@ func (s *service) listSaved(ctx context.Context) (*SavedList, *apiError) {
 func (s *service) deleteSaved(ctx context.Context, id string) (*DeletedBody, *apiError) {
 	st := s.answers()
 	if st == nil {
-		return nil, &apiError{code: CodeNotConfigured, msg: "saved answers are not enabled on this service"}
+		return nil, &apiError{code: CodeNotConfigured, msg: "saved answers are not enabled on this service: its conversations need a store that keeps them (Conversations.Store; text2sql serve --conversations-db FILE)"}
 	}
 	ok, err := st.DeleteAnswer(ctx, principalID(ctx), id)
 	if err != nil {

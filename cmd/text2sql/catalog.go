@@ -107,7 +107,11 @@ func (o *options) resolveSources(copying bool) error {
 	seen := map[string]bool{}
 	for _, m := range all {
 		if m.name == "" {
-			return usage("--%s %s: in a catalog of several databases, name each: --%s NAME=%s", m.flag, m.spec, m.flag, m.spec)
+			why := ""
+			if _, err := os.Stat(m.spec); err == nil && m.flag == "db" && strings.Contains(m.spec, "=") {
+				why = " (read as a path: the file " + m.spec + " exists)"
+			}
+			return usage("--%s %s%s: in a catalog of several databases, name each: --%s NAME=%s", m.flag, m.spec, why, m.flag, strings.TrimPrefix(m.spec, "="))
 		}
 		if seen[strings.ToLower(m.name)] {
 			return usage("database name %q given twice", m.name)

@@ -136,6 +136,7 @@ func TestCatalogUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--db", concert, "--db", pets}, "name each"},
+		{[]string{"--db", "=" + concert, "--db", "b=" + pets}, "name each: --db NAME=" + concert},
 		{[]string{"--db", "a=" + concert, "--db", "A=" + pets}, "given twice"},
 		{[]string{"--db", "a=" + concert, "--demo"}, "--demo"},
 		{[]string{"--db", "a=" + concert, "--db", "b=" + pets, "--run-as", "reader"}, "catalog"},

@@ -131,6 +131,9 @@ func (ch *chat) line(ctx context.Context, env *env, msg string) error {
 		}
 		m := ch.opts.Memory
 		if name == "/forget" {
+			if arg == "" {
+				return ch.say(chatEvent{Command: "forget", Text: "Usage: /forget ID (/saved lists the ids)."})
+			}
 			ok, err := m.Store.DeleteAnswer(ctx, m.Owner, arg)
 			if err != nil {
 				return err
@@ -146,7 +149,7 @@ func (ch *chat) line(ctx context.Context, env *env, msg string) error {
 			return err
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "%d saved answers", len(all))
+		b.WriteString(plural(len(all), "saved answer"))
 		for _, a := range all {
 			fmt.Fprintf(&b, "\n%s  %s  %s", a.ID, a.Created.Format("2006-01-02"), a.Question)
 			if a.Note != "" {

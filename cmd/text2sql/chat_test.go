@@ -67,7 +67,7 @@ func TestChatSaved(t *testing.T) {
 	assert.Regexp(t, `Saved sa-[0-9a-f]{16}: How many instructors were hired before 2010\?`, s)
 	assert.Contains(t, s, "New conversation")
 	assert.Regexp(t, `\[data \(saved answer sa-[0-9a-f]{16}, no model call\)\]\nSELECT COUNT\(\*\) FROM instructors`, s)
-	assert.Contains(t, s, "1 saved answers\nsa-")
+	assert.Contains(t, s, "1 saved answer\nsa-")
 	assert.Contains(t, s, "(for HR)")
 
 	s = chat("How many instructors were hired before 2010?\n/saved\n", "--json")

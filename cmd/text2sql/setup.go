@@ -210,9 +210,9 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 	}
 	var instructions []string
 	if c, ok := ex.(*catalog.Catalog); ok {
-		// The catalog's own rule first, then the members' notes (none
-		// from the CLI) and the --knowledge file, which names tables as
-		// the catalog does.
+		// The members' notes (none from the CLI) and the --knowledge
+		// file, which names tables as the catalog does; the catalog's
+		// rule goes to every prompt.
 		ck := c.Knowledge()
 		kb = &knowledge.Base{
 			Tables: slices.Concat(ck.Tables, kb.Tables), Columns: slices.Concat(ck.Columns, kb.Columns),

@@ -197,8 +197,9 @@ func (c *Catalog) Schema() *schema.Database { return c.schema }
 
 // Knowledge returns the members' knowledge bases merged: notes, rules,
 // value lists and examples with their tables named as in Schema, rule and
-// example ids prefixed with "<database>.", and first a rule that tells
-// the model how to name tables and combine databases (Rule).
+// example ids prefixed with "<database>.". How tables are named and
+// databases combined is not among its rules: every prompt needs it, so
+// it goes to the generator's instructions (Rule), not to retrieval.
 func (c *Catalog) Knowledge() *knowledge.Base { return c.kb }
 
 // Databases returns the members' names, in the order New was given them.
@@ -210,10 +211,9 @@ func (c *Catalog) Databases() []string {
 	return out
 }
 
-// Rule is the instruction a prompt over the catalog needs: how tables are
-// named and how databases may be combined. Knowledge holds it as rule
-// "catalog"; a generator can show it in every prompt
-// (generator.Options.Instructions).
+// Rule is the instruction every prompt over the catalog needs: how tables
+// are named and how databases may be combined; for
+// generator.Options.Instructions.
 func (c *Catalog) Rule() string {
 	return "The tables belong to the separate databases " + strings.Join(c.Databases(), ", ") +
 		": write every table as <database>.<table>, exactly as the schema names it. " +
@@ -224,7 +224,7 @@ func (c *Catalog) Rule() string {
 
 // knowledge merges the members' knowledge bases.
 func (c *Catalog) knowledge() *knowledge.Base {
-	kb := &knowledge.Base{Rules: []knowledge.Rule{{ID: "catalog", Text: c.Rule()}}}
+	kb := &knowledge.Base{}
 	for _, d := range c.dbs {
 		if d.Knowledge == nil {
 			continue
