@@ -747,6 +747,11 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 		}
 	}
 	out.Schema = h.db.DDL(shown)
+	if len(shown) > 0 && shown[0].Dialect != "" {
+		// A catalog of several dialects: the question is routed to the
+		// best table's database, and is written in its dialect.
+		out.Dialect = shown[0].Dialect
+	}
 	return out, nil
 }
 

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"cmp"
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -82,7 +83,8 @@ func (d *Database) DDL(tables []*Table) string {
 }
 
 func (d *Database) writeTable(b *strings.Builder, t *Table) {
-	q := func(s string) string { return Quote(d.Dialect, s) }
+	dialect := cmp.Or(t.Dialect, d.Dialect)
+	q := func(s string) string { return Quote(dialect, s) }
 	list := func(cols []string) string {
 		qs := make([]string, len(cols))
 		for i, c := range cols {
@@ -92,9 +94,9 @@ func (d *Database) writeTable(b *strings.Builder, t *Table) {
 	}
 	refName := func(fk ForeignKey) string {
 		if fk.RefSchema != "" && fk.RefSchema != t.Schema {
-			return Quote(d.Dialect, fk.RefSchema) + "." + Quote(d.Dialect, fk.RefTable)
+			return q(fk.RefSchema) + "." + q(fk.RefTable)
 		}
-		return Quote(d.Dialect, fk.RefTable)
+		return q(fk.RefTable)
 	}
 	if t.Comment != "" {
 		b.WriteString("-- " + oneLine(t.Comment) + "\n")
@@ -103,7 +105,7 @@ func (d *Database) writeTable(b *strings.Builder, t *Table) {
 	// splitting the DDL by statement keeps them with their table.
 	for _, fk := range t.ForeignKeys {
 		if fk.Inferred {
-			b.WriteString("-- inferred join, not declared: " + QuoteTable(d.Dialect, t) + "." + list(fk.Columns) + " = " + refName(fk) + "." + list(fk.RefColumns) + "\n")
+			b.WriteString("-- inferred join, not declared: " + QuoteTable(dialect, t) + "." + list(fk.Columns) + " = " + refName(fk) + "." + list(fk.RefColumns) + "\n")
 		}
 	}
 	kw := "TABLE"
@@ -114,7 +116,7 @@ func (d *Database) writeTable(b *strings.Builder, t *Table) {
 			kw = "MATERIALIZED VIEW"
 		}
 	}
-	b.WriteString("CREATE " + kw + " " + QuoteTable(d.Dialect, t) + " (\n")
+	b.WriteString("CREATE " + kw + " " + QuoteTable(dialect, t) + " (\n")
 	var lines []string
 	for _, c := range t.Columns {
 		l := "  " + q(c.Name)

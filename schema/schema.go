@@ -27,6 +27,11 @@ type Table struct {
 	PrimaryKey  []string // column names, in key order
 	ForeignKeys []ForeignKey
 	Comment     string // COMMENT ON text, where the engine has one
+	// Dialect is the dialect of the database holding the table when it
+	// is not the schema's (a catalog of databases of several dialects,
+	// executor/catalog); "" means Database.Dialect. DDL quotes the
+	// table's names for it.
+	Dialect text2sql.Dialect
 }
 
 // TableKind says what sort of relation a Table is.

@@ -276,7 +276,7 @@ func runCmd(o *options) *cobra.Command {
 			// The deterministic checks as ask applies them (hints for
 			// unknown names, other dialects' syntax), unless --no-check.
 			var ex text2sql.Executor = env.executor
-			if db := env.executor.Schema(); !o.noCheck {
+			if db := env.executor.Schema(); !o.noCheck && !mixedCatalog(env.executor) {
 				ex = check.New(db, db.Dialect).Executor(ex)
 			}
 			res, err := ex.Execute(cmd.Context(), text2sql.ExecuteRequest{SQL: sql, MaxRows: o.maxRows, Timeout: o.timeout})

@@ -275,7 +275,11 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 	if !withModel {
 		model = nil
 	}
-	e.generator, err = generator.New(model, generator.Options{Dialect: ex.Schema().Dialect, SampleValues: opts.Values != nil, Instructions: instructions})
+	dialect := ex.Schema().Dialect
+	if mixedCatalog(ex) {
+		dialect = "" // each question's: Retrieval.Dialect
+	}
+	e.generator, err = generator.New(model, generator.Options{Dialect: dialect, SampleValues: opts.Values != nil, Instructions: instructions})
 	if err != nil {
 		e.Close()
 		return nil, err
@@ -360,7 +364,7 @@ func (o *options) stages(cfg *text2sql.Config, db *schema.Database, ex text2sql.
 	if cfg.MaxRepairs == 0 {
 		cfg.MaxRepairs = -1 // the flag's 0 means none; Config's 0 means the default
 	}
-	if !o.noCheck {
+	if !o.noCheck && !mixedCatalog(ex) {
 		cfg.Checker = check.New(db, db.Dialect).WithProbe(ex)
 	}
 	planOn, planWhen, err := stagePolicy("plan", o.plan)
@@ -392,6 +396,16 @@ func (o *options) stages(cfg *text2sql.Config, db *schema.Database, ex text2sql.
 		cfg.JudgeWhen = judgeWhen
 	}
 	return nil
+}
+
+// mixedCatalog reports whether ex is a catalog of databases of several
+// dialects: its questions are written in the dialect of the database each
+// is routed to (Retrieval.Dialect), so no one dialect is set for the
+// prompt, and the deterministic checks, which read one dialect, are left
+// to the databases' guards.
+func mixedCatalog(ex text2sql.Executor) bool {
+	c, ok := ex.(*catalog.Catalog)
+	return ok && c.Mixed()
 }
 
 // source returns the database path and knowledge base the flags name.

@@ -12,6 +12,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/eval"
+	"github.com/text2sql-go/text2sql/executor/catalog"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/retriever"
 	"github.com/text2sql-go/text2sql/retriever/valueindex"
@@ -44,8 +45,8 @@ func (o *options) valueIndex(ctx context.Context, ex guarded, path string) (*val
 		}
 		return nil, nil
 	}
-	dbx, ok := ex.(interface{ DB() *sql.DB })
-	if !ok {
+	read := readValues(ex)
+	if read == nil {
 		return nil, nil
 	}
 	sch := ex.Schema()
@@ -73,16 +74,44 @@ func (o *options) valueIndex(ctx context.Context, ex guarded, path string) (*val
 			}
 		}
 	}
-	ix, err := valueindex.Build(ctx, dbx.DB(), sch, opts)
+	b, err := valueindex.NewBuilder(opts)
 	if err != nil {
 		return nil, fmt.Errorf("value index: %w", err)
 	}
+	if err := read(ctx, b); err != nil {
+		return nil, fmt.Errorf("value index: %w", err)
+	}
+	ix := b.Index()
 	if file != "" {
 		if err := ix.Save(file, key); err != nil && o.errOut != nil {
 			fmt.Fprintf(o.errOut, "text2sql: warning: %v; the value index is rebuilt next time\n", err)
 		}
 	}
 	return ix, nil
+}
+
+// readValues returns how the value index reads the cell values of ex:
+// through its database/sql handle, or, for a catalog, each member's with
+// its tables named <database>.<table>; nil when there is no handle.
+func readValues(ex guarded) func(context.Context, *valueindex.Builder) error {
+	type handle interface{ DB() *sql.DB }
+	if c, ok := ex.(*catalog.Catalog); ok {
+		return func(ctx context.Context, b *valueindex.Builder) error {
+			for _, m := range c.Members() {
+				if h, ok := m.Executor.(handle); ok {
+					if err := b.Read(ctx, h.DB(), m.Executor.Schema(), m.Name+"."); err != nil {
+						return fmt.Errorf("database %s: %w", m.Name, err)
+					}
+				}
+			}
+			return nil
+		}
+	}
+	h, ok := ex.(handle)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, b *valueindex.Builder) error { return b.Read(ctx, h.DB(), ex.Schema(), "") }
 }
 
 // valueProgress returns the progress callback of a value-index build: from

@@ -33,6 +33,7 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/internal/execkit"
+	"github.com/text2sql-go/text2sql/internal/stagekit"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -96,6 +97,11 @@ type Catalog struct {
 	// origin maps each catalog table to its database (an index into dbs)
 	// and the member's own table.
 	origin map[*schema.Table]origin
+	// mixed: the members are of several dialects.
+	mixed bool
+	// shared is, per member, the schema all its tables are in (left out
+	// of their catalog names), or "".
+	shared []string
 	closed atomic.Bool
 }
 
@@ -106,11 +112,14 @@ type origin struct {
 
 // New returns a catalog of dbs. It fails, wrapping
 // text2sql.ErrInvalidConfig, on no databases, a missing executor, a name
-// that is not an identifier or is given twice, members of different
-// dialects (the model writes one dialect), or a negative option.
+// that is not an identifier or is given twice, or a negative option.
 //
-// The union schema's dialect is the members'; its name is the members'
-// names joined by "+". Foreign keys stay inside their database.
+// The union schema's dialect is the members' when they share one; for
+// members of several dialects (Mixed) it is SQLite's, where merges run,
+// and each table carries its database's (schema.Table.Dialect), so its
+// DDL is quoted for it and a statement reading one database is written
+// in that database's dialect. Its name is the members' names joined by
+// "+". Foreign keys stay inside their database.
 func New(dbs []Database, opts Options) (*Catalog, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: catalog: "+format, append([]any{text2sql.ErrInvalidConfig}, args...)...)
@@ -138,14 +147,28 @@ func New(dbs []Database, opts Options) (*Catalog, error) {
 		}
 		seen[strings.ToLower(d.Name)] = true
 		names = append(names, d.Name)
-		if dl := d.Executor.Schema().Dialect; dl != c.dbs[0].Executor.Schema().Dialect {
-			return nil, bad("database %s is %s, %s is %s: a catalog holds databases of one dialect", d.Name, dl, c.dbs[0].Name, c.dbs[0].Executor.Schema().Dialect)
+		if d.Executor.Schema().Dialect != c.dbs[0].Executor.Schema().Dialect {
+			c.mixed = true
 		}
 	}
-	c.schema = &schema.Database{Name: strings.Join(names, "+"), Dialect: c.dbs[0].Executor.Schema().Dialect}
+	// Databases of several dialects: the union is SQLite's, where merges
+	// run (its lexer also reads the others' quoted names), and each
+	// table keeps its own dialect.
+	dialect := c.dbs[0].Executor.Schema().Dialect
+	if c.mixed {
+		dialect = text2sql.DialectSQLite
+	}
+	c.schema = &schema.Database{Name: strings.Join(names, "+"), Dialect: dialect}
+	c.shared = make([]string, len(c.dbs))
+	for i, d := range c.dbs {
+		c.shared[i] = sharedSchema(d.Executor.Schema())
+	}
 	for i, d := range c.dbs {
 		for _, t := range d.Executor.Schema().Tables {
-			ct := c.qualify(d.Name, t)
+			ct := c.qualify(i, t)
+			if c.mixed {
+				ct.Dialect = d.Executor.Schema().Dialect
+			}
 			c.schema.Tables = append(c.schema.Tables, ct)
 			c.origin[ct] = origin{db: i, table: t}
 		}
@@ -165,19 +188,42 @@ func identifier(s string) bool {
 	return s != ""
 }
 
-// qualify returns a copy of member table t named in the catalog: schema
-// <db> (or <db>.<schema> for a table outside the member's default schema),
-// its foreign keys pointing at tables of the same database.
-func (c *Catalog) qualify(db string, t *schema.Table) *schema.Table {
+// qualify returns a copy of member i's table t named in the catalog:
+// schema <db>, or <db>.<schema> when the member's tables are in several
+// schemas (a PostgreSQL database whose tables are all in public is
+// <db>.<table>), its foreign keys pointing at tables of the same
+// database.
+func (c *Catalog) qualify(i int, t *schema.Table) *schema.Table {
+	db, shared := c.dbs[i].Name, c.shared[i]
+	ns := func(sch string) string {
+		if sch == shared {
+			sch = ""
+		}
+		return namespace(db, sch)
+	}
 	ct := *t
-	ct.Schema = namespace(db, t.Schema)
+	ct.Schema = ns(t.Schema)
 	ct.Columns = append([]schema.Column(nil), t.Columns...)
 	ct.ForeignKeys = make([]schema.ForeignKey, len(t.ForeignKeys))
-	for i, fk := range t.ForeignKeys {
-		fk.RefSchema = namespace(db, fk.RefSchema)
-		ct.ForeignKeys[i] = fk
+	for k, fk := range t.ForeignKeys {
+		fk.RefSchema = ns(fk.RefSchema)
+		ct.ForeignKeys[k] = fk
 	}
 	return &ct
+}
+
+// sharedSchema is the schema every table of db is in, or "".
+func sharedSchema(db *schema.Database) string {
+	if len(db.Tables) == 0 {
+		return ""
+	}
+	s := db.Tables[0].Schema
+	for _, t := range db.Tables[1:] {
+		if t.Schema != s {
+			return ""
+		}
+	}
+	return s
 }
 
 func namespace(db, sch string) string {
@@ -202,6 +248,23 @@ func (c *Catalog) Schema() *schema.Database { return c.schema }
 // it goes to the generator's instructions (Rule), not to retrieval.
 func (c *Catalog) Knowledge() *knowledge.Base { return c.kb }
 
+// Mixed reports whether the members are of several dialects.
+func (c *Catalog) Mixed() bool { return c.mixed }
+
+// Dialect returns the dialect of the named member, or "" when there is
+// no such member.
+func (c *Catalog) Dialect(db string) text2sql.Dialect {
+	for _, d := range c.dbs {
+		if strings.EqualFold(d.Name, db) {
+			return d.Executor.Schema().Dialect
+		}
+	}
+	return ""
+}
+
+// Members returns the databases, in the order New was given them.
+func (c *Catalog) Members() []Database { return append([]Database(nil), c.dbs...) }
+
 // Databases returns the members' names, in the order New was given them.
 func (c *Catalog) Databases() []string {
 	out := make([]string, len(c.dbs))
@@ -215,17 +278,27 @@ func (c *Catalog) Databases() []string {
 // are named and how databases may be combined; for
 // generator.Options.Instructions.
 func (c *Catalog) Rule() string {
-	return "The tables belong to the separate databases " + strings.Join(c.Databases(), ", ") +
+	names := c.Databases()
+	if c.mixed {
+		for i, d := range c.dbs {
+			names[i] += " (" + stagekit.DialectName(d.Executor.Schema().Dialect) + ")"
+		}
+	}
+	rule := "The tables belong to the separate databases " + strings.Join(names, ", ") +
 		": write every table as <database>.<table>, exactly as the schema names it. " +
 		"A query reads tables of one database; to combine databases, write WITH name AS (...), ... SELECT ...: " +
 		"each CTE that reads tables reads those of one database only and no other CTE, and the final SELECT reads only the CTEs. " +
 		"The final SELECT runs in SQLite on the CTEs' rows, so filter and aggregate inside each CTE."
+	if c.mixed {
+		rule += " Write a query that reads one database, and each CTE, in that database's dialect, quoting names as its DDL does; write the final SELECT of a combination in SQLite's."
+	}
+	return rule
 }
 
 // knowledge merges the members' knowledge bases.
 func (c *Catalog) knowledge() *knowledge.Base {
 	kb := &knowledge.Base{}
-	for _, d := range c.dbs {
+	for i, d := range c.dbs {
 		if d.Knowledge == nil {
 			continue
 		}
@@ -253,7 +326,7 @@ func (c *Catalog) knowledge() *knowledge.Base {
 		}
 		for _, e := range d.Knowledge.Examples {
 			e.ID = d.Name + "." + e.ID
-			e.SQL = c.qualifySQL(d, e.SQL)
+			e.SQL = c.qualifySQL(i, e.SQL)
 			kb.Examples = append(kb.Examples, e)
 		}
 	}

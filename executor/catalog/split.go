@@ -7,6 +7,7 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/internal/stagekit"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -18,6 +19,8 @@ type program struct {
 	// steps' rows as tables named after their CTEs; "" when the one step
 	// is the whole statement.
 	final string
+	// reads: the statement names a table of the catalog.
+	reads bool
 }
 
 // step is a statement for one member.
@@ -26,6 +29,7 @@ type step struct {
 	name    string   // the CTE whose rows it gives; "" for a whole statement
 	columns []string // the CTE's column list, if written
 	sql     string   // as the member knows its tables
+	raw     string   // the same before its names were written back
 }
 
 // edit replaces source bytes [pos, end) with text.
@@ -45,9 +49,54 @@ type segment struct {
 func newSegment() *segment { return &segment{dbs: map[int]bool{}, ctes: map[string]bool{}} }
 
 // split splits sql into a program, or says why it cannot be run.
+//
+// In a catalog of several dialects a statement is read by each member
+// dialect's lexical rules in turn: one that, so read, reads tables of
+// databases of that dialect only, one database, runs there as read. Any
+// other is read as SQLite reads it (the final statement of a merge runs
+// there), and each step for a member of another dialect is read again by
+// that dialect's rules, its names written back from that reading.
 func (c *Catalog) split(sql string) (*program, *text2sql.SQLError) {
 	src := sqltext.StripTrailing(strings.TrimSpace(sql))
-	sc := sqlparse.Parse(src, c.schema.Dialect)
+	if !c.mixed {
+		return c.splitAs(src, c.schema.Dialect)
+	}
+	tried := map[text2sql.Dialect]bool{c.schema.Dialect: true}
+	for _, m := range c.dbs {
+		d := m.Executor.Schema().Dialect
+		if tried[d] {
+			continue
+		}
+		tried[d] = true
+		if p, se := c.splitAs(src, d); se == nil && p.final == "" && p.reads && c.dbs[p.steps[0].db].Executor.Schema().Dialect == d {
+			return p, nil
+		}
+	}
+	p, se := c.splitAs(src, c.schema.Dialect)
+	if se != nil {
+		return p, se
+	}
+	for i, st := range p.steps {
+		d := c.dbs[st.db].Executor.Schema().Dialect
+		if d == c.schema.Dialect {
+			continue
+		}
+		again, se := c.splitAs(st.raw, d)
+		if se != nil {
+			return nil, se
+		}
+		if again.final != "" || again.steps[0].db != st.db {
+			return nil, &text2sql.SQLError{Kind: text2sql.KindCrossDatabase, Hint: c.Rule(),
+				Message: "read by " + stagekit.DialectName(d) + "'s rules, the part for " + c.dbs[st.db].Name + " reads other databases"}
+		}
+		p.steps[i].sql = again.steps[0].sql
+	}
+	return p, nil
+}
+
+// splitAs is split with src read by dialect's lexical rules.
+func (c *Catalog) splitAs(src string, dialect text2sql.Dialect) (*program, *text2sql.SQLError) {
+	sc := sqlparse.Parse(src, dialect)
 	var q *sqlparse.Query
 	if len(sc.Stmts) == 1 {
 		q, _ = sc.Stmts[0].(*sqlparse.Query)
@@ -120,7 +169,7 @@ func (c *Catalog) split(sql string) (*program, *text2sql.SQLError) {
 		}
 		o := c.origin[t]
 		seg.dbs[o.db] = true
-		seg.edits = append(seg.edits, edit{parts[0].Pos, parts[len(parts)-1].End, schema.QuoteTable(c.schema.Dialect, o.table)})
+		seg.edits = append(seg.edits, edit{parts[0].Pos, parts[len(parts)-1].End, schema.QuoteTable(c.dbs[o.db].Executor.Schema().Dialect, o.table)})
 	}
 	sqlparse.Inspect(sc, func(n sqlparse.Node) bool {
 		switch v := n.(type) {
@@ -155,7 +204,7 @@ func (c *Catalog) split(sql string) (*program, *text2sql.SQLError) {
 		for _, s := range segs {
 			edits = append(edits, s.edits...)
 		}
-		return &program{steps: []step{{db: db, sql: apply(src, 0, len(src), edits)}}}, nil
+		return &program{steps: []step{{db: db, sql: apply(src, 0, len(src), edits), raw: src}}, reads: len(all) > 0}, nil
 	}
 	return c.across(src, q, top, segs)
 }
@@ -211,7 +260,7 @@ func (c *Catalog) across(src string, q *sqlparse.Query, top []*sqlparse.CTE, seg
 		case cte.Query == nil:
 			return nil, refuse("CTE " + nm + " has no query")
 		}
-		st := step{name: nm, sql: apply(src, cte.Query.Pos, cte.Query.End, s.edits)}
+		st := step{name: nm, sql: apply(src, cte.Query.Pos, cte.Query.End, s.edits), raw: src[cte.Query.Pos:cte.Query.End]}
 		for db := range s.dbs {
 			st.db = db
 		}
@@ -219,7 +268,9 @@ func (c *Catalog) across(src string, q *sqlparse.Query, top []*sqlparse.CTE, seg
 			st.columns = append(st.columns, col.Name)
 		}
 		if q.With.Recursive && readsItself(cte, self) {
-			st.sql = "WITH RECURSIVE " + apply(src, cte.Pos, cte.End, s.edits) + " SELECT * FROM " + schema.Quote(c.schema.Dialect, nm)
+			tail := " SELECT * FROM " + schema.Quote(c.dbs[st.db].Executor.Schema().Dialect, nm)
+			st.sql = "WITH RECURSIVE " + apply(src, cte.Pos, cte.End, s.edits) + tail
+			st.raw = "WITH RECURSIVE " + src[cte.Pos:cte.End] + tail
 		}
 		p.steps = append(p.steps, st)
 	}
@@ -298,8 +349,8 @@ func (c *Catalog) listOf(set map[int]bool) string {
 
 // qualifySQL rewrites a member's statement (an example's SQL) with its
 // tables named as in the catalog; a text that is not one query is kept.
-func (c *Catalog) qualifySQL(d Database, sql string) string {
-	db := d.Executor.Schema()
+func (c *Catalog) qualifySQL(member int, sql string) string {
+	db := c.dbs[member].Executor.Schema()
 	ix := db.Index()
 	sc := sqlparse.Parse(sql, db.Dialect)
 	if len(sc.Stmts) != 1 {
@@ -323,7 +374,7 @@ func (c *Catalog) qualifySQL(d Database, sql string) string {
 			names[i] = p.Name
 		}
 		if mt := ix.Lookup(strings.Join(names, ".")); mt != nil {
-			ct := c.qualify(d.Name, mt)
+			ct := c.qualify(member, mt)
 			edits = append(edits, edit{t.Parts[0].Pos, t.Parts[len(t.Parts)-1].End, schema.QuoteTable(db.Dialect, ct)})
 		}
 		return true
