@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 )
 
@@ -177,4 +178,40 @@ func TestContextKeywords(t *testing.T) {
 	_, errOut, code = cli(t, "context", "--db", db, "--keywords", "How many singers?")
 	assert.Equal(t, exitUsage, code, errOut)
 	assert.Contains(t, errOut, "--keywords needs a model provider")
+}
+
+// A catalog of SQLite and PostgreSQL: a question routed to the PostgreSQL
+// database is asked in its dialect, its SQL runs there, and the checks
+// that read one dialect are left to the guards.
+func TestAskMixedDialectCatalog(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("GEMINI_API_KEY", "")
+	pg, dsn := dbtest.Postgres(t)
+	dbtest.Exec(t, pg,
+		"CREATE TABLE veterinary_visits (visit_id int PRIMARY KEY, pet_name text, fee numeric(6,2), visited_on date)",
+		"INSERT INTO veterinary_visits VALUES (1, 'Rex', 40.50, '2024-01-02'), (2, 'Tom', 55, '2024-02-03')")
+	var system string
+	srv, calls := openAIServerRequest(t, func(sys, _ string, _ float64) string {
+		system = sys
+		b, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT sum(fee)::int AS total FROM clinic.veterinary_visits", "explanation": "sum"})
+		return string(b)
+	})
+	out, errOut, code := cli(t, "ask", "--json", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m",
+		"--db", "concert="+shareddata.SpiderDB(t, "concert_singer"), "--dsn", "clinic="+dsn,
+		"What is the total fee of the veterinary visits?")
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
+	assert.Equal(t, 1, *calls)
+	assert.Contains(t, system, "about a PostgreSQL database", "the routed database's dialect")
+	assert.Contains(t, system, "concert (SQLite), clinic (PostgreSQL)")
+	var a struct {
+		Result struct {
+			Rows  [][]any
+			Steps []struct{ Database, SQL string }
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &a), out)
+	assert.Equal(t, [][]any{{float64(96)}}, a.Result.Rows)
+	require.Len(t, a.Result.Steps, 1)
+	assert.Equal(t, "clinic", a.Result.Steps[0].Database)
+	assert.Equal(t, "SELECT sum(fee)::int AS total FROM public.veterinary_visits", a.Result.Steps[0].SQL)
 }
