@@ -15,6 +15,7 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor/catalog"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/knowledge"
 )
@@ -52,22 +53,8 @@ func attached(t *testing.T, query string) [][]any {
 		_, err := db.Exec("ATTACH DATABASE ? AS "+d[0], "file:"+filepath.ToSlash(shareddata.SpiderDB(t, d[1]))+"?mode=ro")
 		require.NoError(t, err)
 	}
-	rows, err := db.Query(query)
+	out, err := dbtest.Rows(db, query)
 	require.NoError(t, err)
-	defer rows.Close()
-	cols, err := rows.Columns()
-	require.NoError(t, err)
-	var out [][]any
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		require.NoError(t, rows.Scan(ptrs...))
-		out = append(out, vals)
-	}
-	require.NoError(t, rows.Err())
 	return out
 }
 
