@@ -177,12 +177,24 @@ func (ch *chat) line(ctx context.Context, env *env, msg string) error {
 		fmt.Fprintf(ch.out, "%s\n", r.SQL)
 	}
 	fmt.Fprintf(ch.out, "%s\n", r.Text)
+	if a := r.Answer; a != nil && a.Result != nil && a.Result.Error == nil && (len(a.Result.Rows) > 1 || len(a.Result.Columns) > 1) {
+		// More than one value: the words say the gist, the rows the rest.
+		shown := *a.Result
+		if len(shown.Rows) > chatRows {
+			shown.Rows = shown.Rows[:chatRows]
+		}
+		printResult(ch.out, &shown)
+	}
 	for _, rel := range r.Related {
 		fmt.Fprintf(ch.out, "related saved answer %s: %s\n", rel.ID, rel.Question)
 	}
 	fmt.Fprintln(ch.out)
 	return nil
 }
+
+// chatRows is how many rows of a result chat prints: a screenful; --json
+// has them all.
+const chatRows = 20
 
 // say prints a command's outcome: a line of text, or one JSON object.
 func (ch *chat) say(e chatEvent) error {

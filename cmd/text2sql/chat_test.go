@@ -98,3 +98,27 @@ func TestChatSaved(t *testing.T) {
 	assert.Contains(t, s, "No saved answer "+reply.SavedAnswer)
 	assert.Equal(t, 2, *calls, "forgotten: the model answers again")
 }
+
+// A result of more than one value is printed as rows under the words, at
+// most chatRows of them; a single value is the words alone.
+func TestChatPrintsRows(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("GEMINI_API_KEY", "")
+	srv, _ := openAIServer(t, func(string) string {
+		b, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT code, title FROM courses ORDER BY code", "explanation": "courses"})
+		return string(b)
+	})
+	root := newRoot()
+	var out strings.Builder
+	root.SetOut(&out)
+	root.SetErr(&strings.Builder{})
+	root.SetIn(strings.NewReader("Which courses are there?\n"))
+	root.SetArgs([]string{"chat", "--demo", "--index-dir", t.TempDir(), "--provider", "openai", "--base-url", srv.URL + "/v1", "--model", "m", "--saved", filepath.Join(t.TempDir(), "s.sqlite")})
+	require.NoError(t, root.Execute())
+	s := out.String()
+	head := strings.Index(s, "\ncode ")
+	end := strings.Index(s, "(36 rows)")
+	require.True(t, head >= 0 && end > head, "a table of the rows, then their count: %s", s)
+	rows := strings.Split(strings.TrimSpace(s[head+1:end]), "\n")[1:]
+	assert.Len(t, rows, chatRows, "a screenful of the 36 rows")
+}
