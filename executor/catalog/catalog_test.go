@@ -21,7 +21,7 @@ import (
 )
 
 // open returns a catalog of Spider databases, each as name=db_id.
-func open(t *testing.T, opts catalog.Options, dbs ...[2]string) *catalog.Catalog {
+func open(t testing.TB, opts catalog.Options, dbs ...[2]string) *catalog.Catalog {
 	t.Helper()
 	var members []catalog.Database
 	for _, d := range dbs {
