@@ -364,6 +364,10 @@ func (o *options) stages(cfg *text2sql.Config, db *schema.Database, ex text2sql.
 	if cfg.MaxRepairs == 0 {
 		cfg.MaxRepairs = -1 // the flag's 0 means none; Config's 0 means the default
 	}
+	dialect := db.Dialect
+	if mixedCatalog(ex) {
+		dialect = "" // each question's: Retrieval.Dialect
+	}
 	if !o.noCheck && !mixedCatalog(ex) {
 		cfg.Checker = check.New(db, db.Dialect).WithProbe(ex)
 	}
@@ -379,18 +383,18 @@ func (o *options) stages(cfg *text2sql.Config, db *schema.Database, ex text2sql.
 		return &exitErr{code: exitUsage, err: errors.New("--plan, --judge and --pairwise need a model provider")}
 	}
 	if o.pairwise {
-		if cfg.Selector, err = selector.New(model, selector.Options{Dialect: db.Dialect}); err != nil {
+		if cfg.Selector, err = selector.New(model, selector.Options{Dialect: dialect}); err != nil {
 			return err
 		}
 	}
 	if planOn {
-		if cfg.Planner, err = planner.New(model, planner.Options{Dialect: db.Dialect, Schema: db}); err != nil {
+		if cfg.Planner, err = planner.New(model, planner.Options{Dialect: dialect, Schema: db}); err != nil {
 			return err
 		}
 		cfg.PlanWhen = planWhen
 	}
 	if judgeOn {
-		if cfg.Judge, err = judge.New(model, judge.Options{Dialect: db.Dialect}); err != nil {
+		if cfg.Judge, err = judge.New(model, judge.Options{Dialect: dialect}); err != nil {
 			return err
 		}
 		cfg.JudgeWhen = judgeWhen
