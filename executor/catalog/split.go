@@ -57,7 +57,7 @@ func newSegment() *segment { return &segment{dbs: map[int]bool{}, ctes: map[stri
 // there), and each step for a member of another dialect is read again by
 // that dialect's rules, its names written back from that reading.
 func (c *Catalog) split(sql string) (*program, *text2sql.SQLError) {
-	src := sqltext.StripTrailing(strings.TrimSpace(sql))
+	src := strings.TrimSpace(sql)
 	if !c.mixed {
 		return c.splitAs(src, c.schema.Dialect)
 	}
@@ -96,6 +96,7 @@ func (c *Catalog) split(sql string) (*program, *text2sql.SQLError) {
 
 // splitAs is split with src read by dialect's lexical rules.
 func (c *Catalog) splitAs(src string, dialect text2sql.Dialect) (*program, *text2sql.SQLError) {
+	src = trimmed(src, dialect)
 	sc := sqlparse.Parse(src, dialect)
 	var q *sqlparse.Query
 	if len(sc.Stmts) == 1 {
@@ -206,11 +207,11 @@ func (c *Catalog) splitAs(src string, dialect text2sql.Dialect) (*program, *text
 		}
 		return &program{steps: []step{{db: db, sql: apply(src, 0, len(src), edits), raw: src}}, reads: len(all) > 0}, nil
 	}
-	return c.across(src, q, top, segs)
+	return c.across(src, sc.Tokens, q, top, segs)
 }
 
 // across is the program of a query that reads several databases.
-func (c *Catalog) across(src string, q *sqlparse.Query, top []*sqlparse.CTE, segs []*segment) (*program, *text2sql.SQLError) {
+func (c *Catalog) across(src string, toks []sqltext.Token, q *sqlparse.Query, top []*sqlparse.CTE, segs []*segment) (*program, *text2sql.SQLError) {
 	refuse := func(msg string) *text2sql.SQLError {
 		return &text2sql.SQLError{Kind: text2sql.KindCrossDatabase, Message: msg, Hint: c.Rule()}
 	}
@@ -260,7 +261,15 @@ func (c *Catalog) across(src string, q *sqlparse.Query, top []*sqlparse.CTE, seg
 		case cte.Query == nil:
 			return nil, refuse("CTE " + nm + " has no query")
 		}
-		st := step{name: nm, sql: apply(src, cte.Query.Pos, cte.Query.End, s.edits), raw: src[cte.Query.Pos:cte.Query.End]}
+		// The query up to the CTE's ")": what this reading takes for a
+		// comment before it may be code to the member.
+		end := cte.Query.End
+		if cte.To > cte.From && cte.To <= len(toks) {
+			if t := toks[cte.To-1]; t.Kind == sqltext.Punct && t.Text == ")" && t.Pos >= end {
+				end = t.Pos
+			}
+		}
+		st := step{name: nm, sql: apply(src, cte.Query.Pos, end, s.edits), raw: src[cte.Query.Pos:end]}
 		for db := range s.dbs {
 			st.db = db
 		}
@@ -274,7 +283,10 @@ func (c *Catalog) across(src string, q *sqlparse.Query, top []*sqlparse.CTE, seg
 		}
 		p.steps = append(p.steps, st)
 	}
-	tail := strings.TrimSpace(src[q.With.End:q.End])
+	// The rest of the text, not only up to the query's last token as this
+	// reading sees it: what follows it is trivia to this reading (src is
+	// trimmed), maybe not to SQLite, whose guard decides.
+	tail := strings.TrimSpace(src[q.With.End:])
 	if len(kept) == 0 {
 		p.final = tail
 	} else {
@@ -285,6 +297,56 @@ func (c *Catalog) across(src string, q *sqlparse.Query, top []*sqlparse.CTE, seg
 		p.final = head + strings.Join(kept, ", ") + " " + tail
 	}
 	return p, nil
+}
+
+// trimmed returns src without the trailing white space, comments and
+// semicolons that dialect's lexical rules read as such. The readings of
+// sqlparse are PostgreSQL's for SQLite too, where block comments do not
+// nest: a tail that SQLite would read otherwise is kept, for its guard.
+func trimmed(src string, dialect text2sql.Dialect) string {
+	var toks []sqltext.Token
+	if dialect == text2sql.DialectMySQL {
+		toks = sqltext.LexMySQL(src, sqltext.MySQLMode{})
+	} else {
+		toks = sqltext.Lex(src)
+	}
+	end := 0
+	for _, t := range toks {
+		if !t.Trivia() && !(t.Kind == sqltext.Punct && t.Text == ";") {
+			end = t.Pos + len(t.Text)
+		}
+	}
+	if dialect == text2sql.DialectSQLite && !sqliteTrivia(src[end:]) {
+		return strings.TrimSpace(src)
+	}
+	return strings.TrimSpace(src[:end])
+}
+
+// sqliteTrivia reports whether s is only white space, semicolons and
+// comments by SQLite's rules: "--" to the end of the line, "/*" to the
+// first "*/" or the end of the text.
+func sqliteTrivia(s string) bool {
+	for i := 0; i < len(s); {
+		switch {
+		case s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\f' || s[i] == ';':
+			i++
+		case strings.HasPrefix(s[i:], "--"):
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				return true
+			}
+			i += j
+		case strings.HasPrefix(s[i:], "/*"):
+			j := strings.Index(s[i+2:], "*/")
+			if j < 0 {
+				return true
+			}
+			i += 2 + j + 2
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // readsItself reports whether a CTE's query reads the CTE (lower-case
