@@ -83,6 +83,22 @@ type Guard struct {
 	mode    sqltext.MySQLMode
 	sqlMode tidbmysql.SQLMode
 	parsers *sync.Pool
+	// database, when set, is the only database whose tables may be
+	// named with a qualifier (Confine); foldCase: its name is compared
+	// without case (lower_case_table_names ≠ 0).
+	database string
+	foldCase bool
+}
+
+// Confine makes c refuse a table qualified with a database other than
+// database (KindForbiddenTable): a statement through the executor reads
+// the database it is connected to, never another one of the same server,
+// whatever the login may read. foldCase compares the names without case,
+// as a server with lower_case_table_names set to 1 or 2 does; 0 (Linux's
+// default) tells SHOP from shop. It returns c.
+func (c *Guard) Confine(database string, foldCase bool) *Guard {
+	c.database, c.foldCase = database, foldCase
+	return c
 }
 
 // NewGuard returns a Guard for a session whose sql_mode is sqlMode
@@ -398,6 +414,11 @@ func (c *Guard) checkNode(n ast.Node, cte string) *text2sql.SQLError {
 			return &text2sql.SQLError{Kind: text2sql.KindForbiddenTable,
 				Message: "table " + x.Schema.O + "." + x.Name.O + " is part of the server's system schemas; only the database's own tables and views may be read",
 				Hint:    "query the application's tables"}
+		}
+		if c.database != "" && x.Schema.O != "" && x.Schema.O != c.database && !(c.foldCase && strings.EqualFold(x.Schema.O, c.database)) {
+			return &text2sql.SQLError{Kind: text2sql.KindForbiddenTable,
+				Message: "table " + x.Schema.O + "." + x.Name.O + " is in another database of the server; only the tables of " + c.database + " may be read",
+				Hint:    "name the table without a database, as the schema shows it"}
 		}
 	case *ast.AggregateFuncExpr:
 		return c.checkName(x.F, "aggregate function")

@@ -253,8 +253,13 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 	}
 	e := &Executor{db: db, opts: opts}
 	var sqlMode string
-	if err := db.QueryRowContext(ctx, `SELECT VERSION(), @@SESSION.sql_mode`).Scan(&e.version, &sqlMode); err != nil {
+	var database sql.NullString
+	var lowerCase int
+	if err := db.QueryRowContext(ctx, `SELECT VERSION(), @@SESSION.sql_mode, DATABASE(), @@lower_case_table_names`).Scan(&e.version, &sqlMode, &database, &lowerCase); err != nil {
 		return nil, fmt.Errorf("mysql: server version: %w", err)
+	}
+	if !database.Valid || database.String == "" {
+		return nil, fmt.Errorf("%w: mysql: the connection names no database", text2sql.ErrInvalidConfig)
 	}
 	if strings.Trim(strings.ToUpper(sqlMode), "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_,") != "" {
 		return nil, fmt.Errorf("mysql: unexpected sql_mode %q", sqlMode)
@@ -276,7 +281,7 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 		return nil, err
 	}
 	e.schema = sch
-	e.checker = NewGuard(sqlMode, opts.AllowFunctions)
+	e.checker = NewGuard(sqlMode, opts.AllowFunctions).Confine(database.String, lowerCase != 0)
 	if err := e.checker.withoutStoredFunctions(ctx, db, opts.AllowFunctions); err != nil {
 		return nil, err
 	}
