@@ -303,7 +303,7 @@ type Item struct {
 }
 
 // TableRef is a table shown to the model, with why it is shown. In JSON it
-// is {"name", "reason", "score"}, the reason written by Why.
+// is {"name", "reason", "score", "columns"}, the reason written by Why.
 type TableRef struct {
 	Name   string      `json:"name"` // as in the schema model, schema-qualified when not in the default schema
 	Reason TableReason `json:"reason"`
@@ -311,6 +311,10 @@ type TableRef struct {
 	// when Reason is ReasonExample, else empty.
 	Example string  `json:"-"`
 	Score   float64 `json:"score"` // best fused score of an item about this table; 0 when linked
+	// Columns are the columns shown when not all are (a wide table shown
+	// with its keys and the columns the question touches), as the schema
+	// spells them; nil when every column is shown.
+	Columns []string `json:"columns,omitempty"`
 }
 
 // Why returns the reason as text: "retrieved", "join path", "required",
@@ -323,14 +327,15 @@ func (t TableRef) Why() string {
 }
 
 type tableRefJSON struct {
-	Name   string  `json:"name"`
-	Reason string  `json:"reason"`
-	Score  float64 `json:"score"`
+	Name    string   `json:"name"`
+	Reason  string   `json:"reason"`
+	Score   float64  `json:"score"`
+	Columns []string `json:"columns,omitempty"`
 }
 
 // MarshalJSON writes the reason as Why does.
 func (t TableRef) MarshalJSON() ([]byte, error) {
-	return json.Marshal(tableRefJSON{Name: t.Name, Reason: t.Why(), Score: t.Score})
+	return json.Marshal(tableRefJSON{Name: t.Name, Reason: t.Why(), Score: t.Score, Columns: t.Columns})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, splitting "via example <id>"
@@ -340,7 +345,7 @@ func (t *TableRef) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*t = TableRef{Name: j.Name, Reason: TableReason(j.Reason), Score: j.Score}
+	*t = TableRef{Name: j.Name, Reason: TableReason(j.Reason), Score: j.Score, Columns: j.Columns}
 	if id, ok := strings.CutPrefix(j.Reason, string(ReasonExample)+" "); ok {
 		t.Reason, t.Example = ReasonExample, id
 	}

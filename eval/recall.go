@@ -151,10 +151,21 @@ func RecallOf(db *schema.Database, goldSQL string, c *text2sql.Retrieval) Recall
 	rec := RecallRecord{GoldTables: nonNilStrings(refs.Tables), Shown: []string{}, Unresolved: refs.Unresolved,
 		GoldColumns: len(refs.Columns)}
 	shown := map[string]bool{}
+	// cut are the shown columns of tables shown cut (TableRef.Columns).
+	cut := map[string]map[string]bool{}
 	if c != nil {
 		for _, t := range c.Tables {
 			rec.Shown = append(rec.Shown, t.Name)
 			shown[strings.ToLower(t.Name)] = true
+			if t.Columns != nil {
+				cols := map[string]bool{}
+				for _, col := range t.Columns {
+					cols[strings.ToLower(col)] = true
+				}
+				cut[strings.ToLower(t.Name)] = cols
+				rec.ColumnsShown += len(t.Columns)
+				continue
+			}
 			if db != nil {
 				if st := db.Lookup(t.Name); st != nil {
 					rec.ColumnsShown += len(st.Columns)
@@ -171,7 +182,8 @@ func RecallOf(db *schema.Database, goldSQL string, c *text2sql.Retrieval) Recall
 	}
 	for _, col := range refs.Columns {
 		for _, t := range col.Tables {
-			if shown[strings.ToLower(t)] {
+			k := strings.ToLower(t)
+			if shown[k] && (cut[k] == nil || cut[k][strings.ToLower(col.Column)]) {
 				rec.ColumnsRecalled++
 				break
 			}

@@ -61,6 +61,7 @@ type options struct {
 	maxTables    int  // --max-tables: retriever.HybridOptions.MaxTables
 	budget       int  // --budget: retriever.HybridOptions.Budget, in tokens
 	noInferJoins bool // --no-infer-joins: retriever.HybridOptions.InferJoins off
+	wideColumns  int  // --wide-columns: retriever.HybridOptions.WideColumns
 	maxRows      int
 	timeout      time.Duration
 	modelTime    time.Duration // --model-timeout: the limit of one model call
@@ -93,6 +94,7 @@ func (o *options) bind(root *cobra.Command) {
 	f.IntVar(&o.maxTables, "max-tables", retriever.DefaultMaxTables, "tables shown at most when the whole schema does not fit --budget (required tables aside)")
 	f.IntVar(&o.budget, "budget", retriever.DefaultBudget, "tokens of DDL the context may show: the whole schema when it fits, else --max-tables tables while they fit; -1: no bound, never the whole schema")
 	f.BoolVar(&o.keywords, "keywords", false, "before retrieval, ask the --provider model for the question's keywords and likely synonyms (\"churn\" → \"attrition rate\"), one call per question, added to the search")
+	f.IntVar(&o.wideColumns, "wide-columns", retriever.DefaultWideColumns, "a table of more columns, chosen by retrieval, is shown with its keys and the columns the question touches; -1: always every column")
 	f.BoolVar(&o.noInferJoins, "no-infer-joins", false, "do not infer join keys from column names (film_id in inventory and film) for schemas that declare few foreign keys; inferred ones are marked in the prompt")
 	f.IntVar(&o.maxRows, "max-rows", 1000, "row cap per query (0: the default, 1000); the result is marked truncated beyond it")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "time limit per query")
@@ -112,7 +114,7 @@ func (o *options) bind(root *cobra.Command) {
 
 // hybrid returns the retriever's options as the flags set them.
 func (o *options) hybrid(db *schema.Database, kb *knowledge.Base, store retriever.Store) retriever.HybridOptions {
-	return retriever.HybridOptions{Schema: db, Knowledge: kb, Store: store, MaxTables: o.maxTables, Budget: o.budget, Catalog: o.members != nil, InferJoins: !o.noInferJoins}
+	return retriever.HybridOptions{Schema: db, Knowledge: kb, Store: store, MaxTables: o.maxTables, Budget: o.budget, Catalog: o.members != nil, InferJoins: !o.noInferJoins, WideColumns: o.wideColumns}
 }
 
 // validate checks the flags that need no database, as usage errors.
