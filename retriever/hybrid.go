@@ -292,7 +292,7 @@ type Hybrid struct {
 	wholeSchema bool
 	// namespaces are the tables' namespaces (Table.Schema, lower-cased)
 	// when there are several, else nil.
-	namespaces map[*schema.Table]string
+	namespaces  map[*schema.Table]string
 	wideColumns int
 	// catalog: the namespaces are separate databases (HybridOptions.Catalog).
 	catalog bool
