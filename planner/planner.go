@@ -41,6 +41,11 @@ type Options struct {
 	MaxReasks int
 	// Temperature is the sampling temperature, in [0, 2].
 	Temperature float64
+	// Catalog says Schema is a catalog of databases (executor/catalog,
+	// tables named <database>.<table>): a plan's Database, when the model
+	// leaves it empty or names the whole catalog, is then the database of
+	// the plan's first table, where the question is routed.
+	Catalog bool
 }
 
 // Planner plans with a language model. It implements text2sql.Planner and
@@ -142,8 +147,13 @@ func (p *Planner) Plan(ctx context.Context, req text2sql.PlanRequest) (*text2sql
 		}
 		return &text2sql.Plan{Calls: calls}, fmt.Errorf("planner: %w", err)
 	}
-	if plan.Database == "" && p.opts.Schema != nil {
+	if p.opts.Schema != nil && (plan.Database == "" || plan.Database == p.opts.Schema.Name) {
 		plan.Database = p.opts.Schema.Name
+		if p.opts.Catalog {
+			if db := p.routed(plan); db != "" {
+				plan.Database = db
+			}
+		}
 	}
 	plan.Calls = calls
 	return plan, nil
@@ -231,6 +241,22 @@ func (p *Planner) Validate(plan *text2sql.Plan) []Problem {
 
 // resolveColumn finds the column parts name and returns it as
 // "table.column" in the schema's spelling.
+// routed returns the catalog database of plan's first table or column:
+// the first part of its table's name, "" when it names none.
+func (p *Planner) routed(plan *text2sql.Plan) string {
+	for _, o := range plan.Objects {
+		name := o.Name
+		if o.Kind != text2sql.ObjectTable {
+			name = name[:max(strings.LastIndexByte(name, '.'), 0)]
+		}
+		if t := p.opts.Schema.Lookup(name); t != nil && t.Schema != "" {
+			db, _, _ := strings.Cut(t.Schema, ".")
+			return db
+		}
+	}
+	return ""
+}
+
 func resolveColumn(db *schema.Database, parts []string) (string, *Problem) {
 	col := parts[len(parts)-1]
 	if len(parts) == 1 {

@@ -284,3 +284,24 @@ func TestPlanErrors(t *testing.T) {
 	_, err = newPlanner(t, llmtest.New(goodPlan), planner.Options{}).Plan(ctx, text2sql.PlanRequest{Question: "q"})
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+// Over a catalog of databases, a plan that leaves its database to the
+// planner (or names the whole catalog) is routed to its first table's.
+func TestPlanCatalogDatabase(t *testing.T) {
+	db := &schema.Database{Name: "concert+pets", Dialect: text2sql.DialectSQLite, Tables: []*schema.Table{
+		{Schema: "concert", Name: "singer", Columns: []schema.Column{{Name: "Name"}, {Name: "Age"}}},
+		{Schema: "pets", Name: "Pets", Columns: []schema.Column{{Name: "PetType"}, {Name: "weight"}}},
+	}}
+	for _, database := range []string{"", "concert+pets", "pets"} {
+		m := llmtest.New(`{"database": "` + database + `", "objects": [{"kind": "column", "name": "pets.Pets.weight", "value": ""}, {"kind": "table", "name": "concert.singer", "value": ""}],
+ "instruction": ["Average weight."], "output": "one number"}`)
+		plan, err := newPlanner(t, m, planner.Options{Schema: db, Catalog: true}).Plan(context.Background(),
+			text2sql.PlanRequest{Question: "What is the average weight of the pets?"})
+		require.NoError(t, err, database)
+		assert.Equal(t, "pets", plan.Database, "the model said %q", database)
+	}
+	m := llmtest.New(`{"database": "", "objects": [{"kind": "table", "name": "pets.Pets", "value": ""}], "instruction": ["x"], "output": "y"}`)
+	plan, err := newPlanner(t, m, planner.Options{Schema: db}).Plan(context.Background(), text2sql.PlanRequest{Question: "q"})
+	require.NoError(t, err)
+	assert.Equal(t, "concert+pets", plan.Database, "not a catalog: the schema's name")
+}

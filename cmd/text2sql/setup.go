@@ -390,7 +390,7 @@ func (o *options) stages(cfg *text2sql.Config, db *schema.Database, ex text2sql.
 		}
 	}
 	if planOn {
-		if cfg.Planner, err = planner.New(model, planner.Options{Dialect: dialect, Schema: db}); err != nil {
+		if cfg.Planner, err = planner.New(model, planner.Options{Dialect: dialect, Schema: db, Catalog: o.members != nil}); err != nil {
 			return err
 		}
 		cfg.PlanWhen = planWhen
