@@ -171,8 +171,5 @@ func (o *options) catalogKey() (string, error) {
 		}
 		parts[i] = m.name + "=" + k
 	}
-	if len(parts) == 0 {
-		return "", errors.New("no database")
-	}
 	return "catalog:" + strings.Join(parts, ";"), nil
 }

@@ -68,7 +68,7 @@ func (c *Catalog) split(sql string) (*program, *text2sql.SQLError) {
 			continue
 		}
 		tried[d] = true
-		if p, se := c.splitAs(src, d); se == nil && p.final == "" && p.reads && c.dbs[p.steps[0].db].Executor.Schema().Dialect == d {
+		if p, se := c.splitAs(src, d); se == nil && p.final == "" && p.reads && c.dialectOf(p.steps[0].db) == d {
 			return p, nil
 		}
 	}
@@ -77,7 +77,7 @@ func (c *Catalog) split(sql string) (*program, *text2sql.SQLError) {
 		return p, se
 	}
 	for i, st := range p.steps {
-		d := c.dbs[st.db].Executor.Schema().Dialect
+		d := c.dialectOf(st.db)
 		if d == c.schema.Dialect {
 			continue
 		}
@@ -93,6 +93,9 @@ func (c *Catalog) split(sql string) (*program, *text2sql.SQLError) {
 	}
 	return p, nil
 }
+
+// dialectOf is the dialect of member db.
+func (c *Catalog) dialectOf(db int) text2sql.Dialect { return c.dbs[db].Executor.Schema().Dialect }
 
 // splitAs is split with src read by dialect's lexical rules.
 func (c *Catalog) splitAs(src string, dialect text2sql.Dialect) (*program, *text2sql.SQLError) {
@@ -170,7 +173,7 @@ func (c *Catalog) splitAs(src string, dialect text2sql.Dialect) (*program, *text
 		}
 		o := c.origin[t]
 		seg.dbs[o.db] = true
-		seg.edits = append(seg.edits, edit{parts[0].Pos, parts[len(parts)-1].End, schema.QuoteTable(c.dbs[o.db].Executor.Schema().Dialect, o.table)})
+		seg.edits = append(seg.edits, edit{parts[0].Pos, parts[len(parts)-1].End, schema.QuoteTable(c.dialectOf(o.db), o.table)})
 	}
 	sqlparse.Inspect(sc, func(n sqlparse.Node) bool {
 		switch v := n.(type) {
@@ -277,7 +280,7 @@ func (c *Catalog) across(src string, toks []sqltext.Token, q *sqlparse.Query, to
 			st.columns = append(st.columns, col.Name)
 		}
 		if q.With.Recursive && readsItself(cte, self) {
-			tail := " SELECT * FROM " + schema.Quote(c.dbs[st.db].Executor.Schema().Dialect, nm)
+			tail := " SELECT * FROM " + schema.Quote(c.dialectOf(st.db), nm)
 			st.sql = "WITH RECURSIVE " + apply(src, cte.Pos, cte.End, s.edits) + tail
 			st.raw = "WITH RECURSIVE " + src[cte.Pos:cte.End] + tail
 		}
