@@ -36,6 +36,7 @@ import (
 	"unicode/utf8"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/defaults"
 )
 
 // SchemaURL is the Vega-Lite v5 JSON schema every Spec names.
@@ -72,15 +73,9 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxRows <= 0 {
-		o.MaxRows = DefaultMaxRows
-	}
-	if o.MaxCategories <= 0 {
-		o.MaxCategories = DefaultMaxCategories
-	}
-	if o.MaxColors <= 0 {
-		o.MaxColors = DefaultMaxColors
-	}
+	defaults.Positive(&o.MaxRows, DefaultMaxRows)
+	defaults.Positive(&o.MaxCategories, DefaultMaxCategories)
+	defaults.Positive(&o.MaxColors, DefaultMaxColors)
 	return o
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/birdschema"
+	"github.com/text2sql-go/text2sql/internal/defaults"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -72,15 +73,9 @@ type DatabaseOptions struct {
 // OpenDatabases returns the executors of ds's databases, opened lazily.
 // Close releases them.
 func OpenDatabases(ds *Dataset, o DatabaseOptions) *Databases {
-	if o.MaxRows <= 0 {
-		o.MaxRows = DefaultMaxRows
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	if o.MaxOpenConns <= 0 {
-		o.MaxOpenConns = DefaultMaxOpenConns
-	}
+	defaults.Positive(&o.MaxRows, DefaultMaxRows)
+	defaults.Positive(&o.Timeout, DefaultTimeout)
+	defaults.Positive(&o.MaxOpenConns, DefaultMaxOpenConns)
 	return &Databases{ds: ds, opts: sqlite.Options{MaxRows: o.MaxRows, Timeout: o.Timeout, MaxOpenConns: o.MaxOpenConns},
 		materialize: o.Materialize, entries: map[string]*dbEntry{}}
 }

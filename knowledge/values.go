@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/defaults"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -96,12 +97,8 @@ func CollectValues(ctx context.Context, db *sql.DB, sch *schema.Database, opts V
 
 // withDefaults fills in the zero fields of opts.
 func (opts ValueOptions) withDefaults() ValueOptions {
-	if opts.MaxDistinct <= 0 {
-		opts.MaxDistinct = DefaultMaxDistinct
-	}
-	if opts.MaxLength <= 0 {
-		opts.MaxLength = DefaultMaxLength
-	}
+	defaults.Positive(&opts.MaxDistinct, DefaultMaxDistinct)
+	defaults.Positive(&opts.MaxLength, DefaultMaxLength)
 	return opts
 }
 
@@ -141,9 +138,7 @@ func ValueColumn(t *schema.Table, c *schema.Column) bool {
 // UTF-8, and on one line without control characters. CollectValues and
 // the value index keep only such values.
 func KeepValue(v string, maxRunes int) bool {
-	if maxRunes <= 0 {
-		maxRunes = DefaultMaxLength
-	}
+	defaults.Positive(&maxRunes, DefaultMaxLength)
 	return keepValue(v, maxRunes)
 }
 

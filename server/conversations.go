@@ -14,6 +14,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/conversation"
+	"github.com/text2sql-go/text2sql/internal/defaults"
 )
 
 // Conversations configures the conversation routes: POST /v1/conversations
@@ -171,12 +172,8 @@ type sessions struct {
 
 func (s *service) conversationLimits() (int, time.Duration) {
 	max, idle := s.cfg.Conversations.Max, s.cfg.Conversations.IdleTimeout
-	if max <= 0 {
-		max = 1000
-	}
-	if idle <= 0 {
-		idle = time.Hour
-	}
+	defaults.Positive(&max, 1000)
+	defaults.Positive(&idle, time.Hour)
 	return max, idle
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/text2sql-go/text2sql/internal/defaults"
 )
 
 // RateLimit configures the per-principal rate limit of the routes and MCP
@@ -90,15 +92,9 @@ func newLimiter(c RateLimit) *limiter {
 // (DefaultRateRequests per DefaultRateWindow, DefaultMaxPrincipals), for
 // limiters built elsewhere on the same settings.
 func (c RateLimit) WithDefaults() RateLimit {
-	if c.Requests <= 0 {
-		c.Requests = DefaultRateRequests
-	}
-	if c.Window <= 0 {
-		c.Window = DefaultRateWindow
-	}
-	if c.MaxPrincipals <= 0 {
-		c.MaxPrincipals = DefaultMaxPrincipals
-	}
+	defaults.Positive(&c.Requests, DefaultRateRequests)
+	defaults.Positive(&c.Window, DefaultRateWindow)
+	defaults.Positive(&c.MaxPrincipals, DefaultMaxPrincipals)
 	return c
 }
 

@@ -20,6 +20,7 @@ import (
 	"unicode"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/defaults"
 	"github.com/text2sql-go/text2sql/internal/stagekit"
 	"github.com/text2sql-go/text2sql/judge"
 )
@@ -241,12 +242,8 @@ type Summarizer struct {
 // New returns a Summarizer; model may be nil (no model calls: Deterministic,
 // else Shape).
 func New(model text2sql.Model, opts Options) *Summarizer {
-	if opts.ResultBudget <= 0 {
-		opts.ResultBudget = DefaultResultBudget
-	}
-	if opts.MaxReasks <= 0 {
-		opts.MaxReasks = 1
-	}
+	defaults.Positive(&opts.ResultBudget, DefaultResultBudget)
+	defaults.Positive(&opts.MaxReasks, 1)
 	return &Summarizer{model: model, opts: opts}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/conversation"
+	"github.com/text2sql-go/text2sql/internal/defaults"
 	"github.com/text2sql-go/text2sql/internal/storefile"
 )
 
@@ -60,21 +61,11 @@ var (
 
 // Open opens or creates the store at path (its directory is created).
 func Open(path string, opts Options) (*Store, error) {
-	if opts.MaxConversations <= 0 {
-		opts.MaxConversations = DefaultMaxConversations
-	}
-	if opts.Retention <= 0 {
-		opts.Retention = DefaultRetention
-	}
-	if opts.MaxAnswersPerOwner <= 0 {
-		opts.MaxAnswersPerOwner = DefaultMaxAnswersPerOwner
-	}
-	if opts.MaxAnswers <= 0 {
-		opts.MaxAnswers = DefaultMaxAnswers
-	}
-	if opts.AnswerRetention <= 0 {
-		opts.AnswerRetention = DefaultAnswerRetention
-	}
+	defaults.Positive(&opts.MaxConversations, DefaultMaxConversations)
+	defaults.Positive(&opts.Retention, DefaultRetention)
+	defaults.Positive(&opts.MaxAnswersPerOwner, DefaultMaxAnswersPerOwner)
+	defaults.Positive(&opts.MaxAnswers, DefaultMaxAnswers)
+	defaults.Positive(&opts.AnswerRetention, DefaultAnswerRetention)
 	db, err := storefile.Open(path, `CREATE TABLE IF NOT EXISTS conversations (
   id TEXT PRIMARY KEY, owner TEXT NOT NULL, state TEXT NOT NULL, updated TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS conversations_owner ON conversations (owner, updated);
@@ -104,9 +95,7 @@ func (s *Store) Load(ctx context.Context, id string) (*conversation.Saved, error
 // List returns the owner's conversations within the retention, most
 // recently updated first, at most limit (limit <= 0: all).
 func (s *Store) List(ctx context.Context, owner string, limit int) ([]conversation.Saved, error) {
-	if limit <= 0 {
-		limit = -1
-	}
+	defaults.Positive(&limit, -1)
 	return s.conversations(ctx, "SELECT id, owner, state, updated FROM conversations WHERE owner = ? AND updated >= ? ORDER BY updated DESC LIMIT ?",
 		owner, stamp(time.Now().Add(-s.opts.Retention)), limit)
 }

@@ -13,6 +13,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/feedback"
+	"github.com/text2sql-go/text2sql/internal/defaults"
 	"github.com/text2sql-go/text2sql/internal/storefile"
 )
 
@@ -82,15 +83,9 @@ INSERT OR IGNORE INTO meta VALUES ('version', 0);
 // Open opens or creates the store at path (its directory is created).
 // Errors: the file cannot be created or is not a store's database.
 func Open(path string, opts Options) (*Store, error) {
-	if opts.MaxExamples <= 0 {
-		opts.MaxExamples = DefaultMaxExamples
-	}
-	if opts.MaxVotes <= 0 {
-		opts.MaxVotes = DefaultMaxVotes
-	}
-	if opts.Retention <= 0 {
-		opts.Retention = DefaultRetention
-	}
+	defaults.Positive(&opts.MaxExamples, DefaultMaxExamples)
+	defaults.Positive(&opts.MaxVotes, DefaultMaxVotes)
+	defaults.Positive(&opts.Retention, DefaultRetention)
 	db, err := storefile.Open(path, schemaSQL)
 	if err == nil {
 		err = migrate(db)

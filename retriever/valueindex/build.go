@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/defaults"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -39,18 +40,10 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxPerColumn <= 0 {
-		o.MaxPerColumn = DefaultMaxPerColumn
-	}
-	if o.MaxValues <= 0 {
-		o.MaxValues = DefaultMaxValues
-	}
-	if o.MaxBytes <= 0 {
-		o.MaxBytes = DefaultMaxBytes
-	}
-	if o.MaxLength <= 0 {
-		o.MaxLength = knowledge.DefaultMaxLength
-	}
+	defaults.Positive(&o.MaxPerColumn, DefaultMaxPerColumn)
+	defaults.Positive(&o.MaxValues, DefaultMaxValues)
+	defaults.Positive(&o.MaxBytes, DefaultMaxBytes)
+	defaults.Positive(&o.MaxLength, knowledge.DefaultMaxLength)
 	return o
 }
 

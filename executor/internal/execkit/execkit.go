@@ -15,6 +15,7 @@ import (
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/defaults"
 )
 
 // The limits an execution falls back on (executor.DefaultMaxRows and
@@ -36,15 +37,11 @@ func Limits(req text2sql.ExecuteRequest, maxRows int, timeout time.Duration) (in
 	if req.MaxRows > 0 {
 		maxRows = req.MaxRows
 	}
-	if maxRows <= 0 {
-		maxRows = DefaultMaxRows
-	}
+	defaults.Positive(&maxRows, DefaultMaxRows)
 	if req.Timeout > 0 {
 		timeout = req.Timeout
 	}
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+	defaults.Positive(&timeout, DefaultTimeout)
 	return maxRows, timeout
 }
 
