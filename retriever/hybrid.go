@@ -310,6 +310,8 @@ type Hybrid struct {
 	kindDocs map[text2sql.ItemKind]int // documents per kind
 	docKinds []text2sql.ItemKind       // each document's kind
 	bm       *bm25.Index               // over all documents
+	nsBM     *bm25.Index               // one document per namespace (namespaceIndex); nil without namespaces
+	nsNames  []string                  // the namespace of each nsBM document
 	// docTables are the schema tables each document is about.
 	docTables [][]*schema.Table
 	examples  map[string]int                    // normalised question → doc index
@@ -373,6 +375,7 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 		}
 	}
 	h.bm = bm25.NewTokens(tokens, bm25.DefaultParams())
+	h.nsBM, h.nsNames = namespaceIndex(namespaces(h.db), h.docTables, tokens)
 	h.graph, h.declared = fkGraph(h.db, ix, true), fkGraph(h.db, ix, false)
 	h.byName = map[string][]*schema.Table{}
 	for _, t := range h.db.Tables {
@@ -540,6 +543,8 @@ func newHybrid(opts HybridOptions) (*Hybrid, error) {
 	h.namespaces = namespaces(h.db)
 	if opts.Catalog && h.namespaces != nil {
 		h.catalog, h.wholeSchema = true, false
+	}
+	if h.namespaces != nil {
 		h.nsTables = map[string]map[string]bool{}
 		for _, t := range h.db.Tables {
 			ns := h.namespaces[t]
@@ -756,7 +761,7 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 		selected = out.Rerank.Tables
 	}
 	valueItems, valueTables := h.matchValues(query)
-	tables := h.chooseTables(items, tableCands, selected, req.RequiredTables, h.named(qTokens), valueTables)
+	tables := h.chooseTables(items, tableCands, selected, req.RequiredTables, h.named(qTokens), valueTables, h.namespaceScores(qTokens))
 	out.Tables = make([]text2sql.TableRef, len(tables))
 	shown := make([]*schema.Table, len(tables))
 	isShown := make(map[string]bool, len(tables))
@@ -990,6 +995,47 @@ func (h *Hybrid) item(c candidate) text2sql.Item {
 		ID: d.ID, Kind: d.Kind, Text: d.Text, Table: d.Table, Column: d.Column, SQL: d.SQL,
 		Score: c.score, Similarity: c.sim, Provenance: prov,
 	}
+}
+
+// namespaceIndex returns a BM25 index with one document per namespace
+// (ns: each table's, nil when the schema has one) holding the tokens of
+// every document about its tables, and each document's namespace; nil
+// without namespaces.
+func namespaceIndex(ns map[*schema.Table]string, docTables [][]*schema.Table, tokens [][]string) (*bm25.Index, []string) {
+	if ns == nil {
+		return nil, nil
+	}
+	at := map[string]int{}
+	var docs [][]string
+	var names []string
+	for i, ts := range docTables {
+		if len(ts) == 0 {
+			continue
+		}
+		n := ns[ts[0]]
+		j, ok := at[n]
+		if !ok {
+			j = len(docs)
+			at[n] = j
+			docs = append(docs, nil)
+			names = append(names, n)
+		}
+		docs[j] = append(docs[j], tokens[i]...)
+	}
+	return bm25.NewTokens(docs, bm25.DefaultParams()), names
+}
+
+// namespaceScores returns the BM25 score of the question's tokens against
+// each namespace's document (namespaceIndex); nil without namespaces.
+func (h *Hybrid) namespaceScores(qTokens []string) map[string]float64 {
+	if h.nsBM == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, hit := range h.nsBM.SearchTerms(qTokens, h.nsBM.Len()) {
+		out[h.nsNames[hit.Doc]] = hit.Score
+	}
+	return out
 }
 
 // named returns the tables the query names: whose name token (its

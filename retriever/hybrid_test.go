@@ -600,3 +600,18 @@ func TestNamedTableKeepsItsSlot(t *testing.T) {
 	h.byName = nil
 	assert.Equal(t, []string{"departments", "instructors"}, tableNames(retrieve(t, h, q)))
 }
+
+// TestForeignKeyStaysInItsSchema: a key without RefSchema references its
+// own schema; a table of that name in another schema is not its neighbour.
+func TestForeignKeyStaysInItsSchema(t *testing.T) {
+	col := func(n string) schema.Column { return schema.Column{Name: n, Type: "INTEGER"} }
+	orders := &schema.Table{Schema: "shop", Name: "orders", Kind: schema.KindTable, Columns: []schema.Column{col("id"), col("customer_id")},
+		ForeignKeys: []schema.ForeignKey{{Columns: []string{"customer_id"}, RefTable: "customers", RefColumns: []string{"id"}}}}
+	elsewhere := &schema.Table{Schema: "crm", Name: "customers", Kind: schema.KindTable, Columns: []schema.Column{col("id")}}
+	db := &schema.Database{Name: "two", Dialect: text2sql.DialectPostgres, Tables: []*schema.Table{orders, elsewhere}}
+	assert.Empty(t, fkGraph(db, db.Index(), true)[orders], "shop.orders → customers must not resolve to crm.customers")
+
+	own := &schema.Table{Schema: "shop", Name: "customers", Kind: schema.KindTable, Columns: []schema.Column{col("id")}}
+	db.Tables = append(db.Tables, own)
+	assert.Equal(t, []*schema.Table{own}, fkGraph(db, db.Index(), true)[orders])
+}

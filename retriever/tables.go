@@ -1,6 +1,7 @@
 package retriever
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -63,14 +64,12 @@ func fkGraph(db *schema.Database, ix *schema.Index, inferred bool) map[*schema.T
 			if fk.Inferred && !inferred {
 				continue
 			}
+			// A key without RefSchema references its own table's schema
+			// (as introspection reports them); it never resolves to a
+			// table of the same name in another one.
 			name := fk.RefTable
-			switch {
-			case fk.RefSchema != "":
-				name = fk.RefSchema + "." + name
-			case t.Schema != "":
-				if ix.Lookup(t.Schema+"."+name) != nil {
-					name = t.Schema + "." + name
-				}
+			if ns := cmp.Or(fk.RefSchema, t.Schema); ns != "" {
+				name = ns + "." + name
 			}
 			ref := ix.Lookup(name)
 			if ref == nil || ref == t {
@@ -136,7 +135,12 @@ func (h *Hybrid) bridges(from *schema.Table, set map[*schema.Table]bool) (path [
 // counts, where a foreign-key neighbour of a chosen table counts
 // neighbourLead positions ahead (tables that join are asked about
 // together), and so does a table the question names (named), so that a
-// neighbour never pushes it out; each is followed by
+// neighbour never pushes it out. In a schema of several namespaces the
+// first candidate is that of the namespace the question is routed to
+// (route), and a table of another namespace counts only after every
+// candidate of that one, without either lead (at 6 tables on the union
+// catalogs, with route: Spider dev 88.0% → 91.2% strict recall, BIRD
+// mini-dev 95.0% → 96.6%); each is followed by
 // the bridge tables on the shortest foreign-key path to the tables already
 // chosen ("join path") when they fit. When the whole schema fits the
 // budget, every other table follows ("whole schema"): the remaining
@@ -156,7 +160,7 @@ func (h *Hybrid) bridges(from *schema.Table, set map[*schema.Table]bool) (path [
 // preference nor bridges of other tables may push its choice out (and
 // its first table decides the namespace). Names that are no candidate
 // are ignored.
-func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, selected, required []string, named map[*schema.Table]bool, valued []*schema.Table) []shownTable {
+func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, selected, required []string, named map[*schema.Table]bool, valued []*schema.Table, nsScore map[string]float64) []shownTable {
 	var cands []cand
 	seen := map[*schema.Table]bool{}
 	push := func(t *schema.Table, ref text2sql.TableRef) {
@@ -193,6 +197,10 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 	}
 	for _, t := range valued {
 		push(t, text2sql.TableRef{Reason: text2sql.ReasonValue})
+	}
+
+	if h.namespaces != nil && len(selected) == 0 {
+		cands = h.route(cands, valued, nsScore)
 	}
 
 	limit := h.maxTables
@@ -288,6 +296,8 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 			case len(out) == 0:
 			case valued && valueLead:
 				pos, lead = min(i, r)-h.neighbourLead, true
+			case h.namespaces != nil && h.namespaces[c.t] != h.namespaces[out[0].table]:
+				pos += len(cands) // after every candidate of the routed namespace
 			case h.adjacent(c.t, in) || named[c.t]:
 				pos -= h.neighbourLead
 			}
@@ -356,6 +366,75 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 type cand struct {
 	t   *schema.Table
 	ref text2sql.TableRef
+}
+
+// Weights of the namespace score (route), relative to the best table's
+// fused score, which counts 1. Measured by `eval --recall --catalog` at 6
+// tables (hashing embedder), as the share of questions whose first table
+// is in their own database: the best table alone routes 77.6% of Spider
+// dev (166 databases) and 96.4% of BIRD mini-dev (11); with the BM25
+// score at 0.5, 84.6% and 99.4%; with a value match at 0.25 too, 87.6% on
+// Spider (BIRD's catalog has no rows). Tried: BM25 at 0.25, 0.75, 1 and 2
+// route 86.9%, 87.1%, 87.0% and 85.1% of Spider; a value match at 0.5,
+// 87.6%; both at 1, 86.0%. The value weight stays small because only
+// Spider's 20 dev databases have rows there, which flatters it.
+const (
+	routeBM25Weight  = 0.5
+	routeValueWeight = 0.25
+)
+
+// route returns cands with the best candidate of the namespace the
+// question is about first, so that the namespace chosen for the rest
+// (see chooseTables) is that one. A namespace scores its best table's
+// fused score over the best of all, plus routeBM25Weight times its BM25
+// score (nsScore: the question against all of a namespace's documents as
+// one, over the best namespace's), plus routeValueWeight when a value of
+// its data matched the question: a namespace that covers more of the
+// question wins over one that has only the best-named table (a question
+// about countries and their official languages belongs to the database
+// with country and countrylanguage tables, not to one of the many with a
+// country table). Ties keep the fused order.
+func (h *Hybrid) route(cands []cand, valued []*schema.Table, nsScore map[string]float64) []cand {
+	top, bm25Top := 0.0, 0.0
+	for _, c := range cands {
+		top = max(top, c.ref.Score)
+	}
+	for _, v := range nsScore {
+		bm25Top = max(bm25Top, v)
+	}
+	if top == 0 {
+		return cands
+	}
+	score := map[string]float64{}
+	for _, c := range cands {
+		ns := h.namespaces[c.t]
+		score[ns] = max(score[ns], c.ref.Score/top)
+	}
+	if bm25Top > 0 {
+		for ns, v := range nsScore {
+			score[ns] += routeBM25Weight * v / bm25Top
+		}
+	}
+	valuedNS := map[string]bool{}
+	for _, t := range valued {
+		if ns := h.namespaces[t]; !valuedNS[ns] {
+			valuedNS[ns] = true
+			score[ns] += routeValueWeight
+		}
+	}
+	best, bestScore := -1, 0.0
+	for i, c := range cands {
+		if v := score[h.namespaces[c.t]]; best < 0 || v > bestScore {
+			best, bestScore = i, v
+		}
+	}
+	if best <= 0 {
+		return cands
+	}
+	out := make([]cand, 0, len(cands))
+	out = append(out, cands[best])
+	out = append(out, cands[:best]...)
+	return append(out, cands[best+1:]...)
 }
 
 // routed reports whether a catalog may show candidate c once first is

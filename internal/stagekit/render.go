@@ -97,10 +97,23 @@ func WriteLowConfidence(w *Writer, best float64, advice string) {
 // verified examples, the cell values and the notes of other kinds. Items
 // are shown in the order given, grouped by kind.
 func WriteRetrieved(w *Writer, tables []text2sql.TableRef, schema string, items []text2sql.Item, o ContextOptions) {
-	if len(tables) > 0 {
+	// Tables shown only because the whole schema fits are not listed one
+	// by one: the schema shows them, and a line per table saying so would
+	// make the prompt longer than the whole schema alone.
+	listed := make([]text2sql.TableRef, 0, len(tables))
+	for _, t := range tables {
+		if t.Reason != text2sql.ReasonWholeSchema {
+			listed = append(listed, t)
+		}
+	}
+	if len(listed) > 0 {
 		w.Section("Tables")
-		w.Line(cmp.Or(o.TablesIntro, "The tables retrieval chose for the question, best match first, and why each is shown:"))
-		for _, t := range tables {
+		intro := cmp.Or(o.TablesIntro, "The tables retrieval chose for the question, best match first, and why each is shown:")
+		if len(listed) < len(tables) {
+			intro = strings.TrimSuffix(intro, ":") + " (the schema below is the whole database):"
+		}
+		w.Line(intro)
+		for _, t := range listed {
 			reason := t.Why()
 			switch t.Reason {
 			case "":
