@@ -96,3 +96,32 @@ func TestQuestion(t *testing.T) {
 	assert.Equal(t, "from the retrieval", Question(" ", c))
 	assert.Equal(t, "", Question("", nil))
 }
+
+// TestWholeSchemaTablesNotListed: tables shown only because the whole
+// schema fits are in the schema, not listed one by one; the list says the
+// schema is the whole database.
+func TestWholeSchemaTablesNotListed(t *testing.T) {
+	tables := []text2sql.TableRef{
+		{Name: "singer", Reason: text2sql.ReasonRetrieved},
+		{Name: "concert", Reason: text2sql.ReasonWholeSchema},
+		{Name: "stadium", Reason: text2sql.ReasonWholeSchema},
+	}
+	var w Writer
+	WriteRetrieved(&w, tables, "CREATE TABLE singer (id INTEGER);", nil, ContextOptions{})
+	out := w.String()
+	assert.Contains(t, out, "- singer (retrieved)")
+	assert.Contains(t, out, "(the schema below is the whole database):")
+	assert.NotContains(t, out, "concert")
+	assert.NotContains(t, out, string(text2sql.ReasonWholeSchema))
+
+	// Every table whole schema: no list at all.
+	w = Writer{}
+	WriteRetrieved(&w, tables[1:], "CREATE TABLE concert (id INTEGER);", nil, ContextOptions{})
+	assert.NotContains(t, w.String(), "## Tables")
+	assert.Contains(t, w.String(), "CREATE TABLE concert")
+
+	// Nothing whole schema: the plain list.
+	w = Writer{}
+	WriteRetrieved(&w, tables[:1], "", nil, ContextOptions{})
+	assert.NotContains(t, w.String(), "whole database")
+}
