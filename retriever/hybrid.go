@@ -296,9 +296,10 @@ type Hybrid struct {
 	wideColumns int
 	// catalog: the namespaces are separate databases (HybridOptions.Catalog).
 	catalog bool
-	// nsTables are the lower-case table names of each namespace, in a
-	// catalog.
+	// nsTables are the lower-case table names of each namespace.
 	nsTables map[string]map[string]bool
+	// nsTokens are the DDL tokens of each namespace.
+	nsTokens map[string]int
 	// neighbourLead is how many positions ahead a candidate table counts
 	// when it is a foreign-key neighbour of a chosen one.
 	neighbourLead int
@@ -545,6 +546,10 @@ func newHybrid(opts HybridOptions) (*Hybrid, error) {
 		h.catalog, h.wholeSchema = true, false
 	}
 	if h.namespaces != nil {
+		h.nsTokens = map[string]int{}
+		for _, t := range h.db.Tables {
+			h.nsTokens[h.namespaces[t]] += h.ddlTokens[t]
+		}
 		h.nsTables = map[string]map[string]bool{}
 		for _, t := range h.db.Tables {
 			ns := h.namespaces[t]
