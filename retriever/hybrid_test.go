@@ -615,3 +615,40 @@ func TestForeignKeyStaysInItsSchema(t *testing.T) {
 	db.Tables = append(db.Tables, own)
 	assert.Equal(t, []*schema.Table{own}, fkGraph(db, db.Index(), true)[orders])
 }
+
+// TestCrossSchemaKeyKeepsItsLead: in a database of several schemas, a
+// table of another schema waits for the routed schema's candidates,
+// unless a declared key joins it to a table already chosen there.
+func TestCrossSchemaKeyKeepsItsLead(t *testing.T) {
+	col := func(n, typ string) schema.Column { return schema.Column{Name: n, Type: typ} }
+	tbl := func(ns, name string, cols ...schema.Column) *schema.Table {
+		return &schema.Table{Schema: ns, Name: name, Kind: schema.KindTable, PrimaryKey: []string{"id"}, Columns: append([]schema.Column{col("id", "integer")}, cols...)}
+	}
+	orders := tbl("sales", "orders", col("customer_id", "integer"), col("total", "numeric"), col("placed_at", "timestamp"))
+	orders.ForeignKeys = []schema.ForeignKey{{Columns: []string{"customer_id"}, RefSchema: "crm", RefTable: "customers", RefColumns: []string{"id"}}}
+	customers := tbl("crm", "customers", col("name", "text"), col("city", "text"))
+	db := &schema.Database{Name: "shop", Dialect: text2sql.DialectPostgres, Tables: []*schema.Table{
+		orders,
+		tbl("sales", "order_items", col("order_id", "integer"), col("quantity", "integer")),
+		tbl("sales", "order_returns", col("order_id", "integer"), col("reason", "text")),
+		tbl("sales", "order_notes", col("order_id", "integer"), col("note", "text")),
+		customers,
+		tbl("crm", "leads", col("name", "text")),
+	}}
+	h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, MaxTables: 3, Budget: -1})
+	require.NoError(t, err)
+	q := "Order totals with their items, returns and the customer"
+	shown := tableNames(retrieve(t, h, q))
+	require.NotEmpty(t, shown)
+	assert.Equal(t, "sales.orders", shown[0])
+	assert.Contains(t, shown, "crm.customers", "joined by a declared key")
+
+	// Without the key, crm.customers waits for the sales candidates.
+	orders.ForeignKeys = nil
+	h, err = NewHybrid(context.Background(), HybridOptions{Schema: db, MaxTables: 3, Budget: -1})
+	require.NoError(t, err)
+	shown = tableNames(retrieve(t, h, q))
+	require.NotEmpty(t, shown)
+	assert.Equal(t, "sales.orders", shown[0])
+	assert.NotContains(t, shown, "crm.customers")
+}

@@ -306,9 +306,12 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 			case valued && valueLead:
 				pos, lead = min(i, r)-h.neighbourLead, true
 			case preferNS && h.namespaces[c.t] != h.namespaces[out[0].table]:
-				if runnerUp != "" && h.namespaces[c.t] == runnerUp && len(out) >= limit-(limit+2)/3 {
+				switch {
+				case h.adjacentIn(c.t, in, h.namespaces[out[0].table]):
+					pos -= h.neighbourLead // a declared key into the routed namespace
+				case runnerUp != "" && h.namespaces[c.t] == runnerUp && len(out) >= limit-(limit+2)/3:
 					pos -= len(cands) // the last third of the slots: a close runner-up's
-				} else {
+				default:
 					pos += len(cands) // after every candidate of the routed namespace
 				}
 			case h.adjacent(c.t, in) || named[c.t]:
@@ -494,6 +497,18 @@ func (h *Hybrid) routed(c cand, first shownTable, named map[*schema.Table]bool) 
 func (h *Hybrid) adjacent(t *schema.Table, set map[*schema.Table]bool) bool {
 	for _, n := range h.declared[t] {
 		if set[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// adjacentIn reports whether t has a declared foreign key to or from a
+// table of set in namespace ns: a key across schemas (PostgreSQL's
+// sales.orders → crm.customers) says the two are queried together.
+func (h *Hybrid) adjacentIn(t *schema.Table, set map[*schema.Table]bool, ns string) bool {
+	for _, n := range h.declared[t] {
+		if set[n] && h.namespaces[n] == ns {
 			return true
 		}
 	}
