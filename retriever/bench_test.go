@@ -510,3 +510,22 @@ func TestBuildParallelSameRankings(t *testing.T) {
 	}
 	require.NotZero(t, hits, "no value matched: the value index went untested")
 }
+
+// BenchmarkRetrieveLatencyCatalog10000: BenchmarkRetrieveLatency10000 with
+// the tables spread over 100 schemas, so that each question is routed to
+// a namespace first (the namespace index and route), and the build time.
+func BenchmarkRetrieveLatencyCatalog10000(b *testing.B) {
+	ctx := context.Background()
+	db := synthSchema(10000, 20)
+	for i, t := range db.Tables {
+		t.Schema = fmt.Sprintf("db%02d", i%100)
+	}
+	t0 := time.Now()
+	h, err := NewHybrid(ctx, HybridOptions{Schema: db})
+	require.NoError(b, err)
+	build := time.Since(t0)
+	require.NotNil(b, h.nsBM, "namespaces")
+	b.ResetTimer() // also drops metrics reported before it
+	reportPercentiles(b, retrieveTimes(b, h, synthQuestions), "")
+	b.ReportMetric(build.Seconds(), "build-s")
+}
