@@ -376,7 +376,7 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 		}
 	}
 	h.bm = bm25.NewTokens(tokens, bm25.DefaultParams())
-	h.nsBM, h.nsNames = namespaceIndex(namespaces(h.db), h.docTables, tokens)
+	h.nsBM, h.nsNames = namespaceIndex(h.namespaces, h.docTables, tokens)
 	h.graph, h.declared = fkGraph(h.db, ix, true), fkGraph(h.db, ix, false)
 	h.byName = map[string][]*schema.Table{}
 	for _, t := range h.db.Tables {
