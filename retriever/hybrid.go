@@ -817,7 +817,8 @@ func (h *Hybrid) cut(t *schema.Table, query string, values, items []text2sql.Ite
 	name := t.QualifiedName()
 	for _, o := range h.db.Tables {
 		for _, fk := range o.ForeignKeys {
-			if strings.EqualFold(fk.RefTable, t.Name) {
+			// A key without RefSchema references its own schema, as in fkGraph.
+			if strings.EqualFold(fk.RefTable, t.Name) && strings.EqualFold(cmp.Or(fk.RefSchema, o.Schema), t.Schema) {
 				for _, c := range fk.RefColumns {
 					keep[strings.ToLower(c)] = true
 				}

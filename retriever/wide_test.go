@@ -63,3 +63,28 @@ func TestWideTableShowsTouchedColumns(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, c.Schema, "heading_accuracy", "never cut")
 }
+
+// A wide table keeps the columns other tables' keys reference, only for
+// keys that resolve to it: a key of another schema without RefSchema
+// references a table of its own schema, not this one.
+func TestWideTableKeepsReferencedColumnsOfItsSchema(t *testing.T) {
+	stats := &schema.Table{Schema: "a", Name: "stats", PrimaryKey: []string{"id"}, Columns: []schema.Column{{Name: "id", Type: "INTEGER"}}}
+	for i := range 60 {
+		stats.Columns = append(stats.Columns, schema.Column{Name: fmt.Sprintf("skill_%02d", i), Type: "INTEGER"})
+	}
+	ref := func(ns, col string) *schema.Table {
+		return &schema.Table{Schema: ns, Name: "games_" + ns, Columns: []schema.Column{{Name: "stat", Type: "INTEGER"}},
+			ForeignKeys: []schema.ForeignKey{{Columns: []string{"stat"}, RefTable: "stats", RefColumns: []string{col}}}}
+	}
+	db := &schema.Database{Dialect: text2sql.DialectPostgres, Tables: []*schema.Table{stats, ref("a", "skill_40"), ref("b", "skill_50")}}
+	h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, Budget: -1})
+	require.NoError(t, err)
+	cut := h.cut(stats, "games", nil, nil)
+	require.NotNil(t, cut)
+	var names []string
+	for _, c := range cut.Columns {
+		names = append(names, c.Name)
+	}
+	assert.Contains(t, names, "skill_40", "referenced by a.games_a")
+	assert.NotContains(t, names, "skill_50", "b.games_b references b.stats")
+}
