@@ -113,7 +113,9 @@ func TestRecallDefaultRetriever(t *testing.T) {
 	require.NoError(t, err)
 	logRecall(t, cat)
 	assert.Equal(t, 500, cat.Overall.Questions)
+	// Measured: 0.972 strict recall at 5.38 tables shown.
 	assert.GreaterOrEqual(t, *cat.Overall.StrictTableRecall, 0.95)
+	assert.LessOrEqual(t, cat.Overall.MeanTablesShown, 6.0)
 	assert.Less(t, *cat.Overall.PromptRatio, 0.25)
 	other := 0
 	for _, rec := range cat.Records {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -542,51 +543,104 @@ func TestBudget(t *testing.T) {
 }
 
 // TestNamespaceFill: in a catalog of several databases whose whole does
-// not fit the budget, the best table's namespace is shown whole when it
-// fits beside the tables chosen.
+// not fit the budget, the first table's namespace is shown whole when it
+// fits beside the tables chosen and has at most MaxTables tables.
 func TestNamespaceFill(t *testing.T) {
 	db := unionSchema(t, []string{"concert_singer", "pets_1", "car_1", "world_1", "flight_2", "dog_kennels", "student_transcripts_tracking", "cre_Doc_Template_Mgt",
 		"employee_hire_evaluation", "network_1", "orchestra", "poker_player", "real_estate_properties", "singer", "tvshow", "voter_1", "museum_visit", "battle_death", "course_teach"})
-	h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, MaxTables: 2})
-	require.NoError(t, err)
-	require.False(t, h.wholeSchema, "the catalog must not fit the default budget")
-	c := retrieve(t, h, "What are the names of the stadiums that had no concerts?")
-	require.NotEmpty(t, c.Tables)
-	first := db.Lookup(c.Tables[0].Name)
-	require.NotNil(t, first, "%s", c.Tables[0].Name)
+	// car_1 has 6 tables; the question names two of them.
+	const q = "How many continents are there?"
 	var ns []string
 	for _, tb := range db.Tables {
-		if tb.Schema == first.Schema {
+		if tb.Schema == "car_1" {
 			ns = append(ns, tb.QualifiedName())
 		}
 	}
-	require.Greater(t, len(ns), 2, "namespace %s", first.Schema)
+	require.Len(t, ns, 6)
+	h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, MaxTables: len(ns)})
+	require.NoError(t, err)
+	require.False(t, h.wholeSchema, "the catalog must not fit the default budget")
+	c := retrieve(t, h, q)
+	require.NotEmpty(t, c.Tables)
+	require.Equal(t, "car_1.continents", c.Tables[0].Name)
 	shown := tableNames(c)
 	for _, name := range ns {
-		assert.Contains(t, shown, name, "namespace %s", first.Schema)
+		assert.Contains(t, shown, name)
 	}
-	for _, ref := range c.Tables[2:] {
-		assert.Equal(t, text2sql.ReasonWholeSchema, ref.Reason, "%s", ref.Name)
+	filled := 0
+	for _, ref := range c.Tables {
+		if ref.Reason == text2sql.ReasonWholeSchema {
+			filled++
+			assert.Contains(t, ns, ref.Name, "only the first table's namespace is filled")
+		}
 	}
-	assert.Len(t, c.Tables, len(ns)+2-countIn(shown[:2], ns), "tables %+v", c.Tables)
+	assert.Positive(t, filled, "tables %+v", c.Tables)
 
-	// Without a budget, or with one the namespace does not fit, MaxTables
-	// alone decides (a budget of 10 tokens holds only the first table).
-	for budget, want := range map[int]int{-1: 2, 10: 1} {
-		h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, MaxTables: 2, Budget: budget})
+	// A namespace of more than MaxTables tables, no budget, or a budget
+	// the namespace does not fit: MaxTables alone decides (a budget of 10
+	// tokens holds only the first table).
+	for _, tc := range []struct{ max, budget, want int }{{len(ns) - 1, 0, len(ns) - 1}, {len(ns), -1, len(ns)}, {len(ns), 10, 1}} {
+		h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, MaxTables: tc.max, Budget: tc.budget})
 		require.NoError(t, err)
-		assert.Len(t, retrieve(t, h, "What are the names of the stadiums that had no concerts?").Tables, want, "budget %d", budget)
+		c := retrieve(t, h, q)
+		assert.LessOrEqual(t, len(c.Tables), tc.want, "%+v: %v", tc, tableNames(c))
+		for _, ref := range c.Tables {
+			assert.NotEqual(t, text2sql.ReasonWholeSchema, ref.Reason, "%+v: %s", tc, ref.Name)
+		}
 	}
 }
 
-func countIn(names, set []string) int {
-	n := 0
-	for _, x := range names {
-		if slices.Contains(set, x) {
-			n++
-		}
+// TestRoutingConfidence: in a catalog of several namespaces, how many
+// tables of other namespaces are shown depends on how close the runner-up
+// namespace comes to the routed one: none when the question is plainly
+// about one, tables of the next best namespaces only when several are as
+// good.
+func TestRoutingConfidence(t *testing.T) {
+	col := func(n, typ string) schema.Column { return schema.Column{Name: n, Type: typ} }
+	hr := func(ns string) []*schema.Table {
+		employees := &schema.Table{Schema: ns, Name: "employees", Kind: schema.KindTable, PrimaryKey: []string{"id"},
+			Columns:     []schema.Column{col("id", "integer"), col("name", "text"), col("department_id", "integer")},
+			ForeignKeys: []schema.ForeignKey{{Columns: []string{"department_id"}, RefTable: "departments", RefColumns: []string{"id"}}}}
+		departments := &schema.Table{Schema: ns, Name: "departments", Kind: schema.KindTable, PrimaryKey: []string{"id"},
+			Columns: []schema.Column{col("id", "integer"), col("name", "text")}}
+		return []*schema.Table{employees, departments}
 	}
-	return n
+	shop := []*schema.Table{
+		{Schema: "shop", Name: "orders", Kind: schema.KindTable, Columns: []schema.Column{col("id", "integer"), col("customer_id", "integer"), col("total", "numeric")}},
+		{Schema: "shop", Name: "customers", Kind: schema.KindTable, Columns: []schema.Column{col("id", "integer"), col("name", "text"), col("city", "text")}},
+		{Schema: "shop", Name: "products", Kind: schema.KindTable, Columns: []schema.Column{col("id", "integer"), col("name", "text"), col("price", "numeric")}},
+	}
+	const q = "List the employees with the names of their departments"
+	namespaces := func(c *text2sql.Retrieval) []string {
+		var out []string
+		for _, ref := range c.Tables {
+			if ns, _, _ := strings.Cut(ref.Name, "."); !slices.Contains(out, ns) {
+				out = append(out, ns)
+			}
+		}
+		return out
+	}
+
+	// One namespace plainly matches: the free slots stay empty.
+	db := &schema.Database{Name: "corp", Dialect: text2sql.DialectPostgres, Tables: append(hr("hr"), shop...)}
+	h, err := NewHybrid(context.Background(), HybridOptions{Schema: db, MaxTables: 5, Budget: -1})
+	require.NoError(t, err)
+	c := retrieve(t, h, q)
+	assert.ElementsMatch(t, []string{"hr.employees", "hr.departments"}, tableNames(c))
+
+	// Four namespaces match equally: the slots hedge the routing, with
+	// tables of the two next best namespaces and none of the fourth.
+	db = &schema.Database{Name: "corp", Dialect: text2sql.DialectPostgres}
+	for _, ns := range []string{"hr_2023", "hr_2024", "hr_2025", "hr_2026"} {
+		db.Tables = append(db.Tables, hr(ns)...)
+	}
+	db.Tables = append(db.Tables, shop...)
+	h, err = NewHybrid(context.Background(), HybridOptions{Schema: db, MaxTables: 8, Budget: -1})
+	require.NoError(t, err)
+	c = retrieve(t, h, q)
+	shown := namespaces(c)
+	assert.Len(t, shown, 1+hedgeNamespaces, "tables %v", tableNames(c))
+	assert.NotContains(t, shown, "shop")
 }
 
 // TestNamedTableKeepsItsSlot: the lead a foreign-key neighbour of a chosen
@@ -617,8 +671,8 @@ func TestForeignKeyStaysInItsSchema(t *testing.T) {
 }
 
 // TestCrossSchemaKeyKeepsItsLead: in a database of several schemas, a
-// table of another schema waits for the routed schema's candidates,
-// unless a declared key joins it to a table already chosen there.
+// table of another schema that the routing confidence holds back is
+// shown when a declared key joins it to a table chosen in the routed one.
 func TestCrossSchemaKeyKeepsItsLead(t *testing.T) {
 	col := func(n, typ string) schema.Column { return schema.Column{Name: n, Type: typ} }
 	tbl := func(ns, name string, cols ...schema.Column) *schema.Table {
@@ -643,7 +697,7 @@ func TestCrossSchemaKeyKeepsItsLead(t *testing.T) {
 	assert.Equal(t, "sales.orders", shown[0])
 	assert.Contains(t, shown, "crm.customers", "joined by a declared key")
 
-	// Without the key, crm.customers waits for the sales candidates.
+	// Without the key, crm.customers is held back.
 	orders.ForeignKeys = nil
 	h, err = NewHybrid(context.Background(), HybridOptions{Schema: db, MaxTables: 3, Budget: -1})
 	require.NoError(t, err)

@@ -55,9 +55,9 @@ const (
 	DefaultBudget = 4000
 	// DefaultMaxTables is the default number of selected tables kept; the
 	// rest of an answer is treated as not selected. It is one less than
-	// the retriever's default of 5 tables shown (retriever.DefaultMaxTables),
-	// so the best table the model left out still comes within the
-	// retriever's table quota.
+	// the retriever's default of 6 tables shown
+	// (retriever.DefaultMaxTables), so the fused ranking's best table,
+	// when the model left it out, still has a slot.
 	DefaultMaxTables = retriever.DefaultMaxTables - 1
 	// DefaultTimeout is the default time limit of one Rerank, every model
 	// call and re-ask included. It is half the CLI's default time limit of
@@ -97,7 +97,7 @@ type Options struct {
 	// DefaultBudget (4000); negative is an error.
 	Budget int
 	// MaxTables is how many of the model's tables are kept as selected,
-	// in its order; 0 means DefaultMaxTables (4); negative is an error.
+	// in its order; 0 means DefaultMaxTables (5); negative is an error.
 	// Keep it below the retriever's table quota and MaxTables, so the
 	// fused ranking keeps at least one slot for a table the model missed.
 	MaxTables int

@@ -13,42 +13,46 @@ import (
 	"github.com/text2sql-go/text2sql/internal/demotest"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 	llmrerank "github.com/text2sql-go/text2sql/rerank/llm"
+	"github.com/text2sql-go/text2sql/retriever"
 )
 
-// A Spider dev question whose gold query reads cars_data, which the fused
-// ranking puts 6th of car_1's 6 tables, after the tables whose names say
-// "model" and "make": without a reranker it is not shown (5 tables), with
-// a model that selects the gold tables it is, first.
-func TestSelectionRecoversSixthTable(t *testing.T) {
-	db := spiderDB(t, "car_1")
-	const q = "Which model saves the most gasoline? That is to say, have the maximum miles per gallon."
-	// Gold: SELECT T1.Model FROM CAR_NAMES AS T1 JOIN CARS_DATA AS T2
-	// ON T1.MakeId = T2.Id ORDER BY T2.mpg DESC LIMIT 1
+// A Spider dev question whose gold query reads Degree_Programs, which the
+// fused ranking leaves out of student_transcripts_tracking's 11 tables
+// (the 6 shown are those whose names say "semester", "enrolment" and
+// "student"): without a reranker it is not shown, with a model that
+// selects the gold tables it is, first.
+func TestSelectionRecoversMissedTable(t *testing.T) {
+	db := spiderDB(t, "student_transcripts_tracking")
+	const q = "Find the semester when both Master students and Bachelor students got enrolled in."
+	// Gold: SELECT DISTINCT T2.semester_id FROM Degree_Programs AS T1 JOIN
+	// Student_Enrolment AS T2 ON T1.degree_program_id = T2.degree_program_id
+	// WHERE degree_summary_name = 'Master' INTERSECT … 'Bachelor'
 	plain := retrieve(t, selecting(t, db, nil), q)
-	require.NotContains(t, tableNames(plain), "cars_data", "the fused ranking must miss the table for this test: %v", tableNames(plain))
+	require.NotContains(t, tableNames(plain), "Degree_Programs", "the fused ranking must miss the table for this test: %v", tableNames(plain))
 	cands := candidates(t, db, nil, q)
-	require.Contains(t, firstTables(cands, 100), "cars_data", "the reranker must be given it")
+	require.Contains(t, firstTables(cands, 100), "Degree_Programs", "the reranker must be given it")
 
 	m := llmtest.Func(func(req text2sql.ModelRequest) (string, error) {
-		require.Contains(t, req.Messages[0].Content, "CREATE TABLE cars_data", "the model is shown the candidate's columns")
-		return tablesReply("CARS_DATA", "car_names"), nil
+		require.Contains(t, req.Messages[0].Content, `CREATE TABLE "Degree_Programs"`, "the model is shown the candidate's columns")
+		return tablesReply("DEGREE_PROGRAMS", "student_enrolment"), nil
 	})
 	c := retrieve(t, selecting(t, db, newReranker(t, m, llmrerank.Options{Schema: db})), q)
 	require.NotNil(t, c.Rerank)
 	assert.Empty(t, c.Rerank.Fallback)
-	assert.Equal(t, []string{"cars_data", "car_names"}, c.Rerank.Tables)
+	assert.Equal(t, []string{"Degree_Programs", "Student_Enrolment"}, c.Rerank.Tables)
 	shown := tableNames(c)
-	assert.Equal(t, []string{"cars_data", "car_names"}, shown[:2], "shown: %v", shown)
+	assert.Equal(t, []string{"Degree_Programs", "Student_Enrolment"}, shown[:2], "shown: %v", shown)
 	assert.Contains(t, shown, plain.Tables[0].Name, "the fused best still has a slot")
-	assert.Contains(t, c.Schema, "CREATE TABLE cars_data")
+	assert.Contains(t, c.Schema, `CREATE TABLE "Degree_Programs"`)
 }
 
 // A model that selects every table but the one the fused ranking puts
-// first cannot push it out of the retriever's 5 tables with the default
-// MaxTables (4); with MaxTables 5 it can.
+// first cannot push it out of the retriever's tables with the defaults
+// (the reranker keeps one table less than the retriever shows); with
+// MaxTables equal to the retriever's it can.
 func TestFusedBestKeepsASlot(t *testing.T) {
-	db := spiderDB(t, "car_1")
-	const q = "What are the different models for the cards produced after 1980?"
+	db := spiderDB(t, "student_transcripts_tracking")
+	const q = "How many degree programs does each department offer?"
 	plain := retrieve(t, selecting(t, db, nil), q)
 	best := plain.Tables[0].Name
 	var others []string
@@ -57,15 +61,15 @@ func TestFusedBestKeepsASlot(t *testing.T) {
 			others = append(others, tb.Name)
 		}
 	}
-	require.Len(t, others, 5)
+	require.Greater(t, len(others), retriever.DefaultMaxTables)
 	m := llmtest.New(tablesReply(others...)).RepeatLast()
 
 	c := retrieve(t, selecting(t, db, newReranker(t, m, llmrerank.Options{Schema: db})), q)
 	assert.Len(t, c.Rerank.Tables, llmrerank.DefaultMaxTables)
 	assert.Contains(t, tableNames(c), best, "default MaxTables")
 
-	c = retrieve(t, selecting(t, db, newReranker(t, m, llmrerank.Options{Schema: db, MaxTables: 5})), q)
-	assert.NotContains(t, tableNames(c), best, "MaxTables 5 gives the model every slot: %v", tableNames(c))
+	c = retrieve(t, selecting(t, db, newReranker(t, m, llmrerank.Options{Schema: db, MaxTables: retriever.DefaultMaxTables})), q)
+	assert.NotContains(t, tableNames(c), best, "MaxTables %d gives the model every slot: %v", retriever.DefaultMaxTables, tableNames(c))
 }
 
 // The reranker's calls reach the pipeline's trace: the retrieval step
@@ -127,7 +131,7 @@ func TestSelectionShownFirst(t *testing.T) {
 	c := retrieve(t, selecting(t, db, newReranker(t, m, llmrerank.Options{Schema: db})), q)
 	require.Equal(t, sel, c.Rerank.Tables)
 	shown := tableNames(c)
-	require.Len(t, shown, 5)
+	require.Len(t, shown, retriever.DefaultMaxTables)
 	assert.Equal(t, sel, shown[:4])
 	assert.Equal(t, text2sql.ReasonRetrieved, c.Tables[0].Reason)
 }
