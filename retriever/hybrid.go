@@ -303,8 +303,6 @@ type Hybrid struct {
 	catalog bool
 	// nsTables are the lower-case table names of each namespace.
 	nsTables map[string]map[string]bool
-	// nsTokens are the DDL tokens of each namespace.
-	nsTokens map[string]int
 	// neighbourLead is how many positions ahead a candidate table counts
 	// when it is a foreign-key neighbour of a chosen one.
 	neighbourLead int
@@ -551,10 +549,6 @@ func newHybrid(opts HybridOptions) (*Hybrid, error) {
 		h.catalog, h.wholeSchema = true, false
 	}
 	if h.namespaces != nil {
-		h.nsTokens = map[string]int{}
-		for _, t := range h.db.Tables {
-			h.nsTokens[h.namespaces[t]] += h.ddlTokens[t]
-		}
 		h.nsTables = map[string]map[string]bool{}
 		for _, t := range h.db.Tables {
 			ns := h.namespaces[t]

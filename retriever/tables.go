@@ -143,16 +143,16 @@ func (h *Hybrid) bridges(from *schema.Table, set map[*schema.Table]bool) (path [
 // next best namespaces when it comes close, any of them when it is about
 // as good; a table with a declared key into the routed namespace is always
 // allowed, and so is a value-matched table while value matches lead.
-// Each chosen table is followed by the bridge tables on the
-// shortest foreign-key path to the tables already chosen ("join path")
-// when they fit. When the whole schema fits the budget, every other table
-// follows ("whole schema"): the remaining candidates in order, then the
-// rest in schema order. In a catalog of several namespaces (PostgreSQL
-// schemas, MySQL databases) whose whole does not fit, the namespace of
-// the first table is filled the same way when it fits beside the tables
-// chosen and has no more than MaxTables tables: a question is about one schema
-// far more often than about several, and a table of that schema named
-// only through its data is then not missed. Last, each required table not
+// Each chosen table is followed by the bridge tables on the shortest
+// foreign-key path to the tables already chosen ("join path") when they
+// fit. When the whole schema fits the budget, every other table follows
+// ("whole schema"): the remaining candidates in order, then the rest in
+// schema order. In a catalog of several namespaces (PostgreSQL schemas,
+// MySQL databases) whose whole does not fit, the namespace of the first
+// table is filled the same way when it fits beside the tables chosen and
+// has no more than MaxTables tables: a question is about one schema far
+// more often than about several, and a table of that schema named only
+// through its data is then not missed. Last, each required table not
 // yet shown, with its bridges while room is left.
 //
 // Before the greedy choice, the tables a reporting reranker selected
@@ -207,16 +207,17 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 	if h.namespaces != nil && len(selected) == 0 {
 		var order []string
 		var share float64
-		cands, order, share = h.route(cands, valued, nsScore)
-		near = make(map[string]bool, 1+hedgeNamespaces)
-		for _, ns := range order[:min(len(order), 1+hedgeNamespaces)] {
-			near[ns] = true
-		}
-		switch {
-		case share < confidentShare:
-			spill = 0
-		case share < hedgeShare:
-			spill = hedgeTables
+		if cands, order, share = h.route(cands, valued, nsScore); order != nil {
+			near = make(map[string]bool, 1+hedgeNamespaces)
+			for _, ns := range order[:min(len(order), 1+hedgeNamespaces)] {
+				near[ns] = true
+			}
+			switch {
+			case share < confidentShare:
+				spill = 0
+			case share < hedgeShare:
+				spill = hedgeTables
+			}
 		}
 	}
 
@@ -441,8 +442,9 @@ const (
 // about countries and their official languages belongs to the database
 // with country and countrylanguage tables, not to one of the many with a
 // country table). Ties keep the fused order. order is the candidates'
-// namespaces, the routed one first, then by score (ties by name); share is
-// the second's score over the first's (0 with one namespace).
+// namespaces, the routed one first, then by score (ties by name), nil when
+// no candidate has a score (nothing to route by); share is the second's
+// score over the first's (0 with one namespace).
 func (h *Hybrid) route(cands []cand, valued []*schema.Table, nsScore map[string]float64) (out []cand, order []string, share float64) {
 	top, bm25Top := 0.0, 0.0
 	for _, c := range cands {
@@ -452,7 +454,7 @@ func (h *Hybrid) route(cands []cand, valued []*schema.Table, nsScore map[string]
 		bm25Top = max(bm25Top, v)
 	}
 	if top == 0 || len(cands) == 0 {
-		return cands, nil, 1 // no evidence: no confidence
+		return cands, nil, 0
 	}
 	score := map[string]float64{}
 	for _, c := range cands {
@@ -479,8 +481,10 @@ func (h *Hybrid) route(cands []cand, valued []*schema.Table, nsScore map[string]
 	}
 	routed := h.namespaces[cands[best].t]
 	order = []string{routed}
+	listed := map[string]bool{routed: true}
 	for _, c := range cands {
-		if ns := h.namespaces[c.t]; !slices.Contains(order, ns) {
+		if ns := h.namespaces[c.t]; !listed[ns] {
+			listed[ns] = true
 			order = append(order, ns)
 		}
 	}
