@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -729,24 +730,10 @@ func lenPrefixed(kind byte, s string) string {
 func number(v any) (*big.Rat, bool) {
 	r := new(big.Rat)
 	switch x := v.(type) {
-	case int:
-		return r.SetInt64(int64(x)), true
-	case int8:
-		return r.SetInt64(int64(x)), true
-	case int16:
-		return r.SetInt64(int64(x)), true
-	case int32:
-		return r.SetInt64(int64(x)), true
-	case uint:
-		return r.SetUint64(uint64(x)), true
-	case uint8:
-		return r.SetUint64(uint64(x)), true
-	case uint16:
-		return r.SetUint64(uint64(x)), true
-	case uint32:
-		return r.SetUint64(uint64(x)), true
-	case uint64:
-		return r.SetUint64(x), true
+	case int, int8, int16, int32:
+		return r.SetInt64(reflect.ValueOf(x).Int()), true
+	case uint, uint8, uint16, uint32, uint64:
+		return r.SetUint64(reflect.ValueOf(x).Uint()), true
 	case float32:
 		if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) {
 			return nil, false

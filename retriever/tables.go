@@ -233,6 +233,24 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 		}
 		return h.budget < 0 || h.wholeSchema || len(out) == 0 || n <= h.budget
 	}
+	show := func(t *schema.Table, ref text2sql.TableRef) {
+		in[t] = true
+		spent += h.ddlTokens[t]
+		ref.Name = t.QualifiedName()
+		out = append(out, shownTable{t, ref})
+	}
+	// showPath shows the tables of a join path not shown yet, if the whole
+	// path fits the slots and the budget.
+	showPath := func(path []*schema.Table, limit int) {
+		if len(out)+len(path) > limit || !fits(path...) {
+			return
+		}
+		for _, b := range path {
+			if !in[b] {
+				show(b, text2sql.TableRef{Reason: text2sql.ReasonJoinPath})
+			}
+		}
+	}
 	add := func(t *schema.Table, ref text2sql.TableRef, limit int, always bool) {
 		if t == nil || in[t] || len(out) >= limit {
 			return
@@ -242,20 +260,8 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 			return
 		}
 		path, _ := h.bridges(t, in)
-		in[t] = true
-		spent += h.ddlTokens[t]
-		ref.Name = t.QualifiedName()
-		out = append(out, shownTable{t, ref})
-		if len(out)+len(path) > limit || !fits(path...) {
-			return
-		}
-		for _, b := range path {
-			if !in[b] {
-				in[b] = true
-				spent += h.ddlTokens[b]
-				out = append(out, shownTable{b, text2sql.TableRef{Name: b.QualifiedName(), Reason: text2sql.ReasonJoinPath}})
-			}
-		}
+		show(t, ref)
+		showPath(path, limit)
 	}
 	// A reporting reranker's selection, then its bridges.
 	var pinned []*schema.Table
@@ -268,27 +274,14 @@ func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, sel
 			skipped[t] = true
 			continue
 		}
-		ref := cands[slices.IndexFunc(cands, func(c cand) bool { return c.t == t })].ref // seen: a candidate
-		ref.Name = t.QualifiedName()
-		in[t] = true
-		spent += h.ddlTokens[t]
-		out = append(out, shownTable{t, ref})
+		show(t, cands[slices.IndexFunc(cands, func(c cand) bool { return c.t == t })].ref) // seen: a candidate
 		pinned = append(pinned, t)
 	}
 	before := map[*schema.Table]bool{}
 	for _, t := range pinned {
 		path, _ := h.bridges(t, before)
 		before[t] = true
-		if len(out)+len(path) > limit || !fits(path...) {
-			continue
-		}
-		for _, b := range path {
-			if !in[b] {
-				in[b] = true
-				spent += h.ddlTokens[b]
-				out = append(out, shownTable{b, text2sql.TableRef{Name: b.QualifiedName(), Reason: text2sql.ReasonJoinPath}})
-			}
-		}
+		showPath(path, limit)
 	}
 	for len(out) < limit {
 		// Value-matched tables come next, while the slots left exceed

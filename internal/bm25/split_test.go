@@ -7,32 +7,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// referenceSplitWord is splitWord as it was before its ASCII path: every
-// segment split as runes, every part a new string.
+// referenceSplitWord is splitWord without its ASCII path: every segment
+// split as runes (splitRunes), so the tests below hold the ASCII path to
+// the general one.
 func referenceSplitWord(w string, dst []string) []string {
 	for _, seg := range strings.Split(w, "_") {
-		if seg == "" {
-			continue
-		}
-		rs := []rune(seg)
-		begin := 0
-		for i := 1; i <= len(rs); i++ {
-			cut := i == len(rs)
-			if !cut {
-				prev, cur := class(rs[i-1]), class(rs[i])
-				switch {
-				case prev == 3 && cur != 3, prev != 3 && cur == 3:
-					cut = true
-				case prev == 1 && cur == 2:
-					cut = true
-				case prev == 2 && cur == 2 && i+1 < len(rs) && class(rs[i+1]) == 1:
-					cut = true
-				}
-			}
-			if cut {
-				dst = append(dst, strings.ToLower(string(rs[begin:i])))
-				begin = i
-			}
+		if seg != "" {
+			dst = splitRunes(seg, dst)
 		}
 	}
 	return dst

@@ -161,19 +161,26 @@ func splitWord(w string, dst []string) []string {
 		}
 		if isASCII(seg) {
 			dst = splitASCII(seg, dst)
-			continue
+		} else {
+			dst = splitRunes(seg, dst)
 		}
-		rs := []rune(seg)
-		begin := 0
-		for i := 1; i <= len(rs); i++ {
-			cut := i == len(rs)
-			if !cut {
-				cut = cutBetween(class(rs[i-1]), class(rs[i]), i+1 < len(rs) && class(rs[i+1]) == 1)
-			}
-			if cut {
-				dst = append(dst, strings.ToLower(string(rs[begin:i])))
-				begin = i
-			}
+	}
+	return dst
+}
+
+// splitRunes is splitWord's loop for a segment of any letters and digits:
+// it splits the segment as runes, each part a new lower-cased string.
+func splitRunes(seg string, dst []string) []string {
+	rs := []rune(seg)
+	begin := 0
+	for i := 1; i <= len(rs); i++ {
+		cut := i == len(rs)
+		if !cut {
+			cut = cutBetween(class(rs[i-1]), class(rs[i]), i+1 < len(rs) && class(rs[i+1]) == 1)
+		}
+		if cut {
+			dst = append(dst, strings.ToLower(string(rs[begin:i])))
+			begin = i
 		}
 	}
 	return dst

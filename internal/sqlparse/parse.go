@@ -502,16 +502,7 @@ func (p *parser) selectBlock() *Select {
 			p.accept("TIES")
 		}
 	}
-	for {
-		itemFrom := p.i
-		it := &SelectItem{Expr: p.expr()}
-		it.Alias = p.alias(false)
-		it.Span = p.span(itemFrom)
-		s.Items = append(s.Items, it)
-		if p.i == itemFrom || !p.acceptPunct(",") {
-			break
-		}
-	}
+	s.Items = commaList(p, p.selectItem)
 	if p.word("INTO") {
 		// SELECT … INTO target: not a read; keep going for analysis.
 		into := p.i
@@ -732,16 +723,21 @@ func (p *parser) identList() []*Ident {
 	return out
 }
 
-func (p *parser) fromList() []TableExpr {
-	var out []TableExpr
+// commaList parses item, item, …: one more item after each comma, ending
+// at the first item followed by no comma, or one that consumed no token
+// (a malformed item cannot loop).
+func commaList[T any](p *parser, item func() T) []T {
+	var out []T
 	for {
 		at := p.i
-		out = append(out, p.tableExpr())
+		out = append(out, item())
 		if p.i == at || !p.acceptPunct(",") {
 			return out
 		}
 	}
 }
+
+func (p *parser) fromList() []TableExpr { return commaList(p, p.tableExpr) }
 
 // joinKind consumes a join operator and returns its kind; ok is false if
 // none is next.
@@ -903,26 +899,30 @@ func (p *parser) hints(tn *TableName) {
 	}
 }
 
-func (p *parser) orderTerms() []*OrderTerm {
-	var out []*OrderTerm
-	for {
-		from := p.i
-		o := &OrderTerm{Expr: p.expr()}
-		if p.accept("DESC") {
-			o.Desc = true
-		} else if p.accept("ASC") {
-			o.Asc = true
-		}
-		if p.word("NULLS") && (p.wordAt(1, "FIRST") || p.wordAt(1, "LAST")) {
-			o.Nulls = strings.ToUpper(p.peek(1).Text)
-			p.i += 2
-		}
-		o.Span = p.span(from)
-		out = append(out, o)
-		if p.i == from || !p.acceptPunct(",") {
-			return out
-		}
+func (p *parser) selectItem() *SelectItem {
+	from := p.i
+	it := &SelectItem{Expr: p.expr()}
+	it.Alias = p.alias(false)
+	it.Span = p.span(from)
+	return it
+}
+
+func (p *parser) orderTerms() []*OrderTerm { return commaList(p, p.orderTerm) }
+
+func (p *parser) orderTerm() *OrderTerm {
+	from := p.i
+	o := &OrderTerm{Expr: p.expr()}
+	if p.accept("DESC") {
+		o.Desc = true
+	} else if p.accept("ASC") {
+		o.Asc = true
 	}
+	if p.word("NULLS") && (p.wordAt(1, "FIRST") || p.wordAt(1, "LAST")) {
+		o.Nulls = strings.ToUpper(p.peek(1).Text)
+		p.i += 2
+	}
+	o.Span = p.span(from)
+	return o
 }
 
 func (p *parser) windowSpec() *WindowSpec {
@@ -958,13 +958,4 @@ func (p *parser) windowSpec() *WindowSpec {
 	return w
 }
 
-func (p *parser) exprList() []Expr {
-	var out []Expr
-	for {
-		at := p.i
-		out = append(out, p.expr())
-		if p.i == at || !p.acceptPunct(",") {
-			return out
-		}
-	}
-}
+func (p *parser) exprList() []Expr { return commaList(p, p.expr) }

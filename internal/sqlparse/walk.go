@@ -1,5 +1,7 @@
 package sqlparse
 
+import "reflect"
+
 // Inspect traverses the tree rooted at n in depth-first order, in the
 // style of go/ast.Inspect: it calls f(n); if f returns true, it inspects
 // each non-nil child of n, then calls f(nil). Recursion is bounded by the
@@ -14,31 +16,12 @@ func Inspect(n Node, f func(Node) bool) {
 	f(nil)
 }
 
-// isNil reports whether n is a typed nil pointer held in an interface.
+// isNil reports whether n is a typed nil pointer held in an interface
+// (an absent optional child, such as a Query's nil *With, passed as a
+// Node).
 func isNil(n Node) bool {
-	switch v := n.(type) {
-	case *Ident:
-		return v == nil
-	case *Query:
-		return v == nil
-	case *WindowSpec:
-		return v == nil
-	case *Limit:
-		return v == nil
-	case *With:
-		return v == nil
-	case *Lock:
-		return v == nil
-	case *TypeName:
-		return v == nil
-	case *Frame:
-		return v == nil
-	case *Call:
-		return v == nil
-	case *Into:
-		return v == nil
-	}
-	return false
+	v := reflect.ValueOf(n)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // Children returns the direct children of n in source order, leaving out

@@ -291,17 +291,7 @@ func (b *Builder) Index() *Index {
 		ks[i] = keyed{norms[e.val], e}
 	}
 	sortKeyed(ks)
-	ix.entries = make([]entry, len(ks))
-	ix.keyStart = make([]uint32, 0, len(ks)+1)
-	for i, k := range ks {
-		ix.entries[i] = k.e
-		if i == 0 || k.key != ix.keys[len(ix.keys)-1] {
-			ix.keys = append(ix.keys, k.key)
-			ix.keyStart = append(ix.keyStart, uint32(i))
-		}
-	}
-	ix.keys = slices.Clip(ix.keys)
-	ix.keyStart = append(ix.keyStart, uint32(len(ix.entries)))
+	ix.setEntries(ks)
 	ix.postings, ix.arena = postings(ix.keys)
 	used := make([]bool, len(b.cols))
 	columns := 0
@@ -643,4 +633,21 @@ func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, thresh
 			note(p.k, p.score, g, n, false)
 		}
 	}
+}
+
+// setEntries fills entries, keys and keyStart from ks, sorted by key:
+// one entry per pair, each distinct key once, keyStart[i] the first entry
+// of keys[i] and a last element len(entries).
+func (ix *Index) setEntries(ks []keyed) {
+	ix.entries = make([]entry, len(ks))
+	ix.keyStart = make([]uint32, 0, len(ks)+1)
+	for i, k := range ks {
+		ix.entries[i] = k.e
+		if i == 0 || k.key != ix.keys[len(ix.keys)-1] {
+			ix.keys = append(ix.keys, k.key)
+			ix.keyStart = append(ix.keyStart, uint32(i))
+		}
+	}
+	ix.keys = slices.Clip(ix.keys)
+	ix.keyStart = append(ix.keyStart, uint32(len(ix.entries)))
 }

@@ -35,16 +35,7 @@ func referenceIndex(b *Builder) *Index {
 	slices.SortFunc(ks, func(a, c keyed) int {
 		return cmp.Or(strings.Compare(a.key, c.key), cmp.Compare(a.e.col, c.e.col), cmp.Compare(a.e.val, c.e.val))
 	})
-	ix.entries = make([]entry, len(ks))
-	ix.keyStart = make([]uint32, 0, len(ks)+1)
-	for i, k := range ks {
-		ix.entries[i] = k.e
-		if i == 0 || k.key != ix.keys[len(ix.keys)-1] {
-			ix.keys = append(ix.keys, k.key)
-			ix.keyStart = append(ix.keyStart, uint32(i))
-		}
-	}
-	ix.keys = slices.Clip(ix.keys)
+	ix.setEntries(ks) // the step the two share: what differs is how ks is made and sorted
 	var gs []gram
 	counts := map[gram]uint32{}
 	for _, key := range ix.keys {
@@ -67,7 +58,6 @@ func referenceIndex(b *Builder) *Index {
 			ix.postings[g] = sp
 		}
 	}
-	ix.keyStart = append(ix.keyStart, uint32(len(ix.entries)))
 	used := map[uint32]bool{}
 	for _, e := range b.pairs {
 		used[e.col] = true
