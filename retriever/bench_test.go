@@ -3,6 +3,7 @@ package retriever
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -41,13 +42,7 @@ var synthTypes = []string{"integer", "text", "numeric(10,2)", "date", "timestamp
 // foreign keys to earlier tables, and orders(id, amount, created_at).
 func synthSchema(n, cols int) *schema.Database {
 	db := &schema.Database{Name: "synthetic", Dialect: text2sql.DialectPostgres}
-	seed := uint64(42)
-	next := func(m int) int { // xorshift64*: deterministic, no global state
-		seed ^= seed >> 12
-		seed ^= seed << 25
-		seed ^= seed >> 27
-		return int((seed * 2685821657736338717) >> 33 % uint64(m))
-	}
+	next := rand.New(rand.NewPCG(42, 0)).IntN // deterministic, no global state
 	used := map[string]bool{"orders": true}
 	db.Tables = append(db.Tables, &schema.Table{Name: "orders", Kind: schema.KindTable, PrimaryKey: []string{"id"},
 		Columns: []schema.Column{{Name: "id", Type: "integer", NotNull: true}, {Name: "amount", Type: "numeric(10,2)"}, {Name: "created_at", Type: "timestamp"}}})
@@ -280,13 +275,7 @@ type valueList struct {
 // synthValueLists returns the values synthValues indexes, in the order it
 // adds them.
 func synthValueLists(db *schema.Database, perColumn int) []valueList {
-	seed := uint64(7)
-	next := func(m int) int {
-		seed ^= seed >> 12
-		seed ^= seed << 25
-		seed ^= seed >> 27
-		return int((seed * 2685821657736338717) >> 33 % uint64(m))
-	}
+	next := rand.New(rand.NewPCG(7, 0)).IntN // deterministic, no global state
 	var out []valueList
 	for _, t := range db.Tables {
 		for i := range t.Columns {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -17,16 +18,6 @@ import (
 	"github.com/text2sql-go/text2sql/retriever/valueindex"
 )
 
-// xorshift is a deterministic generator: no global state.
-type xorshift uint64
-
-func (x *xorshift) next(n int) int {
-	*x ^= *x >> 12
-	*x ^= *x << 25
-	*x ^= *x >> 27
-	return int((uint64(*x) * 2685821657736338717) >> 33 % uint64(n))
-}
-
 var (
 	firstNames = []string{"Ada", "Alan", "Barbara", "Claude", "Donald", "Edsger", "Frances", "Grace", "John", "Ken", "Leslie", "Margaret", "Niklaus", "Radia", "Robin", "Shafi", "Tim", "Tony", "Vint", "Whitfield"}
 	lastNames  = []string{"Lovelace", "Turing", "Liskov", "Shannon", "Knuth", "Dijkstra", "Allen", "Hopper", "McCarthy", "Thompson", "Lamport", "Hamilton", "Wirth", "Perlman", "Milner", "Goldwasser", "Berners-Lee", "Hoare", "Cerf", "Diffie"}
@@ -34,8 +25,8 @@ var (
 )
 
 // synthName is a deterministic person name with a number, many distinct.
-func synthName(r *xorshift) string {
-	return fmt.Sprintf("%s %s %d", firstNames[r.next(len(firstNames))], lastNames[r.next(len(lastNames))], r.next(100000))
+func synthName(r *rand.Rand) string {
+	return fmt.Sprintf("%s %s %d", firstNames[r.IntN(len(firstNames))], lastNames[r.IntN(len(lastNames))], r.IntN(100000))
 }
 
 // millionRows writes a SQLite database with a table of n rows: a name
@@ -51,9 +42,9 @@ func millionRows(tb testing.TB, n int) string {
 	require.NoError(tb, err)
 	st, err := tx.Prepare(`INSERT INTO people VALUES (?, ?, ?, ?, ?)`)
 	require.NoError(tb, err)
-	r := xorshift(42)
+	r := rand.New(rand.NewPCG(42, 0)) // deterministic, no global state
 	for i := range n {
-		_, err := st.Exec(i, synthName(&r), cities[r.next(len(cities))], []string{"active", "retired", "on leave"}[r.next(3)], fmt.Sprintf("u%d@example.com", i))
+		_, err := st.Exec(i, synthName(r), cities[r.IntN(len(cities))], []string{"active", "retired", "on leave"}[r.IntN(3)], fmt.Sprintf("u%d@example.com", i))
 		require.NoError(tb, err)
 	}
 	require.NoError(tb, st.Close())
@@ -106,12 +97,12 @@ func BenchmarkBuildMillionRows(b *testing.B) {
 // synthIndex is an index of n values in columns of 20 values each.
 func synthIndex(tb testing.TB, n int) *valueindex.Index {
 	var b valueindex.Builder
-	r := xorshift(7)
+	r := rand.New(rand.NewPCG(7, 0)) // deterministic, no global state
 	vals := make([]string, 0, 20)
 	for c := 0; c*20 < n; c++ {
 		vals = vals[:0]
 		for range 20 {
-			vals = append(vals, synthName(&r))
+			vals = append(vals, synthName(r))
 		}
 		b.Add(fmt.Sprintf("t%d", c/3), fmt.Sprintf("c%d", c%3), vals...)
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -101,13 +102,7 @@ func referenceValues(b *Builder, n, perColumn int) {
 // in several calls, accents, non-Latin scripts and punctuation.
 func referenceAdds(add func(table, col string, vals ...string), n, perColumn int) {
 	words := strings.Fields("North Harbor São Zürich Ōsaka 東京 Kraków O'Brien hotel guest airport lounge Α΄ ÆSIR straße ĳssel x")
-	seed := uint64(3)
-	next := func(m int) int {
-		seed ^= seed >> 12
-		seed ^= seed << 25
-		seed ^= seed >> 27
-		return int((seed * 2685821657736338717) >> 33 % uint64(m))
-	}
+	next := rand.New(rand.NewPCG(3, 0)).IntN // deterministic, no global state
 	for c := 0; c*perColumn < n; c++ {
 		var vals []string
 		for range perColumn {
