@@ -179,6 +179,19 @@ func TestOracleSpiderDev(t *testing.T) {
 	assert.Equal(t, 972, rep.Recall.Overall.Questions)
 }
 
+// runScripted runs ds through RunPipeline with the default generator on
+// model, each question's Config changed by configure.
+func runScripted(t *testing.T, ds *Dataset, model text2sql.Model, configure func(*text2sql.Config)) *Report {
+	t.Helper()
+	gen, err := generator.New(model, generator.Options{})
+	require.NoError(t, err)
+	rep, err := RunPipeline(context.Background(), ds, PipelineOptions{Name: "scripted",
+		Generator: func(context.Context, *Question, *schema.Database) (text2sql.Generator, error) { return gen, nil },
+		Configure: func(cfg *text2sql.Config, _ *Question, _ *schema.Database) { configure(cfg) }})
+	require.NoError(t, err)
+	return rep
+}
+
 // A model-driven pipeline run (scripted model) through RunPipeline: the
 // generator, repairs, declines and failures land in the report.
 func TestRunPipelineScriptedModel(t *testing.T) {
@@ -195,12 +208,7 @@ func TestRunPipelineScriptedModel(t *testing.T) {
 		}
 		return `{"answerable": true, "sql": "SELECT nope FROM t", "explanation": "broken"}`, nil
 	})
-	gen, err := generator.New(model, generator.Options{})
-	require.NoError(t, err)
-	rep, err := RunPipeline(context.Background(), ds, PipelineOptions{Name: "scripted",
-		Generator: func(context.Context, *Question, *schema.Database) (text2sql.Generator, error) { return gen, nil },
-		Configure: func(cfg *text2sql.Config, _ *Question, _ *schema.Database) { cfg.MaxRepairs = 1 }})
-	require.NoError(t, err)
+	rep := runScripted(t, ds, model, func(cfg *text2sql.Config) { cfg.MaxRepairs = 1 })
 	got := []string{}
 	for _, r := range rep.Records {
 		got = append(got, string(r.Outcome)+"/"+r.Kind)
@@ -224,14 +232,7 @@ func TestRunPipelineCandidates(t *testing.T) {
 		}
 		return `{"answerable": true, "sql": "SELECT v FROM t WHERE id = 0", "explanation": "ok"}`, nil
 	})
-	gen, err := generator.New(model, generator.Options{})
-	require.NoError(t, err)
-	rep, err := RunPipeline(context.Background(), ds, PipelineOptions{Name: "candidates",
-		Generator: func(context.Context, *Question, *schema.Database) (text2sql.Generator, error) { return gen, nil },
-		Configure: func(cfg *text2sql.Config, _ *Question, _ *schema.Database) {
-			cfg.Candidates, cfg.AllCandidates = 3, true
-		}})
-	require.NoError(t, err)
+	rep := runScripted(t, ds, model, func(cfg *text2sql.Config) { cfg.Candidates, cfg.AllCandidates = 3, true })
 	require.Len(t, rep.Records, 1)
 	r := rep.Records[0]
 	assert.Equal(t, OutcomeCorrect, r.Outcome, "%+v", r)

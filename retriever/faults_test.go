@@ -253,16 +253,25 @@ func openCatalog(t *testing.T, dir string) (*Hybrid, *ChromemStore) {
 	return h, s
 }
 
-// A build killed at any point leaves the index it replaced, or the new
-// one complete: never a damaged one. The next run builds (or reuses) it
-// and retrieves the right tables, and no temporary file stays.
-func TestIndexSurvivesKilledBuilds(t *testing.T) {
+// childProcessTest starts a test whose child processes build the Spider
+// catalog's index (skipped with -short): the tables each question should
+// retrieve, and a context that bounds the test's children to 5 minutes.
+func childProcessTest(t *testing.T) (map[string][]string, context.Context) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("child processes building an 876-table index")
 	}
 	want := wantCatalogTables(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
+	return want, ctx
+}
+
+// A build killed at any point leaves the index it replaced, or the new
+// one complete: never a damaged one. The next run builds (or reuses) it
+// and retrieves the right tables, and no temporary file stays.
+func TestIndexSurvivesKilledBuilds(t *testing.T) {
+	want, ctx := childProcessTest(t)
 	type point struct {
 		phase string
 		delay time.Duration
@@ -320,12 +329,7 @@ func TestIndexSurvivesKilledBuilds(t *testing.T) {
 // Six processes opening one empty directory at once: all succeed, one
 // builds, the five others wait for its build and reuse it.
 func TestIndexBuiltOnceBySixProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("child processes building an 876-table index")
-	}
-	want := wantCatalogTables(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	want, ctx := childProcessTest(t)
 	dir := filepath.Join(t.TempDir(), "idx")
 	const n = 6
 	results := make([]helperResult, n)
