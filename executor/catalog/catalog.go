@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -425,14 +424,4 @@ func nilResult(err error, db string) error {
 		err = text2sql.ErrNilResult
 	}
 	return fmt.Errorf("catalog: database %s: %w", db, err)
-}
-
-// sortedNames returns the keys of set, sorted.
-func sortedNames(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -260,7 +262,7 @@ func (c *Catalog) across(src string, toks []sqltext.Token, q *sqlparse.Query, to
 		case len(s.dbs) > 1:
 			return nil, refuse("CTE " + nm + " reads tables of " + c.listOf(s.dbs) + "; a CTE may read one database")
 		case len(s.ctes) > 0:
-			return nil, refuse("CTE " + nm + " reads tables of " + c.listOf(s.dbs) + " and the CTEs " + strings.Join(sortedNames(s.ctes), ", ") + "; a CTE that reads a database reads no other CTE")
+			return nil, refuse("CTE " + nm + " reads tables of " + c.listOf(s.dbs) + " and the CTEs " + strings.Join(slices.Sorted(maps.Keys(s.ctes)), ", ") + "; a CTE that reads a database reads no other CTE")
 		case cte.Query == nil:
 			return nil, refuse("CTE " + nm + " has no query")
 		}
@@ -409,7 +411,7 @@ func (c *Catalog) listOf(set map[int]bool) string {
 	for db := range set {
 		names[c.dbs[db].Name] = true
 	}
-	return strings.Join(sortedNames(names), " and ")
+	return strings.Join(slices.Sorted(maps.Keys(names)), " and ")
 }
 
 // qualifySQL rewrites a member's statement (an example's SQL) with its
