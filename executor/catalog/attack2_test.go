@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
 // The statement was stripped of "trailing comments" by PostgreSQL's
@@ -44,11 +45,9 @@ func TestAttackCutsOnlyWhatTheEngineReadsAsTrivia(t *testing.T) {
 		{"WITH p AS (SELECT PetID FROM shop.`Pets`), s AS (SELECT Age FROM concert.singer WHERE Age > 30 /* /* */ + 10 -- */\n) " +
 			"SELECT count(*) FROM p, s", nil},
 	} {
-		res, err := c.Execute(ctx, text2sql.ExecuteRequest{SQL: tc.sql})
-		require.NoError(t, err, tc.sql)
+		res := exectest.Run(t, c, tc.sql)
 		if tc.want == nil {
-			require.NotNil(t, res.Error, "%s: ran as %v", tc.sql, res.Steps)
-			assert.Equal(t, text2sql.KindDialect, res.Error.Kind, tc.sql)
+			exectest.WantKind(t, tc.sql, res, text2sql.KindDialect)
 			assert.Nil(t, res.Rows, tc.sql)
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor/catalog"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
 // A step's rows become a merge table named after its CTE. A name SQLite
@@ -28,10 +29,7 @@ func TestAttackStepNamesTheMergeCannotHoldAreRefusals(t *testing.T) {
 		"WITH a AS (SELECT Age FROM concert.singer), a AS (SELECT Age FROM pets.Student) SELECT * FROM a",
 		"WITH s AS (SELECT Age FROM concert.singer), t AS (SELECT Age FROM pets.Student), S AS (SELECT 1) SELECT * FROM s, t",
 	} {
-		res, err := c.Execute(ctx, text2sql.ExecuteRequest{SQL: q})
-		require.NoError(t, err, q)
-		require.NotNil(t, res.Error, q)
-		assert.Equal(t, text2sql.KindCrossDatabase, res.Error.Kind, q)
+		res := exectest.RunKind(t, c, q, text2sql.KindCrossDatabase)
 		assert.Empty(t, res.Steps, "nothing ran: %s", q)
 		assert.Error(t, c.Check(ctx, q), q)
 	}
@@ -49,31 +47,21 @@ func TestAttackStepNamesTheMergeCannotHoldAreRefusals(t *testing.T) {
 // would hold 480 MB. The steps' rows are bounded together.
 func TestAttackStepsAreBoundedInBytesTogether(t *testing.T) {
 	c := open(t, catalog.Options{}, concertPets...)
-	ctx := context.Background()
 	q := `WITH a AS (SELECT randomblob(2000000) AS b FROM concert.singer),
 	           b AS (SELECT randomblob(2000000) AS b FROM concert.singer),
 	           c AS (SELECT randomblob(2000000) AS b FROM pets.Student LIMIT 6)
 	      SELECT count(*) FROM a`
-	res, err := c.Execute(ctx, text2sql.ExecuteRequest{SQL: q})
-	require.NoError(t, err)
-	require.NotNil(t, res.Error, "36 MB of steps passed the 32 MiB bound")
-	assert.Equal(t, text2sql.KindTooLarge, res.Error.Kind)
-	assert.Nil(t, res.Rows)
+	// 36 MB of steps, past the 32 MiB bound.
+	assert.Nil(t, exectest.RunKind(t, c, q, text2sql.KindTooLarge).Rows)
 
 	small := open(t, catalog.Options{MaxResultBytes: 1 << 20}, concertPets...)
-	res, err = small.Execute(ctx, text2sql.ExecuteRequest{SQL: `WITH a AS (SELECT randomblob(300000) AS b FROM concert.singer),
-	      c AS (SELECT Age FROM pets.Student) SELECT count(*) FROM a, c`})
-	require.NoError(t, err)
-	require.NotNil(t, res.Error)
-	assert.Equal(t, text2sql.KindTooLarge, res.Error.Kind)
+	exectest.RunKind(t, small, `WITH a AS (SELECT randomblob(300000) AS b FROM concert.singer),
+	      c AS (SELECT Age FROM pets.Student) SELECT count(*) FROM a, c`, text2sql.KindTooLarge)
 	// The merged result is bounded by the same option.
-	res, err = small.Execute(ctx, text2sql.ExecuteRequest{SQL: `WITH a AS (SELECT Age FROM concert.singer),
-	      c AS (SELECT Age FROM pets.Student) SELECT zeroblob(500000) FROM a, c`})
-	require.NoError(t, err)
-	require.NotNil(t, res.Error)
-	assert.Equal(t, text2sql.KindTooLarge, res.Error.Kind)
+	exectest.RunKind(t, small, `WITH a AS (SELECT Age FROM concert.singer),
+	      c AS (SELECT Age FROM pets.Student) SELECT zeroblob(500000) FROM a, c`, text2sql.KindTooLarge)
 
-	_, err = catalog.New(nil, catalog.Options{MaxResultBytes: -1})
+	_, err := catalog.New(nil, catalog.Options{MaxResultBytes: -1})
 	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig)
 }
 

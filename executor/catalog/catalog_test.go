@@ -16,6 +16,7 @@ import (
 	"github.com/text2sql-go/text2sql/executor/catalog"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/knowledge"
 )
@@ -143,11 +144,7 @@ func TestAcrossDatabasesRefusedShapes(t *testing.T) {
 		"WITH s AS (SELECT Age FROM concert.singer) SELECT * FROM s JOIN pets.Student t ON s.Age = t.Age",
 		"WITH s AS (SELECT Age FROM concert.singer), t AS (SELECT Age FROM pets.Student WHERE Age IN (SELECT Age FROM s)) SELECT * FROM t",
 	} {
-		res, err := c.Execute(ctx, text2sql.ExecuteRequest{SQL: q})
-		require.NoError(t, err, q)
-		require.NotNil(t, res.Error, q)
-		assert.Equal(t, text2sql.KindCrossDatabase, res.Error.Kind, q)
-		assert.ErrorIs(t, res.Error, text2sql.ErrRefused)
+		res := exectest.RunKind(t, c, q, text2sql.KindCrossDatabase)
 		assert.Contains(t, res.Error.Hint, "<database>.<table>")
 		assert.Empty(t, res.Steps, "nothing ran: %s", q)
 		assert.Error(t, c.Check(ctx, q))
@@ -169,11 +166,7 @@ func TestGuardsStillDecide(t *testing.T) {
 		// A step runs through its database's guard.
 		{"WITH s AS (SELECT load_extension('x') FROM concert.singer), t AS (SELECT Age FROM pets.Student) SELECT * FROM s, t", text2sql.KindForbiddenFunction},
 	} {
-		res, err := c.Execute(ctx, text2sql.ExecuteRequest{SQL: tc.sql})
-		require.NoError(t, err, tc.sql)
-		require.NotNil(t, res.Error, tc.sql)
-		assert.Equal(t, tc.kind, res.Error.Kind, tc.sql)
-		assert.Nil(t, res.Rows)
+		assert.Nil(t, exectest.RunKind(t, c, tc.sql, tc.kind).Rows, tc.sql)
 	}
 	res, err := c.Execute(ctx, text2sql.ExecuteRequest{SQL: "SELECT count(*) FROM concert.singer"})
 	require.NoError(t, err)
@@ -186,14 +179,11 @@ func TestGuardsStillDecide(t *testing.T) {
 
 func TestStepOverRowCapIsAnError(t *testing.T) {
 	c := open(t, catalog.Options{MaxRows: 4}, concertPets...)
-	res, err := c.Execute(context.Background(), text2sql.ExecuteRequest{
-		SQL: "WITH s AS (SELECT Age FROM concert.singer), t AS (SELECT Age FROM pets.Student) SELECT count(*) FROM s, t"})
-	require.NoError(t, err)
-	require.NotNil(t, res.Error)
-	assert.Equal(t, text2sql.KindTooLarge, res.Error.Kind)
+	res := exectest.RunKind(t, c, "WITH s AS (SELECT Age FROM concert.singer), t AS (SELECT Age FROM pets.Student) SELECT count(*) FROM s, t",
+		text2sql.KindTooLarge)
 	assert.Contains(t, res.Error.Message, "step s on concert")
 	// One database alone is truncated as usual.
-	res, err = c.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT Name FROM concert.singer"})
+	res, err := c.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT Name FROM concert.singer"})
 	require.NoError(t, err)
 	require.Nil(t, res.Error)
 	assert.True(t, res.Truncated)
@@ -202,10 +192,7 @@ func TestStepOverRowCapIsAnError(t *testing.T) {
 
 func TestAmbiguousNameAsksForDatabase(t *testing.T) {
 	c := open(t, catalog.Options{}, [2]string{"a", "concert_singer"}, [2]string{"b", "concert_singer"})
-	res, err := c.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT count(*) FROM singer"})
-	require.NoError(t, err)
-	require.NotNil(t, res.Error)
-	assert.Equal(t, text2sql.KindUnknownTable, res.Error.Kind)
+	res := exectest.RunKind(t, c, "SELECT count(*) FROM singer", text2sql.KindUnknownTable)
 	assert.Contains(t, res.Error.Hint, "a.singer")
 	assert.Contains(t, res.Error.Hint, "b.singer")
 }

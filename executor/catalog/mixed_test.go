@@ -13,6 +13,7 @@ import (
 	"github.com/text2sql-go/text2sql/executor/postgres"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 )
 
@@ -86,10 +87,7 @@ func TestMixedDialects(t *testing.T) {
 		"SELECT pg_sleep(1) FROM clinic.visits":     text2sql.KindForbiddenFunction,
 		"SELECT 1 FROM clinic.visits; DROP TABLE x": text2sql.KindMultipleStatements,
 	} {
-		res, err := c.Execute(ctx, text2sql.ExecuteRequest{SQL: q})
-		require.NoError(t, err, q)
-		require.NotNil(t, res.Error, q)
-		assert.Equal(t, kind, res.Error.Kind, q)
+		exectest.RunKind(t, c, q, kind)
 	}
 	assert.Equal(t, [][]any{{int64(3)}}, run("SELECT count(*) FROM shop.`Pets`").Rows, "nothing was deleted")
 }

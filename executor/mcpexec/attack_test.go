@@ -12,6 +12,7 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor/mcpexec"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
 // Attacks on the PostgreSQL path, against the reference server (which
@@ -44,7 +45,7 @@ func TestReferenceServerAttacks(t *testing.T) {
 		return n
 	}
 	before := count()
-	for _, q := range []string{
+	exectest.RefusedUntripped(t, ex, "EVIL RAN",
 		`SELECT '\' , '; COMMIT; DELETE FROM kit; --'`,
 		`SELECT 'a\', 'b'`,
 		"SELECT (k).evil FROM kit k LIMIT 1",
@@ -52,13 +53,7 @@ func TestReferenceServerAttacks(t *testing.T) {
 		"SELECT evil(k) FROM kit k LIMIT 1",
 		"SELECT 1 ~~~ 1",
 		"SELECT 1::evild",
-	} {
-		res, err := ex.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
-		require.NoError(t, err, q)
-		require.NotNil(t, res.Error, q)
-		assert.True(t, res.Error.Kind.Refusal(), "%s: refused before it left, not %v", q, res.Error)
-		assert.NotContains(t, res.Error.Message, "EVIL RAN", q)
-	}
+	)
 	assert.Equal(t, before, count(), "nothing was deleted")
 
 	// E'…' strings read the same whatever the setting: allowed.

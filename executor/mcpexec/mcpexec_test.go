@@ -17,6 +17,7 @@ import (
 	"github.com/text2sql-go/text2sql/executor/mcpexec"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 	"github.com/text2sql-go/text2sql/server"
 )
 
@@ -57,15 +58,10 @@ func TestReferencePostgresServer(t *testing.T) {
 		"SELECT 1; COMMIT; DELETE FROM kit":                                text2sql.KindMultipleStatements,
 		"SELECT set_config('default_transaction_read_only', 'off', false)": text2sql.KindForbiddenFunction,
 	} {
-		res, err := ex.Execute(ctx, text2sql.ExecuteRequest{SQL: sql})
-		require.NoError(t, err, sql)
-		require.NotNil(t, res.Error, sql)
-		assert.Equal(t, kind, res.Error.Kind, "%s: %v", sql, res.Error)
+		exectest.RunKind(t, ex, sql, kind)
 	}
-	res, err = ex.Execute(ctx, text2sql.ExecuteRequest{SQL: "SELECT nme FROM kit"})
-	require.NoError(t, err)
-	require.NotNil(t, res.Error)
-	assert.Equal(t, text2sql.KindUnknownColumn, res.Error.Kind, "the server's message, classified: %v", res.Error)
+	// The server's message, classified.
+	exectest.RunKind(t, ex, "SELECT nme FROM kit", text2sql.KindUnknownColumn)
 
 	fx.ForbiddenFunction = "SELECT pg_read_file('/etc/passwd')"
 	assert.NoError(t, executortest.TestExecutor(ex, fx))
@@ -102,10 +98,7 @@ func TestOwnServer(t *testing.T) {
 	defer ex.Close()
 	assert.Equal(t, text2sql.DialectSQLite, ex.Schema().Dialect)
 	require.NotNil(t, ex.Schema().Lookup("kit"))
-	res, err := ex.Execute(ctx, text2sql.ExecuteRequest{SQL: "ATTACH DATABASE '/tmp/x.db' AS x"})
-	require.NoError(t, err)
-	require.NotNil(t, res.Error)
-	assert.True(t, errors.Is(res.Error, text2sql.ErrRefused), "%v", res.Error)
+	exectest.RunRefused(t, ex, "ATTACH DATABASE '/tmp/x.db' AS x")
 	assert.NoError(t, executortest.TestExecutor(ex, fx))
 }
 

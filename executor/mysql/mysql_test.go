@@ -16,6 +16,7 @@ import (
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
 var fixture = []string{
@@ -46,13 +47,6 @@ func setupWith(t *testing.T, opts Options, stmts ...string) (*Executor, *sql.DB,
 	return e, db, dsn
 }
 
-func run(t *testing.T, e *Executor, q string) *text2sql.Result {
-	t.Helper()
-	res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
-	require.NoError(t, err, "Execute(%q)", q)
-	return res
-}
-
 func count(t *testing.T, db *sql.DB, table string) int {
 	t.Helper()
 	var n int
@@ -67,31 +61,31 @@ func TestMariaDB(t *testing.T) {
 		_ text2sql.Guard    = e
 	)
 	t.Logf("server %s (%s)", e.Version(), e.Flavor())
-	res := run(t, e, "SELECT id, name, mood, balance, born, bin FROM users ORDER BY id")
+	res := exectest.Run(t, e, "SELECT id, name, mood, balance, born, bin FROM users ORDER BY id")
 	want := [][]any{{int64(1), "ada", "ok", "12.50", "1815-12-10", []byte{1, 2}}, {int64(2), "grace", nil, "7.00", "1906-12-09", nil}}
 	require.Nil(t, res.Error, "%+v", res)
 	require.Equal(t, want, res.Rows, "%+v", res)
-	res = run(t, e, "SELECT u.name, sum(o.amount) AS total FROM users u JOIN `order` o ON o.user_id = u.id GROUP BY u.name ORDER BY total DESC")
+	res = exectest.Run(t, e, "SELECT u.name, sum(o.amount) AS total FROM users u JOIN `order` o ON o.user_id = u.id GROUP BY u.name ORDER BY total DESC")
 	assert.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{"grace", 21.0}, {"ada", 10.5}}), "%+v", res)
 
 	// Row cap: the server stops at cap+1 (sql_select_limit).
 	start := time.Now()
-	res = run(t, e, "SELECT a.seq FROM seq_1_to_100000 a, seq_1_to_100000 b")
+	res = exectest.Run(t, e, "SELECT a.seq FROM seq_1_to_100000 a, seq_1_to_100000 b")
 	assert.False(t, res.Error != nil || res.RowCount != 100 || !res.Truncated, "cap: %d %v %v", res.RowCount, res.Truncated, res.Error)
 	d := time.Since(start)
 	assert.LessOrEqual(t, d, 2*time.Second, "capped query took %v", d)
-	res = run(t, e, "SELECT n FROM big WHERE n <= 100")
+	res = exectest.Run(t, e, "SELECT n FROM big WHERE n <= 100")
 	assert.False(t, res.RowCount != 100 || res.Truncated, "exactly the cap: %d %v", res.RowCount, res.Truncated)
 
 	// Time limit: the server stops the statement (max_statement_time).
 	start = time.Now()
-	res = run(t, e, "SELECT count(*) FROM seq_1_to_1000000 a, seq_1_to_1000000 b")
+	res = exectest.Run(t, e, "SELECT count(*) FROM seq_1_to_1000000 a, seq_1_to_1000000 b")
 	d = time.Since(start)
 	assert.False(t, res.Error == nil || res.Error.Kind != text2sql.KindTimeout || !strings.Contains(res.Error.Message, "2s"), "sleep: %+v", res)
 	// The server's timer may fire a few milliseconds early (1.994 s was
 	// seen under load): the lower bound allows 100 ms.
 	assert.False(t, d < 1900*time.Millisecond || d > 3500*time.Millisecond, "sleep stopped after %v", d)
-	res = run(t, e, "SELECT 1")
+	res = exectest.Run(t, e, "SELECT 1")
 	assert.Nil(t, res.Error, "after timeout: %v", res.Error)
 
 	// Refusals before the server, and the read-only transaction.
@@ -107,17 +101,17 @@ func TestMariaDB(t *testing.T) {
 		"SELEC 1":                                   text2sql.KindSyntax,
 		"SELECT SLEEP(30)":                          text2sql.KindForbiddenFunction,
 	} {
-		res := run(t, e, q)
+		res := exectest.Run(t, e, q)
 		assert.False(t, res.Error == nil || res.Error.Kind != kind, "%q: %+v, want %s", q, res.Error, kind)
 		se, ok := e.Check(context.Background(), q).(*text2sql.SQLError)
 		assert.False(t, !ok || se.Kind != kind, "Check(%q) = %v, want %s", q, se, kind)
 	}
-	res = run(t, e, "SELECT * FROM user")
+	res = exectest.Run(t, e, "SELECT * FROM user")
 	assert.False(t, res.Error == nil || !strings.Contains(res.Error.Hint, "users"), "hint: %+v", res.Error)
 	require.Equal(t, 2, count(t, db, "users"), "rows lost")
 	require.Equal(t, 3, count(t, db, "order"), "rows lost")
 	// A recursive CTE runs.
-	res = run(t, e, "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t")
+	res = exectest.Run(t, e, "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT n FROM t")
 	assert.False(t, res.Error != nil || len(res.Rows) != 5 || res.Rows[4][0] != int64(5), "recursive: %+v", res)
 	assert.NoError(t, e.Check(context.Background(), "SELECT name FROM users"))
 }

@@ -11,6 +11,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
 // A statement reads the database the executor is connected to, never
@@ -36,13 +37,11 @@ func TestOtherDatabaseRefused(t *testing.T) {
 		"SELECT name FROM pets UNION SELECT s FROM " + o + ".secret",
 		"SELECT s FROM " + strings.ToUpper(o) + ".secret",
 	} {
-		res := run(t, e, q)
-		require.NotNil(t, res.Error, q)
-		assert.Equal(t, text2sql.KindForbiddenTable, res.Error.Kind, "%s: %v", q, res.Error)
+		res := exectest.RunKind(t, e, q, text2sql.KindForbiddenTable)
 		assert.NotContains(t, res.Error.Message, "hunter2")
 		assert.ErrorIs(t, e.Check(context.Background(), q), text2sql.ErrRefused, q)
 	}
-	res := run(t, e, "SELECT name FROM "+own+".pets")
+	res := exectest.Run(t, e, "SELECT name FROM "+own+".pets")
 	require.Nil(t, res.Error, "the own database's qualifier: %v", res.Error)
 	assert.Equal(t, [][]any{{"Rex"}}, res.Rows)
 }

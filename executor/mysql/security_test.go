@@ -18,6 +18,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
 var securityFixture = []string{
@@ -116,7 +117,7 @@ func (w *world) assertUnchanged(t *testing.T, before state) {
 	for _, f := range after.files {
 		assert.NotContains(t, f, w.token, "a file an attack named exists")
 	}
-	res := run(t, w.e, "SELECT @secret, @v, @x, @@SESSION.div_precision_increment = @@GLOBAL.div_precision_increment")
+	res := exectest.Run(t, w.e, "SELECT @secret, @v, @x, @@SESSION.div_precision_increment = @@GLOBAL.div_precision_increment")
 	require.Nil(t, res.Error)
 	assert.Equal(t, [][]any{{nil, nil, nil, int64(1)}}, res.Rows, "session state reached the next query")
 	var holder sql.NullInt64
@@ -258,7 +259,7 @@ func TestAttacksRefused(t *testing.T) {
 	counts := map[text2sql.ErrorKind]int{}
 	for _, a := range w.attacks() {
 		opened := w.e.sessions.opened.Load()
-		res := run(t, w.e, a.sql)
+		res := exectest.Run(t, w.e, a.sql)
 		if a.kind == "" { // a string literal: it runs and returns the text
 			assert.Nil(t, res.Error, a.sql)
 			continue
@@ -292,7 +293,7 @@ func TestNoFalseRefusals(t *testing.T) {
 		"WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 3) SELECT sum(n) FROM c": {{"6"}},
 		"SELECT GROUP_CONCAT(Name ORDER BY Name SEPARATOR ',') FROM singer":                                {{"Joe Sharp,Justin Brown,Timbaland"}},
 	} {
-		res := run(t, w.e, q)
+		res := exectest.Run(t, w.e, q)
 		if assert.Nil(t, res.Error, q) {
 			assert.Equal(t, want, res.Rows, q)
 		}
@@ -302,13 +303,9 @@ func TestNoFalseRefusals(t *testing.T) {
 // A statement longer than MaxSQLLength is refused before the check.
 func TestStatementLength(t *testing.T) {
 	w := newWorld(t, Options{MaxSQLLength: 1000})
-	res := run(t, w.e, "SELECT '"+strings.Repeat("x", 1000)+"'")
-	require.NotNil(t, res.Error)
-	assert.Equal(t, text2sql.KindTooLarge, res.Error.Kind)
+	exectest.RunKind(t, w.e, "SELECT '"+strings.Repeat("x", 1000)+"'", text2sql.KindTooLarge)
 	d := newWorld(t, Options{})
-	res = run(t, d.e, "SELECT '"+strings.Repeat("x", 1<<20)+"'")
-	require.NotNil(t, res.Error)
-	assert.Equal(t, text2sql.KindTooLarge, res.Error.Kind)
+	exectest.RunKind(t, d.e, "SELECT '"+strings.Repeat("x", 1<<20)+"'", text2sql.KindTooLarge)
 }
 
 // With the statement check switched off, a session still carries nothing
@@ -337,19 +334,19 @@ func TestSessionIsolationWithoutCheck(t *testing.T) {
 	go func() { // principal A
 		defer wg.Done()
 		for range rounds {
-			res := run(t, w.e, "SELECT CONNECTION_ID(), @secret := 'alice', GET_LOCK('"+lock+"', 0), @@SESSION.div_precision_increment")
+			res := exectest.Run(t, w.e, "SELECT CONNECTION_ID(), @secret := 'alice', GET_LOCK('"+lock+"', 0), @@SESSION.div_precision_increment")
 			if !assert.Nil(t, res.Error) {
 				return
 			}
 			record(res.Rows[0][0])
-			res = run(t, w.e, "SET @@SESSION.div_precision_increment = 10")
+			res = exectest.Run(t, w.e, "SET @@SESSION.div_precision_increment = 10")
 			assert.Nil(t, res.Error, "SET runs without the check")
 		}
 	}()
 	go func() { // principal B
 		defer wg.Done()
 		for range rounds {
-			res := run(t, w.e, "SELECT CONNECTION_ID(), @secret, @@SESSION.div_precision_increment = @@GLOBAL.div_precision_increment")
+			res := exectest.Run(t, w.e, "SELECT CONNECTION_ID(), @secret, @@SESSION.div_precision_increment = @@GLOBAL.div_precision_increment")
 			if !assert.Nil(t, res.Error) {
 				return
 			}
@@ -367,9 +364,7 @@ func TestSessionIsolationWithoutCheck(t *testing.T) {
 		return w.admin.QueryRow("SELECT IS_USED_LOCK(?)", lock).Scan(&holder) == nil && !holder.Valid
 	}, 2*time.Second, 10*time.Millisecond, "named lock outlived its statement")
 	// A temporary table cannot even be made: the transaction is read-only.
-	res := run(t, w.e, "CREATE TEMPORARY TABLE tmp_a (a INT)")
-	require.NotNil(t, res.Error)
-	assert.Equal(t, text2sql.KindNotReadOnly, res.Error.Kind)
+	exectest.RunKind(t, w.e, "CREATE TEMPORARY TABLE tmp_a (a INT)", text2sql.KindNotReadOnly)
 }
 
 // The same isolation through New, on a host's handle: its connections are
@@ -381,7 +376,7 @@ func TestSessionIsolationNew(t *testing.T) {
 	require.NoError(t, err)
 	seen := map[any]bool{}
 	for range 10 {
-		res := run(t, e, "SELECT CONNECTION_ID(), @secret, @secret := 'alice'")
+		res := exectest.Run(t, e, "SELECT CONNECTION_ID(), @secret, @secret := 'alice'")
 		require.Nil(t, res.Error)
 		assert.Nil(t, res.Rows[0][1])
 		assert.False(t, seen[res.Rows[0][0]])
@@ -463,7 +458,7 @@ func TestResultBytes(t *testing.T) {
 		wide,
 		"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 50) SELECT REPEAT('y', 10000000) FROM r",
 	} {
-		res := run(t, e, q)
+		res := exectest.Run(t, e, q)
 		if assert.NotNil(t, res.Error, q) {
 			assert.Equal(t, text2sql.KindTooLarge, res.Error.Kind, "%s: %s", q, res.Error.Message)
 		}
@@ -471,15 +466,13 @@ func TestResultBytes(t *testing.T) {
 		runtime.GC()
 	}
 	// Under the bound, values come back whole.
-	res := run(t, e, "SELECT REPEAT('x', 10000000) FROM seq_1_to_2")
+	res := exectest.Run(t, e, "SELECT REPEAT('x', 10000000) FROM seq_1_to_2")
 	require.Nil(t, res.Error)
 	assert.Len(t, res.Rows[1][0], 10000000)
 	// New (a host's handle) bounds by counting rows only.
 	n, err := New(context.Background(), admin, Options{MaxResultBytes: 1 << 20})
 	require.NoError(t, err)
-	res = run(t, n, "SELECT REPEAT('x', 100000) FROM seq_1_to_50")
-	require.NotNil(t, res.Error)
-	assert.Equal(t, text2sql.KindTooLarge, res.Error.Kind)
+	exectest.RunKind(t, n, "SELECT REPEAT('x', 100000) FROM seq_1_to_50", text2sql.KindTooLarge)
 	if rss := peakRSS(); rss > 0 {
 		t.Logf("peak RSS of the test process: %.1f MB", float64(rss)/1e6)
 		if !raceEnabled {
@@ -510,7 +503,7 @@ func TestElevatedPrivileges(t *testing.T) {
 	require.NoError(t, err)
 	defer ro.Close()
 	assert.Nil(t, ro.ElevatedPrivileges())
-	res := run(t, ro, "SELECT count(*) FROM t")
+	res := exectest.Run(t, ro, "SELECT count(*) FROM t")
 	require.Nil(t, res.Error)
 
 	for _, c := range []struct {

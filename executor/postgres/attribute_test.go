@@ -166,12 +166,10 @@ func TestAttributeNotationOffline(t *testing.T) {
 func TestMaxResultBytes(t *testing.T) {
 	db, _ := testDB(t)
 	e := newExec(t, db, Options{})
-	res := exectest.Run(t, e, `SELECT repeat('x', 10000000) FROM generate_series(1, 50)`)
-	exectest.WantKind(t, "repeat", res, text2sql.KindTooLarge)
+	res := exectest.RunKind(t, e, `SELECT repeat('x', 10000000) FROM generate_series(1, 50)`, text2sql.KindTooLarge)
 	assert.Contains(t, res.Error.Message, "MaxResultBytes")
 	small := newExec(t, db, Options{MaxResultBytes: 1000})
-	res = exectest.Run(t, small, `SELECT repeat('x', 100) FROM generate_series(1, 20)`)
-	exectest.WantKind(t, "small", res, text2sql.KindTooLarge)
+	exectest.RunKind(t, small, `SELECT repeat('x', 100) FROM generate_series(1, 20)`, text2sql.KindTooLarge)
 	res = exectest.Run(t, small, `SELECT repeat('x', 100) FROM generate_series(1, 5)`)
 	require.Nil(t, res.Error)
 	assert.Len(t, res.Rows, 5)
@@ -298,8 +296,7 @@ func TestCatalogChangesAfterOpen(t *testing.T) {
 		`SELECT (5).lower`,
 		`SELECT name FROM users WHERE lower(id) = 1`,
 	} {
-		res := exectest.Run(t, e, q)
-		exectest.WantKind(t, q, res, text2sql.KindForbiddenFunction)
+		res := exectest.RunKind(t, e, q, text2sql.KindForbiddenFunction)
 		assert.Contains(t, res.Error.Message, "catalog has function", q)
 		assert.Error(t, e.Check(context.Background(), q), q)
 	}

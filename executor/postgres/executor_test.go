@@ -251,8 +251,7 @@ func TestTooLarge(t *testing.T) {
 	db, _ := testDB(t)
 	e := newExec(t, db, Options{MaxRowBytes: 1 << 20})
 	for _, q := range []string{`SELECT repeat('x', 2000000)`, `SELECT 1, repeat('x', 600000), repeat('y', 600000)`} {
-		res := exectest.Run(t, e, q)
-		exectest.WantKind(t, q, res, text2sql.KindTooLarge)
+		res := exectest.RunKind(t, e, q, text2sql.KindTooLarge)
 		assert.Contains(t, res.Error.Message, "1048576", "message %q", res.Error.Message)
 	}
 	res := exectest.Run(t, e, `SELECT repeat('x', 500000)`)

@@ -78,8 +78,7 @@ func unchanged(t *testing.T, db *sql.DB, files ...string) {
 func wantRefused(t *testing.T, e *Executor, q string, kind text2sql.ErrorKind) *text2sql.SQLError {
 	t.Helper()
 	before := e.sent.Load()
-	res := exectest.Run(t, e, q)
-	exectest.WantKind(t, q, res, kind)
+	res := exectest.RunKind(t, e, q, kind)
 	assert.Equal(t, before, e.sent.Load(), "%q: the refused statement reached the server", q)
 	se := exectest.SQLError(e.Check(context.Background(), q))
 	assert.False(t, se == nil || se.Kind != kind, "Check(%q) = %v, want %s", q, se, kind)
@@ -345,8 +344,7 @@ func TestC3OtherSchema(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, user, "CREATE TABLE sales.orders", "prompt does not show sales.orders:\n%s", user)
 	for _, q := range []string{`SELECT count(*) FROM orders`, `SELECT count(*) FROM ORDERS`, `SELECT count(*) FROM public.orders`} {
-		res := exectest.Run(t, e, q)
-		exectest.WantKind(t, q, res, text2sql.KindUnknownTable)
+		res := exectest.RunKind(t, e, q, text2sql.KindUnknownTable)
 		assert.False(t, res.Error.SQLState != "42P01" || res.Error.Hint != "did you mean sales.orders?", "%q: %+v", q, res.Error)
 		se := exectest.SQLError(e.Check(context.Background(), q))
 		assert.False(t, se == nil || se.Hint != "did you mean sales.orders?", "Check(%q): %+v", q, se)
@@ -367,11 +365,9 @@ func TestC3OtherSchema(t *testing.T) {
 func TestCaseFolding(t *testing.T) {
 	db, _ := testDB(t, `CREATE TABLE "Riskitems" ("ItemID" int, "Name" text, plain int)`, `INSERT INTO "Riskitems" VALUES (1, 'a', 2)`)
 	e := newExec(t, db, Options{})
-	res := exectest.Run(t, e, `SELECT count(*) FROM Riskitems`)
-	exectest.WantKind(t, "Riskitems", res, text2sql.KindUnknownTable)
+	res := exectest.RunKind(t, e, `SELECT count(*) FROM Riskitems`, text2sql.KindUnknownTable)
 	assert.False(t, !strings.HasPrefix(res.Error.Hint, `did you mean "Riskitems"?`) || !strings.Contains(res.Error.Hint, "folds"), "hint %q", res.Error.Hint)
-	res = exectest.Run(t, e, `SELECT ItemID FROM "Riskitems"`)
-	exectest.WantKind(t, "ItemID", res, text2sql.KindUnknownColumn)
+	res = exectest.RunKind(t, e, `SELECT ItemID FROM "Riskitems"`, text2sql.KindUnknownColumn)
 	assert.False(t, !strings.HasPrefix(res.Error.Hint, `did you mean "ItemID"?`) || res.Error.SQLState != "42703", "%+v", res.Error)
 	res = exectest.Run(t, e, `SELECT "ItemID", "Name", plain, PLAIN FROM "Riskitems"`)
 	assert.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{int64(1), "a", int64(2), int64(2)}}), "%+v", res)
@@ -566,8 +562,7 @@ func TestRoleErrors(t *testing.T) {
 	role := readOnlyRole(t, db)
 	dbtest.Exec(t, db, `CREATE TABLE secret (x int)`)
 	r := newExec(t, db, Options{Role: role})
-	res := exectest.Run(t, r, `SELECT * FROM secret`)
-	exectest.WantKind(t, "secret", res, text2sql.KindForbiddenStatement)
+	res := exectest.RunKind(t, r, `SELECT * FROM secret`, text2sql.KindForbiddenStatement)
 	assert.Equal(t, "42501", res.Error.SQLState, "%+v", res.Error)
 }
 

@@ -71,15 +71,14 @@ func TestC1DropTable(t *testing.T) {
 	// Bypass the lexical check: the authorizer refuses at prepare time.
 	bypass := open(t, path, Options{skipTextCheck: true})
 	for _, q := range []string{"DROP TABLE Employee;", "\n  drop\ttable city_stats ;  "} {
-		res := exectest.Run(t, bypass, q)
-		exectest.WantKind(t, q, res, text2sql.KindNotReadOnly)
+		res := exectest.RunKind(t, bypass, q, text2sql.KindNotReadOnly)
 		assert.Contains(t, res.Error.Message, "schema change", "%q: message %q does not name the action", q, res.Error.Message)
 	}
 
 	// No authorizer either: the connection is read-only (mode=ro,
 	// query_only) and SQLite answers SQLITE_READONLY.
 	bare := open(t, path, Options{skipTextCheck: true, noAuthorizer: true})
-	exectest.WantKind(t, "DROP TABLE Employee", exectest.Run(t, bare, "DROP TABLE Employee"), text2sql.KindNotReadOnly)
+	exectest.RunKind(t, bare, "DROP TABLE Employee", text2sql.KindNotReadOnly)
 	_, err := bare.DB().Exec("DROP TABLE Employee")
 	var serr sqlite3.Error
 	require.True(t, errors.As(err, &serr), "DROP through the bare read-only handle: %v, want SQLITE_READONLY", err)
@@ -127,7 +126,7 @@ func TestC1MultipleStatements(t *testing.T) {
 		assert.NotEqual(t, before, e.authCalls.Load(), "%q: accepted statement did not reach SQLite?", q)
 	}
 	for _, q := range []string{"", "  ;; ", "-- nothing\n/* at all */;"} {
-		exectest.WantKind(t, q, exectest.Run(t, e, q), text2sql.KindEmpty)
+		exectest.RunKind(t, e, q, text2sql.KindEmpty)
 	}
 }
 
@@ -139,7 +138,7 @@ func TestC1CTEDelete(t *testing.T) {
 	untouched(t, path)
 	q := "WITH x AS (SELECT 1) DELETE FROM messages -- limit"
 	e := open(t, path, Options{})
-	exectest.WantKind(t, q, exectest.Run(t, e, q), text2sql.KindNotReadOnly)
+	exectest.RunKind(t, e, q, text2sql.KindNotReadOnly)
 	for _, v := range []string{
 		"with x as (select 1) insert into messages values (9, 'x')",
 		"WITH x AS (SELECT 1) UPDATE messages SET body = ''",
@@ -149,9 +148,9 @@ func TestC1CTEDelete(t *testing.T) {
 		"SELECT * FROM messages FOR UPDATE",
 		"SELECT * INTO loot FROM messages",
 	} {
-		exectest.WantKind(t, v, exectest.Run(t, e, v), text2sql.KindNotReadOnly)
+		exectest.RunKind(t, e, v, text2sql.KindNotReadOnly)
 	}
-	exectest.WantKind(t, q, exectest.Run(t, open(t, path, Options{skipTextCheck: true}), q), text2sql.KindNotReadOnly)
+	exectest.RunKind(t, open(t, path, Options{skipTextCheck: true}), q, text2sql.KindNotReadOnly)
 	_, err := open(t, path, Options{noAuthorizer: true}).DB().Exec(q)
 	var serr sqlite3.Error
 	require.True(t, errors.As(err, &serr), "bypass on the bare read-only handle: %v, want SQLITE_READONLY", err)
@@ -189,7 +188,7 @@ func TestC1AttachVacuumPragma(t *testing.T) {
 	e := open(t, path, Options{})
 	bypass := open(t, path, Options{skipTextCheck: true})
 	for i, q := range stmts {
-		exectest.WantKind(t, q, exectest.Run(t, e, q), kinds[i])
+		exectest.RunKind(t, e, q, kinds[i])
 		// Even on the read-only handle without the lexical check, the
 		// authorizer refuses them. VACUUM passes the authorizer at
 		// prepare time (it attaches its target only when it runs), so
@@ -301,8 +300,7 @@ func TestC1LoadExtension(t *testing.T) {
 	untouched(t, path)
 	q := "SELECT load_extension('/tmp/x.so')"
 	for _, opts := range []Options{{}, {skipTextCheck: true}} {
-		res := exectest.Run(t, open(t, path, opts), q)
-		exectest.WantKind(t, q, res, text2sql.KindForbiddenFunction)
+		res := exectest.RunKind(t, open(t, path, opts), q, text2sql.KindForbiddenFunction)
 		assert.Contains(t, res.Error.Message, "load_extension", "message %q does not name the function", res.Error.Message)
 	}
 	err := open(t, path, Options{}).Check(context.Background(), q)
@@ -317,7 +315,7 @@ func TestC1LoadExtension(t *testing.T) {
 		"WITH c AS (SELECT sqlite_compileoption_get(0) AS o) SELECT o FROM c",
 		"SELECT * FROM pragma_compile_options",
 	} {
-		exectest.WantKind(t, q, exectest.Run(t, e, q), text2sql.KindForbiddenFunction)
+		exectest.RunKind(t, e, q, text2sql.KindForbiddenFunction)
 	}
 	// Extension loading is disabled in the driver: even a connection
 	// without our authorizer cannot call it.
@@ -328,7 +326,7 @@ func TestC1LoadExtension(t *testing.T) {
 	ext := open(t, path, Options{AllowFunctions: []string{"Pragma_Table_Info"}})
 	res := exectest.Run(t, ext, "SELECT name FROM pragma_table_info('t')")
 	assert.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{"x"}}), "allowed pragma function: %+v", res)
-	exectest.WantKind(t, "PRAGMA table_info(t)", exectest.Run(t, ext, "PRAGMA table_info(t)"), text2sql.KindForbiddenStatement)
+	exectest.RunKind(t, ext, "PRAGMA table_info(t)", text2sql.KindForbiddenStatement)
 }
 
 // The allow-list covers what real queries use.
@@ -516,8 +514,7 @@ func TestC5HugeValues(t *testing.T) {
 			"SELECT randomblob(2000000000)",
 			"WITH RECURSIVE c(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM c WHERE length(s) < 1e10) SELECT max(length(s)) FROM c",
 		} {
-			res := exectest.Run(t, e, q)
-			exectest.WantKind(t, q, res, text2sql.KindTooLarge)
+			res := exectest.RunKind(t, e, q, text2sql.KindTooLarge)
 			assert.Contains(t, res.Error.Message, "10485760 bytes", "message %q does not give the limit", res.Error.Message)
 		}
 		// Under the limit is fine.
@@ -527,7 +524,7 @@ func TestC5HugeValues(t *testing.T) {
 	}
 	// A lower limit applies.
 	e := open(t, path, Options{MaxLength: 1000})
-	exectest.WantKind(t, "", exectest.Run(t, e, "SELECT zeroblob(1001)"), text2sql.KindTooLarge)
+	exectest.RunKind(t, e, "SELECT zeroblob(1001)", text2sql.KindTooLarge)
 	grown := maxRSS(t) - rss
 	assert.LessOrEqual(t, grown, int64(256<<20), "peak RSS grew by %d MiB", grown>>20)
 }
@@ -545,10 +542,10 @@ func TestTimeout(t *testing.T) {
 	assert.False(t, took < 200*time.Millisecond || took > 2*time.Second || res.Duration > 2*time.Second, "stopped after %v (Duration %v), limit 200ms", took, res.Duration)
 	// The option's limit applies when the request has none.
 	short := open(t, dbtest.SQLiteFile(t, "y.db", "CREATE TABLE t (x)"), Options{Timeout: 100 * time.Millisecond})
-	exectest.WantKind(t, dbtest.Unbounded, exectest.Run(t, short, dbtest.Unbounded), text2sql.KindTimeout)
+	exectest.RunKind(t, short, dbtest.Unbounded, text2sql.KindTimeout)
 	// Also while rows are being read (the first rows come quickly).
 	rowsForever := "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT n FROM c WHERE n % 1000000000 = 0"
-	exectest.WantKind(t, rowsForever, exectest.Run(t, short, rowsForever), text2sql.KindTimeout)
+	exectest.RunKind(t, short, rowsForever, text2sql.KindTimeout)
 
 	// The caller cancels: a Go error, context.Canceled.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -614,8 +611,7 @@ func TestResultByteBound(t *testing.T) {
 	rss := maxRSS(t)
 	e := open(t, path, Options{MaxResultBytes: 8 << 20})
 	q := "SELECT zeroblob(1000000) FROM t"
-	res := exectest.Run(t, e, q)
-	exectest.WantKind(t, q, res, text2sql.KindTooLarge)
+	res := exectest.RunKind(t, e, q, text2sql.KindTooLarge)
 	assert.False(t, !strings.Contains(res.Error.Message, "8388608 bytes") || res.Rows != nil, "%+v", res.Error)
 	res = exectest.Run(t, e, "SELECT zeroblob(1000) FROM t")
 	require.Nil(t, res.Error, "1000 x 1 KB under the bound: %+v", res.Error)
@@ -630,7 +626,7 @@ func refusedUnread(t *testing.T, e *Executor, kind text2sql.ErrorKind, queries .
 	t.Helper()
 	for _, q := range queries {
 		before := e.authCalls.Load()
-		exectest.WantKind(t, q, exectest.Run(t, e, q), kind)
+		exectest.RunKind(t, e, q, kind)
 		assert.Equal(t, before, e.authCalls.Load(), "%q: a refused text reached SQLite", q)
 	}
 }

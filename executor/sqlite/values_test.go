@@ -75,8 +75,7 @@ func TestHints(t *testing.T) {
 		{"SELECT * FROM completely_different", "", text2sql.KindUnknownTable},
 	}
 	for _, c := range cases {
-		res := exectest.Run(t, e, c.q)
-		exectest.WantKind(t, c.q, res, c.kind)
+		res := exectest.RunKind(t, e, c.q, c.kind)
 		assert.Equal(t, c.hint, res.Error.Hint, "%q: hint %q, want %q (message %q)", c.q, res.Error.Hint, c.hint, res.Error.Message)
 	}
 }

@@ -1,8 +1,9 @@
 // Package exectest holds the assertions and benchmarks the guarded
 // executors' tests (executor, executor/sqlite, executor/postgres,
-// executor/mysql) share: running a query that must not fail in Go,
-// asserting the kind of a failed result, reading an error as a
-// *text2sql.SQLError, and the guarded-against-plain benchmark.
+// executor/mysql, executor/catalog, executor/mcpexec) share: running a
+// query that must not fail in Go, asserting the kind of a failed result
+// or that it was refused, reading an error as a *text2sql.SQLError, and
+// the guarded-against-plain benchmark.
 package exectest
 
 import (
@@ -41,6 +42,38 @@ func WantKind(tb testing.TB, query string, res *text2sql.Result, kind text2sql.E
 	require.Equal(tb, kind, res.Error.Kind, "%q: kind (%s)", query, res.Error.Message)
 	require.Equal(tb, kind.Refusal(), errors.Is(res.Error, text2sql.ErrRefused), "%q: errors.Is(ErrRefused) for kind %s", query, kind)
 	require.False(tb, len(res.Rows) != 0 || res.Truncated, "%q: an error result carries rows", query)
+}
+
+// RunKind runs query on e (Run) and asserts that it failed with kind
+// (WantKind); it returns the result for the caller's own checks.
+func RunKind(tb testing.TB, e text2sql.Executor, query string, kind text2sql.ErrorKind) *text2sql.Result {
+	tb.Helper()
+	res := Run(tb, e, query)
+	WantKind(tb, query, res, kind)
+	return res
+}
+
+// RunRefused runs query on e (Run) and asserts that it was refused, with
+// whichever kind of refusal (text2sql.ErrorKind.Refusal): the error
+// matches text2sql.ErrRefused and the result carries no rows. It returns
+// the result for the caller's own checks.
+func RunRefused(tb testing.TB, e text2sql.Executor, query string) *text2sql.Result {
+	tb.Helper()
+	res := Run(tb, e, query)
+	require.NotNil(tb, res.Error, "%q: no error, rows %v; want a refusal", query, res.Rows)
+	require.True(tb, res.Error.Kind.Refusal(), "%q: not a refusal: %v", query, res.Error)
+	WantKind(tb, query, res, res.Error.Kind)
+	return res
+}
+
+// RefusedUntripped asserts that each of queries is refused on e
+// (RunRefused) before the database's trap functions run: no error
+// message holds trap, the text they raise when they run.
+func RefusedUntripped(tb testing.TB, e text2sql.Executor, trap string, queries ...string) {
+	tb.Helper()
+	for _, q := range queries {
+		assert.NotContains(tb, RunRefused(tb, e, q).Error.Message, trap, q)
+	}
 }
 
 // SQLError returns err as a *text2sql.SQLError: nil for nil, the error
