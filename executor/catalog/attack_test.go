@@ -21,22 +21,16 @@ import (
 // loop sees, refused before anything runs.
 func TestAttackStepNamesTheMergeCannotHoldAreRefusals(t *testing.T) {
 	c := open(t, catalog.Options{}, concertPets...)
-	ctx := context.Background()
-	for _, q := range []string{
+	refusedAcross(t, c,
 		"WITH sqlite_master AS (SELECT Age FROM concert.singer), t AS (SELECT Age FROM pets.Student) SELECT * FROM sqlite_master",
 		"WITH SQLite_x AS (SELECT Age FROM concert.singer), t AS (SELECT Age FROM pets.Student) SELECT * FROM SQLite_x, t",
 		"WITH a AS (SELECT Age FROM concert.singer), A AS (SELECT Age FROM pets.Student) SELECT * FROM a",
 		"WITH a AS (SELECT Age FROM concert.singer), a AS (SELECT Age FROM pets.Student) SELECT * FROM a",
 		"WITH s AS (SELECT Age FROM concert.singer), t AS (SELECT Age FROM pets.Student), S AS (SELECT 1) SELECT * FROM s, t",
-	} {
-		res := exectest.RunKind(t, c, q, text2sql.KindCrossDatabase)
-		assert.Empty(t, res.Steps, "nothing ran: %s", q)
-		assert.Error(t, c.Check(ctx, q), q)
-	}
+	)
 	// A CTE over CTEs stays a CTE of the final statement, where SQLite
 	// takes such a name.
-	res, err := c.Execute(ctx, text2sql.ExecuteRequest{SQL: "WITH s AS (SELECT Age FROM concert.singer), t AS (SELECT Age FROM pets.Student), sqlite_y AS (SELECT * FROM s) SELECT count(*) FROM sqlite_y, t"})
-	require.NoError(t, err)
+	res := exectest.Run(t, c, "WITH s AS (SELECT Age FROM concert.singer), t AS (SELECT Age FROM pets.Student), sqlite_y AS (SELECT * FROM s) SELECT count(*) FROM sqlite_y, t")
 	require.Nil(t, res.Error)
 	assert.Equal(t, [][]any{{int64(6 * 34)}}, res.Rows)
 }
