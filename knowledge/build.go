@@ -89,6 +89,23 @@ func flagDuplicate[T any](ps *problems, list []T, dup func(T) bool, item, format
 	}
 }
 
+// add is how an entry enters the base: check reports its problems under
+// item, an entry of *list for which dup holds is refused (format and args
+// say why), and v is appended only when there is no problem; else the
+// problems are the error and list is left as it was.
+func add[T any](list *[]T, v T, item string, check func(*problems, string, T), dup func(T) bool, format string, args ...any) error {
+	var ps problems
+	check(&ps, item, v)
+	flagDuplicate(&ps, *list, dup, item, format, args...)
+	return appendChecked(list, v, ps)
+}
+
+// sameColumn reports whether table.column and otherTable.otherColumn name
+// one column: identifiers compare case-insensitively.
+func sameColumn(table, column, otherTable, otherColumn string) bool {
+	return strings.EqualFold(table, otherTable) && strings.EqualFold(column, otherColumn)
+}
+
 // appendChecked appends v to *list when ps holds no problem, else
 // returns ps as the error and leaves list as it was.
 func appendChecked[T any](list *[]T, v T, ps problems) error {
@@ -141,10 +158,7 @@ func validID(id string) bool {
 // table (case-insensitive) is refused. Errors are *ValidationError.
 func (b *Base) AddTable(n TableNote) error {
 	n.Table = strings.TrimSpace(n.Table)
-	var ps problems
-	checkTable(&ps, "table:"+n.Table, n)
-	flagDuplicate(&ps, b.Tables, func(t TableNote) bool { return strings.EqualFold(t.Table, n.Table) }, "table:"+n.Table, "duplicate note for table %q", n.Table)
-	return appendChecked(&b.Tables, n, ps)
+	return add(&b.Tables, n, "table:"+n.Table, checkTable, func(t TableNote) bool { return strings.EqualFold(t.Table, n.Table) }, "duplicate note for table %q", n.Table)
 }
 
 // AddColumn adds a column note. Table, Column and at least one of
@@ -152,13 +166,8 @@ func (b *Base) AddTable(n TableNote) error {
 // column is refused. Errors are *ValidationError.
 func (b *Base) AddColumn(n ColumnNote) error {
 	n.Table, n.Column = strings.TrimSpace(n.Table), strings.TrimSpace(n.Column)
-	item := "column:" + n.Table + "." + n.Column
-	var ps problems
-	checkColumn(&ps, item, n)
-	flagDuplicate(&ps, b.Columns, func(c ColumnNote) bool {
-		return strings.EqualFold(c.Table, n.Table) && strings.EqualFold(c.Column, n.Column)
-	}, item, "duplicate note for column %s.%s", n.Table, n.Column)
-	return appendChecked(&b.Columns, n, ps)
+	return add(&b.Columns, n, "column:"+n.Table+"."+n.Column, checkColumn, func(c ColumnNote) bool { return sameColumn(c.Table, c.Column, n.Table, n.Column) },
+		"duplicate note for column %s.%s", n.Table, n.Column)
 }
 
 // AddRule adds a business rule. Text is required. A rule without an ID gets
@@ -169,10 +178,7 @@ func (b *Base) AddRule(r Rule) error {
 	if r.ID == "" {
 		r.ID = AutoID("rule", r.Text)
 	}
-	var ps problems
-	checkRule(&ps, "rule:"+r.ID, r)
-	flagDuplicate(&ps, b.Rules, func(o Rule) bool { return o.ID == r.ID }, "rule:"+r.ID, "duplicate rule id %q", r.ID)
-	return appendChecked(&b.Rules, r, ps)
+	return add(&b.Rules, r, "rule:"+r.ID, checkRule, func(o Rule) bool { return o.ID == r.ID }, "duplicate rule id %q", r.ID)
 }
 
 // AddExample adds a verified example after guard has checked its SQL, the
@@ -212,13 +218,8 @@ func (b *Base) AddExample(ctx context.Context, guard text2sql.Guard, ex Example)
 // refused. Errors are *ValidationError.
 func (b *Base) AddValues(v ValueList) error {
 	v.Table, v.Column = strings.TrimSpace(v.Table), strings.TrimSpace(v.Column)
-	item := "value:" + v.Table + "." + v.Column
-	var ps problems
-	checkValues(&ps, item, v)
-	flagDuplicate(&ps, b.Values, func(o ValueList) bool {
-		return strings.EqualFold(o.Table, v.Table) && strings.EqualFold(o.Column, v.Column)
-	}, item, "duplicate value list for column %s.%s", v.Table, v.Column)
-	return appendChecked(&b.Values, v, ps)
+	return add(&b.Values, v, "value:"+v.Table+"."+v.Column, checkValues, func(o ValueList) bool { return sameColumn(o.Table, o.Column, v.Table, v.Column) },
+		"duplicate value list for column %s.%s", v.Table, v.Column)
 }
 
 func checkTable(ps *problems, item string, n TableNote) {
