@@ -31,11 +31,7 @@ type demoStack struct {
 func newDemoStack(t *testing.T) *demoStack {
 	t.Helper()
 	path, ex := demotest.Open(t)
-	kb, err := demo.Knowledge()
-	require.NoError(t, err)
-	ret, err := retriever.NewHybrid(context.Background(), retriever.HybridOptions{Schema: ex.Schema(), Knowledge: kb})
-	require.NoError(t, err)
-	return &demoStack{path: path, executor: ex, retriever: ret}
+	return &demoStack{path: path, executor: ex, retriever: demotest.Retriever(t, ex.Schema())}
 }
 
 // pipeline builds a pipeline whose generator talks to model.

@@ -12,12 +12,10 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/conversation"
-	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/internal/demotest"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
-	"github.com/text2sql-go/text2sql/retriever"
 )
 
 // recorder is the demo pipeline, remembering the questions it was asked.
@@ -41,28 +39,40 @@ func answerJSON(sql string) string {
 	return string(b)
 }
 
+// script counts the calls of the scripted model by part, and the length
+// of each part's longest message ("longest " + part).
+type script struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+// count returns the calls of part so far (or, for "longest " + part, the
+// length of its longest message).
+func (s *script) count(part string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[part]
+}
+
 // model plays every model-driven part: the generator (students entered in
 // a year), the router, the rewriter, the explainer and the summariser.
-func model(calls map[string]int, mu *sync.Mutex) text2sql.Model {
+func (s *script) model() text2sql.Model {
 	return llmtest.Func(func(req text2sql.ModelRequest) (string, error) {
 		user := req.Messages[len(req.Messages)-1].Content
-		part := "generate"
-		switch {
-		case strings.HasPrefix(req.System, "You route"):
-			part = "route"
-		case strings.HasPrefix(req.System, "You rewrite"):
-			part = "rewrite"
-		case strings.HasPrefix(req.System, "You explain"):
-			part = "explain"
-		case strings.HasPrefix(req.System, "You keep the running summary"):
-			part = "summary"
+		part := demotest.StageOf(req.System, "generate",
+			demotest.Prefix{Start: "You route", Stage: "route"},
+			demotest.Prefix{Start: "You rewrite", Stage: "rewrite"},
+			demotest.Prefix{Start: "You explain", Stage: "explain"},
+			demotest.Prefix{Start: "You keep the running summary", Stage: "summary"})
+		s.mu.Lock()
+		if s.calls == nil {
+			s.calls = map[string]int{}
 		}
-		mu.Lock()
-		calls[part]++
-		if n := len(user); n > calls["longest "+part] {
-			calls["longest "+part] = n
+		s.calls[part]++
+		if n := len(user); n > s.calls["longest "+part] {
+			s.calls["longest "+part] = n
 		}
-		mu.Unlock()
+		s.mu.Unlock()
 		switch part {
 		case "route":
 			if strings.Contains(user, "New message: Tell me a joke") {
@@ -87,10 +97,7 @@ func model(calls map[string]int, mu *sync.Mutex) text2sql.Model {
 func pipeline(t *testing.T, m text2sql.Model) *recorder {
 	t.Helper()
 	path, ex := demotest.Open(t)
-	kb, err := demo.Knowledge()
-	require.NoError(t, err)
-	ret, err := retriever.NewHybrid(context.Background(), retriever.HybridOptions{Schema: ex.Schema(), Knowledge: kb})
-	require.NoError(t, err)
+	ret := demotest.Retriever(t, ex.Schema())
 	gen, err := generator.New(m, generator.Options{Dialect: text2sql.DialectSQLite})
 	require.NoError(t, err)
 	p, err := text2sql.New(text2sql.Config{Retriever: ret, Generator: gen, Executor: ex, DisableExampleReuse: true})
@@ -103,9 +110,8 @@ func pipeline(t *testing.T, m text2sql.Model) *recorder {
 // the last answer is answered from its SQL without new SQL, and messages
 // the model calls out of scope never reach the pipeline.
 func TestConversationWithModel(t *testing.T) {
-	var mu sync.Mutex
-	calls := map[string]int{}
-	m := model(calls, &mu)
+	sc := &script{}
+	m := sc.model()
 	rec := pipeline(t, m)
 	c, err := conversation.New(rec, conversation.Options{Model: m, Classify: true})
 	require.NoError(t, err)
@@ -152,9 +158,8 @@ func TestConversationWithModel(t *testing.T) {
 // question, and the window's overflow becomes a summary of the earlier
 // questions.
 func TestConversationRules(t *testing.T) {
-	var mu sync.Mutex
-	calls := map[string]int{}
-	rec := pipeline(t, model(calls, &mu))
+	sc := &script{}
+	rec := pipeline(t, sc.model())
 	c, err := conversation.New(rec, conversation.Options{WindowTokens: 60})
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -176,18 +181,15 @@ func TestConversationRules(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(s, "Earlier questions: How many students entered in 2023?"), s)
 	assert.Less(t, len(c.Turns()), 6, "the window is bounded")
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Zero(t, calls["route"]+calls["rewrite"]+calls["explain"]+calls["summary"], "no model: rules only")
+	assert.Zero(t, sc.count("route")+sc.count("rewrite")+sc.count("explain")+sc.count("summary"), "no model: rules only")
 }
 
 // With a model the overflow is summarised by it, in the background: one
 // summary call per overflow, and the prompts stay bounded however long
 // the conversation runs.
 func TestConversationSummary(t *testing.T) {
-	var mu sync.Mutex
-	calls := map[string]int{}
-	m := model(calls, &mu)
+	sc := &script{}
+	m := sc.model()
 	const window = 60
 	c, err := conversation.New(pipeline(t, m), conversation.Options{Model: m, Classify: true, WindowTokens: window})
 	require.NoError(t, err)
@@ -198,29 +200,24 @@ func TestConversationSummary(t *testing.T) {
 		require.NoError(t, err)
 		s, err := c.Summary(ctx) // waits for the background summary
 		require.NoError(t, err)
-		mu.Lock()
-		assert.Equal(t, i, calls["summary"], "one summary call per turn out of the window, after %d turns", i+1)
-		mu.Unlock()
+		assert.Equal(t, i, sc.count("summary"), "one summary call per turn out of the window, after %d turns", i+1)
 		if i > 0 {
 			assert.Equal(t, "The user counted students by entry year (2023, then 2022).", s)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	// The router's prompt holds the summary and the window, not the
 	// whole conversation: bounded by the window, the summary and the
 	// message, in tokens (4 characters each).
-	assert.Positive(t, calls["route"])
-	assert.LessOrEqual(t, calls["longest route"], 4*(window+conversation.DefaultSummaryTokens)+200, "route prompt length")
+	assert.Positive(t, sc.count("route"))
+	assert.LessOrEqual(t, sc.count("longest route"), 4*(window+conversation.DefaultSummaryTokens)+200, "route prompt length")
 	assert.Equal(t, 5, c.SummaryCalls())
 }
 
 // Without Classify the model is not asked to route: a data question costs
 // only the pipeline's call.
 func TestConversationNoClassifier(t *testing.T) {
-	var mu sync.Mutex
-	calls := map[string]int{}
-	m := model(calls, &mu)
+	sc := &script{}
+	m := sc.model()
 	c, err := conversation.New(pipeline(t, m), conversation.Options{Model: m})
 	require.NoError(t, err)
 	for _, q := range []string{"How many students entered in 2023?", "How many students entered in 2022?", "Tell me a joke"} {
@@ -228,10 +225,8 @@ func TestConversationNoClassifier(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, conversation.RouteData, r.Route)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Zero(t, calls["route"])
-	assert.Equal(t, 3, calls["generate"], "one generation per data question, nothing else")
+	assert.Zero(t, sc.count("route"))
+	assert.Equal(t, 3, sc.count("generate"), "one generation per data question, nothing else")
 }
 
 // Bad input and concurrent use: an empty message, a cancelled context, a
@@ -239,9 +234,8 @@ func TestConversationNoClassifier(t *testing.T) {
 func TestConversationErrorsAndConcurrency(t *testing.T) {
 	_, err := conversation.New(nil, conversation.Options{})
 	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig)
-	var mu sync.Mutex
-	calls := map[string]int{}
-	m := model(calls, &mu)
+	sc := &script{}
+	m := sc.model()
 	c, err := conversation.New(pipeline(t, m), conversation.Options{Model: m})
 	require.NoError(t, err)
 	_, err = c.Ask(context.Background(), "  ")

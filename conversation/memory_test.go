@@ -67,16 +67,14 @@ func rowsJSON(t *testing.T, rows [][]any) string {
 // count, refreshing the saved answer; another owner's saved answer is
 // never used; a similar question lists it as related.
 func TestSavedAnswerReuse(t *testing.T) {
-	var mu sync.Mutex
-	calls := map[string]int{}
-	m := model(calls, &mu)
+	sc := &script{}
+	m := sc.model()
 	rec := pipeline(t, m)
 	st := openStore(t)
 	run := &counting{rec: rec}
 	memory := func(owner string) *conversation.Memory {
 		return &conversation.Memory{Store: st, Owner: owner, Dialect: text2sql.DialectSQLite, DataVersion: rec.ex.DataVersion, Execute: run.Execute}
 	}
-	generated := func() int { mu.Lock(); defer mu.Unlock(); return calls["generate"] }
 	ctx := context.Background()
 
 	alice, err := conversation.New(rec, conversation.Options{Model: m, Memory: memory("alice")})
@@ -85,7 +83,7 @@ func TestSavedAnswerReuse(t *testing.T) {
 	assert.ErrorIs(t, err, conversation.ErrNothingToSave)
 	first, err := alice.Ask(ctx, "How many students entered in 2023?")
 	require.NoError(t, err)
-	require.Equal(t, 1, generated())
+	require.Equal(t, 1, sc.count("generate"))
 	_, err = alice.SaveLast(ctx, strings.Repeat("x", conversation.MaxNoteBytes+1))
 	assert.ErrorIs(t, err, conversation.ErrInvalidNote)
 	saved, err := alice.SaveLast(ctx, "  for the board  ")
@@ -102,7 +100,7 @@ func TestSavedAnswerReuse(t *testing.T) {
 	asked := len(rec.questions)
 	r, err := again.Ask(ctx, "how many students entered in 2023")
 	require.NoError(t, err)
-	assert.Equal(t, 1, generated(), "no model call")
+	assert.Equal(t, 1, sc.count("generate"), "no model call")
 	assert.Equal(t, asked, len(rec.questions), "no pipeline")
 	assert.Zero(t, run.n, "no statement")
 	assert.Equal(t, saved.ID, r.SavedAnswer)
@@ -116,7 +114,7 @@ func TestSavedAnswerReuse(t *testing.T) {
 	require.NoError(t, err)
 	r, err = bob.Ask(ctx, "How many students entered in 2023?")
 	require.NoError(t, err)
-	assert.Equal(t, 2, generated(), "bob's question costs a model call")
+	assert.Equal(t, 2, sc.count("generate"), "bob's question costs a model call")
 	assert.Empty(t, r.SavedAnswer)
 	assert.Empty(t, r.Related, "alice's saved answers are not bob's related ones")
 
@@ -129,7 +127,7 @@ func TestSavedAnswerReuse(t *testing.T) {
 	before := first.Answer.Result.Rows[0][0].(int64)
 	r, err = again.Ask(ctx, "How many students entered in 2023?")
 	require.NoError(t, err)
-	assert.Equal(t, 2, generated(), "still no model call")
+	assert.Equal(t, 2, sc.count("generate"), "still no model call")
 	assert.Equal(t, 1, run.n, "the saved SQL ran once")
 	assert.Equal(t, saved.ID, r.SavedAnswer)
 	assert.Equal(t, before+1, r.Answer.Result.Rows[0][0], "the new count, not the saved one")
@@ -153,7 +151,7 @@ func TestSavedAnswerReuse(t *testing.T) {
 	// A similar question: the pipeline answers, the saved one is related.
 	r, err = again.Ask(ctx, "How many students entered in 2022?")
 	require.NoError(t, err)
-	assert.Equal(t, 3, generated())
+	assert.Equal(t, 3, sc.count("generate"))
 	require.NotEmpty(t, r.Related)
 	assert.Equal(t, saved.ID, r.Related[0].ID)
 	assert.Positive(t, r.Related[0].Score)
@@ -163,9 +161,8 @@ func TestSavedAnswerReuse(t *testing.T) {
 // not reused blindly: the pipeline answers. A restored conversation can
 // still save its last answer; saving needs a Memory.
 func TestSavedAnswerUnknownVersion(t *testing.T) {
-	var mu sync.Mutex
-	calls := map[string]int{}
-	m := model(calls, &mu)
+	sc := &script{}
+	m := sc.model()
 	rec := pipeline(t, m)
 	st := openStore(t)
 	ctx := context.Background()
@@ -183,9 +180,7 @@ func TestSavedAnswerUnknownVersion(t *testing.T) {
 
 	r, err := c.Ask(ctx, "How many students entered in 2023?")
 	require.NoError(t, err)
-	mu.Lock()
-	assert.Equal(t, 2, calls["generate"], "asked again: the version is unknown")
-	mu.Unlock()
+	assert.Equal(t, 2, sc.count("generate"), "asked again: the version is unknown")
 	assert.Empty(t, r.SavedAnswer)
 	assert.Contains(t, step(t, r, "memory").Outcome, "not reused: the data version is unknown; asked again")
 

@@ -30,18 +30,32 @@ type Stages struct {
 	prompts map[string][]string
 }
 
+// A Prefix names the stage whose system instructions begin with Start.
+type Prefix struct{ Start, Stage string }
+
+// stagePrefixes tell the stages Stages serves apart.
+var stagePrefixes = []Prefix{
+	{"You plan queries", "plan"},
+	{"You translate questions", "sql"},
+	{"You review one attempt", "judge"},
+}
+
+// StageOf names the stage a scripted model's call is for: the Stage of the
+// first of prefixes whose Start begins system (the call's system
+// instructions), else fallback.
+func StageOf(system, fallback string, prefixes ...Prefix) string {
+	for _, p := range prefixes {
+		if strings.HasPrefix(system, p.Start) {
+			return p.Stage
+		}
+	}
+	return fallback
+}
+
 // Model returns the scripted model; failures are reported on t.
 func (s *Stages) Model(t testing.TB) *llmtest.Model {
 	return llmtest.Func(func(req text2sql.ModelRequest) (string, error) {
-		stage := ""
-		switch {
-		case strings.HasPrefix(req.System, "You plan queries"):
-			stage = "plan"
-		case strings.HasPrefix(req.System, "You translate questions"):
-			stage = "sql"
-		case strings.HasPrefix(req.System, "You review one attempt"):
-			stage = "judge"
-		}
+		stage := StageOf(req.System, "", stagePrefixes...)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.prompts == nil {
