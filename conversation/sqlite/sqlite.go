@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -103,32 +104,25 @@ func (s *Store) List(ctx context.Context, owner string, limit int) ([]conversati
 // conversations reads the rows of q, leaving out those past the
 // retention.
 func (s *Store) conversations(ctx context.Context, q string, args ...any) ([]conversation.Saved, error) {
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("conversation/sqlite: %w", err)
-	}
-	defer rows.Close()
-	var out []conversation.Saved
-	for rows.Next() {
+	out, err := storefile.Query(ctx, s.db, func(rows *sql.Rows) (conversation.Saved, error) {
 		var c conversation.Saved
 		var state, updated string
-		if err := rows.Scan(&c.ID, &c.Owner, &state, &updated); err != nil {
-			return nil, fmt.Errorf("conversation/sqlite: %w", err)
+		err := rows.Scan(&c.ID, &c.Owner, &state, &updated)
+		if err != nil {
+			return c, err
 		}
 		if c.Updated, err = time.Parse(time.RFC3339Nano, updated); err == nil {
 			err = decode(state, &c.State)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("conversation/sqlite: %s: %w", c.ID, err)
+			return c, fmt.Errorf("%s: %w", c.ID, err)
 		}
-		if time.Since(c.Updated) <= s.opts.Retention {
-			out = append(out, c)
-		}
-	}
-	if err := rows.Err(); err != nil {
+		return c, nil
+	}, q, args...)
+	if err != nil {
 		return nil, fmt.Errorf("conversation/sqlite: %w", err)
 	}
-	return out, nil
+	return slices.DeleteFunc(out, func(c conversation.Saved) bool { return time.Since(c.Updated) > s.opts.Retention }), nil
 }
 
 // Delete removes the conversation id and reports whether there was one.
@@ -267,25 +261,19 @@ func (s *Store) DeleteAnswer(ctx context.Context, owner, id string) (bool, error
 }
 
 func (s *Store) answers(ctx context.Context, q string, args ...any) ([]conversation.SavedAnswer, error) {
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("conversation/sqlite: %w", err)
-	}
-	defer rows.Close()
-	var out []conversation.SavedAnswer
-	for rows.Next() {
+	out, err := storefile.Query(ctx, s.db, func(rows *sql.Rows) (conversation.SavedAnswer, error) {
 		var id, text string
 		var a conversation.SavedAnswer
 		if err := rows.Scan(&id, &text); err != nil {
-			return nil, fmt.Errorf("conversation/sqlite: %w", err)
+			return a, err
 		}
 		if err := decode(text, &a); err != nil {
-			return nil, fmt.Errorf("conversation/sqlite: saved answer %s: %w", id, err)
+			return a, fmt.Errorf("saved answer %s: %w", id, err)
 		}
 		a.ID = id // the row's, should two writers have raced on one question
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
+		return a, nil
+	}, q, args...)
+	if err != nil {
 		return nil, fmt.Errorf("conversation/sqlite: %w", err)
 	}
 	return out, nil

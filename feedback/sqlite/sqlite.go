@@ -165,20 +165,11 @@ func (s *Store) ExamplesOf(ctx context.Context, statementKey string) ([]feedback
 }
 
 func (s *Store) examples(ctx context.Context, query string, args ...any) ([]feedback.Example, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	out, err := storefile.Query(ctx, s.db, func(rows *sql.Rows) (feedback.Example, error) { return scanExample(rows) }, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("feedback/sqlite: %w", err)
 	}
-	defer rows.Close()
-	var out []feedback.Example
-	for rows.Next() {
-		ex, err := scanExample(rows)
-		if err != nil {
-			return nil, fmt.Errorf("feedback/sqlite: %w", err)
-		}
-		out = append(out, ex)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Example returns the example with that ID, or nil.
@@ -252,28 +243,23 @@ func (s *Store) Record(ctx context.Context, v feedback.Vote) error {
 
 // Votes returns the logged votes, oldest first.
 func (s *Store) Votes(ctx context.Context) ([]feedback.Vote, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT time, principal, question, sql, verdict, note, example, flagged FROM votes ORDER BY n")
-	if err != nil {
-		return nil, fmt.Errorf("feedback/sqlite: %w", err)
-	}
-	defer rows.Close()
-	var out []feedback.Vote
-	for rows.Next() {
+	out, err := storefile.Query(ctx, s.db, func(rows *sql.Rows) (feedback.Vote, error) {
 		var v feedback.Vote
 		var t, verdict, flagged string
-		if err := rows.Scan(&t, &v.Principal, &v.Question, &v.SQL, &verdict, &v.Note, &v.Example, &flagged); err != nil {
-			return nil, fmt.Errorf("feedback/sqlite: %w", err)
+		err := rows.Scan(&t, &v.Principal, &v.Question, &v.SQL, &verdict, &v.Note, &v.Example, &flagged)
+		if err != nil {
+			return v, err
 		}
 		v.Verdict = feedback.Verdict(verdict)
 		if v.Time, err = time.Parse(time.RFC3339Nano, t); err == nil {
 			err = json.Unmarshal([]byte(flagged), &v.Flagged)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("feedback/sqlite: %w", err)
-		}
-		out = append(out, v)
+		return v, err
+	}, "SELECT time, principal, question, sql, verdict, note, example, flagged FROM votes ORDER BY n")
+	if err != nil {
+		return nil, fmt.Errorf("feedback/sqlite: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Version is the number of writes so far, as text.

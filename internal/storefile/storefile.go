@@ -1,8 +1,10 @@
 // Package storefile opens the SQLite files the stores of this module keep
-// their state in (the feedback example store, the conversation store).
+// their state in (the feedback example store, the conversation store) and
+// reads their rows.
 package storefile
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"os"
@@ -32,4 +34,27 @@ func Open(path, schema string) (*sql.DB, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return db, nil
+}
+
+// Query runs q with args on db and returns what scan makes of each row,
+// in the rows' order. Errors, unwrapped: the query's, the first error scan
+// returns, or the rows'.
+func Query[T any](ctx context.Context, db *sql.DB, scan func(*sql.Rows) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
