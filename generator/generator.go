@@ -109,11 +109,8 @@ func stripMySQL(s string) string {
 // Temperature or VariantTemperature outside [0, 2] or a negative
 // PromptBudget.
 func New(model text2sql.Model, opts Options) (*Generator, error) {
-	switch opts.Dialect {
-	case "", text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL:
-	default:
-		return nil, fmt.Errorf("%w: generator: unknown dialect %q (want %q, %q or %q)", text2sql.ErrInvalidConfig,
-			opts.Dialect, text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL)
+	if err := stagekit.CheckDialect("generator", opts.Dialect); err != nil {
+		return nil, err
 	}
 	if err := stagekit.CheckTemperature("generator", opts.Temperature); err != nil {
 		return nil, err

@@ -214,7 +214,17 @@ func TestNewOptions(t *testing.T) {
 	g, err := New(nil, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, 1, g.opts.MaxReasks, "default MaxReasks")
-	assert.Equal(t, text2sql.DialectSQLite, g.dialect(text2sql.GenerateRequest{}), "default dialect")
+	system, _, err := g.Prompt(text2sql.GenerateRequest{Question: "How many rows?"})
+	require.NoError(t, err)
+	assert.Contains(t, system, "about a SQLite database", "default dialect")
+	retrieved := text2sql.GenerateRequest{Question: "How many rows?", Retrieval: &text2sql.Retrieval{Dialect: text2sql.DialectMySQL}}
+	system, _, err = g.Prompt(retrieved)
+	require.NoError(t, err)
+	assert.Contains(t, system, "about a MySQL database", "the retrieval's dialect")
+	retrieved.Retrieval.Dialect = "oracle"
+	system, _, err = g.Prompt(retrieved)
+	require.NoError(t, err)
+	assert.Contains(t, system, "about a SQLite database", "an unknown dialect of the retrieval is passed over")
 	_, err = g.Generate(context.Background(), simpleRequest())
 	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "Generate without a model")
 	_, err = g.Generate(context.Background(), text2sql.GenerateRequest{})

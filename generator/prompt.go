@@ -13,13 +13,6 @@ import (
 	"github.com/text2sql-go/text2sql/internal/stagekit"
 )
 
-// dialectNames are the names a prompt uses for the dialects.
-var dialectNames = map[text2sql.Dialect]string{
-	text2sql.DialectSQLite:   "SQLite",
-	text2sql.DialectPostgres: "PostgreSQL",
-	text2sql.DialectMySQL:    "MySQL",
-}
-
 // dialectNotes are the syntax notes of each dialect. Each names only its
 // own dialect's syntax: a prompt for one engine never shows another's
 // constructs, not even as something to avoid, since a model primed with a
@@ -49,7 +42,7 @@ var dialectNotes = map[text2sql.Dialect]string{
 
 // systemInstruction returns the always-on rules for dialect d.
 func systemInstruction(d text2sql.Dialect) string {
-	name := dialectNames[d]
+	name := stagekit.DialectName(d)
 	return `You translate questions about a ` + name + ` database into SQL. The user message gives the relevant part of the schema, notes about tables and columns, business rules, verified examples and the question.
 
 Rules:
@@ -75,19 +68,6 @@ type prompt struct {
 	system, user string
 }
 
-// dialect returns the dialect a request is written for.
-func (g *Generator) dialect(req text2sql.GenerateRequest) text2sql.Dialect {
-	if g.opts.Dialect != "" {
-		return g.opts.Dialect
-	}
-	if req.Retrieval != nil {
-		if _, ok := dialectNames[req.Retrieval.Dialect]; ok {
-			return req.Retrieval.Dialect
-		}
-	}
-	return text2sql.DialectSQLite
-}
-
 // build renders the prompt of req within the budget.
 func (g *Generator) build(req text2sql.GenerateRequest) (*prompt, error) {
 	question := stagekit.Question(req.Question, req.Retrieval)
@@ -97,7 +77,7 @@ func (g *Generator) build(req text2sql.GenerateRequest) (*prompt, error) {
 	if req.Variant < 0 {
 		return nil, fmt.Errorf("%w: generator: negative prompt variant %d", text2sql.ErrInvalidConfig, req.Variant)
 	}
-	system := systemInstruction(g.dialect(req))
+	system := systemInstruction(stagekit.ResolveDialect(g.opts.Dialect, req.Retrieval, ""))
 	if len(g.opts.Instructions) > 0 {
 		system += "\n\nRules of this deployment:\n- " + strings.Join(g.opts.Instructions, "\n- ")
 	}

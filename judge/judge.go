@@ -16,11 +16,11 @@ package judge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/defaults"
 	"github.com/text2sql-go/text2sql/internal/stagekit"
 )
 
@@ -70,21 +70,9 @@ func New(model text2sql.Model, opts Options) (*Judge, error) {
 	if err := stagekit.CheckTemperature("judge", opts.Temperature); err != nil {
 		return nil, err
 	}
-	if opts.ResultBudget == 0 {
-		opts.ResultBudget = DefaultResultBudget
-	}
+	defaults.Positive(&opts.ResultBudget, DefaultResultBudget)
 	opts.MaxReasks = stagekit.Reasks(opts.MaxReasks)
 	return &Judge{model: model, opts: opts}, nil
-}
-
-func (j *Judge) dialect(req text2sql.JudgeRequest) text2sql.Dialect {
-	switch {
-	case j.opts.Dialect != "":
-		return j.opts.Dialect
-	case req.Retrieval != nil && req.Retrieval.Dialect != "":
-		return req.Retrieval.Dialect
-	}
-	return text2sql.DialectSQLite
 }
 
 // Prompt returns the system instruction and the user message Judge would
@@ -96,7 +84,7 @@ func (j *Judge) Prompt(req text2sql.JudgeRequest) (system, user string, err erro
 		return "", "", text2sql.ErrEmptyQuestion
 	}
 	planned := req.Plan != nil || req.Current.Plan != nil
-	return systemInstruction(j.dialect(req), planned), j.userMessage(q, req), nil
+	return systemInstruction(stagekit.ResolveDialect(j.opts.Dialect, req.Retrieval, ""), planned), j.userMessage(q, req), nil
 }
 
 // Judge asks the model to review req.Current and returns its verdict,
@@ -141,11 +129,7 @@ func (j *Judge) Judge(ctx context.Context, req text2sql.JudgeRequest) (*text2sql
 		},
 	}.Run(ctx)
 	if err != nil {
-		var oe *text2sql.OutputError
-		if errors.As(err, &oe) || ctx.Err() != nil {
-			return &text2sql.Verdict{Calls: calls}, err
-		}
-		return &text2sql.Verdict{Calls: calls}, fmt.Errorf("judge: %w", err)
+		return &text2sql.Verdict{Calls: calls}, stagekit.StageError(ctx, "judge", err)
 	}
 	j.escalate(v, req)
 	v.Calls = calls

@@ -2,7 +2,6 @@ package judge
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -53,7 +52,7 @@ var stageNames = map[string]text2sql.Stage{
 // a rejection names no known stage.
 func ParseVerdict(text string) (*text2sql.Verdict, error) {
 	fail := func(format string, args ...any) error {
-		return &text2sql.OutputError{Raw: text, Err: fmt.Errorf("%w: "+format, append([]any{text2sql.ErrInvalidOutput}, args...)...)}
+		return stagekit.Invalid(text, format, args...)
 	}
 	okKeys := []string{"ok", "correct", "valid", "accepted"}
 	obj, found := stagekit.FindObject(text, func(o stagekit.Object) bool {

@@ -15,7 +15,6 @@ package planner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -74,15 +73,11 @@ func New(model text2sql.Model, opts Options) (*Planner, error) {
 }
 
 func (p *Planner) dialect(req text2sql.PlanRequest) text2sql.Dialect {
-	switch {
-	case p.opts.Dialect != "":
-		return p.opts.Dialect
-	case req.Retrieval != nil && req.Retrieval.Dialect != "":
-		return req.Retrieval.Dialect
-	case p.opts.Schema != nil && p.opts.Schema.Dialect != "":
-		return p.opts.Schema.Dialect
+	var schemaDialect text2sql.Dialect
+	if p.opts.Schema != nil {
+		schemaDialect = p.opts.Schema.Dialect
 	}
-	return text2sql.DialectSQLite
+	return stagekit.ResolveDialect(p.opts.Dialect, req.Retrieval, schemaDialect)
 }
 
 // Prompt returns the system instruction and the user message Plan would
@@ -133,19 +128,14 @@ func (p *Planner) Plan(ctx context.Context, req text2sql.PlanRequest) (*text2sql
 				return &stagekit.Retry{Note: reaskMalformed(err), Err: err}
 			}
 			if probs := p.Validate(pl); len(probs) > 0 {
-				return &stagekit.Retry{Note: reaskUnknown(probs), Err: &text2sql.OutputError{Raw: text,
-					Err: fmt.Errorf("%w: the plan names objects not in the schema: %s", text2sql.ErrInvalidOutput, describe(probs))}}
+				return &stagekit.Retry{Note: reaskUnknown(probs), Err: stagekit.Invalid(text, "the plan names objects not in the schema: %s", describe(probs))}
 			}
 			plan = pl
 			return nil
 		},
 	}.Run(ctx)
 	if err != nil {
-		var oe *text2sql.OutputError
-		if errors.As(err, &oe) || ctx.Err() != nil {
-			return &text2sql.Plan{Calls: calls}, err
-		}
-		return &text2sql.Plan{Calls: calls}, fmt.Errorf("planner: %w", err)
+		return &text2sql.Plan{Calls: calls}, stagekit.StageError(ctx, "planner", err)
 	}
 	if p.opts.Schema != nil && (plan.Database == "" || plan.Database == p.opts.Schema.Name) {
 		plan.Database = p.opts.Schema.Name
@@ -448,7 +438,7 @@ func PlanSchema() json.RawMessage { return json.RawMessage(planSchema) }
 // nor objects.
 func Parse(text string) (*text2sql.Plan, error) {
 	fail := func(format string, args ...any) error {
-		return &text2sql.OutputError{Raw: text, Err: fmt.Errorf("%w: "+format, append([]any{text2sql.ErrInvalidOutput}, args...)...)}
+		return stagekit.Invalid(text, format, args...)
 	}
 	obj, ok := stagekit.FindObject(text, func(o stagekit.Object) bool {
 		_, hasSteps := o.Get("instruction", "instructions", "steps")

@@ -42,10 +42,6 @@ func (s *Selector) Prompt(req text2sql.SelectRequest, i, j int) (system, user st
 	if i < 0 || j < 0 || i >= n || j >= n || i == j {
 		return "", "", fmt.Errorf("%w: selector: candidates %d and %d of %d", text2sql.ErrInvalidConfig, i, j, n)
 	}
-	d := s.opts.Dialect
-	if d == "" && req.Retrieval != nil && req.Retrieval.Dialect != "" {
-		d = req.Retrieval.Dialect
-	}
 	var w stagekit.Writer
 	w.Section("Question")
 	w.Line(q)
@@ -68,7 +64,7 @@ func (s *Selector) Prompt(req text2sql.SelectRequest, i, j int) (system, user st
 	}
 	w.Section("Task")
 	w.Line("Which query answers the question correctly, A or B?")
-	return systemInstruction(d), w.String(), nil
+	return systemInstruction(stagekit.ResolveDialect(s.opts.Dialect, req.Retrieval, "")), w.String(), nil
 }
 
 // choiceSchema is the JSON Schema of an answer.
@@ -102,12 +98,12 @@ func ParseChoice(text string) (winner, reason string, err error) {
 		return ok
 	})
 	if !found {
-		return "", "", &text2sql.OutputError{Raw: text, Err: fmt.Errorf("%w: no JSON object with a winner", text2sql.ErrInvalidOutput)}
+		return "", "", stagekit.Invalid(text, "no JSON object with a winner")
 	}
 	v, _ := obj.Get(keys...)
 	w := strings.ToUpper(strings.TrimSpace(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(stagekit.String(v))), "query")))
 	if w != "A" && w != "B" {
-		return "", "", &text2sql.OutputError{Raw: text, Err: fmt.Errorf("%w: winner %s is neither A nor B", text2sql.ErrInvalidOutput, stagekit.Cut(string(v), 40))}
+		return "", "", stagekit.Invalid(text, "winner %s is neither A nor B", stagekit.Cut(string(v), 40))
 	}
 	if r, ok := obj.Get("reason"); ok {
 		reason = stagekit.String(r)

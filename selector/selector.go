@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/defaults"
 	"github.com/text2sql-go/text2sql/internal/stagekit"
 	"github.com/text2sql-go/text2sql/judge"
 )
@@ -70,9 +71,7 @@ func New(model text2sql.Model, opts Options) (*Selector, error) {
 	if err := stagekit.CheckTemperature("selector", opts.Temperature); err != nil {
 		return nil, err
 	}
-	if opts.ResultBudget == 0 {
-		opts.ResultBudget = DefaultResultBudget
-	}
+	defaults.Positive(&opts.ResultBudget, DefaultResultBudget)
 	opts.MaxReasks = stagekit.Reasks(opts.MaxReasks)
 	return &Selector{model: model, opts: opts}, nil
 }
@@ -150,10 +149,7 @@ func (s *Selector) Select(ctx context.Context, req text2sql.SelectRequest) (*tex
 				lastErr = err
 				continue
 			case err != nil:
-				if ctx.Err() != nil {
-					return out, err
-				}
-				return out, fmt.Errorf("selector: %w", err)
+				return out, stagekit.StageError(ctx, "selector", err)
 			}
 			compared++
 			k := i

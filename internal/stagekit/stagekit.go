@@ -1,8 +1,9 @@
-// Package stagekit holds what the LLM-backed stages share: one structured
-// model call with a bounded re-ask (planner, judge), lenient reading of a
-// JSON object from a model's answer, and rendering of the retrieved
-// context, plans and earlier attempts for a prompt (generator, planner,
-// judge).
+// Package stagekit holds what the LLM-backed stages share: the checks of
+// their options and the dialect they write for, one structured model call
+// with a bounded re-ask (planner, judge, selector) and the errors it ends
+// in, lenient reading of a JSON object from a model's answer, and
+// rendering of the retrieved context, plans and earlier attempts for a
+// prompt (generator, planner, judge).
 package stagekit
 
 import (
@@ -33,6 +34,25 @@ func (r *Retry) Error() string { return r.Err.Error() }
 
 // Unwrap returns Err.
 func (r *Retry) Unwrap() error { return r.Err }
+
+// Invalid is the error of an unusable answer raw: an
+// *text2sql.OutputError holding raw, whose message is format and args
+// after text2sql.ErrInvalidOutput's, which it wraps.
+func Invalid(raw, format string, args ...any) *text2sql.OutputError {
+	return &text2sql.OutputError{Raw: raw, Err: fmt.Errorf("%w: "+format, append([]any{text2sql.ErrInvalidOutput}, args...)...)}
+}
+
+// StageError is the error a stage returns for err, what a Call's Run
+// returned: err itself when it is an *text2sql.OutputError (the answer
+// was unusable) or ctx has ended, else err wrapped with the stage's name
+// ("judge: model call: …").
+func StageError(ctx context.Context, stage string, err error) error {
+	var oe *text2sql.OutputError
+	if errors.As(err, &oe) || ctx.Err() != nil {
+		return err
+	}
+	return fmt.Errorf("%s: %w", stage, err)
+}
 
 // Call is one structured model call with a bounded re-ask.
 type Call struct {
@@ -333,7 +353,7 @@ func AskText(ctx context.Context, model text2sql.Model, system, user, field stri
 			}
 			if text == "" {
 				return &Retry{Note: fmt.Sprintf("Answer as JSON: {%q: \"...\"}.", field),
-					Err: &text2sql.OutputError{Raw: answer, Err: fmt.Errorf("%w: no %s", text2sql.ErrInvalidOutput, field)}}
+					Err: Invalid(answer, "no %s", field)}
 			}
 			return nil
 		},

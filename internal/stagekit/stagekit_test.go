@@ -3,6 +3,7 @@ package stagekit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -77,7 +78,7 @@ func TestOptions(t *testing.T) {
 	}
 	err := CheckDialect("planner", "oracle")
 	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig)
-	assert.EqualError(t, err, `text2sql: invalid configuration: planner: unknown dialect "oracle"`)
+	assert.EqualError(t, err, `text2sql: invalid configuration: planner: unknown dialect "oracle" (want "sqlite", "postgres" or "mysql")`)
 	for _, temp := range []float64{0, 0.7, 2} {
 		assert.NoError(t, CheckTemperature("judge", temp))
 	}
@@ -88,6 +89,37 @@ func TestOptions(t *testing.T) {
 	assert.Equal(t, 1, Reasks(0))
 	assert.Equal(t, 0, Reasks(-2))
 	assert.Equal(t, 3, Reasks(3))
+}
+
+// The dialect is the option's, else the retrieval's, else the fallback,
+// else SQLite.
+func TestResolveDialect(t *testing.T) {
+	pg := &text2sql.Retrieval{Dialect: text2sql.DialectPostgres}
+	assert.Equal(t, text2sql.DialectMySQL, ResolveDialect(text2sql.DialectMySQL, pg, text2sql.DialectSQLite))
+	assert.Equal(t, text2sql.DialectPostgres, ResolveDialect("", pg, text2sql.DialectMySQL))
+	assert.Equal(t, text2sql.DialectMySQL, ResolveDialect("", &text2sql.Retrieval{}, text2sql.DialectMySQL))
+	assert.Equal(t, text2sql.DialectSQLite, ResolveDialect("", nil, ""))
+	assert.Equal(t, text2sql.DialectMySQL, ResolveDialect("", &text2sql.Retrieval{Dialect: "oracle"}, text2sql.DialectMySQL), "an unknown dialect is passed over")
+	assert.Equal(t, text2sql.DialectSQLite, ResolveDialect("", nil, "oracle"), "an unknown dialect is passed over")
+}
+
+// An unusable answer's error holds the answer and wraps ErrInvalidOutput;
+// a stage passes it (and ctx's end) on as it is and names itself in any
+// other failure.
+func TestInvalidAndStageError(t *testing.T) {
+	bad := Invalid("raw answer", "no %s", "verdict")
+	assert.Equal(t, "raw answer", bad.Raw)
+	assert.ErrorIs(t, bad, text2sql.ErrInvalidOutput)
+	assert.EqualError(t, bad.Err, "text2sql: malformed model output: no verdict")
+	ctx := context.Background()
+	unusable := fmt.Errorf("model call: %w", bad)
+	assert.Equal(t, unusable, StageError(ctx, "judge", unusable), "an unusable answer is passed on as it is")
+	failed := errors.New("model call: down")
+	assert.EqualError(t, StageError(ctx, "judge", failed), "judge: model call: down")
+	assert.ErrorIs(t, StageError(ctx, "judge", failed), failed)
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	assert.Equal(t, failed, StageError(ended, "judge", failed), "ctx's end is passed on as it is")
 }
 
 func TestQuestion(t *testing.T) {
