@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/stagekit/stagekittest"
 	"github.com/text2sql-go/text2sql/judge"
 
 	"github.com/stretchr/testify/require"
@@ -12,17 +13,8 @@ import (
 // FuzzParseVerdict: ParseVerdict never panics; a rejection always names a
 // stage of the three, an acceptance none.
 func FuzzParseVerdict(f *testing.F) {
-	for _, s := range []string{`{"ok": true}`, `{"ok": false, "stage": "plan", "hints": "a\nb"}`, `{"ok": "yes"`, "```json\n{\"correct\": false, \"fault\": \"schema\"}\n```", `{"ok": false, "stage": 3}`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, text string) {
-		v, err := judge.ParseVerdict(text)
-		if err != nil {
-			var oe *text2sql.OutputError
-			require.ErrorAs(t, err, &oe)
-			require.Equal(t, text, oe.Raw, "err = %v", err)
-			return
-		}
+	seeds := []string{`{"ok": true}`, `{"ok": false, "stage": "plan", "hints": "a\nb"}`, `{"ok": "yes"`, "```json\n{\"correct\": false, \"fault\": \"schema\"}\n```", `{"ok": false, "stage": 3}`}
+	stagekittest.Fuzz(f, judge.ParseVerdict, seeds, func(t *testing.T, _ string, v *text2sql.Verdict) {
 		if v.OK {
 			require.Empty(t, v.Stage, "accepted verdict with a stage: %+v", v)
 			require.Nil(t, v.Terms, "accepted verdict with a stage: %+v", v)

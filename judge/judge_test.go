@@ -11,6 +11,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/internal/stagekit/stagekittest"
 	"github.com/text2sql-go/text2sql/judge"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 
@@ -186,37 +187,16 @@ func TestJudgePrompt(t *testing.T) {
 }
 
 func TestParseVerdict(t *testing.T) {
-	cases := []struct {
-		text string
-		want text2sql.Verdict
-	}{
-		{`{"ok": true, "stage": "", "reason": "right", "hints": [], "terms": [], "tables": []}`, text2sql.Verdict{OK: true, Reason: "right"}},
-		{`{"ok": true, "stage": "sql", "reason": "fine", "terms": ["x"], "tables": ["t"]}`, text2sql.Verdict{OK: true, Reason: "fine"}},
-		{"Verdict:\n```json\n{\"ok\": false, \"stage\": \"SQL Generation\", \"reason\": \"no group by\", \"hints\": \"group by course_id\"}\n```",
-			text2sql.Verdict{Stage: text2sql.StageSQL, Reason: "no group by", Hints: []string{"group by course_id"}}},
-		{`{"ok": "no", "stage": "schema", "reason": "courses missing", "hints": ["join courses"], "terms": ["course title"], "tables": ["courses"]}`,
-			text2sql.Verdict{Stage: text2sql.StageRetrieval, Reason: "courses missing", Hints: []string{"join courses"}, Terms: []string{"course title"}, Tables: []string{"courses"}}},
-		{`{"correct": false, "faulty_stage": "planning", "reasoning": "wrong filter", "tables": ["t"]}`,
-			text2sql.Verdict{Stage: text2sql.StagePlan, Reason: "wrong filter"}},
-		{`{"review": {"ok": false, "stage": "plan", "reason": "r"}}`, text2sql.Verdict{Stage: text2sql.StagePlan, Reason: "r"}},
+	cases := map[string]text2sql.Verdict{
+		`{"ok": true, "stage": "", "reason": "right", "hints": [], "terms": [], "tables": []}`:                                                      text2sql.Verdict{OK: true, Reason: "right"},
+		`{"ok": true, "stage": "sql", "reason": "fine", "terms": ["x"], "tables": ["t"]}`:                                                           text2sql.Verdict{OK: true, Reason: "fine"},
+		"Verdict:\n```json\n{\"ok\": false, \"stage\": \"SQL Generation\", \"reason\": \"no group by\", \"hints\": \"group by course_id\"}\n```":    text2sql.Verdict{Stage: text2sql.StageSQL, Reason: "no group by", Hints: []string{"group by course_id"}},
+		`{"ok": "no", "stage": "schema", "reason": "courses missing", "hints": ["join courses"], "terms": ["course title"], "tables": ["courses"]}`: text2sql.Verdict{Stage: text2sql.StageRetrieval, Reason: "courses missing", Hints: []string{"join courses"}, Terms: []string{"course title"}, Tables: []string{"courses"}},
+		`{"correct": false, "faulty_stage": "planning", "reasoning": "wrong filter", "tables": ["t"]}`:                                              text2sql.Verdict{Stage: text2sql.StagePlan, Reason: "wrong filter"},
+		`{"review": {"ok": false, "stage": "plan", "reason": "r"}}`:                                                                                 text2sql.Verdict{Stage: text2sql.StagePlan, Reason: "r"},
 	}
-	for _, tc := range cases {
-		got, err := judge.ParseVerdict(tc.text)
-		if !assert.NoError(t, err, "%q", tc.text) {
-			continue
-		}
-		g, _ := json.Marshal(got)
-		w, _ := json.Marshal(tc.want)
-		assert.Equal(t, string(w), string(g), "%q", tc.text)
-	}
-	for _, bad := range []string{"", "looks fine to me", `{"ok": "maybe"}`, `{"ok": false, "reason": "x"}`, `{"ok": false, "stage": "execution"}`, `{"ok": true`} {
-		_, err := judge.ParseVerdict(bad)
-		var oe *text2sql.OutputError
-		if assert.ErrorAs(t, err, &oe, "%q", bad) {
-			assert.ErrorIs(t, err, text2sql.ErrInvalidOutput, "%q", bad)
-			assert.Equal(t, bad, oe.Raw, "%q: err = %v", bad, err)
-		}
-	}
+	bad := []string{"", "looks fine to me", `{"ok": "maybe"}`, `{"ok": false, "reason": "x"}`, `{"ok": false, "stage": "execution"}`, `{"ok": true`}
+	stagekittest.CheckParse(t, judge.ParseVerdict, cases, bad)
 }
 
 // A malformed verdict is re-asked once; a second failure is an

@@ -10,6 +10,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/demotest"
+	"github.com/text2sql-go/text2sql/internal/stagekit/stagekittest"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 	"github.com/text2sql-go/text2sql/planner"
 	"github.com/text2sql-go/text2sql/schema"
@@ -214,29 +215,13 @@ func TestPlanPrompt(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	cases := []struct {
-		text string
-		want text2sql.Plan
-	}{
-		{`{"objects": [{"type": "tables", "name": "t"}], "steps": "1. Count rows\n- Group by x", "output": {"cols": ["a"]}}`,
-			text2sql.Plan{Objects: []text2sql.PlanObject{{Kind: "table", Name: "t"}}, Instruction: []string{"1. Count rows", "Group by x"}, Output: `{"cols":["a"]}`}},
-		{"Here is the plan:\n```json\n{\"database\": \"d\", \"objects\": [\"students.first_name\", \"table students\", {\"table\": \"e\", \"column\": \"s\", \"value\": \"x\"}], \"instruction\": [\"a\"]}\n```",
-			text2sql.Plan{Database: "d", Objects: []text2sql.PlanObject{{Kind: "column", Name: "students.first_name"}, {Kind: "table", Name: "students"}, {Kind: "value", Name: "e.s", Value: "x"}}, Instruction: []string{"a"}}},
-		{`{"plan": {"instruction": ["only"], "objects": []}}`, text2sql.Plan{Instruction: []string{"only"}}},
+	cases := map[string]text2sql.Plan{
+		`{"objects": [{"type": "tables", "name": "t"}], "steps": "1. Count rows\n- Group by x", "output": {"cols": ["a"]}}`:                                                                                     text2sql.Plan{Objects: []text2sql.PlanObject{{Kind: "table", Name: "t"}}, Instruction: []string{"1. Count rows", "Group by x"}, Output: `{"cols":["a"]}`},
+		"Here is the plan:\n```json\n{\"database\": \"d\", \"objects\": [\"students.first_name\", \"table students\", {\"table\": \"e\", \"column\": \"s\", \"value\": \"x\"}], \"instruction\": [\"a\"]}\n```": text2sql.Plan{Database: "d", Objects: []text2sql.PlanObject{{Kind: "column", Name: "students.first_name"}, {Kind: "table", Name: "students"}, {Kind: "value", Name: "e.s", Value: "x"}}, Instruction: []string{"a"}},
+		`{"plan": {"instruction": ["only"], "objects": []}}`: text2sql.Plan{Instruction: []string{"only"}},
 	}
-	for _, tc := range cases {
-		got, err := planner.Parse(tc.text)
-		if !assert.NoError(t, err, "%q", tc.text) {
-			continue
-		}
-		g, _ := json.Marshal(got)
-		w, _ := json.Marshal(tc.want)
-		assert.JSONEq(t, string(w), string(g), "%q", tc.text)
-	}
-	for _, bad := range []string{"", "no json", `{"sql": "SELECT 1"}`, `{"objects": [], "instruction": []}`, `{"objects": 3}`, `{"objects": [`} {
-		_, err := planner.Parse(bad)
-		assert.ErrorIs(t, err, text2sql.ErrInvalidOutput, "%q", bad)
-	}
+	bad := []string{"", "no json", `{"sql": "SELECT 1"}`, `{"objects": [], "instruction": []}`, `{"objects": 3}`, `{"objects": [`}
+	stagekittest.CheckParse(t, planner.Parse, cases, bad)
 }
 
 func TestValidate(t *testing.T) {
