@@ -96,34 +96,17 @@ type CandidateOutcome struct {
 	Error error `json:"-"`
 }
 
-type candidateOutcomeAlias CandidateOutcome
-
-type candidateOutcomeJSON struct {
-	candidateOutcomeAlias
-	Error string `json:"error,omitempty"`
-}
-
 // MarshalJSON writes Error as its message.
 func (c CandidateOutcome) MarshalJSON() ([]byte, error) {
-	j := candidateOutcomeJSON{candidateOutcomeAlias: candidateOutcomeAlias(c)}
-	if c.Error != nil {
-		j.Error = c.Error.Error()
-	}
-	return json.Marshal(j)
+	type plain CandidateOutcome
+	return marshalErr(plain(c), c.Error)
 }
 
 // UnmarshalJSON reads what MarshalJSON writes; a message becomes an error
 // with that text.
 func (c *CandidateOutcome) UnmarshalJSON(b []byte) error {
-	var j candidateOutcomeJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*c = CandidateOutcome(j.candidateOutcomeAlias)
-	if j.Error != "" {
-		c.Error = errors.New(j.Error)
-	}
-	return nil
+	type plain CandidateOutcome
+	return unmarshalErr(b, (*plain)(c), &c.Error)
 }
 
 // DefaultSameResult is the result comparison of the candidates' vote when

@@ -40,3 +40,28 @@ func TestDurationsInMilliseconds(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(empty), `"duration_ms":0`)
 }
+
+// An attempt's and a candidate's Error is its message in JSON, left out
+// when nil, and decodes to an error with that message.
+func TestErrorsAsMessages(t *testing.T) {
+	failed := Attempt{N: 2, Error: &OutputError{Raw: "x", Err: ErrInvalidOutput}}
+	b, err := json.Marshal(failed)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"n": 2, "error": "text2sql: malformed model output"}`, string(b))
+	var back Attempt
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, 2, back.N)
+	assert.EqualError(t, back.Error, failed.Error.Error())
+	b, err = json.Marshal(Attempt{N: 1})
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), `"error"`)
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.NoError(t, back.Error, "decoding an attempt without an error clears the old one")
+
+	b, err = json.Marshal(CandidateOutcome{Variant: 1, Error: ErrNilResult})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"variant": 1, "group": 0, "error": "`+ErrNilResult.Error()+`"}`, string(b))
+	var outcome CandidateOutcome
+	require.NoError(t, json.Unmarshal(b, &outcome))
+	assert.EqualError(t, outcome.Error, ErrNilResult.Error())
+}

@@ -615,34 +615,17 @@ type Attempt struct {
 	Error error `json:"-"`
 }
 
-type attemptAlias Attempt
-
-type attemptJSON struct {
-	attemptAlias
-	Error string `json:"error,omitempty"`
-}
-
 // MarshalJSON writes Error as its message.
 func (a Attempt) MarshalJSON() ([]byte, error) {
-	j := attemptJSON{attemptAlias: attemptAlias(a)}
-	if a.Error != nil {
-		j.Error = a.Error.Error()
-	}
-	return json.Marshal(j)
+	type plain Attempt
+	return marshalErr(plain(a), a.Error)
 }
 
 // UnmarshalJSON reads what MarshalJSON writes; a message becomes an error
 // with that text.
 func (a *Attempt) UnmarshalJSON(b []byte) error {
-	var j attemptJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*a = Attempt(j.attemptAlias)
-	if j.Error != "" {
-		a.Error = errors.New(j.Error)
-	}
-	return nil
+	type plain Attempt
+	return unmarshalErr(b, (*plain)(a), &a.Error)
 }
 
 // Role is the author of a chat message.
@@ -725,11 +708,56 @@ func (c *ModelCall) UnmarshalJSON(b []byte) error {
 // marshalMS encodes v, a struct whose duration field is left out of its
 // JSON, with d added as "duration_ms" (milliseconds, fractional).
 func marshalMS(v any, d time.Duration) ([]byte, error) {
+	return marshalWith(v, "duration_ms", float64(d)/float64(time.Millisecond))
+}
+
+// unmarshalMS decodes b into v and its "duration_ms" into *d.
+func unmarshalMS(b []byte, v any, d *time.Duration) error {
+	var ms *float64
+	if err := unmarshalWith(b, v, "duration_ms", &ms); err != nil {
+		return err
+	}
+	if ms != nil {
+		*d = time.Duration(*ms * float64(time.Millisecond))
+	}
+	return nil
+}
+
+// marshalErr encodes v, a struct whose error field is left out of its
+// JSON, with err's message added as "error" unless err is nil.
+func marshalErr(v any, err error) ([]byte, error) {
+	if err == nil {
+		return json.Marshal(v)
+	}
+	return marshalWith(v, "error", err.Error())
+}
+
+// unmarshalErr decodes b into v and its "error" into *e: an error with
+// that message, or nil when there is none.
+func unmarshalErr(b []byte, v any, e *error) error {
+	var msg string
+	if err := unmarshalWith(b, v, "error", &msg); err != nil {
+		return err
+	}
+	*e = nil
+	if msg != "" {
+		*e = errors.New(msg)
+	}
+	return nil
+}
+
+// marshalWith encodes v and, when that is a JSON object, adds key: val as
+// its last member.
+func marshalWith(v any, key string, val any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil || len(b) < 2 || b[len(b)-1] != '}' {
 		return b, err
 	}
-	ms, err := json.Marshal(float64(d) / float64(time.Millisecond))
+	k, err := json.Marshal(key)
+	if err != nil {
+		return nil, err
+	}
+	x, err := json.Marshal(val)
 	if err != nil {
 		return nil, err
 	}
@@ -737,24 +765,22 @@ func marshalMS(v any, d time.Duration) ([]byte, error) {
 	if len(b) > 2 {
 		out = append(out, ',')
 	}
-	out = append(out, `"duration_ms":`...)
-	out = append(append(out, ms...), '}')
-	return out, nil
+	out = append(append(out, k...), ':')
+	return append(append(out, x...), '}'), nil
 }
 
-// unmarshalMS decodes b into v and its "duration_ms" into *d.
-func unmarshalMS(b []byte, v any, d *time.Duration) error {
+// unmarshalWith decodes b into v and its member key, when there is one,
+// into extra.
+func unmarshalWith(b []byte, v any, key string, extra any) error {
 	if err := json.Unmarshal(b, v); err != nil {
 		return err
 	}
-	var j struct {
-		MS *float64 `json:"duration_ms"`
-	}
-	if err := json.Unmarshal(b, &j); err != nil {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(b, &members); err != nil {
 		return err
 	}
-	if j.MS != nil {
-		*d = time.Duration(*j.MS * float64(time.Millisecond))
+	if raw, ok := members[key]; ok {
+		return json.Unmarshal(raw, extra)
 	}
 	return nil
 }
