@@ -44,6 +44,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/bm25"
+	"github.com/text2sql-go/text2sql/internal/vectors"
 )
 
 // Version is the version of the feature scheme: the tokenizer and stemmer
@@ -242,19 +243,7 @@ func (e *Embedder) Embed(text string) []float32 {
 		}
 	}
 	sc.start, sc.byDim, sc.acc = start, byDim, acc
-	var norm float64
-	for _, x := range acc {
-		norm += x * x
-	}
-	v := make([]float32, e.dim)
-	if norm == 0 {
-		return v
-	}
-	inv := 1 / math.Sqrt(norm)
-	for i, x := range acc {
-		v[i] = float32(x * inv)
-	}
-	return v
+	return vectors.Unit(acc)
 }
 
 const (

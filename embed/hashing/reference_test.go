@@ -3,74 +3,66 @@ package hashing
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/text2sql-go/text2sql/internal/bm25"
+	"github.com/text2sql-go/text2sql/internal/vectors"
 )
 
-// referenceEmbed is Embed as it was before the counting sort and the
-// single tokenizer pass: every feature sorted at once. Embed must return
-// its vectors bit for bit.
+// referenceEmbed is Embed written the plain way, sharing none of its
+// feature code: the tokenizer's terms and words taken in two passes, the
+// character n-grams cut by decoding runes from each start, each feature's
+// count kept in a map, and each coordinate's sum taken over its features
+// in ascending order of their hashes (Embed's order, so the floats are the
+// same). Embed must return its vectors bit for bit. Only the hash and the
+// final scaling to unit length are shared; TestGolden and
+// TestDeterministicAndNormalised pin those.
 func referenceEmbed(dim int, text string) []float32 {
-	const groupBits = 3
-	fs := make([]uint64, 0, 8*len(text)+8)
+	counts := map[uint64]int{}
 	for _, t := range bm25.Tokenize(text) {
-		fs = append(fs, hashString('w', t, "")&^groupBits)
+		counts[hashString('w', t, "")&^3]++ // group 0: unigrams
 	}
 	words := bm25.Words(text)
 	for i := 1; i < len(words); i++ {
-		fs = append(fs, hashString('b', words[i-1], words[i])&^groupBits|1)
+		counts[hashString('b', words[i-1], words[i])&^3|1]++
 	}
-	var offs []int
 	for _, w := range words {
 		s := "<" + w + ">"
-		offs = offs[:0]
-		for i := range s {
-			offs = append(offs, i)
-		}
-		offs = append(offs, len(s))
-		runes := len(offs) - 1
-		for n := minCharN; n <= maxCharN; n++ {
-			for i := 0; i+n <= runes; i++ {
-				fs = append(fs, hashString('c', s[offs[i]:offs[i+n]], "")&^groupBits|2)
+		for start := 0; start < len(s); start += runeLen(s[start:]) {
+			end := start
+			for n := 1; n <= maxCharN && end < len(s); n++ {
+				end += runeLen(s[end:])
+				if n >= minCharN {
+					counts[hashString('c', s[start:end], "")&^3|2]++
+				}
 			}
 		}
 	}
-	slices.Sort(fs)
 	weights := [3]float64{unigramWeight, bigramWeight, charWeight}
 	acc := make([]float64, dim)
-	for i := 0; i < len(fs); {
-		j := i + 1
-		for j < len(fs) && fs[j] == fs[i] {
-			j++
-		}
-		h := fs[i]
-		x := weights[h&groupBits] * (1 + math.Log(float64(j-i)))
+	for _, h := range slices.Sorted(maps.Keys(counts)) {
+		x := weights[h&3] * (1 + math.Log(float64(counts[h])))
 		if h&4 != 0 {
 			x = -x
 		}
 		acc[(h>>3)%uint64(dim)] += x
-		i = j
 	}
-	var norm float64
-	for _, x := range acc {
-		norm += x * x
-	}
-	v := make([]float32, dim)
-	if norm == 0 {
-		return v
-	}
-	inv := 1 / math.Sqrt(norm)
-	for i, x := range acc {
-		v[i] = float32(x * inv)
-	}
-	return v
+	return vectors.Unit(acc)
+}
+
+// runeLen is the length in bytes of the first rune of s: 1 for a byte
+// that starts no valid UTF-8 sequence, as ranging over a string counts it.
+func runeLen(s string) int {
+	_, n := utf8.DecodeRuneInString(s)
+	return n
 }
 
 // referenceTexts are texts of the kinds the retriever embeds (tables of
