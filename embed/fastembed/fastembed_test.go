@@ -348,16 +348,6 @@ func TestMissingRuntime(t *testing.T) {
 	assert.True(t, errors.Is(err, rerr))
 }
 
-func TestCancelled(t *testing.T) {
-	e := newTiny(t, Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err := e.EmbedDocuments(ctx, []string{"a"})
-	assert.ErrorIs(t, err, context.Canceled)
-	_, err = e.EmbedQuery(ctx, "a")
-	assert.ErrorIs(t, err, context.Canceled)
-}
-
 // Concurrent calls share the one session and give the vectors of
 // sequential calls.
 func TestConcurrent(t *testing.T) {

@@ -84,16 +84,6 @@ func TestSimilarity(t *testing.T) {
 	assert.LessOrEqual(t, sim("What is the capital of France?", "singer: singer_id, name, country, song_name, age"), 0.2, "unrelated similarity")
 }
 
-func TestContextCancelled(t *testing.T) {
-	e := mustNew(t, 0)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err := e.EmbedDocuments(ctx, []string{"a"})
-	require.ErrorIs(t, err, context.Canceled)
-	_, err = e.EmbedQuery(ctx, "a")
-	require.ErrorIs(t, err, context.Canceled)
-}
-
 func BenchmarkEmbedTableDoc(b *testing.B) {
 	e := mustNew(b, 512)
 	s := "Table stadium. Columns: stadium_id, location, name, capacity, highest, lowest, average. Stores stadiums and their attendance."
