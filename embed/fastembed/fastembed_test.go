@@ -212,14 +212,7 @@ func TestCatalogue(t *testing.T) {
 func TestMissingOffline(t *testing.T) {
 	root := t.TempDir()
 	_, err := New(context.Background(), Options{CacheDir: root, Offline: true})
-	var miss *MissingModelError
-	require.ErrorAs(t, err, &miss)
-	dir := filepath.Join(root, "fast-bge-small-en-v1.5")
-	assert.Equal(t, dir, miss.Dir)
-	assert.Equal(t, []string{"model_optimized.onnx", "tokenizer.json"}, miss.Missing)
-	msg := err.Error()
-	assert.NotContains(t, msg, "\n")
-	assert.Contains(t, msg, dir)
+	msg := onnxrttest.Missing(t, err, filepath.Join(root, "fast-bge-small-en-v1.5"), "model_optimized.onnx", "tokenizer.json")
 	assert.Contains(t, msg, DefaultSource+"/fast-bge-small-en-v1.5.tar.gz")
 	assert.Contains(t, msg, "unpack it into "+root)
 }
@@ -298,39 +291,21 @@ func TestDownloadCancelled(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
-// copyTiny copies the tiny model into a new directory.
-func copyTiny(t *testing.T) string {
-	dir := t.TempDir()
-	for _, f := range []string{DefaultFile, "tokenizer.json"} {
-		data, err := os.ReadFile(filepath.Join(tinyDir, f))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, f), data, 0o644))
-	}
-	return dir
-}
-
 // Damaged files are a *ModelFileError naming the file; nothing panics.
 func TestCorruptFiles(t *testing.T) {
 	onnxrttest.Require(t)
 	model, err := os.ReadFile(filepath.Join(tinyDir, DefaultFile))
 	require.NoError(t, err)
-	for name, c := range map[string]struct {
-		file string
-		data []byte
-	}{
-		"garbage model":   {DefaultFile, []byte("this is not an ONNX graph")},
-		"truncated model": {DefaultFile, model[:len(model)/2]},
-		"empty model":     {DefaultFile, nil},
-		"bad tokenizer":   {"tokenizer.json", []byte(`{"model":`)},
-		"bpe tokenizer":   {"tokenizer.json", []byte(`{"model":{"type":"BPE","vocab":{}}}`)},
-	} {
-		dir := copyTiny(t)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, c.file), c.data, 0o644))
+	onnxrttest.Corrupt(t, tinyDir, []string{DefaultFile, "tokenizer.json"}, map[string]onnxrttest.Damage{
+		"garbage model":   {File: DefaultFile, Data: []byte("this is not an ONNX graph")},
+		"truncated model": {File: DefaultFile, Data: model[:len(model)/2]},
+		"empty model":     {File: DefaultFile, Data: nil},
+		"bad tokenizer":   {File: "tokenizer.json", Data: []byte(`{"model":`)},
+		"bpe tokenizer":   {File: "tokenizer.json", Data: []byte(`{"model":{"type":"BPE","vocab":{}}}`)},
+	}, func(dir string) error {
 		_, err := New(context.Background(), Options{Model: tiny, Dir: dir, Offline: true})
-		var ferr *ModelFileError
-		require.ErrorAs(t, err, &ferr, name)
-		assert.Equal(t, filepath.Join(dir, c.file), ferr.Path, name)
-	}
+		return err
+	})
 	// a wrong Dimension is caught at load
 	_, err = New(context.Background(), Options{Model: Model{Name: "tiny", Dimension: 384}, Dir: tinyDir, Offline: true})
 	var ferr *ModelFileError
@@ -353,19 +328,5 @@ func TestMissingRuntime(t *testing.T) {
 func TestConcurrent(t *testing.T) {
 	e := newTiny(t, Options{BatchSize: 3})
 	texts := []string{"orders", "students enrolled in each course", "customer payments per year", "the city of each stadium"}
-	want, err := e.EmbedDocuments(context.Background(), texts)
-	require.NoError(t, err)
-	errs := make(chan error, 8)
-	for range 8 {
-		go func() {
-			got, err := e.EmbedDocuments(context.Background(), texts)
-			if err == nil && !assert.ObjectsAreEqual(want, got) {
-				err = errors.New("concurrent vectors differ")
-			}
-			errs <- err
-		}()
-	}
-	for range 8 {
-		assert.NoError(t, <-errs)
-	}
+	onnxrttest.Concurrent(t, 8, func() ([][]float32, error) { return e.EmbedDocuments(context.Background(), texts) })
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -164,13 +163,8 @@ func TestCatalogue(t *testing.T) {
 func TestMissingOffline(t *testing.T) {
 	root := t.TempDir()
 	_, err := New(context.Background(), Options{CacheDir: root, Offline: true})
-	var miss *MissingModelError
-	require.ErrorAs(t, err, &miss)
 	dir := filepath.Join(root, "ms-marco-MiniLM-L-6-v2")
-	assert.Equal(t, dir, miss.Dir)
-	assert.Equal(t, []string{"onnx/model.onnx", "tokenizer.json"}, miss.Missing)
-	msg := err.Error()
-	assert.NotContains(t, msg, "\n")
+	msg := onnxrttest.Missing(t, err, dir, "onnx/model.onnx", "tokenizer.json")
 	assert.Contains(t, msg, MiniLML6.Source+"/onnx/model.onnx")
 	assert.Contains(t, msg, MiniLML6.Source+"/tokenizer.json")
 	assert.Contains(t, msg, "into "+dir)
@@ -199,34 +193,16 @@ func TestDownload(t *testing.T) {
 	assert.ErrorContains(t, err, "404")
 }
 
-func copyTiny(t *testing.T) string {
-	dir := t.TempDir()
-	for _, f := range []string{DefaultFile, "tokenizer.json"} {
-		data, err := os.ReadFile(filepath.Join(tinyDir, f))
-		require.NoError(t, err)
-		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, f), data, 0o644))
-	}
-	return dir
-}
-
 func TestCorruptFiles(t *testing.T) {
 	onnxrttest.Require(t)
-	for name, c := range map[string]struct {
-		file string
-		data []byte
-	}{
-		"garbage model": {DefaultFile, []byte("not onnx")},
-		"empty model":   {DefaultFile, nil},
-		"bad tokenizer": {"tokenizer.json", []byte("[1,2")},
-	} {
-		dir := copyTiny(t)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, c.file), c.data, 0o644))
+	onnxrttest.Corrupt(t, tinyDir, []string{DefaultFile, "tokenizer.json"}, map[string]onnxrttest.Damage{
+		"garbage model": {File: DefaultFile, Data: []byte("not onnx")},
+		"empty model":   {File: DefaultFile, Data: nil},
+		"bad tokenizer": {File: "tokenizer.json", Data: []byte("[1,2")},
+	}, func(dir string) error {
 		_, err := New(context.Background(), Options{Model: tiny, Dir: dir})
-		var ferr *ModelFileError
-		require.ErrorAs(t, err, &ferr, name)
-		assert.Equal(t, filepath.Join(dir, c.file), ferr.Path, name)
-	}
+		return err
+	})
 	// an embedder is not a cross-encoder
 	_, err := New(context.Background(), Options{Model: Model{Name: "x", File: "model_optimized.onnx"}, Dir: "../../embed/fastembed/testdata/tiny"})
 	var ferr *ModelFileError
@@ -245,19 +221,5 @@ func TestMissingRuntime(t *testing.T) {
 func TestConcurrent(t *testing.T) {
 	r := newTiny(t, Options{BatchSize: 2})
 	texts := []string{"orders", "students enrolled in each course", "customer payments per year"}
-	want, err := r.Scores(context.Background(), "students per course", texts)
-	require.NoError(t, err)
-	errs := make(chan error, 8)
-	for range 8 {
-		go func() {
-			got, err := r.Scores(context.Background(), "students per course", texts)
-			if err == nil && !assert.ObjectsAreEqual(want, got) {
-				err = fmt.Errorf("concurrent scores %v, want %v", got, want)
-			}
-			errs <- err
-		}()
-	}
-	for range 8 {
-		assert.NoError(t, <-errs)
-	}
+	onnxrttest.Concurrent(t, 8, func() ([]float64, error) { return r.Scores(context.Background(), "students per course", texts) })
 }
