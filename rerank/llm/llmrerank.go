@@ -28,6 +28,7 @@ package llmrerank
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -315,24 +316,35 @@ func (r *Reranker) candidates(items []text2sql.Item) []*schema.Table {
 	return out
 }
 
-// selectTables makes the table-selection call and returns the selected
-// candidates, at most MaxTables, in the model's order.
-func (r *Reranker) selectTables(ctx context.Context, question string, items []text2sql.Item, cands []*schema.Table, rep *text2sql.RerankReport) ([]*schema.Table, error) {
-	var sel []*schema.Table
+// ask makes one selection call of the prompt user, the answer held to the
+// JSON Schema answer: parse reads each answer's names, a failure re-asks
+// (up to MaxReasks) for the field list, and use takes the names of a
+// usable answer. The model calls made are added to rep.Calls whatever the
+// outcome; the error is stagekit.Call.Run's.
+func (r *Reranker) ask(ctx context.Context, rep *text2sql.RerankReport, user string, answer json.RawMessage, field string, parse func(text string) ([]string, error), use func(names []string)) error {
 	calls, err := stagekit.Call{
-		Model: r.model, System: System(r.opts.Schema.Dialect),
-		User:   TablesPrompt(question, r.opts.Schema, cands, r.shown(items), r.opts.Budget),
-		Schema: TablesSchema(), Temperature: r.opts.Temperature, MaxReasks: r.opts.MaxReasks,
+		Model: r.model, System: System(r.opts.Schema.Dialect), User: user,
+		Schema: answer, Temperature: r.opts.Temperature, MaxReasks: r.opts.MaxReasks,
 		Parse: func(text string) error {
-			names, err := ParseTables(text)
+			names, err := parse(text)
 			if err != nil {
-				return &stagekit.Retry{Note: reask("tables"), Err: err}
+				return &stagekit.Retry{Note: reask(field), Err: err}
 			}
-			sel, rep.Ignored = r.resolveTables(names, cands)
+			use(names)
 			return nil
 		},
 	}.Run(ctx)
 	rep.Calls = append(rep.Calls, calls...)
+	return err
+}
+
+// selectTables makes the table-selection call and returns the selected
+// candidates, at most MaxTables, in the model's order.
+func (r *Reranker) selectTables(ctx context.Context, question string, items []text2sql.Item, cands []*schema.Table, rep *text2sql.RerankReport) ([]*schema.Table, error) {
+	var sel []*schema.Table
+	err := r.ask(ctx, rep, TablesPrompt(question, r.opts.Schema, cands, r.shown(items), r.opts.Budget), TablesSchema(), "tables", ParseTables, func(names []string) {
+		sel, rep.Ignored = r.resolveTables(names, cands)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -364,22 +376,11 @@ func (r *Reranker) resolveTables(names []string, cands []*schema.Table) (sel []*
 // and returns, per table, the selected columns (lower case).
 func (r *Reranker) selectColumns(ctx context.Context, question string, items []text2sql.Item, sel []*schema.Table, rep *text2sql.RerankReport) (map[*schema.Table]map[string]bool, error) {
 	var cols map[*schema.Table]map[string]bool
-	calls, err := stagekit.Call{
-		Model: r.model, System: System(r.opts.Schema.Dialect),
-		User:   ColumnsPrompt(question, r.opts.Schema, sel, r.shown(items), r.opts.Budget),
-		Schema: ColumnsSchema(), Temperature: r.opts.Temperature, MaxReasks: r.opts.MaxReasks,
-		Parse: func(text string) error {
-			names, err := ParseColumns(text)
-			if err != nil {
-				return &stagekit.Retry{Note: reask("columns"), Err: err}
-			}
-			var ignored []string
-			cols, ignored = resolveColumns(r.opts.Schema, names, sel)
-			rep.Ignored = append(rep.Ignored, ignored...)
-			return nil
-		},
-	}.Run(ctx)
-	rep.Calls = append(rep.Calls, calls...)
+	err := r.ask(ctx, rep, ColumnsPrompt(question, r.opts.Schema, sel, r.shown(items), r.opts.Budget), ColumnsSchema(), "columns", ParseColumns, func(names []string) {
+		var ignored []string
+		cols, ignored = resolveColumns(r.opts.Schema, names, sel)
+		rep.Ignored = append(rep.Ignored, ignored...)
+	})
 	if err != nil {
 		return nil, err
 	}
