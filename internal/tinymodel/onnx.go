@@ -2,7 +2,9 @@ package tinymodel
 
 import (
 	"encoding/binary"
+	"maps"
 	"math"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -104,7 +106,7 @@ func encodeNode(n node) []byte {
 	}
 	b = appendString(b, 3, n.outputs[0]) // NodeProto.name
 	b = appendString(b, 4, n.op)         // NodeProto.op_type
-	for _, name := range sortedKeys(n.ints) {
+	for _, name := range slices.Sorted(maps.Keys(n.ints)) {
 		var a []byte
 		a = appendString(a, 1, name)         // AttributeProto.name
 		a = appendVarint(a, 3, n.ints[name]) // AttributeProto.i

@@ -233,12 +233,3 @@ func CrossEncoder() []byte {
 	}
 	return encodeModel(g, "text2sql tinymodel")
 }
-
-func sortedKeys(m map[string]int64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
