@@ -20,7 +20,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 
 	"google.golang.org/genai"
@@ -163,29 +162,16 @@ func (e *Embedder) embed(ctx context.Context, texts []string, task string) ([][]
 		if err != nil {
 			return err
 		}
-		fail := func(format string, args ...any) error {
-			return &text2sql.ModelError{Provider: geminiapi.Provider, StatusCode: http.StatusOK, Message: fmt.Sprintf(format, args...)}
+		if resp == nil {
+			resp = &genai.EmbedContentResponse{} // no vectors
 		}
-		if resp == nil || len(resp.Embeddings) != len(texts) {
-			n := 0
-			if resp != nil {
-				n = len(resp.Embeddings)
+		out, err = vectors.Collect(geminiapi.Provider, len(resp.Embeddings), len(texts), e.dim, func(i int) (int, []float32) {
+			if emb := resp.Embeddings[i]; emb != nil {
+				return i, emb.Values
 			}
-			return fail("got %d embeddings for %d texts", n, len(texts))
-		}
-		vs := make([][]float32, len(texts))
-		for i, emb := range resp.Embeddings {
-			if emb == nil || len(emb.Values) != e.dim {
-				n := 0
-				if emb != nil {
-					n = len(emb.Values)
-				}
-				return fail("embedding %d has %d dimensions, want %d", i, n, e.dim)
-			}
-			vs[i] = vectors.Unit(emb.Values)
-		}
-		out = vs
-		return nil
+			return i, nil
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -145,8 +145,8 @@ func TestErrors(t *testing.T) {
 		{Name: "400", Replies: one(400, `{"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT"}}`), Status: 400, Requests: 1, Says: []string{"API key not valid"}},
 		{Name: "401", Replies: one(401, `{"error": {"code": 401, "message": "Request had invalid authentication credentials.", "status": "UNAUTHENTICATED"}}`), Status: 401, Requests: 1, Says: []string{"invalid authentication"}},
 		{Name: "malformed", Replies: one(200, `{"embeddings": [{"values": [0.1,`), Status: 200, Requests: 1},
-		{Name: "wrong count", Replies: one(200, `{"embeddings": []}`), Status: 200, Requests: 1},
-		{Name: "wrong dimension", Replies: one(200, `{"embeddings": [{"values": [0.1, 0.2]}]}`), Status: 200, Requests: 1},
+		{Name: "wrong count", Replies: one(200, `{"embeddings": []}`), Status: 200, Requests: 1, Says: []string{"got 0 embeddings for 1 texts"}},
+		{Name: "wrong dimension", Replies: one(200, `{"embeddings": [{"values": [0.1, 0.2]}]}`), Status: 200, Requests: 1, Says: []string{"embedding 0 has 2 dimensions"}},
 	})
 }
 

@@ -18,7 +18,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -176,32 +175,17 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 		if err != nil {
 			return err
 		}
-		fail := func(format string, args ...any) error {
-			return &text2sql.ModelError{Provider: openaiapi.Provider, StatusCode: http.StatusOK, Message: fmt.Sprintf(format, args...)}
+		if resp == nil {
+			resp = &openai.CreateEmbeddingResponse{} // no vectors
 		}
-		if resp == nil || len(resp.Data) != len(texts) {
-			n := 0
-			if resp != nil {
-				n = len(resp.Data)
-			}
-			return fail("got %d embeddings for %d texts", n, len(texts))
-		}
-		vs := make([][]float32, len(texts))
-		for pos, d := range resp.Data {
-			i := int(d.Index)
+		out, err = vectors.Collect(openaiapi.Provider, len(resp.Data), len(texts), e.dim, func(k int) (int, []float64) {
+			d := resp.Data[k]
 			if !d.JSON.Index.Valid() {
-				i = pos // some compatible servers omit the index
+				return k, d.Embedding // some compatible servers omit the index
 			}
-			if i < 0 || i >= len(vs) || vs[i] != nil {
-				return fail("embedding index %d is out of range or repeated", d.Index)
-			}
-			if len(d.Embedding) != e.dim {
-				return fail("embedding %d has %d dimensions, want %d", i, len(d.Embedding), e.dim)
-			}
-			vs[i] = vectors.Unit(d.Embedding)
-		}
-		out = vs
-		return nil
+			return int(d.Index), d.Embedding
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -137,9 +137,9 @@ func TestErrors(t *testing.T) {
 		{Name: "400", Replies: one(400, `{"error": {"message": "'$.input' is invalid.", "type": "invalid_request_error", "param": null, "code": null}}`), Status: 400, Requests: 1, Says: []string{"is invalid"}},
 		{Name: "401", Replies: one(401, `{"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}`), Status: 401, Requests: 1, Says: []string{"Incorrect API key"}},
 		{Name: "malformed", Replies: one(200, `{"data": [{"embedding": [0.1,`), Status: 200, Requests: 1},
-		{Name: "wrong count", Replies: one(200, `{"object": "list", "data": [], "model": "m"}`), Status: 200, Requests: 1},
-		{Name: "wrong dimension", Replies: one(200, `{"object": "list", "data": [{"index": 0, "embedding": [0.1, 0.2]}], "model": "m"}`), Status: 200, Requests: 1},
-		{Name: "bad index", Replies: one(200, `{"object": "list", "data": [{"index": 5, "embedding": [0.1, 0.2]}], "model": "m"}`), Status: 200, Requests: 1},
+		{Name: "wrong count", Replies: one(200, `{"object": "list", "data": [], "model": "m"}`), Status: 200, Requests: 1, Says: []string{"got 0 embeddings for 1 texts"}},
+		{Name: "wrong dimension", Replies: one(200, `{"object": "list", "data": [{"index": 0, "embedding": [0.1, 0.2]}], "model": "m"}`), Status: 200, Requests: 1, Says: []string{"embedding 0 has 2 dimensions"}},
+		{Name: "bad index", Replies: one(200, `{"object": "list", "data": [{"index": 5, "embedding": [0.1, 0.2]}], "model": "m"}`), Status: 200, Requests: 1, Says: []string{"embedding index 5 is out of range"}},
 	})
 }
 

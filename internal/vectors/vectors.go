@@ -1,10 +1,14 @@
 // Package vectors holds what the embedding providers share: sending texts
-// in batches and scaling vectors to unit length.
+// in batches, checking an answer's vectors and scaling them to unit length.
 package vectors
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"net/http"
+
+	text2sql "github.com/text2sql-go/text2sql"
 )
 
 // Batched embeds texts in consecutive slices of at most size texts (size
@@ -39,4 +43,32 @@ func Unit[T float32 | float64](v []T) []float32 {
 		out[i] = float32(float64(x) * scale)
 	}
 	return out
+}
+
+// Collect reads the n vectors of an answer of provider to want texts:
+// item(k) gives the position among the texts of the answer's k-th vector
+// and its values. It returns the vectors in the texts' order, each scaled
+// by Unit, or, when n is not want, a position is out of range or repeated,
+// or a vector has other than dim values, a *text2sql.ModelError of
+// provider with StatusCode 200 (the request succeeded, its answer is
+// unusable) saying which.
+func Collect[T float32 | float64](provider string, n, want, dim int, item func(k int) (pos int, v []T)) ([][]float32, error) {
+	fail := func(format string, args ...any) error {
+		return &text2sql.ModelError{Provider: provider, StatusCode: http.StatusOK, Message: fmt.Sprintf(format, args...)}
+	}
+	if n != want {
+		return nil, fail("got %d embeddings for %d texts", n, want)
+	}
+	vs := make([][]float32, want)
+	for k := range n {
+		i, v := item(k)
+		if i < 0 || i >= want || vs[i] != nil {
+			return nil, fail("embedding index %d is out of range or repeated", i)
+		}
+		if len(v) != dim {
+			return nil, fail("embedding %d has %d dimensions, want %d", i, len(v), dim)
+		}
+		vs[i] = Unit(v)
+	}
+	return vs, nil
 }
