@@ -63,6 +63,16 @@ type ModelSuite struct {
 	Build       func(srv *httpfake.Server) text2sql.Model // the client against srv, default options
 }
 
+// Build is ModelSuite.Build from a test's constructor of the client:
+// newModel against srv with the zero options (the defaults).
+func Build[O any, M text2sql.Model](t *testing.T, newModel func(t *testing.T, srv *httpfake.Server, opts O) (M, *Sleeps)) func(srv *httpfake.Server) text2sql.Model {
+	return func(srv *httpfake.Server) text2sql.Model {
+		var defaults O
+		m, _ := newModel(t, srv, defaults)
+		return m
+	}
+}
+
 // Model runs a model client through the tests every provider shares, as
 // subtests: Concurrent (8 calls at once), the Model kit (ModelKit),
 // Timeout, and Attempts (a 503 then an answer: 2 attempts).

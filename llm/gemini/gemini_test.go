@@ -56,14 +56,6 @@ func newModel(t *testing.T, srv *httpfake.Server, opts Options) (*Model, *provid
 	return m, providertest.Record(&m.client.Policy)
 }
 
-// model is newModel with default options, as the shared kits build it.
-func model(t *testing.T) func(srv *httpfake.Server) text2sql.Model {
-	return func(srv *httpfake.Server) text2sql.Model {
-		m, _ := newModel(t, srv, Options{})
-		return m
-	}
-}
-
 // client is the Model as the shared provider tests drive it: one
 // Complete of q.
 var client = providertest.Client{Provider: "gemini", Key: testKey, New: func(t *testing.T, srv *httpfake.Server, s providertest.Setup) func(context.Context) error {
@@ -272,7 +264,7 @@ func TestSharedContract(t *testing.T) {
 			return `{"candidates": [{"content": {"parts": [{"text": ` + text + `}], "role": "model"}, "finishReason": "STOP", "index": 0}],
 			"usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 5, "totalTokenCount": 17}, "modelVersion": "gemini-2.5-flash-001"}`
 		},
-		Build: model(t),
+		Build: providertest.Build(t, newModel),
 	})
 }
 

@@ -62,14 +62,6 @@ func newModel(t *testing.T, srv *httpfake.Server, opts Options) (*Model, *provid
 	return m, providertest.Record(&m.client.Policy)
 }
 
-// model is newModel with default options, as the shared kits build it.
-func model(t *testing.T) func(srv *httpfake.Server) text2sql.Model {
-	return func(srv *httpfake.Server) text2sql.Model {
-		m, _ := newModel(t, srv, Options{})
-		return m
-	}
-}
-
 // client is the Model as the shared provider tests drive it: one
 // Complete of q.
 var client = providertest.Client{Provider: "openai", Key: testKey, New: func(t *testing.T, srv *httpfake.Server, s providertest.Setup) func(context.Context) error {
@@ -275,7 +267,7 @@ func TestSharedContract(t *testing.T) {
 			"choices": [{"index": 0, "message": {"role": "assistant", "content": ` + text + `}, "finish_reason": "stop"}],
 			"usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}}`
 		},
-		Build: model(t),
+		Build: providertest.Build(t, newModel),
 	})
 }
 
