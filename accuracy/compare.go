@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"reflect"
@@ -338,18 +339,7 @@ func compareSpider(d *Diff, g, p [][]any, ordered bool, enc *encoder) {
 			}
 			return true
 		}
-		bag := make(map[string]int, len(goldBag))
-		for k, v := range goldBag {
-			bag[k] = v
-		}
-		for r := range pt.cells {
-			k := pt.key(r, perm, &b)
-			if bag[k] == 0 {
-				return false
-			}
-			bag[k]--
-		}
-		return true
+		return pt.drains(maps.Clone(goldBag), perm, &b)
 	}
 	var search func(i int) bool
 	search = func(i int) bool {
@@ -492,10 +482,16 @@ func sameBag(g, p *table, perm []int) bool {
 	if len(g.rows) != len(p.rows) {
 		return false
 	}
-	bag := g.counts(nil)
 	var b strings.Builder
-	for r := range p.rows {
-		k := p.key(r, perm, &b)
+	return p.drains(g.counts(nil), perm, &b)
+}
+
+// drains takes t's rows (columns in perm order) out of bag, a count per
+// row key, and reports whether each was there; with as many rows as the
+// bag holds, true means the two are the same multiset. bag is consumed.
+func (t *table) drains(bag map[string]int, perm []int, b *strings.Builder) bool {
+	for r := range t.cells {
+		k := t.key(r, perm, b)
 		if bag[k] == 0 {
 			return false
 		}
