@@ -92,17 +92,23 @@ func TestBrowserPage(t *testing.T) {
 		_, err := chromedp.Run(step, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second)))
 		require.NoError(t, err, "waiting for %s", what)
 	}
+	// submit loads the page of url, types the test token and question,
+	// clicks button and waits until shown is visible.
+	submit := func(url, question, button, shown string) {
+		t.Helper()
+		err := chromedp.Do(step,
+			chromedp.Navigate(url+"/"),
+			chromedp.WaitVisible(chromedp.CSS("#question")),
+			chromedp.SendKeys(chromedp.CSS("#token"), testToken),
+			chromedp.SendKeys(chromedp.CSS("#question"), question),
+			chromedp.Click(chromedp.CSS(button)),
+			chromedp.WaitVisible(chromedp.CSS(shown)),
+		)
+		require.NoError(t, err, "submitting %q with %s", question, button)
+	}
 
 	// Question → SQL → Run → rows, with the answer-key match.
-	err := chromedp.Do(step,
-		chromedp.Navigate(srv.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS("#question")),
-		chromedp.SendKeys(chromedp.CSS("#token"), testToken),
-		chromedp.SendKeys(chromedp.CSS("#question"), "Which courses come first by code?"),
-		chromedp.Click(chromedp.CSS("#generate")),
-		chromedp.WaitVisible(chromedp.CSS("#answer")),
-	)
-	require.NoError(t, err)
+	submit(srv.URL, "Which courses come first by code?", "#generate", "#answer")
 	waitJS("the SQL", `document.getElementById("sql").value.includes("FROM courses")`)
 	s := text("#explanation")
 	assert.Contains(t, s, "Scripted", "explanation %q", s)
@@ -244,15 +250,7 @@ func TestBrowserPage(t *testing.T) {
 		Candidates: 3, AllCandidates: true})
 	require.NoError(t, err)
 	srv = testServer(t, Config{Pipeline: p})
-	err = chromedp.Do(step,
-		chromedp.Navigate(srv.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS("#question")),
-		chromedp.SendKeys(chromedp.CSS("#token"), testToken),
-		chromedp.SendKeys(chromedp.CSS("#question"), "Which courses come first by code?"),
-		chromedp.Click(chromedp.CSS("#ask")),
-		chromedp.WaitVisible(chromedp.CSS("#selection")),
-	)
-	require.NoError(t, err)
+	submit(srv.URL, "Which courses come first by code?", "#ask", "#selection")
 	s = text("#selection-reason")
 	assert.Contains(t, s, "vote: 1 of 3 candidates agree", "selection %q", s)
 	s = text("#candidates")

@@ -18,7 +18,7 @@ import (
 // data question through it (audited), another principal's conversation is
 // not found, and without Conversations the routes are not configured.
 func TestConversationRoutes(t *testing.T) {
-	audit := &auditLog{}
+	audit := &recorder{}
 	srv := testServer(t, Config{Conversations: &Conversations{}, Auditor: audit})
 	r := do(t, srv, "POST", "/v1/conversations", testToken, map[string]any{})
 	require.Equal(t, 200, r.status, "%s", r.body)
@@ -41,10 +41,7 @@ func TestConversationRoutes(t *testing.T) {
 	assert.Equal(t, "data", reply.Route)
 	require.NotNil(t, reply.Answer)
 	assert.True(t, strings.HasPrefix(reply.SQL, "SELECT code, title FROM courses"), reply.SQL)
-	audit.mu.Lock()
-	n := len(audit.events)
-	audit.mu.Unlock()
-	assert.Equal(t, 1, n, "the statement is audited")
+	assert.Len(t, audit.all(), 1, "the statement is audited")
 
 	r = do(t, srv, "POST", path, testToken, MessageRequest{Message: "what does that mean?"})
 	require.Equal(t, 200, r.status, "%s", r.body)

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,19 +11,6 @@ import (
 	"github.com/text2sql-go/text2sql/feedback"
 	fbsqlite "github.com/text2sql-go/text2sql/feedback/sqlite"
 )
-
-// auditLog keeps the audited events.
-type auditLog struct {
-	mu     sync.Mutex
-	events []AuditEvent
-}
-
-func (a *auditLog) Audit(_ context.Context, e AuditEvent) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.events = append(a.events, e)
-	return nil
-}
 
 func feedbackRecorder(t *testing.T) *feedback.Recorder {
 	t.Helper()
@@ -37,7 +23,7 @@ func feedbackRecorder(t *testing.T) *feedback.Recorder {
 // POST /v1/feedback: authenticated, audited with the principal; a refused
 // statement is 422 and stored nowhere; without a store, 503.
 func TestFeedbackRoute(t *testing.T) {
-	audit := &auditLog{}
+	audit := &recorder{}
 	rec := feedbackRecorder(t)
 	srv := testServer(t, Config{Feedback: rec, Auditor: audit})
 	body := map[string]string{"question": "How many courses are there?", "sql": "SELECT COUNT(*) FROM courses", "verdict": "up"}
@@ -66,9 +52,7 @@ func TestFeedbackRoute(t *testing.T) {
 	r = do(t, srv, "POST", "/v1/feedback", testToken, map[string]string{"question": "q", "sql": "SELECT 1", "verdict": "maybe"})
 	assert.Equal(t, 400, r.status)
 
-	audit.mu.Lock()
-	events := append([]AuditEvent(nil), audit.events...)
-	audit.mu.Unlock()
+	events := audit.all()
 	require.Len(t, events, 4, "the up-vote and the three refusals")
 	assert.Equal(t, "alice", events[0].Principal)
 	assert.Equal(t, "feedback up", events[0].Outcome)

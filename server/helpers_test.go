@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -228,4 +229,23 @@ func tableRows(t testing.TB, table string) int {
 	res, err := fixture.exec.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT count(*) FROM " + table})
 	require.False(t, err != nil || res.Error != nil, "counting %s: %v %v", table, err, res.Error)
 	return int(res.Rows[0][0].(int64))
+}
+
+// recorder collects audit events.
+type recorder struct {
+	mu     sync.Mutex
+	events []AuditEvent
+}
+
+func (r *recorder) Audit(_ context.Context, e AuditEvent) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+	return nil
+}
+
+func (r *recorder) all() []AuditEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]AuditEvent(nil), r.events...)
 }

@@ -218,25 +218,6 @@ func TestRunAnswerKey(t *testing.T) {
 	assert.False(t, !ok || !strings.Contains(s, "Database Systems"), "example keys: %q %v", s, ok)
 }
 
-// recorder collects audit events.
-type recorder struct {
-	mu     sync.Mutex
-	events []AuditEvent
-}
-
-func (r *recorder) Audit(_ context.Context, e AuditEvent) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
-	return nil
-}
-
-func (r *recorder) all() []AuditEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]AuditEvent(nil), r.events...)
-}
-
 func TestAudit(t *testing.T) {
 	rec := &recorder{}
 	model := llmtest.New(answerJSON("SELECT nme FROM students"), answerJSON("SELECT first_name FROM students LIMIT 2"))
