@@ -255,8 +255,8 @@ func (s *service) asker() conversation.Asker {
 }
 
 // session returns the caller's conversation id: from memory, else from
-// the store; nil when it does not exist, is another principal's or has
-// expired.
+// the store; a CodeNotFound error when it does not exist, is another
+// principal's or has expired.
 func (s *service) session(ctx context.Context, id string) (*session, *apiError) {
 	_, idle := s.conversationLimits()
 	s.convs.mu.Lock()
@@ -283,7 +283,8 @@ func (s *service) session(ctx context.Context, id string) (*session, *apiError) 
 		}
 	}
 	if sess == nil || sess.owner != principalID(ctx) {
-		return nil, nil // another principal's is not found either
+		// Another principal's is not found either.
+		return nil, &apiError{code: CodeNotFound, msg: "no such conversation"}
 	}
 	s.convs.mu.Lock()
 	sess.used = time.Now()
@@ -305,9 +306,6 @@ func (s *service) message(ctx context.Context, id string, req *MessageRequest) (
 	sess, aerr := s.session(ctx, id)
 	if aerr != nil {
 		return nil, aerr
-	}
-	if sess == nil {
-		return nil, &apiError{code: CodeNotFound, msg: "no such conversation"}
 	}
 	r, err := sess.conv.Ask(ctx, req.Message)
 	if r == nil {
@@ -343,6 +341,10 @@ func (s *service) message(ctx context.Context, id string, req *MessageRequest) (
 	}
 	return out, nil
 }
+
+// noSavedAnswers is the message of the saved-answer routes without
+// answers().
+const noSavedAnswers = "saved answers are not enabled on this service: its conversations need a store that keeps them (Conversations.Store; text2sql serve --conversations-db FILE)"
 
 // answers is the saved-answer store, or nil.
 func (s *service) answers() conversation.AnswerStore {
@@ -448,12 +450,8 @@ func (s *service) deleteConversation(ctx context.Context, id string) (*DeletedBo
 	if s.cfg.Conversations == nil {
 		return nil, &apiError{code: CodeNotConfigured, msg: "conversations are not enabled on this service"}
 	}
-	sess, aerr := s.session(ctx, id)
-	if aerr != nil {
+	if _, aerr := s.session(ctx, id); aerr != nil {
 		return nil, aerr
-	}
-	if sess == nil {
-		return nil, &apiError{code: CodeNotFound, msg: "no such conversation"}
 	}
 	s.convs.mu.Lock()
 	delete(s.convs.byID, id)
@@ -469,14 +467,11 @@ func (s *service) deleteConversation(ctx context.Context, id string) (*DeletedBo
 // saveAnswer saves the last answer of the caller's conversation id.
 func (s *service) saveAnswer(ctx context.Context, id string, req *SaveRequest) (*SavedBody, *apiError) {
 	if s.answers() == nil {
-		return nil, &apiError{code: CodeNotConfigured, msg: "saved answers are not enabled on this service: its conversations need a store that keeps them (Conversations.Store; text2sql serve --conversations-db FILE)"}
+		return nil, &apiError{code: CodeNotConfigured, msg: noSavedAnswers}
 	}
 	sess, aerr := s.session(ctx, id)
 	if aerr != nil {
 		return nil, aerr
-	}
-	if sess == nil {
-		return nil, &apiError{code: CodeNotFound, msg: "no such conversation"}
 	}
 	a, err := sess.conv.SaveLast(ctx, req.Note)
 	switch {
@@ -503,7 +498,7 @@ func savedBody(a conversation.SavedAnswer) SavedAnswerBody {
 func (s *service) listSaved(ctx context.Context) (*SavedList, *apiError) {
 	st := s.answers()
 	if st == nil {
-		return nil, &apiError{code: CodeNotConfigured, msg: "saved answers are not enabled on this service: its conversations need a store that keeps them (Conversations.Store; text2sql serve --conversations-db FILE)"}
+		return nil, &apiError{code: CodeNotConfigured, msg: noSavedAnswers}
 	}
 	all, err := st.Answers(ctx, principalID(ctx))
 	if err != nil {
@@ -520,7 +515,7 @@ func (s *service) listSaved(ctx context.Context) (*SavedList, *apiError) {
 func (s *service) deleteSaved(ctx context.Context, id string) (*DeletedBody, *apiError) {
 	st := s.answers()
 	if st == nil {
-		return nil, &apiError{code: CodeNotConfigured, msg: "saved answers are not enabled on this service: its conversations need a store that keeps them (Conversations.Store; text2sql serve --conversations-db FILE)"}
+		return nil, &apiError{code: CodeNotConfigured, msg: noSavedAnswers}
 	}
 	ok, err := st.DeleteAnswer(ctx, principalID(ctx), id)
 	if err != nil {

@@ -95,33 +95,11 @@ func (s *service) mcpServer() (*mcp.Server, error) {
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "ask",
 		Description: "Answer a question about the database: retrieve context, write SQL, run it read-only, repair on errors. Returns the SQL, the rows and the repair trail.",
-	}, func(ctx context.Context, req *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, *AnswerBody, error) {
-		ctx, cancel, err := s.toolCall(ctx, req, true)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer cancel()
-		b, aerr := s.ask(ctx, "mcp ask", in.Question)
-		if aerr != nil {
-			return nil, nil, aerr
-		}
-		return &mcp.CallToolResult{IsError: b.Status == "failed"}, b, nil
-	})
+	}, s.questionTool("mcp ask", s.ask))
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "generate_sql",
 		Description: "Write SQL for a question without running it. Returns the SQL, an explanation and the retrieved context.",
-	}, func(ctx context.Context, req *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, *AnswerBody, error) {
-		ctx, cancel, err := s.toolCall(ctx, req, true)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer cancel()
-		b, aerr := s.generate(ctx, "mcp generate_sql", in.Question)
-		if aerr != nil {
-			return nil, nil, aerr
-		}
-		return &mcp.CallToolResult{IsError: b.Status == "failed"}, b, nil
-	})
+	}, s.questionTool("mcp generate_sql", s.generate))
 	mcp.AddTool(srv, &mcp.Tool{
 		Name: "run_sql",
 		Description: "Run one read-only SQL statement through the guard (row cap, time limit). Writes, DDL, several statements, " +
@@ -164,6 +142,24 @@ func (s *service) mcpServer() (*mcp.Server, error) {
 		return nil, b, nil
 	})
 	return srv, nil
+}
+
+// questionTool is the handler of a tool answering its input's question
+// with answer (s.ask or s.generate) for source; a failed answer is an
+// error result that still carries its body.
+func (s *service) questionTool(source string, answer func(ctx context.Context, source, question string) (*AnswerBody, *apiError)) mcp.ToolHandlerFor[AskInput, *AnswerBody] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, *AnswerBody, error) {
+		ctx, cancel, err := s.toolCall(ctx, req, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer cancel()
+		b, aerr := answer(ctx, source, in.Question)
+		if aerr != nil {
+			return nil, nil, aerr
+		}
+		return &mcp.CallToolResult{IsError: b.Status == "failed"}, b, nil
+	}
 }
 
 // toolCall returns the context of a tool call: its principal (and request

@@ -722,43 +722,41 @@ func (s *service) reply(w http.ResponseWriter, r *http.Request, body any, aerr *
 
 // generate runs Pipeline.Generate for route (the HTTP route or MCP tool).
 func (s *service) generate(ctx context.Context, route, question string) (*AnswerBody, *apiError) {
-	if aerr := checkQuestion(question); aerr != nil {
-		return nil, aerr
-	}
-	key, cacheable := s.cacheKey(ctx, "generate", question)
-	if cacheable {
-		b := s.cached(ctx, key)
-		s.obs.cache(ctx, route, b != nil)
-		if b != nil {
-			b.Question = question
-			return b, nil
-		}
-	}
-	ans, err := s.cfg.Pipeline.Generate(ctx, question)
-	s.obs.pipelineRun(ctx, RunEvent{Route: route, Answer: ans, Err: err})
-	b, aerr := s.answer(ctx, ans, err)
-	if cacheable && aerr == nil {
-		s.remember(ctx, key, b)
-	}
-	return b, aerr
+	return s.cachedAnswer(ctx, "generate", route, question, nil, func() (*text2sql.Answer, error) {
+		ans, err := s.cfg.Pipeline.Generate(ctx, question)
+		s.obs.pipelineRun(ctx, RunEvent{Route: route, Answer: ans, Err: err})
+		return ans, err
+	})
 }
 
 // ask runs Pipeline.Ask and audits every statement it ran.
 func (s *service) ask(ctx context.Context, source, question string) (*AnswerBody, *apiError) {
+	return s.cachedAnswer(ctx, "ask", source, question,
+		func(b *AnswerBody) { s.recordCached(ctx, source, question, b) },
+		func() (*text2sql.Answer, error) { return s.runAsk(ctx, source, question) })
+}
+
+// cachedAnswer answers question for source (the route or tool) through
+// the answer cache under kind ("generate" or "ask"): a cached body, shown
+// to hit when hit is not nil, else the body of run's answer, remembered
+// when it is not an error.
+func (s *service) cachedAnswer(ctx context.Context, kind, source, question string, hit func(*AnswerBody), run func() (*text2sql.Answer, error)) (*AnswerBody, *apiError) {
 	if aerr := checkQuestion(question); aerr != nil {
 		return nil, aerr
 	}
-	key, cacheable := s.cacheKey(ctx, "ask", question)
+	key, cacheable := s.cacheKey(ctx, kind, question)
 	if cacheable {
 		b := s.cached(ctx, key)
 		s.obs.cache(ctx, source, b != nil)
 		if b != nil {
 			b.Question = question
-			s.recordCached(ctx, source, question, b)
+			if hit != nil {
+				hit(b)
+			}
 			return b, nil
 		}
 	}
-	ans, err := s.runAsk(ctx, source, question)
+	ans, err := run()
 	b, aerr := s.answer(ctx, ans, err)
 	if cacheable && aerr == nil {
 		s.remember(ctx, key, b)
