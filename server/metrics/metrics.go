@@ -67,45 +67,20 @@ func New(opts Options) (*Metrics, error) {
 	if provider == "" {
 		provider = "unknown"
 	}
-	// Pipeline requests take from milliseconds (a cached answer) to
-	// minutes (several model calls and repairs).
-	buckets := []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
 	m := &Metrics{
-		provider: provider,
-		reg:      reg,
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "text2sql_requests_total", Help: "HTTP requests by route pattern, method and status.",
-		}, []string{"route", "method", "status"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "text2sql_request_duration_seconds", Help: "HTTP request latency by route pattern.", Buckets: buckets,
-		}, []string{"route"}),
-		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "text2sql_pipeline_runs_total", Help: "Pipeline runs (cache hits excluded) by route and answer status.",
-		}, []string{"route", "status"}),
-		stages: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "text2sql_stage_duration_seconds", Help: "Duration of each pipeline stage run.", Buckets: buckets,
-		}, []string{"stage"}),
-		modelCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "text2sql_model_calls_total", Help: "Model calls by stage and provider.",
-		}, []string{"stage", "provider"}),
-		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "text2sql_model_tokens_total", Help: "Model tokens by stage, provider and direction (input, output).",
-		}, []string{"stage", "provider", "direction"}),
-		statements: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "text2sql_statements_total", Help: "Statements executed or refused, by source and outcome (ok or the error kind).",
-		}, []string{"source", "outcome"}),
-		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "text2sql_refusals_total", Help: "Statements refused by the guard, by error kind.",
-		}, []string{"kind"}),
-		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "text2sql_rate_limited_total", Help: "Requests and MCP tool calls turned away by the rate limit, by route and code.",
-		}, []string{"route", "code"}),
-		cache: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "text2sql_cache_lookups_total", Help: "Answer cache lookups by route and result (hit, miss).",
-		}, []string{"route", "result"}),
-		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "text2sql_mcp_tool_calls_total", Help: "MCP tool calls by tool and code (ok or why it was refused).",
-		}, []string{"tool", "code"}),
+		provider:    provider,
+		reg:         reg,
+		requests:    counter("text2sql_requests_total", "HTTP requests by route pattern, method and status.", "route", "method", "status"),
+		latency:     histogram("text2sql_request_duration_seconds", "HTTP request latency by route pattern.", "route"),
+		runs:        counter("text2sql_pipeline_runs_total", "Pipeline runs (cache hits excluded) by route and answer status.", "route", "status"),
+		stages:      histogram("text2sql_stage_duration_seconds", "Duration of each pipeline stage run.", "stage"),
+		modelCalls:  counter("text2sql_model_calls_total", "Model calls by stage and provider.", "stage", "provider"),
+		tokens:      counter("text2sql_model_tokens_total", "Model tokens by stage, provider and direction (input, output).", "stage", "provider", "direction"),
+		statements:  counter("text2sql_statements_total", "Statements executed or refused, by source and outcome (ok or the error kind).", "source", "outcome"),
+		refusals:    counter("text2sql_refusals_total", "Statements refused by the guard, by error kind.", "kind"),
+		rateLimited: counter("text2sql_rate_limited_total", "Requests and MCP tool calls turned away by the rate limit, by route and code.", "route", "code"),
+		cache:       counter("text2sql_cache_lookups_total", "Answer cache lookups by route and result (hit, miss).", "route", "result"),
+		toolCalls:   counter("text2sql_mcp_tool_calls_total", "MCP tool calls by tool and code (ok or why it was refused).", "tool", "code"),
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.latency, m.runs, m.stages, m.modelCalls, m.tokens,
 		m.statements, m.refusals, m.rateLimited, m.cache, m.toolCalls} {
@@ -114,6 +89,19 @@ func New(opts Options) (*Metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// buckets are the latency histograms' bounds, in seconds: pipeline
+// requests take from milliseconds (a cached answer) to minutes (several
+// model calls and repairs).
+var buckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
+
+func counter(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+func histogram(name, help string, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
 }
 
 // Handler serves the registry in the Prometheus exposition format.
