@@ -26,14 +26,8 @@ func TestChat(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT COUNT(*) FROM instructors WHERE hire_year < 2010", "explanation": "count"})
 		return string(b)
 	})
-	root := newRoot()
-	var out strings.Builder
-	root.SetOut(&out)
-	root.SetErr(&strings.Builder{})
-	root.SetIn(strings.NewReader("Hi!\nHow many instructors were hired before 2010?\nand before 2000?\n"))
-	root.SetArgs([]string{"chat", "--demo", "--index-dir", t.TempDir(), "--provider", "openai", "--base-url", srv.URL + "/v1", "--model", "m"})
-	require.NoError(t, root.Execute())
-	s := out.String()
+	s := runChat(t, "Hi!\nHow many instructors were hired before 2010?\nand before 2000?\n",
+		"--demo", "--index-dir", t.TempDir(), "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m")
 	assert.Contains(t, s, "[small_talk]")
 	assert.Contains(t, s, "[data]\nSELECT COUNT(*) FROM instructors")
 	assert.Contains(t, s, "[data: How many instructors were hired before 2000?]")
@@ -51,17 +45,10 @@ func TestChatSaved(t *testing.T) {
 		return string(b)
 	})
 	saved, index := filepath.Join(t.TempDir(), "saved.sqlite"), t.TempDir()
-	chat := func(input string, extra ...string) string {
-		root := newRoot()
-		var out strings.Builder
-		root.SetOut(&out)
-		root.SetErr(&strings.Builder{})
-		root.SetIn(strings.NewReader(input))
-		root.SetArgs(append([]string{"chat", "--demo", "--index-dir", index, "--saved", saved, "--provider", "openai", "--base-url", srv.URL + "/v1", "--model", "m"}, extra...))
-		require.NoError(t, root.Execute())
-		return out.String()
+	chatSaved := func(input string, extra ...string) string {
+		return runChat(t, input, append([]string{"--demo", "--index-dir", index, "--saved", saved, "--provider", "openai", "--base-url", srv.URL + "/v1", "--model", "m"}, extra...)...)
 	}
-	s := chat("/save too early\nHow many instructors were hired before 2010?\n/save for HR\n/new\nhow many instructors were hired before 2010\n/saved\n")
+	s := chatSaved("/save too early\nHow many instructors were hired before 2010?\n/save for HR\n/new\nhow many instructors were hired before 2010\n/saved\n")
 	assert.Equal(t, 1, *calls, "one generation: the repeat came from the saved answer")
 	assert.Contains(t, s, "Not saved: conversation: no answer to save")
 	assert.Regexp(t, `Saved sa-[0-9a-f]{16}: How many instructors were hired before 2010\?`, s)
@@ -70,7 +57,7 @@ func TestChatSaved(t *testing.T) {
 	assert.Contains(t, s, "1 saved answer\nsa-")
 	assert.Contains(t, s, "(for HR)")
 
-	s = chat("How many instructors were hired before 2010?\n/saved\n", "--json")
+	s = chatSaved("How many instructors were hired before 2010?\n/saved\n", "--json")
 	assert.Equal(t, 1, *calls, "the saved answer outlives the process")
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	require.Len(t, lines, 2, "one object per line: %s", s)
@@ -93,7 +80,7 @@ func TestChatSaved(t *testing.T) {
 	require.Len(t, list.Saved, 1)
 	assert.Equal(t, reply.SavedAnswer, list.Saved[0].ID)
 
-	s = chat("/forget " + reply.SavedAnswer + "\n/forget " + reply.SavedAnswer + "\nHow many instructors were hired before 2010?\n")
+	s = chatSaved("/forget " + reply.SavedAnswer + "\n/forget " + reply.SavedAnswer + "\nHow many instructors were hired before 2010?\n")
 	assert.Contains(t, s, "Deleted "+reply.SavedAnswer)
 	assert.Contains(t, s, "No saved answer "+reply.SavedAnswer)
 	assert.Equal(t, 2, *calls, "forgotten: the model answers again")
@@ -108,17 +95,25 @@ func TestChatPrintsRows(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT code, title FROM courses ORDER BY code", "explanation": "courses"})
 		return string(b)
 	})
-	root := newRoot()
-	var out strings.Builder
-	root.SetOut(&out)
-	root.SetErr(&strings.Builder{})
-	root.SetIn(strings.NewReader("Which courses are there?\n"))
-	root.SetArgs([]string{"chat", "--demo", "--index-dir", t.TempDir(), "--provider", "openai", "--base-url", srv.URL + "/v1", "--model", "m", "--saved", filepath.Join(t.TempDir(), "s.sqlite")})
-	require.NoError(t, root.Execute())
-	s := out.String()
+	s := runChat(t, "Which courses are there?\n",
+		"--demo", "--index-dir", t.TempDir(), "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m", "--saved", filepath.Join(t.TempDir(), "s.sqlite"))
 	head := strings.Index(s, "\ncode ")
 	end := strings.Index(s, "(36 rows)")
 	require.True(t, head >= 0 && end > head, "a table of the rows, then their count: %s", s)
 	rows := strings.Split(strings.TrimSpace(s[head+1:end]), "\n")[1:]
 	assert.Len(t, rows, chatRows, "a screenful of the 36 rows")
+}
+
+// runChat runs the chat command with args and input on its standard input,
+// and returns its standard output; the command must succeed.
+func runChat(t *testing.T, input string, args ...string) string {
+	t.Helper()
+	root := newRoot()
+	var out strings.Builder
+	root.SetOut(&out)
+	root.SetErr(&strings.Builder{})
+	root.SetIn(strings.NewReader(input))
+	root.SetArgs(append([]string{"chat"}, args...))
+	require.NoError(t, root.Execute())
+	return out.String()
 }

@@ -33,12 +33,7 @@ For MCP over HTTP, use serve (it mounts /mcp behind its authentication).`,
 			if err != nil {
 				return err
 			}
-			env, err := o.open(ctx, true)
-			if err != nil {
-				return err
-			}
-			defer env.Close()
-			cfg, release, err := serviceConfig(ctx, o, nil, env, logger)
+			cfg, release, err := openService(ctx, o, nil, logger)
 			if err != nil {
 				return err
 			}

@@ -130,12 +130,7 @@ matching a verified example, and /v1/run works as usual.`,
 			}
 			defer closeAuth()
 			o.openExamples = true // POST /v1/feedback records into the store
-			env, err := o.open(ctx, true)
-			if err != nil {
-				return err
-			}
-			defer env.Close()
-			cfg, closeCfg, err := serviceConfig(ctx, o, f, env, logger)
+			cfg, closeCfg, err := openService(ctx, o, f, logger)
 			if err != nil {
 				return err
 			}
@@ -292,6 +287,21 @@ func loopback(addr string) bool {
 // auditConns bounds the connections of one replica to a PostgreSQL audit
 // database.
 const auditConns = 4
+
+// openService opens the environment, its model included, and builds its
+// serviceConfig; the function it returns releases both.
+func openService(ctx context.Context, o *options, f *serveFlags, logger *slog.Logger) (server.Config, func(), error) {
+	env, err := o.open(ctx, true)
+	if err != nil {
+		return server.Config{}, nil, err
+	}
+	cfg, release, err := serviceConfig(ctx, o, f, env, logger)
+	if err != nil {
+		env.Close()
+		return server.Config{}, nil, err
+	}
+	return cfg, func() { release(); env.Close() }, nil
+}
 
 // serviceConfig builds the server configuration shared by serve and mcp
 // (everything but Auth), and a function releasing what it opened. f may
