@@ -58,8 +58,7 @@ func TestAskAcrossDatabases(t *testing.T) {
 	var system, user string
 	srv, calls := openAIServerRequest(t, func(sys, u string, _ float64) string {
 		system, user = sys, u
-		b, _ := json.Marshal(map[string]any{"answerable": true, "sql": query, "explanation": "students younger than each singer"})
-		return string(b)
+		return modelAnswer(query, "students younger than each singer")
 	})
 	args := append([]string{"ask", "--json", "--provider", "openai", "--base-url", srv.URL + "/v1", "--model", "m"}, catalogArgs(t)...)
 	out, errOut, code := cli(t, append(args, "For each singer, how many students are younger?")...)
@@ -193,8 +192,7 @@ func TestAskMixedDialectCatalog(t *testing.T) {
 	var system string
 	srv, calls := openAIServerRequest(t, func(sys, _ string, _ float64) string {
 		system = sys
-		b, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT sum(fee)::int AS total FROM clinic.veterinary_visits", "explanation": "sum"})
-		return string(b)
+		return modelAnswer("SELECT sum(fee)::int AS total FROM clinic.veterinary_visits", "sum")
 	})
 	out, errOut, code := cli(t, "ask", "--json", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m",
 		"--db", "concert="+shareddata.SpiderDB(t, "concert_singer"), "--dsn", "clinic="+dsn,

@@ -23,8 +23,7 @@ func TestChat(t *testing.T) {
 		case strings.HasPrefix(system, "You rewrite"):
 			return `{"question": "How many instructors were hired before 2000?"}`
 		}
-		b, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT COUNT(*) FROM instructors WHERE hire_year < 2010", "explanation": "count"})
-		return string(b)
+		return modelAnswer("SELECT COUNT(*) FROM instructors WHERE hire_year < 2010", "count")
 	})
 	s := runChat(t, "Hi!\nHow many instructors were hired before 2010?\nand before 2000?\n",
 		"--demo", "--index-dir", t.TempDir(), "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m")
@@ -41,8 +40,7 @@ func TestChatSaved(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-test")
 	t.Setenv("GEMINI_API_KEY", "")
 	srv, calls := openAIServer(t, func(string) string {
-		b, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT COUNT(*) FROM instructors WHERE hire_year < 2010", "explanation": "count"})
-		return string(b)
+		return modelAnswer("SELECT COUNT(*) FROM instructors WHERE hire_year < 2010", "count")
 	})
 	saved, index := filepath.Join(t.TempDir(), "saved.sqlite"), t.TempDir()
 	chatSaved := func(input string, extra ...string) string {
@@ -92,8 +90,7 @@ func TestChatPrintsRows(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-test")
 	t.Setenv("GEMINI_API_KEY", "")
 	srv, _ := openAIServer(t, func(string) string {
-		b, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT code, title FROM courses ORDER BY code", "explanation": "courses"})
-		return string(b)
+		return modelAnswer("SELECT code, title FROM courses ORDER BY code", "courses")
 	})
 	s := runChat(t, "Which courses are there?\n",
 		"--demo", "--index-dir", t.TempDir(), "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m", "--saved", filepath.Join(t.TempDir(), "s.sqlite"))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,8 +16,7 @@ func TestFeedbackServe(t *testing.T) {
 	const q = "Which departments have the most majors?"
 	const sql = "SELECT d.name, COUNT(*) AS majors FROM students s JOIN departments d ON d.department_id = s.major_department_id GROUP BY d.name ORDER BY majors DESC"
 	model, calls := openAIServer(t, func(string) string {
-		b, _ := json.Marshal(map[string]any{"answerable": true, "sql": sql, "explanation": "majors per department"})
-		return string(b)
+		return modelAnswer(sql, "majors per department")
 	})
 	examples := filepath.Join(t.TempDir(), "examples.sqlite")
 	args := []string{"--demo", "--examples", examples, "--provider", "openai", "--base-url", model.URL + "/v1", "--model", "m"}

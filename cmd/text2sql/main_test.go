@@ -159,8 +159,7 @@ func TestAskWithOpenAICompatibleServer(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		content, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT count(*) AS n FROM instructors WHERE hire_year < 2010", "explanation": "counts"})
-		writeCompletion(w, string(content), 900)
+		writeCompletion(w, modelAnswer("SELECT count(*) AS n FROM instructors WHERE hire_year < 2010", "counts"), 900)
 	}))
 	defer srv.Close()
 	out, errOut, code := cli(t, "ask", "--demo", "--json", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "local-model",
@@ -221,6 +220,13 @@ func openAIServer(t *testing.T, answer func(system string) string) (*httptest.Se
 	return openAIServerRequest(t, func(system, _ string, _ float64) string { return answer(system) })
 }
 
+// modelAnswer is the generator's JSON answer of an answerable question:
+// sql and its explanation.
+func modelAnswer(sql, explanation string) string {
+	b, _ := json.Marshal(map[string]any{"answerable": true, "sql": sql, "explanation": explanation})
+	return string(b)
+}
+
 // ask --plan --judge: the plan, the SQL and the judge's verdict each take
 // one call, and --json shows the attempt with its verdict and the steps.
 func TestAskPlanJudge(t *testing.T) {
@@ -278,8 +284,7 @@ func TestAskCandidates(t *testing.T) {
 		if temperature > 0 {
 			sql = "SELECT count(*) AS n FROM instructors"
 		}
-		content, _ := json.Marshal(map[string]any{"answerable": true, "sql": sql, "explanation": "counts"})
-		return string(content)
+		return modelAnswer(sql, "counts")
 	})
 	args := []string{"ask", "--demo", "--candidates", "3", "--provider", "openai", "--base-url", srv.URL + "/v1", "How many instructors are there?"}
 	out, errOut, code := cli(t, append(args[:1:1], append([]string{"--json"}, args[1:]...)...)...)
@@ -336,8 +341,7 @@ func TestAskCandidatesPairwise(t *testing.T) {
 			table, next = next[0], next[1:]
 			mu.Unlock()
 		}
-		content, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT count(*) AS n FROM " + table, "explanation": "counts"})
-		return string(content)
+		return modelAnswer("SELECT count(*) AS n FROM "+table, "counts")
 	})
 	out, errOut, code := cli(t, "ask", "--demo", "--json", "--candidates", "3", "--pairwise", "--provider", "openai", "--base-url", srv.URL+"/v1",
 		"How many instructors are there?")
@@ -483,8 +487,7 @@ func TestEvalQuestionTimeout(t *testing.T) {
 				sql = s
 			}
 		}
-		content, _ := json.Marshal(map[string]any{"answerable": true, "sql": sql, "explanation": "gold"})
-		writeCompletion(w, string(content), 500)
+		writeCompletion(w, modelAnswer(sql, "gold"), 500)
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(done) })

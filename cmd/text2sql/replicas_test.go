@@ -263,8 +263,7 @@ func TestReplicasShareAnswers(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		io.Copy(io.Discard, r.Body)
-		content, _ := json.Marshal(map[string]any{"answerable": true, "sql": "SELECT count(*) AS n FROM singer", "explanation": "counts the singers"})
-		writeCompletion(w, string(content), 500)
+		writeCompletion(w, modelAnswer("SELECT count(*) AS n FROM singer", "counts the singers"), 500)
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
