@@ -1,9 +1,7 @@
 package main
 
 import (
-	"database/sql"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -90,29 +88,15 @@ func TestAskAcrossDatabases(t *testing.T) {
 }
 
 // attachedRows runs query with the two Spider files attached as concert and
-// pets, as JSON numbers and strings.
+// pets, its (name, count) rows as JSON numbers and strings.
 func attachedRows(t *testing.T, query string) [][]any {
 	t.Helper()
-	db, err := sql.Open("sqlite3", ":memory:")
-	require.NoError(t, err)
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	for name, id := range map[string]string{"concert": "concert_singer", "pets": "pets_1"} {
-		_, err := db.Exec("ATTACH DATABASE ? AS "+name, "file:"+filepath.ToSlash(shareddata.SpiderDB(t, id))+"?mode=ro")
-		require.NoError(t, err)
+	rows := shareddata.SpiderAttached(t, query, [2]string{"concert", "concert_singer"}, [2]string{"pets", "pets_1"})
+	for _, r := range rows {
+		require.IsType(t, int64(0), r[1])
+		r[1] = float64(r[1].(int64))
 	}
-	rows, err := db.Query(query)
-	require.NoError(t, err)
-	defer rows.Close()
-	var out [][]any
-	for rows.Next() {
-		var name string
-		var n float64
-		require.NoError(t, rows.Scan(&name, &n))
-		out = append(out, []any{name, n})
-	}
-	require.NoError(t, rows.Err())
-	return out
+	return rows
 }
 
 func TestRunAcrossDatabasesRefusesOtherShapes(t *testing.T) {

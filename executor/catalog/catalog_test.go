@@ -2,7 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor/catalog"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
-	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/exectest"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/knowledge"
@@ -46,17 +44,7 @@ var concertPets = [][2]string{{"concert", "concert_singer"}, {"pets", "pets_1"}}
 // catalog names: the engine's own answer to compare with.
 func attached(t *testing.T, query string) [][]any {
 	t.Helper()
-	db, err := sql.Open("sqlite3", ":memory:")
-	require.NoError(t, err)
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	for _, d := range concertPets {
-		_, err := db.Exec("ATTACH DATABASE ? AS "+d[0], "file:"+filepath.ToSlash(shareddata.SpiderDB(t, d[1]))+"?mode=ro")
-		require.NoError(t, err)
-	}
-	out, err := dbtest.Rows(db, query)
-	require.NoError(t, err)
-	return out
+	return shareddata.SpiderAttached(t, query, concertPets...)
 }
 
 // refusedAcross asserts that each of queries is refused on c as

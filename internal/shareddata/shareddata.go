@@ -124,6 +124,25 @@ func SpiderDB(tb testing.TB, dbID string) string {
 	return filepath.Join(Path(tb, "spider", "database"), dbID, dbID+".sqlite")
 }
 
+// SpiderAttached runs query on an in-memory SQLite database with Spider
+// databases attached read-only, each pair {name, Spider db id} as name,
+// and returns its rows as the driver gives them: the engine's own answer
+// to a query across databases, for comparing with a catalog's.
+func SpiderAttached(tb testing.TB, query string, dbs ...[2]string) [][]any {
+	tb.Helper()
+	db, err := sql.Open("sqlite3", ":memory:")
+	require.NoError(tb, err)
+	defer db.Close()
+	db.SetMaxOpenConns(1) // ATTACH holds for its connection only
+	for _, d := range dbs {
+		_, err := db.Exec("ATTACH DATABASE ? AS "+d[0], "file:"+filepath.ToSlash(SpiderDB(tb, d[1]))+"?mode=ro")
+		require.NoError(tb, err)
+	}
+	out, err := dbtest.Rows(db, query)
+	require.NoError(tb, err)
+	return out
+}
+
 // PlainRows runs q through a plain database/sql connection and returns its
 // rows with go-sqlite3's conversions undone the way Spider stores values:
 // time.Time back to "2006-01-02 15:04:05", bool back to 0/1, []byte to

@@ -285,11 +285,11 @@ var typedLit = map[string]bool{"date": true, "time": true, "timestamp": true, "d
 
 func (p *parser) primary() Expr {
 	from := p.i
-	if !p.enter() {
-		defer p.leave()
+	deep := !p.enter()
+	defer p.leave()
+	if deep {
 		return p.skip("nesting too deep", p.clauseStop)
 	}
-	defer p.leave()
 	t := p.tok()
 	switch t.Kind {
 	case sqltext.Number:

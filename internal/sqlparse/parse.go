@@ -799,11 +799,11 @@ func (p *parser) tableExpr() TableExpr {
 
 func (p *parser) tablePrimary() TableExpr {
 	from := p.i
-	if !p.enter() {
-		defer p.leave()
+	deep := !p.enter()
+	defer p.leave()
+	if deep {
 		return p.skip("nesting too deep", p.clauseStop)
 	}
-	defer p.leave()
 	lateral := p.accept("LATERAL")
 	t := p.tok()
 	switch {
