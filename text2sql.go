@@ -713,12 +713,14 @@ func marshalMS(v any, d time.Duration) ([]byte, error) {
 
 // unmarshalMS decodes b into v and its "duration_ms" into *d.
 func unmarshalMS(b []byte, v any, d *time.Duration) error {
-	var ms *float64
-	if err := unmarshalWith(b, v, "duration_ms", &ms); err != nil {
+	var j struct {
+		MS *float64 `json:"duration_ms"`
+	}
+	if err := unmarshalBoth(b, v, &j); err != nil {
 		return err
 	}
-	if ms != nil {
-		*d = time.Duration(*ms * float64(time.Millisecond))
+	if j.MS != nil {
+		*d = time.Duration(*j.MS * float64(time.Millisecond))
 	}
 	return nil
 }
@@ -735,13 +737,15 @@ func marshalErr(v any, err error) ([]byte, error) {
 // unmarshalErr decodes b into v and its "error" into *e: an error with
 // that message, or nil when there is none.
 func unmarshalErr(b []byte, v any, e *error) error {
-	var msg string
-	if err := unmarshalWith(b, v, "error", &msg); err != nil {
+	var j struct {
+		Error string `json:"error"`
+	}
+	if err := unmarshalBoth(b, v, &j); err != nil {
 		return err
 	}
 	*e = nil
-	if msg != "" {
-		*e = errors.New(msg)
+	if j.Error != "" {
+		*e = errors.New(j.Error)
 	}
 	return nil
 }
@@ -769,18 +773,11 @@ func marshalWith(v any, key string, val any) ([]byte, error) {
 	return append(append(out, x...), '}'), nil
 }
 
-// unmarshalWith decodes b into v and its member key, when there is one,
-// into extra.
-func unmarshalWith(b []byte, v any, key string, extra any) error {
+// unmarshalBoth decodes b into v and into extra, a struct of the one
+// member v leaves out (decoding skips the others without copying them).
+func unmarshalBoth(b []byte, v, extra any) error {
 	if err := json.Unmarshal(b, v); err != nil {
 		return err
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(b, &members); err != nil {
-		return err
-	}
-	if raw, ok := members[key]; ok {
-		return json.Unmarshal(raw, extra)
-	}
-	return nil
+	return json.Unmarshal(b, extra)
 }
