@@ -48,8 +48,12 @@ func state(t testing.TB, db *sql.DB) string {
 		`SELECT last_value || '/' || is_called FROM orders_id_seq`,
 		`SELECT string_agg(relname, ',' ORDER BY relname) FROM pg_class WHERE relnamespace = 'public'::regnamespace`,
 		`SELECT count(*)::text FROM pg_largeobject_metadata`,
-		`SELECT count(*)::text FROM pg_locks WHERE locktype = 'advisory'`,
-		`SELECT count(*)::text FROM pg_db_role_setting`,
+		// Locks and role settings are cluster-wide, and other packages'
+		// tests, running at the same time, take and drop their own: only
+		// those this test's database and session can reach count.
+		`SELECT count(*)::text FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+		`SELECT count(*)::text FROM pg_db_role_setting WHERE setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+			OR setrole IN (SELECT oid FROM pg_roles WHERE rolname IN (current_user, session_user)) OR (setdatabase = 0 AND setrole = 0)`,
 	} {
 		var v string
 		require.NoError(t, db.QueryRow(q).Scan(&v), "%s", q)
