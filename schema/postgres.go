@@ -75,7 +75,9 @@ func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Databa
 		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname IN (SELECT json_array_elements_text($1::json))
 		  AND c.relkind IN ('r', 'p', 'f', 'v', 'm')
-		  AND NOT c.relispartition`, list)
+		  AND NOT c.relispartition
+		  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+		                  WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = c.oid AND d.deptype = 'e')`, list)
 	if err != nil {
 		return nil, fmt.Errorf("schema: postgres: relations: %w", err)
 	}

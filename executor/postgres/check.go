@@ -86,6 +86,7 @@ import (
 type Guard struct {
 	cat   *Catalog
 	extra map[string]bool
+	scope *scope // nil: see Scoped
 }
 
 // NewGuard returns a Guard whose allow-list is derived from cat (nil:
@@ -128,19 +129,68 @@ func (c *Guard) attribute(name string, res *resolution) {
 }
 
 // operatorCheck refuses an operator written OPERATOR(schema.op) outside
-// pg_catalog, and one whose symbol this database defines outside
-// pg_catalog (it runs a function the allow-list cannot see: the server
-// may resolve the symbol to it).
-func (c *Guard) operatorCheck(op []string) *text2sql.SQLError {
+// pg_catalog, and a symbol the server may resolve to an untrusted
+// operator (see Guard), and records the symbol for the probe.
+func (c *Guard) operatorCheck(op []string, res *resolution) *text2sql.SQLError {
 	switch {
 	case len(op) > 1 && !(len(op) == 2 && op[0] == "pg_catalog"):
 		return operatorError(op)
-	case len(op) == 1 && c.cat.userOperator(op[0]):
-		return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
-			Message: "operator " + op[0] + " is defined in this database outside pg_catalog; it runs a function the statement check cannot see",
-			Hint:    "use a built-in operator or function"}
+	case len(op) == 1:
+		res.operators = append(res.operators, op[0])
+		if sch := c.untrusted(c.cat.trust.ops[op[0]]); sch != "" {
+			return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+				Message: "operator " + op[0] + " may resolve to " + sch + "." + op[0] + ", an operator of this database outside pg_catalog and the trusted extensions; it runs code the statement check cannot see",
+				Hint:    "use a built-in function instead of the operator"}
+		}
 	}
 	return nil
+}
+
+// untrusted returns the first of schemas (those that hold an untrusted
+// object of some name) on the search path, or "".
+func (c *Guard) untrusted(schemas []string) string {
+	for _, s := range schemas {
+		if c.onPath(s) {
+			return s
+		}
+	}
+	return ""
+}
+
+// typeCheck refuses a type name that may resolve to a tainted type (see
+// Guard), and records the name for the probe.
+func (c *Guard) typeCheck(parts []string, res *resolution) *text2sql.SQLError {
+	if len(parts) == 0 {
+		return nil
+	}
+	ref := typeRef{name: parts[len(parts)-1]}
+	if len(parts) > 1 {
+		ref.schema = parts[len(parts)-2]
+	}
+	for _, t := range c.cat.trust.types[ref.name] {
+		if ref.schema != "" && t.schema != ref.schema || ref.schema == "" && !c.onPath(t.schema) {
+			continue
+		}
+		if t.tainted {
+			return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+				Message: "type " + strings.Join(parts, ".") + " may resolve to " + t.schema + "." + ref.name + ", to which this database attaches its own code (a domain CHECK, a cast, an operator class or I/O function) that the statement check cannot see",
+				Hint:    "use a built-in type"}
+		}
+		ref.oids = append(ref.oids, t.oid)
+	}
+	res.types = append(res.types, ref)
+	return nil
+}
+
+// globalTaint refuses every statement when untrusted code is attached to
+// a trusted type (see Guard).
+func (c *Guard) globalTaint() *text2sql.SQLError {
+	if len(c.cat.trust.global) == 0 {
+		return nil
+	}
+	return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+		Message: "this database attaches its own code (a cast, an operator class or family member, an I/O function) to the built-in or extension types " +
+			strings.Join(c.cat.trust.global, ", ") + ", which the server may run on any value of them; no statement is run"}
 }
 
 // operatorError refuses an operator written OPERATOR(schema.op) outside
@@ -208,39 +258,60 @@ func scanBounds(query string) (int, *text2sql.SQLError) {
 	return end, guard.BoundsError(depth, tokens)
 }
 
-// resolution holds the names an accepted statement leaves for the server
-// to resolve, which the executor has the server's catalog confirm in the
-// statement's own transaction (see Executor.Execute): the catalog read at
-// Open may be older than the statement.
+// resolution holds what the check learned of an accepted statement: the
+// names it leaves for the server to resolve, which the executor has the
+// server's catalog confirm in the statement's own transaction (see
+// probeSQL; the catalog read at Open may be older than the statement),
+// and the relations it qualifies (see Scoped).
 type resolution struct {
 	// columns are names in attribute position (x.f, (expr).f) taken for
 	// columns or fields because no function of the catalog has them and
 	// the allow-list does not allow them.
 	columns []string
 	// calls are the names of allowed functions called without a schema
-	// (f(x), and x.f read as f(x)), which must not resolve to a volatile
-	// function of another schema on the search path.
+	// (f(x), and x.f read as f(x)), which must not resolve to an
+	// untrusted function on the search path.
 	calls []string
+	// operators are the operator symbols the statement applies, written
+	// (a < b) or implied (x IN (subquery) applies =).
+	operators []string
+	// types are the type names it writes.
+	types []typeRef
+	// relations are the relations it reads (scoped Guards only).
+	relations []relationRef
+	// fields are the names column references and USING lists hold;
+	// wholeRow says a * or a NATURAL join reads every column.
+	fields   map[string]bool
+	wholeRow bool
 	// end is where the statement's last token ends, by PostgreSQL's
 	// scanner: what follows (comments, semicolons) is not sent.
 	end int
 }
 
-func (r *resolution) column(name string) {
-	if r != nil {
-		r.columns = append(r.columns, name)
-	}
+// typeRef is a type name a statement writes (schema "" when unqualified)
+// and the oids of the types it may resolve to.
+type typeRef struct {
+	schema, name string
+	oids         []int64
 }
 
-func (r *resolution) call(name string) {
-	if r != nil {
-		r.calls = append(r.calls, name)
+func (r *resolution) column(name string) { r.columns = append(r.columns, name) }
+
+func (r *resolution) call(name string) { r.calls = append(r.calls, name) }
+
+func (r *resolution) field(name string) {
+	if r.fields == nil {
+		r.fields = map[string]bool{}
 	}
+	r.fields[name] = true
 }
 
 // check is CheckSQL; when res is not nil it also collects the names
 // the server must resolve as the check assumed.
 func (c *Guard) check(query string, res *resolution) *text2sql.SQLError {
+	if res == nil {
+		res = &resolution{}
+	}
 	if !utf8.ValidString(query) {
 		return &text2sql.SQLError{Kind: text2sql.KindSyntax, SQLState: "22021",
 			Message: "the statement is not valid UTF-8"}
@@ -255,18 +326,10 @@ func (c *Guard) check(query string, res *resolution) *text2sql.SQLError {
 	if se != nil {
 		return se
 	}
-	if res != nil {
-		res.end = end
-	}
+	res.end = end
 	buf, err := pgparser.ParseToProtobuf(query)
 	if err != nil {
 		return syntaxError(query, err)
-	}
-	if c.fastOK(buf, res) {
-		return nil
-	}
-	if res != nil {
-		*res = resolution{end: res.end}
 	}
 	return c.fullCheck(buf, res)
 }
@@ -292,12 +355,21 @@ func (c *Guard) fullCheck(buf []byte, res *resolution) *text2sql.SQLError {
 	if _, ok := top.(*pg_query.SelectStmt); !ok {
 		return statementError(top, "")
 	}
+	if se := c.globalTaint(); se != nil {
+		return se
+	}
 	var found *text2sql.SQLError
 	walk(top.ProtoReflect(), func(m proto.Message) bool {
 		found = c.checkNode(m, res)
 		return found == nil
 	})
-	return found
+	if found != nil {
+		return found
+	}
+	if found = c.relations(top.ProtoReflect(), res); found != nil {
+		return found
+	}
+	return c.taintedColumns(res)
 }
 
 // nodeMessage returns the message a Node wraps.
@@ -367,6 +439,13 @@ func (c *Guard) checkNode(m proto.Message, res *resolution) *text2sql.SQLError {
 		}
 		return c.checkFunc(n)
 	case *pg_query.ColumnRef:
+		for _, f := range n.Fields {
+			if s := f.GetString_(); s != nil {
+				res.field(s.Sval)
+			} else if f.GetAStar() != nil {
+				res.wholeRow = true
+			}
+		}
 		if len(n.Fields) > 1 {
 			if last := n.Fields[len(n.Fields)-1].GetString_(); last != nil {
 				if c.attributeCall(last.Sval) {
@@ -385,12 +464,28 @@ func (c *Guard) checkNode(m proto.Message, res *resolution) *text2sql.SQLError {
 			}
 		}
 	case *pg_query.SortBy:
-		if se := c.operatorCheck(names(n.UseOp)); se != nil {
+		if se := c.operatorCheck(names(n.UseOp), res); se != nil {
 			return se
 		}
 	case *pg_query.SubLink:
-		if se := c.operatorCheck(names(n.OperName)); se != nil {
+		op := names(n.OperName)
+		if len(op) == 0 && n.SubLinkType == pg_query.SubLinkType_ANY_SUBLINK {
+			op = []string{"="} // x IN (subquery)
+		}
+		if se := c.operatorCheck(op, res); se != nil {
 			return se
+		}
+	case *pg_query.CaseExpr:
+		if n.Arg != nil { // CASE x WHEN v compares x = v
+			return c.operatorCheck([]string{"="}, res)
+		}
+	case *pg_query.JoinExpr:
+		res.wholeRow = res.wholeRow || n.IsNatural
+		for _, u := range names(n.UsingClause) {
+			res.field(u)
+		}
+		if n.IsNatural || len(n.UsingClause) > 0 {
+			return c.operatorCheck([]string{"="}, res)
 		}
 	case *pg_query.RangeTableSample:
 		name := strings.Join(names(n.Method), ".")
@@ -399,15 +494,13 @@ func (c *Guard) checkNode(m proto.Message, res *resolution) *text2sql.SQLError {
 				Message: "TABLESAMPLE method " + name + " is not allowed; use SYSTEM or BERNOULLI"}
 		}
 	case *pg_query.A_Expr:
-		if se := c.operatorCheck(names(n.Name)); se != nil {
-			return se
+		for _, op := range exprOperators(n) {
+			if se := c.operatorCheck(op, res); se != nil {
+				return se
+			}
 		}
-	case *pg_query.TypeCast:
-		if tn := n.GetTypeName(); tn != nil && c.cat.userDomain(names(tn.Names)) {
-			return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
-				Message: "a cast to " + strings.Join(names(tn.Names), ".") + ", a domain of this database, runs its CHECK constraints, which the statement check cannot see",
-				Hint:    "cast to the domain's base type"}
-		}
+	case *pg_query.TypeName:
+		return c.typeCheck(names(n.Names), res)
 	case *pg_query.RangeVar:
 		if systemRelation(n) {
 			return &text2sql.SQLError{Kind: text2sql.KindForbiddenTable,
@@ -428,6 +521,18 @@ func (c *Guard) checkNode(m proto.Message, res *resolution) *text2sql.SQLError {
 		}
 	}
 	return nil
+}
+
+// exprOperators returns the operators an expression applies: its own,
+// or for BETWEEN and its variants (whose name is the keyword) the
+// comparisons it stands for.
+func exprOperators(n *pg_query.A_Expr) [][]string {
+	switch n.Kind {
+	case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN,
+		pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
+		return [][]string{{"<"}, {">"}, {"<="}, {">="}}
+	}
+	return [][]string{names(n.Name)}
 }
 
 // systemRelation reports whether a relation reference reads the system
@@ -477,6 +582,13 @@ func isSelect(m proto.Message) bool {
 // checkFunc checks a function call against the allow-list.
 func (c *Guard) checkFunc(f *pg_query.FuncCall) *text2sql.SQLError {
 	parts := names(f.Funcname)
+	if len(parts) == 1 && c.allowed(parts) && !c.extra[parts[0]] {
+		if sch := c.untrusted(c.cat.trust.funcs[parts[0]]); sch != "" {
+			return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+				Message: "function " + parts[0] + " may resolve to " + sch + "." + parts[0] + ", a function of this database outside pg_catalog and the trusted extensions",
+				Hint:    "qualify the built-in function with pg_catalog: pg_catalog." + parts[0] + "(…)"}
+		}
+	}
 	if len(parts) == 0 || c.allowed(parts) {
 		return nil
 	}

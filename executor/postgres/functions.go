@@ -96,21 +96,8 @@ type Catalog struct {
 	// major is the server's major version (0: not known), for the
 	// constructs the parser knows and older servers read otherwise.
 	major int
-	// operators and domains are the names of the operators and domain
-	// types defined outside pg_catalog: an operator runs its function and
-	// a cast to a domain runs its CHECK constraints, which the function
-	// allow-list cannot see, so statements using them are refused.
-	operators, domains map[string]bool
-}
-
-// userOperator reports whether op is an operator symbol defined outside
-// pg_catalog.
-func (c *Catalog) userOperator(op string) bool { return c.operators[op] }
-
-// userDomain reports whether the type named by parts (as written, last
-// part the type's name) may be a domain defined outside pg_catalog.
-func (c *Catalog) userDomain(parts []string) bool {
-	return len(parts) > 0 && c.domains[strings.ToLower(parts[len(parts)-1])]
+	// trust is what the catalog knows of untrusted code (see Guard).
+	trust trust
 }
 
 // proc is one pg_proc row as the rule reads it.
@@ -157,9 +144,16 @@ const catalogQuery = `SELECT p.proname AS name, p.provolatile::text AS volatilit
 	p.pronamespace = 'pg_catalog'::regnamespace AS core
 FROM pg_proc p WHERE p.prokind <> 'p'`
 
-// LoadCatalog reads the catalog of the server db is connected to. An
-// error is a failing query.
+// LoadCatalog reads the catalog of the server db is connected to,
+// trusting every installed extension (see Guard). An error is a failing
+// query.
 func LoadCatalog(ctx context.Context, db *sql.DB) (*Catalog, error) {
+	return loadCatalog(ctx, db, nil)
+}
+
+// loadCatalog is LoadCatalog trusting only the extensions named (nil:
+// all).
+func loadCatalog(ctx context.Context, db *sql.DB, extensions []string) (*Catalog, error) {
 	procs, err := loadProcs(ctx, db)
 	if err != nil {
 		return nil, err
@@ -171,38 +165,17 @@ func LoadCatalog(ctx context.Context, db *sql.DB) (*Catalog, error) {
 	}
 	c.major = num / 10000
 	var objs []CatalogObject
-	if err := sqlx.SelectContext(ctx, sqlx.NewDb(db, "pgx"), &objs, ObjectsQuery); err != nil {
-		return nil, fmt.Errorf("postgres: operators and domains: %w", err)
+	if err := sqlx.SelectContext(ctx, sqlx.NewDb(db, "pgx"), &objs, objectsSQL(extensions)); err != nil {
+		return nil, fmt.Errorf("postgres: trust of operators, functions and types: %w", err)
 	}
-	c.addObjects(objs)
+	c.trust = newTrust(objs, extensions)
 	return c, nil
 }
 
-// ObjectsQuery lists the operators and domain types defined outside
-// pg_catalog and information_schema, as CatalogObjects.
-const ObjectsQuery = `SELECT 'operator' AS kind, o.oprname::text AS name FROM pg_operator o
-WHERE o.oprnamespace <> 'pg_catalog'::regnamespace
-UNION
-SELECT 'domain', t.typname::text FROM pg_type t
-WHERE t.typtype = 'd' AND t.typnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)`
-
-// CatalogObject is one row of ObjectsQuery: Kind "operator" or "domain".
-type CatalogObject struct {
-	Kind string `db:"kind"`
-	Name string `db:"name"`
-}
-
-func (c *Catalog) addObjects(objs []CatalogObject) {
-	c.operators, c.domains = map[string]bool{}, map[string]bool{}
-	for _, o := range objs {
-		switch o.Kind {
-		case "operator":
-			c.operators[o.Name] = true
-		case "domain":
-			c.domains[strings.ToLower(o.Name)] = true
-		}
-	}
-}
+// ObjectsQuery lists, as CatalogObjects, the untrusted functions and
+// operators, the types and which are tainted, and the catalog's
+// watermark, trusting every installed extension (see Guard).
+var ObjectsQuery = objectsSQL(nil)
 
 // newerSyntax are the parse nodes of the SQL/JSON and MERGE constructs
 // added after PostgreSQL 15, every node of them (their parts too, so a
@@ -268,7 +241,7 @@ type CatalogRow struct {
 func CatalogFrom(rows []CatalogRow, objs []CatalogObject, versionNum int) *Catalog {
 	c := newCatalog(procsOf(rows))
 	c.major = versionNum / 10000
-	c.addObjects(objs)
+	c.trust = newTrust(objs, nil)
 	return c
 }
 

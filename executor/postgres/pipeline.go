@@ -42,6 +42,9 @@ type outcome struct {
 	rows      [][]any
 	truncated bool
 	err       *text2sql.SQLError
+	// changed says the probe found the catalog changed since it was
+	// read (see probeSQL).
+	changed bool
 }
 
 // pipeline sends, in one write, the guarded transaction around q and
@@ -216,6 +219,8 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, sess session
 			text2sql.ErrInvalidConfig, setupErr.Message, setupErr.Code)
 	case sessionErr != nil:
 		return nil, sess.failed(sessionErr.Message, sessionErr.Code)
+	case probeErr != nil && strings.Contains(probeErr.Message, probeChanged):
+		return &outcome{changed: true}, nil
 	case probeErr != nil:
 		return &outcome{err: probeError(probeErr)}, nil
 	case stmtErr != nil && (stmtErr.Code == "57014" || cancelled):
@@ -238,7 +243,7 @@ func probeError(pe *pgconn.PgError) *text2sql.SQLError {
 		found = strings.TrimPrefix(strings.TrimSuffix(found[i+1:], `"`), probePrefix)
 	}
 	return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
-		Message: "the server's catalog has function " + found + " where the check took the name for a column (attribute notation x.f calls f(x)) or for a built-in function; not on the allow-list",
+		Message: "the server's catalog has " + found + " where the check took the name for a column (attribute notation x.f calls f(x)), a built-in function or operator: it runs code outside pg_catalog and the trusted extensions",
 		Hint:    "qualify built-in functions with pg_catalog, or allow the function with Options.AllowFunctions"}
 }
 

@@ -59,7 +59,6 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/internal/execkit"
-	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -151,6 +150,11 @@ type Options struct {
 	// AllowFunctions extends the allow-list the server's catalog gives
 	// (see Catalog; NewGuard for the form of the names).
 	AllowFunctions []string
+	// TrustedExtensions names the extensions whose functions, operators
+	// and types statements may reach (see Guard: citext's case-blind =,
+	// pg_trgm's %, PostGIS's types); nil trusts every extension
+	// installed, a non-nil empty list none.
+	TrustedExtensions []string
 	// MaxSQLLength bounds the statement text in bytes (default
 	// DefaultMaxSQLLength); a longer text is refused with KindTooLarge.
 	MaxSQLLength int
@@ -191,7 +195,7 @@ type Executor struct {
 	db         *sql.DB
 	owned      bool
 	opts       Options
-	checker    *Guard
+	checker    atomic.Pointer[Guard]
 	schema     *schema.Database
 	searchPath []string
 	// tempLimited says the login may set temp_file_limit.
@@ -301,18 +305,27 @@ func newExecutor(ctx context.Context, db *sql.DB, opts Options) (*Executor, erro
 	if err != nil {
 		return nil, err
 	}
-	cat, err := LoadCatalog(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	e.checker = NewGuard(cat, opts.AllowFunctions)
 	if len(opts.SearchPath) > 0 {
 		e.searchPath = append([]string(nil), opts.SearchPath...)
 	}
 	if e.schema, err = schema.InspectPostgres(ctx, db, opts.Schemas); err != nil {
 		return nil, err
 	}
+	if err := e.loadGuard(ctx); err != nil {
+		return nil, err
+	}
 	return e, nil
+}
+
+// loadGuard reads the server's catalog and makes the statement check of
+// it, scoped to the executor's search path and schema.
+func (e *Executor) loadGuard(ctx context.Context) error {
+	cat, err := loadCatalog(ctx, e.db, e.opts.TrustedExtensions)
+	if err != nil {
+		return err
+	}
+	e.checker.Store(NewGuard(cat, e.opts.AllowFunctions).Scoped(e.searchPath, e.schema))
+	return nil
 }
 
 // loginQuery names the login's powers beyond reading data.
@@ -395,7 +408,10 @@ func (e *Executor) SearchPath() []string { return append([]string(nil), e.search
 
 // Guard returns the executor's statement check, usable without a
 // server.
-func (e *Executor) Guard() *Guard { return e.checker }
+func (e *Executor) Guard() *Guard { return e.checker.Load() }
+
+// guard is Guard.
+func (e *Executor) guard() *Guard { return e.checker.Load() }
 
 // DB returns the underlying handle. Statements run on it directly are not
 // guarded. Callers must not close it; use Close.
@@ -440,13 +456,8 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	if err != nil {
 		return nil, err
 	}
-	names, se := e.precheck(req.SQL)
-	if se != nil {
-		res.Error = se
-		return done()
-	}
 	maxRows, timeout := execkit.Limits(req, e.opts.MaxRows, e.opts.Timeout)
-	out, err := e.roundTrip(ctx, names.text(req.SQL), e.resolveSQL(names), maxRows, timeout, false)
+	out, err := e.run(ctx, req.SQL, maxRows, timeout, false)
 	if err != nil {
 		return nil, err
 	}
@@ -468,12 +479,8 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 	if err := execkit.Ready(ctx, &e.closed); err != nil {
 		return err
 	}
-	names, se := e.precheck(query)
-	if se != nil {
-		return se
-	}
 	_, timeout := execkit.Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
-	out, err := e.roundTrip(ctx, names.text(query), e.resolveSQL(names), 0, timeout, true)
+	out, err := e.run(ctx, query, 0, timeout, true)
 	if err != nil {
 		return err
 	}
@@ -481,6 +488,29 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 		return out.err
 	}
 	return nil
+}
+
+// run checks query and runs the pipeline. When the probe finds that the
+// catalog changed since it was read, the executor reads it again and
+// checks and runs the statement anew, once.
+func (e *Executor) run(ctx context.Context, query string, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
+	for try := 0; ; try++ {
+		names, se := e.precheck(query)
+		if se != nil {
+			return &outcome{err: se}, nil
+		}
+		out, err := e.roundTrip(ctx, names.text(query), e.resolveSQL(names), maxRows, timeout, describeOnly)
+		if err != nil || !out.changed {
+			return out, err
+		}
+		if try > 0 {
+			return &outcome{err: &text2sql.SQLError{Kind: text2sql.KindRuntime,
+				Message: "the database's catalog changed while the statement was checked; try again"}}, nil
+		}
+		if err := e.loadGuard(ctx); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // precheck bounds the text and runs the statement check; it returns the
@@ -494,32 +524,31 @@ func (e *Executor) precheck(query string) (resolution, *text2sql.SQLError) {
 	if e.opts.skipCheck {
 		return names, nil
 	}
-	return names, e.checker.check(query, &names)
+	return names, e.guard().check(query, &names)
 }
 
-// text returns the statement to send: query up to the end of its last
-// token by PostgreSQL's scanner (the whole text when the check was
-// skipped or could not scan it).
-func (r resolution) text(query string) string {
-	if r.end <= 0 || r.end > len(query) {
-		return sqltext.StripTrailing(query)
+// resolveSQL returns the probe of r (see probeSQL), "" when the
+// statement check was skipped.
+func (e *Executor) resolveSQL(r resolution) string {
+	if e.opts.skipCheck {
+		return ""
 	}
-	return strings.TrimSpace(query[:r.end])
+	return e.guard().probeSQL(r)
 }
 
-// resolveSQL returns the query that has the server confirm, inside the
+// probeSQL returns the query that has the server confirm, inside the
 // statement's own transaction and so with the catalog as the statement
-// will see it, what the check assumed of the names it left to the server
-// (see resolution): that no function, in any schema, has a name taken
-// for a column in attribute position, and that no allowed function
-// called without a schema has a volatile namesake outside pg_catalog
-// (AllowFunctions names excepted). Functions created after Open are so
-// decided like the others. When an assumption fails the query fails with
-// the function names in its message (see probeError); "" when there is
-// nothing to confirm.
-func (e *Executor) resolveSQL(r resolution) string { return e.checker.probeSQL(r) }
-
-// probeSQL is the resolution probe of r (see Executor.resolveSQL).
+// will see it, what the check assumed of the names it left to the
+// server: that no function, in any schema, has a name taken for a column
+// in attribute position; that no function called and no operator
+// applied without a schema may resolve to an untrusted one on the search
+// path (AllowFunctions names excepted); that the type names written
+// resolve only to the types the check saw; and that no code was attached
+// to a type since the catalog was read (its watermark, see
+// watermarkSQL). The query fails when an assumption fails: with
+// probeChanged in its message when the catalog changed (the executor
+// then reads it again and checks anew), else with the names found (see
+// probeError).
 func (c *Guard) probeSQL(r resolution) string {
 	var calls []string
 	for _, fn := range r.calls {
@@ -527,19 +556,66 @@ func (c *Guard) probeSQL(r resolution) string {
 			calls = append(calls, fn)
 		}
 	}
-	if len(r.columns) == 0 && len(calls) == 0 {
-		return ""
+	var found []string
+	if len(r.columns) > 0 {
+		found = append(found, "SELECT 'function ' || p.proname FROM pg_catalog.pg_proc p WHERE p.proname = ANY ("+textArray(r.columns)+")")
 	}
-	// The first condition lets the server look the names up by index.
-	// The names are cast to an integer behind a prefix, so the cast fails
-	// even for a function named 1.
-	return "SELECT ('" + probePrefix + "' || pg_catalog.string_agg(DISTINCT p.proname, ', '))::int FROM pg_catalog.pg_proc p WHERE p.proname = ANY (" +
-		textArray(append(append([]string(nil), r.columns...), calls...)) + ") AND (p.proname = ANY (" + textArray(r.columns) +
-		") OR p.pronamespace <> 'pg_catalog'::regnamespace AND p.provolatile = 'v') HAVING pg_catalog.count(*) > 0"
+	path := c.pathSQL()
+	if len(calls) > 0 {
+		found = append(found, "SELECT 'function ' || n.nspname || '.' || p.proname FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace"+
+			" WHERE p.proname = ANY ("+textArray(calls)+") AND "+path+" AND NOT "+c.memberSQL("pg_catalog.pg_proc", "p.oid"))
+	}
+	if len(r.operators) > 0 {
+		found = append(found, "SELECT 'operator ' || n.nspname || '.' || o.oprname FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace"+
+			" WHERE o.oprname = ANY ("+textArray(r.operators)+") AND "+path+" AND NOT "+c.memberSQL("pg_catalog.pg_operator", "o.oid"))
+	}
+	changed := []string{watermarkSQL + " <> " + quoteLiteral(c.cat.trust.watermark)}
+	for _, t := range r.types {
+		where := path
+		if t.schema != "" {
+			where = "n.nspname = " + quoteLiteral(t.schema)
+		}
+		oids := make([]string, 0, len(t.oids)+1)
+		oids = append(oids, "0")
+		for _, o := range t.oids {
+			oids = append(oids, strconv.FormatInt(o, 10))
+		}
+		changed = append(changed, "EXISTS (SELECT 1 FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace WHERE t.typname = "+
+			quoteLiteral(t.name)+" AND "+where+" AND t.oid::pg_catalog.int8 <> ALL (ARRAY["+strings.Join(oids, ", ")+"]::pg_catalog.int8[]))")
+	}
+	q := "SELECT pg_catalog.int4in(pg_catalog.textout(m)) FROM (SELECT '" + probeChanged + "' AS m WHERE " + strings.Join(changed, " OR ")
+	if len(found) > 0 {
+		q += " UNION ALL (SELECT '" + probePrefix + "' || pg_catalog.string_agg(DISTINCT w, ', ') FROM (" + strings.Join(found, " UNION ALL ") +
+			") f(w) HAVING pg_catalog.count(*) > 0)"
+	}
+	return q + " LIMIT 1) probe"
 }
 
-// probePrefix starts the text the resolution probe fails to cast.
-const probePrefix = "functions: "
+// pathSQL is the condition that schema n is one the probe checks names
+// in: pg_catalog and the scope's search path, or any (unscoped Guards).
+func (c *Guard) pathSQL() string {
+	if c.scope == nil {
+		return "true"
+	}
+	return "n.nspname = ANY (" + textArray(append([]string{"pg_catalog"}, c.scope.path...)) + ")"
+}
+
+// memberSQL renders the condition that object oid of catalog class, in
+// schema n, is trusted: in pg_catalog or a member of a trusted extension.
+func (c *Guard) memberSQL(class, oid string) string {
+	return "(n.nspname = 'pg_catalog' OR " + strings.ReplaceAll(member(class, oid), "$EXT", extensionFilter(c.cat.trust.extensions)) + ")"
+}
+
+// quoteLiteral renders s as a string literal under
+// standard_conforming_strings.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// The probe's messages: the catalog changed since it was read, or the
+// untrusted objects found.
+const (
+	probeChanged = "catalog changed"
+	probePrefix  = "found: "
+)
 
 // textArray renders names as a text[] literal under standard_conforming_strings.
 func textArray(names []string) string {
@@ -591,15 +667,25 @@ func (e *Executor) setupSQL(timeout time.Duration) string {
 		b.WriteString("; SET LOCAL temp_file_limit = ")
 		b.WriteString(kilobytes(e.opts.TempFileLimit))
 	}
-	if len(e.opts.SearchPath) > 0 {
-		b.WriteString("; SET LOCAL search_path TO ")
-		for i, s := range e.opts.SearchPath {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(pgx.Identifier{s}.Sanitize())
-		}
+	// The search path is pinned to the one the check decided names on
+	// (see Guard.Scoped), whatever the session, the role or the database
+	// set; temporary relations come last.
+	b.WriteString("; ")
+	b.WriteString(searchPathSQL(e.searchPath))
+	return b.String()
+}
+
+// searchPathSQL sets the transaction's search_path to path, each schema
+// quoted exactly as given, then pg_temp (pg_catalog comes first, as
+// always when it is not listed).
+func searchPathSQL(path []string) string {
+	var b strings.Builder
+	b.WriteString("SET LOCAL search_path TO ")
+	for _, s := range path {
+		b.WriteString(pgx.Identifier{s}.Sanitize())
+		b.WriteString(", ")
 	}
+	b.WriteString("pg_temp")
 	return b.String()
 }
 

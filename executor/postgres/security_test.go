@@ -621,7 +621,7 @@ func TestSessionIsolation(t *testing.T) {
 //
 //	go test ./executor/postgres -run '^$' -fuzz FuzzEngine -fuzztime 10m
 func FuzzEngine(f *testing.F) {
-	for _, s := range append(append([]string{}, fastPathSamples...),
+	for _, s := range append(append([]string{}, guardSamples...),
 		`SELECT ('bgwriter'::text).pg_stat_reset_shared`, `SELECT f.pg_read_file FROM unnest(ARRAY['/etc/passwd']) f`,
 		`SELECT (3.0).pg_sleep`, `SELECT x.nextval FROM (SELECT 'orders_id_seq'::regclass) s(x)`,
 		`SELECT u.name, (u).email, upper(u.name) FROM users u JOIN orders o ON o.user_id = u.id`,

@@ -1,0 +1,194 @@
+package postgres
+
+import (
+	"strings"
+)
+
+// Which code a statement may reach is decided by trust, on the server's
+// own catalog:
+//
+//   - trusted objects are those of pg_catalog and the members of trusted
+//     extensions (pg_depend's 'e' entries; Options.TrustedExtensions,
+//     every installed extension by default): code the server or a
+//     packaged extension ships;
+//   - every other function and operator is untrusted: its code is
+//     whoever created it. The server may resolve a name the statement
+//     writes (f(x), a = b) or implies (x IN (subquery), CASE x WHEN,
+//     BETWEEN, JOIN … USING) to such an object on the search path;
+//   - a type is tainted when untrusted code is attached to it: its
+//     input/output functions, a domain CHECK calling an untrusted
+//     function or operator, a cast whose function is untrusted, a default
+//     operator class, or an operator family member or range support
+//     function that is untrusted — and so is every array, domain,
+//     composite (a table's row type), range and multirange built on a
+//     tainted type. The server runs that code when it coerces a value to
+//     the type, compares, sorts or hashes it, without the statement
+//     naming anything else.
+//
+// A statement is refused when a name it uses may resolve to an untrusted
+// function or operator on the search path, when it names a tainted type,
+// or when it reads a column of a tainted type; and the whole database is
+// refused (every statement) when untrusted code is attached to a trusted
+// type (a superuser's cast between two built-in types, say), since the
+// server may apply it to any value. What the check decided by name, the
+// server confirms in the statement's own transaction (see probeSQL).
+
+// objectsSQL is the query that lists, as CatalogObjects, what the check
+// needs to know of trust in the server's catalog: the untrusted functions
+// and operators (schema and name), every type (schema, name, oid and
+// whether it is tainted), the columns of tainted types, the trusted types
+// that are tainted ("global"), and the catalog's watermark. trusted names
+// the trusted extensions; nil means every installed one.
+func objectsSQL(trusted []string) string {
+	return strings.NewReplacer("$EXT", extensionFilter(trusted), "$WATERMARK", watermarkSQL).Replace(objectsTemplate)
+}
+
+// extensionFilter is the condition on pg_extension e that selects the
+// trusted extensions.
+func extensionFilter(trusted []string) string {
+	if trusted == nil {
+		return "true"
+	}
+	return "e.extname = ANY (" + textArray(trusted) + ")"
+}
+
+// watermarkSQL renders what changes when code is attached to a type in a
+// way the trust query sees and no name in a statement shows: casts,
+// operator classes and families, domain constraints, range types and
+// extensions. Each is an index look-up. A statement's probe compares it
+// with the catalog's (see probeSQL).
+const watermarkSQL = `pg_catalog.concat_ws('/', (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_cast),
+	(SELECT pg_catalog.max(oid) FROM pg_catalog.pg_opclass), (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_amop),
+	(SELECT pg_catalog.max(oid) FROM pg_catalog.pg_amproc),
+	(SELECT pg_catalog.max(oid) FROM pg_catalog.pg_constraint WHERE contypid > 0),
+	(SELECT pg_catalog.max(rngtypid) FROM pg_catalog.pg_range), (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_extension))`
+
+// memberSQL is the condition that object oid of catalog class is a
+// member of a trusted extension ($EXT filters pg_extension e).
+const memberSQL = `EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+	WHERE d.classid = '$CLASS'::pg_catalog.regclass AND d.objid = $OID AND d.deptype = 'e'
+	AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND $EXT)`
+
+// member renders memberSQL for one catalog class and oid expression.
+func member(class, oid string) string {
+	return strings.NewReplacer("$CLASS", class, "$OID", oid).Replace(memberSQL)
+}
+
+var objectsTemplate = `WITH RECURSIVE
+bad_proc AS MATERIALIZED (
+	SELECT p.oid, n.nspname, p.proname FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+	WHERE n.nspname <> 'pg_catalog' AND NOT ` + member("pg_catalog.pg_proc", "p.oid") + `),
+bad_op AS MATERIALIZED (
+	SELECT o.oid, n.nspname, o.oprname FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
+	WHERE n.nspname <> 'pg_catalog' AND NOT ` + member("pg_catalog.pg_operator", "o.oid") + `),
+good_type AS MATERIALIZED (
+	SELECT t.oid FROM pg_catalog.pg_type t
+	WHERE t.typnamespace = 'pg_catalog'::pg_catalog.regnamespace OR ` + member("pg_catalog.pg_type", "t.oid") + `
+	   OR t.typelem <> 0 AND t.typcategory = 'A' AND ` + member("pg_catalog.pg_type", "t.typelem") + `),
+pair AS MATERIALIZED (
+	SELECT c.castsource AS l, c.casttarget AS r FROM pg_catalog.pg_cast c WHERE c.castfunc IN (SELECT oid FROM bad_proc)
+	UNION ALL SELECT a.amproclefttype, a.amprocrighttype FROM pg_catalog.pg_amproc a WHERE a.amproc IN (SELECT oid FROM bad_proc)
+	UNION ALL SELECT a.amoplefttype, a.amoprighttype FROM pg_catalog.pg_amop a WHERE a.amopopr IN (SELECT oid FROM bad_op)),
+seed AS MATERIALIZED (
+	SELECT t.oid FROM pg_catalog.pg_type t
+	WHERE ARRAY[t.typinput::oid, t.typoutput::oid, t.typreceive::oid, t.typsend::oid, t.typmodin::oid, t.typmodout::oid, t.typanalyze::oid]
+	      && ARRAY(SELECT oid FROM bad_proc)
+	UNION SELECT c.contypid FROM pg_catalog.pg_constraint c JOIN pg_catalog.pg_depend d
+		ON d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND d.objid = c.oid
+	WHERE c.contypid <> 0 AND (d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.refobjid IN (SELECT oid FROM bad_proc)
+		OR d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass AND d.refobjid IN (SELECT oid FROM bad_op))
+	UNION SELECT x FROM pair, LATERAL unnest(ARRAY[pair.l, pair.r]) AS x
+	WHERE x <> 0 AND (x NOT IN (SELECT oid FROM good_type) OR pair.l IN (SELECT oid FROM good_type) AND pair.r IN (SELECT oid FROM good_type))
+	UNION SELECT o.opcintype FROM pg_catalog.pg_opclass o
+	WHERE o.opcdefault AND o.opcnamespace <> 'pg_catalog'::pg_catalog.regnamespace AND NOT ` + member("pg_catalog.pg_opclass", "o.oid") + `
+	UNION SELECT r.rngtypid FROM pg_catalog.pg_range r
+	WHERE ARRAY[r.rngcanonical::oid, r.rngsubdiff::oid] && ARRAY(SELECT oid FROM bad_proc)),
+edge AS MATERIALIZED (
+	SELECT t.typelem AS parent, t.oid AS child FROM pg_catalog.pg_type t WHERE t.typelem <> 0
+	UNION ALL SELECT t.typbasetype, t.oid FROM pg_catalog.pg_type t WHERE t.typbasetype <> 0
+	UNION ALL SELECT a.atttypid, c.reltype FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+	WHERE a.attnum > 0 AND NOT a.attisdropped AND c.reltype <> 0
+	UNION ALL SELECT r.rngsubtype, r.rngtypid FROM pg_catalog.pg_range r
+	UNION ALL SELECT r.rngtypid, (pg_catalog.to_jsonb(r) ->> 'rngmultitypid')::oid FROM pg_catalog.pg_range r
+	WHERE pg_catalog.to_jsonb(r) ? 'rngmultitypid'),
+tainted(oid) AS (
+	SELECT oid FROM seed
+	UNION SELECT e.child FROM edge e JOIN tainted s ON s.oid = e.parent)
+SELECT 'function' AS kind, nspname::text AS schema, proname::text AS name, 0::int8 AS oid, false AS tainted, '' AS "column" FROM bad_proc
+UNION ALL SELECT 'operator', nspname::text, oprname::text, 0, false, '' FROM bad_op
+UNION ALL SELECT 'type', n.nspname::text, t.typname::text, t.oid::int8, t.oid IN (SELECT oid FROM tainted), ''
+	FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
+UNION ALL SELECT 'column', n.nspname::text, c.relname::text, 0, true, a.attname::text
+	FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+	WHERE a.atttypid IN (SELECT oid FROM tainted) AND a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+UNION ALL SELECT 'global', n.nspname::text, t.typname::text, t.oid::int8, true, ''
+	FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
+	WHERE t.oid IN (SELECT oid FROM tainted) AND t.oid IN (SELECT oid FROM good_type)
+UNION ALL SELECT 'watermark', '', $WATERMARK, 0, false, ''`
+
+// CatalogObject is one row of ObjectsQuery (see Guard for the trust it
+// describes). Kind is one of:
+//
+//   - "function", "operator": an untrusted function or operator, by
+//     Schema and Name (the operator's symbol);
+//   - "type": a type by Schema, Name and OID, Tainted when untrusted code
+//     is attached to it;
+//   - "column": Column of relation Schema.Name has a tainted type;
+//   - "global": the trusted type Schema.Name (OID) is tainted, so every
+//     statement is refused;
+//   - "watermark": Name is the catalog's watermark (see probeSQL).
+type CatalogObject struct {
+	Kind    string `db:"kind"`
+	Schema  string `db:"schema"`
+	Name    string `db:"name"`
+	OID     int64  `db:"oid"`
+	Tainted bool   `db:"tainted"`
+	Column  string `db:"column"`
+}
+
+// typeEntry is one type of the catalog.
+type typeEntry struct {
+	schema  string
+	oid     int64
+	tainted bool
+}
+
+// trust is what the catalog knows of untrusted code (see objectsSQL).
+type trust struct {
+	// funcs and ops map an untrusted function's name or operator's
+	// symbol to the schemas that have one.
+	funcs, ops map[string][]string
+	// types maps a type name to every type of that name.
+	types map[string][]typeEntry
+	// columns maps "schema.relation" to its columns of tainted types.
+	columns map[string][]string
+	// global names the trusted types that are tainted.
+	global []string
+	// watermark is the catalog's at load time (see watermarkSQL).
+	watermark string
+	// extensions are the trusted extensions (nil: all).
+	extensions []string
+}
+
+func newTrust(objs []CatalogObject, extensions []string) trust {
+	t := trust{funcs: map[string][]string{}, ops: map[string][]string{}, types: map[string][]typeEntry{},
+		columns: map[string][]string{}, extensions: extensions}
+	for _, o := range objs {
+		switch o.Kind {
+		case "function":
+			t.funcs[o.Name] = append(t.funcs[o.Name], o.Schema)
+		case "operator":
+			t.ops[o.Name] = append(t.ops[o.Name], o.Schema)
+		case "type":
+			t.types[o.Name] = append(t.types[o.Name], typeEntry{o.Schema, o.OID, o.Tainted})
+		case "column":
+			k := o.Schema + "." + o.Name
+			t.columns[k] = append(t.columns[k], o.Column)
+		case "global":
+			t.global = append(t.global, o.Schema+"."+o.Name)
+		case "watermark":
+			t.watermark = o.Name
+		}
+	}
+	return t
+}
