@@ -120,12 +120,28 @@ func (c *Guard) allowed(parts []string) bool {
 
 // attribute records a name in attribute position the check let through:
 // an allowed function's (x.f may call f(x)) or a presumed column's.
-func (c *Guard) attribute(name string, res *resolution) {
-	if c.allowed([]string{name}) {
-		res.call(name)
-	} else {
+func (c *Guard) attribute(name string, res *resolution) *text2sql.SQLError {
+	if !c.allowed([]string{name}) {
 		res.column(name)
+		return nil
 	}
+	res.call(name)
+	return c.namesake(name)
+}
+
+// namesake refuses an allowed function called without a schema that may
+// resolve to an untrusted function of the same name on the search path
+// (which the server prefers when its arguments fit better).
+func (c *Guard) namesake(name string) *text2sql.SQLError {
+	if c.extra[name] {
+		return nil
+	}
+	if sch := c.untrusted(c.cat.trust.funcs[name]); sch != "" {
+		return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+			Message: "function " + name + " may resolve to " + sch + "." + name + ", a function of this database outside pg_catalog and the trusted extensions",
+			Hint:    "qualify the built-in function with pg_catalog: pg_catalog." + name + "(…)"}
+	}
+	return nil
 }
 
 // operatorCheck refuses an operator written OPERATOR(schema.op) outside
@@ -451,7 +467,7 @@ func (c *Guard) checkNode(m proto.Message, res *resolution) *text2sql.SQLError {
 				if c.attributeCall(last.Sval) {
 					return c.attributeError(strings.Join(names(n.Fields[:len(n.Fields)-1]), "."), last.Sval)
 				}
-				c.attribute(last.Sval, res)
+				return c.attribute(last.Sval, res)
 			}
 		}
 	case *pg_query.A_Indirection:
@@ -460,7 +476,9 @@ func (c *Guard) checkNode(m proto.Message, res *resolution) *text2sql.SQLError {
 				if c.attributeCall(f.Sval) {
 					return c.attributeError("(expr)", f.Sval)
 				}
-				c.attribute(f.Sval, res)
+				if se := c.attribute(f.Sval, res); se != nil {
+					return se
+				}
 			}
 		}
 	case *pg_query.SortBy:
@@ -582,12 +600,8 @@ func isSelect(m proto.Message) bool {
 // checkFunc checks a function call against the allow-list.
 func (c *Guard) checkFunc(f *pg_query.FuncCall) *text2sql.SQLError {
 	parts := names(f.Funcname)
-	if len(parts) == 1 && c.allowed(parts) && !c.extra[parts[0]] {
-		if sch := c.untrusted(c.cat.trust.funcs[parts[0]]); sch != "" {
-			return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
-				Message: "function " + parts[0] + " may resolve to " + sch + "." + parts[0] + ", a function of this database outside pg_catalog and the trusted extensions",
-				Hint:    "qualify the built-in function with pg_catalog: pg_catalog." + parts[0] + "(…)"}
-		}
+	if len(parts) == 1 && c.allowed(parts) {
+		return c.namesake(parts[0])
 	}
 	if len(parts) == 0 || c.allowed(parts) {
 		return nil

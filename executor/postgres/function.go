@@ -18,6 +18,7 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/internal/execkit"
+	"github.com/text2sql-go/text2sql/schema"
 )
 
 // FunctionOptions configures NewFunction. Zero values mean the defaults.
@@ -33,7 +34,11 @@ type FunctionOptions struct {
 	Shape executor.FunctionShape
 	// Guard checks every statement before the function is called; a
 	// refusal never reaches the database. Nil: NewGuard over the server's
-	// catalog with AllowFunctions.
+	// catalog with AllowFunctions, scoped (Guard.Scoped) to the session's
+	// search path and schema, so the function reads only those relations,
+	// qualified, under that search path. A Guard given here is used as it
+	// is: scope it so, or it decides names as if every schema were on the
+	// search path and leaves relations to the function.
 	Guard *Guard
 	// AllowFunctions extends that Guard's allow-list (see
 	// Options.AllowFunctions); unused when Guard is set.
@@ -98,16 +103,34 @@ func NewFunction(ctx context.Context, db *sql.DB, opts FunctionOptions) (*Functi
 	opts.MaxResultBytes = cmp.Or(opts.MaxResultBytes, executor.DefaultMaxResultBytes)
 	opts.MaxSQLLength = cmp.Or(opts.MaxSQLLength, DefaultMaxSQLLength)
 	if opts.Guard == nil {
-		cat, err := LoadCatalog(ctx, db)
+		g, err := sessionGuard(ctx, db, opts.AllowFunctions)
 		if err != nil {
 			return nil, err
 		}
-		opts.Guard = NewGuard(cat, opts.AllowFunctions)
+		opts.Guard = g
 	}
 	// The answer's size is decided on the server, before it is sent.
 	call := "SELECT octet_length(r), CASE WHEN octet_length(r) <= $2 THEN r END FROM (SELECT " +
 		pgx.Identifier(parts).Sanitize() + "($1)::text AS r) AS answer"
 	return &Function{db: db, opts: opts, call: call}, nil
+}
+
+// sessionGuard is the Guard over db's catalog scoped to the session's
+// search path (its existing schemas) and schema.
+func sessionGuard(ctx context.Context, db *sql.DB, allow []string) (*Guard, error) {
+	cat, err := LoadCatalog(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	path, err := sessionSearchPath(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	sch, err := schema.InspectPostgres(ctx, db, nil)
+	if err != nil {
+		return nil, err
+	}
+	return NewGuard(cat, allow).Scoped(path, sch), nil
 }
 
 // Check runs the Guard: nil or a *text2sql.SQLError refusal.
@@ -198,7 +221,11 @@ func (f *Function) callFunction(ctx context.Context, sess session, query, probe 
 		return nil, nil, fmt.Errorf("postgres: begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
-	if _, err := tx.ExecContext(cctx, "SET LOCAL standard_conforming_strings = on; SET LOCAL client_encoding = 'UTF8'; SET LOCAL statement_timeout = "+millis(timeout)); err != nil {
+	setup := "SET LOCAL standard_conforming_strings = on; SET LOCAL client_encoding = 'UTF8'; SET LOCAL statement_timeout = " + millis(timeout)
+	if sc := f.opts.Guard.scope; sc != nil {
+		setup += "; " + searchPathSQL(sc.path)
+	}
+	if _, err := tx.ExecContext(cctx, setup); err != nil {
 		return nil, nil, fmt.Errorf("postgres: session setup: %w", err)
 	}
 	if q := sess.query(); q != "" {
@@ -217,7 +244,11 @@ func (f *Function) callFunction(ctx context.Context, sess session, query, probe 
 	if probe != "" {
 		if _, err := tx.ExecContext(cctx, probe); err != nil {
 			var pe *pgconn.PgError
-			if errors.As(err, &pe) {
+			switch {
+			case errors.As(err, &pe) && strings.Contains(pe.Message, probeChanged):
+				return nil, &text2sql.SQLError{Kind: text2sql.KindRuntime,
+					Message: "the database's catalog changed since the statement check read it; make the Function anew"}, nil
+			case errors.As(err, &pe):
 				return nil, probeError(pe), nil
 			}
 			return nil, nil, fmt.Errorf("postgres: resolution probe: %w", err)

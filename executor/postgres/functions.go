@@ -68,6 +68,8 @@ var deniedCategories = []struct {
 	{"runs a query or dumps a table, schema or database given as text", []string{"query_to_xml*", "cursor_to_xml*",
 		"table_to_xml*", "schema_to_xml*", "database_to_xml*", "ts_stat", "ts_rewrite"}},
 	{"reaches other servers", []string{"dblink*", "postgres_fdw_*"}},
+	{"reads a value of a type given as data, running that type's input function (a domain's CHECK, say)",
+		[]string{"array_in", "record_in", "domain_in", "range_in", "multirange_in", "pg_input_is_valid", "pg_input_error_info"}},
 	{"loads libraries or reads the server's installation files", []string{"*_validator", "pg_available_extension*",
 		"pg_extension_update_paths", "pg_tablespace_location", "pg_relation_filepath"}},
 }

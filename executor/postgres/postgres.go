@@ -290,13 +290,7 @@ func newExecutor(ctx context.Context, db *sql.DB, opts Options) (*Executor, erro
 		return nil
 	})
 	if err == nil && len(opts.SearchPath) == 0 {
-		var js string
-		if err = conn.QueryRowContext(ctx, `SELECT to_json(current_schemas(false))::text`).Scan(&js); err == nil {
-			err = json.Unmarshal([]byte(js), &e.searchPath)
-		}
-		if err != nil {
-			err = fmt.Errorf("postgres: search_path: %w", err)
-		}
+		e.searchPath, err = sessionSearchPath(ctx, conn)
 	}
 	if err == nil {
 		err = e.inspectLogin(ctx, conn)
@@ -326,6 +320,23 @@ func (e *Executor) loadGuard(ctx context.Context) error {
 	}
 	e.checker.Store(NewGuard(cat, e.opts.AllowFunctions).Scoped(e.searchPath, e.schema))
 	return nil
+}
+
+// sessionSearchPath returns the session's search path: the schemas on it
+// that exist, without pg_catalog and pg_temp.
+func sessionSearchPath(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) ([]string, error) {
+	var js string
+	var path []string
+	err := q.QueryRowContext(ctx, `SELECT to_json(current_schemas(false))::text`).Scan(&js)
+	if err == nil {
+		err = json.Unmarshal([]byte(js), &path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: search_path: %w", err)
+	}
+	return path, nil
 }
 
 // loginQuery names the login's powers beyond reading data.

@@ -36,10 +36,10 @@ type scope struct {
 //     pg_catalog);
 //   - every relation the statement reads (a WITH query's name excepted,
 //     by PostgreSQL's scoping rules) must be one of db's tables or views:
-//     a relation written with a schema must be exactly that, and one
-//     written without is looked up along searchPath. Any other is
-//     KindUnknownTable (with the hints of a 42P01 error), or
-//     KindForbiddenTable when its schema is not db's;
+//     a relation written with a schema must be exactly that (else
+//     KindForbiddenTable), and one written without is looked up along
+//     searchPath (else KindUnknownTable, SQLSTATE 42P01); both with the
+//     hints of a 42P01 error;
 //   - Prepare returns the statement with each relation qualified with its
 //     schema, so the server reads exactly the relation the check decided
 //     on, whatever its own search path holds.
@@ -161,10 +161,10 @@ func (c *Guard) relation(rv *pg_query.RangeVar, res *resolution) *text2sql.SQLEr
 	}
 	if rv.Schemaname != "" {
 		ref.table = s.exposed[rv.Schemaname+"\x00"+rv.Relname]
-		if ref.table == nil && rv.Catalogname == "" && !c.exposesSchema(rv.Schemaname) {
+		if ref.table == nil && rv.Catalogname == "" {
 			return &text2sql.SQLError{Kind: text2sql.KindForbiddenTable,
-				Message: "relation " + relationName(rv) + " is not one of the relations this executor exposes (schema " + strconv.Quote(rv.Schemaname) + " is not read)",
-				Hint:    tableHint(s.db, s.path, rv.Relname, "")}
+				Message: "relation " + relationName(rv) + " is not one of the relations this executor exposes",
+				Hint:    tableHint(s.db, s.path, relationName(rv), "")}
 		}
 	} else {
 		for _, sch := range s.path {
@@ -181,20 +181,6 @@ func (c *Guard) relation(rv *pg_query.RangeVar, res *resolution) *text2sql.SQLEr
 	}
 	res.relations = append(res.relations, ref)
 	return nil
-}
-
-// exposesSchema reports whether schema sch is one the executor reads: on
-// the search path, or holding an exposed relation.
-func (c *Guard) exposesSchema(sch string) bool {
-	if slices.Contains(c.scope.path, sch) || c.scope.db == nil {
-		return slices.Contains(c.scope.path, sch)
-	}
-	for _, t := range c.scope.db.Tables {
-		if t.Schema == sch {
-			return true
-		}
-	}
-	return false
 }
 
 // taintedColumns refuses a statement that may read a column of a tainted

@@ -1,0 +1,279 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
+)
+
+// ran is the message every owner function of ownerDB raises: a result
+// that carries it means owner code ran.
+const ran = "OWNER CODE RAN"
+
+// extensionsDB installs the extensions a database commonly has, in their
+// default schema (public), and a table using their types.
+var extensionsDB = []string{
+	`CREATE EXTENSION citext`, `CREATE EXTENSION pgcrypto`, `CREATE EXTENSION pg_trgm`, `CREATE EXTENSION hstore`,
+	`CREATE TABLE singer (id int PRIMARY KEY, name citext NOT NULL, age int, country text, joined date, tags hstore)`,
+	`INSERT INTO singer VALUES (1, 'Joe', 31, 'France', '2014-01-05', 'genre=>rock'), (2, 'Ann', 25, 'Spain', '2016-03-01', 'genre=>pop'),
+		(3, 'Li', 44, 'France', '2010-07-30', 'genre=>rock, label=>x')`,
+	`CREATE TABLE concert (id int PRIMARY KEY, singer_id int REFERENCES singer, venue text, year int, fee numeric(10,2))`,
+	`INSERT INTO concert VALUES (1, 1, 'Olympia', 2014, 1200.50), (2, 1, 'Bercy', 2015, 900), (3, 2, 'Liceu', 2015, 700), (4, 3, 'Olympia', 2016, 300)`,
+}
+
+// ownerDB adds, to extensionsDB, code of the database's own (functions,
+// operators, domains, casts, an operator class, a range type, all raising
+// ran) hung where the server runs it without the statement naming it.
+var ownerDB = append(append([]string{}, extensionsDB...),
+	`CREATE FUNCTION m_it(int, text) RETURNS bool LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+	`CREATE FUNCTION m_ti(text, int) RETURNS bool LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+	`DO $$DECLARE op text; BEGIN FOREACH op IN ARRAY ARRAY['=', '<>', '<', '>', '<=', '>=', '~~'] LOOP
+		EXECUTE format('CREATE OPERATOR public.%s (LEFTARG = int, RIGHTARG = text, FUNCTION = m_it)', op);
+		EXECUTE format('CREATE OPERATOR public.%s (LEFTARG = text, RIGHTARG = int, FUNCTION = m_ti)', op); END LOOP; END$$`,
+	`CREATE FUNCTION m_i(int) RETURNS bool LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+	`CREATE DOMAIN dom AS int`,
+	`CREATE TABLE drow (id int, a dom)`, `INSERT INTO drow VALUES (1, 1)`,
+	`ALTER DOMAIN dom ADD CONSTRAINT owner CHECK (m_i(VALUE)) NOT VALID`,
+	`CREATE TYPE comp AS (a dom)`,
+	`CREATE TYPE mood AS ENUM ('happy', 'sad')`,
+	`CREATE FUNCTION m_cast(text) RETURNS mood LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+	`CREATE CAST (text AS mood) WITH FUNCTION m_cast(text)`,
+	`CREATE FUNCTION lower(int) RETURNS int LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+	// A base type with the built-in int4 I/O and an operator class whose
+	// comparisons are the owner's.
+	`CREATE TYPE myint`,
+	`CREATE FUNCTION myint_in(cstring) RETURNS myint LANGUAGE internal IMMUTABLE STRICT AS 'int4in'`,
+	`CREATE FUNCTION myint_out(myint) RETURNS cstring LANGUAGE internal IMMUTABLE STRICT AS 'int4out'`,
+	`CREATE TYPE myint (INPUT = myint_in, OUTPUT = myint_out, LIKE = int4)`,
+	`CREATE FUNCTION m_cmp(myint, myint) RETURNS int LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+	`CREATE FUNCTION m_lt(myint, myint) RETURNS bool LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+	`DO $$DECLARE op text; BEGIN FOREACH op IN ARRAY ARRAY['<', '<=', '=', '>=', '>'] LOOP
+		EXECUTE format('CREATE OPERATOR public.%s (LEFTARG = myint, RIGHTARG = myint, FUNCTION = m_lt)', op); END LOOP; END$$`,
+	`CREATE OPERATOR CLASS myint_ops DEFAULT FOR TYPE myint USING btree AS OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =,
+		OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 m_cmp(myint, myint)`,
+	`CREATE TABLE tagged (id int, v myint)`, `INSERT INTO tagged VALUES (1, '1'), (2, '2')`,
+	`CREATE FUNCTION m_diff(float8, float8) RETURNS float8 LANGUAGE plpgsql IMMUTABLE AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+	`CREATE TYPE frange AS RANGE (subtype = float8, subtype_diff = m_diff)`,
+)
+
+// ownerAttacks reach ownerDB's code through what the server resolves, not
+// what the statement names: operators applied implicitly, a domain's
+// CHECK through its array, composite and row types and column definition
+// lists, a user cast, an operator class, a function's namesake. Each
+// must be refused, by Execute and by Check, before any of it runs.
+var ownerAttacks = []string{
+	// operators applied without being written
+	`SELECT 80 IN (SELECT 'x'::text)`,
+	`SELECT 80 NOT IN (SELECT 'x'::text)`,
+	`SELECT CASE 31 WHEN 'x'::text THEN 1 END`,
+	`SELECT 32 BETWEEN 'a'::text AND 'b'::text`,
+	`SELECT 33 NOT BETWEEN SYMMETRIC 'a'::text AND 'b'::text`,
+	`SELECT 1 WHERE 5 = ANY (ARRAY['x'::text])`,
+	`SELECT NULLIF(1, 'x'::text)`,
+	`SELECT 1 IS DISTINCT FROM 'x'::text`,
+	`SELECT 1 IN (2, 'x'::text)`,
+	`SELECT * FROM (SELECT 1 AS k) a JOIN (SELECT 'x'::text AS k) b USING (k)`,
+	`SELECT * FROM (SELECT 1 AS k) a NATURAL JOIN (SELECT 'x'::text AS k) b`,
+	`SELECT 2 LIKE 'x'::text`,
+	`SELECT (1, 2) = (3, 'x'::text)`,
+	`SELECT age FROM singer WHERE age >= 'x'::text`,
+	`SELECT 1 WHERE 'x'::text = ALL (SELECT 3)`,
+	// a domain's CHECK reached without a cast to the domain
+	`SELECT '{11}'::_dom`, `SELECT '{12}'::dom[]`, `SELECT '(13)'::comp`, `SELECT ROW(14)::comp`,
+	`SELECT CAST(NULL AS public.dom)`, `SELECT 15::DOM`,
+	`SELECT * FROM jsonb_to_record('{"a":16}') AS x(a dom)`,
+	`SELECT json_populate_record(NULL::comp, '{"a":17}')`,
+	`SELECT * FROM xmltable('/r' PASSING xmlparse(document '<r><a>18</a></r>') COLUMNS a dom)`,
+	`SELECT domain_in('19', 'dom'::regtype, -1)`, `SELECT record_in('(20)', 'comp'::regtype, -1)`,
+	`SELECT array_in('{21}', to_regtype('public.dom'), -1)`,
+	`SELECT coalesce(a, '22') FROM drow`, `SELECT * FROM drow`, `SELECT d FROM drow d`,
+	// a user cast
+	`SELECT 'happy'::text::mood`, `SELECT CAST('sad'::text AS public.mood)`, `SELECT mood('happy'::text)`,
+	// an operator class, a range type's support function
+	`SELECT DISTINCT v FROM tagged`, `SELECT id FROM tagged ORDER BY v`, `SELECT count(*) FROM tagged GROUP BY v`,
+	`SELECT v FROM tagged UNION SELECT v FROM tagged`, `SELECT * FROM tagged a JOIN tagged b USING (v)`,
+	`SELECT '[1,2]'::frange`,
+	// a namesake of a built-in function, also in attribute notation
+	`SELECT lower(5)`, `SELECT (5).lower`, `SELECT t.lower FROM (SELECT 6) t(x)`,
+}
+
+func TestOwnerCodeRefused(t *testing.T) {
+	db, _ := testDB(t, ownerDB...)
+	e := newExec(t, db, Options{})
+	exectest.RefusedUntripped(t, e, ran, ownerAttacks...)
+	for _, q := range ownerAttacks {
+		err := e.Check(context.Background(), q)
+		if assert.Error(t, err, q) {
+			assert.NotContains(t, err.Error(), ran, q)
+		}
+	}
+	// What is harmless still runs: the tables' other columns, the
+	// extensions' operators whose symbols the database did not redefine.
+	for _, q := range []string{`SELECT id FROM tagged`, `SELECT id + 1 FROM drow`,
+		`SELECT name FROM singer WHERE tags ? 'label' OR name % 'Jo' ORDER BY name`} {
+		assert.Nil(t, exectest.Run(t, e, q).Error, q)
+	}
+	// A symbol the database defines on built-in types is refused
+	// everywhere: the server may pick the database's operator for any
+	// pair of values.
+	res := exectest.RunKind(t, e, `SELECT id FROM drow WHERE id = 1`, text2sql.KindForbiddenFunction)
+	assert.Contains(t, res.Error.Message, "public.=")
+}
+
+// The owner's code attached after Open is caught in the statement's own
+// transaction: an operator by the probe's look-up of the symbols, a
+// domain's new CHECK by the catalog's watermark, after which the
+// executor reads the catalog again.
+func TestOwnerCodeAfterOpen(t *testing.T) {
+	db, _ := testDB(t, extensionsDB...)
+	e := newExec(t, db, Options{})
+	q := `SELECT 80 IN (SELECT 'x'::text)`
+	assert.Equal(t, "42883", exectest.Run(t, e, q).Error.SQLState, "no int = text operator yet")
+	dbtest.Exec(t, db,
+		`CREATE FUNCTION m_it(int, text) RETURNS bool LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+		`CREATE OPERATOR public.= (LEFTARG = int, RIGHTARG = text, FUNCTION = m_it)`,
+		`CREATE DOMAIN later AS int`)
+	res := exectest.RunKind(t, e, q, text2sql.KindForbiddenFunction)
+	assert.Contains(t, res.Error.Message, "operator public.=")
+	assert.Nil(t, exectest.Run(t, e, `SELECT 1::later`).Error)
+	dbtest.Exec(t, db,
+		`CREATE FUNCTION m_i(int) RETURNS bool LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+		`ALTER DOMAIN later ADD CONSTRAINT owner CHECK (m_i(VALUE))`)
+	exectest.RefusedUntripped(t, e, ran, `SELECT 1::later`, `SELECT '{1}'::later[]`)
+}
+
+// Untrusted code on a built-in type reaches every value of it: every
+// statement is refused.
+func TestOwnerCodeOnBuiltinType(t *testing.T) {
+	db, _ := testDB(t, `CREATE TABLE t (b bool)`, `INSERT INTO t VALUES (true)`,
+		`CREATE FUNCTION m_bd(bool) RETURNS date LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+		`CREATE CAST (bool AS date) WITH FUNCTION m_bd(bool) AS IMPLICIT`)
+	e := newExec(t, db, Options{})
+	res := exectest.RunKind(t, e, `SELECT b FROM t`, text2sql.KindForbiddenFunction)
+	assert.Contains(t, res.Error.Message, "pg_catalog.date")
+	exectest.RefusedUntripped(t, e, ran, `SELECT b::date FROM t`, `SELECT 1`)
+}
+
+// Only the relations the host exposed are read: not an extension's view
+// in another schema (Supabase's layout), not a relation of a schema left
+// out of Options.Schemas, not one hidden behind a WITH query's name that
+// the relation's own WITH query cannot see. Relations are sent qualified.
+func TestExposedRelationsOnly(t *testing.T) {
+	db, _ := testDB(t, append([]string{`CREATE SCHEMA extensions`, `CREATE EXTENSION pg_stat_statements SCHEMA extensions`,
+		`CREATE SCHEMA hidden`, `CREATE TABLE hidden.secret (pw text)`, `INSERT INTO hidden.secret VALUES ('hunter2')`,
+		`CREATE TABLE public.secret (pw text)`},
+		extensionsDB...)...)
+	e := newExec(t, db, Options{Schemas: []string{"public"}, SearchPath: []string{"hidden", "public"}})
+	for q, kind := range map[string]text2sql.ErrorKind{
+		`SELECT query FROM extensions.pg_stat_statements`:                        text2sql.KindForbiddenTable,
+		`SELECT pw FROM hidden.secret`:                                           text2sql.KindForbiddenTable,
+		`SELECT pw FROM pg_temp.secret`:                                          text2sql.KindForbiddenTable,
+		`WITH x AS (SELECT 1) SELECT pw FROM x, hidden.secret`:                   text2sql.KindForbiddenTable,
+		`WITH s AS (SELECT * FROM secret_x) SELECT * FROM s`:                     text2sql.KindUnknownTable,
+		`WITH secret_x AS (SELECT * FROM secret_x) SELECT * FROM secret_x`:       text2sql.KindUnknownTable,
+		`WITH a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a`:           text2sql.KindUnknownTable,
+		`SELECT * FROM pg_stat_statements`:                                       text2sql.KindForbiddenTable,
+		`SELECT * FROM db.public.singer`:                                         text2sql.KindUnknownTable,
+		`SELECT (SELECT count(*) FROM spatial_ref_sys) FROM singer`:              text2sql.KindUnknownTable,
+		`SELECT * FROM singer WHERE id IN (SELECT length(pw) FROM hidden.secret)`: text2sql.KindForbiddenTable,
+	} {
+		res := exectest.RunKind(t, e, q, kind)
+		assert.NotContains(t, res.Error.Message, "hunter2", q)
+	}
+	// hidden comes first on the search path, but only public.secret is
+	// exposed: the unqualified name means it, and the server reads it.
+	res := exectest.Run(t, e, `SELECT count(*) FROM secret`)
+	require.Nil(t, res.Error)
+	assert.Equal(t, int64(0), res.Rows[0][0])
+	for q, want := range map[string]any{
+		`WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT max(n) FROM r`: int64(3),
+		`WITH singer AS (SELECT 7 AS id) SELECT id FROM singer`:                                           int64(7),
+		`SELECT (WITH c AS (SELECT count(*) AS n FROM concert) SELECT n FROM c)`:                          int64(4),
+		`TABLE public.singer ORDER BY 1 LIMIT 1`:                                                          int64(1),
+		`SELECT s.id FROM ONLY singer AS s WHERE s.id = 1`:                                                int64(1),
+	} {
+		res := exectest.Run(t, e, q)
+		if assert.Nil(t, res.Error, q) {
+			assert.Equal(t, want, res.Rows[0][0], q)
+		}
+	}
+	prepared, se := e.Guard().Prepare(`SELECT s.name FROM singer s JOIN "concert" c ON c.singer_id = s.id; -- done`)
+	require.Nil(t, se)
+	assert.Equal(t, `SELECT s.name FROM "public".singer s JOIN "public"."concert" c ON c.singer_id = s.id`, prepared)
+}
+
+// Ordinary analytic SQL on a database with common extensions installed in
+// public, whose operators (=, <, >, LIKE, ~~, %, ->) are the
+// extensions': none is refused, and the extensions' operators apply (a
+// citext column compares case-blind).
+func TestExtensionsNoFalseRefusal(t *testing.T) {
+	db, _ := testDB(t, extensionsDB...)
+	e := newExec(t, db, Options{})
+	res := exectest.Run(t, e, `SELECT count(*) FROM singer WHERE name = 'JOE'`)
+	require.Nil(t, res.Error)
+	assert.Equal(t, int64(1), res.Rows[0][0], "citext's = compares case-blind")
+	for _, q := range analyticQueries {
+		assert.Nil(t, exectest.Run(t, e, q).Error, q)
+	}
+	assert.GreaterOrEqual(t, len(analyticQueries), 40)
+}
+
+// analyticQueries are ordinary questions' SQL over extensionsDB.
+var analyticQueries = []string{
+	`SELECT count(*) FROM singer`,
+	`SELECT name FROM singer WHERE age > 30`,
+	`SELECT name FROM singer WHERE "age" > 30 ORDER BY age DESC`,
+	`SELECT name FROM singer WHERE country = 'France'`,
+	`SELECT name FROM singer WHERE name LIKE 'J%'`,
+	`SELECT name FROM singer WHERE name ILIKE 'j%'`,
+	`SELECT name FROM singer WHERE country <> 'Spain'`,
+	`SELECT country, count(*) FROM singer GROUP BY country ORDER BY count(*) DESC`,
+	`SELECT country, avg(age) FROM singer GROUP BY country HAVING avg(age) > 20`,
+	`SELECT DISTINCT country FROM singer ORDER BY country`,
+	`SELECT name FROM singer WHERE age BETWEEN 20 AND 40`,
+	`SELECT name FROM singer WHERE country IN ('France', 'Spain')`,
+	`SELECT name FROM singer WHERE id NOT IN (SELECT singer_id FROM concert)`,
+	`SELECT name FROM singer WHERE id IN (SELECT singer_id FROM concert WHERE year = 2015)`,
+	`SELECT s.name, c.venue FROM singer s JOIN concert c ON c.singer_id = s.id`,
+	`SELECT s.name, count(c.id) FROM singer s LEFT JOIN concert c ON c.singer_id = s.id GROUP BY s.name`,
+	`SELECT venue, sum(fee) FROM concert GROUP BY venue ORDER BY 2 DESC LIMIT 1`,
+	`SELECT max(fee), min(fee), avg(fee)::numeric(10,2) FROM concert`,
+	`SELECT name, CASE WHEN age > 40 THEN 'senior' WHEN age > 30 THEN 'mid' ELSE 'young' END FROM singer`,
+	`SELECT name, CASE country WHEN 'France' THEN 'FR' ELSE 'other' END FROM singer`,
+	`SELECT year, count(*) FROM concert GROUP BY year ORDER BY year`,
+	`SELECT name FROM singer WHERE joined >= DATE '2014-01-01'`,
+	`SELECT name FROM singer WHERE joined < '2015-01-01'::date`,
+	`SELECT extract(year FROM joined), count(*) FROM singer GROUP BY 1`,
+	`SELECT date_trunc('month', joined), count(*) FROM singer GROUP BY 1 ORDER BY 1`,
+	`SELECT now() AT TIME ZONE 'UTC', '2014-01-01'::date`,
+	`SELECT name, rank() OVER (ORDER BY age DESC) FROM singer`,
+	`SELECT venue, fee, sum(fee) OVER (PARTITION BY venue ORDER BY year) FROM concert`,
+	`SELECT s.name FROM singer s WHERE EXISTS (SELECT 1 FROM concert c WHERE c.singer_id = s.id AND c.fee > 1000)`,
+	`WITH t AS (SELECT singer_id, sum(fee) AS total FROM concert GROUP BY singer_id) SELECT s.name, t.total FROM t JOIN singer s ON s.id = t.singer_id`,
+	`SELECT name FROM singer UNION SELECT venue FROM concert`,
+	`SELECT name FROM singer INTERSECT SELECT name FROM singer WHERE age > 30`,
+	`SELECT name FROM singer EXCEPT SELECT name FROM singer WHERE age > 30`,
+	`SELECT coalesce(tags -> 'label', 'none') FROM singer`,
+	`SELECT name FROM singer WHERE tags ? 'label'`,
+	`SELECT name FROM singer WHERE tags @> 'genre=>rock'`,
+	`SELECT name FROM singer WHERE name % 'Jo'`,
+	`SELECT upper(name), length(country), substring(country FROM 1 FOR 2) FROM singer`,
+	`SELECT name || ' (' || country || ')' FROM singer`,
+	`SELECT * FROM ROWS FROM (generate_series(1,3), unnest(ARRAY['a','b'])) AS t(n, s)`,
+	`SELECT '{"a":1}'::jsonb ? 'a', '{"a":{"b":2}}'::jsonb #>> '{a,b}', '{"a":1}'::jsonb -> 'a'`,
+	`SELECT name FROM singer WHERE lower(country) = 'france' AND age IS NOT NULL`,
+	`SELECT country, string_agg(name::text, ', ' ORDER BY name) FROM singer GROUP BY country`,
+	`SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY fee) FROM concert`,
+	`SELECT count(*) FILTER (WHERE fee > 500) FROM concert`,
+	`SELECT name FROM singer ORDER BY age NULLS LAST OFFSET 1 ROWS FETCH FIRST 1 ROWS ONLY`,
+	`SELECT s.name FROM singer s JOIN concert c USING (id)`,
+	`SELECT md5(name::text) FROM singer`,
+	`SELECT round(avg(age), 1) FROM singer WHERE country = ANY (ARRAY['France', 'Spain'])`,
+	`SELECT name FROM singer WHERE name = 'joe' OR name IS DISTINCT FROM 'ann'`,
+}
