@@ -171,16 +171,16 @@ func TestExposedRelationsOnly(t *testing.T) {
 		extensionsDB...)...)
 	e := newExec(t, db, Options{Schemas: []string{"public"}, SearchPath: []string{"hidden", "public"}})
 	for q, kind := range map[string]text2sql.ErrorKind{
-		`SELECT query FROM extensions.pg_stat_statements`:                        text2sql.KindForbiddenTable,
-		`SELECT pw FROM hidden.secret`:                                           text2sql.KindForbiddenTable,
-		`SELECT pw FROM pg_temp.secret`:                                          text2sql.KindForbiddenTable,
-		`WITH x AS (SELECT 1) SELECT pw FROM x, hidden.secret`:                   text2sql.KindForbiddenTable,
-		`WITH s AS (SELECT * FROM secret_x) SELECT * FROM s`:                     text2sql.KindUnknownTable,
-		`WITH secret_x AS (SELECT * FROM secret_x) SELECT * FROM secret_x`:       text2sql.KindUnknownTable,
-		`WITH a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a`:           text2sql.KindUnknownTable,
-		`SELECT * FROM pg_stat_statements`:                                       text2sql.KindForbiddenTable,
-		`SELECT * FROM db.public.singer`:                                         text2sql.KindUnknownTable,
-		`SELECT (SELECT count(*) FROM spatial_ref_sys) FROM singer`:              text2sql.KindUnknownTable,
+		`SELECT query FROM extensions.pg_stat_statements`:                         text2sql.KindForbiddenTable,
+		`SELECT pw FROM hidden.secret`:                                            text2sql.KindForbiddenTable,
+		`SELECT pw FROM pg_temp.secret`:                                           text2sql.KindForbiddenTable,
+		`WITH x AS (SELECT 1) SELECT pw FROM x, hidden.secret`:                    text2sql.KindForbiddenTable,
+		`WITH s AS (SELECT * FROM secret_x) SELECT * FROM s`:                      text2sql.KindUnknownTable,
+		`WITH secret_x AS (SELECT * FROM secret_x) SELECT * FROM secret_x`:        text2sql.KindUnknownTable,
+		`WITH a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a`:            text2sql.KindUnknownTable,
+		`SELECT * FROM pg_stat_statements`:                                        text2sql.KindForbiddenTable,
+		`SELECT * FROM db.public.singer`:                                          text2sql.KindUnknownTable,
+		`SELECT (SELECT count(*) FROM spatial_ref_sys) FROM singer`:               text2sql.KindUnknownTable,
 		`SELECT * FROM singer WHERE id IN (SELECT length(pw) FROM hidden.secret)`: text2sql.KindForbiddenTable,
 	} {
 		res := exectest.RunKind(t, e, q, kind)
@@ -193,10 +193,10 @@ func TestExposedRelationsOnly(t *testing.T) {
 	assert.Equal(t, int64(0), res.Rows[0][0])
 	for q, want := range map[string]any{
 		`WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT max(n) FROM r`: int64(3),
-		`WITH singer AS (SELECT 7 AS id) SELECT id FROM singer`:                                           int64(7),
-		`SELECT (WITH c AS (SELECT count(*) AS n FROM concert) SELECT n FROM c)`:                          int64(4),
-		`TABLE public.singer ORDER BY 1 LIMIT 1`:                                                          int64(1),
-		`SELECT s.id FROM ONLY singer AS s WHERE s.id = 1`:                                                int64(1),
+		`WITH singer AS (SELECT 7 AS id) SELECT id FROM singer`:                                            int64(7),
+		`SELECT (WITH c AS (SELECT count(*) AS n FROM concert) SELECT n FROM c)`:                           int64(4),
+		`TABLE public.singer ORDER BY 1 LIMIT 1`:                                                           int64(1),
+		`SELECT s.id FROM ONLY singer AS s WHERE s.id = 1`:                                                 int64(1),
 	} {
 		res := exectest.Run(t, e, q)
 		if assert.Nil(t, res.Error, q) {
