@@ -578,7 +578,8 @@ func (c *Guard) probeSQL(r resolution) string {
 	}
 	if len(r.operators) > 0 {
 		found = append(found, "SELECT 'operator ' || n.nspname || '.' || o.oprname FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace"+
-			" WHERE o.oprname = ANY ("+textArray(r.operators)+") AND "+path+" AND NOT "+c.memberSQL("pg_catalog.pg_operator", "o.oid"))
+			" WHERE o.oprname = ANY ("+textArray(r.operators)+") AND "+path+" AND NOT "+c.memberSQL("pg_catalog.pg_operator", "o.oid")+
+			" AND "+c.trustedBaseSQL("o.oprleft")+" AND "+c.trustedBaseSQL("o.oprright"))
 	}
 	changed := []string{watermarkSQL + " <> " + quoteLiteral(c.cat.trust.watermark)}
 	for _, t := range r.types {
@@ -615,6 +616,19 @@ func (c *Guard) pathSQL() string {
 // schema n, is trusted: in pg_catalog or a member of a trusted extension.
 func (c *Guard) memberSQL(class, oid string) string {
 	return "(n.nspname = 'pg_catalog' OR " + strings.ReplaceAll(member(class, oid), "$EXT", extensionFilter(c.cat.trust.extensions)) + ")"
+}
+
+// trustedBaseSQL renders the condition that type oid typ is none (0), or
+// trusted or a domain over a trusted type: an untrusted operator taking
+// such operands may apply to any statement's values (see Guard; one on
+// another type taints it instead).
+func (c *Guard) trustedBaseSQL(typ string) string {
+	trusted := func(t string) string {
+		return "(" + t + ".typnamespace = 'pg_catalog'::pg_catalog.regnamespace OR " +
+			strings.ReplaceAll(member("pg_catalog.pg_type", t+".oid"), "$EXT", extensionFilter(c.cat.trust.extensions)) + ")"
+	}
+	return "(" + typ + " = 0 OR EXISTS (SELECT 1 FROM pg_catalog.pg_type t LEFT JOIN pg_catalog.pg_type b ON b.oid = t.typbasetype WHERE t.oid = " + typ +
+		" AND (" + trusted("t") + " OR b.oid IS NOT NULL AND " + trusted("b") + ")))"
 }
 
 // quoteLiteral renders s as a string literal under

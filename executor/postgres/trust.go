@@ -14,16 +14,19 @@ import (
 //   - every other function and operator is untrusted: its code is
 //     whoever created it. The server may resolve a name the statement
 //     writes (f(x), a = b) or implies (x IN (subquery), CASE x WHEN,
-//     BETWEEN, JOIN … USING) to such an object on the search path;
+//     BETWEEN, JOIN … USING) to such an object on the search path, when
+//     the operator's operands are of trusted types (or domains over
+//     them), which every statement has;
 //   - a type is tainted when untrusted code is attached to it: its
 //     input/output functions, a domain CHECK calling an untrusted
 //     function or operator, a cast whose function is untrusted, a default
-//     operator class, or an operator family member or range support
-//     function that is untrusted — and so is every array, domain,
-//     composite (a table's row type), range and multirange built on a
-//     tainted type. The server runs that code when it coerces a value to
-//     the type, compares, sorts or hashes it, without the statement
-//     naming anything else.
+//     operator class, an operator family member or range support
+//     function that is untrusted, or an untrusted operator taking it —
+//     and so is every array, domain, composite (a table's row type),
+//     range and multirange built on a tainted type, and every type with
+//     an implicit cast to one. The server runs that code when it coerces
+//     a value to the type, compares, sorts or hashes it, without the
+//     statement naming anything else.
 //
 // A statement is refused when a name it uses may resolve to an untrusted
 // function or operator on the search path, when it names a tainted type,
@@ -54,10 +57,11 @@ func extensionFilter(trusted []string) string {
 
 // watermarkSQL renders what changes when code is attached to a type in a
 // way the trust query sees and no name in a statement shows: casts,
-// operator classes and families, domain constraints, range types and
-// extensions. Each is an index look-up. A statement's probe compares it
+// operators (one on a database's own type taints it), operator classes
+// and families, domain constraints, range types and extensions. Each is an index look-up. A statement's probe compares it
 // with the catalog's (see probeSQL).
 const watermarkSQL = `pg_catalog.concat_ws('/', (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_cast),
+	(SELECT pg_catalog.max(oid) FROM pg_catalog.pg_operator),
 	(SELECT pg_catalog.max(oid) FROM pg_catalog.pg_opclass), (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_amop),
 	(SELECT pg_catalog.max(oid) FROM pg_catalog.pg_amproc),
 	(SELECT pg_catalog.max(oid) FROM pg_catalog.pg_constraint WHERE contypid > 0),
@@ -79,12 +83,17 @@ bad_proc AS MATERIALIZED (
 	SELECT p.oid, n.nspname, p.proname FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
 	WHERE n.nspname <> 'pg_catalog' AND NOT ` + member("pg_catalog.pg_proc", "p.oid") + `),
 bad_op AS MATERIALIZED (
-	SELECT o.oid, n.nspname, o.oprname FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
+	SELECT o.oid, n.nspname, o.oprname, o.oprleft, o.oprright FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
 	WHERE n.nspname <> 'pg_catalog' AND NOT ` + member("pg_catalog.pg_operator", "o.oid") + `),
 good_type AS MATERIALIZED (
 	SELECT t.oid FROM pg_catalog.pg_type t
 	WHERE t.typnamespace = 'pg_catalog'::pg_catalog.regnamespace OR ` + member("pg_catalog.pg_type", "t.oid") + `
 	   OR t.typelem <> 0 AND t.typcategory = 'A' AND ` + member("pg_catalog.pg_type", "t.typelem") + `),
+good_base AS MATERIALIZED (
+	SELECT oid FROM good_type UNION SELECT t.oid FROM pg_catalog.pg_type t WHERE t.typbasetype IN (SELECT oid FROM good_type)),
+symbol_op AS MATERIALIZED (
+	SELECT * FROM bad_op o WHERE (o.oprleft = 0 OR o.oprleft IN (SELECT oid FROM good_base))
+		AND (o.oprright = 0 OR o.oprright IN (SELECT oid FROM good_base))),
 pair AS MATERIALIZED (
 	SELECT c.castsource AS l, c.casttarget AS r FROM pg_catalog.pg_cast c WHERE c.castfunc IN (SELECT oid FROM bad_proc)
 	UNION ALL SELECT a.amproclefttype, a.amprocrighttype FROM pg_catalog.pg_amproc a WHERE a.amproc IN (SELECT oid FROM bad_proc)
@@ -102,12 +111,15 @@ seed AS MATERIALIZED (
 	UNION SELECT o.opcintype FROM pg_catalog.pg_opclass o
 	WHERE o.opcdefault AND o.opcnamespace <> 'pg_catalog'::pg_catalog.regnamespace AND NOT ` + member("pg_catalog.pg_opclass", "o.oid") + `
 	UNION SELECT r.rngtypid FROM pg_catalog.pg_range r
-	WHERE ARRAY[r.rngcanonical::oid, r.rngsubdiff::oid] && ARRAY(SELECT oid FROM bad_proc)),
+	WHERE ARRAY[r.rngcanonical::oid, r.rngsubdiff::oid] && ARRAY(SELECT oid FROM bad_proc)
+	UNION SELECT x FROM bad_op o, LATERAL unnest(ARRAY[o.oprleft, o.oprright]) AS x
+	WHERE x <> 0 AND x NOT IN (SELECT oid FROM good_base)),
 edge AS MATERIALIZED (
 	SELECT t.typelem AS parent, t.oid AS child FROM pg_catalog.pg_type t WHERE t.typelem <> 0
 	UNION ALL SELECT t.typbasetype, t.oid FROM pg_catalog.pg_type t WHERE t.typbasetype <> 0
 	UNION ALL SELECT a.atttypid, c.reltype FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
 	WHERE a.attnum > 0 AND NOT a.attisdropped AND c.reltype <> 0
+	UNION ALL SELECT c.casttarget, c.castsource FROM pg_catalog.pg_cast c WHERE c.castcontext = 'i'
 	UNION ALL SELECT r.rngsubtype, r.rngtypid FROM pg_catalog.pg_range r
 	UNION ALL SELECT r.rngtypid, (pg_catalog.to_jsonb(r) ->> 'rngmultitypid')::oid FROM pg_catalog.pg_range r
 	WHERE pg_catalog.to_jsonb(r) ? 'rngmultitypid'),
@@ -115,7 +127,7 @@ tainted(oid) AS (
 	SELECT oid FROM seed
 	UNION SELECT e.child FROM edge e JOIN tainted s ON s.oid = e.parent)
 SELECT 'function' AS kind, nspname::text AS schema, proname::text AS name, 0::int8 AS oid, false AS tainted, '' AS "column" FROM bad_proc
-UNION ALL SELECT 'operator', nspname::text, oprname::text, 0, false, '' FROM bad_op
+UNION ALL SELECT 'operator', nspname::text, oprname::text, 0, false, '' FROM symbol_op
 UNION ALL SELECT 'type', n.nspname::text, t.typname::text, t.oid::int8, t.oid IN (SELECT oid FROM tainted), ''
 	FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
 UNION ALL SELECT 'column', n.nspname::text, c.relname::text, 0, true, a.attname::text
