@@ -74,3 +74,27 @@ func TestReferenceServerAttacks(t *testing.T) {
 	require.Nil(t, res.Error, "the session still works")
 	assert.True(t, strings.Contains(fmt.Sprint(res.Rows), fmt.Sprint(before)))
 }
+
+// The MCP path decides names on the server's own catalog as the main
+// executor does (owner code through implied operators, domains, casts is
+// refused) and reads only the relations it exposes, sent qualified.
+func TestReferenceServerOwnerCodeAndRelations(t *testing.T) {
+	bin := dbtest.MCPServerPostgres(t)
+	db, dsn, _ := dbtest.PostgresKit(t)
+	dbtest.Exec(t, db,
+		`CREATE FUNCTION m_it(int, text) RETURNS bool LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'EVIL RAN'; END $$`,
+		`CREATE OPERATOR public.= (LEFTARG = int, RIGHTARG = text, FUNCTION = m_it)`,
+		`CREATE FUNCTION m_i(int) RETURNS bool LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'EVIL RAN'; END $$`,
+		`CREATE DOMAIN dom AS int CHECK (m_i(VALUE))`,
+		`CREATE SCHEMA extensions`, `CREATE EXTENSION pg_stat_statements SCHEMA extensions`)
+	ex, err := mcpexec.Open(context.Background(), mcpexec.Options{Command: []string{bin, dsn}, MaxRows: 1000})
+	require.NoError(t, err)
+	defer ex.Close()
+	exectest.RefusedUntripped(t, ex, "EVIL RAN",
+		`SELECT 80 IN (SELECT 'x'::text)`, `SELECT CASE 31 WHEN 'x'::text THEN 1 END`, `SELECT '{11}'::_dom`,
+		`SELECT * FROM jsonb_to_record('{"a":16}') AS x(a dom)`)
+	exectest.RunKind(t, ex, `SELECT query FROM extensions.pg_stat_statements`, text2sql.KindForbiddenTable)
+	assert.Nil(t, ex.Schema().Lookup("extensions.pg_stat_statements"), "an extension's view is not exposed")
+	res := exectest.Run(t, ex, `SELECT count(*) FROM kit`)
+	assert.Nil(t, res.Error)
+}

@@ -284,7 +284,8 @@ func (e *Executor) Check(ctx context.Context, sql string) error { return e.guard
 // dropped and the result marked truncated.
 func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
 	start := time.Now()
-	if err := e.guard.Check(ctx, req.SQL); err != nil {
+	sql, err := e.prepare(ctx, req.SQL)
+	if err != nil {
 		var serr *text2sql.SQLError
 		if errors.As(err, &serr) {
 			return &text2sql.Result{Columns: []string{}, Error: serr, Duration: time.Since(start)}, nil
@@ -295,12 +296,11 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	if req.Timeout > 0 {
 		timeout = req.Timeout
 	}
-	sql := req.SQL
 	if e.wrapLimit {
 		// The reference servers send every row: bound what crosses the
 		// connection (one message past the client's limit would end the
 		// session). The wrapper is checked as the statement was.
-		sql = fmt.Sprintf("SELECT * FROM (\n%s\n) AS text2sql_rows LIMIT %d", sqltext.TrimTerminators(req.SQL), maxRows+1)
+		sql = fmt.Sprintf("SELECT * FROM (\n%s\n) AS text2sql_rows LIMIT %d", sqltext.TrimTerminators(sql), maxRows+1)
 		if err := e.guard.Check(ctx, sql); err != nil {
 			return &text2sql.Result{Columns: []string{}, Error: guard.EngineError("the statement cannot be bounded: "+err.Error(), e.schema, req.SQL), Duration: time.Since(start)}, nil
 		}
@@ -310,6 +310,22 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		out.Duration = time.Since(start)
 	}
 	return out, err
+}
+
+// prepare runs the guard on sql and returns the text to send: the guard's
+// (relations qualified, for PostgreSQL's; see postgres.Guard.Prepare), or
+// sql. A refusal is a *text2sql.SQLError.
+func (e *Executor) prepare(ctx context.Context, sql string) (string, error) {
+	if p, ok := e.guard.(interface {
+		Prepare(string) (string, *text2sql.SQLError)
+	}); ok {
+		text, serr := p.Prepare(sql)
+		if serr != nil {
+			return "", serr
+		}
+		return text, nil
+	}
+	return sql, e.guard.Check(ctx, sql)
 }
 
 // call sends sql to the query tool, unchecked: Execute's guard comes

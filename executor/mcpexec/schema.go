@@ -2,6 +2,7 @@ package mcpexec
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -11,13 +12,15 @@ import (
 )
 
 // The information_schema queries of a PostgreSQL server: every table and
-// view outside the system schemas, their columns, and their primary and
-// foreign keys (composite keys in key order).
+// view outside the system schemas that no extension owns, their columns,
+// and their primary and foreign keys (composite keys in key order).
 const (
 	columnsQuery = `SELECT c.table_schema, c.table_name, t.table_type, c.column_name, c.data_type, c.is_nullable
 FROM information_schema.columns c
 JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
 WHERE c.table_schema NOT IN ('pg_catalog', 'information_schema')
+  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+    AND d.objid = (pg_catalog.quote_ident(c.table_schema) || '.' || pg_catalog.quote_ident(c.table_name))::pg_catalog.regclass AND d.deptype = 'e')
 ORDER BY c.table_schema, c.table_name, c.ordinal_position`
 	keysQuery = `SELECT kcu.table_schema, kcu.table_name, kcu.constraint_name, tc.constraint_type, kcu.column_name,
   rk.table_schema AS ref_schema, rk.table_name AS ref_table, rk.column_name AS ref_column
@@ -43,11 +46,6 @@ func (e *Executor) fromInformationSchema(ctx context.Context) error {
 	if d != text2sql.DialectPostgres {
 		return fmt.Errorf("%w: mcpexec: the schema of a %s server is read from describe_schema only", text2sql.ErrInvalidConfig, d)
 	}
-	guard, err := e.postgresGuard(ctx)
-	if err != nil {
-		return err
-	}
-	e.guard, e.wrapLimit = guard, true
 	cols, err := e.query(ctx, columnsQuery)
 	if err != nil {
 		return err
@@ -90,15 +88,25 @@ func (e *Executor) fromInformationSchema(ctx context.Context) error {
 		fk.RefColumns = append(fk.RefColumns, r.str(7))
 	}
 	e.schema = db
+	guard, err := e.postgresGuard(ctx, db)
+	if err != nil {
+		return err
+	}
+	e.guard, e.wrapLimit = guard, true
 	return nil
 }
 
 // postgresGuard is PostgreSQL's parse-tree guard with the server's own
-// function catalog read through the query tool (so attribute notation,
-// (k).f, cannot call a function of the server's that the allow-list
-// refuses), and the refusal of backslashes in '…' strings, since the
-// server's standard_conforming_strings is not this executor's to pin.
-func (e *Executor) postgresGuard(ctx context.Context) (text2sql.Guard, error) {
+// catalog read through the query tool (so attribute notation, (k).f,
+// cannot call a function of the server's that the allow-list refuses,
+// and no name may resolve to the database's own operators, functions or
+// tainted types), scoped to the server session's search path and db, so
+// that only db's relations are read and are sent qualified; and the
+// refusal of backslashes in '…' strings, since the server's
+// standard_conforming_strings is not this executor's to pin. The search
+// path itself is not this executor's to pin either: names are decided on
+// the one the server reports.
+func (e *Executor) postgresGuard(ctx context.Context, db *schema.Database) (text2sql.Guard, error) {
 	rows, err := e.query(ctx, postgres.CatalogQuery)
 	if err != nil {
 		return nil, err
@@ -113,7 +121,9 @@ func (e *Executor) postgresGuard(ctx context.Context) (text2sql.Guard, error) {
 	}
 	objs := make([]postgres.CatalogObject, 0, len(objRows))
 	for _, r := range objRows {
-		objs = append(objs, postgres.CatalogObject{Kind: r.str(0), Name: r.str(1)})
+		var oid int64
+		fmt.Sscan(r.str(3), &oid)
+		objs = append(objs, postgres.CatalogObject{Kind: r.str(0), Schema: r.str(1), Name: r.str(2), OID: oid, Tainted: r.str(4) == "true", Column: r.str(5)})
 	}
 	version, err := e.query(ctx, "SELECT current_setting('server_version_num')::int")
 	if err != nil {
@@ -123,20 +133,40 @@ func (e *Executor) postgresGuard(ctx context.Context) (text2sql.Guard, error) {
 	if len(version) == 1 {
 		fmt.Sscan(version[0].str(0), &num)
 	}
-	return pgGuard{postgres.NewGuard(postgres.CatalogFrom(procs, objs, num), nil)}, nil
+	paths, err := e.query(ctx, "SELECT to_json(current_schemas(false))::text")
+	if err != nil {
+		return nil, err
+	}
+	var path []string
+	if len(paths) == 1 {
+		if err := json.Unmarshal([]byte(paths[0].str(0)), &path); err != nil {
+			return nil, fmt.Errorf("mcpexec: search_path: %w", err)
+		}
+	}
+	return pgGuard{postgres.NewGuard(postgres.CatalogFrom(procs, objs, num), nil).Scoped(path, db)}, nil
 }
 
 // pgGuard is postgres.Guard, then the backslash refusal.
 type pgGuard struct{ pg *postgres.Guard }
 
 func (g pgGuard) Check(ctx context.Context, sql string) error {
-	if err := g.pg.Check(ctx, sql); err != nil {
-		return err
-	}
-	if serr := guard.BackslashInString(sql); serr != nil {
+	if _, serr := g.Prepare(sql); serr != nil {
 		return serr
 	}
 	return nil
+}
+
+// Prepare checks sql and returns the text to send (see
+// postgres.Guard.Prepare).
+func (g pgGuard) Prepare(sql string) (string, *text2sql.SQLError) {
+	text, serr := g.pg.Prepare(sql)
+	if serr != nil {
+		return "", serr
+	}
+	if serr := guard.BackslashInString(sql); serr != nil {
+		return "", serr
+	}
+	return text, nil
 }
 
 // row is one result row.

@@ -385,7 +385,10 @@ func (c *Guard) fullCheck(buf []byte, res *resolution) *text2sql.SQLError {
 	if found = c.relations(top.ProtoReflect(), res); found != nil {
 		return found
 	}
-	return c.taintedColumns(res)
+	if found = c.taintedColumns(res); found != nil {
+		return found
+	}
+	return amplification(top.ProtoReflect())
 }
 
 // nodeMessage returns the message a Node wraps.

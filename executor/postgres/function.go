@@ -103,7 +103,7 @@ func NewFunction(ctx context.Context, db *sql.DB, opts FunctionOptions) (*Functi
 	opts.MaxResultBytes = cmp.Or(opts.MaxResultBytes, executor.DefaultMaxResultBytes)
 	opts.MaxSQLLength = cmp.Or(opts.MaxSQLLength, DefaultMaxSQLLength)
 	if opts.Guard == nil {
-		g, err := sessionGuard(ctx, db, opts.AllowFunctions)
+		g, err := LoadGuard(ctx, db, opts.AllowFunctions)
 		if err != nil {
 			return nil, err
 		}
@@ -115,9 +115,14 @@ func NewFunction(ctx context.Context, db *sql.DB, opts FunctionOptions) (*Functi
 	return &Function{db: db, opts: opts, call: call}, nil
 }
 
-// sessionGuard is the Guard over db's catalog scoped to the session's
-// search path (its existing schemas) and schema.
-func sessionGuard(ctx context.Context, db *sql.DB, allow []string) (*Guard, error) {
+// LoadGuard returns the Guard over the catalog of the server db is
+// connected to (LoadCatalog) with allow added to its allow-list, scoped
+// (Guard.Scoped) to the session's search path (its existing schemas) and
+// schema (schema.InspectPostgres of every non-system schema). It is the
+// Guard for paths that run statements elsewhere (a sandbox function, over
+// PostgREST or MCP): the session that runs them must set search_path to
+// that path (Guard.SearchPath). Errors are the catalog queries'.
+func LoadGuard(ctx context.Context, db *sql.DB, allow []string) (*Guard, error) {
 	cat, err := LoadCatalog(ctx, db)
 	if err != nil {
 		return nil, err

@@ -58,6 +58,15 @@ func (c *Guard) Scoped(searchPath []string, db *schema.Database) *Guard {
 	return &g
 }
 
+// SearchPath returns the search path the Guard decides names on (see
+// Scoped), nil when it is not scoped.
+func (c *Guard) SearchPath() []string {
+	if c.scope == nil {
+		return nil
+	}
+	return slices.Clone(c.scope.path)
+}
+
 // onPath reports whether names in schema s resolve without qualification.
 func (c *Guard) onPath(s string) bool {
 	return c.scope == nil || s == "pg_catalog" || slices.Contains(c.scope.path, s)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -293,4 +295,45 @@ var analyticQueries = []string{
 	`SELECT md5(name::text) FROM singer`,
 	`SELECT round(avg(age), 1) FROM singer WHERE country = ANY (ARRAY['France', 'Spain'])`,
 	`SELECT name FROM singer WHERE name = 'joe' OR name IS DISTINCT FROM 'ann'`,
+}
+
+// One row or one call cannot build values beyond the statement's bound:
+// PostgreSQL bounds no expression's memory, so amplifying calls, literals
+// copied by many references and recursive growth are refused before the
+// statement runs (KindTooLarge), and what runs is bounded by the time
+// limit on the server.
+func TestBuiltValuesBounded(t *testing.T) {
+	db, _ := testDB(t, extensionsDB...)
+	e := newExec(t, db, Options{Timeout: 2 * time.Second})
+	many := "SELECT " + strings.Repeat("a, ", 399) + "a FROM (SELECT repeat('x', 100000) AS a) d"
+	for _, q := range []string{
+		`SELECT md5(repeat('a', 200000000)), md5(repeat('b', 200000000)), md5(repeat('c', 200000000))`,
+		`SELECT length(repeat(repeat('a', 10000), 10000))`,
+		`SELECT repeat('a', (SELECT 200000000))`, `SELECT repeat('a', age * 100000000) FROM singer`,
+		`SELECT lpad('x', 100000000)`, `SELECT rpad('', 2000000000, 'ab')`,
+		`SELECT array_fill(1, ARRAY[100000, 100000])`, `SELECT array_fill(1, ARRAY[(SELECT 5)])`,
+		`SELECT length(replace(repeat('a', 100000), 'a', repeat('b', 1000)))`,
+		`SELECT regexp_replace(repeat('a', 100000), 'a', repeat('bb', 500), 'g')`,
+		`SELECT format('%2000000000s', 'x')`, `SELECT format('%*s', 2000000000, 'x')`,
+		`WITH RECURSIVE r(s, n) AS (SELECT 'a', 1 UNION ALL SELECT s || s, n + 1 FROM r WHERE n < 31) SELECT length(s) FROM r`,
+		`WITH RECURSIVE r(s, n) AS (SELECT 'a', 1 UNION ALL SELECT repeat(s, 2), n + 1 FROM r WHERE n < 31) SELECT max(n) FROM r`,
+		`WITH RECURSIVE r(s, n) AS (SELECT 'a'::text, 1 UNION ALL SELECT concat(s, s), n + 1 FROM r WHERE n < 31) SELECT max(n) FROM r`,
+		many,
+	} {
+		exectest.RunKind(t, e, q, text2sql.KindTooLarge)
+	}
+	for _, q := range []string{`SELECT lpad(id::text, 5, '0'), repeat('*', 20) FROM singer`, `SELECT format('%-10s|', name) FROM singer`,
+		`WITH RECURSIVE r(p, n) AS (SELECT name::text, 1 FROM singer UNION ALL SELECT p || '>' || n, n + 1 FROM r WHERE n < 3) SELECT count(*) FROM r`,
+		`SELECT replace(country, 'a', 'A') FROM singer`} {
+		assert.Nil(t, exectest.Run(t, e, q).Error, q)
+	}
+	// What runs without building values is bounded in time on the server.
+	start := time.Now()
+	exectest.RunKind(t, e, `SELECT count(*) FROM generate_series(1, 10000000000)`, text2sql.KindTimeout)
+	assert.Less(t, time.Since(start), 2*time.Second+3*time.Second, "the time limit held")
+	assert.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%10000000000%' AND pid <> pg_backend_pid()`).Scan(&n))
+		return n == 0
+	}, 2*time.Second, 50*time.Millisecond, "the statement still runs on the server")
 }

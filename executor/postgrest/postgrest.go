@@ -7,8 +7,21 @@
 // what the statement may read; the service holds no database password.
 //
 // Every statement is checked by a text2sql.Guard first (the PostgreSQL
-// statement check, postgres.NewGuard): a refused statement never reaches
-// the endpoint. The package needs no cgo and no database driver.
+// statement check): a refused statement never reaches the endpoint. The
+// Guard must know the database: build it from the server's catalog
+// (postgres.LoadGuard on a connection to the same database, or
+// postgres.CatalogFrom of CatalogQuery's and ObjectsQuery's rows, then
+// Guard.Scoped), so that no name the statement writes or implies reaches
+// the database's own functions, operators or tainted types, and only the
+// exposed relations are read; the text sent is the Guard's Prepare (the
+// relations qualified) when it has one. A Guard over the built-in catalog
+// alone (postgres.NewGuard(nil, nil)) knows none of the database's own
+// objects and cannot refuse them. This path cannot pin the search path
+// or confirm the names in the statement's transaction as the postgres
+// executor does: create the sandbox function with SET search_path set to
+// the Guard's (Guard.SearchPath, then pg_temp) and give the role it runs
+// as a statement_timeout (text2sql grant prints one). The package needs
+// no cgo and no database driver.
 package postgrest
 
 import (
@@ -45,7 +58,8 @@ type Options struct {
 	// and as the bearer token of calls whose context carries no caller
 	// token (text2sql.WithBearerToken): they run as the anon role.
 	AnonKey string
-	// Guard checks every statement before it is sent. Required.
+	// Guard checks every statement before it is sent (see the package
+	// doc for which). Required.
 	Guard text2sql.Guard
 	// Shape names the keys of the function's answer (see
 	// executor.FunctionShape).
@@ -85,7 +99,7 @@ func New(opts Options) (*Executor, error) {
 	case opts.Function == "" || strings.ContainsAny(opts.Function, "/?#"):
 		return nil, fmt.Errorf("%w: postgrest: Function %q is not a function name", text2sql.ErrInvalidConfig, opts.Function)
 	case opts.Guard == nil:
-		return nil, fmt.Errorf("%w: postgrest: Guard is required (postgres.NewGuard)", text2sql.ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: postgrest: Guard is required (postgres.LoadGuard)", text2sql.ErrInvalidConfig)
 	case opts.MaxRows < 0 || opts.Timeout < 0 || opts.MaxResultBytes < 0 || opts.MaxSQLLength < 0:
 		return nil, fmt.Errorf("%w: postgrest: negative limit in Options", text2sql.ErrInvalidConfig)
 	}
@@ -137,8 +151,17 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		res.Error = se
 		return done()
 	}
+	// A Guard that qualifies relations gives the text to send.
+	sql := req.SQL
+	if p, ok := e.opts.Guard.(interface {
+		Prepare(string) (string, *text2sql.SQLError)
+	}); ok {
+		if text, se := p.Prepare(sql); se == nil {
+			sql = text
+		}
+	}
 	maxRows, timeout := execkit.Limits(req, e.opts.MaxRows, e.opts.Timeout)
-	status, body, err := e.post(ctx, req.SQL, timeout)
+	status, body, err := e.post(ctx, sql, timeout)
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()

@@ -109,7 +109,8 @@ func token(t *testing.T, sub, role string) string {
 }
 
 func newExecutor(t *testing.T, s *dbtest.Sandbox, baseURL string) *postgrest.Executor {
-	g := postgres.NewGuard(nil, nil)
+	g, err := postgres.LoadGuard(context.Background(), s.DB, nil)
+	require.NoError(t, err)
 	e, err := postgrest.New(postgrest.Options{BaseURL: baseURL, Function: "run_sql", AnonKey: anonKey, Guard: g})
 	require.NoError(t, err)
 	return e
@@ -296,4 +297,35 @@ func TestSandboxPathsHold(t *testing.T) {
 	res = run(t, e, text2sql.WithBearerToken(context.Background(), token(t, "bob", s.Authenticated)), `SELECT E'a\\b' AS x, $$c\d$$ AS y`)
 	require.Nil(t, res.Error, "%+v", res.Error)
 	assert.Equal(t, [][]any{{`a\b`, `c\d`}}, res.Rows)
+}
+
+// Owner code the statement never names is refused on both sandbox paths
+// (the function commits, so code that ran would leave its row): a
+// function in attribute notation, an operator applied by IN, a domain
+// CHECK reached through its array type.
+func TestSandboxOwnerCode(t *testing.T) {
+	s := dbtest.NewSandbox(t)
+	dbtest.Exec(t, s.DB, `CREATE TABLE ran (n int)`, `GRANT INSERT ON ran TO `+s.Authenticated,
+		`CREATE FUNCTION any_user_function(text) RETURNS int LANGUAGE sql AS $$ INSERT INTO ran VALUES (1) RETURNING 1 $$`,
+		`CREATE FUNCTION m_it(int, text) RETURNS bool LANGUAGE sql AS $$ INSERT INTO ran VALUES (2) RETURNING true $$`,
+		`CREATE OPERATOR public.= (LEFTARG = int, RIGHTARG = text, FUNCTION = m_it)`,
+		`CREATE FUNCTION m_i(int) RETURNS bool LANGUAGE sql AS $$ INSERT INTO ran VALUES (3) RETURNING true $$`,
+		`CREATE DOMAIN dom AS int CHECK (m_i(VALUE))`)
+	f, err := postgres.NewFunction(context.Background(), s.DB, postgres.FunctionOptions{Name: "run_sql",
+		RoleFor: postgres.RoleMap(map[string]string{"bob": s.Authenticated}), Claims: true})
+	require.NoError(t, err)
+	defer f.Close()
+	st := newStandIn(t, s)
+	e := newExecutor(t, s, st.srv.URL)
+	bob := text2sql.WithPrincipal(text2sql.WithBearerToken(context.Background(), token(t, "bob", s.Authenticated)), &text2sql.Principal{ID: "bob"})
+	for _, q := range []string{`SELECT ('x'::text).any_user_function`, `SELECT 80 IN (SELECT 'x'::text)`, `SELECT '{11}'::_dom`} {
+		for _, ex := range []text2sql.Executor{f, e} {
+			res := run(t, ex, bob, q)
+			require.NotNil(t, res.Error, q)
+			assert.True(t, res.Error.Kind.Refusal(), "%s: %+v", q, res.Error)
+		}
+	}
+	var n int
+	require.NoError(t, s.DB.QueryRow(`SELECT count(*) FROM ran`).Scan(&n))
+	assert.Zero(t, n, "owner code ran")
 }

@@ -1,0 +1,343 @@
+package postgres
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	text2sql "github.com/text2sql-go/text2sql"
+)
+
+// PostgreSQL bounds no expression's memory (work_mem bounds sorts and
+// hashes, not values): md5(repeat('a', 200000000)) three times in one row
+// takes a backend to 745 MB before any row is sent, and a recursive WITH
+// query that doubles a string reaches the 1 GB value limit in 30 steps.
+// So the check bounds, before the statement runs, the bytes a statement
+// can build beyond what it reads: the calls that make a value larger than
+// their arguments (amplifiers) and the literals, times the number of
+// places that can copy them (the statement's column references).
+
+const (
+	// amplifyLimit bounds a statement's estimated built bytes times its
+	// column references plus one (see amplification), in bytes: the
+	// largest row the executor reads (DefaultMaxRowBytes).
+	amplifyLimit = DefaultMaxRowBytes
+	// unknownSize is the estimate, in bytes, of a value the statement
+	// does not write (a column's): nominal, since the data is bounded by
+	// the database, not by the statement.
+	unknownSize = 1 << 10
+	// maxUTF8 is the most bytes a character takes in UTF-8, for the
+	// estimate of a padding count given in characters.
+	maxUTF8 = 4
+)
+
+// amplifiers are the functions whose result may be much larger than their
+// arguments, by the argument that sets how much (see built).
+var amplifiers = map[string]bool{"repeat": true, "lpad": true, "rpad": true, "array_fill": true,
+	"replace": true, "regexp_replace": true, "format": true}
+
+// amplification refuses (KindTooLarge) a statement whose built bytes (the
+// estimated results of its amplifier calls and its literals) times its
+// column references plus one pass amplifyLimit, one whose amplifier call
+// takes its count from anything but a literal, and a recursive WITH query
+// whose recursive part grows a value by a factor (an amplifier, or a
+// concatenation of the same column twice): each step would multiply it.
+func amplification(top protoreflect.Message) *text2sql.SQLError {
+	var built, refs int64
+	var found *text2sql.SQLError
+	walk(top, func(m proto.Message) bool {
+		switch n := m.(type) {
+		case *pg_query.FuncCall:
+			if name := funcName(n); amplifiers[name] {
+				size, se := estimate(&pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: n}})
+				if se != nil {
+					found = se
+					return false
+				}
+				built = satAdd(built, size)
+			}
+		case *pg_query.A_Const:
+			if s := n.GetSval(); s != nil {
+				built = satAdd(built, int64(len(s.Sval)))
+			}
+		case *pg_query.ColumnRef:
+			refs++
+		case *pg_query.WithClause:
+			if n.Recursive {
+				found = recursiveGrowth(n)
+			}
+		}
+		return found == nil
+	})
+	if found != nil {
+		return found
+	}
+	if satMul(built, refs+1) > amplifyLimit {
+		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+			Message: "the statement may build about " + strconv.FormatInt(built, 10) + " bytes of values (repeat, lpad, replace, literals…), copied by up to " +
+				strconv.FormatInt(refs, 10) + " column references; the limit is " + strconv.Itoa(amplifyLimit) + " bytes",
+			Hint: "build smaller values: PostgreSQL bounds no expression's memory"}
+	}
+	return nil
+}
+
+// recursiveGrowth refuses a recursive WITH query whose recursive part
+// grows a value by a factor per step.
+func recursiveGrowth(wc *pg_query.WithClause) *text2sql.SQLError {
+	var found *text2sql.SQLError
+	for _, node := range wc.Ctes {
+		cte := node.GetCommonTableExpr()
+		walk(cte.GetCtequery().ProtoReflect(), func(m proto.Message) bool {
+			switch n := m.(type) {
+			case *pg_query.FuncCall:
+				if name := funcName(n); amplifiers[name] || name == "concat" || name == "concat_ws" {
+					found = growthError(cte.Ctename, name+"(…)")
+				}
+			case *pg_query.A_Expr:
+				if op := names(n.Name); len(op) == 1 && op[0] == "||" && repeatedRef(n) {
+					found = growthError(cte.Ctename, "x || x")
+				}
+			}
+			return found == nil
+		})
+		if found != nil {
+			return found
+		}
+	}
+	return nil
+}
+
+func growthError(cte, what string) *text2sql.SQLError {
+	return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+		Message: "recursive WITH query " + strconv.Quote(cte) + " grows a value with " + what + " at each step, which can build values of any size",
+		Hint:    "build the value after the recursion (string_agg over its rows)"}
+}
+
+// repeatedRef reports whether a concatenation holds the same column
+// reference twice (x || x doubles x).
+func repeatedRef(n *pg_query.A_Expr) bool {
+	seen := map[string]bool{}
+	twice := false
+	walk(n.ProtoReflect(), func(m proto.Message) bool {
+		if c, ok := m.(*pg_query.ColumnRef); ok {
+			k := strings.Join(names(c.Fields), ".")
+			twice = twice || seen[k]
+			seen[k] = true
+		}
+		return !twice
+	})
+	return twice
+}
+
+// funcName is a call's name without a pg_catalog qualifier ("" for
+// another schema's).
+func funcName(f *pg_query.FuncCall) string {
+	parts := names(f.Funcname)
+	switch {
+	case len(parts) == 1:
+		return parts[0]
+	case len(parts) == 2 && parts[0] == "pg_catalog":
+		return parts[1]
+	}
+	return ""
+}
+
+// estimate returns an upper estimate of the bytes of the value n
+// computes: a literal's length, unknownSize for what the statement does
+// not write, an amplifier's result by its count, the sum of the parts for
+// anything else. An amplifier whose count is not a literal is refused.
+func estimate(n *pg_query.Node) (int64, *text2sql.SQLError) {
+	switch v := n.GetNode().(type) {
+	case nil:
+		return 0, nil
+	case *pg_query.Node_AConst:
+		if s := v.AConst.GetSval(); s != nil {
+			return int64(len(s.Sval)), nil
+		}
+		return 16, nil
+	case *pg_query.Node_ColumnRef, *pg_query.Node_ParamRef, *pg_query.Node_SubLink:
+		return unknownSize, nil
+	case *pg_query.Node_TypeCast:
+		return estimate(v.TypeCast.Arg)
+	case *pg_query.Node_FuncCall:
+		if name := funcName(v.FuncCall); amplifiers[name] {
+			return built(name, v.FuncCall.Args)
+		}
+	}
+	var sum int64
+	var found *text2sql.SQLError
+	children(n.ProtoReflect(), func(m protoreflect.Message) {
+		if found != nil {
+			return
+		}
+		if child, ok := m.Interface().(*pg_query.Node); ok {
+			size, se := estimate(child)
+			sum, found = satAdd(sum, size), se
+		} else {
+			for _, part := range nodesIn(m) {
+				size, se := estimate(part)
+				sum, found = satAdd(sum, size), se
+				if found != nil {
+					return
+				}
+			}
+		}
+	})
+	return sum, found
+}
+
+// nodesIn returns the Nodes directly below a message that is not a Node.
+func nodesIn(m protoreflect.Message) []*pg_query.Node {
+	var out []*pg_query.Node
+	children(m, func(c protoreflect.Message) {
+		if n, ok := c.Interface().(*pg_query.Node); ok {
+			out = append(out, n)
+		} else {
+			out = append(out, nodesIn(c)...)
+		}
+	})
+	return out
+}
+
+// built estimates an amplifier call's result.
+func built(name string, args []*pg_query.Node) (int64, *text2sql.SQLError) {
+	sizes := make([]int64, len(args))
+	for i, a := range args {
+		s, se := estimate(a)
+		if se != nil {
+			return 0, se
+		}
+		sizes[i] = s
+	}
+	arg := func(i int) int64 {
+		if i < len(sizes) {
+			return sizes[i]
+		}
+		return 0
+	}
+	switch name {
+	case "repeat", "lpad", "rpad":
+		if len(args) < 2 {
+			return arg(0), nil
+		}
+		n, ok := intLiteral(args[1])
+		if !ok {
+			return 0, countError(name)
+		}
+		if name == "repeat" {
+			return satMul(arg(0), n), nil
+		}
+		return max(arg(0), satMul(n, maxUTF8)), nil
+	case "array_fill":
+		count := int64(1)
+		dims := args[min(1, len(args)-1)].GetAArrayExpr()
+		if len(args) < 2 || dims == nil {
+			return 0, countError(name)
+		}
+		for _, d := range dims.Elements {
+			n, ok := intLiteral(d)
+			if !ok {
+				return 0, countError(name)
+			}
+			count = satMul(count, n)
+		}
+		return satMul(max(arg(0), 8), count), nil
+	case "replace":
+		return satMul(arg(0), max(arg(2), 1)), nil
+	case "regexp_replace":
+		return satMul(arg(0), max(arg(2), 1)), nil
+	}
+	// format: its arguments, plus the widths its literal format asks for.
+	var sum int64
+	for _, s := range sizes {
+		sum = satAdd(sum, s)
+	}
+	if len(args) == 0 {
+		return sum, nil
+	}
+	f := args[0].GetAConst().GetSval()
+	if f == nil {
+		return sum, nil
+	}
+	width, ok := formatWidths(f.Sval)
+	if !ok {
+		return 0, countError(name)
+	}
+	return satAdd(sum, satMul(width, maxUTF8)), nil
+}
+
+func countError(name string) *text2sql.SQLError {
+	return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+		Message: name + " takes the size of its result from an expression; only a literal count is allowed, so the statement's memory can be bounded before it runs",
+		Hint:    "write the count as a number"}
+}
+
+// intLiteral reads an integer literal (possibly negative or cast).
+func intLiteral(n *pg_query.Node) (int64, bool) {
+	switch v := n.GetNode().(type) {
+	case *pg_query.Node_AConst:
+		if i := v.AConst.GetIval(); i != nil {
+			return int64(i.Ival), true
+		}
+		if f := v.AConst.GetFval(); f != nil {
+			x, err := strconv.ParseFloat(f.Fval, 64)
+			return int64(min(x, math.MaxInt64/2)), err == nil
+		}
+	case *pg_query.Node_TypeCast:
+		return intLiteral(v.TypeCast.Arg)
+	case *pg_query.Node_AExpr:
+		if e := v.AExpr; e.Lexpr == nil && len(names(e.Name)) == 1 && names(e.Name)[0] == "-" {
+			x, ok := intLiteral(e.Rexpr)
+			return -x, ok
+		}
+	}
+	return 0, false
+}
+
+// formatWidths sums the field widths of a format() string; a width taken
+// from an argument (*) is not a literal (false).
+func formatWidths(f string) (int64, bool) {
+	var total int64
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		j := i + 1
+		for j < len(f) && strings.IndexByte("0123456789$-", f[j]) >= 0 {
+			j++
+		}
+		if j < len(f) && f[j] == '*' {
+			return 0, false
+		}
+		spec := f[i+1 : j]
+		if k := strings.IndexByte(spec, '$'); k >= 0 {
+			spec = spec[k+1:]
+		}
+		if w, err := strconv.ParseInt(strings.TrimLeft(spec, "-"), 10, 64); err == nil {
+			total = satAdd(total, w)
+		}
+		i = j
+	}
+	return total, true
+}
+
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func satMul(a, b int64) int64 {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	if a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
+}
