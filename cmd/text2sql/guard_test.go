@@ -79,6 +79,36 @@ func TestGuardCLIPostgres(t *testing.T) {
 	}, nil, digest)
 }
 
+// Issue 36's PostgreSQL owner code through the CLI and a knowledge-file
+// example: the database's own functions, hung on operators, a domain, a
+// cast, write a file (as the superuser the tests log in as) when they run;
+// none runs, and the extension's view in another schema is not read.
+func TestGuardCLIOwnerCode(t *testing.T) {
+	db, dsn := dbtest.Postgres(t)
+	marker := filepath.Join(os.TempDir(), dbtest.Name("text2sql_owner"))
+	ran := `$$BEGIN COPY (SELECT 1) TO '` + marker + `'; RETURN NULL; END$$`
+	dbtest.Exec(t, db, "CREATE TABLE singer (id int PRIMARY KEY, name text)", "INSERT INTO singer VALUES (1, 'Ada'), (2, 'Joe')",
+		`CREATE FUNCTION m_it(int, text) RETURNS bool LANGUAGE plpgsql AS `+ran,
+		`CREATE OPERATOR public.= (LEFTARG = int, RIGHTARG = text, FUNCTION = m_it)`,
+		`CREATE OPERATOR public.<= (LEFTARG = int, RIGHTARG = text, FUNCTION = m_it)`,
+		`CREATE FUNCTION m_i(int) RETURNS bool LANGUAGE plpgsql AS `+ran,
+		`CREATE DOMAIN dom AS int CHECK (m_i(VALUE))`, `CREATE TYPE comp AS (a dom)`,
+		`CREATE TYPE mood AS ENUM ('a')`, `CREATE FUNCTION m_cast(text) RETURNS mood LANGUAGE plpgsql AS `+ran,
+		`CREATE CAST (text AS mood) WITH FUNCTION m_cast(text)`,
+		`CREATE SCHEMA extensions`, `CREATE EXTENSION pg_stat_statements SCHEMA extensions`)
+	digest := func() string {
+		var s string
+		require.NoError(t, db.QueryRow(`SELECT string_agg(name, ',' ORDER BY id) FROM singer`).Scan(&s))
+		return s
+	}
+	guardCLI(t, dsn, []string{
+		`SELECT 80 IN (SELECT 'x'::text)`, `SELECT CASE 31 WHEN 'x'::text THEN 1 END`, `SELECT 32 BETWEEN 'a'::text AND 'b'::text`,
+		`SELECT id FROM singer s JOIN (SELECT 'x'::text AS id) t USING (id)`,
+		`SELECT '{11}'::_dom`, `SELECT '(13)'::comp`, `SELECT * FROM jsonb_to_record('{"a":16}') AS x(a dom)`,
+		`SELECT 'x1'::text::mood`, `SELECT query FROM extensions.pg_stat_statements`,
+	}, []string{marker}, digest)
+}
+
 // Issue 9's MariaDB attacks and variants through the CLI and a
 // knowledge-file example, as root: no file is written, nothing changes.
 func TestGuardCLIMariaDB(t *testing.T) {
