@@ -178,7 +178,7 @@ func (c *Checker) analyze(sql string) *analysis {
 	text := strip(stmts[0])
 	p := newParser(c, text)
 	a := &analysis{sql: text, toks: p.toks}
-	a.fails = append(a.fails, dialectFailures(c.dialect, p.toks)...)
+	a.fails = append(a.fails, dialectFailures(c.dialect, text, p.toks)...)
 	p.run()
 	a.p = p
 	if c.db != nil && !p.unsure {

@@ -163,6 +163,9 @@ func TestDialectConstructs(t *testing.T) {
 		{text2sql.DialectMySQL, "SELECT region FROM sales ORDER BY amount DESC NULLS LAST", "NULLS LAST"},
 		{text2sql.DialectSQLite, "SELECT region FROM sales ORDER BY amount DESC NULLS LAST", ""},
 		{text2sql.DialectSQLite, "SELECT region FROM sales FETCH FIRST 3 ROWS ONLY", "FETCH FIRST"},
+		{text2sql.DialectMySQL, "SELECT region FROM sales ORDER BY id FETCH FIRST 3 ROWS ONLY", ""}, // MariaDB 10.6+
+		{text2sql.DialectMySQL, "SELECT [region] FROM sales", "square-bracket"},
+		{text2sql.DialectPostgres, "SELECT region, [first name] FROM sales", "square-bracket"},
 		{text2sql.DialectSQLite, "SELECT region FROM sales WHERE day > date('now') - INTERVAL '7 days'", "INTERVAL"},
 		{text2sql.DialectPostgres, "SELECT region FROM sales WHERE day::date > current_date - INTERVAL 7 DAY", "INTERVAL 7"},
 		{text2sql.DialectMySQL, "SELECT region FROM sales WHERE day > DATE_SUB(CURDATE(), INTERVAL 7 DAY)", ""},

@@ -119,9 +119,9 @@ var foreignFunctions = map[text2sql.Dialect]map[string]foreignFunction{
 }
 
 // dialectFailures finds constructs of another dialect in the significant
-// tokens of one statement. Each failure names the construct and says what
-// the target dialect writes instead.
-func dialectFailures(d text2sql.Dialect, toks []sqltext.Token) []*text2sql.SQLError {
+// tokens of sql, one statement. Each failure names the construct and says
+// what the target dialect writes instead.
+func dialectFailures(d text2sql.Dialect, sql string, toks []sqltext.Token) []*text2sql.SQLError {
 	name := dialectName[d]
 	var out []*text2sql.SQLError
 	add := func(construct, msg, hint string) {
@@ -150,8 +150,12 @@ func dialectFailures(d text2sql.Dialect, toks []sqltext.Token) []*text2sql.SQLEr
 	// call reports whether the word at k is a function call, not a
 	// qualified name's part.
 	call := func(k int) bool { return punct(k+1, "(") && !punct(k-1, ".") }
+	brackets := 0 // the "[" open before the token: ARRAY[[a], [b]] holds no quoted name
 	for k, t := range toks {
 		lw := strings.ToLower(t.Text)
+		if punct(k, "]") && brackets > 0 {
+			brackets--
+		}
 		switch {
 		case t.Kind == sqltext.Word && lw == "top" && (tok(k+1).Kind == sqltext.Number || punct(k+1, "(")) &&
 			(tok(k-1).Is("select") || tok(k-1).Is("distinct") || tok(k-1).Is("all")):
@@ -191,13 +195,24 @@ func dialectFailures(d text2sql.Dialect, toks []sqltext.Token) []*text2sql.SQLEr
 		case t.Kind == sqltext.QuotedIdent && strings.HasPrefix(t.Text, "`") && d == text2sql.DialectPostgres:
 			add("backtick quoting ("+t.Text+")", "backticks quote identifiers in MySQL; PostgreSQL uses double quotes", `"`+strings.Trim(t.Text, "`")+`"`)
 
-		case t.Kind == sqltext.QuotedIdent && strings.HasPrefix(t.Text, "[") && d != text2sql.DialectSQLite && bracketIdent(t.Text) &&
-			(k == 0 || punct(k-1, ",") || punct(k-1, ".") || (tok(k-1).Kind == sqltext.Word && operatorWords[strings.ToLower(tok(k-1).Text)] && !tok(k-1).Is("array"))):
+		case punct(k, "[") && d != text2sql.DialectSQLite && brackets == 0 && (k == 0 || punct(k-1, ",") || punct(k-1, ".") ||
+			(tok(k-1).Kind == sqltext.Word && operatorWords[strings.ToLower(tok(k-1).Text)] && !tok(k-1).Is("array"))):
+			// The PostgreSQL and MySQL lexers read "[" as punctuation: a
+			// bracket-quoted name is "[", words, "]", where a subscript
+			// would follow an operand.
+			j := k + 1
+			for tok(j).Kind == sqltext.Word {
+				j++
+			}
+			if j == k+1 || !punct(j, "]") {
+				break
+			}
+			text := sql[t.Pos : toks[j].Pos+1]
 			q := `"`
 			if d == text2sql.DialectMySQL {
 				q = "`"
 			}
-			add("square-bracket quoting ("+t.Text+")", "square brackets quote identifiers in SQL Server", q+strings.Trim(t.Text, "[]")+q)
+			add("square-bracket quoting ("+text+")", "square brackets quote identifiers in SQL Server", q+strings.Trim(text, "[]")+q)
 
 		case t.Is("limit") && d == text2sql.DialectPostgres && tok(k+1).Kind == sqltext.Number && punct(k+2, ","):
 			add("LIMIT offset, count", "PostgreSQL writes LIMIT count OFFSET offset", "LIMIT "+tok(k+3).Text+" OFFSET "+tok(k+1).Text)
@@ -205,7 +220,8 @@ func dialectFailures(d text2sql.Dialect, toks []sqltext.Token) []*text2sql.SQLEr
 		case t.Is("distinct") && tok(k+1).Is("on") && punct(k+2, "(") && d != text2sql.DialectPostgres:
 			add("DISTINCT ON", "DISTINCT ON is PostgreSQL syntax", "a window function (ROW_NUMBER() OVER (PARTITION BY … ORDER BY …)) in a subquery, keeping row 1")
 
-		case t.Is("fetch") && (tok(k+1).Is("first") || tok(k+1).Is("next")) && d != text2sql.DialectPostgres:
+		case t.Is("fetch") && (tok(k+1).Is("first") || tok(k+1).Is("next")) && d == text2sql.DialectSQLite:
+			// MariaDB (the MySQL dialect's other engine) has it since 10.6.
 			add("FETCH FIRST", "FETCH FIRST n ROWS ONLY is standard SQL that "+name+" lacks", "LIMIT n")
 
 		case t.Is("nulls") && (tok(k+1).Is("first") || tok(k+1).Is("last")) && d == text2sql.DialectMySQL:
@@ -240,19 +256,11 @@ func dialectFailures(d text2sql.Dialect, toks []sqltext.Token) []*text2sql.SQLEr
 				add(strings.ToUpper(lw)+"()", strings.ToUpper(lw)+"() is "+f.from+" and does not exist in "+name, f.use)
 			}
 		}
+		if punct(k, "[") {
+			brackets++
+		}
 	}
 	return out
-}
-
-// bracketIdent reports whether a [ … ] token looks like a quoted name
-// rather than an array subscript or slice.
-func bracketIdent(text string) bool {
-	inner := strings.TrimSpace(strings.Trim(text, "[]"))
-	if inner == "" {
-		return false
-	}
-	c := inner[0]
-	return (c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z')) && !strings.ContainsAny(inner, ":,")
 }
 
 // extractHint says how SQLite writes EXTRACT(field FROM x).

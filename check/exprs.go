@@ -26,9 +26,8 @@ func (p *parser) exprs(a, b int, sc *scope, env *cteEnv) {
 		return fns[len(fns)-1]
 	}
 	for k := a; k < b; k++ {
-		// A name the tree ended before a ".", and AT TIME ZONE (which it
-		// reads as an alias), are read by their tokens.
-		if x := p.exprAt[k]; x != nil && x.Extent().To <= b && !isError(x) && !p.punct(x.Extent().To, ".") && !p.word(k, "at") {
+		// A name the tree ended before a "." is read by its tokens.
+		if x := p.exprAt[k]; x != nil && x.Extent().To <= b && !isError(x) && !p.punct(x.Extent().To, ".") {
 			p.resolve(x, fn(), sc, env)
 			k = x.Extent().To - 1
 			continue
@@ -50,6 +49,16 @@ func (p *parser) exprs(a, b int, sc *scope, env *cteEnv) {
 		case p.punct(k, ")"):
 			if len(fns) > 0 {
 				fns = fns[:len(fns)-1]
+			}
+		case p.punct(k, "[") && p.tok(k+1).Kind == sqltext.Word:
+			// [a b]: a name quoted as SQL Server does, which the dialect
+			// check reports; its words name no column.
+			j := k + 1
+			for j < b && p.toks[j].Kind == sqltext.Word {
+				j++
+			}
+			if p.punct(j, "]") {
+				k = j
 			}
 		case t.Is("collate"):
 			k++
@@ -197,8 +206,10 @@ func (p *parser) nameRef(k, end int, parts []string, fn string, sc *scope, env *
 		return // CHAR(x USING utf8mb4), a collation, a window name
 	case one && unitWords[strings.ToLower(first.Text)] && p.unitContext(k, fn):
 		return
-	case len(parts) == 1 && p.punct(end, "=") && p.punct(end+1, ">") && p.toks[end+1].Pos == p.toks[end].Pos+1:
-		return // a named argument: name => value
+	case len(parts) == 1 && (p.punct(end, "=>") || p.punct(end, "=") && p.punct(end+1, ">") && p.toks[end+1].Pos == p.toks[end].Pos+1):
+		return // a named argument: name => value (one token in PostgreSQL's lexer)
+	case one && fn == "extract" && p.punct(k-1, "(") && p.word(end, "from"):
+		return // EXTRACT(field FROM x): a field (century, isoyear, …), whatever its name
 	case one && p.tok(end).Kind == sqltext.String:
 		return // a typed literal: DATE '2024-01-01', INTERVAL '1 day'
 	case one && prev.Is("interval"):

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 
@@ -220,8 +221,8 @@ type parser struct {
 	// orphans are the tree's errors that are no node of it (text skipped
 	// before a ")"), in source order.
 	orphans []*sqlparse.Error
-	// match is the index of the parenthesis matching each one, -1 for
-	// other tokens and unbalanced ones.
+	// match is the index of the parenthesis (or PostgreSQL's bracket)
+	// matching each one, -1 for other tokens and unbalanced ones.
 	match  []int
 	fails  []*text2sql.SQLError
 	unsure bool // the text was not understood: report no name failure
@@ -259,10 +260,14 @@ func newParser(c *Checker, sql string) *parser {
 			continue
 		}
 		switch t.Text {
-		case "(":
+		case "(", "[":
 			stack = append(stack, i)
-		case ")":
-			if len(stack) == 0 {
+		case ")", "]":
+			open := "("
+			if t.Text == "]" {
+				open = "["
+			}
+			if len(stack) == 0 || toks[stack[len(stack)-1]].Text != open {
 				p.unsure = true
 				continue
 			}
@@ -491,7 +496,7 @@ func (p *parser) with(w *sqlparse.With, parent *scope, env *cteEnv) (*cteEnv, bo
 		}
 		self := openRelation()
 		if c.Columns != nil {
-			self = &relation{cols: p.names(c.Columns)}
+			self = &relation{cols: append(p.names(c.Columns), p.names(c.Generated)...)}
 		}
 		env = &cteEnv{parent: env, name: name, rel: self}
 		p.ctes = append(p.ctes, env)
@@ -509,6 +514,7 @@ func (p *parser) with(w *sqlparse.With, parent *scope, env *cteEnv) (*cteEnv, bo
 		}
 		if c.Columns == nil {
 			*self = *rel
+			self.cols = append(self.cols, p.names(c.Generated)...)
 		}
 	}
 	if len(w.CTEs) == 0 {
@@ -571,13 +577,14 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 	ct := p.clauses(sel, tailQ, end)
 	blk.from = ct.from
 	var ons []span
+	var calls []sqlparse.Node
 	switch {
 	case len(sel.From) > 0:
-		ons = p.fromClause(sel.From, sel.Errors, false, blk, env, ct.end(ct.from))
+		ons, calls = p.fromClause(sel.From, sel.Errors, false, blk, env, ct.end(ct.from))
 	case ct.from >= 0:
 		// A FROM clause in text the tree skipped.
 		if items := p.tree.FromAt(ct.from + 1); len(items) > 0 {
-			ons = p.fromClause(items, nil, true, blk, env, ct.end(ct.from))
+			ons, calls = p.fromClause(items, nil, true, blk, env, ct.end(ct.from))
 		} else {
 			sc.open = true
 		}
@@ -606,6 +613,9 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 	}
 	for _, e := range ons {
 		p.exprs(e.a, e.b, sc, env)
+	}
+	for _, c := range calls {
+		p.resolve(c, "", sc, env)
 	}
 	if sel.Where != nil {
 		blk.conds = append([]sqlparse.Expr{sel.Where}, blk.conds...)
@@ -723,7 +733,7 @@ func (p *parser) clauses(sel *sqlparse.Select, q *sqlparse.Query, end int) *clau
 	}
 	if len(sel.GroupBy) > 0 {
 		k := sel.GroupBy[0].Extent().From - 2
-		if p.word(k+1, "all") {
+		if p.word(k+1, "all") || p.word(k+1, "distinct") {
 			k--
 		}
 		at(&group, k)
@@ -788,16 +798,16 @@ func (p *parser) clauses(sel *sqlparse.Select, q *sqlparse.Query, end int) *clau
 	}
 	c.where, c.group, c.having, c.window = region(where, 1), region(group, groupSkip), region(having, 1), region(window, 1)
 	c.qualify, c.lock, c.order = region(qualify, 1), region(lock, 1), region(order, 2)
-	c.limit, c.offset, c.fetch = region(limit, 1), region(offset, 1), region(fetch, 1)
+	c.limit, c.offset, c.fetch = region(limit, 1), region(offset, 1), region(fetch, 2)
 	return c
 }
 
 // fromClause reads the FROM items of blk, which run to token fromEnd,
-// into blk, checks their subqueries and returns the texts of their ON,
-// USING and function-argument expressions. skipped are the texts the
+// into blk, checks their subqueries and returns the texts of their ON
+// and USING expressions, and their table functions. skipped are the texts the
 // tree skipped in the block; stray marks a FROM clause in text the tree
 // skipped, after whose items any text opens the scope.
-func (p *parser) fromClause(items []sqlparse.TableExpr, skipped []*sqlparse.Error, stray bool, blk *block, env *cteEnv, fromEnd int) []span {
+func (p *parser) fromClause(items []sqlparse.TableExpr, skipped []*sqlparse.Error, stray bool, blk *block, env *cteEnv, fromEnd int) ([]span, []sqlparse.Node) {
 	sc := blk.sc
 	fw := &fromWalk{sc: sc, env: env}
 	for _, e := range skipped {
@@ -857,7 +867,7 @@ func (p *parser) fromClause(items []sqlparse.TableExpr, skipped []*sqlparse.Erro
 		d.src.pending = false
 	}
 	blk.conds = fw.ons
-	return fw.exprs
+	return fw.exprs, fw.calls
 }
 
 // joinAfter returns the index of the first join operator or comma
@@ -874,9 +884,9 @@ func (p *parser) joinAfter(k, end int) int {
 }
 
 // skipParens returns the index after the token at k, or after the
-// parenthesis it opens.
+// parenthesis or (PostgreSQL) bracket it opens.
 func (p *parser) skipParens(k, end int) int {
-	if p.punct(k, "(") {
+	if p.punct(k, "(") || p.punct(k, "[") {
 		return p.close(k, end) + 1
 	}
 	return k + 1
@@ -952,7 +962,12 @@ func (p *parser) item(it span) itemInfo {
 		return info
 	}
 	last := p.toks[b-1]
+	whole := false // the tree reads the item as one expression, no alias
+	if x := p.exprAt[a]; x != nil && !isError(x) && x.Extent().To == b {
+		whole = true
+	}
 	switch {
+	case whole:
 	case b-a >= 3 && p.word(b-2, "as"):
 		if n, ok := p.aliasName(last); ok {
 			info.alias, info.expr = n, span{a, b - 2}
@@ -1030,6 +1045,9 @@ type fromWalk struct {
 	errs    []*sqlparse.Error
 	stopped bool
 	ons     []sqlparse.Expr // the ON conditions
+	// calls are the table functions, whose arguments may name the
+	// sources before them (LATERAL).
+	calls []sqlparse.Node
 	// lastOn is 1 + the index in exprs of the ON condition read last,
 	// 0 when something else was read after it.
 	lastOn int
@@ -1085,6 +1103,10 @@ func (p *parser) tableExpr(t sqlparse.TableExpr, fw *fromWalk) {
 		case t.Using != nil:
 			fw.exprs = append(fw.exprs, span{t.Using[0].From, t.Using[len(t.Using)-1].To})
 			fw.lastOn = 0
+			if a, ok := p.name(t.UsingAlias); ok {
+				// JOIN … USING (a) AS j: j names the joined columns.
+				sc.sources = append(sc.sources, &source{alias: a, cols: p.names(t.Using)})
+			}
 		}
 	case *sqlparse.TableName:
 		var parts []string
@@ -1105,14 +1127,25 @@ func (p *parser) tableExpr(t sqlparse.TableExpr, fw *fromWalk) {
 		}
 		sc.sources = append(sc.sources, src)
 	case *sqlparse.TableFunc:
-		c := t.Call
-		open := c.Name[len(c.Name)-1].To
-		fw.exprs = append(fw.exprs, span{open + 1, p.close(open, len(p.toks))})
-		n, _ := p.name(c.Name[len(c.Name)-1])
-		src := &source{open: true, name: n}
+		src := &source{open: true}
+		calls := t.Rows
+		if c := t.Call; c != nil {
+			calls = []*sqlparse.Call{c}
+			src.name, _ = p.name(c.Name[len(c.Name)-1])
+			if len(c.Columns) > 0 {
+				// JSON_TABLE's and XMLTABLE's COLUMNS define its columns.
+				src.cols, src.open = p.names(c.Columns), false
+			}
+		}
+		for _, c := range calls {
+			fw.calls = append(fw.calls, c)
+		}
 		p.tableAlias(src, t.Alias, t.Columns)
 		if src.colList != nil {
 			src.cols, src.open = src.colList, false
+		}
+		if t.Ordinality {
+			src.cols = append(src.cols, "ordinality")
 		}
 		sc.sources = append(sc.sources, src)
 	case *sqlparse.DerivedTable:
@@ -1182,7 +1215,7 @@ func (p *parser) tableSource(parts []string, env *cteEnv) *source {
 		src.schema = parts[len(parts)-2]
 	}
 	lname := strings.ToLower(name)
-	if systemTables[lname] || (lname == "dual" && p.c.dialect == text2sql.DialectMySQL) ||
+	if systemTables[lname] || p.c.dialect == text2sql.DialectMySQL && (lname == "dual" || sequenceTable.MatchString(lname)) ||
 		strings.HasPrefix(lname, "pg_") || strings.HasPrefix(lname, "sqlite_") {
 		return src
 	}
@@ -1201,6 +1234,11 @@ func (p *parser) tableSource(parts []string, env *cteEnv) *source {
 	p.fail(text2sql.KindUnknownTable, "no such table: "+qual, guard.Suggest(db, text2sql.KindUnknownTable, qual, p.sql))
 	return src
 }
+
+// sequenceTable matches the names of MariaDB's virtual tables of the
+// Sequence engine (seq_1_to_10, seq_0_to_100_step_5), which every
+// database has without listing them.
+var sequenceTable = regexp.MustCompile(`^seq_[0-9]+_to_[0-9]+(_step_[0-9]+)?$`)
 
 func baseSource(t *schema.Table) *source {
 	s := &source{name: t.Name, schema: t.Schema, table: t}

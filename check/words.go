@@ -22,7 +22,7 @@ cascade case cast char character check collate collation column commit concurren
 create cross cube current current_catalog current_date current_role current_schema current_time
 current_timestamp current_user cycle database  day_hour day_microsecond day_minute day_second 
 dec decade decimal default deferrable deferred delete desc detach distinct distinctrow div do double
-dow doy drop dual each else end epoch escape except exclude excluded exclusive exists expansion explain
+dow doy drop dual each else end epoch escape examined except exclude excluded exclusive exists expansion explain
 false fetch filter first float float4 float8 following for foreign from full generated glob group
 grouping groups having high_priority  hour_microsecond hour_minute hour_second  if ignore
 ilike immediate in index indexed initially inner insert instead int int2 int4 int8 integer intersect

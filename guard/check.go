@@ -212,7 +212,7 @@ func checkWith(toks []sqltext.Token, i int) *text2sql.SQLError {
 				return e
 			}
 		}
-		i = skipGroup(toks, i)
+		i = skipSearchCycle(toks, skipGroup(toks, i))
 		if i < len(toks) && toks[i].Text == "," {
 			i++
 			continue
@@ -223,6 +223,52 @@ func checkWith(toks []sqltext.Token, i int) *text2sql.SQLError {
 		return bodyKeyword(toks[i], "statement after WITH")
 	}
 	return nil
+}
+
+// skipSearchCycle returns the index after PostgreSQL's SEARCH and CYCLE
+// clauses of a CTE at toks[i], when they have exactly their shape:
+// SEARCH DEPTH|BREADTH FIRST BY col, … SET col and CYCLE col, … SET col
+// [TO value DEFAULT value] USING col. Anything else is left at i, for
+// the caller to refuse as the statement after WITH.
+func skipSearchCycle(toks []sqltext.Token, i int) int {
+	is := func(k int, w string) bool { return k < len(toks) && toks[k].Is(w) }
+	name := func(k int) bool {
+		if k >= len(toks) {
+			return false
+		}
+		_, ok := toks[k].Ident()
+		return ok
+	}
+	// names returns the index after col, col, … at k, or -1.
+	names := func(k int) int {
+		for name(k) {
+			if k+1 < len(toks) && toks[k+1].Text == "," {
+				k += 2
+				continue
+			}
+			return k + 1
+		}
+		return -1
+	}
+	if is(i, "search") && (is(i+1, "depth") || is(i+1, "breadth")) && is(i+2, "first") && is(i+3, "by") {
+		if k := names(i + 4); k > 0 && is(k, "set") && name(k+1) {
+			i = k + 2
+		}
+	}
+	if is(i, "cycle") {
+		k := names(i + 1)
+		if k < 0 || !is(k, "set") || !name(k+1) {
+			return i
+		}
+		k += 2
+		if is(k, "to") && is(k+2, "default") {
+			k += 4
+		}
+		if is(k, "using") && name(k+1) {
+			i = k + 2
+		}
+	}
+	return i
 }
 
 // bodyKeyword checks the first keyword of a CTE body or of the statement

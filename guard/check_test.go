@@ -30,6 +30,9 @@ func TestCheckText(t *testing.T) {
 		"SELECT substring(x FROM 1 FOR 2) FROM t",
 		"SELECT created_at, updated_by, deleted FROM t",
 		"SELECT a -- comment; DROP TABLE t\nFROM t",
+		// PostgreSQL's SEARCH and CYCLE clauses after a recursive CTE.
+		"WITH RECURSIVE r(n) AS (SELECT 1) SEARCH DEPTH FIRST BY n SET o SELECT * FROM r",
+		"WITH RECURSIVE r(n, m) AS (SELECT 1, 2) SEARCH BREADTH FIRST BY n, m SET o CYCLE n, m SET c TO 'y' DEFAULT 'n' USING p, s AS (SELECT 1) SELECT * FROM r, s",
 	}
 	for _, q := range ok {
 		assert.Nil(t, CheckText(q), "CheckText(%q)", q)
@@ -86,6 +89,10 @@ func TestCheckText(t *testing.T) {
 		{"CALL p()", text2sql.KindForbiddenStatement},
 		{"FROBNICATE t", text2sql.KindForbiddenStatement},
 		{"WITH a AS (SELECT 1) PRAGMA x", text2sql.KindForbiddenStatement},
+		{"WITH r(n) AS (SELECT 1) SEARCH DEPTH FIRST BY n SET o DELETE FROM t", text2sql.KindNotReadOnly},
+		{"WITH r(n) AS (SELECT 1) CYCLE n SET c USING p UPDATE t SET x = 1", text2sql.KindNotReadOnly},
+		{"WITH r(n) AS (SELECT 1) CYCLE n SET c SELECT 1", text2sql.KindForbiddenStatement},
+		{"WITH r(n) AS (SELECT 1) SEARCH DEPTH FIRST BY n SELECT 1", text2sql.KindForbiddenStatement},
 		{"SELEC name FROM t", text2sql.KindSyntax},
 		{"42", text2sql.KindSyntax},
 		{"* FROM t", text2sql.KindSyntax},

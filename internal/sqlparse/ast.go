@@ -118,12 +118,15 @@ type With struct {
 }
 
 // CTE is one common table expression: name [(columns)] AS [[NOT]
-// MATERIALIZED] (query).
+// MATERIALIZED] (query) [SEARCH … SET col] [CYCLE … SET col USING col].
 type CTE struct {
 	Span
 	Name    *Ident
 	Columns []*Ident
 	Query   *Query
+	// Generated are the columns PostgreSQL's SEARCH and CYCLE clauses add
+	// to the CTE's output: the sequence column, the cycle mark, the path.
+	Generated []*Ident
 }
 
 // SetOp is left UNION|INTERSECT|EXCEPT [ALL|DISTINCT] right. INTERSECT
@@ -175,18 +178,22 @@ type SelectItem struct {
 	Alias *Ident // nil without alias
 }
 
-// TableName is a table named in FROM: [schema.]name [[AS] alias [(cols)]]
-// with MySQL index hints or SQLite INDEXED BY / NOT INDEXED.
+// TableName is a table named in FROM: [ONLY] [schema.]name [[AS] alias
+// [(cols)]] with MySQL index hints, SQLite INDEXED BY / NOT INDEXED, or
+// TABLESAMPLE method (args) [REPEATABLE (seed)].
 type TableName struct {
 	Span
 	Parts   []*Ident // qualified name, last part is the table
 	Alias   *Ident
 	Columns []*Ident
 	Hints   []*Hint
+	Sample  *Call // TABLESAMPLE method(args); nil without
+	Seed    Expr  // REPEATABLE (seed); nil without
 }
 
 // Hint is an index hint (USE|FORCE|IGNORE INDEX (…), INDEXED BY i, NOT
-// INDEXED), kept as text.
+// INDEXED) or MySQL's partition selection (PARTITION (p0, p1)), kept as
+// text.
 type Hint struct{ Span }
 
 // DerivedTable is [LATERAL] (query) [AS] alias [(cols)].
@@ -198,15 +205,22 @@ type DerivedTable struct {
 	Columns []*Ident
 }
 
-// TableFunc is a table-valued function in FROM: json_each(x) [AS] alias.
+// TableFunc is a table-valued function in FROM: json_each(x) [WITH
+// ORDINALITY] [AS] alias [(cols)], or PostgreSQL's ROWS FROM (f(x) [AS
+// (coldefs)], …) (Rows; Call is then nil). Columns holds the names of a
+// column list or of column definitions (a int, b text), whose types are
+// not kept.
 type TableFunc struct {
 	Span
-	Call    *Call
-	Alias   *Ident
-	Columns []*Ident
+	Call       *Call
+	Rows       []*Call
+	Ordinality bool
+	Alias      *Ident
+	Columns    []*Ident
 }
 
-// Join is left [NATURAL] kind JOIN right [ON cond | USING (cols)].
+// Join is left [NATURAL] kind JOIN right [ON cond | USING (cols) [AS
+// alias]].
 type Join struct {
 	Span
 	Kind        string // "", "INNER", "LEFT", "RIGHT", "FULL", "CROSS" or "STRAIGHT_JOIN"
@@ -214,6 +228,9 @@ type Join struct {
 	Left, Right TableExpr
 	On          Expr
 	Using       []*Ident
+	// UsingAlias names the USING columns as a table (PostgreSQL 14: JOIN
+	// … USING (a) AS j, then j.a); nil without.
+	UsingAlias *Ident
 }
 
 // ParenTable is a parenthesised FROM item: (a JOIN b) [[AS] alias].
@@ -223,8 +240,8 @@ type ParenTable struct {
 	Alias *Ident // SQLite only; nil without
 }
 
-// OrderTerm is expr [ASC|DESC] [NULLS FIRST|LAST]; COLLATE is a *Collate
-// expression.
+// OrderTerm is expr [ASC|DESC | USING op] [NULLS FIRST|LAST]; COLLATE is
+// a *Collate expression; PostgreSQL's USING op is not kept.
 type OrderTerm struct {
 	Span
 	Expr  Expr
@@ -234,14 +251,16 @@ type OrderTerm struct {
 }
 
 // Limit is LIMIT count [OFFSET off], LIMIT off, count (Comma), or OFFSET
-// off [ROWS] FETCH FIRST count ROWS ONLY|WITH TIES (Fetch).
+// off [ROWS] FETCH FIRST count ROWS ONLY|WITH TIES (Fetch); MariaDB's
+// LIMIT may end with ROWS EXAMINED n (Examined).
 type Limit struct {
 	Span
-	Count  Expr // nil for OFFSET alone
-	Offset Expr // nil without offset
-	Comma  bool
-	Fetch  bool
-	Ties   bool
+	Count    Expr // nil for OFFSET alone and PostgreSQL's LIMIT ALL
+	Offset   Expr // nil without offset
+	Examined Expr // nil without ROWS EXAMINED
+	Comma    bool
+	Fetch    bool
+	Ties     bool
 }
 
 // Lock is FOR UPDATE/SHARE … or LOCK IN SHARE MODE, kept as text.
@@ -309,7 +328,8 @@ type Literal struct {
 // Param is a parameter: ?, ?1, $1, :name, @name.
 type Param struct{ Span }
 
-// Unary is op x: -, +, ~, NOT, BINARY (MySQL), PRIOR…
+// Unary is op x: -, +, ~, NOT, BINARY (MySQL), PostgreSQL's prefix
+// operators (|/, @, …).
 type Unary struct {
 	Span
 	Op string
@@ -317,7 +337,9 @@ type Unary struct {
 }
 
 // Binary is x op y for arithmetic, comparison, AND/OR, ||, JSON and bit
-// operators; Op is upper case for words (AND, OR, XOR, DIV, MOD).
+// operators, PostgreSQL's other operators (@>, ?|, <->, …) and x AT TIME
+// ZONE y; Op is upper case for words (AND, OR, XOR, DIV, MOD, AT TIME
+// ZONE).
 type Binary struct {
 	Span
 	Op   string
@@ -351,11 +373,11 @@ type In struct {
 }
 
 // Like is x [NOT] LIKE|ILIKE|GLOB|REGEXP|RLIKE|SIMILAR TO|MATCH pattern
-// [ESCAPE e].
+// [ESCAPE e], or MySQL's x SOUNDS LIKE y.
 type Like struct {
 	Span
 	Not        bool
-	Op         string // upper case
+	Op         string // upper case, words joined by one space
 	X, Pattern Expr
 	Escape     Expr
 }
@@ -403,11 +425,14 @@ type Subquery struct {
 	Query *Query
 }
 
-// Call is a function call: name([DISTINCT|ALL] args | *) [WITHIN GROUP
+// Call is a function call: name([DISTINCT|ALL] args | *) [AGAINST (…)] [WITHIN GROUP
 // (ORDER BY …)] [FILTER (WHERE …)] [OVER (…) | OVER name]. Keyword
 // argument separators (EXTRACT(YEAR FROM d), SUBSTRING(s FROM 1 FOR 2),
-// POSITION(a IN b), TRIM(BOTH x FROM y), GROUP_CONCAT(x SEPARATOR ',')) are
-// dropped: Args holds the expressions in order.
+// POSITION(a IN b), TRIM(BOTH x FROM y), GROUP_CONCAT(x SEPARATOR ','),
+// XMLTABLE(p PASSING x …)) are dropped: Args holds the expressions in
+// order. GROUP BY GROUPING SETS (…) is a Call named "GROUPING SETS";
+// MySQL's MATCH (cols) AGAINST (expr IN … MODE) is a Call named MATCH
+// whose last argument is the search expression.
 type Call struct {
 	Span
 	Name     []*Ident // qualified name; last part is the function
@@ -418,6 +443,33 @@ type Call struct {
 	Filter   Expr
 	Over     *WindowSpec
 	OverName *Ident
+	// Columns are the names JSON_TABLE's and XMLTABLE's COLUMNS clause
+	// defines (nested ones included); their types and paths are not kept.
+	Columns []*Ident
+}
+
+// Array is PostgreSQL's ARRAY[x, y, …]; an element may be a bare [ … ]
+// (a nested Array of a multidimensional constructor).
+type Array struct {
+	Span
+	Elems []Expr
+}
+
+// Field is PostgreSQL's field selection from a composite value:
+// (x).name, (x).*, a[1].name.
+type Field struct {
+	Span
+	X    Expr
+	Name *Ident // nil for .*
+	Star bool
+}
+
+// Subscript is PostgreSQL's x[i] or slice x[lo:hi] (either bound may be
+// nil in a slice).
+type Subscript struct {
+	Span
+	X, Index, Upper Expr
+	Slice           bool
 }
 
 // Paren is (x).
@@ -439,11 +491,12 @@ type Collate struct {
 	Collation *Ident
 }
 
-// Interval is INTERVAL value [unit].
+// Interval is INTERVAL value [unit [TO unit]].
 type Interval struct {
 	Span
 	Value Expr
 	Unit  *Ident // nil without unit
+	To    *Ident // the second unit of YEAR TO MONTH; nil without
 }
 
 func (*Query) stmtNode() {}
@@ -484,3 +537,6 @@ func (*Paren) exprNode()     {}
 func (*Tuple) exprNode()     {}
 func (*Collate) exprNode()   {}
 func (*Interval) exprNode()  {}
+func (*Array) exprNode()     {}
+func (*Subscript) exprNode() {}
+func (*Field) exprNode()     {}

@@ -10,16 +10,18 @@ import (
 // Binding powers, loosest first. || sits with the JSON operators above
 // multiplication, as in SQLite (PostgreSQL puts it below + and -; MySQL
 // reads it as OR unless PIPES_AS_CONCAT): the tree's shape around || is
-// SQLite's in every dialect.
+// SQLite's in every dialect. PostgreSQL's other operators (?|, <->, &&,
+// …) bind as its manual says: above comparison, below + and -.
 const (
 	precOr      = 1 // OR, XOR
-	precAnd     = 2 // AND, &&
+	precAnd     = 2 // AND, && (MySQL, SQLite)
 	precNot     = 3 // prefix NOT
 	precCompare = 4 // = <> < … IS, IN, BETWEEN, LIKE …
-	precBit     = 5 // | & << >>
+	precBit     = 5 // | & << >>, PostgreSQL's other operators
 	precAdd     = 6 // + -
 	precMul     = 7 // * / % DIV MOD
 	precConcat  = 8 // || -> ->> #> #>> @> <@
+	precPower   = 9 // ^ (PostgreSQL's power, MySQL's bitwise XOR)
 )
 
 func (p *parser) expr() Expr { return p.binary(precOr) }
@@ -41,8 +43,15 @@ func (p *parser) infix() int {
 			return precMul
 		case "||", "->", "->>", "#>", "#>>", "@>", "<@":
 			return precConcat
+		case "^":
+			return precPower
 		case "&&":
-			return precAnd
+			if p.dialect != text2sql.DialectPostgres {
+				return precAnd
+			}
+		}
+		if p.dialect == text2sql.DialectPostgres && sqltext.PostgresOperator(t.Text) {
+			return precBit
 		}
 	case sqltext.Word:
 		switch strings.ToUpper(t.Text) {
@@ -51,6 +60,12 @@ func (p *parser) infix() int {
 		case "AND":
 			return precAnd
 		case "IS", "BETWEEN", "LIKE", "ILIKE", "GLOB", "REGEXP", "RLIKE", "MATCH":
+			return precCompare
+		case "SOUNDS":
+			if p.wordAt(1, "LIKE") {
+				return precCompare
+			}
+		case "OVERLAPS":
 			return precCompare
 		case "SIMILAR":
 			if p.wordAt(1, "TO") {
@@ -138,10 +153,10 @@ func (p *parser) comparison(from int, left Expr) Expr {
 		}
 	}
 	t := p.tok()
-	if t.Kind == sqltext.Punct {
+	if t.Kind == sqltext.Punct || t.Is("OVERLAPS") {
 		p.i++
 		right := p.binary(precBit)
-		return &Binary{Span: p.span(from), Op: t.Text, X: left, Y: right}
+		return &Binary{Span: p.span(from), Op: strings.ToUpper(t.Text), X: left, Y: right}
 	}
 	w := strings.ToUpper(t.Text)
 	p.i++
@@ -160,6 +175,9 @@ func (p *parser) comparison(from int, left Expr) Expr {
 		is.Span = p.span(from)
 		return is
 	case "BETWEEN":
+		if !p.accept("SYMMETRIC") {
+			p.accept("ASYMMETRIC")
+		}
 		b := &Between{Not: not, X: left}
 		b.Lo = p.binary(precBit)
 		if !p.accept("AND") {
@@ -180,9 +198,9 @@ func (p *parser) comparison(from int, left Expr) Expr {
 		in.Span = p.span(from)
 		return in
 	}
-	if w == "SIMILAR" {
-		p.i++ // TO
-		w = "SIMILAR TO"
+	if w == "SIMILAR" || w == "SOUNDS" {
+		w += " " + strings.ToUpper(p.tok().Text) // TO, LIKE
+		p.i++
 	}
 	l := &Like{Not: not, Op: w, X: left}
 	l.Pattern = p.binary(precBit)
@@ -194,11 +212,17 @@ func (p *parser) comparison(from int, left Expr) Expr {
 }
 
 // unary parses prefix operators, a primary and postfix operators (::,
-// COLLATE).
-func (p *parser) unary() Expr {
+// COLLATE, AT TIME ZONE, subscripts).
+func (p *parser) unary() Expr { return p.unaryAt(true) }
+
+// unaryAt is unary; without at, it stops before AT TIME ZONE, so that
+// the zone of x AT TIME ZONE y AT TIME ZONE z is y, not y AT TIME ZONE z
+// (AT is left-associative).
+func (p *parser) unaryAt(at bool) Expr {
 	from := p.i
 	t := p.tok()
-	if t.Kind == sqltext.Punct && (t.Text == "-" || t.Text == "+" || t.Text == "~" || t.Text == "!") ||
+	if t.Kind == sqltext.Punct && (t.Text == "-" || t.Text == "+" || t.Text == "~" || t.Text == "!" ||
+		p.dialect == text2sql.DialectPostgres && t.Text != "*" && sqltext.PostgresOperator(t.Text)) ||
 		t.Is("BINARY") && p.dialect == text2sql.DialectMySQL && !p.punctAt(1, "(") && !p.punctAt(1, ",") && !p.punctAt(1, ")") {
 		p.i++
 		u := &Unary{Op: strings.ToUpper(t.Text)}
@@ -212,7 +236,18 @@ func (p *parser) unary() Expr {
 		return u
 	}
 	x := p.primary()
+	// Each postfix operator nests the tree one level deeper: x::a::b…
+	// counts against MaxDepth as an operator chain does.
+	levels := 0
+	defer func() { p.depth -= levels }()
 	for {
+		if p.punct("::") || p.word("COLLATE") || p.word("AT") || p.punct("[") || p.punct(".") {
+			levels++
+			if !p.enter() {
+				p.skip("nesting too deep", p.clauseStop)
+				return x
+			}
+		}
 		switch {
 		case p.punct("::"):
 			p.i++
@@ -222,16 +257,106 @@ func (p *parser) unary() Expr {
 			p.i++
 			x = &Collate{X: x, Collation: p.ident()}
 			x.(*Collate).Span = p.span(from)
+		case at && p.word("AT") && p.wordAt(1, "TIME") && p.wordAt(2, "ZONE"):
+			p.i += 3
+			x = &Binary{Op: "AT TIME ZONE", X: x, Y: p.unaryAt(false)}
+			x.(*Binary).Span = p.span(from)
+		case p.punct("[") && p.dialect == text2sql.DialectPostgres && p.i > from:
+			x = p.subscript(from, x)
+		case p.punct(".") && p.dialect == text2sql.DialectPostgres && (isParen(x) || isSubscript(x)) &&
+			(p.peek(1).Kind == sqltext.Word || p.peek(1).Kind == sqltext.QuotedIdent || p.punctAt(1, "*")):
+			// (composite).field, (composite).*, arr[1].field.
+			p.i++
+			f := &Field{X: x}
+			if p.acceptPunct("*") {
+				f.Star = true
+			} else {
+				f.Name = p.ident()
+			}
+			f.Span = p.span(from)
+			x = f
 		default:
 			return x
 		}
 	}
 }
 
+func isParen(x Expr) bool {
+	_, ok := x.(*Paren)
+	return ok
+}
+
+func isSubscript(x Expr) bool {
+	_, ok := x.(*Subscript)
+	return ok
+}
+
+// subscript parses [i] or [lo:hi] after x, which starts at token from;
+// the current token is "[".
+func (p *parser) subscript(from int, x Expr) Expr {
+	p.i++ // [
+	s := &Subscript{X: x}
+	if !p.punct(":") {
+		s.Index = p.expr()
+	}
+	if p.acceptPunct(":") {
+		s.Slice = true
+		if !p.punct("]") {
+			s.Upper = p.expr()
+		}
+	}
+	p.closeBracket()
+	s.Span = p.span(from)
+	return s
+}
+
+// closeBracket consumes the "]" that closes a subscript or an array,
+// skipping what stands before it as an Error.
+func (p *parser) closeBracket() {
+	if p.acceptPunct("]") {
+		return
+	}
+	from := p.i
+	for level := 0; !p.eof() && !p.punct(";") && !(level == 0 && p.punct("]")); p.i++ {
+		switch {
+		case p.punct("["):
+			level++
+		case p.punct("]"):
+			level--
+		}
+	}
+	e := &Error{Span: p.span(from), Reason: "unexpected tokens before ]"}
+	p.errs = append(p.errs, e)
+	p.acceptPunct("]")
+}
+
+// array parses the elements of ARRAY[…] or of a nested [ … ]; the
+// current token is "[".
+func (p *parser) array(from int) *Array {
+	p.i++ // [
+	a := &Array{}
+	deep := !p.enter()
+	defer p.leave()
+	for !deep && !p.punct("]") && !p.eof() {
+		at := p.i
+		if p.punct("[") {
+			a.Elems = append(a.Elems, p.array(p.i))
+		} else {
+			a.Elems = append(a.Elems, p.expr())
+		}
+		if p.i == at || !p.acceptPunct(",") {
+			break
+		}
+	}
+	p.closeBracket()
+	a.Span = p.span(from)
+	return a
+}
+
 // typeWords may continue a type name after its first word.
 var typeWords = map[string]bool{
 	"precision": true, "varying": true, "unsigned": true, "signed": true, "integer": true, "int": true,
-	"char": true, "character": true, "zone": true, "time": true, "without": true, "large": true, "object": true,
+	"char": true, "zone": true, "time": true, "without": true, "large": true, "object": true,
 }
 
 func (p *parser) typeName() *TypeName {
@@ -270,18 +395,77 @@ func (p *parser) typeName() *TypeName {
 		p.closeParen()
 		more()
 	}
-	if t := p.tok(); t.Kind == sqltext.QuotedIdent && strings.HasPrefix(t.Text, "[") && p.dialect == text2sql.DialectPostgres {
-		// The standard lexer reads [] as a bracket-quoted name.
-		tn.Array = true
+	for p.punct("[") && (p.punctAt(1, "]") || p.peek(1).Kind == sqltext.Number && p.punctAt(2, "]")) {
+		tn.Array = true // int[], int[3]
 		p.i++
+		if p.tok().Kind == sqltext.Number {
+			p.i++
+		}
+		p.i++ // ]
+	}
+	if strings.EqualFold(words[0], "interval") && p.tok().Kind == sqltext.Word && intervalFields[strings.ToLower(p.tok().Text)] {
+		// PostgreSQL: interval hour to minute, interval second(3).
+		words = append(words, p.tok().Text)
+		p.i++
+		if p.word("TO") && intervalFields[strings.ToLower(p.peek(1).Text)] {
+			words = append(words, "to", p.peek(1).Text)
+			p.i += 2
+		}
+		if p.punct("(") {
+			p.i++
+			tn.Args = p.exprList()
+			p.closeParen()
+		}
+	}
+	if p.word("CHARACTER") && p.wordAt(1, "SET") || p.word("CHARSET") {
+		// MySQL: CHAR CHARACTER SET utf8mb4.
+		p.accept("CHARACTER")
+		p.i++
+		p.ident()
 	}
 	tn.Name = strings.Join(words, " ")
 	tn.Span = p.span(from)
 	return tn
 }
 
-// typedLit are the words that, before a string, make a typed literal.
+// intervalFields are the fields that may qualify PostgreSQL's interval
+// type.
+var intervalFields = map[string]bool{"year": true, "month": true, "day": true, "hour": true, "minute": true, "second": true}
+
+// typedLit are the words that, before a string, make a typed literal in
+// every dialect.
 var typedLit = map[string]bool{"date": true, "time": true, "timestamp": true, "datetime": true, "timestamptz": true}
+
+// typedLiteral returns the number of tokens of the typed literal at the
+// current word, 0 if there is none: DATE '…' in every dialect; in
+// PostgreSQL any type name before a string (jsonb '{}', numeric '1.5',
+// DOUBLE PRECISION '2', TIMESTAMP WITH TIME ZONE '…'); in MySQL a
+// character set introducer (_utf8mb4'…').
+func (p *parser) typedLiteral() int {
+	t := p.tok()
+	lw := strings.ToLower(t.Text)
+	if p.peek(1).Kind == sqltext.String {
+		switch {
+		case typedLit[lw],
+			p.dialect == text2sql.DialectMySQL && strings.HasPrefix(lw, "_"),
+			p.dialect == text2sql.DialectPostgres && !isReserved(t) && !trimWords[lw]:
+			return 2
+		}
+		return 0
+	}
+	if p.dialect != text2sql.DialectPostgres {
+		return 0
+	}
+	// A type of several words: DOUBLE PRECISION, TIME WITH TIME ZONE.
+	k := 1
+	for n := p.peek(k); n.Kind == sqltext.Word && (typeWords[strings.ToLower(n.Text)] || n.Is("WITH") && p.wordAt(k+1, "TIME")); n = p.peek(k) {
+		k++
+	}
+	if k > 1 && p.peek(k).Kind == sqltext.String {
+		return k + 1
+	}
+	return 0
+}
 
 func (p *parser) primary() Expr {
 	from := p.i
@@ -306,9 +490,6 @@ func (p *parser) primary() Expr {
 		p.i++
 		return &Param{Span: p.span(from)}
 	case sqltext.QuotedIdent:
-		if strings.HasPrefix(t.Text, "[") && p.dialect == text2sql.DialectPostgres {
-			break
-		}
 		return p.name(from)
 	case sqltext.Punct:
 		switch t.Text {
@@ -323,6 +504,9 @@ func (p *parser) primary() Expr {
 				return &Subquery{Span: p.span(from), Query: q}
 			}
 			p.i++
+			if p.acceptPunct(")") {
+				return &Tuple{Span: p.span(from)} // () of GROUPING SETS
+			}
 			list := p.exprList()
 			p.closeParen()
 			if len(list) == 1 {
@@ -387,9 +571,26 @@ func (p *parser) primary() Expr {
 				iv := &Interval{Value: p.unary()}
 				if u := p.tok(); u.Kind == sqltext.Word && !isReserved(u) {
 					iv.Unit = p.ident()
+					if p.word("TO") && p.peek(1).Kind == sqltext.Word {
+						p.i++
+						iv.To = p.ident()
+					}
 				}
 				iv.Span = p.span(from)
 				return iv
+			}
+		case "ARRAY":
+			if p.punctAt(1, "[") && p.dialect == text2sql.DialectPostgres {
+				p.i++
+				return p.array(from)
+			}
+		case "GROUPING":
+			if p.wordAt(1, "SETS") && p.punctAt(2, "(") {
+				p.i++
+				name := &Ident{Name: "GROUPING SETS"}
+				p.i++
+				name.Span = p.span(from)
+				return p.callRest(from, []*Ident{name})
 			}
 		case "ANY", "SOME", "ALL":
 			if call {
@@ -397,8 +598,8 @@ func (p *parser) primary() Expr {
 				return p.callRest(from, parts)
 			}
 		}
-		if typedLit[strings.ToLower(w)] && next.Kind == sqltext.String {
-			p.i += 2
+		if n := p.typedLiteral(); n > 0 {
+			p.i += n
 			return &Literal{Span: p.span(from), Kind: Typed, Type: w}
 		}
 		if isReserved(t) && !(call && (w == "LEFT" || w == "RIGHT" || w == "MOD" || w == "REPLACE" || w == "IF" || w == "VALUES")) {
@@ -448,7 +649,12 @@ var argWords = map[string]map[string]bool{
 	"convert":      {"using": true},
 	"char":         {"using": true},
 	"group_concat": {"separator": true},
+	"xmltable":     {"passing": true},
 }
+
+// columnsFuncs are the table functions whose arguments end with a
+// COLUMNS clause.
+var columnsFuncs = map[string]bool{"json_table": true, "xmltable": true}
 
 // trimWords precede the argument they qualify: TRIM(LEADING '0' FROM s).
 var trimWords = map[string]bool{"leading": true, "trailing": true, "both": true}
@@ -478,7 +684,7 @@ func (p *parser) callRest(from int, parts []*Ident) *Call {
 			} else {
 				arg := p.expr()
 				c.Args = append(c.Args, arg)
-				if id, ok := arg.(*Ident); ok && !id.Quoted && trimWords[strings.ToLower(id.Name)] && !p.punct(")") && !p.punct(",") {
+				if id, ok := arg.(*Ident); ok && !id.Quoted && trimWords[strings.ToLower(id.Name)] && !p.punct(")") && !p.punct(",") && !p.word("FROM") {
 					continue
 				}
 			}
@@ -488,6 +694,16 @@ func (p *parser) callRest(from int, parts []*Ident) *Call {
 		}
 	}
 	p.closeParen()
+	if p.word("AGAINST") && p.punctAt(1, "(") && strings.EqualFold(c.Name[len(c.Name)-1].Name, "match") {
+		// MySQL: MATCH (cols) AGAINST (expr [IN … MODE | WITH QUERY
+		// EXPANSION]); the search expression joins the arguments.
+		p.i += 2
+		c.Args = append(c.Args, p.binary(precBit))
+		for p.word("IN", "NATURAL", "LANGUAGE", "BOOLEAN", "MODE", "WITH", "QUERY", "EXPANSION") {
+			p.i++
+		}
+		p.closeParen()
+	}
 	if p.word("WITHIN") && p.wordAt(1, "GROUP") && p.punctAt(2, "(") {
 		p.i += 3
 		if p.word("ORDER") && p.wordAt(1, "BY") {
@@ -561,8 +777,50 @@ func (p *parser) argSeparator(c *Call) bool {
 		case t.Kind == sqltext.Word && argWords[strings.ToLower(c.Name[len(c.Name)-1].Name)][strings.ToLower(t.Text)]:
 			p.i++
 			return true
+		case p.word("COLUMNS") && columnsFuncs[strings.ToLower(c.Name[len(c.Name)-1].Name)]:
+			p.tableColumns(c)
+			return false
 		default:
 			return false
 		}
+	}
+}
+
+// tableColumns parses the COLUMNS clause of JSON_TABLE (in parentheses)
+// or XMLTABLE (up to the call's ")") into c.Columns: each definition's
+// name, and those of NESTED [PATH] '…' COLUMNS (…). The rest of a
+// definition (type, PATH, DEFAULT … ON EMPTY, FOR ORDINALITY) names no
+// column of the query and is passed over.
+func (p *parser) tableColumns(c *Call) {
+	p.i++ // COLUMNS
+	paren := p.acceptPunct("(")
+	deep := !p.enter()
+	defer p.leave()
+	for !p.eof() && !p.punct(")") {
+		at := p.i
+		if p.word("NESTED") && !deep {
+			p.i++
+			p.accept("PATH")
+			p.i++ // the path
+			if p.word("COLUMNS") {
+				p.tableColumns(c)
+			}
+		} else {
+			c.Columns = append(c.Columns, p.ident())
+		}
+		for level := 0; !p.eof() && !p.punct(";") && !(level == 0 && (p.punct(",") || p.punct(")"))); p.i++ {
+			switch {
+			case p.punct("("):
+				level++
+			case p.punct(")"):
+				level--
+			}
+		}
+		if p.i == at || !p.acceptPunct(",") {
+			break
+		}
+	}
+	if paren {
+		p.closeParen()
 	}
 }

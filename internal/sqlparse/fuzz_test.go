@@ -23,6 +23,8 @@ func FuzzParse(f *testing.F) {
 	} {
 		f.Add(s, uint8(0))
 	}
+	f.Add("SELECT * FROM ROWS FROM (f(1), g(2) AS (a int)) WITH ORDINALITY AS t(x, y), ONLY u TABLESAMPLE SYSTEM (1) WHERE a[1:2] @> ARRAY[[1],[2]] AND (x).f ?| b AT TIME ZONE 'UTC' GROUP BY GROUPING SETS ((a), ())", uint8(1))
+	f.Add("SELECT X'41', @@v, _utf8mb4'x' FROM JSON_TABLE(d, '$' COLUMNS (a INT PATH '$', NESTED PATH '$' COLUMNS (b INT PATH '$'))) jt WHERE a SOUNDS LIKE 'b' LIMIT 1 ROWS EXAMINED 9", uint8(2))
 	dialects := []text2sql.Dialect{text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL}
 	f.Fuzz(func(t *testing.T, sql string, d uint8) {
 		s := Parse(sql, dialects[int(d)%len(dialects)])
@@ -44,13 +46,16 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// BenchmarkParseSpider parses the Spider dev gold queries; ns/op and
-// allocs/op are per query.
+// BenchmarkParseSpider parses the Spider dev gold queries in each
+// dialect (each has its lexer); ns/op and allocs/op are per query.
 func BenchmarkParseSpider(b *testing.B) {
 	qs := spiderGold(b)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		Parse(qs[i%len(qs)], text2sql.DialectSQLite)
+	for _, d := range []text2sql.Dialect{text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL} {
+		b.Run(string(d), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				Parse(qs[i%len(qs)], d)
+			}
+		})
 	}
 }

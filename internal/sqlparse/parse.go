@@ -13,20 +13,22 @@ import (
 // no deeper than this.
 const MaxDepth = 200
 
-// Parse parses sql, split into tokens by the rules of dialect d (LexMySQL
-// with the default sql_mode for MySQL, Lex otherwise). It never fails:
-// see the package documentation.
+// Parse parses sql, split into tokens by the rules of dialect d
+// (LexMySQL with the default sql_mode for MySQL, LexPostgres for
+// PostgreSQL, Lex otherwise). It never fails: see the package
+// documentation.
 //
-// Lex is PostgreSQL's convention, not exactly SQLite's: it nests /* */
-// comments and reads $tag$…$tag$ as a string, where SQLite does neither,
-// and it reads […] as a quoted name (SQLite's rule), where PostgreSQL has
-// array subscripts; the parser treats a [..] token after a type as [] in
-// PostgreSQL, and reports a[1] as an error node.
+// Lex is PostgreSQL's convention for comments and strings, not exactly
+// SQLite's: it nests /* */ comments and reads $tag$…$tag$ as a string,
+// where SQLite does neither.
 func Parse(sql string, d text2sql.Dialect) *Script {
 	var toks []sqltext.Token
-	if d == text2sql.DialectMySQL {
+	switch d {
+	case text2sql.DialectMySQL:
 		toks = sqltext.Significant(sqltext.LexMySQL(sql, sqltext.MySQLMode{}))
-	} else {
+	case text2sql.DialectPostgres:
+		toks = sqltext.Significant(sqltext.LexPostgres(sql))
+	default:
 		toks = sqltext.Significant(sqltext.Lex(sql))
 	}
 	p := &parser{src: sql, toks: toks, dialect: d}
@@ -324,13 +326,20 @@ func (p *parser) limit(q *Query) {
 	var l *Limit
 	if p.accept("LIMIT") {
 		l = &Limit{}
-		l.Count = p.expr()
+		examined := func() bool { return p.word("ROWS") && p.wordAt(1, "EXAMINED") }
+		if !p.accept("ALL") && !examined() { // PostgreSQL's LIMIT ALL has no count
+			l.Count = p.expr()
+		}
 		if p.acceptPunct(",") {
 			l.Comma = true
 			l.Offset = l.Count
 			l.Count = p.expr()
 		} else if p.accept("OFFSET") {
 			l.Offset = p.expr()
+		}
+		if examined() {
+			p.i += 2
+			l.Examined = p.expr()
 		}
 	}
 	if p.word("OFFSET") {
@@ -394,6 +403,7 @@ func (p *parser) with() *With {
 		} else {
 			p.errAt("expected (")
 		}
+		p.searchCycle(c)
 		c.Span = p.span(cf)
 		w.CTEs = append(w.CTEs, c)
 		if !p.acceptPunct(",") {
@@ -402,6 +412,35 @@ func (p *parser) with() *With {
 	}
 	w.Span = p.span(from)
 	return w
+}
+
+// searchCycle parses PostgreSQL's SEARCH {DEPTH|BREADTH} FIRST BY cols
+// SET col and CYCLE cols SET col [TO v DEFAULT d] USING col after a CTE,
+// keeping the columns they add in c.Generated.
+func (p *parser) searchCycle(c *CTE) {
+	if p.word("SEARCH") && (p.wordAt(1, "DEPTH") || p.wordAt(1, "BREADTH")) && p.wordAt(2, "FIRST") && p.wordAt(3, "BY") {
+		p.i += 4
+		commaList(p, p.ident)
+		if p.accept("SET") {
+			c.Generated = append(c.Generated, p.ident())
+		}
+	}
+	if p.word("CYCLE") && p.peek(1).Kind != sqltext.Punct {
+		p.i++
+		commaList(p, p.ident)
+		if p.accept("SET") {
+			c.Generated = append(c.Generated, p.ident())
+		}
+		if p.accept("TO") {
+			p.unary()
+			if p.accept("DEFAULT") {
+				p.unary()
+			}
+		}
+		if p.accept("USING") {
+			c.Generated = append(c.Generated, p.ident())
+		}
+	}
 }
 
 // setExpr parses operands joined by set operators of precedence >= min
@@ -494,6 +533,9 @@ func (p *parser) selectBlock() *Select {
 	} else {
 		p.accept("ALL")
 	}
+	for p.dialect == text2sql.DialectMySQL && p.tok().Kind == sqltext.Word && selectModifiers[strings.ToLower(p.tok().Text)] {
+		p.i++
+	}
 	if p.word("TOP") && (p.punctAt(1, "(") || p.peek(1).Kind == sqltext.Number || p.peek(1).Kind == sqltext.Param) {
 		p.i++
 		s.Top = p.unary()
@@ -526,8 +568,10 @@ func (p *parser) selectBlock() *Select {
 	}
 	if p.word("GROUP") && p.wordAt(1, "BY") {
 		p.i += 2
-		p.accept("ALL")
-		s.GroupBy = p.exprList()
+		if !p.accept("ALL") {
+			p.accept("DISTINCT") // PostgreSQL: GROUP BY DISTINCT ROLLUP (…)
+		}
+		s.GroupBy = commaList(p, p.groupItem)
 		if p.word("WITH") && p.wordAt(1, "ROLLUP") {
 			p.i += 2
 		}
@@ -559,6 +603,22 @@ func (p *parser) selectBlock() *Select {
 	}
 	s.Span = p.span(from)
 	return s
+}
+
+// groupItem parses one GROUP BY expression, with the ASC or DESC MariaDB
+// still allows after it.
+func (p *parser) groupItem() Expr {
+	x := p.expr()
+	if p.dialect == text2sql.DialectMySQL && !p.accept("ASC") {
+		p.accept("DESC")
+	}
+	return x
+}
+
+// selectModifiers are MySQL's words between SELECT and the select list.
+var selectModifiers = map[string]bool{
+	"high_priority": true, "straight_join": true, "sql_small_result": true, "sql_big_result": true,
+	"sql_buffer_result": true, "sql_cache": true, "sql_no_cache": true, "sql_calc_found_rows": true,
 }
 
 // resync skips, as an error node of s, the tokens up to the next clause
@@ -641,9 +701,6 @@ func (p *parser) alias(table bool) *Ident {
 	t := p.tok()
 	switch t.Kind {
 	case sqltext.QuotedIdent:
-		if strings.HasPrefix(t.Text, "[") && p.dialect == text2sql.DialectPostgres {
-			return nil
-		}
 		return p.ident()
 	case sqltext.String:
 		if table {
@@ -791,6 +848,10 @@ func (p *parser) tableExpr() TableExpr {
 		} else if p.word("USING") && p.punctAt(1, "(") {
 			p.i++
 			j.Using = p.identList()
+			if p.word("AS") && p.peek(1).Kind == sqltext.Word && !isReserved(p.peek(1)) {
+				p.i++
+				j.UsingAlias = p.ident()
+			}
 		}
 		j.Span = p.span(from)
 		left = j
@@ -805,6 +866,12 @@ func (p *parser) tablePrimary() TableExpr {
 		return p.skip("nesting too deep", p.clauseStop)
 	}
 	lateral := p.accept("LATERAL")
+	if p.dialect == text2sql.DialectPostgres && p.word("ONLY") && (p.peek(1).Kind == sqltext.Word || p.peek(1).Kind == sqltext.QuotedIdent || p.punctAt(1, "(")) {
+		p.i++ // ONLY t: the table without its inheritance children
+	}
+	if p.word("ROWS") && p.wordAt(1, "FROM") && p.punctAt(2, "(") {
+		return p.rowsFrom(from)
+	}
 	t := p.tok()
 	switch {
 	case t.Kind == sqltext.Punct && t.Text == "(":
@@ -848,12 +915,8 @@ func (p *parser) tablePrimary() TableExpr {
 			parts = append(parts, p.ident())
 		}
 		if p.punct("(") {
-			c := p.callRest(from, parts)
-			tf := &TableFunc{Call: c}
-			tf.Alias = p.alias(true)
-			if tf.Alias != nil && p.punct("(") {
-				tf.Columns = p.identList()
-			}
+			tf := &TableFunc{Call: p.callRest(parts[0].From, parts)}
+			p.funcTail(tf)
 			tf.Span = p.span(from)
 			return tf
 		}
@@ -864,10 +927,90 @@ func (p *parser) tablePrimary() TableExpr {
 			tn.Columns = p.identList()
 		}
 		p.hints(tn)
+		p.tableSample(tn)
 		tn.Span = p.span(from)
 		return tn
 	}
 	return p.errAt("expected table")
+}
+
+// rowsFrom parses PostgreSQL's ROWS FROM (f(x) [AS (coldefs)], …) and
+// what follows it; the current token is ROWS.
+func (p *parser) rowsFrom(from int) TableExpr {
+	p.i += 3 // ROWS FROM (
+	tf := &TableFunc{}
+	for !p.punct(")") && !p.eof() {
+		at := p.i
+		if x, ok := p.primary().(*Call); ok {
+			tf.Rows = append(tf.Rows, x)
+		}
+		if p.word("AS") && p.punctAt(1, "(") {
+			p.i++
+			p.columnDefs()
+		}
+		if p.i == at || !p.acceptPunct(",") {
+			break
+		}
+	}
+	p.closeParen()
+	p.funcTail(tf)
+	tf.Span = p.span(from)
+	return tf
+}
+
+// funcTail parses what may follow a table function: WITH ORDINALITY,
+// then [AS] alias [(columns or column definitions)], or AS (column
+// definitions) without an alias.
+func (p *parser) funcTail(tf *TableFunc) {
+	if p.word("WITH") && p.wordAt(1, "ORDINALITY") {
+		p.i += 2
+		tf.Ordinality = true
+	}
+	if p.word("AS") && p.punctAt(1, "(") {
+		p.i++
+		tf.Columns = p.columnDefs()
+		return
+	}
+	tf.Alias = p.alias(true)
+	if tf.Alias != nil && p.punct("(") {
+		tf.Columns = p.columnDefs()
+	}
+}
+
+// columnDefs parses (a, b) or PostgreSQL's column definitions (a int, b
+// text[]) and returns the names.
+func (p *parser) columnDefs() []*Ident {
+	p.i++ // (
+	var out []*Ident
+	for !p.punct(")") && !p.eof() {
+		at := p.i
+		out = append(out, p.ident())
+		if !p.punct(",") && !p.punct(")") {
+			p.typeName()
+		}
+		if p.i == at || !p.acceptPunct(",") {
+			break
+		}
+	}
+	p.closeParen()
+	return out
+}
+
+// tableSample parses TABLESAMPLE method (args) [REPEATABLE (seed)] after
+// a table.
+func (p *parser) tableSample(tn *TableName) {
+	if !p.word("TABLESAMPLE") || p.peek(1).Kind != sqltext.Word || !p.punctAt(2, "(") {
+		return
+	}
+	p.i++
+	mf := p.i
+	method := p.ident()
+	tn.Sample = p.callRest(mf, []*Ident{method})
+	if p.word("REPEATABLE") && p.punctAt(1, "(") {
+		p.i += 2
+		tn.Seed = p.expr()
+		p.closeParen()
+	}
 }
 
 // hints parses MySQL index hints and SQLite INDEXED BY / NOT INDEXED.
@@ -892,6 +1035,9 @@ func (p *parser) hints(tn *TableName) {
 			p.ident()
 		case p.word("NOT") && p.wordAt(1, "INDEXED"):
 			p.i += 2
+		case p.word("PARTITION") && p.punctAt(1, "(") && p.dialect == text2sql.DialectMySQL:
+			p.i++
+			p.identList()
 		default:
 			return
 		}
@@ -916,6 +1062,9 @@ func (p *parser) orderTerm() *OrderTerm {
 		o.Desc = true
 	} else if p.accept("ASC") {
 		o.Asc = true
+	}
+	if p.word("USING") && p.peek(1).Kind == sqltext.Punct {
+		p.i += 2 // PostgreSQL: ORDER BY x USING >
 	}
 	if p.word("NULLS") && (p.wordAt(1, "FIRST") || p.wordAt(1, "LAST")) {
 		o.Nulls = strings.ToUpper(p.peek(1).Text)

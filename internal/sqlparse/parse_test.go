@@ -160,6 +160,60 @@ func TestShapes(t *testing.T) {
 	}
 }
 
+// The PostgreSQL and MariaDB syntax classes issue 36 found misread: each
+// parses without an error node, into the shape its engine gives it.
+func TestDialectShapes(t *testing.T) {
+	const sq, pg, my = text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL
+	cases := []struct {
+		d    text2sql.Dialect
+		sql  string
+		want string
+	}{
+		// FROM items: ROWS FROM, WITH ORDINALITY, column definitions, ONLY, TABLESAMPLE.
+		{pg, "SELECT * FROM ROWS FROM (f(1), g(2) AS (a int)) WITH ORDINALITY AS t(x, y, n)", "(query (select (selectitem *) (tablefunc (call f 1) (call g 2) t x y n)))"},
+		{pg, "SELECT * FROM json_to_record(j) AS r(a int, b text[])", "(query (select (selectitem *) (tablefunc (call json_to_record j) r a b)))"},
+		{pg, "SELECT * FROM json_to_record(j) AS (a int)", "(query (select (selectitem *) (tablefunc (call json_to_record j) a)))"},
+		{pg, "SELECT * FROM ONLY t TABLESAMPLE SYSTEM (10) REPEATABLE (7)", "(query (select (selectitem *) (tablename t (call SYSTEM 10) 7)))"},
+		{pg, "SELECT * FROM t, LATERAL unnest(t.a) WITH ORDINALITY u", "(query (select (selectitem *) (tablename t) (tablefunc (call unnest (columnref t a)) u)))"},
+		// Typed literals, casts, AT TIME ZONE, operators.
+		{pg, "SELECT jsonb '{}', DOUBLE PRECISION '1', TIMESTAMP WITH TIME ZONE 'x', x::int[], y::timestamp(0) without time zone",
+			"(query (select (selectitem jsonb '{}') (selectitem DOUBLE PRECISION '1') (selectitem TIMESTAMP WITH TIME ZONE 'x') (selectitem (:: x int)) (selectitem (:: y (timestamp without time zone 0)))))"},
+		{pg, "SELECT now() AT TIME ZONE 'UTC' AT TIME ZONE z", "(query (select (selectitem (AT TIME ZONE (AT TIME ZONE (call now) 'UTC') z))))"},
+		{pg, "SELECT a ? 'k', a ?| b, a @> b AND c <-> d < 1, |/ 16, 2 ^ 3 * 4, a && b", "(query (select (selectitem (? a 'k')) (selectitem (?| a b)) (selectitem (AND (@> a b) (< (<-> c d) 1))) (selectitem (|/ 16)) (selectitem (* (^ 2 3) 4)) (selectitem (&& a b))))"},
+		{pg, "SELECT a<-1, b !~* 'x'", "(query (select (selectitem (< a (- 1))) (selectitem (!~* b 'x'))))"},
+		{my, "SELECT a && b, 2 ^ 3 * 4", "(query (select (selectitem (&& a b)) (selectitem (* (^ 2 3) 4))))"},
+		{my, "SELECT j->'$.a', j->>'$.b' FROM t WHERE a <=> b", "(query (select (selectitem (-> j '$.a')) (selectitem (->> j '$.b')) (tablename t) (<=> a b)))"},
+		// Arrays and subscripts.
+		{pg, "SELECT ARRAY[1, 2][1], a[1:2], a[:n], ARRAY[[1], [2]]", "(query (select (selectitem (subscript (array 1 2) 1)) (selectitem (subscript a 1 2)) (selectitem (subscript a n)) (selectitem (array (array 1) (array 2)))))"},
+		{sq, "SELECT [a] FROM [t]", "(query (select (selectitem [a]) (tablename [t])))"},
+		// Predicates, GROUP BY, ORDER BY, LIMIT.
+		{pg, "SELECT * FROM t WHERE a BETWEEN SYMMETRIC 2 AND 1", "(query (select (selectitem *) (tablename t) (BETWEEN a 2 1)))"},
+		{my, "SELECT * FROM t WHERE a SOUNDS LIKE 'x'", "(query (select (selectitem *) (tablename t) (SOUNDS LIKE a 'x')))"},
+		{pg, "SELECT a FROM t GROUP BY DISTINCT GROUPING SETS ((a), (), ROLLUP (b))", "(query (select (selectitem a) (tablename t) (call GROUPING SETS (paren a) (tuple) (call ROLLUP b))))"},
+		{pg, "SELECT a FROM t ORDER BY a USING >, b LIMIT ALL", "(query (select (selectitem a) (tablename t)) (term a) (term b) (limit))"},
+		{my, "SELECT SQL_NO_CACHE a FROM t ORDER BY a OFFSET 1 ROWS FETCH NEXT 2 ROWS WITH TIES", "(query (select (selectitem a) (tablename t)) (term a) (fetch 2 1))"},
+		// Keyword arguments and table functions with COLUMNS.
+		{pg, "SELECT TRIM(LEADING FROM s), OVERLAY(s PLACING 'x' FROM 2 FOR 1), INTERVAL '1-2' YEAR TO MONTH",
+			"(query (select (selectitem (call TRIM LEADING s)) (selectitem (call OVERLAY s 'x' 2 1)) (selectitem (interval '1-2' YEAR MONTH))))"},
+		{my, "SELECT * FROM JSON_TABLE(d, '$[*]' COLUMNS (id INT PATH '$.id', o FOR ORDINALITY, NESTED PATH '$.b' COLUMNS (b INT PATH '$'))) AS jt",
+			"(query (select (selectitem *) (tablefunc (call JSON_TABLE d '$[*]' id o b) jt)))"},
+		{pg, "SELECT * FROM XMLTABLE('/r' PASSING x COLUMNS id int PATH '@id', v text) AS t", "(query (select (selectitem *) (tablefunc (call XMLTABLE '/r' x id v) t)))"},
+		{my, "SELECT X'41', _utf8mb4'a', CAST(a AS CHAR CHARACTER SET utf8mb4)", "(query (select (selectitem X'41') (selectitem _utf8mb4'a') (selectitem (CAST a CHAR))))"},
+		{pg, "SELECT (a, b) OVERLAPS (c, d), (x).f, (x).*, a[1].g, '1'::interval hour to minute", "(query (select (selectitem (OVERLAPS (tuple a b) (tuple c d))) (selectitem (field (paren x) f)) (selectitem (field (paren x))) (selectitem (field (subscript a 1) g)) (selectitem (:: '1' interval hour to minute))))"},
+		{pg, "SELECT j.a FROM t JOIN u USING (a) AS j", "(query (select (selectitem (columnref j a)) (JOIN (tablename t) (tablename u) a j)))"},
+		{my, "SELECT @@version, @@session.sql_mode FROM t PARTITION (p0) WHERE MATCH (a, b) AGAINST ('x' IN BOOLEAN MODE) GROUP BY a DESC LIMIT 2 ROWS EXAMINED 100",
+			"(query (select (selectitem @@version) (selectitem @@session.sql_mode) (tablename t PARTITION (p0)) (call MATCH a b 'x') a) (limit 2 100))"},
+		{pg, "WITH RECURSIVE r(n) AS (SELECT 1) SEARCH DEPTH FIRST BY n SET o CYCLE n SET c USING p SELECT o, c, p FROM r",
+			"(query (with (cte r n (query (select (selectitem 1))) o c p)) (select (selectitem o) (selectitem c) (selectitem p) (tablename r)))"},
+	}
+	for _, c := range cases {
+		t.Run(c.sql, func(t *testing.T) {
+			q := parseOne(t, c.sql, c.d)
+			assert.Equal(t, c.want, dump(q))
+		})
+	}
+}
+
 func TestTopIsParsed(t *testing.T) {
 	q := parseOne(t, "SELECT TOP 5 a FROM t", text2sql.DialectSQLite)
 	s := q.Body.(*Select)
@@ -250,6 +304,17 @@ func TestTolerance(t *testing.T) {
 
 // Deep nesting is cut at MaxDepth with an error node, in linear time.
 func TestDepthBound(t *testing.T) {
+	pg := []string{
+		"SELECT ARRAY" + strings.Repeat("[", 50000) + "1" + strings.Repeat("]", 50000),
+		"SELECT a" + strings.Repeat("[1]", 50000),
+		"SELECT a" + strings.Repeat("::int", 50000),
+		"SELECT a" + strings.Repeat(" AT TIME ZONE 'UTC'", 50000),
+		"SELECT " + strings.Repeat("|/ ", 50000) + "1",
+		"SELECT * FROM JSON_TABLE(d, '$' " + strings.Repeat("COLUMNS (NESTED PATH '$' ", 50000),
+	}
+	for _, sql := range pg {
+		assertDepth(t, Parse(sql, text2sql.DialectPostgres), sql[:20])
+	}
 	for _, sql := range []string{
 		strings.Repeat("(", 100000),
 		"SELECT " + strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000),
@@ -261,18 +326,23 @@ func TestDepthBound(t *testing.T) {
 		"SELECT " + strings.Repeat("(SELECT ", 5000) + "1",
 		"SELECT * FROM " + strings.Repeat("(", 50000) + "t",
 	} {
-		s := Parse(sql, text2sql.DialectSQLite)
-		depth := 0
-		maxDepth := 0
-		Inspect(s, func(n Node) bool {
-			if n == nil {
-				depth--
-				return false
-			}
-			depth++
-			maxDepth = max(maxDepth, depth)
-			return true
-		})
-		assert.LessOrEqual(t, maxDepth, 4*MaxDepth, sql[:20])
+		assertDepth(t, Parse(sql, text2sql.DialectSQLite), sql[:20])
 	}
+}
+
+// assertDepth asserts that the tree s nests no deeper than 4*MaxDepth.
+func assertDepth(t *testing.T, s *Script, what string) {
+	t.Helper()
+	depth := 0
+	maxDepth := 0
+	Inspect(s, func(n Node) bool {
+		if n == nil {
+			depth--
+			return false
+		}
+		depth++
+		maxDepth = max(maxDepth, depth)
+		return true
+	})
+	assert.LessOrEqual(t, maxDepth, 4*MaxDepth, what)
 }

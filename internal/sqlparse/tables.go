@@ -79,8 +79,8 @@ func Tables(n Node) []TableRef {
 // name in the place of an expression (an *Ident there; returned wrapped as
 // a one-part *ColumnRef with its span), and the columns of JOIN … USING.
 // Names that are not column references — of tables, aliases, functions,
-// CTEs, windows, collations, interval units, star qualifiers — are left
-// out.
+// CTEs and the columns they define, windows, collations, interval units,
+// star qualifiers — are left out.
 func ColumnRefs(n Node) []*ColumnRef {
 	notColumn := map[*Ident]bool{}
 	mark := func(ids ...*Ident) {
@@ -101,6 +101,7 @@ func ColumnRefs(n Node) []*ColumnRef {
 		case *CTE:
 			mark(v.Name)
 			mark(v.Columns...)
+			mark(v.Generated...)
 		case *SelectItem:
 			mark(v.Alias)
 		case *TableName:
@@ -122,10 +123,11 @@ func ColumnRefs(n Node) []*ColumnRef {
 		case *Call:
 			mark(v.Name...)
 			mark(v.OverName)
+			mark(v.Columns...)
 		case *Collate:
 			mark(v.Collation)
 		case *Interval:
-			mark(v.Unit)
+			mark(v.Unit, v.To)
 		}
 		return true
 	})

@@ -69,6 +69,7 @@ func Children(n Node) []Node {
 		add(v.Name)
 		idents(v.Columns)
 		add(v.Query)
+		idents(v.Generated)
 	case *SetOp:
 		add(v.Left, v.Right)
 	case *ParenQuery:
@@ -106,18 +107,24 @@ func Children(n Node) []Node {
 		for _, h := range v.Hints {
 			add(h)
 		}
+		add(v.Sample)
+		add(v.Seed)
 	case *DerivedTable:
 		add(v.Query)
 		add(v.Alias)
 		idents(v.Columns)
 	case *TableFunc:
 		add(v.Call)
+		for _, c := range v.Rows {
+			add(c)
+		}
 		add(v.Alias)
 		idents(v.Columns)
 	case *Join:
 		add(v.Left, v.Right)
 		add(v.On)
 		idents(v.Using)
+		add(v.UsingAlias)
 	case *ParenTable:
 		add(v.Table)
 		add(v.Alias)
@@ -129,6 +136,7 @@ func Children(n Node) []Node {
 		} else {
 			add(v.Count, v.Offset)
 		}
+		add(v.Examined)
 	case *WindowDef:
 		add(v.Name)
 		add(v.Spec)
@@ -179,6 +187,14 @@ func Children(n Node) []Node {
 		add(v.Filter)
 		add(v.Over)
 		add(v.OverName)
+		idents(v.Columns)
+	case *Array:
+		exprs(v.Elems)
+	case *Subscript:
+		add(v.X, v.Index, v.Upper)
+	case *Field:
+		add(v.X)
+		add(v.Name)
 	case *Paren:
 		add(v.X)
 	case *Tuple:
@@ -189,6 +205,7 @@ func Children(n Node) []Node {
 	case *Interval:
 		add(v.Value)
 		add(v.Unit)
+		add(v.To)
 	}
 	return out
 }

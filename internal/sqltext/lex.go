@@ -1,6 +1,6 @@
 // Package sqltext holds the lexical layer of SQL text: lexers that know
-// literals, quoted identifiers and comments (Lex, and LexMySQL by MySQL's
-// rules), statement splitting and counting under each engine's lexical
+// literals, quoted identifiers and comments (Lex, LexMySQL and
+// LexPostgres by those engines' rules), statement splitting and counting under each engine's lexical
 // convention, parse-tree bounds by token count (Bounds), and name
 // distances for hints. The syntax tree built on these tokens is
 // internal/sqlparse.
@@ -208,6 +208,13 @@ func dollarQuoted(s string, i int) (int, bool) {
 }
 
 func number(s string, i int) int {
+	if (strings.HasPrefix(s[i:], "0b") || strings.HasPrefix(s[i:], "0B")) && i+2 < len(s) && (s[i+2] == '0' || s[i+2] == '1') {
+		i += 2
+		for i < len(s) && (s[i] == '0' || s[i] == '1') {
+			i++
+		}
+		return i
+	}
 	if strings.HasPrefix(s[i:], "0x") || strings.HasPrefix(s[i:], "0X") {
 		i += 2
 		for i < len(s) && strings.IndexByte("0123456789abcdefABCDEF", s[i]) >= 0 {
@@ -327,4 +334,64 @@ func spaceEnd(s string, i int) int {
 		i++
 	}
 	return i
+}
+
+// LexPostgres splits s into tokens by PostgreSQL's rules: Lex's, except
+// that "[" and "]" are punctuation (array constructors and subscripts,
+// where SQLite quotes a name), "?", ":" and "@" start no parameter (they
+// are operator characters; only $n is one), U&'…' and U&"…" are Unicode
+// escape literals, and a run of operator characters is one operator as
+// PostgreSQL's lexer cuts it: the longest run, not through "--" or "/*",
+// and not ending in "+" or "-" unless it holds one of ~ ! @ # % ^ & | ?
+// (so a<-1 is a < -1, and @-@ one operator). "::" stays one token.
+func LexPostgres(s string) []Token { return lex(s, nextPostgres) }
+
+// nextPostgres returns the Kind and end index of LexPostgres's token
+// starting at s[i].
+func nextPostgres(s string, i int) (TokenKind, int) {
+	c := s[i]
+	switch {
+	case c == '[' || c == ']' || c == ':':
+		if strings.HasPrefix(s[i:], "::") {
+			return Punct, i + 2
+		}
+		return Punct, i + 1
+	case (c == 'U' || c == 'u') && strings.HasPrefix(s[i+1:], "&'"):
+		return String, scanQuoted(s, i+2, '\'', false)
+	case (c == 'U' || c == 'u') && strings.HasPrefix(s[i+1:], "&\""):
+		return QuotedIdent, scanQuoted(s, i+2, '"', false)
+	case isOperatorChar(c) && !strings.HasPrefix(s[i:], "--") && !strings.HasPrefix(s[i:], "/*"):
+		return Punct, operatorEnd(s, i)
+	}
+	return next(s, i)
+}
+
+// isOperatorChar reports whether c may be part of a PostgreSQL operator.
+// (The backtick is one too, but a backtick-quoted name is lexed as one,
+// for the checks that tell the writer PostgreSQL quotes with "…".)
+func isOperatorChar(c byte) bool { return strings.IndexByte("+-*/<>=~!@#%^&|?", c) >= 0 }
+
+// operatorEnd returns the index after the PostgreSQL operator at s[i].
+func operatorEnd(s string, i int) int {
+	j := i
+	for j < len(s) && isOperatorChar(s[j]) && !strings.HasPrefix(s[j:], "--") && !strings.HasPrefix(s[j:], "/*") {
+		j++
+	}
+	if j-i > 1 && !strings.ContainsAny(s[i:j], "~!@#%^&|?") {
+		for j-i > 1 && (s[j-1] == '+' || s[j-1] == '-') {
+			j--
+		}
+	}
+	return j
+}
+
+// PostgresOperator reports whether s, a token of LexPostgres, is an
+// operator made of operator characters (=, @>, ?|, <->, …).
+func PostgresOperator(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isOperatorChar(s[i]) {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -45,8 +45,11 @@ func ParseMySQLMode(sqlMode string) MySQLMode {
 //     not nest). The comments whose content the server executes — /*! …
 //     */ and /*M! … */, with or without version digits — and optimizer
 //     hints /*+ … */ are BlockComments too: see ExecutableComment.
+//   - X'…', B'…' and N'…' are Strings (hexadecimal, bit and national
+//     literals).
 //   - A word starting with a digit that is not a number (1abc) is a Word,
-//     as MySQL allows such identifiers; @name and ? are Params.
+//     as MySQL allows such identifiers; @name, @@name (a system
+//     variable, @@session.name too) and ? are Params.
 //
 // Like Lex it never fails: an unterminated literal or comment runs to the
 // end of the input, where the server reports it.
@@ -78,12 +81,18 @@ func nextMySQL(s string, i int, m MySQLMode) (TokenKind, int) {
 			return Word, identEnd(s, end)
 		}
 		return Number, end
+	case strings.IndexByte("xXbBnN", c) >= 0 && i+1 < len(s) && s[i+1] == '\'':
+		// X'41', B'101', N'text': one literal, as the server reads it.
+		return String, scanQuoted(s, i+1, '\'', (c == 'n' || c == 'N') && !m.NoBackslashEscapes)
 	case isIdentStart(c) || c == '$':
 		return Word, identEnd(s, i)
 	case c == '?':
 		return Param, i + 1
-	case c == '@' && i+1 < len(s) && isIdentPart(s[i+1]):
+	case c == '@' && i+1 < len(s) && (isIdentPart(s[i+1]) || s[i+1] == '@' && i+2 < len(s) && isIdentPart(s[i+2])):
 		i++
+		if s[i] == '@' {
+			i++ // @@name, @@session.name: a system variable
+		}
 		for i < len(s) && (isIdentPart(s[i]) || s[i] == '.') {
 			i++
 		}

@@ -35,7 +35,9 @@ func TestLexMySQL(t *testing.T) {
 		{"SELECT 1 --\x01x", MySQLMode{}, "word:SELECT num:1 line:--\x01x"},
 		{"SELECT 1 --", MySQLMode{}, "word:SELECT num:1 line:--"},
 		{"SELECT /* a /* b */ c */", MySQLMode{}, "word:SELECT block:/* a /* b */ word:c punct:* punct:/"},
-		{"SELECT `a``b`, 1abc, 1e3, @v, @@x, ?", MySQLMode{}, "word:SELECT ident:`a``b` punct:, word:1abc punct:, num:1e3 punct:, param:@v punct:, punct:@ param:@x punct:, param:?"},
+		{"SELECT `a``b`, 1abc, 1e3, @v, @@x, ?", MySQLMode{}, "word:SELECT ident:`a``b` punct:, word:1abc punct:, num:1e3 punct:, param:@v punct:, param:@@x punct:, param:?"},
+		{`SELECT X'41', b'1', N'a\'b', x 'y', 0b101, 0b2`, MySQLMode{}, `word:SELECT str:X'41' punct:, str:b'1' punct:, str:N'a\'b' punct:, word:x str:'y' punct:, num:0b101 punct:, word:0b2`},
+		{`SELECT N'a\' x`, MySQLMode{NoBackslashEscapes: true}, `word:SELECT str:N'a\' word:x`},
 	} {
 		toks := LexMySQL(c.in, c.mode)
 		assert.Equal(t, c.want, kinds(toks), "LexMySQL(%q, %+v)", c.in, c.mode)

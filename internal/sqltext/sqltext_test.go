@@ -35,3 +35,36 @@ func TestLexRoundTrip(t *testing.T) {
 		assert.Equal(t, s, b.String(), "round trip of %q", s)
 	}
 }
+
+// LexPostgres cuts operators as PostgreSQL's lexer does, and reads
+// brackets, "?", ":" and "@" as PostgreSQL does.
+func TestLexPostgres(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+	}{
+		{"a<-1", []string{"a", "<", "-", "1"}},
+		{"a=-1 AND b*-2", []string{"a", "=", "-", "1", "AND", "b", "*", "-", "2"}},
+		{"j ?| k ?& l ? 'x'", []string{"j", "?|", "k", "?&", "l", "?", "'x'"}},
+		{"a @-@ b !~* c <-> d", []string{"a", "@-@", "b", "!~*", "c", "<->", "d"}},
+		{"x::int[] || a[1:n]", []string{"x", "::", "int", "[", "]", "||", "a", "[", "1", ":", "n", "]"}},
+		{"a +--c\n1", []string{"a", "+", "1"}},
+		{"a */*c*/ b", []string{"a", "*", "b"}},
+		{"U&'d\\0061t' U&\"x\" $1 `b`", []string{"U&'d\\0061t'", "U&\"x\"", "$1", "`b`"}},
+		{"f(a => 1)", []string{"f", "(", "a", "=>", "1", ")"}},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, tok := range Significant(LexPostgres(c.in)) {
+			got = append(got, tok.Text)
+		}
+		assert.Equal(t, c.want, got, "LexPostgres(%q)", c.in)
+	}
+	s := "SELECT a[1] @> ARRAY['x;y'] -- c\n/* /* n */ */ ?| 'z'"
+	var b strings.Builder
+	for _, tok := range LexPostgres(s) {
+		b.WriteString(tok.Text)
+	}
+	assert.Equal(t, s, b.String(), "round trip")
+	assert.Equal(t, []string{"SELECT a[1] @> ARRAY['x;y']"}, split("SELECT a[1] @> ARRAY['x;y'];", LexPostgres("SELECT a[1] @> ARRAY['x;y'];")))
+}
