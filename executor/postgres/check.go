@@ -277,7 +277,7 @@ func scanBounds(query string) (int, *text2sql.SQLError) {
 // resolution holds what the check learned of an accepted statement: the
 // names it leaves for the server to resolve, which the executor has the
 // server's catalog confirm in the statement's own transaction (see
-// probeSQL; the catalog read at Open may be older than the statement),
+// probeQuery; the catalog read at Open may be older than the statement),
 // and the relations it qualifies (see Scoped).
 type resolution struct {
 	// columns are names in attribute position (x.f, (expr).f) taken for

@@ -174,7 +174,7 @@ func (f *Function) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	if err != nil {
 		return nil, err
 	}
-	answer, se, err := f.callFunction(ctx, sess, names.text(req.SQL), f.opts.Guard.probeSQL(names), timeout)
+	answer, se, err := f.callFunction(ctx, sess, names.text(req.SQL), f.opts.Guard.probe(names), timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -194,10 +194,10 @@ func (f *Function) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 // its own and returns the function's answer, or the statement's failure
 // as data. The transaction reads text as the check did
 // (standard_conforming_strings on, UTF-8), runs the resolution probe
-// (Executor.resolveSQL) before the call, and is committed, for the
+// (probeQuery) before the call, and is committed, for the
 // function's audit; the connection's session settings and advisory locks
 // are then reset, so nothing a call leaves outlives it.
-func (f *Function) callFunction(ctx context.Context, sess session, query, probe string, timeout time.Duration) ([]byte, *text2sql.SQLError, error) {
+func (f *Function) callFunction(ctx context.Context, sess session, query string, pr *probe, timeout time.Duration) ([]byte, *text2sql.SQLError, error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout+cancelGrace)
 	defer cancel()
 	conn, err := f.db.Conn(cctx)
@@ -226,10 +226,8 @@ func (f *Function) callFunction(ctx context.Context, sess session, query, probe 
 		return nil, nil, fmt.Errorf("postgres: begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
-	setup := "SET LOCAL standard_conforming_strings = on; SET LOCAL client_encoding = 'UTF8'; SET LOCAL statement_timeout = " + millis(timeout)
-	if sc := f.opts.Guard.scope; sc != nil {
-		setup += "; " + searchPathSQL(sc.path)
-	}
+	setup := "SET LOCAL standard_conforming_strings = on; SET LOCAL client_encoding = 'UTF8'; SET LOCAL statement_timeout = " + millis(timeout) +
+		"; SET LOCAL search_path TO pg_catalog" // until the call: see Executor.setupSQL
 	if _, err := tx.ExecContext(cctx, setup); err != nil {
 		return nil, nil, fmt.Errorf("postgres: session setup: %w", err)
 	}
@@ -246,8 +244,8 @@ func (f *Function) callFunction(ctx context.Context, sess session, query, probe 
 			return nil, nil, fmt.Errorf("postgres: session setup: %w", err)
 		}
 	}
-	if probe != "" {
-		if _, err := tx.ExecContext(cctx, probe); err != nil {
+	if pr != nil {
+		if _, err := tx.ExecContext(cctx, probeQuery, pr.args()...); err != nil {
 			var pe *pgconn.PgError
 			switch {
 			case errors.As(err, &pe) && strings.Contains(pe.Message, probeChanged):
@@ -258,6 +256,13 @@ func (f *Function) callFunction(ctx context.Context, sess session, query, probe 
 			}
 			return nil, nil, fmt.Errorf("postgres: resolution probe: %w", err)
 		}
+	}
+	if sc := f.opts.Guard.scope; sc != nil {
+		if _, err := tx.ExecContext(cctx, searchPathSQL(sc.path)); err != nil {
+			return nil, nil, fmt.Errorf("postgres: search path: %w", err)
+		}
+	} else if _, err := tx.ExecContext(cctx, "SET LOCAL search_path TO DEFAULT"); err != nil {
+		return nil, nil, fmt.Errorf("postgres: search path: %w", err)
 	}
 	var size sql.NullInt64
 	var answer sql.NullString

@@ -43,15 +43,17 @@ type outcome struct {
 	truncated bool
 	err       *text2sql.SQLError
 	// changed says the probe found the catalog changed since it was
-	// read (see probeSQL).
+	// read (see probeQuery).
 	changed bool
 }
 
 // pipeline sends, in one write, the guarded transaction around q and
 // reads the answers:
 //
-//	Query  "BEGIN READ ONLY; SET LOCAL …"           (simple protocol)
+//	Query  "BEGIN READ ONLY; SET LOCAL …; SET LOCAL search_path TO pg_catalog"   (simple protocol)
 //	Parse "SELECT set_config($1, $2, true), …"; Bind; Execute; Sync   (the role and claims, when any)
+//	[Parse probe]; Bind probe; Execute; Sync                  (the probe, when any)
+//	Query  "SET LOCAL search_path TO …, pg_temp"             (the statement's)
 //	Parse q; Bind; Describe portal; Execute max N+1; Sync   (extended protocol)
 //	Query  "ROLLBACK; SELECT pg_advisory_unlock_all()"
 //
@@ -62,13 +64,13 @@ type outcome struct {
 // one statement. The connection is closed whenever it may be left in an
 // unknown state (a broken read, a cancel request, a COPY), which also
 // ends the transaction on the server.
-func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, sess session, q, probe string, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
+func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, sess session, q string, pr *probe, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
 	fe := pc.Frontend()
 	fe.Send(&pgproto3.Query{String: e.setupSQL(timeout)})
 	// Phases end with a ReadyForQuery each: the setup, the session's role
 	// and claims when there are any (parameters, never text to quote),
-	// the probe when there is one (see Executor.resolveSQL), the
-	// statement, the rollback.
+	// the probe when there is one (probeQuery, prepared once per
+	// connection), the search path, the statement, the rollback.
 	sessionPhase, stmtPhase := -1, 1
 	if sq := sess.query(); sq != "" {
 		fe.Send(&pgproto3.Parse{Query: sq})
@@ -77,10 +79,22 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, sess session
 		fe.Send(&pgproto3.Sync{})
 		sessionPhase, stmtPhase = 1, 2
 	}
-	if probe != "" {
-		fe.Send(&pgproto3.Query{String: probe})
+	probePhase := -1
+	if pr != nil {
+		if pc.CustomData()[probeStatement] == nil {
+			fe.Send(&pgproto3.Parse{Name: probeStatement, Query: probeQuery})
+		}
+		fe.Send(&pgproto3.Bind{PreparedStatement: probeStatement, Parameters: pr.params()})
+		fe.Send(&pgproto3.Execute{})
+		fe.Send(&pgproto3.Sync{})
+		probePhase = stmtPhase
 		stmtPhase++
 	}
+	// The search path the check decided names on (see Guard.Scoped),
+	// whatever the session, the role or the database set.
+	pathPhase := stmtPhase
+	fe.Send(&pgproto3.Query{String: searchPathSQL(e.searchPath)})
+	stmtPhase++
 	fe.Send(&pgproto3.Parse{Query: q})
 	if describeOnly {
 		fe.Send(&pgproto3.Describe{ObjectType: 'S'})
@@ -138,11 +152,12 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, sess session
 		case *pgproto3.ErrorResponse:
 			pe := pgconn.ErrorResponseToPgError(m)
 			switch {
-			case phase == 0 && setupErr == nil:
+			case phase == 0 && setupErr == nil,
+				phase == pathPhase && setupErr == nil && sessionErr == nil && probeErr == nil:
 				setupErr = pe
 			case phase == sessionPhase && sessionErr == nil && setupErr == nil:
 				sessionErr = pe
-			case phase < stmtPhase && probeErr == nil && setupErr == nil && sessionErr == nil:
+			case phase == probePhase && probeErr == nil && setupErr == nil && sessionErr == nil:
 				probeErr = pe
 			case phase == stmtPhase && stmtErr == nil:
 				stmtErr = pe
@@ -182,6 +197,10 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, sess session
 				}
 			}
 			out.rows = append(out.rows, row)
+		case *pgproto3.ParseComplete:
+			if phase == probePhase {
+				pc.CustomData()[probeStatement] = true // it now exists on the server
+			}
 		case *pgproto3.EmptyQueryResponse:
 			if phase == stmtPhase {
 				empty = true
@@ -219,6 +238,12 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, sess session
 			text2sql.ErrInvalidConfig, setupErr.Message, setupErr.Code)
 	case sessionErr != nil:
 		return nil, sess.failed(sessionErr.Message, sessionErr.Code)
+	case probeErr != nil && (probeErr.Code == "26000" || probeErr.Code == "42P05"):
+		// The probe's statement was dropped (DISCARD ALL on a shared
+		// pool) or made by an earlier pipeline that failed to say so:
+		// prepare it anew on the next try.
+		delete(pc.CustomData(), probeStatement)
+		return &outcome{changed: true}, nil
 	case probeErr != nil && strings.Contains(probeErr.Message, probeChanged):
 		return &outcome{changed: true}, nil
 	case probeErr != nil:

@@ -510,7 +510,11 @@ func (e *Executor) run(ctx context.Context, query string, maxRows int, timeout t
 		if se != nil {
 			return &outcome{err: se}, nil
 		}
-		out, err := e.roundTrip(ctx, names.text(query), e.resolveSQL(names), maxRows, timeout, describeOnly)
+		var pr *probe
+		if !e.opts.skipCheck {
+			pr = e.guard().probe(names)
+		}
+		out, err := e.roundTrip(ctx, names.text(query), pr, maxRows, timeout, describeOnly)
 		if err != nil || !out.changed {
 			return out, err
 		}
@@ -537,110 +541,6 @@ func (e *Executor) precheck(query string) (resolution, *text2sql.SQLError) {
 	}
 	return names, e.guard().check(query, &names)
 }
-
-// resolveSQL returns the probe of r (see probeSQL), "" when the
-// statement check was skipped.
-func (e *Executor) resolveSQL(r resolution) string {
-	if e.opts.skipCheck {
-		return ""
-	}
-	return e.guard().probeSQL(r)
-}
-
-// probeSQL returns the query that has the server confirm, inside the
-// statement's own transaction and so with the catalog as the statement
-// will see it, what the check assumed of the names it left to the
-// server: that no function, in any schema, has a name taken for a column
-// in attribute position; that no function called and no operator
-// applied without a schema may resolve to an untrusted one on the search
-// path (AllowFunctions names excepted); that the type names written
-// resolve only to the types the check saw; and that no code was attached
-// to a type since the catalog was read (its watermark, see
-// watermarkSQL). The query fails when an assumption fails: with
-// probeChanged in its message when the catalog changed (the executor
-// then reads it again and checks anew), else with the names found (see
-// probeError).
-func (c *Guard) probeSQL(r resolution) string {
-	var calls []string
-	for _, fn := range r.calls {
-		if !c.extra[fn] {
-			calls = append(calls, fn)
-		}
-	}
-	var found []string
-	if len(r.columns) > 0 {
-		found = append(found, "SELECT 'function ' || p.proname FROM pg_catalog.pg_proc p WHERE p.proname = ANY ("+textArray(r.columns)+")")
-	}
-	path := c.pathSQL()
-	if len(calls) > 0 {
-		found = append(found, "SELECT 'function ' || n.nspname || '.' || p.proname FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace"+
-			" WHERE p.proname = ANY ("+textArray(calls)+") AND "+path+" AND NOT "+c.memberSQL("pg_catalog.pg_proc", "p.oid"))
-	}
-	if len(r.operators) > 0 {
-		found = append(found, "SELECT 'operator ' || n.nspname || '.' || o.oprname FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace"+
-			" WHERE o.oprname = ANY ("+textArray(r.operators)+") AND "+path+" AND NOT "+c.memberSQL("pg_catalog.pg_operator", "o.oid")+
-			" AND "+c.trustedBaseSQL("o.oprleft")+" AND "+c.trustedBaseSQL("o.oprright"))
-	}
-	changed := []string{watermarkSQL + " <> " + quoteLiteral(c.cat.trust.watermark)}
-	for _, t := range r.types {
-		where := path
-		if t.schema != "" {
-			where = "n.nspname = " + quoteLiteral(t.schema)
-		}
-		oids := make([]string, 0, len(t.oids)+1)
-		oids = append(oids, "0")
-		for _, o := range t.oids {
-			oids = append(oids, strconv.FormatInt(o, 10))
-		}
-		changed = append(changed, "EXISTS (SELECT 1 FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace WHERE t.typname = "+
-			quoteLiteral(t.name)+" AND "+where+" AND t.oid::pg_catalog.int8 <> ALL (ARRAY["+strings.Join(oids, ", ")+"]::pg_catalog.int8[]))")
-	}
-	q := "SELECT pg_catalog.int4in(pg_catalog.textout(m)) FROM (SELECT '" + probeChanged + "' AS m WHERE " + strings.Join(changed, " OR ")
-	if len(found) > 0 {
-		q += " UNION ALL (SELECT '" + probePrefix + "' || pg_catalog.string_agg(DISTINCT w, ', ') FROM (" + strings.Join(found, " UNION ALL ") +
-			") f(w) HAVING pg_catalog.count(*) > 0)"
-	}
-	return q + " LIMIT 1) probe"
-}
-
-// pathSQL is the condition that schema n is one the probe checks names
-// in: pg_catalog and the scope's search path, or any (unscoped Guards).
-func (c *Guard) pathSQL() string {
-	if c.scope == nil {
-		return "true"
-	}
-	return "n.nspname = ANY (" + textArray(append([]string{"pg_catalog"}, c.scope.path...)) + ")"
-}
-
-// memberSQL renders the condition that object oid of catalog class, in
-// schema n, is trusted: in pg_catalog or a member of a trusted extension.
-func (c *Guard) memberSQL(class, oid string) string {
-	return "(n.nspname = 'pg_catalog' OR " + strings.ReplaceAll(member(class, oid), "$EXT", extensionFilter(c.cat.trust.extensions)) + ")"
-}
-
-// trustedBaseSQL renders the condition that type oid typ is none (0), or
-// trusted or a domain over a trusted type: an untrusted operator taking
-// such operands may apply to any statement's values (see Guard; one on
-// another type taints it instead).
-func (c *Guard) trustedBaseSQL(typ string) string {
-	trusted := func(t string) string {
-		return "(" + t + ".typnamespace = 'pg_catalog'::pg_catalog.regnamespace OR " +
-			strings.ReplaceAll(member("pg_catalog.pg_type", t+".oid"), "$EXT", extensionFilter(c.cat.trust.extensions)) + ")"
-	}
-	return "(" + typ + " = 0 OR EXISTS (SELECT 1 FROM pg_catalog.pg_type t LEFT JOIN pg_catalog.pg_type b ON b.oid = t.typbasetype WHERE t.oid = " + typ +
-		" AND (" + trusted("t") + " OR b.oid IS NOT NULL AND " + trusted("b") + ")))"
-}
-
-// quoteLiteral renders s as a string literal under
-// standard_conforming_strings.
-func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-// The probe's messages: the catalog changed since it was read, or the
-// untrusted objects found.
-const (
-	probeChanged = "catalog changed"
-	probePrefix  = "found: "
-)
 
 // textArray renders names as a text[] literal under standard_conforming_strings.
 func textArray(names []string) string {
@@ -692,11 +592,10 @@ func (e *Executor) setupSQL(timeout time.Duration) string {
 		b.WriteString("; SET LOCAL temp_file_limit = ")
 		b.WriteString(kilobytes(e.opts.TempFileLimit))
 	}
-	// The search path is pinned to the one the check decided names on
-	// (see Guard.Scoped), whatever the session, the role or the database
-	// set; temporary relations come last.
-	b.WriteString("; ")
-	b.WriteString(searchPathSQL(e.searchPath))
+	// Until the statement, names resolve in pg_catalog alone, so that
+	// the session's and the probe's queries reach no operator of the
+	// database's (the pipeline then pins the statement's search path).
+	b.WriteString("; SET LOCAL search_path TO pg_catalog")
 	return b.String()
 }
 
@@ -730,7 +629,7 @@ func kilobytes(n int64) string { return strconv.FormatInt(n>>10, 10) }
 var errConnBroken = errors.New("postgres: connection broken")
 
 // roundTrip runs the pipeline on a dedicated connection of the pool.
-func (e *Executor) roundTrip(ctx context.Context, q, probe string, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
+func (e *Executor) roundTrip(ctx context.Context, q string, pr *probe, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
 	sess, err := caller{e.opts.Role, e.opts.RoleFor, e.opts.Claims}.sessionFor(ctx)
 	if err != nil {
 		return nil, err
@@ -757,7 +656,7 @@ func (e *Executor) roundTrip(ctx context.Context, q, probe string, maxRows int, 
 			pc.Close(context.Background())
 			return errConnBroken
 		}
-		out, err = e.pipeline(ctx, pc, sess, q, probe, maxRows, timeout, describeOnly)
+		out, err = e.pipeline(ctx, pc, sess, q, pr, maxRows, timeout, describeOnly)
 		return err
 	})
 	if err != nil {

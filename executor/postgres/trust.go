@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -34,7 +35,7 @@ import (
 // refused (every statement) when untrusted code is attached to a trusted
 // type (a superuser's cast between two built-in types, say), since the
 // server may apply it to any value. What the check decided by name, the
-// server confirms in the statement's own transaction (see probeSQL).
+// server confirms in the statement's own transaction (see probeQuery).
 
 // objectsSQL is the query that lists, as CatalogObjects, what the check
 // needs to know of trust in the server's catalog: the untrusted functions
@@ -59,7 +60,7 @@ func extensionFilter(trusted []string) string {
 // way the trust query sees and no name in a statement shows: casts,
 // operators (one on a database's own type taints it), operator classes
 // and families, domain constraints, range types and extensions. Each is an index look-up. A statement's probe compares it
-// with the catalog's (see probeSQL).
+// with the catalog's (see probeQuery).
 const watermarkSQL = `pg_catalog.concat_ws('/', (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_cast),
 	(SELECT pg_catalog.max(oid) FROM pg_catalog.pg_operator),
 	(SELECT pg_catalog.max(oid) FROM pg_catalog.pg_opclass), (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_amop),
@@ -127,7 +128,8 @@ tainted(oid) AS (
 	SELECT oid FROM seed
 	UNION SELECT e.child FROM edge e JOIN tainted s ON s.oid = e.parent)
 SELECT 'function' AS kind, nspname::text AS schema, proname::text AS name, 0::int8 AS oid, false AS tainted, '' AS "column" FROM bad_proc
-UNION ALL SELECT 'operator', nspname::text, oprname::text, 0, false, '' FROM symbol_op
+UNION ALL SELECT CASE WHEN oid IN (SELECT oid FROM symbol_op) THEN 'operator' ELSE 'typed_operator' END, nspname::text, oprname::text, oid::int8, false, ''
+	FROM bad_op
 UNION ALL SELECT 'type', n.nspname::text, t.typname::text, t.oid::int8, t.oid IN (SELECT oid FROM tainted), ''
 	FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
 UNION ALL SELECT 'column', n.nspname::text, c.relname::text, 0, true, a.attname::text
@@ -142,13 +144,16 @@ UNION ALL SELECT 'watermark', '', $WATERMARK, 0, false, ''`
 // describes). Kind is one of:
 //
 //   - "function", "operator": an untrusted function or operator, by
-//     Schema and Name (the operator's symbol);
+//     Schema and Name (the operator's symbol) and OID, whose operands
+//     may be of any statement's (trusted) types;
+//   - "typed_operator": an untrusted operator that takes a type of the
+//     database's own, which it taints (see Guard);
 //   - "type": a type by Schema, Name and OID, Tainted when untrusted code
 //     is attached to it;
 //   - "column": Column of relation Schema.Name has a tainted type;
 //   - "global": the trusted type Schema.Name (OID) is tainted, so every
 //     statement is refused;
-//   - "watermark": Name is the catalog's watermark (see probeSQL).
+//   - "watermark": Name is the catalog's watermark (see probeQuery).
 type CatalogObject struct {
 	Kind    string `db:"kind"`
 	Schema  string `db:"schema"`
@@ -174,6 +179,9 @@ type trust struct {
 	types map[string][]typeEntry
 	// columns maps "schema.relation" to its columns of tainted types.
 	columns map[string][]string
+	// typedOps are the oids of the untrusted operators that taint their
+	// types instead of their symbols.
+	typedOps []string
 	// global names the trusted types that are tainted.
 	global []string
 	// watermark is the catalog's at load time (see watermarkSQL).
@@ -184,13 +192,15 @@ type trust struct {
 
 func newTrust(objs []CatalogObject, extensions []string) trust {
 	t := trust{funcs: map[string][]string{}, ops: map[string][]string{}, types: map[string][]typeEntry{},
-		columns: map[string][]string{}, extensions: extensions}
+		columns: map[string][]string{}, extensions: extensions, typedOps: []string{}}
 	for _, o := range objs {
 		switch o.Kind {
 		case "function":
 			t.funcs[o.Name] = append(t.funcs[o.Name], o.Schema)
 		case "operator":
 			t.ops[o.Name] = append(t.ops[o.Name], o.Schema)
+		case "typed_operator":
+			t.typedOps = append(t.typedOps, strconv.FormatInt(o.OID, 10))
 		case "type":
 			t.types[o.Name] = append(t.types[o.Name], typeEntry{o.Schema, o.OID, o.Tainted})
 		case "column":

@@ -1,0 +1,145 @@
+package postgres
+
+import (
+	"strconv"
+	"strings"
+)
+
+// The probe has the server confirm, inside the statement's own
+// transaction and so with the catalog as the statement will see it, what
+// the check assumed of the names it left to the server:
+//
+//   - no code was attached to a type since the catalog was read: its
+//     watermark (see watermarkSQL) is unchanged, and the type names the
+//     statement writes resolve only to the types the check saw (created,
+//     moved or renamed types have other oids or names);
+//   - no function, in any schema, has a name taken for a column in
+//     attribute position;
+//   - no function called and no operator applied without a schema may
+//     resolve to an untrusted one on the search path (AllowFunctions
+//     names, and the operators that taint their own types, excepted).
+//
+// The query fails when an assumption fails: with probeChanged in its
+// message when the catalog changed (the executor then reads it again and
+// checks anew), else with the names found (see probeError). Its text is
+// fixed and its values are parameters, so the executor prepares it once
+// per connection (probeStatement) and the server plans it once.
+var probeQuery = `SELECT pg_catalog.int4in(pg_catalog.textout(m)) FROM (
+SELECT '` + probeChanged + `' AS m WHERE ` + watermarkSQL + ` <> $1::text
+	OR EXISTS (SELECT 1 FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
+		WHERE t.typname = ANY ($2::text[]) AND (n.nspname = ANY ($3::text[]) OR $3::text[] IS NULL) AND NOT t.oid::text = ANY ($4::text[]))
+	OR EXISTS (SELECT 1 FROM ROWS FROM (pg_catalog.unnest($5::text[]), pg_catalog.unnest($6::text[])) AS q(s, nm) JOIN pg_catalog.pg_namespace n ON n.nspname = q.s
+		JOIN pg_catalog.pg_type t ON t.typnamespace = n.oid AND t.typname = q.nm WHERE NOT t.oid::text = ANY ($4::text[]))
+UNION ALL (SELECT '` + probePrefix + `' || pg_catalog.string_agg(DISTINCT w, ', ') FROM (
+	SELECT 'function ' || p.proname FROM pg_catalog.pg_proc p WHERE p.proname = ANY ($7::text[])
+	UNION ALL SELECT 'function ' || n.nspname || '.' || p.proname FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+		WHERE p.proname = ANY ($8::text[]) AND (n.nspname = ANY ($3::text[]) OR $3::text[] IS NULL) AND n.nspname <> 'pg_catalog'
+		AND NOT ` + probeMember("pg_proc", "p.oid") + `
+	UNION ALL SELECT 'operator ' || n.nspname || '.' || o.oprname FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
+		WHERE o.oprname = ANY ($10::text[]) AND (n.nspname = ANY ($3::text[]) OR $3::text[] IS NULL) AND n.nspname <> 'pg_catalog'
+		AND NOT o.oid::text = ANY ($11::text[]) AND NOT ` + probeMember("pg_operator", "o.oid") + `
+) f(w) HAVING pg_catalog.count(*) > 0)
+LIMIT 1) probe`
+
+// probeStatement names probeQuery prepared on a connection.
+const probeStatement = "text2sql_probe_v1"
+
+// probeMember renders the condition that object oid of catalog class is a
+// member of an extension named in $9 (any extension when $9 is NULL).
+func probeMember(class, oid string) string {
+	return `EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+		WHERE d.classid = 'pg_catalog.` + class + `'::pg_catalog.regclass AND d.objid = ` + oid + ` AND d.deptype = 'e'
+		AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND (e.extname = ANY ($9::text[]) OR $9::text[] IS NULL))`
+}
+
+// The probe's messages: the catalog changed since it was read, or the
+// untrusted objects found.
+const (
+	probeChanged = "catalog changed"
+	probePrefix  = "found: "
+)
+
+// probe holds probeQuery's parameters for one statement, $1 to $11; a
+// nil list is NULL.
+type probe struct {
+	watermark string
+	// typeNames are the unqualified type names written, path the
+	// schemas they resolve in (nil: any), typeOIDs the oids of every
+	// type the check saw them resolve to; typeSchemas and qualified the
+	// schema-qualified type names written.
+	typeNames, path, typeOIDs, typeSchemas, qualified []string
+	// attributes are names taken for columns; calls the allowed
+	// functions called without a schema; extensions the trusted ones
+	// (nil: all); operators the symbols applied, and typedOps the
+	// untrusted operators that taint their types instead.
+	attributes, calls, extensions, operators, typedOps []string
+}
+
+// probe returns the probe of what the check learned of a statement.
+func (c *Guard) probe(r resolution) *probe {
+	p := &probe{watermark: c.cat.trust.watermark, attributes: r.columns, operators: r.operators,
+		extensions: c.cat.trust.extensions, typeOIDs: []string{}, typedOps: c.cat.trust.typedOps}
+	if c.scope != nil {
+		p.path = append([]string{"pg_catalog"}, c.scope.path...)
+	}
+	for _, fn := range r.calls {
+		if !c.extra[fn] {
+			p.calls = append(p.calls, fn)
+		}
+	}
+	for _, t := range r.types {
+		if t.schema == "" {
+			p.typeNames = append(p.typeNames, t.name)
+		} else {
+			p.typeSchemas, p.qualified = append(p.typeSchemas, t.schema), append(p.qualified, t.name)
+		}
+		for _, o := range t.oids {
+			p.typeOIDs = append(p.typeOIDs, strconv.FormatInt(o, 10))
+		}
+	}
+	return p
+}
+
+// lists returns the list parameters $2 to $11 in order.
+func (p *probe) lists() [][]string {
+	return [][]string{p.typeNames, p.path, p.typeOIDs, p.typeSchemas, p.qualified, p.attributes, p.calls, p.extensions, p.operators, p.typedOps}
+}
+
+// params returns the parameters in text format, for the protocol's Bind.
+func (p *probe) params() [][]byte {
+	out := [][]byte{[]byte(p.watermark)}
+	for _, l := range p.lists() {
+		out = append(out, arrayText(l))
+	}
+	return out
+}
+
+// args returns the parameters for database/sql (pgx encodes []string as
+// text[], nil as NULL).
+func (p *probe) args() []any {
+	out := []any{p.watermark}
+	for _, l := range p.lists() {
+		out = append(out, l)
+	}
+	return out
+}
+
+// arrayText renders l as a text[] value in PostgreSQL's text format, nil
+// for a nil list (NULL).
+func arrayText(l []string) []byte {
+	if l == nil {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, s := range l {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		b.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s))
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return []byte(b.String())
+}
