@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -128,8 +129,9 @@ var updateCatalog = flag.Bool("update-catalog", false, "rewrite catalog.tsv from
 func TestCatalogRule(t *testing.T) {
 	db, _ := testDB(t)
 	ctx := context.Background()
-	procs, err := loadProcs(ctx, db)
-	require.NoError(t, err)
+	var rows []CatalogRow
+	require.NoError(t, sqlx.SelectContext(ctx, sqlx.NewDb(db, "pgx"), &rows, CatalogQuery))
+	procs := procsOf(rows)
 	var major int
 	require.NoError(t, db.QueryRow(`SELECT current_setting('server_version_num')::int / 10000`).Scan(&major))
 	if *updateCatalog {

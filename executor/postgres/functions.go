@@ -68,6 +68,9 @@ var deniedCategories = []struct {
 	{"runs a query or dumps a table, schema or database given as text", []string{"query_to_xml*", "cursor_to_xml*",
 		"table_to_xml*", "schema_to_xml*", "database_to_xml*", "ts_stat", "ts_rewrite"}},
 	{"reaches other servers", []string{"dblink*", "postgres_fdw_*"}},
+	{"reads the definitions or comments of objects given by oid or name, those of relations not exposed too",
+		[]string{"pg_get_*def*", "pg_get_expr", "pg_get_function_*", "pg_get_serial_sequence", "obj_description", "shobj_description",
+			"col_description", "pg_describe_object", "pg_identify_object*", "pg_get_object_address"}},
 	{"reads a value of a type given as data, running that type's input function (a domain's CHECK, say)",
 		[]string{"array_in", "record_in", "domain_in", "range_in", "multirange_in", "pg_input_is_valid", "pg_input_error_info"}},
 	{"loads libraries or reads the server's installation files", []string{"*_validator", "pg_available_extension*",
@@ -143,7 +146,7 @@ func newCatalog(procs []proc) *Catalog {
 const catalogQuery = `SELECT p.proname AS name, p.provolatile::text AS volatility,
 	NOT (p.prorettype = ANY ('{internal,trigger,event_trigger,language_handler,fdw_handler,index_am_handler,table_am_handler,tsm_handler}'::regtype[]::oid[])
 	     OR 'internal'::regtype = ANY (p.proargtypes::oid[])) AS callable,
-	p.pronamespace = 'pg_catalog'::regnamespace AS core
+	p.pronamespace = 'pg_catalog'::regnamespace AND p.oid < 16384 AS core
 FROM pg_proc p WHERE p.prokind <> 'p'`
 
 // LoadCatalog reads the catalog of the server db is connected to,
@@ -155,19 +158,32 @@ func LoadCatalog(ctx context.Context, db *sql.DB) (*Catalog, error) {
 
 // loadCatalog is LoadCatalog trusting only the extensions named (nil:
 // all).
+//
+// The queries run in a read-only transaction whose search path is
+// pg_catalog alone, so that their own operators resolve to no operator of
+// the database's, and without JIT compilation (which costs the trust
+// query seconds).
 func loadCatalog(ctx context.Context, db *sql.DB, extensions []string) (*Catalog, error) {
-	procs, err := loadProcs(ctx, db)
+	tx, err := sqlx.NewDb(db, "pgx").BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("postgres: catalog: %w", err)
 	}
-	c := newCatalog(procs)
+	defer tx.Rollback() //nolint:errcheck // read-only, nothing to keep
+	if _, err := tx.ExecContext(ctx, "SET LOCAL search_path TO pg_catalog; SET LOCAL jit = off"); err != nil {
+		return nil, fmt.Errorf("postgres: catalog: %w", err)
+	}
+	var rows []CatalogRow
+	if err := sqlx.SelectContext(ctx, tx, &rows, catalogQuery); err != nil {
+		return nil, fmt.Errorf("postgres: function catalog: %w", err)
+	}
+	c := newCatalog(procsOf(rows))
 	var num int
-	if err := db.QueryRowContext(ctx, `SHOW server_version_num`).Scan(&num); err != nil {
+	if err := tx.QueryRowContext(ctx, `SHOW server_version_num`).Scan(&num); err != nil {
 		return nil, fmt.Errorf("postgres: server version: %w", err)
 	}
 	c.major = num / 10000
 	var objs []CatalogObject
-	if err := sqlx.SelectContext(ctx, sqlx.NewDb(db, "pgx"), &objs, objectsSQL(extensions)); err != nil {
+	if err := sqlx.SelectContext(ctx, tx, &objs, objectsSQL(extensions)); err != nil {
 		return nil, fmt.Errorf("postgres: trust of operators, functions and types: %w", err)
 	}
 	c.trust = newTrust(objs, extensions)
@@ -200,14 +216,6 @@ var newerSyntax = map[string]int{
 func (c *Catalog) tooNew(node string) (int, bool) {
 	v, ok := newerSyntax[node]
 	return v, ok && c.major > 0 && c.major < v
-}
-
-func loadProcs(ctx context.Context, db *sql.DB) ([]proc, error) {
-	var rows []CatalogRow
-	if err := sqlx.SelectContext(ctx, sqlx.NewDb(db, "pgx"), &rows, catalogQuery); err != nil {
-		return nil, fmt.Errorf("postgres: function catalog: %w", err)
-	}
-	return procsOf(rows), nil
 }
 
 func procsOf(rows []CatalogRow) []proc {

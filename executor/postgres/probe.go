@@ -33,23 +33,22 @@ SELECT '` + probeChanged + `' AS m WHERE ` + watermarkSQL + ` <> $1::text
 UNION ALL (SELECT '` + probePrefix + `' || pg_catalog.string_agg(DISTINCT w, ', ') FROM (
 	SELECT 'function ' || p.proname FROM pg_catalog.pg_proc p WHERE p.proname = ANY ($7::text[])
 	UNION ALL SELECT 'function ' || n.nspname || '.' || p.proname FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-		WHERE p.proname = ANY ($8::text[]) AND (n.nspname = ANY ($3::text[]) OR $3::text[] IS NULL) AND n.nspname <> 'pg_catalog'
-		AND NOT ` + probeMember("pg_proc", "p.oid") + `
+		WHERE p.proname = ANY ($8::text[]) AND (n.nspname = ANY ($3::text[]) OR $3::text[] IS NULL) AND p.oid >= ` + builtinOID + `
+		AND NOT ` + probeMember("pg_proc", "p.oid", "p.proowner") + `
 	UNION ALL SELECT 'operator ' || n.nspname || '.' || o.oprname FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
-		WHERE o.oprname = ANY ($10::text[]) AND (n.nspname = ANY ($3::text[]) OR $3::text[] IS NULL) AND n.nspname <> 'pg_catalog'
-		AND NOT o.oid::text = ANY ($11::text[]) AND NOT ` + probeMember("pg_operator", "o.oid") + `
+		WHERE o.oprname = ANY ($10::text[]) AND (n.nspname = ANY ($3::text[]) OR $3::text[] IS NULL) AND o.oid >= ` + builtinOID + `
+		AND NOT o.oid::text = ANY ($11::text[]) AND NOT ` + probeMember("pg_operator", "o.oid", "o.oprowner") + `
 ) f(w) HAVING pg_catalog.count(*) > 0)
 LIMIT 1) probe`
 
 // probeStatement names probeQuery prepared on a connection.
 const probeStatement = "text2sql_probe_v1"
 
-// probeMember renders the condition that object oid of catalog class is a
-// member of an extension named in $9 (any extension when $9 is NULL).
-func probeMember(class, oid string) string {
-	return `EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
-		WHERE d.classid = 'pg_catalog.` + class + `'::pg_catalog.regclass AND d.objid = ` + oid + ` AND d.deptype = 'e'
-		AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND (e.extname = ANY ($9::text[]) OR $9::text[] IS NULL))`
+// probeMember renders the condition that object oid of catalog class,
+// owned by owner, is a trusted member of an extension named in $9 (any
+// extension when $9 is NULL; see member).
+func probeMember(class, oid, owner string) string {
+	return strings.ReplaceAll(member("pg_catalog."+class, oid, owner), "$EXT", "(e.extname = ANY ($9::text[]) OR $9::text[] IS NULL)")
 }
 
 // The probe's messages: the catalog changed since it was read, or the

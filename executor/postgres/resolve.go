@@ -92,6 +92,8 @@ type relationRef struct {
 	schema string
 	table  *schema.Table
 	alias  string
+	// renamed says an alias renames its columns (t AS a(x, y)).
+	renamed bool
 }
 
 // relations resolves every relation the statement top reads that is not
@@ -188,25 +190,36 @@ func (c *Guard) relation(rv *pg_query.RangeVar, res *resolution) *text2sql.SQLEr
 			Message: "relation " + strconv.Quote(relationName(rv)) + " does not exist among the exposed relations",
 			Hint:    tableHint(s.db, s.path, relationName(rv), "")}
 	}
+	if c.cat.trust.relations[ref.table.Schema+"."+ref.table.Name] {
+		return &text2sql.SQLError{Kind: text2sql.KindForbiddenTable,
+			Message: "relation " + schema.QuoteTable(text2sql.DialectPostgres, ref.table) + " has an index, statistics or generated-column expression that calls this database's own code, which the server runs for any query on it",
+			Hint:    "query other relations"}
+	}
+	ref.renamed = rv.Alias != nil && len(rv.Alias.Colnames) > 0
 	res.relations = append(res.relations, ref)
 	return nil
 }
 
 // taintedColumns refuses a statement that may read a column of a tainted
-// type (see Guard) of a relation it reads: by name, through * or a
-// NATURAL join, or as part of the relation's whole row.
+// type (see Guard) of a relation it reads — by name, through *, a NATURAL
+// join or an alias that renames the columns — or, when the relation's row
+// type is tainted (by its columns or by code hung on the row type itself),
+// its whole row.
 func (c *Guard) taintedColumns(res *resolution) *text2sql.SQLError {
 	for _, r := range res.relations {
 		bad := c.cat.trust.columns[r.table.Schema+"."+r.table.Name]
-		if len(bad) == 0 {
+		if len(bad) == 0 && !c.rowTainted(r.table) {
 			continue
 		}
 		why := ""
 		switch {
-		case res.wholeRow:
-			why = "reads all its columns (*, NATURAL JOIN)"
 		case res.fields[r.table.Name] || r.alias != "" && res.fields[r.alias]:
 			why = "may read its whole row"
+		case len(bad) == 0:
+		case res.wholeRow:
+			why = "reads all its columns (*, NATURAL JOIN)"
+		case r.renamed:
+			why = "renames its columns"
 		default:
 			for _, col := range bad {
 				if res.fields[col] {
@@ -216,12 +229,22 @@ func (c *Guard) taintedColumns(res *resolution) *text2sql.SQLError {
 		}
 		if why != "" {
 			return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
-				Message: "the statement " + why + " of " + schema.QuoteTable(text2sql.DialectPostgres, r.table) + ", whose columns " + strings.Join(bad, ", ") +
-					" have a type this database attaches its own code to (a domain CHECK, a cast, an operator class or I/O function), which the statement check cannot see",
-				Hint: "leave out those columns"}
+				Message: "the statement " + why + " of " + schema.QuoteTable(text2sql.DialectPostgres, r.table) +
+					", whose row type or columns (" + strings.Join(bad, ", ") + ") this database attaches its own code to (a domain CHECK, a cast, an operator, an operator class or I/O function), which the statement check cannot see",
+				Hint: "leave out those columns and the whole row"}
 		}
 	}
 	return nil
+}
+
+// rowTainted reports whether the row type of relation t is tainted.
+func (c *Guard) rowTainted(t *schema.Table) bool {
+	for _, e := range c.cat.trust.types[t.Name] {
+		if e.schema == t.Schema {
+			return e.tainted
+		}
+	}
+	return false
 }
 
 // text returns the statement to send: query up to the end of its last

@@ -681,7 +681,9 @@ func revokeRefused(tb testing.TB, db *sql.DB, cat *Catalog) {
 	for rows.Next() {
 		var sig, name string
 		require.NoError(tb, rows.Scan(&sig, &name))
-		if !cat.allowed[name] {
+		// The executor's own introspection reads comments (denied to
+		// statements, which could read those of relations not exposed).
+		if !cat.allowed[name] && name != "obj_description" && name != "col_description" {
 			stmts = append(stmts, `REVOKE EXECUTE ON FUNCTION `+sig+` FROM PUBLIC`)
 		}
 	}

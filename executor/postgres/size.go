@@ -38,7 +38,37 @@ const (
 // amplifiers are the functions whose result may be much larger than their
 // arguments, by the argument that sets how much (see built).
 var amplifiers = map[string]bool{"repeat": true, "lpad": true, "rpad": true, "array_fill": true,
-	"replace": true, "regexp_replace": true, "format": true}
+	"replace": true, "regexp_replace": true, "format": true, "concat_ws": true}
+
+// growth is how many times the sum of its arguments a call's result may
+// take: escaping (encode's escape format writes a byte as four, JSON a
+// control character as six), splitting into arrays (each element carries
+// a header), converting encodings and normalizing Unicode (NFKD writes
+// some characters as 18). A call of neither this table, amplifiers nor
+// preserving is taken to double.
+var growth = map[string]int64{"encode": 4, "quote_literal": 2, "quote_ident": 2, "quote_nullable": 2,
+	"to_json": 6, "to_jsonb": 6, "row_to_json": 6, "array_to_json": 6, "json_build_array": 6, "json_build_object": 6,
+	"jsonb_build_array": 6, "jsonb_build_object": 6, "json_object": 6, "jsonb_object": 6,
+	"string_to_array": 8, "regexp_split_to_array": 8, "regexp_matches": 8, "regexp_split_to_table": 8,
+	"convert_to": 4, "convert_from": 4, "convert": 4, "normalize": 18}
+
+// preserving are common calls whose result is at most the size of their
+// arguments (or small): aggregates, arithmetic, the clock, case and trim,
+// substrings, hashes, and concatenation (which adds).
+var preserving = map[string]bool{
+	"count": true, "sum": true, "avg": true, "min": true, "max": true, "stddev": true, "variance": true, "bool_and": true, "bool_or": true,
+	"every": true, "percentile_cont": true, "percentile_disc": true, "mode": true, "rank": true, "dense_rank": true, "row_number": true,
+	"ntile": true, "lag": true, "lead": true, "first_value": true, "last_value": true, "nth_value": true, "cume_dist": true, "percent_rank": true,
+	"round": true, "trunc": true, "abs": true, "ceil": true, "ceiling": true, "floor": true, "mod": true, "power": true, "sqrt": true,
+	"exp": true, "ln": true, "log": true, "sign": true, "greatest": true, "least": true, "random": true,
+	"now": true, "current_date": true, "date_trunc": true, "date_part": true, "extract": true, "age": true, "to_char": true,
+	"to_date": true, "to_timestamp": true, "to_number": true, "make_date": true, "timezone": true,
+	"lower": true, "upper": true, "initcap": true, "trim": true, "btrim": true, "ltrim": true, "rtrim": true, "substr": true,
+	"substring": true, "left": true, "right": true, "length": true, "char_length": true, "octet_length": true, "strpos": true,
+	"position": true, "split_part": true, "reverse": true, "md5": true, "translate": true, "concat": true, "coalesce": true,
+	"nullif": true, "array_append": true, "array_prepend": true, "array_cat": true, "array_length": true, "cardinality": true,
+	"unnest": true, "generate_series": true, "jsonb_extract_path_text": true, "json_extract_path_text": true,
+	"jsonb_extract_path": true, "json_extract_path": true, "string_agg": true, "array_agg": true, "overlay": true}
 
 // amplification refuses (KindTooLarge) a statement whose built bytes (the
 // estimated results of its amplifier calls and its literals) times its
@@ -52,13 +82,18 @@ func amplification(top protoreflect.Message) *text2sql.SQLError {
 	walk(top, func(m proto.Message) bool {
 		switch n := m.(type) {
 		case *pg_query.FuncCall:
-			if name := funcName(n); amplifiers[name] {
+			if !preserving[funcName(n)] {
 				size, se := estimate(&pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: n}})
 				if se != nil {
 					found = se
 					return false
 				}
 				built = satAdd(built, size)
+			}
+		case *pg_query.TypeCast:
+			if n.GetTypeName().GetTypmods() != nil {
+				size, se := estimate(&pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: n}})
+				built, found = satAdd(built, size), se
 			}
 		case *pg_query.A_Const:
 			if s := n.GetSval(); s != nil {
@@ -86,7 +121,9 @@ func amplification(top protoreflect.Message) *text2sql.SQLError {
 }
 
 // recursiveGrowth refuses a recursive WITH query whose recursive part
-// grows a value by a factor per step.
+// grows a value by a factor per step: a call that is not size-preserving
+// applied to a column, or any call or concatenation of the same column
+// twice.
 func recursiveGrowth(wc *pg_query.WithClause) *text2sql.SQLError {
 	var found *text2sql.SQLError
 	for _, node := range wc.Ctes {
@@ -94,7 +131,10 @@ func recursiveGrowth(wc *pg_query.WithClause) *text2sql.SQLError {
 		walk(cte.GetCtequery().ProtoReflect(), func(m proto.Message) bool {
 			switch n := m.(type) {
 			case *pg_query.FuncCall:
-				if name := funcName(n); amplifiers[name] || name == "concat" || name == "concat_ws" {
+				switch name := funcName(n); {
+				case repeatedRef(n):
+					found = growthError(cte.Ctename, name+"(x, …, x)")
+				case !preserving[name] && hasRef(n):
 					found = growthError(cte.Ctename, name+"(…)")
 				}
 			case *pg_query.A_Expr:
@@ -117,9 +157,19 @@ func growthError(cte, what string) *text2sql.SQLError {
 		Hint:    "build the value after the recursion (string_agg over its rows)"}
 }
 
-// repeatedRef reports whether a concatenation holds the same column
-// reference twice (x || x doubles x).
-func repeatedRef(n *pg_query.A_Expr) bool {
+// hasRef reports whether a call reads a column.
+func hasRef(n proto.Message) bool {
+	found := false
+	walk(n.ProtoReflect(), func(m proto.Message) bool {
+		_, found = m.(*pg_query.ColumnRef)
+		return !found
+	})
+	return found
+}
+
+// repeatedRef reports whether an expression holds the same column
+// reference twice (x || x, overlay(x placing x …) double x).
+func repeatedRef(n proto.Message) bool {
 	seen := map[string]bool{}
 	twice := false
 	walk(n.ProtoReflect(), func(m proto.Message) bool {
@@ -162,11 +212,27 @@ func estimate(n *pg_query.Node) (int64, *text2sql.SQLError) {
 	case *pg_query.Node_ColumnRef, *pg_query.Node_ParamRef, *pg_query.Node_SubLink:
 		return unknownSize, nil
 	case *pg_query.Node_TypeCast:
-		return estimate(v.TypeCast.Arg)
+		size, se := estimate(v.TypeCast.Arg)
+		// char(n) and bit(n) pad to n: a typmod sets a least size.
+		for _, m := range v.TypeCast.GetTypeName().GetTypmods() {
+			if n, ok := intLiteral(m); ok {
+				size = max(size, satMul(n, maxUTF8))
+			}
+		}
+		return size, se
 	case *pg_query.Node_FuncCall:
-		if name := funcName(v.FuncCall); amplifiers[name] {
+		name := funcName(v.FuncCall)
+		if amplifiers[name] {
 			return built(name, v.FuncCall.Args)
 		}
+		sum, se := sumOf(v.FuncCall.Args)
+		switch {
+		case preserving[name]:
+			return sum, se
+		case growth[name] > 0:
+			return satMul(sum, growth[name]), se
+		}
+		return satMul(sum, 2), se
 	}
 	var sum int64
 	var found *text2sql.SQLError
@@ -188,6 +254,19 @@ func estimate(n *pg_query.Node) (int64, *text2sql.SQLError) {
 		}
 	})
 	return sum, found
+}
+
+// sumOf returns the sum of the estimates of nodes.
+func sumOf(nodes []*pg_query.Node) (int64, *text2sql.SQLError) {
+	var sum int64
+	for _, n := range nodes {
+		size, se := estimate(n)
+		if se != nil {
+			return 0, se
+		}
+		sum = satAdd(sum, size)
+	}
+	return sum, nil
 }
 
 // nodesIn returns the Nodes directly below a message that is not a Node.
@@ -219,6 +298,9 @@ func built(name string, args []*pg_query.Node) (int64, *text2sql.SQLError) {
 		}
 		return 0
 	}
+	if len(args) == 0 {
+		return 0, nil
+	}
 	switch name {
 	case "repeat", "lpad", "rpad":
 		if len(args) < 2 {
@@ -246,28 +328,27 @@ func built(name string, args []*pg_query.Node) (int64, *text2sql.SQLError) {
 			count = satMul(count, n)
 		}
 		return satMul(max(arg(0), 8), count), nil
-	case "replace":
-		return satMul(arg(0), max(arg(2), 1)), nil
-	case "regexp_replace":
+	case "replace", "regexp_replace":
 		return satMul(arg(0), max(arg(2), 1)), nil
 	}
-	// format: its arguments, plus the widths its literal format asks for.
-	var sum int64
+	var sum, most int64
 	for _, s := range sizes {
-		sum = satAdd(sum, s)
+		sum, most = satAdd(sum, s), max(most, s)
 	}
-	if len(args) == 0 {
-		return sum, nil
+	if name == "concat_ws" { // the separator between every two
+		return satAdd(sum, satMul(arg(0), int64(len(args)))), nil
 	}
+	// format: every specifier may print any argument (%1$s), padded to
+	// its width.
 	f := args[0].GetAConst().GetSval()
 	if f == nil {
-		return sum, nil
+		return 0, countError(name)
 	}
-	width, ok := formatWidths(f.Sval)
+	specs, width, ok := formatSpecs(f.Sval)
 	if !ok {
 		return 0, countError(name)
 	}
-	return satAdd(sum, satMul(width, maxUTF8)), nil
+	return satAdd(satAdd(arg(0), satMul(most, specs)), satMul(width, maxUTF8)), nil
 }
 
 func countError(name string) *text2sql.SQLError {
@@ -298,10 +379,9 @@ func intLiteral(n *pg_query.Node) (int64, bool) {
 	return 0, false
 }
 
-// formatWidths sums the field widths of a format() string; a width taken
-// from an argument (*) is not a literal (false).
-func formatWidths(f string) (int64, bool) {
-	var total int64
+// formatSpecs counts the specifiers of a format() string and sums their
+// widths; a width taken from an argument (*) is not a literal (false).
+func formatSpecs(f string) (specs, width int64, ok bool) {
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' {
 			continue
@@ -311,18 +391,19 @@ func formatWidths(f string) (int64, bool) {
 			j++
 		}
 		if j < len(f) && f[j] == '*' {
-			return 0, false
+			return 0, 0, false
 		}
 		spec := f[i+1 : j]
 		if k := strings.IndexByte(spec, '$'); k >= 0 {
 			spec = spec[k+1:]
 		}
 		if w, err := strconv.ParseInt(strings.TrimLeft(spec, "-"), 10, 64); err == nil {
-			total = satAdd(total, w)
+			width = satAdd(width, w)
 		}
+		specs++
 		i = j
 	}
-	return total, true
+	return specs, width, true
 }
 
 func satAdd(a, b int64) int64 {

@@ -29,6 +29,12 @@ import (
 //     a value to the type, compares, sorts or hashes it, without the
 //     statement naming anything else.
 //
+// Trusted are also the objects a superuser made in pg_catalog's place or
+// added to an extension (see member): superusers are as trusted as the
+// server. A relation whose index or statistics expressions call
+// untrusted code is refused whole: the planner evaluates them for any
+// query on it.
+//
 // A statement is refused when a name it uses may resolve to an untrusted
 // function or operator on the search path, when it names a tainted type,
 // or when it reads a column of a tainted type; and the whole database is
@@ -59,37 +65,50 @@ func extensionFilter(trusted []string) string {
 // watermarkSQL renders what changes when code is attached to a type in a
 // way the trust query sees and no name in a statement shows: casts,
 // operators (one on a database's own type taints it), operator classes
-// and families, domain constraints, range types and extensions. Each is an index look-up. A statement's probe compares it
-// with the catalog's (see probeQuery).
+// and families, domain constraints, range types, extensions, indexes and
+// extended statistics. Each is an index look-up. A statement's probe
+// compares it with the catalog's (see probeQuery).
 const watermarkSQL = `pg_catalog.concat_ws('/', (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_cast),
 	(SELECT pg_catalog.max(oid) FROM pg_catalog.pg_operator),
 	(SELECT pg_catalog.max(oid) FROM pg_catalog.pg_opclass), (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_amop),
 	(SELECT pg_catalog.max(oid) FROM pg_catalog.pg_amproc),
 	(SELECT pg_catalog.max(oid) FROM pg_catalog.pg_constraint WHERE contypid > 0),
-	(SELECT pg_catalog.max(rngtypid) FROM pg_catalog.pg_range), (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_extension))`
+	(SELECT pg_catalog.max(rngtypid) FROM pg_catalog.pg_range), (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_extension),
+	(SELECT pg_catalog.max(indexrelid) FROM pg_catalog.pg_index), (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_statistic_ext))`
 
 // memberSQL is the condition that object oid of catalog class is a
 // member of a trusted extension ($EXT filters pg_extension e).
-const memberSQL = `EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+const memberSQL = `(EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
 	WHERE d.classid = '$CLASS'::pg_catalog.regclass AND d.objid = $OID AND d.deptype = 'e'
-	AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND $EXT)`
+	AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND $EXT)
+	AND EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid = $OWNER AND r.rolsuper))`
 
-// member renders memberSQL for one catalog class and oid expression.
-func member(class, oid string) string {
-	return strings.NewReplacer("$CLASS", class, "$OID", oid).Replace(memberSQL)
+// member renders memberSQL for one catalog class, oid and owner
+// expression. An extension's owner may add any object of theirs to it
+// (ALTER EXTENSION … ADD), and since PostgreSQL 13 a database owner may
+// create the trusted extensions (citext, hstore, pgcrypto, pg_trgm…)
+// whose scripts run as the bootstrap superuser: so a member is trusted
+// only when a superuser owns it, as the script's objects are.
+func member(class, oid, owner string) string {
+	return strings.NewReplacer("$CLASS", class, "$OID", oid, "$OWNER", owner).Replace(memberSQL)
 }
+
+// builtinOID is PostgreSQL's FirstNormalObjectId: objects made by initdb
+// have smaller oids, so one created in pg_catalog later does not pass
+// for a built-in.
+const builtinOID = "16384"
 
 var objectsTemplate = `WITH RECURSIVE
 bad_proc AS MATERIALIZED (
 	SELECT p.oid, n.nspname, p.proname FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-	WHERE n.nspname <> 'pg_catalog' AND NOT ` + member("pg_catalog.pg_proc", "p.oid") + `),
+	WHERE p.oid >= ` + builtinOID + ` AND NOT ` + member("pg_catalog.pg_proc", "p.oid", "p.proowner") + `),
 bad_op AS MATERIALIZED (
 	SELECT o.oid, n.nspname, o.oprname, o.oprleft, o.oprright FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
-	WHERE n.nspname <> 'pg_catalog' AND NOT ` + member("pg_catalog.pg_operator", "o.oid") + `),
+	WHERE o.oid >= ` + builtinOID + ` AND NOT ` + member("pg_catalog.pg_operator", "o.oid", "o.oprowner") + `),
 good_type AS MATERIALIZED (
 	SELECT t.oid FROM pg_catalog.pg_type t
-	WHERE t.typnamespace = 'pg_catalog'::pg_catalog.regnamespace OR ` + member("pg_catalog.pg_type", "t.oid") + `
-	   OR t.typelem <> 0 AND t.typcategory = 'A' AND ` + member("pg_catalog.pg_type", "t.typelem") + `),
+	WHERE t.oid < ` + builtinOID + ` OR ` + member("pg_catalog.pg_type", "t.oid", "t.typowner") + `
+	   OR t.typelem <> 0 AND t.typcategory = 'A' AND ` + member("pg_catalog.pg_type", "t.typelem", "t.typowner") + `),
 good_base AS MATERIALIZED (
 	SELECT oid FROM good_type UNION SELECT t.oid FROM pg_catalog.pg_type t WHERE t.typbasetype IN (SELECT oid FROM good_type)),
 symbol_op AS MATERIALIZED (
@@ -110,7 +129,7 @@ seed AS MATERIALIZED (
 	UNION SELECT x FROM pair, LATERAL unnest(ARRAY[pair.l, pair.r]) AS x
 	WHERE x <> 0 AND (x NOT IN (SELECT oid FROM good_type) OR pair.l IN (SELECT oid FROM good_type) AND pair.r IN (SELECT oid FROM good_type))
 	UNION SELECT o.opcintype FROM pg_catalog.pg_opclass o
-	WHERE o.opcdefault AND o.opcnamespace <> 'pg_catalog'::pg_catalog.regnamespace AND NOT ` + member("pg_catalog.pg_opclass", "o.oid") + `
+	WHERE o.opcdefault AND o.oid >= ` + builtinOID + ` AND NOT ` + member("pg_catalog.pg_opclass", "o.oid", "o.opcowner") + `
 	UNION SELECT r.rngtypid FROM pg_catalog.pg_range r
 	WHERE ARRAY[r.rngcanonical::oid, r.rngsubdiff::oid] && ARRAY(SELECT oid FROM bad_proc)
 	UNION SELECT x FROM bad_op o, LATERAL unnest(ARRAY[o.oprleft, o.oprright]) AS x
@@ -124,6 +143,10 @@ edge AS MATERIALIZED (
 	UNION ALL SELECT r.rngsubtype, r.rngtypid FROM pg_catalog.pg_range r
 	UNION ALL SELECT r.rngtypid, (pg_catalog.to_jsonb(r) ->> 'rngmultitypid')::oid FROM pg_catalog.pg_range r
 	WHERE pg_catalog.to_jsonb(r) ? 'rngmultitypid'),
+bad_dep AS MATERIALIZED (
+	SELECT d.classid, d.objid FROM pg_catalog.pg_depend d
+	WHERE d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.refobjid IN (SELECT oid FROM bad_proc)
+	   OR d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass AND d.refobjid IN (SELECT oid FROM bad_op)),
 tainted(oid) AS (
 	SELECT oid FROM seed
 	UNION SELECT e.child FROM edge e JOIN tainted s ON s.oid = e.parent)
@@ -135,6 +158,12 @@ UNION ALL SELECT 'type', n.nspname::text, t.typname::text, t.oid::int8, t.oid IN
 UNION ALL SELECT 'column', n.nspname::text, c.relname::text, 0, true, a.attname::text
 	FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 	WHERE a.atttypid IN (SELECT oid FROM tainted) AND a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+UNION ALL SELECT 'relation', n.nspname::text, c.relname::text, c.oid::int8, true, ''
+	FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid IN (
+		SELECT i.indrelid FROM pg_catalog.pg_index i JOIN bad_dep d ON d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = i.indexrelid
+		UNION SELECT s.stxrelid FROM pg_catalog.pg_statistic_ext s JOIN bad_dep d ON d.classid = 'pg_catalog.pg_statistic_ext'::pg_catalog.regclass AND d.objid = s.oid
+		UNION SELECT ad.adrelid FROM pg_catalog.pg_attrdef ad JOIN bad_dep d ON d.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND d.objid = ad.oid
+			JOIN pg_catalog.pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum WHERE a.attgenerated = 'v')
 UNION ALL SELECT 'global', n.nspname::text, t.typname::text, t.oid::int8, true, ''
 	FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
 	WHERE t.oid IN (SELECT oid FROM tainted) AND t.oid IN (SELECT oid FROM good_type)
@@ -151,6 +180,9 @@ UNION ALL SELECT 'watermark', '', $WATERMARK, 0, false, ''`
 //   - "type": a type by Schema, Name and OID, Tainted when untrusted code
 //     is attached to it;
 //   - "column": Column of relation Schema.Name has a tainted type;
+//   - "relation": relation Schema.Name has an index expression or
+//     predicate, an extended statistics expression or a virtual generated
+//     column that calls untrusted code, which the planner or a read runs;
 //   - "global": the trusted type Schema.Name (OID) is tainted, so every
 //     statement is refused;
 //   - "watermark": Name is the catalog's watermark (see probeQuery).
@@ -182,6 +214,8 @@ type trust struct {
 	// typedOps are the oids of the untrusted operators that taint their
 	// types instead of their symbols.
 	typedOps []string
+	// relations are the "schema.relation" names of tainted relations.
+	relations map[string]bool
 	// global names the trusted types that are tainted.
 	global []string
 	// watermark is the catalog's at load time (see watermarkSQL).
@@ -192,7 +226,7 @@ type trust struct {
 
 func newTrust(objs []CatalogObject, extensions []string) trust {
 	t := trust{funcs: map[string][]string{}, ops: map[string][]string{}, types: map[string][]typeEntry{},
-		columns: map[string][]string{}, extensions: extensions, typedOps: []string{}}
+		columns: map[string][]string{}, extensions: extensions, typedOps: []string{}, relations: map[string]bool{}}
 	for _, o := range objs {
 		switch o.Kind {
 		case "function":
@@ -206,6 +240,8 @@ func newTrust(objs []CatalogObject, extensions []string) trust {
 		case "column":
 			k := o.Schema + "." + o.Name
 			t.columns[k] = append(t.columns[k], o.Column)
+		case "relation":
+			t.relations[o.Schema+"."+o.Name] = true
 		case "global":
 			t.global = append(t.global, o.Schema+"."+o.Name)
 		case "watermark":

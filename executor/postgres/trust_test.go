@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"slices"
 	"strings"
@@ -329,11 +330,91 @@ func TestBuiltValuesBounded(t *testing.T) {
 	}
 	// What runs without building values is bounded in time on the server.
 	start := time.Now()
-	exectest.RunKind(t, e, `SELECT count(*) FROM generate_series(1, 10000000000)`, text2sql.KindTimeout)
+	exectest.RunKind(t, e, `SELECT count(*) FROM generate_series(1, 100000) a, generate_series(1, 100000) b`, text2sql.KindTimeout)
 	assert.Less(t, time.Since(start), 2*time.Second+3*time.Second, "the time limit held")
 	assert.Eventually(t, func() bool {
 		var n int
-		require.NoError(t, db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%10000000000%' AND pid <> pg_backend_pid()`).Scan(&n))
+		require.NoError(t, db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%generate_series(1, 100000) b%' AND pid <> pg_backend_pid()`).Scan(&n))
 		return n == 0
 	}, 2*time.Second, 50*time.Millisecond, "the statement still runs on the server")
+}
+
+// nest wraps seed in call n times, call holding X where the inner value
+// goes.
+func nest(call, seed string, n int) string {
+	for range n {
+		seed = strings.ReplaceAll(call, "X", seed)
+	}
+	return seed
+}
+
+// Findings of the attack on the rebuilt guard: code hung on a table's
+// row type reached through its whole row, a tainted column renamed by an
+// alias, index and statistics expressions the planner evaluates, objects
+// added to an extension or to pg_catalog by their non-built-in owners,
+// and catalog definitions of relations that are not exposed.
+func TestOwnerCodeAttackFindings(t *testing.T) {
+	db, _ := testDB(t, append(slices.Clone(ownerDB),
+		`CREATE TABLE t1 (id int, x int)`, `INSERT INTO t1 VALUES (1, 1)`,
+		`CREATE FUNCTION m_t1(t1, t1) RETURNS bool LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+		`CREATE OPERATOR public.=== (LEFTARG = t1, RIGHTARG = t1, FUNCTION = m_t1)`,
+		`CREATE TABLE t3 (id int)`, `INSERT INTO t3 VALUES (1)`,
+		`CREATE FUNCTION m_c3(t3) RETURNS text LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+		`CREATE CAST (t3 AS text) WITH FUNCTION m_c3(t3)`,
+		`CREATE TABLE flag (on_ bool)`,
+		`CREATE FUNCTION m_late() RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$BEGIN IF EXISTS (SELECT 1 FROM flag) THEN RAISE EXCEPTION 'OWNER CODE RAN'; END IF; RETURN 0; END$$`,
+		`CREATE TABLE t4 (id int, x int)`, `CREATE INDEX ON t4 ((x + m_late()))`,
+		`CREATE TABLE t5 (id int, x int)`, `CREATE STATISTICS st5 ON (x + m_late()) FROM t5`,
+		`CREATE TABLE t6 (id int, x int)`, `CREATE INDEX ON t6 (x) WHERE x > m_late()`,
+		`INSERT INTO flag VALUES (true)`,
+		`CREATE FUNCTION public.length(int) RETURNS int LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+		`CREATE FUNCTION pg_catalog.evil_in_catalog() RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+		`CREATE FUNCTION pg_catalog.octet_length(int) RETURNS int LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+		`CREATE SCHEMA hidden`, `CREATE VIEW hidden.v AS SELECT 'hunter2'::text AS pw`)...)
+	// A role that is no superuser installs citext (a trusted extension)
+	// and adds its own function to it.
+	owner := dbtest.Name("t2s_extowner")
+	dbtest.Exec(t, db, `CREATE ROLE `+owner+` NOSUPERUSER`, `GRANT CREATE ON SCHEMA public TO `+owner, `GRANT CREATE ON DATABASE `+currentDB(t, db)+` TO `+owner,
+		`SET ROLE `+owner, `CREATE SCHEMA mine`, `CREATE EXTENSION ltree SCHEMA mine`,
+		`CREATE FUNCTION mine.upper(int) RETURNS int LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+		`ALTER EXTENSION ltree ADD FUNCTION mine.upper(int)`, `RESET ROLE`)
+	t.Cleanup(func() { _, _ = db.Exec(`DROP OWNED BY ` + owner + ` CASCADE; DROP ROLE ` + owner) })
+	e := newExec(t, db, Options{SearchPath: []string{"public", "mine"}})
+	exectest.RefusedUntripped(t, e, ran,
+		`SELECT count(*) FROM t1 a, t1 b WHERE a === b`, `SELECT a === a FROM t1 a`, `SELECT a::text FROM t3 a`,
+		`SELECT DISTINCT w FROM tagged AS s(i, w)`, `SELECT i FROM tagged AS s(i, w) ORDER BY w`,
+		`SELECT id FROM t4`, `SELECT id FROM t5 WHERE x + 1 > 0`, `SELECT id FROM t6 WHERE x > 0`,
+		`SELECT length(42)`, `SELECT evil_in_catalog()`, `SELECT octet_length(42)`, `SELECT upper(42)`,
+		`SELECT pg_get_viewdef('hidden.v'::regclass)`, `SELECT obj_description('hidden.v'::regclass, 'pg_class')`)
+	assert.Nil(t, exectest.Run(t, e, `SELECT id, x + 1 FROM t1`).Error, "t1's columns are harmless")
+}
+
+func currentDB(t *testing.T, db interface{ QueryRow(string, ...any) *sql.Row }) string {
+	var name string
+	require.NoError(t, db.QueryRow(`SELECT current_database()`).Scan(&name))
+	return name
+}
+
+// The size bound holds for calls that grow their arguments without a
+// count (positional format specifiers, hex encoding, separators, padding
+// typmods) and for recursion that grows a value by any call.
+func TestBuiltValuesGrowth(t *testing.T) {
+	db, _ := testDB(t, `CREATE TABLE s (id int, t text)`, `INSERT INTO s VALUES (1, 'x')`)
+	e := newExec(t, db, Options{})
+	chars := make([]string, 40)
+	for i := range chars {
+		chars[i] = "octet_length(''::char(10485760))"
+	}
+	for _, q := range []string{
+		"SELECT octet_length(" + nest("format('%1$s%1$s%1$s%1$s%1$s%1$s%1$s%1$s', X)", "'abcdefghijklmnop'", 8) + ")",
+		"SELECT octet_length(" + nest("encode(convert_to(X, 'UTF8'), 'hex')", "'abcdefghijklmnopabcdefghijklmnop'", 22) + ")",
+		"SELECT octet_length(" + nest("concat_ws(X, 'a','a','a','a','a','a','a','a','a')", "'abcdefghijklmnop'", 8) + ")",
+		"SELECT " + strings.Join(chars, ", "),
+		`SELECT octet_length(1::bit(83886080)), octet_length(1::bit(83886080)), octet_length(1::bit(83886080))`,
+		`WITH RECURSIVE r(n, s) AS (SELECT 1, 'ab' UNION ALL SELECT n + 1, encode(convert_to(s, 'UTF8'), 'hex') FROM r WHERE n < 27) SELECT max(octet_length(s)) FROM r`,
+		`WITH RECURSIVE r(n, s) AS (SELECT 1, 'ab' UNION ALL SELECT n + 1, overlay(s placing s from 1 for 0) FROM r WHERE n < 27) SELECT max(octet_length(s)) FROM r`,
+		`SELECT format('%s', 'x', 'y') || format(t, 1) FROM s`,
+	} {
+		exectest.RunKind(t, e, q, text2sql.KindTooLarge)
+	}
 }
