@@ -212,7 +212,7 @@ func (w *world) attacks() []attack {
 		{"SELECT nextval(seq1)", ff},
 		{"SELECT SETVAL(seq1, 100)", ff},
 		{"SELECT lastval(seq1)", ff},
-		{"SELECT PREVIOUS VALUE FOR seq1", text2sql.KindSyntax},
+		{"SELECT PREVIOUS VALUE FOR seq1", ff},
 		{"SELECT Name FROM singer WHERE Singer_ID = NEXT VALUE FOR seq1", ff},
 		// A stored function (one exists: it is still refused).
 		{"SELECT f_write()", ff},
