@@ -44,8 +44,8 @@ func TestGuardOffline(t *testing.T) {
 		"SELECT strftime('%Y', d) FROM t":       text2sql.KindDialect,
 		"SELECT util.f(1)":                      text2sql.KindForbiddenFunction,
 		"SELECT my_udf(1)":                      text2sql.KindForbiddenFunction,
-		"SELEC 1":                             text2sql.KindSyntax,
-		"SELECT 1 FROM t PROCEDURE ANALYSE()": text2sql.KindForbiddenStatement,
+		"SELEC 1":                               text2sql.KindSyntax,
+		"SELECT 1 FROM t PROCEDURE ANALYSE()":   text2sql.KindForbiddenStatement,
 	} {
 		se := c.CheckSQL(q)
 		if assert.NotNil(t, se, q) {
