@@ -33,6 +33,7 @@ const (
 	erSPWrongNumberOfArgs   = 1318
 	erTableAccessDenied     = 1142
 	erNoSuchTable           = 1146
+	erUnknownTable          = 1109
 	probeStatementName      = "text2sql_probe"
 	storedFunctionsOfThisDB = `SELECT LOWER(ROUTINE_NAME) FROM information_schema.ROUTINES
 		WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'FUNCTION'`
@@ -40,12 +41,21 @@ const (
 
 // builtinsOnly takes off the allow-list every name this server does not
 // resolve to a built-in of its own (such as TRANSLATE, REGEXP_LIKE or
-// MONTHS_BETWEEN on MariaDB 10.11, which MySQL or Oracle have): it asks
-// the server to prepare SELECT name() for each and drops the names it
-// reads as a stored function, and those of the current database's
-// stored functions. Preparing runs nothing: a stored function's body is
-// parsed, not run. Names in extra (the host's own) stay. It runs once,
-// when the executor is made.
+// MONTHS_BETWEEN on MariaDB 10.11, which MySQL or Oracle have), and
+// those of the current database's stored functions and of the server's
+// loadable functions (mysql.func, where the login may read it). Names in
+// extra (the host's own) stay. It runs once, when the executor is made.
+//
+// Where the server lists its functions and keywords (MariaDB 10.6 and
+// later: information_schema.SQL_FUNCTIONS and KEYWORDS), a listed
+// function is a built-in, which the server resolves before any loadable
+// or stored function, and a name in neither list is not one. The other
+// names — keywords, or every name on a server without the lists — are
+// asked of the server: it prepares SELECT name() and the names it reads
+// as a stored function are dropped. Preparing runs no stored function
+// (its body is parsed, not run) but does run a loadable function's init
+// code, which is why loadable functions are dropped first and, where
+// the lists exist, only keywords are asked.
 func (c *Guard) builtinsOnly(ctx context.Context, db *sql.DB, extra []string) error {
 	keep := map[string]bool{}
 	for _, f := range extra {
@@ -55,21 +65,85 @@ func (c *Guard) builtinsOnly(ctx context.Context, db *sql.DB, extra []string) er
 	if err != nil {
 		return fmt.Errorf("mysql: stored functions: %w", err)
 	}
-	for _, name := range stored {
+	udfs, _, err := loadableFunctions(ctx, db)
+	if err != nil {
+		return err
+	}
+	for _, name := range append(stored, udfs...) {
 		if !keep[name] {
 			delete(c.allow, name)
 		}
+	}
+	native, keywords, err := serverLists(ctx, db)
+	if err != nil {
+		return err
+	}
+	var ask []string
+	for name := range c.allow {
+		switch sql := displayName(name); {
+		case keep[name] || !sqlName(name):
+		case native == nil || keywords[sql]:
+			ask = append(ask, name)
+		case !native[sql]:
+			delete(c.allow, name)
+		}
+	}
+	return c.askServer(ctx, db, ask)
+}
+
+// loadableFunctions are the names in mysql.func, in lower case;
+// visible is false when the login may not read it.
+func loadableFunctions(ctx context.Context, db *sql.DB) (names []string, visible bool, err error) {
+	names, err = queryNames(ctx, db, "SELECT LOWER(name) FROM mysql.func")
+	switch code := serverError(err); {
+	case err == nil:
+		return names, true, nil
+	case code == erTableAccessDenied || code == erNoSuchTable:
+		return nil, false, nil
+	default:
+		return nil, false, fmt.Errorf("mysql: loadable functions: %w", err)
+	}
+}
+
+// serverLists are the server's own lists of its built-in functions and
+// of its keywords, in lower case; both nil where it has none.
+func serverLists(ctx context.Context, db *sql.DB) (native, keywords map[string]bool, err error) {
+	set := func(q string) (map[string]bool, error) {
+		names, err := queryNames(ctx, db, q)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[string]bool, len(names))
+		for _, n := range names {
+			m[strings.ToLower(n)] = true
+		}
+		return m, nil
+	}
+	native, err = set("SELECT FUNCTION FROM information_schema.SQL_FUNCTIONS")
+	if code := serverError(err); code == erUnknownTable || code == erNoSuchTable {
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("mysql: built-in functions: %w", err)
+	}
+	if keywords, err = set("SELECT WORD FROM information_schema.KEYWORDS"); err != nil {
+		return nil, nil, fmt.Errorf("mysql: keywords: %w", err)
+	}
+	return native, keywords, nil
+}
+
+// askServer prepares SELECT name() for each of names, as the statement
+// would write it, and drops those the server reads as a stored function.
+func (c *Guard) askServer(ctx context.Context, db *sql.DB, names []string) error {
+	if len(names) == 0 {
+		return nil
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("mysql: built-in functions: %w", err)
 	}
 	defer conn.Close()
-	for name := range c.allow {
-		if keep[name] || !sqlName(name) {
-			continue
-		}
-		_, err := conn.ExecContext(ctx, "PREPARE "+probeStatementName+" FROM 'SELECT "+name+"()'")
+	for _, name := range names {
+		_, err := conn.ExecContext(ctx, "PREPARE "+probeStatementName+" FROM 'SELECT "+displayName(name)+"()'")
 		if code := serverError(err); code == erSPDoesNotExist || code == erFuncInexistentName || code == erSPWrongNumberOfArgs {
 			delete(c.allow, name)
 		} else if err != nil && code == 0 {
@@ -111,15 +185,8 @@ func queryNames(ctx context.Context, q interface {
 // canReadUDFs reports whether the login may read mysql.func, the
 // server's list of loadable functions.
 func canReadUDFs(ctx context.Context, db *sql.DB) (bool, error) {
-	_, err := queryNames(ctx, db, "SELECT name FROM mysql.func LIMIT 0")
-	switch code := serverError(err); {
-	case err == nil:
-		return true, nil
-	case code == erTableAccessDenied || code == erNoSuchTable:
-		return false, nil
-	default:
-		return false, fmt.Errorf("mysql: loadable functions: %w", err)
-	}
+	_, visible, err := loadableFunctions(ctx, db)
+	return visible, err
 }
 
 // shadowError is a refusal decided on the server before the statement

@@ -88,8 +88,28 @@ func TestAllowListHoldsOnlyBuiltins(t *testing.T) {
 	for _, name := range []string{"concat", "count", "substring", "now", "chr", "median", "translate"} {
 		assert.True(t, e.Guard().allow[name], name)
 	}
+	// CHAR and INSERT, which the parser names char_func and insert_func,
+	// are asked of the server as they are written.
+	res := exectest.Run(t, e, "SELECT CHAR(65), INSERT('abc', 1, 1, 'x')")
+	require.Nil(t, res.Error)
+	assert.Equal(t, [][]any{{[]byte("A"), "xbc"}}, res.Rows)
 	// The offline Guard knows no server: it keeps the whole list.
 	assert.Nil(t, NewGuard("", nil).CheckSQL("SELECT regexp_like(a, 'x') FROM t"))
+}
+
+// A name in mysql.func leaves the allow-list at Open before any name is
+// asked of the server (preparing a call of a loadable function runs its
+// init code), even a built-in's, which `name`(…) would reach.
+func TestLoadableFunctionNamesDroppedAtOpen(t *testing.T) {
+	admin, dsn := dbtest.MySQL(t)
+	dbtest.Exec(t, admin, "CREATE TABLE pets (name VARCHAR(20))",
+		"INSERT INTO mysql.func (name, ret, dl, type) VALUES ('soundex', 0, 'none.so', 'function')")
+	t.Cleanup(func() { admin.Exec("DELETE FROM mysql.func WHERE name = 'soundex'") })
+	e, err := Open(context.Background(), dsn, Options{})
+	require.NoError(t, err)
+	defer e.Close()
+	assert.False(t, e.Guard().allow["soundex"])
+	exectest.RunKind(t, e, "SELECT SOUNDEX(name) FROM pets", text2sql.KindForbiddenFunction)
 }
 
 // A loadable function of a built-in's name (mysql.func) refuses the
