@@ -97,6 +97,9 @@ type Guard struct {
 	// without case (lower_case_table_names ≠ 0).
 	database string
 	foldCase bool
+	// long, when set, are the database's long columns, whose values a
+	// row may hold only so many of (see maxLongValues).
+	long *longColumns
 }
 
 // Confine makes c refuse a table qualified with a database other than
@@ -254,11 +257,15 @@ func (c *Guard) Plan(query string) (Statement, *text2sql.SQLError) {
 		if se.Kind != text2sql.KindSyntax {
 			return Statement{}, se
 		}
-		st, lse, ok := c.lexicalPlan(text, sqltext.Significant(sqltext.LexMySQL(text, c.mode)))
+		sig := sqltext.Significant(sqltext.LexMySQL(text, c.mode))
+		st, lse, ok := c.lexicalPlan(text, sig)
 		switch {
 		case !ok:
 			return Statement{}, se
 		case lse != nil:
+			return Statement{}, lse
+		}
+		if lse := lexicalBounds(sig); lse != nil {
 			return Statement{}, lse
 		}
 		return st, nil
@@ -273,6 +280,9 @@ func (c *Guard) Plan(query string) (Statement, *text2sql.SQLError) {
 	}
 	calls, se := c.checkTree(stmts[0])
 	if se != nil {
+		return Statement{}, se
+	}
+	if se := c.bounds(stmts[0]); se != nil {
 		return Statement{}, se
 	}
 	return Statement{Text: text, Calls: calls}, nil

@@ -11,7 +11,14 @@
 //     variable assignment, no statement but a query, and only
 //     allow-listed functions (DefaultFunctions). The server is sent the
 //     text the parser read, comments blanked. A refused statement never
-//     reaches the server (no connection is opened for it).
+//     reaches the server (no connection is opened for it). The check
+//     also bounds the work of one row, which the server cannot stop
+//     (it looks for KILL and max_statement_time between rows only): a
+//     string literal, and a string built from literals (REPEAT, SPACE,
+//     LPAD, RPAD with a literal count, CONCAT, INSERT, REPLACE), holds
+//     at most 8 KiB, and the searches of a statement (LIKE, REGEXP,
+//     LOCATE, INSTR, REPLACE, …) at most 1e8 character comparisons by
+//     the lengths the statement shows (KindTooLarge).
 //  2. The transaction: the statement is prepared (the binary protocol
 //     takes one statement, and multiStatements is off) and run inside
 //     START TRANSACTION READ ONLY, always rolled back. The server refuses
@@ -290,6 +297,7 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 	}
 	e.schema = sch
 	e.checker = NewGuard(sqlMode, opts.AllowFunctions).Confine(database.String, lowerCase != 0)
+	e.checker.knowLongColumns(sch)
 	if err := e.checker.builtinsOnly(ctx, db, opts.AllowFunctions); err != nil {
 		return nil, err
 	}

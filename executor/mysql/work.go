@@ -1,0 +1,449 @@
+package mysql
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/schema"
+)
+
+// MariaDB and MySQL look for KILL, and so for max_statement_time, between
+// rows: one call runs to its end however long it takes (a LOCATE of a
+// 150,000-character needle in 300,000 characters ran 33 s past a 2 s
+// limit and through KILL QUERY and KILL CONNECTION), and a row is built
+// whole in the server's memory before it is sent, on the text protocol
+// as on the binary one. No setting a login may change bounds either, so
+// the Guard bounds, before the statement runs, the strings a statement
+// writes or builds and the comparisons of its searches.
+const (
+	// maxBuilt bounds, in bytes, a string literal and a string a call
+	// builds from literals (REPEAT, SPACE, LPAD, RPAD, CONCAT, INSERT,
+	// REPLACE): two such strings searched one in the other cost at most
+	// maxBuilt² (6.7e7) comparisons, and a row of 4,096 of them (the
+	// server's column limit) 32 MiB.
+	maxBuilt = 8 << 10
+	// maxWork bounds the character comparisons of a statement's searches
+	// (LIKE, REGEXP, LOCATE, INSTR, POSITION, REPLACE, SUBSTRING_INDEX,
+	// REGEXP_*, JSON_SEARCH), summed, a search costing the product of its
+	// subject's and its pattern's lengths. Measured on MariaDB 10.11, LIKE
+	// '%…%' compares 2e8 characters a second and LOCATE 8e8, so 1e8 stays
+	// within the second of grace past the time limit.
+	maxWork = 100_000_000
+	// rowBuiltLength is the length assumed for a string built across rows
+	// (GROUP_CONCAT, JSON_ARRAYAGG, JSON_OBJECTAGG in a subquery, or a
+	// recursive WITH query that grows one): 16 MiB, MariaDB's default
+	// max_allowed_packet, which bounds every string a call returns.
+	rowBuiltLength = 16 << 20
+	// maxLongValues bounds the values of long columns (longTypes) a
+	// statement's select lists name: each can be max_allowed_packet long
+	// (16 MiB by default), and the server builds a row whole, so 16 take
+	// 256 MiB of its memory at most (200 copies of one 10 MB value took
+	// it to 2 GB).
+	maxLongValues = 16
+)
+
+// longTypes are the column types that hold more than a TEXT's 64 KiB.
+var longTypes = []string{"mediumtext", "longtext", "mediumblob", "longblob", "json"}
+
+// longColumns are the database's columns of a long type: the names, and
+// how many each table or view has, in lower case.
+type longColumns struct {
+	names   map[string]bool
+	byTable map[string]int
+}
+
+// knowLongColumns makes c bound the long values of a statement's rows
+// (maxLongValues) by sch's columns.
+func (c *Guard) knowLongColumns(sch *schema.Database) {
+	l := &longColumns{names: map[string]bool{}, byTable: map[string]int{}}
+	for _, t := range sch.Tables {
+		for _, col := range t.Columns {
+			typ := strings.ToLower(col.Type)
+			if slices.ContainsFunc(longTypes, func(p string) bool { return strings.HasPrefix(typ, p) }) {
+				l.names[strings.ToLower(col.Name)] = true
+				l.byTable[strings.ToLower(t.Name)]++
+			}
+		}
+	}
+	c.long = l
+}
+
+// countArg gives, for the calls whose result length a count argument
+// decides, that argument's index: the server builds the string whole.
+var countArg = map[string]int{"repeat": 1, "space": 0, "lpad": 1, "rpad": 1}
+
+// searchArgs gives, for the calls whose work grows with the product of
+// two arguments' lengths, those arguments' indexes.
+var searchArgs = map[string][2]int{
+	"locate": {0, 1}, "position": {0, 1}, "instr": {0, 1}, "replace": {0, 1}, "substring_index": {0, 1},
+	"regexp_like": {0, 1}, "regexp_instr": {0, 1}, "regexp_substr": {0, 1}, "regexp_replace": {0, 1},
+	"json_search": {0, 2},
+}
+
+// growing are the calls that return a string longer than their
+// arguments; in a recursive WITH query each round can double it.
+var growing = map[string]bool{"concat": true, "concat_ws": true, "repeat": true, "space": true,
+	"lpad": true, "rpad": true, "insert_func": true, "replace": true, "regexp_replace": true}
+
+// rowBuilders are the aggregates that build one string from many rows.
+var rowBuilders = map[string]bool{"group_concat": true, "json_arrayagg": true, "json_objectagg": true}
+
+// work walks a parsed statement and collects what bounds needs.
+type work struct {
+	// longest is the length of the longest string literal or count; a
+	// column of a derived table or WITH query may hold that much, so it
+	// is the length assumed for a value the walk cannot see.
+	longest  int64
+	depth    int
+	rowBuilt bool
+	recurse  bool
+	grows    bool
+	builds   []ast.ExprNode
+	searches [][2]ast.ExprNode
+	err      *text2sql.SQLError
+	// long are the database's long columns (nil: unknown); longFields
+	// counts the select fields that name one, stars the fields that are
+	// a *, and tables how many times the statement names each table.
+	long       *longColumns
+	longFields int
+	stars      int
+	tables     map[string]int
+}
+
+// bounds refuses stmt when a string it writes or builds passes maxBuilt
+// or its searches pass maxWork (KindTooLarge), or when a count that
+// decides a string's length is not a literal (KindForbiddenFunction).
+func (c *Guard) bounds(stmt ast.StmtNode) *text2sql.SQLError {
+	w := &work{long: c.long, tables: map[string]int{}}
+	stmt.Accept(w)
+	if w.err != nil {
+		return w.err
+	}
+	if n := w.longValues(); n > maxLongValues {
+		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+			Message: fmt.Sprintf("a row may hold %d values of long columns (MEDIUMTEXT, LONGTEXT, MEDIUMBLOB, LONGBLOB, JSON); at most %d are allowed, because the server builds a row whole in its memory", n, maxLongValues),
+			Hint:    "select the long columns once, and fewer of them"}
+	}
+	for _, b := range w.builds {
+		if n, known := w.length(b); known && n > maxBuilt {
+			return tooLong(n)
+		}
+	}
+	unseen := max(w.longest, 1)
+	if w.rowBuilt || w.recurse && w.grows {
+		unseen = rowBuiltLength
+	}
+	var total float64
+	for _, s := range w.searches {
+		a, b := w.assumed(s[0], unseen), w.assumed(s[1], unseen)
+		total += float64(a) * float64(b)
+	}
+	if total > maxWork {
+		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+			Message: fmt.Sprintf("the statement's searches (LIKE, LOCATE, REPLACE, …) may compare %.3g characters in one row, more than the %.0e the server can be stopped after; search in shorter strings", total, float64(maxWork)),
+			Hint:    "search with short literal patterns, not built strings"}
+	}
+	return nil
+}
+
+func tooLong(n int64) *text2sql.SQLError {
+	return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+		Message: fmt.Sprintf("the statement writes or builds a string of %d bytes; at most %d are allowed, because the server computes a value whole before the time limit can stop it", n, maxBuilt),
+		Hint:    "use shorter literals and smaller counts"}
+}
+
+func (w *work) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		w.depth++
+	case *ast.WithClause:
+		w.recurse = w.recurse || x.IsRecursive
+	case *ast.CommonTableExpression:
+		// Its Accept does not walk the query.
+		if x.Query != nil {
+			x.Query.Accept(w)
+		}
+	case ast.ValueExpr:
+		// Strings, and hexadecimal and bit literals, which are strings too.
+		w.longest = max(w.longest, int64(len(x.GetDatumString())))
+		w.builds = append(w.builds, x)
+	case *ast.AggregateFuncExpr:
+		if rowBuilders[strings.ToLower(x.F)] && w.depth > 1 {
+			w.rowBuilt = true
+		}
+	case *ast.PatternLikeOrIlikeExpr:
+		w.searches = append(w.searches, [2]ast.ExprNode{x.Expr, x.Pattern})
+	case *ast.PatternRegexpExpr:
+		w.searches = append(w.searches, [2]ast.ExprNode{x.Expr, x.Pattern})
+	case *ast.FuncCallExpr:
+		w.call(x)
+	case *ast.TableName:
+		w.tables[x.Name.L]++
+	case *ast.SelectField:
+		switch {
+		case x.WildCard != nil:
+			w.stars++
+		case w.long != nil && w.namesLong(x.Expr):
+			w.longFields++
+		}
+	}
+	return n, w.err != nil
+}
+
+// longValues is how many values of long columns a row of the statement
+// may hold: one per select field naming one, and for each *, those of
+// every table the statement names, each time it names it (a * may stand
+// for any of them).
+func (w *work) longValues() int {
+	if w.long == nil {
+		return 0
+	}
+	n := w.longFields
+	for t, times := range w.tables {
+		n += w.stars * times * w.long.byTable[t]
+	}
+	return n
+}
+
+// namesLong reports whether e names a long column.
+func (w *work) namesLong(e ast.ExprNode) bool {
+	f := &columnFinder{names: w.long.names}
+	e.Accept(f)
+	return f.found
+}
+
+// columnFinder looks for a column whose name is in names.
+type columnFinder struct {
+	names map[string]bool
+	found bool
+}
+
+func (f *columnFinder) Enter(n ast.Node) (ast.Node, bool) {
+	if c, ok := n.(*ast.ColumnNameExpr); ok && f.names[c.Name.Name.L] {
+		f.found = true
+	}
+	return n, f.found
+}
+
+func (f *columnFinder) Leave(n ast.Node) (ast.Node, bool) { return n, !f.found }
+
+func (w *work) Leave(n ast.Node) (ast.Node, bool) {
+	if _, ok := n.(*ast.SelectStmt); ok {
+		w.depth--
+	}
+	return n, w.err == nil
+}
+
+// call notes a call's count, the string it builds and its search.
+func (w *work) call(f *ast.FuncCallExpr) {
+	name := f.FnName.L
+	w.grows = w.grows || growing[name]
+	if i, ok := countArg[name]; ok && i < len(f.Args) {
+		c, ok := literalCount(f.Args[i])
+		if !ok {
+			w.err = &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+				Message: "the length " + strings.ToUpper(name) + " builds must be an integer written in the statement: the server builds the string whole, where the time limit cannot stop it",
+				Hint:    "write the count as a literal of at most " + strconv.Itoa(maxBuilt)}
+			return
+		}
+		w.longest = max(w.longest, c)
+	}
+	if growing[name] {
+		w.builds = append(w.builds, f)
+	}
+	if ix, ok := searchArgs[name]; ok && ix[1] < len(f.Args) {
+		w.searches = append(w.searches, [2]ast.ExprNode{f.Args[ix[0]], f.Args[ix[1]]})
+	}
+}
+
+// literalCount is the value of a count written as an integer literal
+// (negative counts build nothing).
+func literalCount(e ast.ExprNode) (int64, bool) {
+	v, ok := e.(ast.ValueExpr)
+	if !ok {
+		return 0, false
+	}
+	switch x := v.GetValue().(type) {
+	case int64:
+		return max(x, 0), true
+	case uint64:
+		return int64(min(x, 1<<62)), true
+	}
+	return 0, false
+}
+
+// assumed is e's length, or unseen when the walk cannot tell it.
+func (w *work) assumed(e ast.ExprNode, unseen int64) int64 {
+	if n, known := w.length(e); known {
+		return n
+	}
+	if a, ok := e.(*ast.AggregateFuncExpr); ok && rowBuilders[strings.ToLower(a.F)] {
+		return rowBuiltLength
+	}
+	return unseen
+}
+
+// length is the most bytes e can be, when the statement alone tells it.
+func (w *work) length(e ast.ExprNode) (int64, bool) {
+	switch x := e.(type) {
+	case ast.ValueExpr:
+		return int64(len(x.GetDatumString())), true
+	case *ast.ParenthesesExpr:
+		return w.length(x.Expr)
+	case *ast.SetCollationExpr:
+		return w.length(x.Expr)
+	case *ast.FuncCastExpr:
+		return w.length(x.Expr)
+	case *ast.FuncCallExpr:
+		return w.callLength(x)
+	}
+	return 0, false
+}
+
+func (w *work) callLength(f *ast.FuncCallExpr) (int64, bool) {
+	arg := func(i int) (int64, bool) {
+		if i >= len(f.Args) {
+			return 0, true
+		}
+		return w.length(f.Args[i])
+	}
+	switch f.FnName.L {
+	case "repeat", "lpad", "rpad", "space":
+		if countArg[f.FnName.L] >= len(f.Args) {
+			return 0, true // the server refuses the call
+		}
+		c, _ := literalCount(f.Args[countArg[f.FnName.L]])
+		if f.FnName.L != "repeat" {
+			return c, true
+		}
+		// A value the walk cannot see may hold the longest string.
+		n, known := arg(0)
+		if !known {
+			n = max(w.longest, 1)
+		}
+		return sat(n, c), true
+	case "concat", "concat_ws", "insert_func":
+		var sum int64
+		for i := range f.Args {
+			n, known := arg(i)
+			if !known {
+				return 0, false
+			}
+			sum += n
+		}
+		if f.FnName.L == "concat_ws" {
+			sep, _ := arg(0)
+			sum += sat(sep, int64(len(f.Args)))
+		}
+		return sum, true
+	case "replace", "regexp_replace":
+		s, ok1 := arg(0)
+		to, ok2 := arg(2)
+		return sat(s, max(to, 1)), ok1 && ok2
+	case "lower", "upper", "lcase", "ucase", "trim", "ltrim", "rtrim", "reverse", "left", "right",
+		"substr", "substring", "mid", "substring_index":
+		return arg(0)
+	}
+	return 0, false
+}
+
+// sat is a×b, held at 1<<62 so that it cannot overflow.
+func sat(a, b int64) int64 {
+	if a != 0 && b > (1<<62)/a {
+		return 1 << 62
+	}
+	return a * b
+}
+
+// lexicalBounds bounds a text the parser did not read (see lexicalPlan)
+// on its tokens, more strictly: counts must be literals, each call
+// builds from literals, and every string is assumed as long as the
+// statement's string literals and built strings together.
+func lexicalBounds(toks []sqltext.Token) *text2sql.SQLError {
+	var built, longest, searches int64
+	for i, t := range toks {
+		if t.Kind == sqltext.String {
+			longest = max(longest, int64(len(t.Text)))
+			continue
+		}
+		name, ok := t.Ident()
+		if !ok {
+			continue
+		}
+		name = strings.ToLower(name)
+		if name == "like" || name == "regexp" || name == "rlike" {
+			searches++
+		}
+		if i+1 >= len(toks) || toks[i+1].Text != "(" {
+			continue
+		}
+		if _, ok := searchArgs[name]; ok {
+			searches++
+		}
+		ci, ok := countArg[name]
+		if !ok {
+			continue
+		}
+		args := callArgs(toks[i+2:])
+		var c int64
+		var err error
+		if ci >= len(args) || len(args[ci]) != 1 || args[ci][0].Kind != sqltext.Number {
+			err = strconv.ErrSyntax
+		} else {
+			c, err = strconv.ParseInt(args[ci][0].Text, 10, 64)
+		}
+		if err != nil {
+			return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+				Message: "the length " + strings.ToUpper(name) + " builds must be an integer written in the statement: the server builds the string whole, where the time limit cannot stop it"}
+		}
+		if c > maxBuilt {
+			return tooLong(c)
+		}
+		unit := int64(maxBuilt)
+		if name != "repeat" {
+			unit = 1
+		} else if len(args[0]) == 1 && args[0][0].Kind == sqltext.String {
+			unit = int64(len(args[0][0].Text))
+		}
+		built += sat(c, unit)
+	}
+	if n := built + longest; n > maxBuilt {
+		return tooLong(n)
+	}
+	if n := max(built+longest, 1); float64(searches)*float64(n)*float64(n) > maxWork {
+		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+			Message: "the statement's searches (LIKE, LOCATE, REPLACE, …) may compare more characters in one row than the server can be stopped after; search in shorter strings"}
+	}
+	return nil
+}
+
+// callArgs splits the tokens after a call's "(" into its arguments, up
+// to the matching ")".
+func callArgs(toks []sqltext.Token) [][]sqltext.Token {
+	var args [][]sqltext.Token
+	var cur []sqltext.Token
+	depth := 0
+	for _, t := range toks {
+		switch {
+		case t.Kind == sqltext.Punct && t.Text == "(":
+			depth++
+		case t.Kind == sqltext.Punct && t.Text == ")":
+			if depth == 0 {
+				return append(args, cur)
+			}
+			depth--
+		case t.Kind == sqltext.Punct && t.Text == "," && depth == 0:
+			args = append(args, cur)
+			cur = nil
+			continue
+		}
+		cur = append(cur, t)
+	}
+	return append(args, cur)
+}
