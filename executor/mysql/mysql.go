@@ -35,7 +35,9 @@
 //  4. Bounds: a time limit enforced by the server — MariaDB runs the
 //     statement as SET STATEMENT max_statement_time=… FOR <query>; MySQL
 //     gets a /*+ MAX_EXECUTION_TIME(…) */ hint after the query's first
-//     top-level SELECT — backed by the context deadline; a row cap (on
+//     top-level SELECT — backed by the context deadline, after which,
+//     on MySQL, the statement is stopped on the server (KILL QUERY from
+//     another connection); a row cap (on
 //     MariaDB also sql_select_limit=cap+1, so the server stops at the
 //     cap unless the query has its own LIMIT); a bound on the
 //     statement's length; and a bound on a result's bytes, counted
@@ -314,6 +316,9 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 	}
 	e.sessions = &sessions{cfg: cfg, db: db, wireLimit: int64(resultBytes) + wireSlack,
 		setup: fmt.Sprintf(pinnedSession, sqlMode)}
+	if e.flavor == MySQL {
+		e.sessions.killer = db
+	}
 	timeout := opts.Timeout
 	if timeout == 0 {
 		timeout = executor.DefaultTimeout

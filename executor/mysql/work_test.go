@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/exectest"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -142,4 +143,32 @@ func TestWorkBoundsGuard(t *testing.T) {
 	} {
 		assert.Nil(t, g.CheckSQL(q), "%s", q)
 	}
+}
+
+// On MySQL the hint reaches only a query that starts with SELECT, and a
+// server that sends no rows yet does not notice that the client closed
+// the connection: a parenthesised query ran on after its time ran out on
+// the client. The executor then kills it from another connection. The
+// MySQL path is taken here on MariaDB, which ignores the hint.
+func TestKilledAfterClientTimeout(t *testing.T) {
+	const limit = time.Second
+	e, admin, _ := setup(t, Options{Timeout: limit})
+	e.flavor = MySQL
+	slow := "(SELECT COUNT(*) FROM seq_1_to_100000 a, seq_1_to_100000 b WHERE a.seq * b.seq = 7)"
+
+	// Without the kill, the server runs on.
+	exectest.RunKind(t, e, slow, text2sql.KindTimeout)
+	time.Sleep(limit)
+	left := running(t, admin)
+	assert.NotEmpty(t, left, "the server stopped on its own")
+	var id int64
+	require.NoError(t, admin.QueryRow("SELECT ID FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND INFO LIKE '(SELECT COUNT(*)%'").Scan(&id))
+	dbtest.Exec(t, admin, fmt.Sprintf("KILL QUERY %d", id))
+
+	e.sessions.killer = e.db
+	start := time.Now()
+	exectest.RunKind(t, e, slow, text2sql.KindTimeout)
+	assert.Less(t, time.Since(start), limit+grace+2*time.Second)
+	time.Sleep(2 * time.Second)
+	assert.Empty(t, running(t, admin), "statements still running 2 s after their limit")
 }
