@@ -13,12 +13,16 @@
 //     text the parser read, comments blanked. A refused statement never
 //     reaches the server (no connection is opened for it). The check
 //     also bounds the work of one row, which the server cannot stop
-//     (it looks for KILL and max_statement_time between rows only): a
-//     string literal, and a string built from literals (REPEAT, SPACE,
-//     LPAD, RPAD with a literal count, CONCAT, INSERT, REPLACE), holds
-//     at most 8 KiB, and the searches of a statement (LIKE, REGEXP,
-//     LOCATE, INSTR, REPLACE, …) at most 1e8 character comparisons by
-//     the lengths the statement shows (KindTooLarge).
+//     (it looks for KILL and max_statement_time between rows only) and
+//     whose row it builds whole in memory: a string literal, and a
+//     string a call builds (REPEAT, SPACE, LPAD and RPAD with a literal
+//     count, CONCAT, INSERT, REPLACE, SFORMAT, EXPORT_SET, CAST AS
+//     BINARY(n), …), holds at most 8 KiB, UNCOMPRESS and WEIGHT_STRING,
+//     which the check cannot bound, are refused, the searches of a
+//     statement (LIKE, REGEXP, LOCATE, INSTR, REPLACE, …) make at most
+//     1e8 character comparisons by the lengths the statement shows, and
+//     a row holds at most 16 values of long columns (MEDIUMTEXT,
+//     LONGTEXT, MEDIUMBLOB, LONGBLOB, JSON) by the schema (KindTooLarge).
 //  2. The transaction: the statement is prepared (the binary protocol
 //     takes one statement, and multiStatements is off) and run inside
 //     START TRANSACTION READ ONLY, always rolled back. The server refuses

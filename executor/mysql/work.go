@@ -23,8 +23,9 @@ import (
 // writes or builds and the comparisons of its searches.
 const (
 	// maxBuilt bounds, in bytes, a string literal and a string a call
-	// builds from literals (REPEAT, SPACE, LPAD, RPAD, CONCAT, INSERT,
-	// REPLACE): two such strings searched one in the other cost at most
+	// builds (REPEAT, SPACE, LPAD, RPAD, CONCAT, INSERT, REPLACE, …; see
+	// growing and callSize), a value the walk cannot see counting as
+	// the statement's longest literal or count: two such strings searched one in the other cost at most
 	// maxBuilt² (6.7e7) comparisons, and a row of 4,096 of them (the
 	// server's column limit) 32 MiB.
 	maxBuilt = 8 << 10
@@ -89,7 +90,9 @@ var searchArgs = map[string][2]int{
 // growing are the calls that return a string longer than their
 // arguments; in a recursive WITH query each round can double it.
 var growing = map[string]bool{"concat": true, "concat_ws": true, "repeat": true, "space": true,
-	"lpad": true, "rpad": true, "insert_func": true, "replace": true, "regexp_replace": true}
+	"lpad": true, "rpad": true, "insert_func": true, "replace": true, "regexp_replace": true,
+	"export_set": true, "make_set": true, "hex": true, "quote": true, "to_base64": true,
+	"date_format": true, "time_format": true, "sformat": true, "uncompress": true, "weight_string": true}
 
 // rowBuilders are the aggregates that build one string from many rows.
 var rowBuilders = map[string]bool{"group_concat": true, "json_arrayagg": true, "json_objectagg": true}
@@ -99,11 +102,16 @@ type work struct {
 	// longest is the length of the longest string literal or count; a
 	// column of a derived table or WITH query may hold that much, so it
 	// is the length assumed for a value the walk cannot see.
-	longest  int64
+	longest int64
+	// depth is how many SELECTs hold the node being walked; rowBuilt
+	// tells a string built across rows in a subquery, recurse a
+	// recursive WITH query, grows a call in growing.
 	depth    int
 	rowBuilt bool
 	recurse  bool
 	grows    bool
+	// builds are the literals, casts and growing calls, whose size
+	// maxBuilt bounds; searches the operands of each search.
 	builds   []ast.ExprNode
 	searches [][2]ast.ExprNode
 	err      *text2sql.SQLError
@@ -130,19 +138,19 @@ func (c *Guard) bounds(stmt ast.StmtNode) *text2sql.SQLError {
 			Message: fmt.Sprintf("a row may hold %d values of long columns (MEDIUMTEXT, LONGTEXT, MEDIUMBLOB, LONGBLOB, JSON); at most %d are allowed, because the server builds a row whole in its memory", n, maxLongValues),
 			Hint:    "select the long columns once, and fewer of them"}
 	}
+	longest := max(w.longest, 1)
 	for _, b := range w.builds {
-		if n, known := w.length(b); known && n > maxBuilt {
+		if n := w.size(b, longest); n > maxBuilt {
 			return tooLong(n)
 		}
 	}
-	unseen := max(w.longest, 1)
+	unseen := longest
 	if w.rowBuilt || w.recurse && w.grows {
 		unseen = rowBuiltLength
 	}
 	var total float64
 	for _, s := range w.searches {
-		a, b := w.assumed(s[0], unseen), w.assumed(s[1], unseen)
-		total += float64(a) * float64(b)
+		total += float64(w.size(s[0], unseen)) * float64(w.size(s[1], unseen))
 	}
 	if total > maxWork {
 		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
@@ -183,6 +191,8 @@ func (w *work) Enter(n ast.Node) (ast.Node, bool) {
 		w.searches = append(w.searches, [2]ast.ExprNode{x.Expr, x.Pattern})
 	case *ast.FuncCallExpr:
 		w.call(x)
+	case *ast.FuncCastExpr:
+		w.builds = append(w.builds, x)
 	case *ast.TableName:
 		w.tables[x.Name.L]++
 	case *ast.SelectField:
@@ -278,79 +288,138 @@ func literalCount(e ast.ExprNode) (int64, bool) {
 	return 0, false
 }
 
-// assumed is e's length, or unseen when the walk cannot tell it.
-func (w *work) assumed(e ast.ExprNode, unseen int64) int64 {
-	if n, known := w.length(e); known {
-		return n
-	}
-	if a, ok := e.(*ast.AggregateFuncExpr); ok && rowBuilders[strings.ToLower(a.F)] {
-		return rowBuiltLength
-	}
-	return unseen
-}
-
-// length is the most bytes e can be, when the statement alone tells it.
-func (w *work) length(e ast.ExprNode) (int64, bool) {
+// size is the most bytes e can be, a value the walk cannot see (a
+// column, a subquery) counting as unseen bytes.
+func (w *work) size(e ast.ExprNode, unseen int64) int64 {
 	switch x := e.(type) {
 	case ast.ValueExpr:
-		return int64(len(x.GetDatumString())), true
-	case *ast.ParenthesesExpr:
-		return w.length(x.Expr)
-	case *ast.SetCollationExpr:
-		return w.length(x.Expr)
+		return int64(len(x.GetDatumString()))
+	case *ast.ColumnNameExpr, *ast.SubqueryExpr, *ast.VariableExpr, *ast.DefaultExpr:
+		return unseen
+	case *ast.AggregateFuncExpr:
+		if rowBuilders[strings.ToLower(x.F)] {
+			return rowBuiltLength
+		}
 	case *ast.FuncCastExpr:
-		return w.length(x.Expr)
+		// CAST(… AS BINARY(n)) pads to n bytes.
+		if x.Tp != nil && x.Tp.GetCharset() == "binary" {
+			return max(w.size(x.Expr, unseen), int64(x.Tp.GetFlen()))
+		}
+		return w.size(x.Expr, unseen)
 	case *ast.FuncCallExpr:
-		return w.callLength(x)
+		if n, ok := w.callSize(x, unseen); ok {
+			return n
+		}
 	}
-	return 0, false
+	// Any other expression is at most its operands together, or a
+	// printed number or date.
+	c := &operands{w: w, root: e, unseen: unseen}
+	e.Accept(c)
+	return max(c.sum, printed)
 }
 
-func (w *work) callLength(f *ast.FuncCallExpr) (int64, bool) {
-	arg := func(i int) (int64, bool) {
+// printed bounds the bytes of a number or a date a call prints (a
+// DOUBLE takes at most 23, a DECIMAL 67).
+const printed = 96
+
+// operands sums the sizes of an expression's operands.
+type operands struct {
+	w      *work
+	root   ast.Node
+	unseen int64
+	sum    int64
+}
+
+func (o *operands) Enter(n ast.Node) (ast.Node, bool) {
+	e, ok := n.(ast.ExprNode)
+	if n == o.root || !ok {
+		return n, false // look inside (WHEN clauses, ORDER BY items, …)
+	}
+	o.sum = satAdd(o.sum, o.w.size(e, o.unseen))
+	return n, true
+}
+
+func (o *operands) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// unbounded is the size of a call whose result the Guard cannot bound:
+// UNCOMPRESS inflates up to a thousand times, WEIGHT_STRING follows a
+// collation's expansions (one character weighed 48 bytes) and pads to
+// AS CHAR(n), SFORMAT pads to a width its format may compute.
+const unbounded = rowBuiltLength
+
+// dateSpecifier is how much longer DATE_FORMAT makes its format: a
+// two-character specifier prints at most nine ('%W': Wednesday).
+const dateSpecifier = 5
+
+// callSize is the size of the calls that build longer strings than
+// their operands; ok is false for the others.
+func (w *work) callSize(f *ast.FuncCallExpr, unseen int64) (n int64, ok bool) {
+	arg := func(i int) int64 {
 		if i >= len(f.Args) {
-			return 0, true
+			return 0
 		}
-		return w.length(f.Args[i])
+		return w.size(f.Args[i], unseen)
 	}
 	switch f.FnName.L {
 	case "repeat", "lpad", "rpad", "space":
-		if countArg[f.FnName.L] >= len(f.Args) {
+		i := countArg[f.FnName.L]
+		if i >= len(f.Args) {
 			return 0, true // the server refuses the call
 		}
-		c, _ := literalCount(f.Args[countArg[f.FnName.L]])
-		if f.FnName.L != "repeat" {
-			return c, true
+		c, _ := literalCount(f.Args[i])
+		if f.FnName.L == "repeat" {
+			return sat(arg(0), c), true
 		}
-		// A value the walk cannot see may hold the longest string.
-		n, known := arg(0)
-		if !known {
-			n = max(w.longest, 1)
-		}
-		return sat(n, c), true
-	case "concat", "concat_ws", "insert_func":
-		var sum int64
-		for i := range f.Args {
-			n, known := arg(i)
-			if !known {
-				return 0, false
-			}
-			sum += n
-		}
-		if f.FnName.L == "concat_ws" {
-			sep, _ := arg(0)
-			sum += sat(sep, int64(len(f.Args)))
-		}
-		return sum, true
+		return c, true
 	case "replace", "regexp_replace":
-		s, ok1 := arg(0)
-		to, ok2 := arg(2)
-		return sat(s, max(to, 1)), ok1 && ok2
-	case "lower", "upper", "lcase", "ucase", "trim", "ltrim", "rtrim", "reverse", "left", "right",
-		"substr", "substring", "mid", "substring_index":
-		return arg(0)
+		return sat(arg(0), max(arg(2), 1)), true
+	case "export_set":
+		// 64 bits, each printed as on or off, and a separator (",").
+		return sat(64, max(arg(1), arg(2))+max(arg(3), 1)), true
+	case "hex", "quote", "to_base64":
+		return sat(arg(0), 2) + printed, true
+	case "date_format", "time_format":
+		return sat(arg(1), dateSpecifier) + printed, true
+	case "sformat":
+		return w.sformatSize(f, unseen), true
+	case "uncompress", "weight_string":
+		return unbounded, true
 	}
 	return 0, false
+}
+
+// sformatSize is the size of SFORMAT(format, …): its operands and the
+// widths its format writes; a format not written in the statement is
+// unbounded.
+func (w *work) sformatSize(f *ast.FuncCallExpr, unseen int64) int64 {
+	if len(f.Args) == 0 {
+		return 0
+	}
+	v, ok := f.Args[0].(ast.ValueExpr)
+	if !ok {
+		return unbounded
+	}
+	format, ok := v.GetValue().(string)
+	if !ok {
+		return unbounded
+	}
+	var n int64
+	for _, a := range f.Args {
+		n = satAdd(n, w.size(a, unseen))
+	}
+	for _, digits := range strings.FieldsFunc(format, func(r rune) bool { return r < '0' || r > '9' }) {
+		width, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil {
+			return unbounded
+		}
+		n = satAdd(n, width)
+	}
+	return n
+}
+
+// satAdd is a+b, held at 1<<62.
+func satAdd(a, b int64) int64 {
+	return min(a+b, 1<<62)
 }
 
 // sat is a×b, held at 1<<62 so that it cannot overflow.
