@@ -265,7 +265,7 @@ func (c *Guard) Plan(query string) (Statement, *text2sql.SQLError) {
 		case lse != nil:
 			return Statement{}, lse
 		}
-		if lse := lexicalBounds(sig); lse != nil {
+		if lse := c.lexicalBounds(sig); lse != nil {
 			return Statement{}, lse
 		}
 		return st, nil

@@ -431,65 +431,158 @@ func sat(a, b int64) int64 {
 }
 
 // lexicalBounds bounds a text the parser did not read (see lexicalPlan)
-// on its tokens, more strictly: counts must be literals, each call
-// builds from literals, and every string is assumed as long as the
-// statement's string literals and built strings together.
-func lexicalBounds(toks []sqltext.Token) *text2sql.SQLError {
-	var built, longest, searches int64
-	for i, t := range toks {
-		if t.Kind == sqltext.String {
-			longest = max(longest, int64(len(t.Text)))
-			continue
+// on its tokens, more strictly: counts must be literals, and every
+// string is assumed as long as the statement's longest literal and its
+// built strings together, each grown by the calls around it (HEX
+// doubles, DATE_FORMAT quintuples); every name of a long column or * of
+// a table with long columns counts as values of them.
+func (c *Guard) lexicalBounds(toks []sqltext.Token) *text2sql.SQLError {
+	l := &lexicalWork{growth: []int64{1}, pending: 1, tables: map[string]int{}}
+	for i := range toks {
+		if se := l.token(c, toks, i); se != nil {
+			return se
 		}
-		name, ok := t.Ident()
-		if !ok {
-			continue
-		}
-		name = strings.ToLower(name)
-		if name == "like" || name == "regexp" || name == "rlike" {
-			searches++
-		}
-		if i+1 >= len(toks) || toks[i+1].Text != "(" {
-			continue
-		}
-		if _, ok := searchArgs[name]; ok {
-			searches++
-		}
-		ci, ok := countArg[name]
-		if !ok {
-			continue
-		}
-		args := callArgs(toks[i+2:])
-		var c int64
-		var err error
-		if ci >= len(args) || len(args[ci]) != 1 || args[ci][0].Kind != sqltext.Number {
-			err = strconv.ErrSyntax
-		} else {
-			c, err = strconv.ParseInt(args[ci][0].Text, 10, 64)
-		}
-		if err != nil {
-			return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
-				Message: "the length " + strings.ToUpper(name) + " builds must be an integer written in the statement: the server builds the string whole, where the time limit cannot stop it"}
-		}
-		if c > maxBuilt {
-			return tooLong(c)
-		}
-		unit := int64(maxBuilt)
-		if name != "repeat" {
-			unit = 1
-		} else if len(args[0]) == 1 && args[0][0].Kind == sqltext.String {
-			unit = int64(len(args[0][0].Text))
-		}
-		built += sat(c, unit)
 	}
-	if n := built + longest; n > maxBuilt {
+	n := satAdd(l.built, l.longest)
+	if n > maxBuilt {
 		return tooLong(n)
 	}
-	if n := max(built+longest, 1); float64(searches)*float64(n)*float64(n) > maxWork {
+	if n = max(n, 1); float64(l.searches)*float64(n)*float64(n) > maxWork {
 		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
 			Message: "the statement's searches (LIKE, LOCATE, REPLACE, …) may compare more characters in one row than the server can be stopped after; search in shorter strings"}
 	}
+	if c.long == nil {
+		return nil
+	}
+	values := l.longNames
+	for t, times := range l.tables {
+		values += l.stars * times * c.long.byTable[t]
+	}
+	if values > maxLongValues {
+		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+			Message: fmt.Sprintf("a row may hold %d values of long columns (MEDIUMTEXT, LONGTEXT, MEDIUMBLOB, LONGBLOB, JSON); at most %d are allowed, because the server builds a row whole in its memory", values, maxLongValues)}
+	}
 	return nil
+}
+
+// tokenGrowth is how much longer than its operands a call makes a
+// string, for the calls that multiply it (see callSize).
+var tokenGrowth = map[string]int64{"hex": 2, "quote": 2, "to_base64": 2,
+	"date_format": dateSpecifier, "time_format": dateSpecifier, "export_set": 64}
+
+// lexicalWork is what lexicalBounds counts; growth holds, for each open
+// parenthesis, how much the calls around it grow a string, and pending
+// the growth of the call whose parenthesis comes next.
+type lexicalWork struct {
+	growth                   []int64
+	pending                  int64
+	built, longest, searches int64
+	longNames, stars         int
+	tables                   map[string]int
+}
+
+func (l *lexicalWork) token(c *Guard, toks []sqltext.Token, i int) *text2sql.SQLError {
+	t := toks[i]
+	grow := l.growth[len(l.growth)-1]
+	switch {
+	case t.Kind == sqltext.String:
+		l.longest = max(l.longest, sat(int64(len(t.Text)), grow))
+		return nil
+	case t.Kind == sqltext.Punct && t.Text == "(":
+		l.growth = append(l.growth, sat(grow, l.pending))
+		l.pending = 1
+		return nil
+	case t.Kind == sqltext.Punct && t.Text == ")" && len(l.growth) > 1:
+		l.growth = l.growth[:len(l.growth)-1]
+		return nil
+	case t.Kind == sqltext.Punct && t.Text == "*":
+		l.stars++
+		return nil
+	}
+	name, ok := t.Ident()
+	if !ok {
+		return nil
+	}
+	name = strings.ToLower(name)
+	if c.long != nil {
+		if c.long.names[name] {
+			l.longNames++
+		}
+		if c.long.byTable[name] > 0 {
+			l.tables[name]++
+		}
+	}
+	if name == "like" || name == "regexp" || name == "rlike" {
+		l.searches++
+	}
+	if i+1 >= len(toks) || toks[i+1].Text != "(" {
+		return nil
+	}
+	if _, ok := searchArgs[name]; ok {
+		l.searches++
+	}
+	l.pending = max(tokenGrowth[name], 1)
+	n, se := tokenCallSize(name, toks, i)
+	l.built = satAdd(l.built, sat(n, grow))
+	return se
+}
+
+// tokenCallSize is the size of the string the call at toks[i] builds
+// beyond its operands.
+func tokenCallSize(name string, toks []sqltext.Token, i int) (int64, *text2sql.SQLError) {
+	args := callArgs(toks[i+2:])
+	switch name {
+	case "uncompress", "weight_string":
+		return 0, tooLong(unbounded)
+	case "sformat":
+		if len(args[0]) != 1 || args[0][0].Kind != sqltext.String {
+			return 0, tooLong(unbounded)
+		}
+		var n int64
+		for _, digits := range strings.FieldsFunc(args[0][0].Text, func(r rune) bool { return r < '0' || r > '9' }) {
+			width, err := strconv.ParseInt(digits, 10, 64)
+			if err != nil {
+				return 0, tooLong(unbounded)
+			}
+			n = satAdd(n, width)
+		}
+		return n, nil
+	case "binary":
+		// CAST(… AS BINARY(n)) pads to n bytes.
+		if i > 0 && toks[i-1].Is("as") && len(args[0]) == 1 && args[0][0].Kind == sqltext.Number {
+			n, err := strconv.ParseInt(args[0][0].Text, 10, 64)
+			if err != nil {
+				return 0, tooLong(unbounded)
+			}
+			return n, nil
+		}
+		return 0, nil
+	}
+	ci, ok := countArg[name]
+	if !ok {
+		return 0, nil
+	}
+	var c int64
+	var err error
+	if ci >= len(args) || len(args[ci]) != 1 || args[ci][0].Kind != sqltext.Number {
+		err = strconv.ErrSyntax
+	} else {
+		c, err = strconv.ParseInt(args[ci][0].Text, 10, 64)
+	}
+	if err != nil {
+		return 0, &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+			Message: "the length " + strings.ToUpper(name) + " builds must be an integer written in the statement: the server builds the string whole, where the time limit cannot stop it"}
+	}
+	if c > maxBuilt {
+		return 0, tooLong(c)
+	}
+	unit := int64(maxBuilt)
+	if name != "repeat" {
+		unit = 1
+	} else if len(args[0]) == 1 && args[0][0].Kind == sqltext.String {
+		unit = int64(len(args[0][0].Text))
+	}
+	return sat(c, unit), nil
 }
 
 // callArgs splits the tokens after a call's "(" into its arguments, up
