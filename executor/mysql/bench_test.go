@@ -49,3 +49,24 @@ func BenchmarkGuard(b *testing.B) {
 		require.Nil(b, se, se)
 	}
 }
+
+// BenchmarkOpen is the cost of making an executor: the server's version
+// and grants, the schema, and deciding which allow-listed names are the
+// server's built-ins (builtinsOnly).
+func BenchmarkOpen(b *testing.B) {
+	db, dsn := dbtest.MySQL(b)
+	dbtest.Exec(b, db, securityFixture...)
+	for b.Loop() {
+		e, err := Open(context.Background(), dsn, Options{})
+		require.NoError(b, err)
+		e.Close()
+	}
+}
+
+// BenchmarkBuiltins is builtinsOnly alone.
+func BenchmarkBuiltins(b *testing.B) {
+	db, _ := dbtest.MySQL(b)
+	for b.Loop() {
+		require.NoError(b, NewGuard("", nil).builtinsOnly(context.Background(), db, nil))
+	}
+}

@@ -2,9 +2,10 @@ package mysql
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,14 +71,22 @@ import (
 //     MySQL and MariaDB do not have (AS OF TIMESTAMP, TABLESAMPLE, ILIKE)
 //     are KindDialect.
 //
-// Text that does not parse is KindSyntax with the parser's message; a
-// refusal is still worded by its kind where the text shows one (INTO, a
-// first keyword that does not start a query), and SELECT TOP n, "::"
-// casts and [bracketed] identifiers are KindDialect with a hint. MariaDB
-// syntax the parser does not know (JSON_TABLE, FOR SYSTEM_TIME, SOUNDS
-// LIKE, PROCEDURE ANALYSE, window functions WITHIN GROUP) is refused as
-// KindSyntax: a false refusal the repair loop can route around, never a
-// statement run unchecked.
+// DEFAULT(col) is KindForbiddenFunction: it runs the column's default
+// expression, which may be NEXTVAL(seq).
+//
+// A text the parser does not read — MariaDB's own syntax, such as
+// JSON_TABLE, CAST(x AS INT), VALUES (1), (2), SOUNDS LIKE, WITHIN GROUP,
+// OFFSET … FETCH — is decided on its tokens by rules that hold whatever
+// the grammar makes of them (see lexicalPlan), and the server's parser
+// then reads it; a text that starts as no query does is KindSyntax with
+// the parser's message, worded by its kind where the text shows one
+// (INTO, a first keyword that does not start a query), and SELECT TOP n,
+// "::" casts and [bracketed] identifiers are KindDialect with a hint.
+//
+// Some decisions need the server and are taken by the Executor right
+// before a statement runs (Statement): that no stored or loadable
+// function has the name of a call, and, for a text the parser did not
+// read, that no qualifier is another database.
 type Guard struct {
 	allow   map[string]bool
 	mode    sqltext.MySQLMode
@@ -88,6 +97,9 @@ type Guard struct {
 	// without case (lower_case_table_names ≠ 0).
 	database string
 	foldCase bool
+	// long, when set, are the database's long columns, whose values a
+	// row may hold only so many of (see maxLongValues).
+	long *longColumns
 }
 
 // Confine makes c refuse a table qualified with a database other than
@@ -168,26 +180,50 @@ func (c *Guard) CheckSQL(query string) *text2sql.SQLError {
 // trailing white space and semicolons, so the server reads exactly what
 // the check parsed.
 func (c *Guard) Prepare(query string) (string, *text2sql.SQLError) {
+	st, se := c.Plan(query)
+	return st.Text, se
+}
+
+// Statement is a query that passed the check.
+type Statement struct {
+	// Text is what the server is sent (see Prepare).
+	Text string
+	// Calls are the unqualified names the statement calls, in lower case
+	// and sorted: functions, aggregates and window functions. Whether
+	// the server reads one as its built-in or as a stored or loadable
+	// function of that name can depend on how it is written and on what
+	// exists when the statement runs (see Executor.Execute).
+	Calls []string
+	// Unparsed tells that the parser did not read the text, which was
+	// decided on its tokens (MariaDB's grammar, see lexicalPlan); then
+	// Qualifiers are the names written before a "." (x in x.y), which the
+	// executor confirms are not other databases of the server.
+	Unparsed   bool
+	Qualifiers []string
+}
+
+// Plan checks query as Prepare does and returns the statement to run.
+func (c *Guard) Plan(query string) (Statement, *text2sql.SQLError) {
 	if !utf8.ValidString(query) {
-		return "", &text2sql.SQLError{Kind: text2sql.KindSyntax, SQLState: "HY000",
+		return Statement{}, &text2sql.SQLError{Kind: text2sql.KindSyntax, SQLState: "HY000",
 			Message: "the statement is not valid UTF-8"}
 	}
 	toks := sqltext.LexMySQL(query, c.mode)
 	if se := guard.BoundsError(sqltext.Bounds(toks)); se != nil {
-		return "", se
+		return Statement{}, se
 	}
 	blank := []byte(query)
 	for _, t := range toks {
 		if t.Kind != sqltext.String && t.Kind != sqltext.QuotedIdent {
 			if r, ok := controlChar(t.Text); ok {
-				return "", &text2sql.SQLError{Kind: text2sql.KindSyntax,
+				return Statement{}, &text2sql.SQLError{Kind: text2sql.KindSyntax,
 					Message: fmt.Sprintf("control character %U outside a string literal at byte %d", r, t.Pos)}
 			}
 		}
 		if t.Kind == sqltext.QuotedIdent && t.Text[0] == '"' && strings.Contains(t.Text, `\`) {
 			// Under ANSI_QUOTES the server reads a backslash in "…" as itself,
 			// the parser as an escape: they would end the name apart.
-			return "", &text2sql.SQLError{Kind: text2sql.KindSyntax,
+			return Statement{}, &text2sql.SQLError{Kind: text2sql.KindSyntax,
 				Message: fmt.Sprintf("backslash in the double-quoted identifier at byte %d; use a backquoted name", t.Pos)}
 		}
 		if open := sqltext.ExecutableComment(t); open != "" {
@@ -195,7 +231,7 @@ func (c *Guard) Prepare(query string) (string, *text2sql.SQLError) {
 			if open == "/*+" {
 				what = "optimizer hint /*+ … */"
 			}
-			return "", &text2sql.SQLError{Kind: text2sql.KindForbiddenStatement,
+			return Statement{}, &text2sql.SQLError{Kind: text2sql.KindForbiddenStatement,
 				Message: what + ": the server runs its content as SQL; write the query without it",
 				Hint:    "remove the comment; a read-only query never needs one"}
 		}
@@ -210,27 +246,46 @@ func (c *Guard) Prepare(query string) (string, *text2sql.SQLError) {
 	text := sqltext.StripTrailingMySQL(string(blank), c.mode)
 	switch n := len(sqltext.StatementsMySQL(text, c.mode)); {
 	case n == 0:
-		return "", &text2sql.SQLError{Kind: text2sql.KindEmpty, Message: "no SQL statement"}
+		return Statement{}, &text2sql.SQLError{Kind: text2sql.KindEmpty, Message: "no SQL statement"}
 	case n > 1:
-		return "", &text2sql.SQLError{Kind: text2sql.KindMultipleStatements,
+		return Statement{}, &text2sql.SQLError{Kind: text2sql.KindMultipleStatements,
 			Message: strconv.Itoa(n) + " statements; exactly one query is allowed and none of them was run"}
 	}
 	stmts, err := c.parse(text)
 	if err != nil {
-		return "", c.syntaxError(text, err)
+		se := c.syntaxError(text, err)
+		if se.Kind != text2sql.KindSyntax {
+			return Statement{}, se
+		}
+		sig := sqltext.Significant(sqltext.LexMySQL(text, c.mode))
+		st, lse, ok := c.lexicalPlan(text, sig)
+		switch {
+		case !ok:
+			return Statement{}, se
+		case lse != nil:
+			return Statement{}, lse
+		}
+		if lse := c.lexicalBounds(sig); lse != nil {
+			return Statement{}, lse
+		}
+		return st, nil
 	}
 	switch len(stmts) {
 	case 0:
-		return "", &text2sql.SQLError{Kind: text2sql.KindEmpty, Message: "no SQL statement"}
+		return Statement{}, &text2sql.SQLError{Kind: text2sql.KindEmpty, Message: "no SQL statement"}
 	case 1:
 	default:
-		return "", &text2sql.SQLError{Kind: text2sql.KindMultipleStatements,
+		return Statement{}, &text2sql.SQLError{Kind: text2sql.KindMultipleStatements,
 			Message: strconv.Itoa(len(stmts)) + " statements; exactly one query is allowed and none of them was run"}
 	}
-	if se := c.checkTree(stmts[0]); se != nil {
-		return "", se
+	calls, se := c.checkTree(stmts[0])
+	if se != nil {
+		return Statement{}, se
 	}
-	return text, nil
+	if se := c.bounds(stmts[0]); se != nil {
+		return Statement{}, se
+	}
+	return Statement{Text: text, Calls: calls}, nil
 }
 
 // controlChar returns the first control character of s other than the
@@ -263,20 +318,24 @@ func (c *Guard) parse(text string) (stmts []ast.StmtNode, err error) {
 }
 
 // checkTree walks a parsed statement with ast.Visitor and then, by
-// reflection, every node the visitor did not reach.
-func (c *Guard) checkTree(stmt ast.StmtNode) *text2sql.SQLError {
+// reflection, every node the visitor did not reach. It returns the
+// unqualified names the statement calls.
+func (c *Guard) checkTree(stmt ast.StmtNode) ([]string, *text2sql.SQLError) {
 	switch stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 	default:
-		return statementError(stmt, "")
+		return nil, statementError(stmt, "")
 	}
-	v := &visitor{c: c, seen: map[ast.Node]bool{}}
+	v := &visitor{c: c, seen: map[ast.Node]bool{}, calls: map[string]bool{}}
 	stmt.Accept(v)
 	if v.err != nil {
-		return v.err
+		return nil, v.err
 	}
 	c.reflectWalk(reflect.ValueOf(stmt), v, map[uintptr]bool{})
-	return v.err
+	if v.err != nil {
+		return nil, v.err
+	}
+	return slices.Sorted(maps.Keys(v.calls)), nil
 }
 
 // visitor checks each node it enters and stops at the first refusal.
@@ -287,6 +346,9 @@ type visitor struct {
 	// statement inside it.
 	cte string
 	err *text2sql.SQLError
+	// calls are the unqualified names the statement calls, as the
+	// server reads them (see Statement.Calls).
+	calls map[string]bool
 }
 
 func (v *visitor) Enter(n ast.Node) (ast.Node, bool) {
@@ -295,6 +357,7 @@ func (v *visitor) Enter(n ast.Node) (ast.Node, bool) {
 	}
 	v.seen[n] = true
 	v.err = v.c.checkNode(n, v.cte)
+	v.record(n)
 	if cte, ok := n.(*ast.CommonTableExpression); ok && v.err == nil {
 		outer := v.cte
 		v.cte = cte.Name.O
@@ -308,6 +371,42 @@ func (v *visitor) Enter(n ast.Node) (ast.Node, bool) {
 }
 
 func (v *visitor) Leave(n ast.Node) (ast.Node, bool) { return n, v.err == nil }
+
+// record notes the name of an unqualified call n makes. Every form
+// counts, aggregates and window functions too: COUNT (x) with a space,
+// or `count`(x), is read by the server as a call of a stored function
+// or loadable function named count.
+func (v *visitor) record(n ast.Node) {
+	name := ""
+	switch x := n.(type) {
+	case *ast.FuncCallExpr:
+		if x.Schema.L == "" {
+			name = displayName(x.FnName.L)
+		}
+	case *ast.AggregateFuncExpr:
+		name = strings.ToLower(x.F)
+	case *ast.WindowFuncExpr:
+		name = strings.ToLower(x.Name)
+	}
+	if sqlName(name) {
+		v.calls[name] = true
+	}
+}
+
+// sqlName reports whether name can be written as an unquoted SQL
+// identifier; the parser's own names of literals ('tidb`.(dateliteral)
+// cannot, and name no call.
+func sqlName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '$') {
+			return false
+		}
+	}
+	return true
+}
 
 var nodeType = reflect.TypeFor[ast.Node]()
 
@@ -334,6 +433,7 @@ func (c *Guard) reflectWalk(val reflect.Value, v *visitor, done map[uintptr]bool
 				if v.err = c.checkNode(n, ""); v.err != nil {
 					return
 				}
+				v.record(n)
 			}
 		}
 		c.reflectWalk(val.Elem(), v, done)
@@ -365,7 +465,7 @@ func init() {
 		&ast.BinaryOperationExpr{}, &ast.UnaryOperationExpr{}, &ast.BetweenExpr{}, &ast.CaseExpr{},
 		&ast.WhenClause{}, &ast.CompareSubqueryExpr{}, &ast.ExistsSubqueryExpr{}, &ast.PatternInExpr{},
 		&ast.IsNullExpr{}, &ast.IsTruthExpr{}, &ast.ParenthesesExpr{}, &ast.PositionExpr{},
-		&ast.PatternRegexpExpr{}, &ast.RowExpr{}, &ast.DefaultExpr{}, &ast.ValuesExpr{},
+		&ast.PatternRegexpExpr{}, &ast.RowExpr{}, &ast.ValuesExpr{},
 		&ast.SetCollationExpr{}, &ast.MatchAgainst{}, &ast.FuncCastExpr{}, &ast.TrimDirectionExpr{},
 		&ast.TimeUnitExpr{}, &ast.GetFormatSelectorExpr{}, &ast.GroupByClause{}, &ast.HavingClause{},
 		&ast.ByItem{}, &ast.OrderByClause{}, &ast.Limit{}, &ast.WindowSpec{}, &ast.FrameClause{},
@@ -409,6 +509,11 @@ func (c *Guard) checkNode(n ast.Node, cte string) *text2sql.SQLError {
 		return nil
 	case *ast.FuncCallExpr:
 		return c.checkFunc(x)
+	case *ast.DefaultExpr:
+		// The column's default expression runs: it may be NEXTVAL(seq),
+		// which moves a sequence.
+		return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+			Message: "DEFAULT(column) evaluates the column's default expression, which may call a sequence; only plain queries are allowed"}
 	case *ast.TableName:
 		if systemSchemas[x.Schema.L] {
 			return &text2sql.SQLError{Kind: text2sql.KindForbiddenTable,
@@ -463,41 +568,13 @@ func intoError(o *ast.SelectIntoOption) *text2sql.SQLError {
 	return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly, Message: what + "; only plain queries are allowed"}
 }
 
-// checkFunc checks a function call against the allow-list.
-// withoutStoredFunctions takes off the allow-list the names of the
-// current database's stored functions (unless the host named them in
-// extra): a name on the list that this server has no built-in for (one
-// of another MySQL or MariaDB version) would call the stored function.
-// It runs once, when the executor is made.
-func (c *Guard) withoutStoredFunctions(ctx context.Context, db *sql.DB, extra []string) error {
-	rows, err := db.QueryContext(ctx, `SELECT LOWER(ROUTINE_NAME) FROM information_schema.ROUTINES
-		WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'FUNCTION'`)
-	if err != nil {
-		return fmt.Errorf("mysql: stored functions: %w", err)
-	}
-	defer rows.Close()
-	keep := map[string]bool{}
-	for _, f := range extra {
-		keep[strings.ToLower(strings.TrimSpace(f))] = true
-	}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return fmt.Errorf("mysql: stored functions: %w", err)
-		}
-		if !keep[name] {
-			delete(c.allow, name)
-		}
-	}
-	return rows.Err()
-}
-
 // systemSchemas hold the server's own tables and views: accounts and
 // password hashes (mysql.user, mysql.global_priv), other sessions'
 // statements (information_schema.processlist, performance_schema), the
 // server's settings.
 var systemSchemas = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true}
 
+// checkFunc checks a function call against the allow-list.
 func (c *Guard) checkFunc(f *ast.FuncCallExpr) *text2sql.SQLError {
 	name := f.FnName.L
 	if f.Schema.L != "" {

@@ -64,7 +64,7 @@ var DefaultFunctions = strings.Fields(
 	variance var_pop var_samp json_arrayagg json_objectagg ` +
 		// Window functions (and every aggregate above used with OVER).
 		`row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value
-	median percentile_cont percentile_disc ` +
+	median percentile_cont percentile_disc rownum ` +
 		// Spatial functions that read or build a geometry.
 		`point linestring polygon multipoint multilinestring multipolygon geometrycollection st_astext
 	st_aswkt st_asbinary st_aswkb st_asgeojson st_geomfromtext st_geometryfromtext st_geomfromwkb

@@ -11,7 +11,18 @@
 //     variable assignment, no statement but a query, and only
 //     allow-listed functions (DefaultFunctions). The server is sent the
 //     text the parser read, comments blanked. A refused statement never
-//     reaches the server (no connection is opened for it).
+//     reaches the server (no connection is opened for it). The check
+//     also bounds the work of one row, which the server cannot stop
+//     (it looks for KILL and max_statement_time between rows only) and
+//     whose row it builds whole in memory: a string literal, and a
+//     string a call builds (REPEAT, SPACE, LPAD and RPAD with a literal
+//     count, CONCAT, INSERT, REPLACE, SFORMAT, EXPORT_SET, CAST AS
+//     BINARY(n), …), holds at most 8 KiB, UNCOMPRESS and WEIGHT_STRING,
+//     which the check cannot bound, are refused, the searches of a
+//     statement (LIKE, REGEXP, LOCATE, INSTR, REPLACE, …) make at most
+//     1e8 character comparisons by the lengths the statement shows, and
+//     a row holds at most 16 values of long columns (MEDIUMTEXT,
+//     LONGTEXT, MEDIUMBLOB, LONGBLOB, JSON) by the schema (KindTooLarge).
 //  2. The transaction: the statement is prepared (the binary protocol
 //     takes one statement, and multiStatements is off) and run inside
 //     START TRANSACTION READ ONLY, always rolled back. The server refuses
@@ -28,7 +39,9 @@
 //  4. Bounds: a time limit enforced by the server — MariaDB runs the
 //     statement as SET STATEMENT max_statement_time=… FOR <query>; MySQL
 //     gets a /*+ MAX_EXECUTION_TIME(…) */ hint after the query's first
-//     top-level SELECT — backed by the context deadline; a row cap (on
+//     top-level SELECT — backed by the context deadline, after which,
+//     on MySQL, the statement is stopped on the server (KILL QUERY from
+//     another connection); a row cap (on
 //     MariaDB also sql_select_limit=cap+1, so the server stops at the
 //     cap unless the query has its own LIMIT); a bound on the
 //     statement's length; and a bound on a result's bytes, counted
@@ -39,6 +52,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -110,7 +124,10 @@ const (
 // Executor is the guarded MySQL/MariaDB executor. It implements
 // text2sql.Executor and text2sql.Guard and is safe for concurrent use.
 type Executor struct {
+	// gen checks (Check); exec runs a statement the Guard has planned
+	// (Execute), so the statement is parsed once.
 	gen      *executor.Executor
+	exec     *executor.Executor
 	db       *sql.DB
 	owned    bool
 	opts     Options
@@ -121,6 +138,10 @@ type Executor struct {
 	sessions *sessions
 	elevated []string
 	closed   atomic.Bool
+	// hostFunctions are Options.AllowFunctions, in lower case; udfsVisible
+	// tells whether the login may read mysql.func (see confirmCalls).
+	hostFunctions map[string]bool
+	udfsVisible   bool
 }
 
 // DSN converts a mysql:// URL (mysql://user:password@host:port/db?params)
@@ -282,8 +303,16 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 	}
 	e.schema = sch
 	e.checker = NewGuard(sqlMode, opts.AllowFunctions).Confine(database.String, lowerCase != 0)
-	if err := e.checker.withoutStoredFunctions(ctx, db, opts.AllowFunctions); err != nil {
+	e.checker.knowLongColumns(sch)
+	if err := e.checker.builtinsOnly(ctx, db, opts.AllowFunctions); err != nil {
 		return nil, err
+	}
+	if e.udfsVisible, err = canReadUDFs(ctx, db); err != nil {
+		return nil, err
+	}
+	e.hostFunctions = map[string]bool{}
+	for _, f := range opts.AllowFunctions {
+		e.hostFunctions[strings.ToLower(strings.TrimSpace(f))] = true
 	}
 	resultBytes := opts.MaxResultBytes
 	if resultBytes == 0 {
@@ -291,6 +320,9 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 	}
 	e.sessions = &sessions{cfg: cfg, db: db, wireLimit: int64(resultBytes) + wireSlack,
 		setup: fmt.Sprintf(pinnedSession, sqlMode)}
+	if e.flavor == MySQL {
+		e.sessions.killer = db
+	}
 	timeout := opts.Timeout
 	if timeout == 0 {
 		timeout = executor.DefaultTimeout
@@ -299,7 +331,7 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 	if opts.skipCheck {
 		check = func(q string) (string, *text2sql.SQLError) { return sqltext.StripTrailingMySQL(q, e.checker.mode), nil }
 	}
-	e.gen = executor.New(nil, executor.Options{
+	genOpts := executor.Options{
 		MaxRows:        opts.MaxRows,
 		Timeout:        timeout + grace,
 		Schema:         sch,
@@ -307,20 +339,41 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 		Check:          check,
 		MaxSQLLength:   opts.MaxSQLLength,
 		MaxResultBytes: resultBytes,
-		Conn: func(ctx context.Context) (*sql.Conn, func(), error) {
-			tripped, _ := ctx.Value(trippedKey{}).(*atomic.Bool)
-			if tripped == nil {
-				tripped = new(atomic.Bool)
-			}
-			return e.sessions.conn(ctx, tripped)
-		},
-	})
+		Conn:           e.conn,
+	}
+	e.gen = executor.New(nil, genOpts)
+	genOpts.Check = func(q string) (string, *text2sql.SQLError) { return q, nil } // planned by Execute
+	e.exec = executor.New(nil, genOpts)
 	return e, nil
 }
 
 // trippedKey is the context key of the flag a statement's connection
-// sets when it stops at its byte bound.
-type trippedKey struct{}
+// sets when it stops at its byte bound; statementKey that of the
+// Statement the Guard planned.
+type (
+	trippedKey   struct{}
+	statementKey struct{}
+)
+
+// conn gives a statement its connection and, before the statement runs
+// on it, confirms what the Guard left to the server (confirm).
+func (e *Executor) conn(ctx context.Context) (*sql.Conn, func(), error) {
+	tripped, _ := ctx.Value(trippedKey{}).(*atomic.Bool)
+	if tripped == nil {
+		tripped = new(atomic.Bool)
+	}
+	conn, release, err := e.sessions.conn(ctx, tripped)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st, ok := ctx.Value(statementKey{}).(Statement); ok {
+		if err := e.confirm(ctx, conn, st); err != nil {
+			release()
+			return nil, nil, err
+		}
+	}
+	return conn, release, nil
+}
 
 // ElevatedPrivileges implements executor.Privileged: the privileges
 // beyond reading that SHOW GRANTS listed when the executor was made
@@ -418,10 +471,30 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	if e.closed.Load() {
 		return nil, executor.ErrClosed
 	}
+	start := time.Now()
+	maxSQL := e.opts.MaxSQLLength
+	if maxSQL == 0 {
+		maxSQL = executor.DefaultMaxSQLLength
+	}
+	if len(req.SQL) <= maxSQL && !e.opts.skipCheck { // a longer one exec refuses
+		st, se := e.checker.Plan(req.SQL)
+		if se != nil {
+			return execkit.Finish(&text2sql.Result{Error: se}, start)
+		}
+		req.SQL = st.Text
+		ctx = context.WithValue(ctx, statementKey{}, st)
+	}
+	run := e.exec
+	if e.opts.skipCheck {
+		run = e.gen
+	}
 	maxRows, timeout := execkit.Limits(req, e.opts.MaxRows, e.opts.Timeout)
 	req.MaxRows, req.Timeout = maxRows, timeout+grace
 	tripped := new(atomic.Bool)
-	res, err := e.gen.Execute(context.WithValue(ctx, trippedKey{}, tripped), req)
+	res, err := run.Execute(context.WithValue(ctx, trippedKey{}, tripped), req)
+	if shadow := (*shadowError)(nil); errors.As(err, &shadow) {
+		return execkit.Finish(&text2sql.Result{Error: shadow.se}, start)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,9 @@ import (
 	"database/sql/driver"
 	"errors"
 	"net"
+	"strconv"
 	"sync/atomic"
+	"time"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 )
@@ -38,7 +40,19 @@ type sessions struct {
 	setup string
 	// opened counts the connections made, for tests.
 	opened atomic.Int64
+	// killer, when set (MySQL), is the handle that stops a statement on
+	// the server when its time runs out on the client, or its caller
+	// gives up: MySQL's
+	// MAX_EXECUTION_TIME hint reaches only a query that starts with
+	// SELECT, and a server that is not sending rows does not notice that
+	// the client closed the connection, so a parenthesised query or
+	// VALUES would run on. MariaDB's SET STATEMENT max_statement_time
+	// bounds every statement itself.
+	killer *sql.DB
 }
+
+// killGrace bounds the KILL QUERY sent after a statement's time ran out.
+const killGrace = 5 * time.Second
 
 // errWireLimit is the read error of a connection past its byte bound.
 var errWireLimit = errors.New("mysql: the result passed its byte bound on the wire")
@@ -94,7 +108,28 @@ func (s *sessions) conn(ctx context.Context, tripped *atomic.Bool) (*sql.Conn, f
 		close()
 		return nil, nil, err
 	}
-	return conn, close, nil
+	if s.killer == nil {
+		return conn, close, nil
+	}
+	var id int64
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		close()
+		return nil, nil, err
+	}
+	return conn, func() {
+		close()
+		if ctx.Err() != nil {
+			s.kill(id)
+		}
+	}, nil
+}
+
+// kill stops the statement running on the server's connection id, if
+// any; it fails silently, as the statement has already failed.
+func (s *sessions) kill(id int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), killGrace)
+	defer cancel()
+	s.killer.ExecContext(ctx, "KILL QUERY "+strconv.FormatInt(id, 10)) //nolint:errcheck // the statement may have ended
 }
 
 // dial opens a connection of its own, through a budgetConn, in a handle
