@@ -67,3 +67,19 @@ func BenchmarkExecuteAsCaller(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheck measures the statement check alone (no server), on the
+// benchmark queries.
+func BenchmarkCheck(b *testing.B) {
+	g := NewGuard(nil, nil)
+	for _, q := range benchQueries {
+		b.Run(q.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if se := g.CheckSQL(q.SQL); se != nil {
+					b.Fatal(se)
+				}
+			}
+		})
+	}
+}

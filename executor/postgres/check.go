@@ -413,25 +413,11 @@ func walk(m protoreflect.Message, f func(proto.Message) bool) bool {
 	if !f(m.Interface()) {
 		return false
 	}
-	fds := m.Descriptor().Fields()
-	for i := 0; i < fds.Len(); i++ {
-		fd := fds.Get(i)
-		if fd.Message() == nil || fd.IsMap() || !m.Has(fd) {
-			continue
-		}
-		v := m.Get(fd)
-		if fd.IsList() {
-			l := v.List()
-			for j := 0; j < l.Len(); j++ {
-				if !walk(l.Get(j).Message(), f) {
-					return false
-				}
-			}
-		} else if !walk(v.Message(), f) {
-			return false
-		}
-	}
-	return true
+	ok := true
+	children(m, func(c protoreflect.Message) {
+		ok = ok && walk(c, f)
+	})
+	return ok
 }
 
 // checkNode checks one node of a query's tree.

@@ -141,8 +141,18 @@ func (c *Guard) relations(top protoreflect.Message, res *resolution) *text2sql.S
 	return found
 }
 
+// nodeOneof is the oneof of a parse-tree Node: one of its hundreds of
+// fields is set, found without testing each.
+var nodeOneof = (&pg_query.Node{}).ProtoReflect().Descriptor().Oneofs().ByName("node")
+
 // children calls f on each message directly below m, in field order.
 func children(m protoreflect.Message, f func(protoreflect.Message)) {
+	if m.Descriptor() == nodeOneof.Parent() {
+		if fd := m.WhichOneof(nodeOneof); fd != nil {
+			f(m.Get(fd).Message())
+		}
+		return
+	}
 	fds := m.Descriptor().Fields()
 	for i := 0; i < fds.Len(); i++ {
 		fd := fds.Get(i)
