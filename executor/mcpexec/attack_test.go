@@ -22,6 +22,7 @@ func TestReferenceServerAttacks(t *testing.T) {
 	db, dsn, _ := dbtest.PostgresKit(t)
 	var name string
 	require.NoError(t, db.QueryRow("SELECT current_database()").Scan(&name))
+	serverTimeout(t, db, "10s")
 	dbtest.Exec(t, db,
 		// With standard_conforming_strings off, '\' ends no literal: one
 		// statement to a guard that assumes on is three to the server.
