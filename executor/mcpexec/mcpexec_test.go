@@ -185,14 +185,15 @@ func TestReferenceServerTimeLimit(t *testing.T) {
 	start := time.Now()
 	exectest.RunKind(t, ex, dbtest.Unbounded, text2sql.KindTimeout)
 	assert.Less(t, time.Since(start), 3*time.Second+2*time.Second, "ended at the server's limit")
-	assert.Zero(t, running(), "nothing runs on after the limit")
+	// Nothing runs on 2 s after the limit (the criterion of issue 36).
+	assert.Eventually(t, func() bool { return running() == 0 }, 2*time.Second, 50*time.Millisecond, "still running after the limit")
 	// A caller who stops waiting sooner leaves the statement to the
 	// server's limit, which ends it.
 	res, err := ex.Execute(ctx, text2sql.ExecuteRequest{SQL: dbtest.Unbounded, Timeout: 500 * time.Millisecond})
 	require.NoError(t, err)
 	exectest.WantKind(t, dbtest.Unbounded, res, text2sql.KindTimeout)
-	time.Sleep(2*time.Second + time.Second)
-	assert.Zero(t, running(), "the server's limit ended it")
+	time.Sleep(2 * time.Second)
+	assert.Eventually(t, func() bool { return running() == 0 }, 2*time.Second, 50*time.Millisecond, "the server's limit did not end it")
 	ok, err := ex.Execute(ctx, text2sql.ExecuteRequest{SQL: "SELECT count(*) AS n FROM kit"})
 	require.NoError(t, err)
 	require.Nil(t, ok.Error, "the MCP server still answers")
