@@ -36,10 +36,12 @@ type grantSpec struct {
 	// StatementTimeout becomes PostgreSQL's statement_timeout (whole
 	// milliseconds) or MariaDB's MAX_STATEMENT_TIME (seconds);
 	// IdleTimeout PostgreSQL's idle_in_transaction_session_timeout
-	// (milliseconds); WorkMem and TempFileLimit, in bytes, PostgreSQL's
-	// work_mem and temp_file_limit (whole kB).
-	StatementTimeout, IdleTimeout time.Duration
-	WorkMem, TempFileLimit        int64
+	// (milliseconds); ClientCheck PostgreSQL's
+	// client_connection_check_interval (milliseconds); WorkMem and
+	// TempFileLimit, in bytes, PostgreSQL's work_mem and temp_file_limit
+	// (whole kB).
+	StatementTimeout, IdleTimeout, ClientCheck time.Duration
+	WorkMem, TempFileLimit                     int64
 	// MemberOf are PostgreSQL roles the login becomes a member of: the
 	// roles serve --run-as switches to per caller.
 	MemberOf []string
@@ -76,11 +78,13 @@ The account's host is '%'; narrow it to where text2sql runs.
 The login also carries server-side bounds, so that paths which cannot set
 them per statement (--mcp, PostgREST, a sandbox function) are bounded by
 the login itself: PostgreSQL statement_timeout, idle_in_transaction_session_timeout,
-work_mem and temp_file_limit (the last can be set only by a superuser: it
-comes after COMMIT, so run by the tables' owner it fails alone);
-MariaDB MAX_STATEMENT_TIME (MySQL has no per-account limit). The defaults
-are the executors' own (--statement-timeout 10s, --idle-timeout 10s,
---work-mem 16MB, --temp-file-limit 512MB); 0 leaves a bound out.
+client_connection_check_interval (a statement whose client went away
+stops), work_mem and temp_file_limit (the last can be set only by a
+superuser: it comes after COMMIT, so run by the tables' owner it fails
+alone); MariaDB MAX_STATEMENT_TIME (MySQL has no per-account limit). The
+defaults are the executors' own (--statement-timeout 10s, --idle-timeout
+10s, --work-mem 16MB, --temp-file-limit 512MB) and --client-check 1s; 0
+leaves a bound out.
 
 Such a login keeps a statement that slipped past the guard from using a
 superuser's powers: COPY ... TO PROGRAM, pg_read_file and lo_import on
@@ -95,8 +99,8 @@ PostgreSQL, INTO OUTFILE and LOAD_FILE (the FILE privilege) on MySQL.`,
 				return usage("grant needs --dsn: the PostgreSQL or MySQL/MariaDB database to read")
 			case strings.TrimSpace(spec.User) == "":
 				return usage("--user must name the login to create")
-			case spec.StatementTimeout < 0 || spec.IdleTimeout < 0:
-				return usage("--statement-timeout and --idle-timeout must be 0 (none) or more")
+			case spec.StatementTimeout < 0 || spec.IdleTimeout < 0 || spec.ClientCheck < 0:
+				return usage("--statement-timeout, --idle-timeout and --client-check must be 0 (none) or more")
 			case len(spec.MemberOf) > 0 && !isPostgresDSN(o.dsn):
 				return usage("--member-of is for PostgreSQL roles (MySQL/MariaDB: --login-map gives each principal a login)")
 			}
@@ -148,6 +152,7 @@ PostgreSQL, INTO OUTFILE and LOAD_FILE (the FILE privilege) on MySQL.`,
 	fl.StringArrayVar(&spec.MemberOf, "member-of", nil, "PostgreSQL: a role the login may switch to (serve --run-as), e.g. a NOLOGIN role under row-level security; repeatable")
 	fl.DurationVar(&spec.StatementTimeout, "statement-timeout", executor.DefaultTimeout, "the login's statement time limit: PostgreSQL statement_timeout, MariaDB MAX_STATEMENT_TIME (0: none)")
 	fl.DurationVar(&spec.IdleTimeout, "idle-timeout", executor.DefaultTimeout, "PostgreSQL: the login's idle_in_transaction_session_timeout (0: none)")
+	fl.DurationVar(&spec.ClientCheck, "client-check", defaultClientCheck, "PostgreSQL 14+: the login's client_connection_check_interval, how soon a statement whose client went away stops (0: none)")
 	fl.StringVar(&workMem, "work-mem", sizeFlag(postgres.DefaultWorkMem), "PostgreSQL: the login's work_mem, per sort or hash, in kB, MB or GB (0: none)")
 	fl.StringVar(&tempFileLimit, "temp-file-limit", sizeFlag(postgres.DefaultTempFileLimit), "PostgreSQL: the login's temp_file_limit, in kB, MB or GB (0: none)")
 	return c
@@ -202,7 +207,7 @@ func writePostgresGrant(w io.Writer, g grantSpec) error {
 	b.WriteString("BEGIN;\n")
 	fmt.Fprintf(&b, "CREATE ROLE %s LOGIN PASSWORD '%s' NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;\n", role, passwordPlaceholder)
 	fmt.Fprintf(&b, "ALTER ROLE %s SET default_transaction_read_only = on;\n", role)
-	if g.StatementTimeout > 0 || g.IdleTimeout > 0 || g.WorkMem > 0 {
+	if g.StatementTimeout > 0 || g.IdleTimeout > 0 || g.ClientCheck > 0 || g.WorkMem > 0 {
 		b.WriteString("-- Bounds on every statement of the login, also where text2sql cannot set them per statement (--mcp, PostgREST, a sandbox function).\n")
 	}
 	if g.StatementTimeout > 0 {
@@ -210,6 +215,9 @@ func writePostgresGrant(w io.Writer, g grantSpec) error {
 	}
 	if g.IdleTimeout > 0 {
 		fmt.Fprintf(&b, "ALTER ROLE %s SET idle_in_transaction_session_timeout = %d; -- milliseconds\n", role, g.IdleTimeout.Milliseconds())
+	}
+	if g.ClientCheck > 0 {
+		fmt.Fprintf(&b, "ALTER ROLE %s SET client_connection_check_interval = %d; -- milliseconds (PostgreSQL 14+): a statement whose client went away stops\n", role, g.ClientCheck.Milliseconds())
 	}
 	if g.WorkMem > 0 {
 		fmt.Fprintf(&b, "ALTER ROLE %s SET work_mem = %d; -- kB, per sort or hash\n", role, max(g.WorkMem>>10, minWorkMemKB))
@@ -258,6 +266,12 @@ func writeMySQLGrant(w io.Writer, g grantSpec) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// defaultClientCheck is --client-check's default: a statement whose
+// client went away (a CLI or an MCP server that exited) stops within a
+// second instead of running to its time limit; the check is one poll of
+// the socket per interval.
+const defaultClientCheck = time.Second
 
 // minWorkMemKB is PostgreSQL's smallest work_mem, in kB.
 const minWorkMemKB = 64

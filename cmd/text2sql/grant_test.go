@@ -25,7 +25,7 @@ import (
 func TestGrantScripts(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, writePostgresGrant(&b, grantSpec{User: `app "reader"`, Database: "shop db", Schemas: []string{"sales", "Order"},
-		StatementTimeout: 30 * time.Second, IdleTimeout: time.Minute, WorkMem: 32 << 20, TempFileLimit: 1 << 30}))
+		StatementTimeout: 30 * time.Second, IdleTimeout: time.Minute, ClientCheck: 2 * time.Second, WorkMem: 32 << 20, TempFileLimit: 1 << 30}))
 	assert.Equal(t, `-- A read-only PostgreSQL login for text2sql: SELECT on the tables of schemas "sales", "Order"
 -- of database "shop db", nothing else. Replace change-me with a strong password, then run this
 -- as a superuser or the owner of those tables (psql -f FILE). text2sql printed it and executed nothing.
@@ -35,6 +35,7 @@ ALTER ROLE "app ""reader""" SET default_transaction_read_only = on;
 -- Bounds on every statement of the login, also where text2sql cannot set them per statement (--mcp, PostgREST, a sandbox function).
 ALTER ROLE "app ""reader""" SET statement_timeout = 30000; -- milliseconds
 ALTER ROLE "app ""reader""" SET idle_in_transaction_session_timeout = 60000; -- milliseconds
+ALTER ROLE "app ""reader""" SET client_connection_check_interval = 2000; -- milliseconds (PostgreSQL 14+): a statement whose client went away stops
 ALTER ROLE "app ""reader""" SET work_mem = 32768; -- kB, per sort or hash
 GRANT CONNECT ON DATABASE "shop db" TO "app ""reader""";
 GRANT USAGE ON SCHEMA "sales" TO "app ""reader""";
@@ -76,6 +77,7 @@ ALTER ROLE "app ""reader""" SET temp_file_limit = 1048576; -- kB
 		{"grant", "--dsn", "root@tcp(127.0.0.1:3306)/"}, // no database
 		{"grant", "--dsn", "postgres://u@h/db", "--schema", "s", "--statement-timeout", "-1s"},
 		{"grant", "--dsn", "postgres://u@h/db", "--schema", "s", "--idle-timeout", "-1s"},
+		{"grant", "--dsn", "postgres://u@h/db", "--schema", "s", "--client-check", "-1s"},
 		{"grant", "--dsn", "postgres://u@h/db", "--schema", "s", "--work-mem", "16"},
 		{"grant", "--dsn", "postgres://u@h/db", "--schema", "s", "--work-mem", "-1MB"},
 		{"grant", "--dsn", "postgres://u@h/db", "--schema", "s", "--temp-file-limit", "1 PB"},
@@ -153,6 +155,7 @@ func TestGrantPostgres(t *testing.T) {
 		"default_transaction_read_only":       "on",
 		"statement_timeout":                   "1s",
 		"idle_in_transaction_session_timeout": "10s",
+		"client_connection_check_interval":    "1s",
 		"work_mem":                            "16MB",
 		"temp_file_limit":                     "512MB",
 	} {
