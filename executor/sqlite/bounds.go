@@ -37,16 +37,16 @@ var heapLimit struct {
 }
 
 // limitHeap bounds the memory SQLite may allocate in this process to at
-// least max bytes: past the bound an allocation fails and the statement
-// with SQLITE_NOMEM. With several executors the largest MaxMemory holds,
-// so no executor's statements are refused below their own bound. A limit
-// the host set itself (one Open did not set) is left as it is, and so is
-// none at all when max is 0.
+// least max bytes (max > 0): past the bound an allocation fails and the
+// statement with SQLITE_NOMEM. With several executors the largest
+// MaxMemory holds, so no executor's statements are refused below their
+// own bound. A limit the host set itself (one Open did not set) is left
+// as it is.
 func limitHeap(max int64) {
 	heapLimit.Lock()
 	defer heapLimit.Unlock()
 	cur := hardHeapLimit(-1)
-	if max == 0 || cur != 0 && cur != heapLimit.ours || cur >= max {
+	if cur != 0 && cur != heapLimit.ours || cur >= max {
 		return
 	}
 	hardHeapLimit(max)
