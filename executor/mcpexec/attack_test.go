@@ -82,6 +82,7 @@ func TestReferenceServerAttacks(t *testing.T) {
 func TestReferenceServerOwnerCodeAndRelations(t *testing.T) {
 	bin := dbtest.MCPServerPostgres(t)
 	db, dsn, _ := dbtest.PostgresKit(t)
+	serverTimeout(t, db, "10s")
 	dbtest.Exec(t, db,
 		`CREATE FUNCTION m_it(int, text) RETURNS bool LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'EVIL RAN'; END $$`,
 		`CREATE OPERATOR public.= (LEFTARG = int, RIGHTARG = text, FUNCTION = m_it)`,
