@@ -28,7 +28,9 @@
 // (ErrUnboundedServer), unless Options.AllowUnboundedServer: the login the
 // MCP server connects as must carry the limit (text2sql grant prints
 // ALTER ROLE … SET statement_timeout). With it the server cancels a
-// statement at its own limit, whatever the client does. What this path
+// statement at its own limit, whatever the client does. Open's own
+// catalog queries run under that limit too, so it cannot be tighter than
+// they need (seconds on a large catalog). What this path
 // cannot guarantee: a request whose Timeout is shorter than the server's
 // limit holds only on the client side (the statement runs on up to the
 // server's limit); memory is bounded only by what the login carries
