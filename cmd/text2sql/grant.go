@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,7 +13,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
+	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/mysql"
+	"github.com/text2sql-go/text2sql/executor/postgres"
 )
 
 // defaultGrantUser is the login text2sql grant creates unless --user names
@@ -28,9 +31,17 @@ type grantSpec struct {
 	User     string   // the login to create
 	Database string   // PostgreSQL: the database the login may connect to
 	Schemas  []string // PostgreSQL schemas, or MySQL databases, it may read
-	// StatementTimeout, when positive, becomes the PostgreSQL login's
-	// statement_timeout (whole milliseconds).
-	StatementTimeout time.Duration
+	// The login's own bounds, for the paths that cannot set them per
+	// statement (--mcp, PostgREST, a sandbox function); 0 leaves one out.
+	// StatementTimeout becomes PostgreSQL's statement_timeout (whole
+	// milliseconds) or MariaDB's MAX_STATEMENT_TIME (seconds);
+	// IdleTimeout PostgreSQL's idle_in_transaction_session_timeout
+	// (milliseconds); ClientCheck PostgreSQL's
+	// client_connection_check_interval (milliseconds); WorkMem and
+	// TempFileLimit, in bytes, PostgreSQL's work_mem and temp_file_limit
+	// (whole kB).
+	StatementTimeout, IdleTimeout, ClientCheck time.Duration
+	WorkMem, TempFileLimit                     int64
 	// MemberOf are PostgreSQL roles the login becomes a member of: the
 	// roles serve --run-as switches to per caller.
 	MemberOf []string
@@ -38,8 +49,9 @@ type grantSpec struct {
 
 func grantCmd(o *options) *cobra.Command {
 	var (
-		spec    grantSpec
-		schemas []string
+		spec                   grantSpec
+		schemas                []string
+		workMem, tempFileLimit string
 	)
 	c := &cobra.Command{
 		Use:   "grant --dsn DSN [--schema NAME ...] [--user NAME]",
@@ -55,14 +67,24 @@ CONNECT on the DSN's database, USAGE and SELECT on all tables of each
 schema, and default privileges so that tables created later in those
 schemas by the role running the script are readable too. The schemas are
 --schema, or else every non-system schema of the DSN's database: grant then
-connects to list them (and only reads the catalog). --statement-timeout
-also sets the role's statement_timeout; --member-of ROLE makes the login a
-member of a role serve --run-as switches to (see the README's "Who can
-read what").
+connects to list them (and only reads the catalog). --member-of ROLE makes
+the login a member of a role serve --run-as switches to (see the README's
+"Who can read what").
 
 MySQL/MariaDB: CREATE USER ... IDENTIFIED BY the placeholder and GRANT
 SELECT ON db.* for the DSN's database (or each --schema), nothing else.
 The account's host is '%'; narrow it to where text2sql runs.
+
+The login also carries server-side bounds, so that paths which cannot set
+them per statement (--mcp, PostgREST, a sandbox function) are bounded by
+the login itself: PostgreSQL statement_timeout, idle_in_transaction_session_timeout,
+client_connection_check_interval (a statement whose client went away
+stops), work_mem and temp_file_limit (the last can be set only by a
+superuser: it comes after COMMIT, so run by the tables' owner it fails
+alone); MariaDB MAX_STATEMENT_TIME (MySQL has no per-account limit). The
+defaults are the executors' own (--statement-timeout 10s, --idle-timeout
+10s, --work-mem 16MB, --temp-file-limit 512MB) and --client-check 1s; 0
+leaves a bound out.
 
 Such a login keeps a statement that slipped past the guard from using a
 superuser's powers: COPY ... TO PROGRAM, pg_read_file and lo_import on
@@ -77,10 +99,17 @@ PostgreSQL, INTO OUTFILE and LOAD_FILE (the FILE privilege) on MySQL.`,
 				return usage("grant needs --dsn: the PostgreSQL or MySQL/MariaDB database to read")
 			case strings.TrimSpace(spec.User) == "":
 				return usage("--user must name the login to create")
-			case spec.StatementTimeout < 0:
-				return usage("--statement-timeout %v: must be 0 (none) or more", spec.StatementTimeout)
+			case spec.StatementTimeout < 0 || spec.IdleTimeout < 0 || spec.ClientCheck < 0:
+				return usage("--statement-timeout, --idle-timeout and --client-check must be 0 (none) or more")
 			case len(spec.MemberOf) > 0 && !isPostgresDSN(o.dsn):
 				return usage("--member-of is for PostgreSQL roles (MySQL/MariaDB: --login-map gives each principal a login)")
+			}
+			var err error
+			if spec.WorkMem, err = parseSize(workMem); err != nil {
+				return usage("--work-mem: %v", err)
+			}
+			if spec.TempFileLimit, err = parseSize(tempFileLimit); err != nil {
+				return usage("--temp-file-limit: %v", err)
 			}
 			spec.Schemas = schemas
 			out := cmd.OutOrStdout()
@@ -98,9 +127,6 @@ PostgreSQL, INTO OUTFILE and LOAD_FILE (the FILE privilege) on MySQL.`,
 				}
 				return writePostgresGrant(out, spec)
 			case mysql.IsDSN(o.dsn):
-				if spec.StatementTimeout > 0 {
-					return usage("--statement-timeout is for PostgreSQL; on MySQL/MariaDB the executor limits every statement itself")
-				}
 				d, err := mysql.DSN(o.dsn)
 				if err != nil {
 					return usage("--dsn: %v", err)
@@ -124,7 +150,11 @@ PostgreSQL, INTO OUTFILE and LOAD_FILE (the FILE privilege) on MySQL.`,
 	fl.StringArrayVar(&schemas, "schema", nil, "schema (PostgreSQL) or database (MySQL) the login may read; repeatable (default: PostgreSQL every non-system schema, MySQL the DSN's database)")
 	fl.StringVar(&spec.User, "user", defaultGrantUser, "name of the login to create")
 	fl.StringArrayVar(&spec.MemberOf, "member-of", nil, "PostgreSQL: a role the login may switch to (serve --run-as), e.g. a NOLOGIN role under row-level security; repeatable")
-	fl.DurationVar(&spec.StatementTimeout, "statement-timeout", 0, "PostgreSQL: also set the login's statement_timeout (0: none; the executor sets its own per query)")
+	fl.DurationVar(&spec.StatementTimeout, "statement-timeout", executor.DefaultTimeout, "the login's statement time limit: PostgreSQL statement_timeout, MariaDB MAX_STATEMENT_TIME (0: none)")
+	fl.DurationVar(&spec.IdleTimeout, "idle-timeout", executor.DefaultTimeout, "PostgreSQL: the login's idle_in_transaction_session_timeout (0: none)")
+	fl.DurationVar(&spec.ClientCheck, "client-check", defaultClientCheck, "PostgreSQL 14+: the login's client_connection_check_interval, how soon a statement whose client went away stops (0: none)")
+	fl.StringVar(&workMem, "work-mem", sizeFlag(postgres.DefaultWorkMem), "PostgreSQL: the login's work_mem, per sort or hash, in kB, MB or GB (0: none)")
+	fl.StringVar(&tempFileLimit, "temp-file-limit", sizeFlag(postgres.DefaultTempFileLimit), "PostgreSQL: the login's temp_file_limit, in kB, MB or GB (0: none)")
 	return c
 }
 
@@ -177,8 +207,20 @@ func writePostgresGrant(w io.Writer, g grantSpec) error {
 	b.WriteString("BEGIN;\n")
 	fmt.Fprintf(&b, "CREATE ROLE %s LOGIN PASSWORD '%s' NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;\n", role, passwordPlaceholder)
 	fmt.Fprintf(&b, "ALTER ROLE %s SET default_transaction_read_only = on;\n", role)
+	if g.StatementTimeout > 0 || g.IdleTimeout > 0 || g.ClientCheck > 0 || g.WorkMem > 0 {
+		b.WriteString("-- Bounds on every statement of the login, also where text2sql cannot set them per statement (--mcp, PostgREST, a sandbox function).\n")
+	}
 	if g.StatementTimeout > 0 {
 		fmt.Fprintf(&b, "ALTER ROLE %s SET statement_timeout = %d; -- milliseconds\n", role, g.StatementTimeout.Milliseconds())
+	}
+	if g.IdleTimeout > 0 {
+		fmt.Fprintf(&b, "ALTER ROLE %s SET idle_in_transaction_session_timeout = %d; -- milliseconds\n", role, g.IdleTimeout.Milliseconds())
+	}
+	if g.ClientCheck > 0 {
+		fmt.Fprintf(&b, "ALTER ROLE %s SET client_connection_check_interval = %d; -- milliseconds (PostgreSQL 14+): a statement whose client went away stops\n", role, g.ClientCheck.Milliseconds())
+	}
+	if g.WorkMem > 0 {
+		fmt.Fprintf(&b, "ALTER ROLE %s SET work_mem = %d; -- kB, per sort or hash\n", role, max(g.WorkMem>>10, minWorkMemKB))
 	}
 	fmt.Fprintf(&b, "GRANT CONNECT ON DATABASE %s TO %s;\n", pgIdent(g.Database), role)
 	for _, r := range g.MemberOf {
@@ -190,6 +232,11 @@ func writePostgresGrant(w io.Writer, g grantSpec) error {
 		fmt.Fprintf(&b, "ALTER DEFAULT PRIVILEGES IN SCHEMA %s GRANT SELECT ON TABLES TO %s; -- tables the role running this creates later\n", s, role)
 	}
 	b.WriteString("COMMIT;\n")
+	if kb := g.TempFileLimit >> 10; kb > 0 {
+		b.WriteString("-- temp_file_limit can be set only by a superuser: run this script as one. Run by the tables' owner,\n")
+		b.WriteString("-- this last statement fails on its own (after COMMIT) and the login's temporary files stay unbounded.\n")
+		fmt.Fprintf(&b, "ALTER ROLE %s SET temp_file_limit = %d; -- kB\n", role, kb)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -206,9 +253,61 @@ func writeMySQLGrant(w io.Writer, g grantSpec) error {
 	fmt.Fprintf(&b, "-- Replace %s with a strong password and '%%' with the host text2sql connects from,\n", passwordPlaceholder)
 	b.WriteString("-- then run this as an account that may create users and grant (e.g. root). text2sql printed it and executed nothing.\n")
 	fmt.Fprintf(&b, "CREATE USER %s IDENTIFIED BY '%s';\n", account, passwordPlaceholder)
+	if g.StatementTimeout > 0 {
+		b.WriteString("-- MariaDB: every statement of the login stops at this time limit, in seconds, also where text2sql cannot set one per\n")
+		b.WriteString("-- statement. MySQL has no per-account limit (text2sql sets max_execution_time per statement): drop this line there.\n")
+		fmt.Fprintf(&b, "ALTER USER %s WITH MAX_STATEMENT_TIME %s;\n", account, strconv.FormatFloat(g.StatementTimeout.Seconds(), 'f', -1, 64))
+	}
+	b.WriteString("-- max_allowed_packet, the largest string one function may build (REPEAT, SPACE, CONCAT, ...), is server-wide,\n")
+	b.WriteString("-- not per account: keep it at MariaDB's default of 16 MiB or below (SET GLOBAL needs SUPER and applies to every login).\n")
 	for _, s := range quoted {
 		fmt.Fprintf(&b, "GRANT SELECT ON %s.* TO %s;\n", s, account)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// defaultClientCheck is --client-check's default: a statement whose
+// client went away (a CLI or an MCP server that exited) stops within a
+// second instead of running to its time limit; the check is one poll of
+// the socket per interval.
+const defaultClientCheck = time.Second
+
+// minWorkMemKB is PostgreSQL's smallest work_mem, in kB.
+const minWorkMemKB = 64
+
+// sizeUnits are the units of a size flag, PostgreSQL's spelling.
+var sizeUnits = []struct {
+	suffix string
+	shift  uint
+}{{"kB", 10}, {"MB", 20}, {"GB", 30}, {"TB", 40}}
+
+// parseSize reads a size flag: a whole number of kB, MB, GB or TB (case
+// does not matter), or 0 for none; it returns bytes.
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "0" {
+		return 0, nil
+	}
+	for _, u := range sizeUnits {
+		if len(s) > len(u.suffix) && strings.EqualFold(s[len(s)-len(u.suffix):], u.suffix) {
+			n, err := strconv.ParseInt(strings.TrimSpace(s[:len(s)-len(u.suffix)]), 10, 64)
+			if err != nil || n < 0 || n > (1<<62)>>u.shift {
+				return 0, fmt.Errorf("%q: want a whole number of kB, MB, GB or TB, or 0", s)
+			}
+			return n << u.shift, nil
+		}
+	}
+	return 0, fmt.Errorf("%q: want a whole number of kB, MB, GB or TB, or 0", s)
+}
+
+// sizeFlag writes bytes as parseSize reads it, in the largest whole unit.
+func sizeFlag(bytes int64) string {
+	for i := len(sizeUnits) - 1; i >= 0; i-- {
+		u := sizeUnits[i]
+		if bytes >= 1<<u.shift && bytes%(1<<u.shift) == 0 {
+			return strconv.FormatInt(bytes>>u.shift, 10) + u.suffix
+		}
+	}
+	return "0"
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/text2sql-go/text2sql/demo"
+	"github.com/text2sql-go/text2sql/executor/postgres"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 )
@@ -23,14 +24,19 @@ import (
 // engine, quote characters doubled.
 func TestGrantScripts(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, writePostgresGrant(&b, grantSpec{User: `app "reader"`, Database: "shop db", Schemas: []string{"sales", "Order"}, StatementTimeout: 30 * time.Second}))
+	require.NoError(t, writePostgresGrant(&b, grantSpec{User: `app "reader"`, Database: "shop db", Schemas: []string{"sales", "Order"},
+		StatementTimeout: 30 * time.Second, IdleTimeout: time.Minute, ClientCheck: 2 * time.Second, WorkMem: 32 << 20, TempFileLimit: 1 << 30}))
 	assert.Equal(t, `-- A read-only PostgreSQL login for text2sql: SELECT on the tables of schemas "sales", "Order"
 -- of database "shop db", nothing else. Replace change-me with a strong password, then run this
 -- as a superuser or the owner of those tables (psql -f FILE). text2sql printed it and executed nothing.
 BEGIN;
 CREATE ROLE "app ""reader""" LOGIN PASSWORD 'change-me' NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
 ALTER ROLE "app ""reader""" SET default_transaction_read_only = on;
+-- Bounds on every statement of the login, also where text2sql cannot set them per statement (--mcp, PostgREST, a sandbox function).
 ALTER ROLE "app ""reader""" SET statement_timeout = 30000; -- milliseconds
+ALTER ROLE "app ""reader""" SET idle_in_transaction_session_timeout = 60000; -- milliseconds
+ALTER ROLE "app ""reader""" SET client_connection_check_interval = 2000; -- milliseconds (PostgreSQL 14+): a statement whose client went away stops
+ALTER ROLE "app ""reader""" SET work_mem = 32768; -- kB, per sort or hash
 GRANT CONNECT ON DATABASE "shop db" TO "app ""reader""";
 GRANT USAGE ON SCHEMA "sales" TO "app ""reader""";
 GRANT SELECT ON ALL TABLES IN SCHEMA "sales" TO "app ""reader""";
@@ -39,27 +45,56 @@ GRANT USAGE ON SCHEMA "Order" TO "app ""reader""";
 GRANT SELECT ON ALL TABLES IN SCHEMA "Order" TO "app ""reader""";
 ALTER DEFAULT PRIVILEGES IN SCHEMA "Order" GRANT SELECT ON TABLES TO "app ""reader"""; -- tables the role running this creates later
 COMMIT;
+-- temp_file_limit can be set only by a superuser: run this script as one. Run by the tables' owner,
+-- this last statement fails on its own (after COMMIT) and the login's temporary files stay unbounded.
+ALTER ROLE "app ""reader""" SET temp_file_limit = 1048576; -- kB
 `, b.String())
+	// Without bounds, none is printed.
+	b.Reset()
+	require.NoError(t, writePostgresGrant(&b, grantSpec{User: "r", Database: "d", Schemas: []string{"s"}}))
+	assert.NotContains(t, b.String(), "Bounds")
+	assert.NotContains(t, b.String(), "_timeout")
+	assert.NotContains(t, b.String(), "work_mem")
+	assert.NotContains(t, b.String(), "temp_file_limit")
 
 	b.Reset()
-	require.NoError(t, writeMySQLGrant(&b, grantSpec{User: "app`reader", Schemas: []string{"shop", "order"}}))
+	require.NoError(t, writeMySQLGrant(&b, grantSpec{User: "app`reader", Schemas: []string{"shop", "order"}, StatementTimeout: 2500 * time.Millisecond}))
 	assert.Equal(t, "-- A read-only MySQL/MariaDB login for text2sql: SELECT on database `shop`, `order`, nothing else.\n"+
 		"-- Replace change-me with a strong password and '%' with the host text2sql connects from,\n"+
 		"-- then run this as an account that may create users and grant (e.g. root). text2sql printed it and executed nothing.\n"+
 		"CREATE USER `app``reader`@`%` IDENTIFIED BY 'change-me';\n"+
+		"-- MariaDB: every statement of the login stops at this time limit, in seconds, also where text2sql cannot set one per\n"+
+		"-- statement. MySQL has no per-account limit (text2sql sets max_execution_time per statement): drop this line there.\n"+
+		"ALTER USER `app``reader`@`%` WITH MAX_STATEMENT_TIME 2.5;\n"+
+		"-- max_allowed_packet, the largest string one function may build (REPEAT, SPACE, CONCAT, ...), is server-wide,\n"+
+		"-- not per account: keep it at MariaDB's default of 16 MiB or below (SET GLOBAL needs SUPER and applies to every login).\n"+
 		"GRANT SELECT ON `shop`.* TO `app``reader`@`%`;\n"+
 		"GRANT SELECT ON `order`.* TO `app``reader`@`%`;\n", b.String())
 
 	for _, args := range [][]string{
 		{"grant"}, // no --dsn
 		{"grant", "--dsn", "postgres://u@h/db", "--user", " "},
-		{"grant", "--dsn", "root@tcp(127.0.0.1:3306)/"},                                // no database
-		{"grant", "--dsn", "root@tcp(127.0.0.1:3306)/db", "--statement-timeout", "1s"}, // PostgreSQL only
+		{"grant", "--dsn", "root@tcp(127.0.0.1:3306)/"}, // no database
+		{"grant", "--dsn", "postgres://u@h/db", "--schema", "s", "--statement-timeout", "-1s"},
+		{"grant", "--dsn", "postgres://u@h/db", "--schema", "s", "--idle-timeout", "-1s"},
+		{"grant", "--dsn", "postgres://u@h/db", "--schema", "s", "--client-check", "-1s"},
+		{"grant", "--dsn", "postgres://u@h/db", "--schema", "s", "--work-mem", "16"},
+		{"grant", "--dsn", "postgres://u@h/db", "--schema", "s", "--work-mem", "-1MB"},
+		{"grant", "--dsn", "postgres://u@h/db", "--schema", "s", "--temp-file-limit", "1 PB"},
+		{"grant", "--dsn", "postgres://u@h/db", "--schema", "s", "--temp-file-limit", "1e3MB"},
 		{"grant", "--dsn", "sqlserver://h/db"},
 	} {
 		_, errOut, code := cli(t, args...)
 		assert.Equal(t, exitUsage, code, "%v: %s", args, errOut)
 	}
+	for in, want := range map[string]int64{"0": 0, "64kB": 64 << 10, "16MB": 16 << 20, "16mb": 16 << 20, "2 GB": 2 << 30, "1TB": 1 << 40} {
+		got, err := parseSize(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	assert.Equal(t, "16MB", sizeFlag(postgres.DefaultWorkMem))
+	assert.Equal(t, "512MB", sizeFlag(postgres.DefaultTempFileLimit))
+	assert.Equal(t, "1536kB", sizeFlag(1536<<10))
 }
 
 // withPassword replaces the password placeholder of a printed script.
@@ -79,7 +114,8 @@ func TestGrantPostgres(t *testing.T) {
 		`CREATE SCHEMA "Mixed Case"`, `CREATE TABLE "Mixed Case"."Items" (id int)`, `INSERT INTO "Mixed Case"."Items" VALUES (7)`,
 		`CREATE TABLE public.notes (n text)`)
 	role := dbtest.Name("t2s_reader")
-	out, errOut, code := cli(t, "grant", "--dsn", dsn, "--user", role, "--statement-timeout", "5s")
+	// The bounds are the executors' defaults but the time limit.
+	out, errOut, code := cli(t, "grant", "--dsn", dsn, "--user", role, "--statement-timeout", "1s")
 	require.Equal(t, 0, code, errOut)
 	for _, s := range []string{`"Mixed Case"`, `"public"`, `"sales"`} {
 		assert.Contains(t, out, "GRANT SELECT ON ALL TABLES IN SCHEMA "+s+" TO \""+role+"\";")
@@ -115,10 +151,18 @@ func TestGrantPostgres(t *testing.T) {
 	assert.Equal(t, 2, n)
 	require.NoError(t, conn.QueryRowContext(ctx, `SELECT count(*) FROM "Mixed Case"."Items"`).Scan(&n))
 	require.NoError(t, conn.QueryRowContext(ctx, `SELECT count(*) FROM sales.later`).Scan(&n))
-	var ro, st string
-	require.NoError(t, conn.QueryRowContext(ctx, `SELECT current_setting('default_transaction_read_only'), current_setting('statement_timeout')`).Scan(&ro, &st))
-	assert.Equal(t, "on", ro)
-	assert.Equal(t, "5s", st)
+	for setting, want := range map[string]string{
+		"default_transaction_read_only":       "on",
+		"statement_timeout":                   "1s",
+		"idle_in_transaction_session_timeout": "10s",
+		"client_connection_check_interval":    "1s",
+		"work_mem":                            "16MB",
+		"temp_file_limit":                     "512MB",
+	} {
+		var got string
+		require.NoError(t, conn.QueryRowContext(ctx, `SHOW `+setting).Scan(&got))
+		assert.Equal(t, want, got, setting)
+	}
 
 	sqlstate := func(stmt string) string {
 		_, err := conn.ExecContext(ctx, stmt)
@@ -129,6 +173,9 @@ func TestGrantPostgres(t *testing.T) {
 		return pe.Code
 	}
 	assert.Equal(t, "25006", sqlstate(`INSERT INTO sales.orders VALUES (3, 1)`), "read-only transaction")
+	start := time.Now()
+	assert.Equal(t, "57014", sqlstate(`SELECT pg_sleep(30)`), "statement_timeout") // query_canceled
+	assert.Less(t, time.Since(start), 10*time.Second)
 	_, err = conn.ExecContext(ctx, `SET default_transaction_read_only = off`) // a session may; the privileges still hold
 	require.NoError(t, err)
 	for _, stmt := range []string{
@@ -174,7 +221,7 @@ func TestGrantMySQL(t *testing.T) {
 	admin, dsn := dbtest.MySQL(t)
 	dbtest.Exec(t, admin, "CREATE TABLE singer (id INT PRIMARY KEY, name TEXT)", "INSERT INTO singer VALUES (1, 'Ann'), (2, 'Bo')")
 	user := dbtest.Name("t2s_reader")
-	out, errOut, code := cli(t, "grant", "--dsn", dsn, "--user", user)
+	out, errOut, code := cli(t, "grant", "--dsn", dsn, "--user", user, "--statement-timeout", "1.5s")
 	require.Equal(t, 0, code, errOut)
 	cfg, err := mysqldrv.ParseDSN(dsn)
 	require.NoError(t, err)
@@ -217,6 +264,19 @@ func TestGrantMySQL(t *testing.T) {
 	require.NoError(t, rows.Err())
 	require.Len(t, grants, 2, "%q", grants) // USAGE (the account itself) and SELECT on the database
 	assert.True(t, strings.HasPrefix(grants[0], "GRANT USAGE ON *.* TO "), grants[0])
+	assert.True(t, strings.HasSuffix(grants[0], " WITH MAX_STATEMENT_TIME 1.500000"), grants[0])
+	// The login's sessions carry the limit, and MariaDB stops a longer
+	// statement at it.
+	var limit float64
+	require.NoError(t, db.QueryRow("SELECT @@max_statement_time").Scan(&limit))
+	assert.Equal(t, 1.5, limit)
+	start := time.Now()
+	_, err = db.Exec("SELECT count(*) FROM information_schema.collations a, information_schema.collations b, information_schema.collations c, information_schema.collations d")
+	var timedOut *mysqldrv.MySQLError
+	if assert.ErrorAs(t, err, &timedOut) {
+		assert.Equal(t, uint16(1969), timedOut.Number, "%v", err) // ER_STATEMENT_TIMEOUT
+	}
+	assert.Less(t, time.Since(start), 10*time.Second)
 	assert.Equal(t, "GRANT SELECT ON `"+cfg.DBName+"`.* TO `"+user+"`@`%`", grants[1])
 
 	for _, stmt := range []string{

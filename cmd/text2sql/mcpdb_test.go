@@ -22,7 +22,21 @@ func TestMCPDatabase(t *testing.T) {
 		"INSERT INTO singer VALUES (1, 'Joe Sharp', 'Netherlands'), (2, 'Timbaland', 'United States')")
 	base := []string{"--mcp", "pg=" + bin + " '" + dsn + "'", "--index-dir", t.TempDir(), "--examples", t.TempDir() + "/ex.sqlite"}
 
+	// The server's sessions have no statement_timeout: a statement the
+	// CLI stops waiting for would run on, so --mcp refuses the server and
+	// says how to bound the login (issue 36).
+	_, errOut, code := cli(t, append(base, "--timeout", "3s", "run", "SELECT 1")...)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, "does not stop statements at the time limit")
+	assert.Contains(t, errOut, "text2sql grant --statement-timeout 3s")
+	var name string
+	require.NoError(t, db.QueryRow("SELECT current_database()").Scan(&name))
+	// A limit within the CLI's: --mcp opens. (Open's catalog queries run
+	// under it too, so it must not be tight on a loaded machine.)
+	dbtest.Exec(t, db, `ALTER DATABASE "`+name+`" SET statement_timeout = '10s'`)
+
 	direct := []string{"--dsn", dsn, "--index-dir", t.TempDir(), "--examples", t.TempDir() + "/ex.sqlite", "--json"}
+	base = append(base, "--timeout", "10s")
 	for _, args := range [][]string{{"context", "How many singers are there?"}, {"run", "SELECT name, country FROM singer ORDER BY singer_id"}} {
 		viaMCP, errOut, code := cli(t, append(append(base, "--json"), args...)...)
 		require.Equal(t, 0, code, "--mcp %s: exit %d: %s", args[0], code, errOut)
@@ -41,7 +55,7 @@ func TestMCPDatabase(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, rows[0][0], "nothing was deleted")
 
-	_, errOut, code := cli(t, "--mcp", "pg='unclosed", "context", "x")
+	_, errOut, code = cli(t, "--mcp", "pg='unclosed", "context", "x")
 	assert.Equal(t, exitUsage, code, errOut)
 	assert.True(t, strings.Contains(errOut, "not a command line"), errOut)
 }

@@ -91,6 +91,11 @@ func (c *Catalog) merge(ctx context.Context, p *program, maxRows int, deadline, 
 	}
 	defer ex.Close()
 	res, err := ex.Execute(ctx, text2sql.ExecuteRequest{SQL: p.final, MaxRows: maxRows, Timeout: left})
+	if err != nil && time.Until(deadline) <= 0 {
+		// ctx carries the deadline too, so the merge database may see it
+		// pass as its caller's cancellation rather than its own limit.
+		return finish(execkit.TimeoutError(timeout))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("catalog: merge: %w", err)
 	}

@@ -22,6 +22,7 @@ func TestReferenceServerAttacks(t *testing.T) {
 	db, dsn, _ := dbtest.PostgresKit(t)
 	var name string
 	require.NoError(t, db.QueryRow("SELECT current_database()").Scan(&name))
+	serverTimeout(t, db, "10s")
 	dbtest.Exec(t, db,
 		// With standard_conforming_strings off, '\' ends no literal: one
 		// statement to a guard that assumes on is three to the server.
@@ -81,6 +82,7 @@ func TestReferenceServerAttacks(t *testing.T) {
 func TestReferenceServerOwnerCodeAndRelations(t *testing.T) {
 	bin := dbtest.MCPServerPostgres(t)
 	db, dsn, _ := dbtest.PostgresKit(t)
+	serverTimeout(t, db, "10s")
 	dbtest.Exec(t, db,
 		`CREATE FUNCTION m_it(int, text) RETURNS bool LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'EVIL RAN'; END $$`,
 		`CREATE OPERATOR public.= (LEFTARG = int, RIGHTARG = text, FUNCTION = m_it)`,

@@ -13,6 +13,30 @@
 // SQLite's authorizer on an empty copy of the schema (executor/sqlite).
 // The server's own limits still apply behind it; the result is capped at
 // MaxRows here.
+//
+// # Time limits
+//
+// The executor cannot set a limit on the server per statement: the
+// reference PostgreSQL server runs each query as BEGIN TRANSACTION READ
+// ONLY; <query>; ROLLBACK, and nothing can be sent before the query.
+// Options.Timeout bounds how long Execute waits; on its own it would not
+// stop the statement, which would run on after Execute returned (and after
+// the MCP server and the program exited), holding one of the MCP server's
+// pooled connections. So Open reads the statement_timeout the server's
+// sessions have (through the query tool, from pg_settings) and refuses a
+// server without one, or with one longer than Options.Timeout
+// (ErrUnboundedServer), unless Options.AllowUnboundedServer: the login the
+// MCP server connects as must carry the limit (text2sql grant prints
+// ALTER ROLE … SET statement_timeout). With it the server cancels a
+// statement at its own limit, whatever the client does. Open's own
+// catalog queries run under that limit too, so it cannot be tighter than
+// they need (seconds on a large catalog). What this path
+// cannot guarantee: a request whose Timeout is shorter than the server's
+// limit holds only on the client side (the statement runs on up to the
+// server's limit); memory is bounded only by what the login carries
+// (work_mem, temp_file_limit), not per statement; and a text2sql server
+// reached by URL (describe_schema) bounds its statements itself, so it is
+// not asked.
 package mcpexec
 
 import (
@@ -69,7 +93,19 @@ type Options struct {
 	// MaxResponseBytes bounds one HTTP response from the server (default
 	// DefaultMaxResponseBytes); a longer one fails the call.
 	MaxResponseBytes int64
+	// AllowUnboundedServer opens a PostgreSQL server whose sessions have
+	// no statement_timeout, or one longer than Timeout, instead of
+	// failing with ErrUnboundedServer. Timeout then bounds only how long
+	// Execute waits: a longer statement runs on on the server until it
+	// ends or the server's own limit stops it.
+	AllowUnboundedServer bool
 }
+
+// ErrUnboundedServer is returned by Open when the PostgreSQL server behind
+// the MCP server would not stop a statement at the time limit itself: its
+// sessions have no statement_timeout, or a longer one than
+// Options.Timeout. The error says what they have and how to set it.
+var ErrUnboundedServer = errors.New("mcpexec: the database server does not stop statements at the time limit")
 
 // DefaultMaxResponseBytes is Options.MaxResponseBytes's default: the
 // message size the MCP SDK's stdio transport accepts, so both transports
@@ -98,15 +134,22 @@ type Executor struct {
 	// wrapLimit bounds each statement's rows with a LIMIT around it
 	// (PostgreSQL servers, which send every row).
 	wrapLimit bool
-	opts      Options
-	closers   []func() error
+	// ownServer: the server is text2sql's (it has describe_schema) and
+	// bounds its statements itself.
+	ownServer bool
+	// serverTimeout is the statement_timeout of the server's sessions,
+	// read at Open (0: none, or not asked).
+	serverTimeout time.Duration
+	opts          Options
+	closers       []func() error
 }
 
 var _ text2sql.Executor = (*Executor)(nil)
 
 // Open connects to the server and reads the schema. Errors:
 // text2sql.ErrInvalidConfig (neither or both of Command and URL),
-// ErrNoQueryTool, the connection's or the schema queries' errors.
+// ErrNoQueryTool, ErrUnboundedServer (see the package documentation),
+// the connection's or the schema queries' errors.
 func Open(ctx context.Context, opts Options) (*Executor, error) {
 	if (len(opts.Command) == 0) == (opts.URL == "") {
 		return nil, fmt.Errorf("%w: mcpexec: give exactly one of Command and URL", text2sql.ErrInvalidConfig)
@@ -176,6 +219,7 @@ func (e *Executor) discover(ctx context.Context) error {
 		return ErrNoQueryTool
 	}
 	if tools["describe_schema"] != nil {
+		e.ownServer = true
 		return e.fromDDL(ctx)
 	}
 	return e.fromInformationSchema(ctx)
@@ -270,6 +314,12 @@ func text(res *mcpsdk.CallToolResult) string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+// ServerTimeout returns the statement_timeout of the PostgreSQL server's
+// sessions as Open read it: 0 when they have none (Open then failed unless
+// Options.AllowUnboundedServer) or when the server is text2sql's own, which
+// is not asked.
+func (e *Executor) ServerTimeout() time.Duration { return e.serverTimeout }
 
 // Schema returns the schema read by Open.
 func (e *Executor) Schema() *schema.Database { return e.schema }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor/postgres"
@@ -45,6 +46,11 @@ func (e *Executor) fromInformationSchema(ctx context.Context) error {
 	}
 	if d != text2sql.DialectPostgres {
 		return fmt.Errorf("%w: mcpexec: the schema of a %s server is read from describe_schema only", text2sql.ErrInvalidConfig, d)
+	}
+	if !e.ownServer {
+		if err := e.checkServerTimeout(ctx); err != nil {
+			return err
+		}
 	}
 	cols, err := e.query(ctx, columnsQuery)
 	if err != nil {
@@ -94,6 +100,42 @@ func (e *Executor) fromInformationSchema(ctx context.Context) error {
 	}
 	e.guard, e.wrapLimit = guard, true
 	return nil
+}
+
+// statementTimeoutQuery reads the statement_timeout of the server's
+// sessions, in milliseconds (pg_settings' unit for it): the login's,
+// the database's or the DSN's, as the server applied them.
+const statementTimeoutQuery = "SELECT setting FROM pg_catalog.pg_settings WHERE name = 'statement_timeout'"
+
+// checkServerTimeout reads the server's statement_timeout into
+// e.serverTimeout and fails with ErrUnboundedServer when it is unset or
+// longer than the executor's time limit, unless the options allow it.
+func (e *Executor) checkServerTimeout(ctx context.Context) error {
+	rows, err := e.query(ctx, statementTimeoutQuery)
+	if err != nil {
+		return err
+	}
+	var ms int64
+	if len(rows) != 1 {
+		return fmt.Errorf("mcpexec: reading the server's statement_timeout: %d rows", len(rows))
+	}
+	if _, err := fmt.Sscan(rows[0].str(0), &ms); err != nil {
+		return fmt.Errorf("mcpexec: reading the server's statement_timeout %q: %w", rows[0].str(0), err)
+	}
+	e.serverTimeout = time.Duration(ms) * time.Millisecond
+	limit := e.opts.Timeout
+	if ms > 0 && e.serverTimeout <= limit || e.opts.AllowUnboundedServer {
+		return nil
+	}
+	has := "no statement_timeout"
+	if ms > 0 {
+		has = "statement_timeout " + e.serverTimeout.String()
+	}
+	return fmt.Errorf("%w: its sessions have %s, the time limit is %v, so a statement stopped at the limit would run on "+
+		"on the server, holding one of the MCP server's connections. Give the login the MCP server connects as a "+
+		"statement_timeout of at most %v: text2sql grant --statement-timeout %v prints ALTER ROLE ... SET statement_timeout "+
+		"(or add options=-c%%20statement_timeout%%3D%d to the server's DSN)",
+		ErrUnboundedServer, has, limit, limit, limit, limit.Milliseconds())
 }
 
 // postgresGuard is PostgreSQL's parse-tree guard with the server's own

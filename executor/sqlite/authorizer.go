@@ -21,9 +21,12 @@ const sqliteRecursive = 33
 // that touch files, load code or reveal the connection's state
 // (load_extension, readfile, writefile, edit, fts3_tokenizer,
 // sqlite_compileoption_*, changes, last_insert_rowid, go-sqlite3's auth_*)
-// are not on it. zeroblob, randomblob, printf and similar functions whose
-// result can be large are on it: SQLITE_LIMIT_LENGTH (Options.MaxLength)
-// bounds every string and blob, and they fail with KindTooLarge beyond it.
+// are not on it, nor json_patch and jsonb_patch, whose one call compares
+// every key of one object with every key of the other (two 1 MiB objects:
+// minutes, which SQLite cannot interrupt). zeroblob, randomblob, printf and
+// similar functions whose result can be large are on it:
+// SQLITE_LIMIT_LENGTH (Options.MaxLength) bounds every string and blob, and
+// they fail with KindTooLarge beyond it.
 var DefaultFunctions = strings.Fields(`
 	abs char coalesce concat concat_ws format glob hex ifnull iif if instr length like likelihood
 	likely lower ltrim max min nullif octet_length printf quote random randomblob replace round
@@ -34,7 +37,7 @@ var DefaultFunctions = strings.Fields(`
 	acos acosh asin asinh atan atan2 atanh ceil ceiling cos cosh degrees exp floor ln log log10 log2
 	mod pi pow power radians sin sinh sqrt tan tanh trunc
 	json jsonb json_array jsonb_array json_array_length json_error_position json_extract jsonb_extract
-	json_insert jsonb_insert json_object jsonb_object json_patch jsonb_patch json_pretty json_remove
+	json_insert jsonb_insert json_object jsonb_object json_pretty json_remove
 	jsonb_remove json_replace jsonb_replace json_set jsonb_set json_type json_valid json_quote
 	json_group_array jsonb_group_array json_group_object jsonb_group_object -> ->>
 	row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value

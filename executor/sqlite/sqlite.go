@@ -8,13 +8,21 @@
 //     so a column named lock or merge is read as SQLite reads it.
 //  2. The connection: opened through a "file:" URI with mode=ro (the file
 //     is opened read-only) and _query_only=1 (PRAGMA query_only), with no
-//     attached databases allowed (SQLITE_LIMIT_ATTACHED = 0), strings and
-//     blobs bounded (SQLITE_LIMIT_LENGTH) and extension loading left off.
+//     attached databases allowed (SQLITE_LIMIT_ATTACHED = 0) and extension
+//     loading left off.
 //  3. An authorizer on every connection that allows only reading and
 //     allow-listed functions, denying every write, DDL, ATTACH, DETACH,
 //     PRAGMA, VACUUM and transaction control when the statement is prepared.
 //  4. sqlite3_stmt_readonly on the prepared statement.
-//  5. Bounds: a row cap and a time limit per call.
+//  5. Bounds, set where SQLite does the work: SQLite's own limits on each
+//     connection (the length of any string or blob, of LIKE and GLOB
+//     patterns and of the statement, result columns, function arguments,
+//     expression depth, compound SELECT terms), SQLite's hard heap limit
+//     on the memory it may allocate (Options.MaxMemory), built-ins whose
+//     one call would be quadratic in its input replaced by linear ones
+//     (instr, replace, trim), a time limit per call (sqlite3_interrupt
+//     when it passes, checked by SQLite between VM instructions), a row
+//     cap and a bound on the bytes of a result.
 //
 // This package imports github.com/mattn/go-sqlite3, which needs cgo.
 package sqlite
@@ -47,8 +55,11 @@ import (
 // The defaults of Options.
 const (
 	// DefaultMaxLength is the default SQLITE_LIMIT_LENGTH: the largest
-	// string or blob a statement may build or return, in bytes (10 MiB).
-	DefaultMaxLength = 10 << 20
+	// string or blob a statement may read, build or return, in bytes
+	// (1 MiB). It also bounds the work of one function call, which SQLite
+	// cannot interrupt: a LIKE over a value costs up to value length ×
+	// pattern length steps (0.2 s at 1 MiB, 1.8 s at 10 MiB).
+	DefaultMaxLength = 1 << 20
 	// DefaultMaxSQLLength is the default SQLITE_LIMIT_SQL_LENGTH: the
 	// longest statement text, in bytes (1 MiB).
 	DefaultMaxSQLLength = executor.DefaultMaxSQLLength
@@ -57,6 +68,29 @@ const (
 	// DefaultMaxResultBytes is the default bound on the bytes of one
 	// result's values (32 MiB).
 	DefaultMaxResultBytes = executor.DefaultMaxResultBytes
+	// DefaultMaxMemory is the default bound on the memory SQLite may
+	// allocate in the process, in bytes (64 MiB): page caches, sorters,
+	// the values a statement computes and the row being read. Ordinary
+	// queries use a few MiB; the bound is what stops a statement whose
+	// rows are small but whose intermediate values are not.
+	DefaultMaxMemory = 64 << 20
+	// DefaultMaxLikePattern is the default SQLITE_LIMIT_LIKE_PATTERN_LENGTH,
+	// in bytes: one LIKE or GLOB comparison costs up to pattern length ×
+	// value length steps inside a single call, which SQLite cannot
+	// interrupt, so the pattern is what keeps it short.
+	DefaultMaxLikePattern = 100
+	// DefaultMaxColumns is the default SQLITE_LIMIT_COLUMN, the most
+	// result columns (and GROUP BY or ORDER BY terms) of a statement; Open
+	// raises it to the widest table's column count.
+	DefaultMaxColumns = 1000
+	// maxFunctionArgs is SQLITE_LIMIT_FUNCTION_ARG: arguments of one call.
+	maxFunctionArgs = 255
+	// maxExprDepth is SQLITE_LIMIT_EXPR_DEPTH: SQLite's parser and code
+	// generator recurse once per level.
+	maxExprDepth = 250
+	// maxCompoundSelect is SQLITE_LIMIT_COMPOUND_SELECT: terms of a UNION,
+	// INTERSECT or EXCEPT chain, each planned and run on its own.
+	maxCompoundSelect = 500
 )
 
 // Options configures Open. Zero values mean the defaults; negative values
@@ -71,8 +105,8 @@ type Options struct {
 	// Timeout takes precedence.
 	Timeout time.Duration
 	// MaxLength bounds every string and blob, in bytes (default
-	// DefaultMaxLength). A statement that builds a longer value fails with
-	// KindTooLarge.
+	// DefaultMaxLength). A statement that reads or builds a longer value
+	// fails with KindTooLarge.
 	MaxLength int
 	// MaxSQLLength bounds the statement text, in bytes (default
 	// DefaultMaxSQLLength).
@@ -90,6 +124,16 @@ type Options struct {
 	// MaxOpenConns bounds the connection pool (default
 	// DefaultMaxOpenConns).
 	MaxOpenConns int
+	// MaxMemory bounds the memory SQLite allocates, in bytes (default
+	// DefaultMaxMemory). A statement that needs more fails with
+	// KindTooLarge. SQLite has one such bound per process
+	// (sqlite3_hard_heap_limit64), shared by every SQLite connection in
+	// it: Open sets it to the largest MaxMemory of the executors opened,
+	// unless the program set a limit of its own first, which is kept.
+	MaxMemory int64
+	// MaxLikePattern bounds a LIKE or GLOB pattern, in bytes (default
+	// DefaultMaxLikePattern); a longer pattern fails with KindTooLarge.
+	MaxLikePattern int
 
 	// Test knobs: they switch layers off so tests can show that the
 	// remaining ones hold on their own.
@@ -109,6 +153,9 @@ type Executor struct {
 	schema    *schema.Database
 	closed    atomic.Bool
 	maxLength int
+	// maxColumns is SQLITE_LIMIT_COLUMN: DefaultMaxColumns or the widest
+	// table's column count.
+	maxColumns int
 	// authCalls counts authorizer calls on every connection: SQLite calls
 	// the authorizer while it compiles a statement, so a statement that
 	// leaves it unchanged never reached SQLite.
@@ -122,7 +169,8 @@ type Executor struct {
 // directory, a file that is not a SQLite database or a negative option is
 // an error wrapping text2sql.ErrInvalidConfig.
 func Open(path string, opts Options) (*Executor, error) {
-	if opts.MaxRows < 0 || opts.Timeout < 0 || opts.MaxLength < 0 || opts.MaxSQLLength < 0 || opts.MaxOpenConns < 0 || opts.MaxResultBytes < 0 {
+	if opts.MaxRows < 0 || opts.Timeout < 0 || opts.MaxLength < 0 || opts.MaxSQLLength < 0 || opts.MaxOpenConns < 0 ||
+		opts.MaxResultBytes < 0 || opts.MaxMemory < 0 || opts.MaxLikePattern < 0 {
 		return nil, fmt.Errorf("%w: sqlite: negative limit in Options", text2sql.ErrInvalidConfig)
 	}
 	st, err := os.Stat(path)
@@ -139,6 +187,9 @@ func Open(path string, opts Options) (*Executor, error) {
 	opts.MaxSQLLength = cmp.Or(opts.MaxSQLLength, DefaultMaxSQLLength)
 	opts.MaxOpenConns = cmp.Or(opts.MaxOpenConns, DefaultMaxOpenConns)
 	opts.MaxResultBytes = cmp.Or(opts.MaxResultBytes, DefaultMaxResultBytes)
+	opts.MaxMemory = cmp.Or(opts.MaxMemory, DefaultMaxMemory)
+	opts.MaxLikePattern = cmp.Or(opts.MaxLikePattern, DefaultMaxLikePattern)
+	limitHeap(opts.MaxMemory)
 	dsn, err := DSN(path, !opts.noQueryOnly)
 	if err != nil {
 		return nil, fmt.Errorf("%w: sqlite: %v", text2sql.ErrInvalidConfig, err)
@@ -147,7 +198,7 @@ func Open(path string, opts Options) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: sqlite: %v", text2sql.ErrInvalidConfig, err)
 	}
-	e := &Executor{dsn: dsn, path: abs, opts: opts, allow: map[string]bool{}, maxLength: opts.MaxLength}
+	e := &Executor{dsn: dsn, path: abs, opts: opts, allow: map[string]bool{}, maxLength: opts.MaxLength, maxColumns: DefaultMaxColumns}
 	for _, f := range DefaultFunctions {
 		e.allow[f] = true
 	}
@@ -156,8 +207,11 @@ func Open(path string, opts Options) (*Executor, error) {
 	}
 
 	// Inspect the schema through a handle without the authorizer (which
-	// denies the pragma functions introspection needs), but read-only too.
-	idb := sql.OpenDB(&connector{dsn: dsn, limits: e.limits(), noAuth: true})
+	// denies the pragma functions introspection needs), but read-only too,
+	// and without the column limit, which is set from the widest table.
+	ilimits := e.limits()
+	delete(ilimits, sqlite3.SQLITE_LIMIT_COLUMN)
+	idb := sql.OpenDB(&connector{dsn: dsn, limits: ilimits, noAuth: true})
 	idb.SetMaxOpenConns(1)
 	sch, err := schema.InspectSQLite(context.Background(), idb)
 	idb.Close()
@@ -168,6 +222,9 @@ func Open(path string, opts Options) (*Executor, error) {
 		sch.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
 	e.schema = sch
+	for _, t := range sch.Tables {
+		e.maxColumns = max(e.maxColumns, len(t.Columns))
+	}
 
 	e.db = sql.OpenDB(&connector{dsn: dsn, limits: e.limits(), allow: e.allow, noAuth: opts.noAuthorizer, calls: &e.authCalls})
 	e.db.SetMaxOpenConns(opts.MaxOpenConns)
@@ -200,10 +257,15 @@ func DSN(path string, queryOnly bool) (string, error) {
 // limits returns the SQLite limits set on every connection.
 func (e *Executor) limits() map[int]int {
 	return map[int]int{
-		sqlite3.SQLITE_LIMIT_ATTACHED:       0,
-		sqlite3.SQLITE_LIMIT_LENGTH:         e.opts.MaxLength,
-		sqlite3.SQLITE_LIMIT_SQL_LENGTH:     e.opts.MaxSQLLength,
-		sqlite3.SQLITE_LIMIT_WORKER_THREADS: 0,
+		sqlite3.SQLITE_LIMIT_ATTACHED:            0,
+		sqlite3.SQLITE_LIMIT_LENGTH:              e.opts.MaxLength,
+		sqlite3.SQLITE_LIMIT_SQL_LENGTH:          e.opts.MaxSQLLength,
+		sqlite3.SQLITE_LIMIT_WORKER_THREADS:      0,
+		sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH: e.opts.MaxLikePattern,
+		sqlite3.SQLITE_LIMIT_COLUMN:              e.maxColumns,
+		sqlite3.SQLITE_LIMIT_FUNCTION_ARG:        maxFunctionArgs,
+		sqlite3.SQLITE_LIMIT_EXPR_DEPTH:          maxExprDepth,
+		sqlite3.SQLITE_LIMIT_COMPOUND_SELECT:     maxCompoundSelect,
 	}
 }
 
@@ -412,9 +474,15 @@ func (e *Executor) sqlError(cctx context.Context, c *guardedConn, err error, q s
 		case sqlite3.ErrTooBig:
 			return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
 				Message: msg + fmt.Sprintf(" (strings and blobs are limited to %d bytes)", e.maxLength)}
+		case sqlite3.ErrNomem:
+			return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+				Message: fmt.Sprintf("the statement needs more memory than SQLite may use in this process (%d bytes); compute smaller values or fewer of them", hardHeapLimit(-1))}
 		case sqlite3.ErrReadonly:
 			return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly, Message: msg}
 		}
+	}
+	if se := e.limitError(msg); se != nil {
+		return se
 	}
 	if d := c.auth.denied(); d == nil && !e.opts.skipTextCheck && strings.Contains(msg, "syntax error") {
 		// SQLite could not prepare the statement: a construct of another
@@ -432,6 +500,31 @@ func (e *Executor) sqlError(cctx context.Context, c *guardedConn, err error, q s
 		}
 	}
 	return guard.EngineError(msg, e.schema, q)
+}
+
+// limitError returns the KindTooLarge error of an SQLite message that
+// reports one of the limits Open sets (sqlite3_limit), or bounds.c's
+// refusal of a long trim set, saying what the limit is; nil for any
+// other message.
+func (e *Executor) limitError(msg string) *text2sql.SQLError {
+	var advice string
+	switch {
+	case strings.HasPrefix(msg, "LIKE or GLOB pattern too complex"):
+		advice = fmt.Sprintf("LIKE and GLOB patterns are limited to %d bytes", e.opts.MaxLikePattern)
+	case strings.HasPrefix(msg, "too many columns"):
+		advice = fmt.Sprintf("a statement may have %d result columns", e.maxColumns)
+	case strings.HasPrefix(msg, "too many arguments on function"):
+		advice = fmt.Sprintf("a function call may have %d arguments", maxFunctionArgs)
+	case strings.HasPrefix(msg, "Expression tree is too large"):
+		advice = fmt.Sprintf("expressions may nest %d deep", maxExprDepth)
+	case strings.HasPrefix(msg, "too many terms in compound SELECT"):
+		advice = fmt.Sprintf("a compound SELECT may have %d terms", maxCompoundSelect)
+	case strings.HasPrefix(msg, "trim: the set of characters"):
+		advice = "trim a few characters at a time"
+	default:
+		return nil
+	}
+	return &text2sql.SQLError{Kind: text2sql.KindTooLarge, Message: msg + " (" + advice + ")"}
 }
 
 // Check runs the checks of Execute without running the statement:
@@ -506,6 +599,10 @@ func (c *connector) Connect(context.Context) (driver.Conn, error) {
 			conn.Close()
 			return nil, fmt.Errorf("sqlite: limit %d is %d, want at most %d", id, got, v)
 		}
+	}
+	if err := registerBounded(conn); err != nil {
+		conn.Close()
+		return nil, err
 	}
 	auth := &authState{allow: c.allow, calls: c.calls}
 	if !c.noAuth {
