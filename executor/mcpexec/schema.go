@@ -155,7 +155,8 @@ func (e *Executor) postgresGuard(ctx context.Context, db *schema.Database) (text
 	}
 	procs := make([]postgres.CatalogRow, 0, len(rows))
 	for _, r := range rows {
-		procs = append(procs, postgres.CatalogRow{Name: r.str(0), Volatility: r.str(1), Callable: r.str(2) == "true", Core: r.str(3) == "true"})
+		procs = append(procs, postgres.CatalogRow{Name: r.str(0), Volatility: r.str(1), Callable: r.str(2) == "true", Core: r.str(3) == "true",
+			Extension: r.str(4) == "true", Schema: r.str(5)})
 	}
 	objRows, err := e.query(ctx, postgres.ObjectsQuery)
 	if err != nil {

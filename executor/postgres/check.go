@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -87,6 +89,10 @@ type Guard struct {
 	cat   *Catalog
 	extra map[string]bool
 	scope *scope // nil: see Scoped
+	// badViews are the views whose definitions the check refuses (or
+	// that read such a view), with the refusal: reading a view runs
+	// its definition, its functions as the caller.
+	badViews map[string]*text2sql.SQLError
 }
 
 // NewGuard returns a Guard whose allow-list is derived from cat (nil:
@@ -104,7 +110,46 @@ func NewGuard(cat *Catalog, extra []string) *Guard {
 			c.extra[f] = true
 		}
 	}
+	c.badViews = c.checkViews()
 	return c
+}
+
+// checkViews checks every view's definition as a statement (deparsed
+// with every name qualified but pg_catalog's), and refuses too the views
+// that read a refused one.
+//
+// Views may read settings (current_setting), which policies and views
+// written for PostgREST and Supabase do to learn the caller
+// (request.jwt.claims).
+func (c *Guard) checkViews() map[string]*text2sql.SQLError {
+	bad := map[string]*text2sql.SQLError{}
+	reads := map[string][]string{}
+	views := &Guard{cat: c.cat, extra: maps.Clone(c.extra)}
+	views.extra["current_setting"] = true
+	for name, def := range c.cat.trust.views {
+		if se := views.CheckSQL(def); se != nil {
+			bad[name] = se
+		}
+		if tree, err := pg_query.Parse(def); err == nil {
+			walk(tree.ProtoReflect(), func(m proto.Message) bool {
+				if rv, ok := m.(*pg_query.RangeVar); ok {
+					reads[name] = append(reads[name], rv.Schemaname+"."+rv.Relname)
+				}
+				return true
+			})
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for name, rels := range reads {
+			for _, r := range rels {
+				if se := bad[r]; se != nil && bad[name] == nil {
+					bad[name], changed = se, true
+				}
+			}
+		}
+	}
+	return bad
 }
 
 // allowed reports whether a call of the function named by parts (its
@@ -113,6 +158,8 @@ func (c *Guard) allowed(parts []string) bool {
 	switch base := parts[len(parts)-1]; {
 	case len(parts) == 1 || len(parts) == 2 && parts[0] == "pg_catalog":
 		return c.extra[base] || c.cat.allowed[base]
+	case len(parts) == 2 && slices.Contains(c.cat.extSchemas[base], parts[0]):
+		return c.cat.allowed[base] || c.extra[strings.Join(parts, ".")]
 	default:
 		return c.extra[strings.Join(parts, ".")]
 	}
@@ -149,6 +196,11 @@ func (c *Guard) namesake(name string) *text2sql.SQLError {
 // operator (see Guard), and records the symbol for the probe.
 func (c *Guard) operatorCheck(op []string, res *resolution) *text2sql.SQLError {
 	switch {
+	case len(op) == 2 && slices.Contains(c.cat.trust.extOps[op[1]], op[0]) &&
+		!slices.Contains(c.cat.trust.ops[op[1]], op[0]) && !slices.Contains(c.cat.trust.typedSyms[op[1]], op[0]):
+		// A trusted extension's operator, and the schema has no other of
+		// that symbol (a view's definition names citext's = as
+		// OPERATOR(public.=)).
 	case len(op) > 1 && !(len(op) == 2 && op[0] == "pg_catalog"):
 		return operatorError(op)
 	case len(op) == 1:
@@ -192,7 +244,7 @@ func (c *Guard) typeCheck(parts []string, res *resolution) *text2sql.SQLError {
 				Message: "type " + strings.Join(parts, ".") + " may resolve to " + t.schema + "." + ref.name + ", to which this database attaches its own code (a domain CHECK, a cast, an operator class or I/O function) that the statement check cannot see",
 				Hint:    "use a built-in type"}
 		}
-		ref.oids = append(ref.oids, t.oid)
+		ref.seen = append(ref.seen, strconv.FormatInt(t.oid, 10)+"/"+t.state)
 	}
 	res.types = append(res.types, ref)
 	return nil
@@ -305,10 +357,10 @@ type resolution struct {
 }
 
 // typeRef is a type name a statement writes (schema "" when unqualified)
-// and the oids of the types it may resolve to.
+// and the types it may resolve to, as "oid/state" (see relationState).
 type typeRef struct {
 	schema, name string
-	oids         []int64
+	seen         []string
 }
 
 func (r *resolution) column(name string) { r.columns = append(r.columns, name) }
@@ -611,8 +663,8 @@ func (c *Guard) notAllowed(parts []string) string {
 	full := strings.Join(parts, ".")
 	base := parts[len(parts)-1]
 	switch {
-	case len(parts) > 2 || len(parts) == 2 && parts[0] != "pg_catalog":
-		return "function " + full + " is not a built-in function; only pg_catalog functions and those the host allows (Options.AllowFunctions) may be called"
+	case len(parts) > 2 || len(parts) == 2 && parts[0] != "pg_catalog" && !slices.Contains(c.cat.extSchemas[base], parts[0]):
+		return "function " + full + " is not a built-in function; only pg_catalog functions, trusted extensions' and those the host allows (Options.AllowFunctions) may be called"
 	case c.cat.why[base] != "":
 		return "function " + full + " is not allowed: " + c.cat.why[base]
 	}

@@ -6,6 +6,7 @@ import (
 	_ "embed" // the built-in catalog snapshot
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,8 +33,11 @@ import (
 //     dump a whole table, schema or database given as text
 //     (query_to_xml, table_to_xml, ts_stat, …).
 //
-// Functions of other schemas (extensions, the application's own) are
-// allowed only by name through Options.AllowFunctions.
+// The same rule decides the functions of trusted extensions (see Guard:
+// members a superuser owns), called without a schema or with theirs:
+// PostGIS's st_distance, pg_trgm's similarity. Other functions of other
+// schemas (the application's own) are allowed only by name through
+// Options.AllowFunctions.
 
 // volatileAllowed are the volatile pg_catalog functions that change
 // nothing: random numbers and the clock.
@@ -98,6 +102,9 @@ type Catalog struct {
 	allowed map[string]bool
 	why     map[string]string // a refused pg_catalog name → the reason
 	known   map[string]bool
+	// extSchemas maps the name of a trusted extension's function to the
+	// schemas that have one (the rule decides its name with pg_catalog's).
+	extSchemas map[string][]string
 	// major is the server's major version (0: not known), for the
 	// constructs the parser knows and older servers read otherwise.
 	major int
@@ -110,19 +117,25 @@ type proc struct {
 	name       string
 	volatility byte // 'i' immutable, 's' stable, 'v' volatile
 	callable   bool // no argument or result SQL cannot hold
-	core       bool // in pg_catalog
+	core       bool // in pg_catalog, made by initdb
+	// ext says it is a trusted extension's (see member), in schema.
+	ext    bool
+	schema string
 }
 
 func newCatalog(procs []proc) *Catalog {
-	c := &Catalog{allowed: map[string]bool{}, why: map[string]string{}, known: map[string]bool{}}
+	c := &Catalog{allowed: map[string]bool{}, why: map[string]string{}, known: map[string]bool{}, extSchemas: map[string][]string{}}
 	vol := map[string]bool{}
 	for _, n := range volatileAllowed {
 		vol[n] = true
 	}
 	for _, p := range procs {
 		c.known[p.name] = true
-		if !p.core || !p.callable {
+		if !(p.core || p.ext) || !p.callable {
 			continue
+		}
+		if p.ext && !slices.Contains(c.extSchemas[p.name], p.schema) {
+			c.extSchemas[p.name] = append(c.extSchemas[p.name], p.schema)
 		}
 		if _, seen := c.allowed[p.name]; !seen {
 			c.allowed[p.name] = true
@@ -139,15 +152,20 @@ func newCatalog(procs []proc) *Catalog {
 	return c
 }
 
-// catalogQuery lists pg_proc: name, volatility, whether SQL can call it
+// catalogSQL lists pg_proc: name, volatility, whether SQL can call it
 // (no argument of type internal, no result of a pseudo-type only the
-// server uses) and whether it is in pg_catalog. Procedures are left out:
-// a query cannot call them.
-const catalogQuery = `SELECT p.proname AS name, p.provolatile::text AS volatility,
+// server uses), whether it is a built-in of pg_catalog, whether it is a
+// trusted member of an extension named in trusted (nil: any; see member)
+// and its schema. Procedures are left out: a query cannot call them.
+func catalogSQL(trusted []string) string {
+	return `SELECT p.proname AS name, p.provolatile::text AS volatility,
 	NOT (p.prorettype = ANY ('{internal,trigger,event_trigger,language_handler,fdw_handler,index_am_handler,table_am_handler,tsm_handler}'::regtype[]::oid[])
 	     OR 'internal'::regtype = ANY (p.proargtypes::oid[])) AS callable,
-	p.pronamespace = 'pg_catalog'::regnamespace AND p.oid < 16384 AS core
+	p.pronamespace = 'pg_catalog'::pg_catalog.regnamespace::pg_catalog.oid AND p.oid < ` + builtinOID + ` AS core,
+	` + strings.ReplaceAll(member("pg_catalog.pg_proc", "p.oid", "p.proowner"), "$EXT", extensionFilter(trusted)) + ` AS extension,
+	p.pronamespace::regnamespace::text AS schema
 FROM pg_proc p WHERE p.prokind <> 'p'`
+}
 
 // LoadCatalog reads the catalog of the server db is connected to,
 // trusting every installed extension (see Guard). An error is a failing
@@ -173,7 +191,7 @@ func loadCatalog(ctx context.Context, db *sql.DB, extensions []string) (*Catalog
 		return nil, fmt.Errorf("postgres: catalog: %w", err)
 	}
 	var rows []CatalogRow
-	if err := sqlx.SelectContext(ctx, tx, &rows, catalogQuery); err != nil {
+	if err := sqlx.SelectContext(ctx, tx, &rows, catalogSQL(extensions)); err != nil {
 		return nil, fmt.Errorf("postgres: function catalog: %w", err)
 	}
 	c := newCatalog(procsOf(rows))
@@ -221,7 +239,7 @@ func (c *Catalog) tooNew(node string) (int, bool) {
 func procsOf(rows []CatalogRow) []proc {
 	procs := make([]proc, 0, len(rows))
 	for _, r := range rows {
-		p := proc{name: r.Name, callable: r.Callable, core: r.Core}
+		p := proc{name: r.Name, callable: r.Callable, core: r.Core, ext: r.Extension, schema: r.Schema}
 		if r.Volatility != "" {
 			p.volatility = r.Volatility[0]
 		}
@@ -230,19 +248,22 @@ func procsOf(rows []CatalogRow) []proc {
 	return procs
 }
 
-// CatalogQuery is the query LoadCatalog reads the functions with; its
-// rows are CatalogRows. For a server reached without database/sql (an
-// MCP server's query tool): run it there and give the rows to
-// CatalogFrom.
-const CatalogQuery = catalogQuery
+// CatalogQuery is the query LoadCatalog reads the functions with,
+// trusting every extension; its rows are CatalogRows. For a server
+// reached without database/sql (an MCP server's query tool): run it
+// there with search_path pg_catalog and give the rows to CatalogFrom.
+var CatalogQuery = catalogSQL(nil)
 
 // CatalogRow is one row of CatalogQuery: a function's name, volatility
-// ("i", "s" or "v"), whether SQL can call it, whether it is in pg_catalog.
+// ("i", "s" or "v"), whether SQL can call it, whether it is a built-in of
+// pg_catalog, whether a trusted extension's (see Guard), and its schema.
 type CatalogRow struct {
 	Name       string `db:"name"`
 	Volatility string `db:"volatility"`
 	Callable   bool   `db:"callable"`
 	Core       bool   `db:"core"`
+	Extension  bool   `db:"extension"`
+	Schema     string `db:"schema"`
 }
 
 // CatalogFrom is the Catalog of CatalogQuery's and ObjectsQuery's rows

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"strconv"
 	"strings"
 )
 
@@ -10,9 +9,11 @@ import (
 // the check assumed of the names it left to the server:
 //
 //   - no code was attached to a type since the catalog was read: its
-//     watermark (see watermarkSQL) is unchanged, and the type names the
+//     watermark (see watermarkSQL) is unchanged, the type names the
 //     statement writes resolve only to the types the check saw (created,
-//     moved or renamed types have other oids or names);
+//     moved or renamed types have other oids or names; a composite's
+//     columns are part of what it saw), and the relations it reads have
+//     the columns, column types and rules the check saw (relationState);
 //   - no function, in any schema, has a name taken for a column in
 //     attribute position;
 //   - no function called and no operator applied without a schema may
@@ -27,9 +28,12 @@ import (
 var probeQuery = `SELECT pg_catalog.int4in(pg_catalog.textout(m)) FROM (
 SELECT '` + probeChanged + `' AS m WHERE ` + watermarkSQL + ` <> $1::text
 	OR EXISTS (SELECT 1 FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
-		WHERE t.typname = ANY ($2::text[]) AND (n.nspname = ANY ($3::text[]) OR $3::text[] IS NULL) AND NOT t.oid::text = ANY ($4::text[]))
+		WHERE t.typname = ANY ($2::text[]) AND (n.nspname = ANY ($3::text[]) OR $3::text[] IS NULL) AND NOT ` + typeSeen + ` = ANY ($4::text[]))
 	OR EXISTS (SELECT 1 FROM ROWS FROM (pg_catalog.unnest($5::text[]), pg_catalog.unnest($6::text[])) AS q(s, nm) JOIN pg_catalog.pg_namespace n ON n.nspname = q.s
-		JOIN pg_catalog.pg_type t ON t.typnamespace = n.oid AND t.typname = q.nm WHERE NOT t.oid::text = ANY ($4::text[]))
+		JOIN pg_catalog.pg_type t ON t.typnamespace = n.oid AND t.typname = q.nm WHERE NOT ` + typeSeen + ` = ANY ($4::text[]))
+	OR EXISTS (SELECT 1 FROM ROWS FROM (pg_catalog.unnest($12::text[]), pg_catalog.unnest($13::text[]), pg_catalog.unnest($14::text[])) AS r(s, nm, st)
+		JOIN pg_catalog.pg_namespace n ON n.nspname = r.s JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = r.nm
+		WHERE ` + relationState("c.oid") + ` <> r.st)
 UNION ALL (SELECT '` + probePrefix + `' || pg_catalog.string_agg(DISTINCT w, ', ') FROM (
 	SELECT 'function ' || p.proname FROM pg_catalog.pg_proc p WHERE p.proname = ANY ($7::text[])
 	UNION ALL SELECT 'function ' || n.nspname || '.' || p.proname FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
@@ -41,8 +45,12 @@ UNION ALL (SELECT '` + probePrefix + `' || pg_catalog.string_agg(DISTINCT w, ', 
 ) f(w) HAVING pg_catalog.count(*) > 0)
 LIMIT 1) probe`
 
+// typeSeen renders type t as the check saw it: "oid/state", the state a
+// composite's (see relationState).
+var typeSeen = `(t.oid::text || '/' || CASE WHEN t.typrelid <> 0 THEN ` + relationState("t.typrelid") + ` ELSE '' END)`
+
 // probeStatement names probeQuery prepared on a connection.
-const probeStatement = "text2sql_probe_v1"
+const probeStatement = "text2sql_probe_v2"
 
 // probeMember renders the condition that object oid of catalog class,
 // owned by owner, is a trusted member of an extension named in $9 (any
@@ -58,20 +66,23 @@ const (
 	probePrefix  = "found: "
 )
 
-// probe holds probeQuery's parameters for one statement, $1 to $11; a
+// probe holds probeQuery's parameters for one statement, $1 to $14; a
 // nil list is NULL.
 type probe struct {
 	watermark string
 	// typeNames are the unqualified type names written, path the
-	// schemas they resolve in (nil: any), typeOIDs the oids of every
-	// type the check saw them resolve to; typeSchemas and qualified the
-	// schema-qualified type names written.
+	// schemas they resolve in (nil: any), typeOIDs every type the check
+	// saw them resolve to ("oid/state", see typeSeen); typeSchemas and
+	// qualified the schema-qualified type names written.
 	typeNames, path, typeOIDs, typeSchemas, qualified []string
 	// attributes are names taken for columns; calls the allowed
 	// functions called without a schema; extensions the trusted ones
 	// (nil: all); operators the symbols applied, and typedOps the
 	// untrusted operators that taint their types instead.
 	attributes, calls, extensions, operators, typedOps []string
+	// relSchemas, relNames and relStates are the relations read and the
+	// states the check saw.
+	relSchemas, relNames, relStates []string
 }
 
 // probe returns the probe of what the check learned of a statement.
@@ -92,16 +103,19 @@ func (c *Guard) probe(r resolution) *probe {
 		} else {
 			p.typeSchemas, p.qualified = append(p.typeSchemas, t.schema), append(p.qualified, t.name)
 		}
-		for _, o := range t.oids {
-			p.typeOIDs = append(p.typeOIDs, strconv.FormatInt(o, 10))
-		}
+		p.typeOIDs = append(p.typeOIDs, t.seen...)
+	}
+	for _, r := range r.relations {
+		p.relSchemas, p.relNames = append(p.relSchemas, r.table.Schema), append(p.relNames, r.table.Name)
+		p.relStates = append(p.relStates, c.cat.trust.states[r.table.Schema+"."+r.table.Name])
 	}
 	return p
 }
 
-// lists returns the list parameters $2 to $11 in order.
+// lists returns the list parameters $2 to $14 in order.
 func (p *probe) lists() [][]string {
-	return [][]string{p.typeNames, p.path, p.typeOIDs, p.typeSchemas, p.qualified, p.attributes, p.calls, p.extensions, p.operators, p.typedOps}
+	return [][]string{p.typeNames, p.path, p.typeOIDs, p.typeSchemas, p.qualified, p.attributes, p.calls, p.extensions, p.operators, p.typedOps,
+		p.relSchemas, p.relNames, p.relStates}
 }
 
 // params returns the parameters in text format, for the protocol's Bind.

@@ -205,6 +205,11 @@ func (c *Guard) relation(rv *pg_query.RangeVar, res *resolution) *text2sql.SQLEr
 			Message: "relation " + schema.QuoteTable(text2sql.DialectPostgres, ref.table) + " has an index, statistics or generated-column expression that calls this database's own code, which the server runs for any query on it",
 			Hint:    "query other relations"}
 	}
+	if se := c.badViews[ref.table.Schema+"."+ref.table.Name]; se != nil {
+		return &text2sql.SQLError{Kind: text2sql.KindForbiddenTable,
+			Message: "view " + schema.QuoteTable(text2sql.DialectPostgres, ref.table) + " runs what a statement may not: " + se.Message,
+			Hint:    "query other relations"}
+	}
 	ref.renamed = rv.Alias != nil && len(rv.Alias.Colnames) > 0
 	res.relations = append(res.relations, ref)
 	return nil

@@ -681,9 +681,10 @@ func revokeRefused(tb testing.TB, db *sql.DB, cat *Catalog) {
 	for rows.Next() {
 		var sig, name string
 		require.NoError(tb, rows.Scan(&sig, &name))
-		// The executor's own introspection reads comments (denied to
-		// statements, which could read those of relations not exposed).
-		if !cat.allowed[name] && name != "obj_description" && name != "col_description" {
+		// The executor's own introspection reads comments and view
+		// definitions (denied to statements, which could read those of
+		// relations not exposed).
+		if !cat.allowed[name] && name != "obj_description" && name != "col_description" && name != "pg_get_viewdef" {
 			stmts = append(stmts, `REVOKE EXECUTE ON FUNCTION `+sig+` FROM PUBLIC`)
 		}
 	}

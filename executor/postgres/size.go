@@ -68,7 +68,7 @@ var preserving = map[string]bool{
 	"position": true, "split_part": true, "reverse": true, "md5": true, "translate": true, "concat": true, "coalesce": true,
 	"nullif": true, "array_append": true, "array_prepend": true, "array_cat": true, "array_length": true, "cardinality": true,
 	"unnest": true, "generate_series": true, "jsonb_extract_path_text": true, "json_extract_path_text": true,
-	"jsonb_extract_path": true, "json_extract_path": true, "string_agg": true, "array_agg": true, "overlay": true}
+	"jsonb_extract_path": true, "json_extract_path": true, "array_agg": true, "overlay": true}
 
 // amplification refuses (KindTooLarge) a statement whose built bytes (the
 // estimated results of its amplifier calls and its literals) times its
@@ -227,6 +227,12 @@ func estimate(n *pg_query.Node) (int64, *text2sql.SQLError) {
 		}
 		sum, se := sumOf(v.FuncCall.Args)
 		switch {
+		case name == "jsonb_pretty": // indentation grows with depth: quadratic
+			return satMul(sum, max(sum/2, 1)), se
+		case (name == "array_to_string" || name == "string_agg") && len(v.FuncCall.Args) > 1:
+			// The separator comes between every two elements.
+			sep, _ := estimate(v.FuncCall.Args[1])
+			return satMul(sum, max(sep, 1)), se
 		case preserving[name]:
 			return sum, se
 		case growth[name] > 0:
@@ -338,8 +344,8 @@ func built(name string, args []*pg_query.Node) (int64, *text2sql.SQLError) {
 	if name == "concat_ws" { // the separator between every two
 		return satAdd(sum, satMul(arg(0), int64(len(args)))), nil
 	}
-	// format: every specifier may print any argument (%1$s), padded to
-	// its width.
+	// format: every specifier may print any argument (%1$s), quoted
+	// (%I, %L double quotes), padded to its width.
 	f := args[0].GetAConst().GetSval()
 	if f == nil {
 		return 0, countError(name)
@@ -348,7 +354,7 @@ func built(name string, args []*pg_query.Node) (int64, *text2sql.SQLError) {
 	if !ok {
 		return 0, countError(name)
 	}
-	return satAdd(satAdd(arg(0), satMul(most, specs)), satMul(width, maxUTF8)), nil
+	return satAdd(satAdd(arg(0), satMul(most, satMul(specs, 2))), satMul(width, maxUTF8)), nil
 }
 
 func countError(name string) *text2sql.SQLError {

@@ -232,8 +232,15 @@ func TestExtensionsNoFalseRefusal(t *testing.T) {
 		dbtest.Exec(t, db, `CREATE TABLE place (id int PRIMARY KEY, venue text, geom geometry(Point, 4326))`,
 			`INSERT INTO place VALUES (1, 'Olympia', 'SRID=4326;POINT(2.33 48.87)'), (2, 'Liceu', 'SRID=4326;POINT(2.17 41.38)')`)
 		queries = append(slices.Clone(queries), `SELECT p.venue, count(c.id) FROM place p JOIN concert c ON c.venue = p.venue GROUP BY p.venue`,
-			`SELECT venue FROM place WHERE id > 1 ORDER BY venue`, `SELECT a.venue FROM place a JOIN place b ON a.geom = b.geom`)
+			`SELECT venue FROM place WHERE id > 1 ORDER BY venue`, `SELECT a.venue FROM place a JOIN place b ON a.geom = b.geom`,
+			`SELECT venue, ST_AsText(geom), ST_X(geom) FROM place`,
+			`SELECT a.venue, b.venue, ST_Distance(a.geom::geography, b.geom::geography) FROM place a CROSS JOIN place b WHERE a.id < b.id`,
+			`SELECT venue FROM place WHERE ST_DWithin(geom::geography, ST_MakePoint(2.3, 48.8)::geography, 100000)`)
 	}
+	// A view over the extensions' operators reads as its definition does.
+	dbtest.Exec(t, db, `CREATE VIEW french AS SELECT name, age FROM singer WHERE name = 'JOE' OR country = 'France'`)
+	queries = append(slices.Clone(queries), `SELECT name FROM french ORDER BY age`, `SELECT similarity(name, 'jo') FROM singer ORDER BY 1 DESC`,
+		`SELECT public.similarity(name, 'jo') > 0.1 FROM singer`)
 	e := newExec(t, db, Options{})
 	res := exectest.Run(t, e, `SELECT count(*) FROM singer WHERE name = 'JOE'`)
 	require.Nil(t, res.Error)
@@ -414,6 +421,63 @@ func TestBuiltValuesGrowth(t *testing.T) {
 		`WITH RECURSIVE r(n, s) AS (SELECT 1, 'ab' UNION ALL SELECT n + 1, encode(convert_to(s, 'UTF8'), 'hex') FROM r WHERE n < 27) SELECT max(octet_length(s)) FROM r`,
 		`WITH RECURSIVE r(n, s) AS (SELECT 1, 'ab' UNION ALL SELECT n + 1, overlay(s placing s from 1 for 0) FROM r WHERE n < 27) SELECT max(octet_length(s)) FROM r`,
 		`SELECT format('%s', 'x', 'y') || format(t, 1) FROM s`,
+	} {
+		exectest.RunKind(t, e, q, text2sql.KindTooLarge)
+	}
+}
+
+// Findings of the second attack round, by a role that is no superuser:
+// an index hung on a partition or inheritance child in another schema
+// (the planner opens every child), columns, attributes and view rules
+// changed after Open, views that run the owner's code or denied
+// functions as the caller, and values grown by quoting or separators.
+func TestOwnerCodeSecondRound(t *testing.T) {
+	db, _ := testDB(t, `CREATE TABLE t (id int)`, `INSERT INTO t VALUES (1)`)
+	h := dbtest.Name("t2s_hostile")
+	dbtest.Exec(t, db, `CREATE ROLE `+h+` NOSUPERUSER`, `GRANT CREATE ON SCHEMA public TO `+h, `GRANT CREATE ON DATABASE `+currentDB(t, db)+` TO `+h,
+		`GRANT SELECT ON t TO `+h, `SET ROLE `+h,
+		`CREATE TABLE flag (on_ bool)`,
+		`CREATE FUNCTION m_late() RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$BEGIN IF EXISTS (SELECT 1 FROM public.flag) THEN RAISE EXCEPTION 'OWNER CODE RAN'; END IF; RETURN 0; END$$`,
+		`CREATE FUNCTION m_i(int) RETURNS bool LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+		`CREATE FUNCTION m_f(int) RETURNS int LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+		`CREATE TABLE pt (id int, x int) PARTITION BY RANGE (id)`, `CREATE TABLE pt1 PARTITION OF pt FOR VALUES FROM (0) TO (100)`,
+		`CREATE SCHEMA hsch`, `CREATE TABLE hsch.pt2 PARTITION OF public.pt FOR VALUES FROM (100) TO (200)`,
+		`CREATE INDEX ON hsch.pt2 ((x + public.m_late()))`,
+		`CREATE TABLE parent (id int, x int)`, `CREATE TABLE hsch.kid (y int) INHERITS (public.parent)`, `CREATE INDEX ON hsch.kid ((x + public.m_late()))`,
+		`CREATE DOMAIN dom AS int CHECK (m_i(VALUE))`, `CREATE TYPE comp AS (a int)`,
+		`CREATE TYPE mood AS ENUM ('happy', 'sad')`,
+		`CREATE FUNCTION m_eq(mood, mood) RETURNS bool LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'OWNER CODE RAN'; END$$`,
+		`CREATE OPERATOR public.= (LEFTARG = mood, RIGHTARG = mood, FUNCTION = m_eq)`,
+		`CREATE TABLE t5 (id int, x int)`, `INSERT INTO t5 VALUES (1, 1)`,
+		`CREATE VIEW v AS SELECT id FROM t`, `CREATE TABLE conv (id int, x int)`,
+		`CREATE VIEW vown AS SELECT id, m_f(id) AS z FROM t`,
+		`CREATE VIEW vfile WITH (security_invoker = true) AS SELECT pg_catalog.pg_read_file('/etc/hostname') AS f`,
+		`CREATE VIEW vcat WITH (security_invoker = true) AS SELECT rolname::text AS name FROM pg_catalog.pg_roles`,
+		`INSERT INTO flag VALUES (true)`, `RESET ROLE`)
+	t.Cleanup(func() { _, _ = db.Exec(`DROP OWNED BY ` + h + ` CASCADE; DROP ROLE ` + h) })
+	e := newExec(t, db, Options{Schemas: []string{"public"}})
+	exectest.RefusedUntripped(t, e, ran, `SELECT id FROM pt`, `SELECT id FROM pt WHERE x = 1`, `SELECT id FROM parent`,
+		`SELECT id FROM vown`, `SELECT f FROM vfile`, `SELECT name FROM vcat`)
+	for _, q := range []string{`SELECT '(1)'::comp`, `SELECT id FROM t5 WHERE x = 1`, `SELECT id FROM v`, `SELECT id FROM conv`} {
+		assert.Nil(t, exectest.Run(t, e, q).Error, q)
+	}
+	dbtest.Exec(t, db, `SET ROLE `+h, `ALTER TYPE comp ADD ATTRIBUTE b dom`, `ALTER TABLE t5 ADD COLUMN m mood`, `UPDATE t5 SET m = 'happy'`,
+		`CREATE OR REPLACE VIEW v AS SELECT id, m_f(id) AS z FROM t`,
+		`CREATE RULE "_RETURN" AS ON SELECT TO conv DO INSTEAD SELECT id, m_f(id) AS x FROM t`, `RESET ROLE`)
+	exectest.RefusedUntripped(t, e, ran, `SELECT '(1,2)'::comp`, `SELECT ROW(1,2)::comp`, `SELECT id FROM t5 WHERE m = 'happy'`,
+		`SELECT count(*) FROM t5 a JOIN t5 b ON a.m = b.m`, `SELECT id FROM v`, `SELECT id FROM conv`)
+	for _, q := range []string{`SELECT '(1,2)'::comp`, `SELECT id FROM t5 WHERE m = 'happy'`} {
+		err := e.Check(context.Background(), q)
+		if assert.Error(t, err, q) {
+			assert.NotContains(t, err.Error(), ran, q)
+		}
+	}
+	for _, q := range []string{
+		"SELECT octet_length(" + nest("format('%I', X)", "repeat('\"', 400000)", 9) + ")",
+		"SELECT octet_length(" + nest("format('%L', X)", "repeat('''', 400000)", 9) + ")",
+		`SELECT octet_length(jsonb_pretty('` + strings.Repeat("[", 12000) + strings.Repeat("]", 12000) + `'))`,
+		`SELECT octet_length(array_to_string(ARRAY(SELECT generate_series(1, 4000)), repeat('x', 100000)))`,
+		`SELECT length(string_agg(g::text, repeat('x', 100000))) FROM generate_series(1, 4000) g`,
 	} {
 		exectest.RunKind(t, e, q, text2sql.KindTooLarge)
 	}
