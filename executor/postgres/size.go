@@ -72,12 +72,14 @@ var preserving = map[string]bool{
 
 // amplification refuses (KindTooLarge) a statement whose built bytes (the
 // estimated results of its amplifier calls and its literals) times its
-// column references plus one pass amplifyLimit, one whose amplifier call
+// column references plus one, doubled for each concatenation of a column
+// with itself, pass amplifyLimit, one whose amplifier call
 // takes its count from anything but a literal, and a recursive WITH query
 // whose recursive part grows a value by a factor (an amplifier, or a
 // concatenation of the same column twice): each step would multiply it.
 func amplification(top protoreflect.Message) *text2sql.SQLError {
 	var built, refs int64
+	copies := int64(1)
 	var found *text2sql.SQLError
 	walk(top, func(m proto.Message) bool {
 		switch n := m.(type) {
@@ -101,6 +103,12 @@ func amplification(top protoreflect.Message) *text2sql.SQLError {
 			}
 		case *pg_query.ColumnRef:
 			refs++
+		case *pg_query.A_Expr:
+			// s || s doubles s; through derived tables, each level
+			// doubles the one below.
+			if op := names(n.Name); len(op) == 1 && op[0] == "||" && repeatedRef(n) {
+				copies = satMul(copies, 2)
+			}
 		case *pg_query.WithClause:
 			if n.Recursive {
 				found = recursiveGrowth(n)
@@ -111,7 +119,7 @@ func amplification(top protoreflect.Message) *text2sql.SQLError {
 	if found != nil {
 		return found
 	}
-	if satMul(built, refs+1) > amplifyLimit {
+	if satMul(satMul(built, refs+1), copies) > amplifyLimit {
 		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
 			Message: "the statement may build about " + strconv.FormatInt(built, 10) + " bytes of values (repeat, lpad, replace, literals…), copied by up to " +
 				strconv.FormatInt(refs, 10) + " column references; the limit is " + strconv.Itoa(amplifyLimit) + " bytes",

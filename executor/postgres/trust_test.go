@@ -478,6 +478,7 @@ func TestOwnerCodeSecondRound(t *testing.T) {
 		`SELECT octet_length(jsonb_pretty('` + strings.Repeat("[", 12000) + strings.Repeat("]", 12000) + `'))`,
 		`SELECT octet_length(array_to_string(ARRAY(SELECT generate_series(1, 4000)), repeat('x', 100000)))`,
 		`SELECT length(string_agg(g::text, repeat('x', 100000))) FROM generate_series(1, 4000) g`,
+		"SELECT octet_length(s) FROM " + nest("(SELECT s || s AS s FROM X q)", "(SELECT repeat('x', 100000) AS s)", 12) + " z",
 	} {
 		exectest.RunKind(t, e, q, text2sql.KindTooLarge)
 	}
