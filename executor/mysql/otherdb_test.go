@@ -45,3 +45,41 @@ func TestOtherDatabaseRefused(t *testing.T) {
 	require.Nil(t, res.Error, "the own database's qualifier: %v", res.Error)
 	assert.Equal(t, [][]any{{"Rex"}}, res.Rows)
 }
+
+// Findings of an attack on the token path (MariaDB syntax the parser does
+// not read): a table name starting with digits after a qualifier, and a
+// number running into a keyword (1.5INTO), are read as the server reads
+// them; regular expressions that backtrack and JSON_QUOTE doubling are
+// bounded.
+func TestTokenPathAsTheServerReads(t *testing.T) {
+	e, _, _ := setupWith(t, Options{}, "CREATE TABLE big (n INT)", "INSERT INTO big VALUES (1)")
+	other, otherDSN := dbtest.MySQL(t)
+	dbtest.Exec(t, other, "CREATE TABLE `1secret` (s VARCHAR(20))", "INSERT INTO `1secret` VALUES ('hunter2')",
+		"CREATE TABLE `2e5` (s VARCHAR(20))", "INSERT INTO `2e5` VALUES ('hunter2')")
+	ocfg, err := mysql.ParseDSN(otherDSN)
+	require.NoError(t, err)
+	o := ocfg.DBName
+	for _, q := range []string{
+		"SELECT s, CAST(1 AS INT) FROM " + o + ".1secret",
+		"SELECT CAST(1 AS INT), (SELECT s FROM " + o + ".1secret LIMIT 1)",
+		"SELECT x.s, MEDIAN(1) OVER () FROM " + o + ".1secret x",
+		"VALUES ((SELECT s FROM " + o + ".1secret))",
+		"SELECT s, CAST(1 AS INT) FROM " + o + ".2e5",
+		"SELECT s FROM " + o + ".1secret",
+	} {
+		res := exectest.RunKind(t, e, q, text2sql.KindForbiddenTable)
+		assert.NotContains(t, res.Error.Message, "hunter2", q)
+	}
+	for _, q := range []string{"SELECT CAST(1 AS INT)+1.5INTO @a", "SELECT CAST(1 AS INT)+1e1INTO @a",
+		"SELECT CAST(1 AS INT) FROM big WHERE n=1.0LOCK IN SHARE MODE"} {
+		res := exectest.Run(t, e, q)
+		if assert.NotNil(t, res.Error, q) {
+			assert.True(t, res.Error.Kind.Refusal(), "%s: %+v", q, res.Error)
+		}
+	}
+	regex := "SELECT " + strings.Repeat("CONCAT(REPEAT('a',24),'!') REGEXP '^(a+)+$', ", 149) + "1"
+	exectest.RunKind(t, e, regex, text2sql.KindTooLarge)
+	quoted := "SELECT LENGTH(" + strings.Repeat("JSON_QUOTE(", 13) + "REPEAT('\\\\', 8000)" + strings.Repeat(")", 13) + ")"
+	exectest.RunKind(t, e, quoted, text2sql.KindTooLarge)
+	assert.Nil(t, exectest.Run(t, e, "SELECT n FROM big WHERE CAST(n AS CHAR) REGEXP '^[0-9]+$' AND n > 0.5").Error)
+}

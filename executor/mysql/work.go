@@ -47,7 +47,26 @@ const (
 	// 256 MiB of its memory at most (200 copies of one 10 MB value took
 	// it to 2 GB).
 	maxLongValues = 16
+	// maxRegexes bounds the regular-expression matches (REGEXP, RLIKE,
+	// REGEXP_*) of one row: a pattern that backtracks runs each match up
+	// to the regex library's match limit, about 0.15 s on this server, a
+	// warning and not an error, and the server can be stopped only
+	// between rows; 6 of them stay within the second of grace.
+	maxRegexes = 6
 )
+
+// regexError refuses a statement with more than maxRegexes matches.
+func regexError(n int) *text2sql.SQLError {
+	return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+		Message: fmt.Sprintf("the statement matches %d regular expressions in one row; at most %d are allowed, because each may run to the regex library's match limit before the server can be stopped", n, maxRegexes),
+		Hint:    "use LIKE, or fewer REGEXP conditions"}
+}
+
+// isRegex reports whether a call or operator matches a regular
+// expression.
+func isRegex(name string) bool {
+	return name == "regexp" || name == "rlike" || strings.HasPrefix(name, "regexp_")
+}
 
 // longTypes are the column types that hold more than a TEXT's 64 KiB.
 var longTypes = []string{"mediumtext", "longtext", "mediumblob", "longblob", "json"}
@@ -92,7 +111,8 @@ var searchArgs = map[string][2]int{
 var growing = map[string]bool{"concat": true, "concat_ws": true, "repeat": true, "space": true,
 	"lpad": true, "rpad": true, "insert_func": true, "replace": true, "regexp_replace": true,
 	"export_set": true, "make_set": true, "hex": true, "quote": true, "to_base64": true,
-	"date_format": true, "time_format": true, "sformat": true, "uncompress": true, "weight_string": true}
+	"date_format": true, "time_format": true, "sformat": true, "uncompress": true, "weight_string": true,
+	"json_quote": true, "json_detailed": true, "json_pretty": true}
 
 // rowBuilders are the aggregates that build one string from many rows.
 var rowBuilders = map[string]bool{"group_concat": true, "json_arrayagg": true, "json_objectagg": true}
@@ -114,6 +134,7 @@ type work struct {
 	// maxBuilt bounds; searches the operands of each search.
 	builds   []ast.ExprNode
 	searches [][2]ast.ExprNode
+	regexes  int
 	err      *text2sql.SQLError
 	// long are the database's long columns (nil: unknown); longFields
 	// counts the select fields that name one, stars the fields that are
@@ -132,6 +153,9 @@ func (c *Guard) bounds(stmt ast.StmtNode) *text2sql.SQLError {
 	stmt.Accept(w)
 	if w.err != nil {
 		return w.err
+	}
+	if w.regexes > maxRegexes {
+		return regexError(w.regexes)
 	}
 	if n := w.longValues(); n > maxLongValues {
 		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
@@ -189,6 +213,7 @@ func (w *work) Enter(n ast.Node) (ast.Node, bool) {
 		w.searches = append(w.searches, [2]ast.ExprNode{x.Expr, x.Pattern})
 	case *ast.PatternRegexpExpr:
 		w.searches = append(w.searches, [2]ast.ExprNode{x.Expr, x.Pattern})
+		w.regexes++
 	case *ast.FuncCallExpr:
 		w.call(x)
 	case *ast.FuncCastExpr:
@@ -254,6 +279,9 @@ func (w *work) Leave(n ast.Node) (ast.Node, bool) {
 func (w *work) call(f *ast.FuncCallExpr) {
 	name := f.FnName.L
 	w.grows = w.grows || growing[name]
+	if isRegex(name) {
+		w.regexes++
+	}
 	if i, ok := countArg[name]; ok && i < len(f.Args) {
 		c, ok := literalCount(f.Args[i])
 		if !ok {
@@ -376,8 +404,11 @@ func (w *work) callSize(f *ast.FuncCallExpr, unseen int64) (n int64, ok bool) {
 	case "export_set":
 		// 64 bits, each printed as on or off, and a separator (",").
 		return sat(64, max(arg(1), arg(2))+max(arg(3), 1)), true
-	case "hex", "quote", "to_base64":
+	case "hex", "quote", "to_base64", "json_quote":
 		return sat(arg(0), 2) + printed, true
+	case "json_detailed", "json_pretty":
+		// Indentation grows with depth: a nested document's square.
+		return sat(arg(0), max(arg(0)/2, 1)) + printed, true
 	case "date_format", "time_format":
 		return sat(arg(1), dateSpecifier) + printed, true
 	case "sformat":
@@ -447,6 +478,9 @@ func (c *Guard) lexicalBounds(toks []sqltext.Token) *text2sql.SQLError {
 	if n > maxBuilt {
 		return tooLong(n)
 	}
+	if l.regexes > maxRegexes {
+		return regexError(l.regexes)
+	}
 	if n = max(n, 1); float64(l.searches)*float64(n)*float64(n) > maxWork {
 		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
 			Message: "the statement's searches (LIKE, LOCATE, REPLACE, …) may compare more characters in one row than the server can be stopped after; search in shorter strings"}
@@ -467,7 +501,7 @@ func (c *Guard) lexicalBounds(toks []sqltext.Token) *text2sql.SQLError {
 
 // tokenGrowth is how much longer than its operands a call makes a
 // string, for the calls that multiply it (see callSize).
-var tokenGrowth = map[string]int64{"hex": 2, "quote": 2, "to_base64": 2,
+var tokenGrowth = map[string]int64{"hex": 2, "quote": 2, "to_base64": 2, "json_quote": 2,
 	"date_format": dateSpecifier, "time_format": dateSpecifier, "export_set": 64}
 
 // lexicalWork is what lexicalBounds counts; growth holds, for each open
@@ -477,7 +511,7 @@ type lexicalWork struct {
 	growth                   []int64
 	pending                  int64
 	built, longest, searches int64
-	longNames, stars         int
+	longNames, stars, regexes int
 	tables                   map[string]int
 }
 
@@ -514,6 +548,9 @@ func (l *lexicalWork) token(c *Guard, toks []sqltext.Token, i int) *text2sql.SQL
 	}
 	if name == "like" || name == "regexp" || name == "rlike" {
 		l.searches++
+	}
+	if isRegex(name) {
+		l.regexes++
 	}
 	if i+1 >= len(toks) || toks[i+1].Text != "(" {
 		return nil

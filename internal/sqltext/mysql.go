@@ -75,9 +75,18 @@ func nextMySQL(s string, i int, m MySQLMode) (TokenKind, int) {
 		return String, scanQuoted(s, i, c, !m.NoBackslashEscapes)
 	case c == '"' || c == '`':
 		return QuotedIdent, scanQuoted(s, i, c, false)
+	case isDigit(c) && afterQualifier(s, i):
+		// The name after "name." is an identifier, digits first or not:
+		// o.1secret is table 1secret of database o.
+		return Word, identEnd(s, i)
+	case c == '.' && afterQualifier(s, i+1):
+		return Punct, i + 1
 	case isDigit(c) || (c == '.' && i+1 < len(s) && isDigit(s[i+1])):
 		end := number(s, i)
-		if c != '.' && end < len(s) && isIdentPart(s[end]) {
+		// Digits run into letters make an identifier (1abc); a number
+		// with a point or an exponent ends before them (1.5INTO is 1.5
+		// INTO), as the server reads it.
+		if c != '.' && end < len(s) && isIdentPart(s[end]) && strings.IndexAny(s[i:end], ".eE") < 0 {
 			return Word, identEnd(s, end)
 		}
 		return Number, end
@@ -99,6 +108,26 @@ func nextMySQL(s string, i int, m MySQLMode) (TokenKind, int) {
 		return Param, i
 	}
 	return Punct, i + operatorLen(s[i:])
+}
+
+// afterQualifier reports whether s[j-1] is a "." that directly follows a
+// name (an identifier's last character or closing quote), so that s[j]
+// starts the qualified name.
+func afterQualifier(s string, j int) bool {
+	if j < 2 || j > len(s) || s[j-1] != '.' {
+		return false
+	}
+	p := s[j-2]
+	return isIdentPart(p) && !isNumberTail(s, j-2) || p == '`' || p == '"'
+}
+
+// isNumberTail reports whether s[k] ends a number (12.5 is no qualifier).
+func isNumberTail(s string, k int) bool {
+	i := k
+	for i >= 0 && isIdentPart(s[i]) {
+		i--
+	}
+	return i+1 <= k && isDigit(s[i+1]) && strings.Trim(s[i+1:k+1], "0123456789") == ""
 }
 
 // ExecutableComment reports whether t is a comment whose content a MySQL
