@@ -508,11 +508,11 @@ var tokenGrowth = map[string]int64{"hex": 2, "quote": 2, "to_base64": 2, "json_q
 // parenthesis, how much the calls around it grow a string, and pending
 // the growth of the call whose parenthesis comes next.
 type lexicalWork struct {
-	growth                   []int64
-	pending                  int64
-	built, longest, searches int64
+	growth                    []int64
+	pending                   int64
+	built, longest, searches  int64
 	longNames, stars, regexes int
-	tables                   map[string]int
+	tables                    map[string]int
 }
 
 func (l *lexicalWork) token(c *Guard, toks []sqltext.Token, i int) *text2sql.SQLError {

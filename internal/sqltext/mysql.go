@@ -86,7 +86,7 @@ func nextMySQL(s string, i int, m MySQLMode) (TokenKind, int) {
 		// Digits run into letters make an identifier (1abc); a number
 		// with a point or an exponent ends before them (1.5INTO is 1.5
 		// INTO), as the server reads it.
-		if c != '.' && end < len(s) && isIdentPart(s[end]) && strings.IndexAny(s[i:end], ".eE") < 0 {
+		if c != '.' && end < len(s) && isIdentPart(s[end]) && !strings.ContainsAny(s[i:end], ".eE") {
 			return Word, identEnd(s, end)
 		}
 		return Number, end
