@@ -88,10 +88,12 @@ import (
 // function has the name of a call, and, for a text the parser did not
 // read, that no qualifier is another database.
 type Guard struct {
-	allow   map[string]bool
-	mode    sqltext.MySQLMode
-	sqlMode tidbmysql.SQLMode
-	parsers *sync.Pool
+	// groupConcatMax is the server's group_concat_max_len (0: unknown).
+	groupConcatMax int64
+	allow          map[string]bool
+	mode           sqltext.MySQLMode
+	sqlMode        tidbmysql.SQLMode
+	parsers        *sync.Pool
 	// database, when set, is the only database whose tables may be
 	// named with a qualifier (Confine); foldCase: its name is compared
 	// without case (lower_case_table_names ≠ 0).

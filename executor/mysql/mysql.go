@@ -304,6 +304,9 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 	e.schema = sch
 	e.checker = NewGuard(sqlMode, opts.AllowFunctions).Confine(database.String, lowerCase != 0)
 	e.checker.knowLongColumns(sch)
+	if err := db.QueryRowContext(ctx, "SELECT @@group_concat_max_len").Scan(&e.checker.groupConcatMax); err != nil {
+		return nil, fmt.Errorf("mysql: group_concat_max_len: %w", err)
+	}
 	if err := e.checker.builtinsOnly(ctx, db, opts.AllowFunctions); err != nil {
 		return nil, err
 	}

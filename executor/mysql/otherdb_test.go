@@ -83,3 +83,16 @@ func TestTokenPathAsTheServerReads(t *testing.T) {
 	exectest.RunKind(t, e, quoted, text2sql.KindTooLarge)
 	assert.Nil(t, exectest.Run(t, e, "SELECT n FROM big WHERE CAST(n AS CHAR) REGEXP '^[0-9]+$' AND n > 0.5").Error)
 }
+
+// A GROUP_CONCAT in a subquery returns at most the server's
+// group_concat_max_len, not any string: ordinary searches beside one pass.
+func TestGroupConcatSearches(t *testing.T) {
+	e, _, _ := setupWith(t, Options{}, "CREATE TABLE c (id INT, name TEXT, email TEXT)", "CREATE TABLE o (cid INT, status TEXT)",
+		"INSERT INTO c VALUES (1, 'ada', 'ada@x')", "INSERT INTO o VALUES (1, 'shipped')")
+	for _, q := range []string{
+		"SELECT c.name, (SELECT GROUP_CONCAT(o.status) FROM o WHERE o.cid = c.id) AS s FROM c WHERE c.name LIKE '%ada%' OR c.email LIKE '%ada%'",
+		"WITH t AS (SELECT cid, GROUP_CONCAT(status) s FROM o GROUP BY cid) SELECT cid FROM t WHERE s LIKE '%shipped%'",
+	} {
+		assert.Nil(t, exectest.Run(t, e, q).Error, q)
+	}
+}

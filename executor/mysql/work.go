@@ -78,6 +78,16 @@ type longColumns struct {
 	byTable map[string]int
 }
 
+// aggregatedLength is the length a GROUP_CONCAT or JSON_ARRAYAGG may
+// return: the server's group_concat_max_len (1 MiB by default on
+// MariaDB), read at Open, and rowBuiltLength when it is not known.
+func (c *Guard) aggregatedLength() int64 {
+	if c.groupConcatMax > 0 {
+		return min(c.groupConcatMax, rowBuiltLength)
+	}
+	return rowBuiltLength
+}
+
 // knowLongColumns makes c bound the long values of a statement's rows
 // (maxLongValues) by sch's columns.
 func (c *Guard) knowLongColumns(sch *schema.Database) {
@@ -136,6 +146,9 @@ type work struct {
 	searches [][2]ast.ExprNode
 	regexes  int
 	err      *text2sql.SQLError
+	// aggregated is the length a GROUP_CONCAT or JSON_ARRAYAGG may
+	// return (see Guard.aggregatedLength).
+	aggregated int64
 	// long are the database's long columns (nil: unknown); longFields
 	// counts the select fields that name one, stars the fields that are
 	// a *, and tables how many times the statement names each table.
@@ -149,7 +162,7 @@ type work struct {
 // or its searches pass maxWork (KindTooLarge), or when a count that
 // decides a string's length is not a literal (KindForbiddenFunction).
 func (c *Guard) bounds(stmt ast.StmtNode) *text2sql.SQLError {
-	w := &work{long: c.long, tables: map[string]int{}}
+	w := &work{long: c.long, tables: map[string]int{}, aggregated: c.aggregatedLength()}
 	stmt.Accept(w)
 	if w.err != nil {
 		return w.err
@@ -169,8 +182,11 @@ func (c *Guard) bounds(stmt ast.StmtNode) *text2sql.SQLError {
 		}
 	}
 	unseen := longest
-	if w.rowBuilt || w.recurse && w.grows {
+	switch {
+	case w.recurse && w.grows:
 		unseen = rowBuiltLength
+	case w.rowBuilt:
+		unseen = w.aggregated
 	}
 	var total float64
 	for _, s := range w.searches {
@@ -326,7 +342,7 @@ func (w *work) size(e ast.ExprNode, unseen int64) int64 {
 		return unseen
 	case *ast.AggregateFuncExpr:
 		if rowBuilders[strings.ToLower(x.F)] {
-			return rowBuiltLength
+			return w.aggregated
 		}
 	case *ast.FuncCastExpr:
 		// CAST(… AS BINARY(n)) pads to n bytes.

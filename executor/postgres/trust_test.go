@@ -331,6 +331,9 @@ func TestBuiltValuesBounded(t *testing.T) {
 		exectest.RunKind(t, e, q, text2sql.KindTooLarge)
 	}
 	for _, q := range []string{`SELECT lpad(id::text, 5, '0'), repeat('*', 20) FROM singer`, `SELECT format('%-10s|', name) FROM singer`,
+		`SELECT country, string_agg(name::text, ', ' ORDER BY name), array_agg(id), json_agg(age) FROM singer GROUP BY country`,
+		`SELECT d::date, count(*) FROM generate_series(DATE '2014-01-01', DATE '2016-12-31', INTERVAL '1 day') d GROUP BY 1 LIMIT 3`,
+		`SELECT array_agg(g) FROM generate_series(1, 1000) g`,
 		`WITH RECURSIVE r(p, n) AS (SELECT name::text, 1 FROM singer UNION ALL SELECT p || '>' || n, n + 1 FROM r WHERE n < 3) SELECT count(*) FROM r`,
 		`SELECT replace(country, 'a', 'A') FROM singer`} {
 		assert.Nil(t, exectest.Run(t, e, q).Error, q)
@@ -479,6 +482,10 @@ func TestOwnerCodeSecondRound(t *testing.T) {
 		`SELECT octet_length(array_to_string(ARRAY(SELECT generate_series(1, 4000)), repeat('x', 100000)))`,
 		`SELECT length(string_agg(g::text, repeat('x', 100000))) FROM generate_series(1, 4000) g`,
 		"SELECT octet_length(s) FROM " + nest("(SELECT s || s AS s FROM X q)", "(SELECT repeat('x', 100000) AS s)", 12) + " z",
+		`SELECT length(json_agg(repeat('x', 10000))::text) FROM generate_series(1, 60000)`,
+		`SELECT length(string_agg(repeat('x', 10000), '')) FROM generate_series(1, 60000)`,
+		`SELECT cardinality(array_agg(g)) FROM generate_series(1, 1000000000) g`,
+		`SELECT cardinality(ARRAY(SELECT g FROM generate_series(1, 1000000000) g))`,
 	} {
 		exectest.RunKind(t, e, q, text2sql.KindTooLarge)
 	}
