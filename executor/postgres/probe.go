@@ -85,10 +85,15 @@ type probe struct {
 	relSchemas, relNames, relStates []string
 }
 
-// probe returns the probe of what the check learned of a statement.
+// probe returns the probe of what the check learned of a statement, nil
+// for a Guard over the built-in catalog (BuiltinCatalog), which knows
+// none of a server's objects to confirm.
 func (c *Guard) probe(r resolution) *probe {
+	if c.cat.trust.watermark == "" {
+		return nil
+	}
 	p := &probe{watermark: c.cat.trust.watermark, attributes: r.columns, operators: r.operators,
-		extensions: c.cat.trust.extensions, typeOIDs: []string{}, typedOps: c.cat.trust.typedOps}
+		extensions: c.cat.trust.extensions, typeOIDs: []string{}, typedOps: append([]string{}, c.cat.trust.typedOps...)}
 	if c.scope != nil {
 		p.path = append([]string{"pg_catalog"}, c.scope.path...)
 	}
