@@ -82,13 +82,13 @@ var preserving = map[string]bool{
 	"every": true, "percentile_cont": true, "percentile_disc": true, "mode": true, "rank": true, "dense_rank": true, "row_number": true,
 	"ntile": true, "lag": true, "lead": true, "first_value": true, "last_value": true, "nth_value": true, "cume_dist": true, "percent_rank": true,
 	"round": true, "trunc": true, "abs": true, "ceil": true, "ceiling": true, "floor": true, "mod": true, "power": true, "sqrt": true,
-	"exp": true, "ln": true, "log": true, "sign": true, "greatest": true, "least": true, "random": true,
-	"now": true, "current_date": true, "date_trunc": true, "date_part": true, "extract": true, "age": true, "to_char": true,
+	"exp": true, "ln": true, "log": true, "sign": true, "random": true,
+	"now": true, "date_trunc": true, "date_part": true, "extract": true, "age": true, "to_char": true,
 	"to_date": true, "to_timestamp": true, "to_number": true, "make_date": true, "timezone": true,
 	"lower": true, "upper": true, "initcap": true, "trim": true, "btrim": true, "ltrim": true, "rtrim": true, "substr": true,
 	"substring": true, "left": true, "right": true, "length": true, "char_length": true, "octet_length": true, "strpos": true,
-	"position": true, "split_part": true, "reverse": true, "md5": true, "translate": true, "concat": true, "coalesce": true,
-	"nullif": true, "array_append": true, "array_prepend": true, "array_cat": true, "array_length": true, "cardinality": true,
+	"position": true, "split_part": true, "reverse": true, "md5": true, "translate": true, "concat": true,
+	"array_append": true, "array_prepend": true, "array_cat": true, "array_length": true, "cardinality": true,
 	"unnest": true, "generate_series": true, "jsonb_extract_path_text": true, "json_extract_path_text": true,
 	"jsonb_extract_path": true, "json_extract_path": true, "array_agg": true, "overlay": true}
 
@@ -126,10 +126,14 @@ func amplification(top protoreflect.Message) *text2sql.SQLError {
 					found = se
 					return false
 				}
-				built = satAdd(built, size)
+				// Past the limit alone the statement is refused: stop
+				// (each call's estimate walks its arguments again).
+				if built = satAdd(built, size); built > amplifyLimit {
+					return false
+				}
 			}
 		case *pg_query.TypeCast:
-			if n.GetTypeName().GetTypmods() != nil {
+			if padded(n.GetTypeName()) {
 				size, se := estimate(&pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: n}})
 				built, found = satAdd(built, size), se
 			}
@@ -305,7 +309,7 @@ func (e estimator) of(n *pg_query.Node) (int64, *text2sql.SQLError) {
 	case *pg_query.Node_TypeCast:
 		size, se := e.of(v.TypeCast.Arg)
 		// char(n) and bit(n) pad to n: a typmod sets a least size.
-		for _, m := range v.TypeCast.GetTypeName().GetTypmods() {
+		for _, m := range paddedTypmods(v.TypeCast.GetTypeName()) {
 			if n, ok := intLiteral(m); ok {
 				size = max(size, satMul(n, maxUTF8))
 			}
@@ -351,6 +355,25 @@ func (e estimator) of(n *pg_query.Node) (int64, *text2sql.SQLError) {
 		}
 	})
 	return sum, found
+}
+
+// padded reports whether a type name pads its values to its typmod:
+// char(n) (bpchar) and bit(n); varchar(n) only bounds them.
+func padded(t *pg_query.TypeName) bool {
+	parts := names(t.GetNames())
+	if len(parts) == 0 || len(t.GetTypmods()) == 0 {
+		return false
+	}
+	last := parts[len(parts)-1]
+	return last == "bpchar" || last == "bit" || last == "char"
+}
+
+// paddedTypmods returns the typmods of a padded type name (see padded).
+func paddedTypmods(t *pg_query.TypeName) []*pg_query.Node {
+	if !padded(t) {
+		return nil
+	}
+	return t.GetTypmods()
 }
 
 // sumOf returns the sum of the estimates of nodes.

@@ -333,7 +333,7 @@ func TestBuiltValuesBounded(t *testing.T) {
 	for _, q := range []string{`SELECT lpad(id::text, 5, '0'), repeat('*', 20) FROM singer`, `SELECT format('%-10s|', name) FROM singer`,
 		`SELECT country, string_agg(name::text, ', ' ORDER BY name), array_agg(id), json_agg(age) FROM singer GROUP BY country`,
 		`SELECT d::date, count(*) FROM generate_series(DATE '2014-01-01', DATE '2016-12-31', INTERVAL '1 day') d GROUP BY 1 LIMIT 3`,
-		`SELECT array_agg(g) FROM generate_series(1, 1000) g`,
+		`SELECT array_agg(g) FROM generate_series(1, 1000) g`, `SELECT CAST(name AS varchar(10485760)) FROM singer`,
 		`WITH RECURSIVE r(p, n) AS (SELECT name::text, 1 FROM singer UNION ALL SELECT p || '>' || n, n + 1 FROM r WHERE n < 3) SELECT count(*) FROM r`,
 		`SELECT replace(country, 'a', 'A') FROM singer`} {
 		assert.Nil(t, exectest.Run(t, e, q).Error, q)
