@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,33 +11,51 @@ import (
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 )
 
-// The cost of a connection per statement: BenchmarkExecute runs a small
-// query through the executor (check, fresh connection with the session
-// pinned, read-only transaction, prepare, execute, rollback, close);
-// BenchmarkPooledQuery runs the same query on a pooled connection of the
-// driver without any of it. The difference is what the guard costs per
-// statement.
+// benchQueries are the statements of BenchmarkExecute and
+// BenchmarkPooledQuery by the rows they return.
+var benchQueries = []struct{ name, sql string }{
+	{"rows=1", "SELECT Name FROM singer WHERE Age > 50"},
+	{"rows=1000", "SELECT id, name, age FROM people"},
+}
+
+// benchFixture is securityFixture and a table of 1,000 people.
+var benchFixture = append(slices.Clip(securityFixture),
+	"CREATE TABLE people (id INT PRIMARY KEY, name VARCHAR(40), age INT)",
+	"INSERT INTO people WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 1000) SELECT n, CONCAT('person ', n), n % 90 FROM c")
+
+// What the guard costs per statement: BenchmarkExecute runs a query
+// through the executor (check, a clean session, read-only transaction,
+// prepare, execute, rollback); BenchmarkPooledQuery runs the same query
+// on a pooled connection of the driver without any of it.
 func BenchmarkExecute(b *testing.B) {
 	db, dsn := dbtest.MySQL(b)
-	dbtest.Exec(b, db, securityFixture...)
+	dbtest.Exec(b, db, benchFixture...)
 	e, err := Open(context.Background(), dsn, Options{})
 	require.NoError(b, err)
 	defer e.Close()
-	for b.Loop() {
-		res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT Name FROM singer WHERE Age > 30"})
-		require.False(b, err != nil || res.Error != nil, "%v %v", err, res.Error)
+	for _, q := range benchQueries {
+		b.Run(q.name, func(b *testing.B) {
+			for b.Loop() {
+				res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q.sql})
+				require.False(b, err != nil || res.Error != nil, "%v %v", err, res.Error)
+			}
+		})
 	}
 }
 
 func BenchmarkPooledQuery(b *testing.B) {
 	db, _ := dbtest.MySQL(b)
-	dbtest.Exec(b, db, securityFixture...)
-	for b.Loop() {
-		rows, err := db.Query("SELECT Name FROM singer WHERE Age > 30")
-		require.NoError(b, err)
-		for rows.Next() {
-		}
-		rows.Close()
+	dbtest.Exec(b, db, benchFixture...)
+	for _, q := range benchQueries {
+		b.Run(q.name, func(b *testing.B) {
+			for b.Loop() {
+				rows, err := db.Query(q.sql)
+				require.NoError(b, err)
+				for rows.Next() {
+				}
+				require.NoError(b, rows.Close())
+			}
+		})
 	}
 }
 
