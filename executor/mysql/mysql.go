@@ -321,8 +321,12 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 	if resultBytes == 0 {
 		resultBytes = executor.DefaultMaxResultBytes
 	}
-	e.sessions = &sessions{cfg: cfg, db: db, wireLimit: int64(resultBytes) + wireSlack,
-		setup: fmt.Sprintf(pinnedSession, sqlMode)}
+	idle := opts.MaxOpenConns
+	if idle == 0 {
+		idle = DefaultMaxOpenConns
+	}
+	roles := e.flavor == MariaDB || !strings.HasPrefix(e.version, "5.") // MySQL 8
+	e.sessions = newSessions(db, cfg, fmt.Sprintf(pinnedSession, sqlMode), int64(resultBytes)+wireSlack, idle, roles)
 	if e.flavor == MySQL {
 		e.sessions.killer = db
 	}
@@ -453,6 +457,7 @@ func (e *Executor) DB() *sql.DB { return e.db }
 // Close closes the pool when Open made it. Later calls to Execute and
 // Check return executor.ErrClosed. Close is idempotent.
 func (e *Executor) Close() error {
+	e.sessions.close()
 	return execkit.CloseOnce(&e.closed, e.db, e.owned)
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	mysqldrv "github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -258,7 +259,7 @@ func TestAttacksRefused(t *testing.T) {
 	before := w.state(t)
 	counts := map[text2sql.ErrorKind]int{}
 	for _, a := range w.attacks() {
-		opened := w.e.sessions.opened.Load()
+		taken := w.e.sessions.taken.Load()
 		res := exectest.Run(t, w.e, a.sql)
 		if a.kind == "" { // a string literal: it runs and returns the text
 			assert.Nil(t, res.Error, a.sql)
@@ -268,7 +269,7 @@ func TestAttacksRefused(t *testing.T) {
 			assert.Equal(t, a.kind, res.Error.Kind, "%q: %s", a.sql, res.Error.Message)
 			assert.Empty(t, res.Rows)
 		}
-		assert.Equal(t, opened, w.e.sessions.opened.Load(), "%q reached the server", a.sql)
+		assert.Equal(t, taken, w.e.sessions.taken.Load(), "%q reached the server", a.sql)
 		assert.Error(t, w.e.Guard().Check(context.Background(), a.sql), a.sql)
 		counts[a.kind]++
 	}
@@ -310,24 +311,22 @@ func TestStatementLength(t *testing.T) {
 
 // With the statement check switched off, a session still carries nothing
 // to the next statement: two principals run in parallel, one setting
-// variables, session variables and named locks, the other reading them;
-// every statement runs on a connection of its own (no connection id is
-// seen twice), the reader never sees the writer's values, and a lock is
-// gone once the statement that took it has returned.
+// variables, session variables and named locks, the other reading them,
+// on connections the executor reuses (reset between statements); the
+// reader never sees the writer's values, and a lock is gone once the
+// statement that took it has returned.
 func TestSessionIsolationWithoutCheck(t *testing.T) {
 	w := newWorld(t, Options{skipCheck: true, Timeout: 5 * time.Second})
 	const rounds = 40
 	var (
 		mu  sync.Mutex
-		ids = map[int64]bool{}
+		ids = map[any]int{}
 		wg  sync.WaitGroup
 	)
 	record := func(id any) {
 		mu.Lock()
 		defer mu.Unlock()
-		n, _ := id.(int64)
-		assert.False(t, ids[n], "connection %d reused", n)
-		ids[n] = true
+		ids[id]++
 	}
 	lock := w.token
 	wg.Add(2)
@@ -339,6 +338,7 @@ func TestSessionIsolationWithoutCheck(t *testing.T) {
 				return
 			}
 			record(res.Rows[0][0])
+			assert.Equal(t, int64(1), res.Rows[0][2], "A's lock is held by another session")
 			res = exectest.Run(t, w.e, "SET @@SESSION.div_precision_increment = 10")
 			assert.Nil(t, res.Error, "SET runs without the check")
 		}
@@ -346,25 +346,106 @@ func TestSessionIsolationWithoutCheck(t *testing.T) {
 	go func() { // principal B
 		defer wg.Done()
 		for range rounds {
-			res := exectest.Run(t, w.e, "SELECT CONNECTION_ID(), @secret, @@SESSION.div_precision_increment = @@GLOBAL.div_precision_increment")
+			res := exectest.Run(t, w.e, "SELECT CONNECTION_ID(), @secret, @@SESSION.div_precision_increment = @@GLOBAL.div_precision_increment, IS_USED_LOCK('"+lock+"')")
 			if !assert.Nil(t, res.Error) {
 				return
 			}
 			record(res.Rows[0][0])
 			assert.Nil(t, res.Rows[0][1], "B read A's variable")
 			assert.Equal(t, int64(1), res.Rows[0][2], "B got A's session variable")
+			assert.NotEqual(t, res.Rows[0][0], res.Rows[0][3], "B's session holds A's lock")
 		}
 	}()
 	wg.Wait()
-	assert.Len(t, ids, 2*rounds)
-	// The server releases a lock when its connection closes, which it
-	// sees right after the statement returns.
-	assert.Eventually(t, func() bool {
-		var holder sql.NullInt64
-		return w.admin.QueryRow("SELECT IS_USED_LOCK(?)", lock).Scan(&holder) == nil && !holder.Valid
-	}, 2*time.Second, 10*time.Millisecond, "named lock outlived its statement")
+	assert.Less(t, len(ids), 2*rounds, "no connection was reused: the reset was not exercised")
+	var holder sql.NullInt64
+	require.NoError(t, w.admin.QueryRow("SELECT IS_USED_LOCK(?)", lock).Scan(&holder))
+	assert.False(t, holder.Valid, "named lock outlived its statement")
 	// A temporary table cannot even be made: the transaction is read-only.
 	exectest.RunKind(t, w.e, "CREATE TEMPORARY TABLE tmp_a (a INT)", text2sql.KindNotReadOnly)
+}
+
+// sessionProbe reads, on the statement's connection, the session state a
+// statement could leave behind; resetProbe is what a clean session
+// shows (the pinned sql_mode, utf8mb4, the global values, no lock, no
+// role, the executor's own last SELECT for FOUND_ROWS).
+const sessionProbe = `SELECT CONNECTION_ID(), DATABASE() = ?, CURRENT_ROLE(), @secret, IS_USED_LOCK(?),
+	@@SESSION.sql_mode = ?, @@character_set_client, @@character_set_connection, @@character_set_results,
+	@@SESSION.group_concat_max_len = @@GLOBAL.group_concat_max_len,
+	@@SESSION.div_precision_increment = @@GLOBAL.div_precision_increment,
+	@@SESSION.tx_isolation = @@GLOBAL.tx_isolation, @@autocommit, LAST_INSERT_ID(), FOUND_ROWS(), @@in_transaction`
+
+var resetProbe = []any{int64(1), nil, nil, nil, int64(1), "utf8mb4", "utf8mb4", "utf8mb4", int64(1), int64(1), int64(1), int64(1), int64(0), int64(1), int64(0)}
+
+// Every piece of session state a statement sets (with the check off) is
+// gone in the next statement on the same connection: user variables,
+// named locks, table locks, HANDLERs, sql_mode, the character set,
+// session variables the Guard's bounds rely on (group_concat_max_len),
+// the isolation level, autocommit, the last insert id, the current
+// database and the row count FOUND_ROWS() reports; a role the statement
+// set makes the executor drop the connection. Temporary tables and
+// sequences cannot be written at all (read-only transaction).
+func TestSessionResetOnSameConnection(t *testing.T) {
+	w := newWorld(t, Options{skipCheck: true, Timeout: 5 * time.Second, MaxOpenConns: 1})
+	role := dbtest.Name("t2s_role")
+	dbtest.Exec(t, w.admin, "CREATE ROLE "+role, "GRANT "+role+" TO CURRENT_USER")
+	t.Cleanup(func() { dbtest.Exec(t, w.admin, "DROP ROLE "+role) })
+	var mode string
+	require.NoError(t, w.admin.QueryRow("SELECT @@SESSION.sql_mode").Scan(&mode))
+	probe := func() (any, []any) {
+		t.Helper()
+		conn, release, err := w.e.conn(context.Background())
+		require.NoError(t, err)
+		defer release()
+		cols := make([]any, len(resetProbe)+1)
+		ptrs := make([]any, len(cols))
+		for i := range cols {
+			ptrs[i] = &cols[i]
+		}
+		require.NoError(t, conn.QueryRowContext(context.Background(), sessionProbe, w.dbName, w.token, mode).Scan(ptrs...))
+		for i, v := range cols {
+			if b, ok := v.([]byte); ok {
+				cols[i] = string(b)
+			}
+		}
+		return cols[0], cols[1:]
+	}
+	id, clean := probe()
+	require.Equal(t, resetProbe, clean, "a new session")
+	for _, q := range []string{
+		"SELECT @secret := 'alice', GET_LOCK('" + w.token + "', 0)",
+		"SET SESSION sql_mode = 'ANSI_QUOTES'",
+		"SET NAMES latin1",
+		"SET SESSION group_concat_max_len = 4, div_precision_increment = 10",
+		"SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+		"SET autocommit = 0",
+		"SELECT LAST_INSERT_ID(7)",
+		"USE mysql",
+		"SELECT SQL_CALC_FOUND_ROWS Name FROM singer LIMIT 1",
+		"HANDLER singer OPEN",
+		"LOCK TABLES singer READ",
+	} {
+		res := exectest.Run(t, w.e, q)
+		require.Nil(t, res.Error, q)
+		now, state := probe()
+		require.Equal(t, id, now, "%q: the connection was not reused", q)
+		assert.Equal(t, resetProbe, state, "%q left state on the connection", q)
+	}
+	if res := exectest.Run(t, w.e, "HANDLER singer READ FIRST"); assert.NotNil(t, res.Error, "the HANDLER is still open") {
+		assert.Contains(t, res.Error.Message, "Unknown table 'singer' in HANDLER")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := w.admin.ExecContext(ctx, "UPDATE singer SET Age = Age")
+	require.NoError(t, err, "a table lock outlived its statement")
+	exectest.RunKind(t, w.e, "CREATE TEMPORARY TABLE tmp_a (a INT)", text2sql.KindNotReadOnly)
+	exectest.RunKind(t, w.e, "SELECT NEXTVAL(seq1)", text2sql.KindNotReadOnly)
+
+	// A role cannot be reset: the connection is closed instead.
+	require.Nil(t, exectest.Run(t, w.e, "SET ROLE "+role).Error)
+	now, state := probe()
+	assert.NotEqual(t, id, now, "the connection with a role was reused")
+	assert.Equal(t, resetProbe, state)
 }
 
 // The same isolation through New, on a host's handle: its connections are
@@ -520,4 +601,43 @@ func TestElevatedPrivileges(t *testing.T) {
 	} {
 		assert.Equal(t, c.want, ElevatedGrants(c.grants), "%v", c.grants)
 	}
+}
+
+// A reset takes back the session variables the DSN sets, so the
+// executor sets them again: a reused connection has the DSN's time zone,
+// not the global one nor a statement's. With compression the socket
+// carries the driver's encoding, and every statement has a connection of
+// its own instead.
+func TestSessionResetKeepsDSNVariables(t *testing.T) {
+	db, dsn := dbtest.MySQL(t)
+	dbtest.Exec(t, db, securityFixture...)
+	cfg, err := mysqldrv.ParseDSN(dsn)
+	require.NoError(t, err)
+	cfg.Params = map[string]string{"time_zone": "'+02:00'"}
+	e, err := Open(context.Background(), cfg.FormatDSN(), Options{skipCheck: true, MaxOpenConns: 1})
+	require.NoError(t, err)
+	defer e.Close()
+	ids := map[any]bool{}
+	for range 3 {
+		require.Nil(t, exectest.Run(t, e, "SET time_zone = '+05:00'").Error)
+		res := exectest.Run(t, e, "SELECT CONNECTION_ID(), @@time_zone")
+		require.Nil(t, res.Error)
+		assert.Equal(t, "+02:00", res.Rows[0][1])
+		ids[res.Rows[0][0]] = true
+	}
+	assert.Len(t, ids, 1, "the connection was not reused")
+
+	cfg.Apply(mysqldrv.EnableCompression(true))
+	c, err := Open(context.Background(), cfg.FormatDSN(), Options{skipCheck: true})
+	require.NoError(t, err)
+	defer c.Close()
+	require.Nil(t, c.sessions.reset)
+	ids = map[any]bool{}
+	for range 3 {
+		res := exectest.Run(t, c, "SELECT CONNECTION_ID(), @secret, @secret := 1")
+		require.Nil(t, res.Error)
+		assert.Nil(t, res.Rows[0][1])
+		ids[res.Rows[0][0]] = true
+	}
+	assert.Len(t, ids, 3, "a compressed connection was reused")
 }

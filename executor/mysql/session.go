@@ -5,9 +5,15 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
+	"io"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
@@ -20,12 +26,26 @@ import (
 // execution, of up to 4,096 columns with long names (4 MiB).
 const wireSlack = 4 << 20
 
-// sessions gives each statement a connection of its own, which is closed
-// when the statement ends: go-sql-driver/mysql v1.10 resets nothing when
-// database/sql reuses a connection (its ResetSession only checks the
-// socket; it never sends COM_RESET_CONNECTION or COM_CHANGE_USER), so a
-// reused connection would carry user variables, named locks, temporary
-// tables and session variables from one statement to the next.
+// sessions gives each statement a connection whose session holds
+// nothing of an earlier statement's.
+//
+// On a handle made by Open, over plain TCP or a Unix socket, the
+// connections are the executor's own and are reused: when a statement
+// ends its connection is reset by the server's own command,
+// COM_RESET_CONNECTION (MariaDB 10.2, MySQL 5.7), which ends the
+// transaction and drops user variables, named locks (GET_LOCK),
+// temporary tables, prepared statements, HANDLERs and the last insert
+// id, and puts every session variable back to its global value; the
+// executor then selects the database again (the reset keeps the
+// current one, which a statement may have changed) and pins the
+// session again (setup). go-sql-driver/mysql v1.10 has no call for the
+// command (its ResetSession only checks the socket), so it is written
+// on the socket the executor dials, between two commands of the
+// driver's, when the driver waits for none; over TLS or with
+// compression that socket carries the driver's encoding, and every
+// statement gets a new connection instead, closed when it ends, as on
+// a handle passed to New, whose connections are closed after use
+// instead of going back to its pool.
 type sessions struct {
 	// cfg, when set (Open), dials each connection itself, through a
 	// socket that stops reading after wireLimit bytes.
@@ -36,10 +56,21 @@ type sessions struct {
 	db *sql.DB
 	// setup pins what the check assumed about the session: the character
 	// set of the statement text and the sql_mode that decides how the
-	// server lexes it (a connection of the host's may have changed them).
+	// server lexes it (a connection of the host's may have changed them),
+	// after the DSN's own session variables.
 	setup string
-	// opened counts the connections made, for tests.
-	opened atomic.Int64
+	// reset is what cleans a connection for reuse (resetCommands); nil
+	// when connections are not reused. idle holds the clean ones.
+	// identity reads a connection's id and active role (NULL where the
+	// server has no roles), which the reset keeps: a connection whose
+	// role is no longer the one it was opened with is closed.
+	reset    []byte
+	identity string
+	idle     chan *session
+	closed   atomic.Bool
+	// taken counts the connections given to statements, dialed the
+	// connections made, for tests.
+	taken, dialed atomic.Int64
 	// killer, when set (MySQL), is the handle that stops a statement on
 	// the server when its time runs out on the client, or its caller
 	// gives up: MySQL's
@@ -51,6 +82,48 @@ type sessions struct {
 	killer *sql.DB
 }
 
+// session is one connection of a statement: sock is its socket (nil on
+// a host's handle), id and role the server's CONNECTION_ID and
+// CURRENT_ROLE when it was opened, close closes it.
+type session struct {
+	conn  *sql.Conn
+	sock  *budgetConn
+	id    int64
+	role  sql.NullString
+	close func()
+}
+
+// newSessions returns the sessions of an executor; cfg is nil for New.
+// Up to idle clean connections are kept for reuse.
+// roles tells whether the server has CURRENT_ROLE().
+func newSessions(db *sql.DB, cfg *mysqldrv.Config, setup string, wireLimit int64, idle int, roles bool) *sessions {
+	s := &sessions{cfg: cfg, db: db, wireLimit: wireLimit, setup: sessionSetup(cfg, setup),
+		identity: "SELECT CONNECTION_ID(), NULL"}
+	if roles {
+		s.identity = "SELECT CONNECTION_ID(), CURRENT_ROLE()"
+	}
+	if cfg != nil && cfg.TLS == nil && !strings.Contains(cfg.FormatDSN(), "compress=true") {
+		s.reset = resetCommands(cfg.DBName, s.setup)
+		s.idle = make(chan *session, idle)
+	}
+	return s
+}
+
+// sessionSetup is setup after the DSN's session variables (cfg.Params),
+// which the driver sets when it connects and a reset takes back.
+func sessionSetup(cfg *mysqldrv.Config, setup string) string {
+	if cfg == nil || len(cfg.Params) == 0 {
+		return setup
+	}
+	var b strings.Builder
+	b.WriteString("SET ")
+	for _, k := range slices.Sorted(maps.Keys(cfg.Params)) {
+		b.WriteString(k + " = " + cfg.Params[k] + ", ")
+	}
+	b.WriteString(strings.TrimPrefix(setup, "SET "))
+	return b.String()
+}
+
 // killGrace bounds the KILL QUERY sent after a statement's time ran out.
 const killGrace = 5 * time.Second
 
@@ -58,9 +131,10 @@ const killGrace = 5 * time.Second
 var errWireLimit = errors.New("mysql: the result passed its byte bound on the wire")
 
 // budgetConn is a socket that fails reads once more than limit bytes
-// have been read through it, so the driver never buffers more: the
-// driver reads a whole row before the executor can count it, and a row
-// of many large values is not bounded by the server's max_allowed_packet.
+// have been read through it since it was armed for a statement, so the
+// driver never buffers more: the driver reads a whole row before the
+// executor can count it, and a row of many large values is not bounded
+// by the server's max_allowed_packet.
 type budgetConn struct {
 	net.Conn
 	read    int64
@@ -81,47 +155,136 @@ func (c *budgetConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// conn returns a fresh connection with the session pinned, and release,
-// which closes it. tripped reports, after the statement, whether the
+// SyscallConn lets the driver check an idle connection's socket before
+// it is used (ResetSession): a server that closed it, or bytes that no
+// command asked for, make the connection bad.
+func (c *budgetConn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return sc.SyscallConn()
+}
+
+// arm starts a statement's budget, reported in tripped.
+func (c *budgetConn) arm(tripped *atomic.Bool) {
+	c.read, c.tripped = 0, tripped
+}
+
+// conn returns a connection with a clean session pinned for one
+// statement, and release, which cleans it for the next statement or
+// closes it. tripped reports, after the statement, whether the
 // connection stopped at its byte bound.
 func (s *sessions) conn(ctx context.Context, tripped *atomic.Bool) (*sql.Conn, func(), error) {
-	var (
-		conn  *sql.Conn
-		close func()
-		err   error
-	)
-	if s.cfg != nil {
-		conn, close, err = s.dial(ctx, tripped)
-	} else {
-		conn, err = s.db.Conn(ctx)
-		close = func() {
-			// Returning driver.ErrBadConn from Raw makes database/sql close
-			// the connection instead of putting it back into the pool.
-			conn.Raw(func(any) error { return driver.ErrBadConn }) //nolint:errcheck // the error is the point
-		}
-	}
+	se, err := s.take(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	s.opened.Add(1)
-	if _, err := conn.ExecContext(ctx, s.setup); err != nil {
-		close()
-		return nil, nil, err
+	s.taken.Add(1)
+	if se.sock != nil {
+		se.sock.arm(tripped)
 	}
-	if s.killer == nil {
-		return conn, close, nil
-	}
-	var id int64
-	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-		close()
-		return nil, nil, err
-	}
-	return conn, func() {
-		close()
-		if ctx.Err() != nil {
-			s.kill(id)
+	return se.conn, func() {
+		switch {
+		case ctx.Err() != nil:
+			se.close()
+			if s.killer != nil {
+				s.kill(se.id)
+			}
+		case tripped.Load() || s.reset == nil || s.clean(se) != nil:
+			se.close()
+		default:
+			s.put(se)
 		}
 	}, nil
+}
+
+// take returns a clean idle connection whose socket is sound, or a new
+// one.
+func (s *sessions) take(ctx context.Context) (*session, error) {
+	for {
+		select {
+		case se := <-s.idle:
+			if se.conn.Raw(checkIdle) == nil {
+				return se, nil
+			}
+			se.close()
+		default:
+			return s.open(ctx)
+		}
+	}
+}
+
+// checkIdle is the driver's own check of a connection taken from a pool.
+func checkIdle(dc any) error {
+	r, ok := dc.(driver.SessionResetter)
+	if !ok {
+		return driver.ErrBadConn
+	}
+	return r.ResetSession(context.Background())
+}
+
+// put keeps a clean connection for the next statement, or closes it when
+// enough are kept or the executor is closed.
+func (s *sessions) put(se *session) {
+	select {
+	case s.idle <- se:
+		if s.closed.Load() {
+			s.drain()
+		}
+	default:
+		se.close()
+	}
+}
+
+// close closes the idle connections; later ones are closed when their
+// statement ends.
+func (s *sessions) close() {
+	s.closed.Store(true)
+	s.drain()
+}
+
+func (s *sessions) drain() {
+	for {
+		select {
+		case se := <-s.idle:
+			se.close()
+		default:
+			return
+		}
+	}
+}
+
+// open makes a new connection and pins its session.
+func (s *sessions) open(ctx context.Context) (*session, error) {
+	se := &session{}
+	var err error
+	if s.cfg != nil {
+		err = s.dial(ctx, se)
+	} else {
+		se.conn, err = s.db.Conn(ctx)
+		se.close = func() {
+			// Returning driver.ErrBadConn from Raw makes database/sql close
+			// the connection instead of putting it back into the pool.
+			se.conn.Raw(func(any) error { return driver.ErrBadConn }) //nolint:errcheck // the error is the point
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.dialed.Add(1)
+	if _, err := se.conn.ExecContext(ctx, s.setup); err != nil {
+		se.close()
+		return nil, err
+	}
+	if s.killer == nil && s.reset == nil {
+		return se, nil
+	}
+	if err := se.conn.QueryRowContext(ctx, s.identity).Scan(&se.id, &se.role); err != nil {
+		se.close()
+		return nil, err
+	}
+	return se, nil
 }
 
 // kill stops the statement running on the server's connection id, if
@@ -133,8 +296,8 @@ func (s *sessions) kill(id int64) {
 }
 
 // dial opens a connection of its own, through a budgetConn, in a handle
-// of its own that release closes.
-func (s *sessions) dial(ctx context.Context, tripped *atomic.Bool) (*sql.Conn, func(), error) {
+// of its own that se.close closes.
+func (s *sessions) dial(ctx context.Context, se *session) error {
 	cfg := s.cfg.Clone()
 	// The driver logs a read error before returning it; a statement
 	// stopped at its bound is reported in its result instead.
@@ -154,22 +317,114 @@ func (s *sessions) dial(ctx context.Context, tripped *atomic.Bool) (*sql.Conn, f
 		if err != nil {
 			return nil, err
 		}
-		return &budgetConn{Conn: c, limit: s.wireLimit, tripped: tripped}, nil
+		se.sock = &budgetConn{Conn: c, limit: s.wireLimit, tripped: new(atomic.Bool)}
+		return se.sock, nil
 	}
 	connector, err := mysqldrv.NewConnector(cfg)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	db := sql.OpenDB(connector)
-	conn, err := db.Conn(ctx)
-	if err != nil {
+	if se.conn, err = db.Conn(ctx); err != nil {
 		db.Close()
-		return nil, nil, err
+		return err
 	}
-	return conn, func() {
-		conn.Close()
+	se.close = func() {
+		se.conn.Close()
 		db.Close()
-	}, nil
+	}
+	return nil
+}
+
+// The commands of the reset (see the protocol's COM_RESET_CONNECTION,
+// COM_INIT_DB and COM_QUERY) and the first byte of the server's OK and
+// ERR packets.
+const (
+	comQuery           = 0x03
+	comInitDB          = 0x02
+	comResetConnection = 0x1f
+	okPacket           = 0x00
+	errPacket          = 0xff
+	// maxPacket is the longest payload of one protocol packet.
+	maxPacket = 1<<24 - 1
+)
+
+// resetCommands are the packets that clean a connection, sent at once:
+// COM_RESET_CONNECTION, then COM_INIT_DB database and COM_QUERY setup,
+// each the first packet (sequence 0) of its command.
+func resetCommands(database, setup string) []byte {
+	var b []byte
+	for _, cmd := range [][]byte{{comResetConnection}, append([]byte{comInitDB}, database...), append([]byte{comQuery}, setup...)} {
+		b = append(b, byte(len(cmd)), byte(len(cmd)>>8), byte(len(cmd)>>16), 0)
+		b = append(b, cmd...)
+	}
+	return b
+}
+
+// clean resets se's session (resetCommands) after its statement: the
+// driver must be waiting for nothing and the socket hold nothing unread,
+// each command must answer OK, and the connection must have the role it
+// was opened with, within killGrace. Reading the identity also makes it
+// the last SELECT, whose row count FOUND_ROWS() reports and the reset
+// keeps.
+func (s *sessions) clean(se *session) error {
+	ctx, cancel := context.WithTimeout(context.Background(), killGrace)
+	defer cancel()
+	if err := se.conn.Raw(func(dc any) error {
+		if v, ok := dc.(driver.Validator); !ok || !v.IsValid() {
+			return driver.ErrBadConn
+		}
+		return checkIdle(dc)
+	}); err != nil {
+		return err
+	}
+	c := se.sock.Conn
+	if err := c.SetDeadline(time.Now().Add(killGrace)); err != nil {
+		return err
+	}
+	if _, err := c.Write(s.reset); err != nil {
+		return err
+	}
+	for range 3 {
+		if err := readOK(c); err != nil {
+			return err
+		}
+	}
+	if err := c.SetDeadline(time.Time{}); err != nil {
+		return err
+	}
+	var now session
+	if err := se.conn.QueryRowContext(ctx, s.identity).Scan(&now.id, &now.role); err != nil {
+		return err
+	}
+	if now.id != se.id || now.role != se.role {
+		return errors.New("mysql: session reset: the connection changed its role")
+	}
+	return nil
+}
+
+// readOK reads one response packet of a command (sequence 1) and
+// returns nil for an OK packet, the server's message for an ERR packet.
+func readOK(r io.Reader) error {
+	var head [4]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return err
+	}
+	n := int(head[0]) | int(head[1])<<8 | int(head[2])<<16
+	if head[3] != 1 || n == 0 || n == maxPacket {
+		return errors.New("mysql: session reset: unexpected packet")
+	}
+	p := make([]byte, n)
+	if _, err := io.ReadFull(r, p); err != nil {
+		return err
+	}
+	switch p[0] {
+	case okPacket:
+		return nil
+	case errPacket:
+		return fmt.Errorf("mysql: session reset: %s", p[min(len(p), 9):]) // code, '#', SQL state
+	}
+	return errors.New("mysql: session reset: unexpected packet")
 }
 
 // quietLogger drops the driver's log lines.
