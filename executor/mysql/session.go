@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -103,7 +104,7 @@ func newSessions(db *sql.DB, cfg *mysqldrv.Config, setup string, wireLimit int64
 		s.identity = "SELECT CONNECTION_ID(), CURRENT_ROLE()"
 	}
 	if cfg != nil && cfg.TLS == nil && !strings.Contains(cfg.FormatDSN(), "compress=true") {
-		s.reset = resetCommands(cfg.DBName, s.setup)
+		s.reset = resetCommands(cfg.DBName, s.setup, s.identity)
 		s.idle = make(chan *session, idle)
 	}
 	return s
@@ -337,39 +338,47 @@ func (s *sessions) dial(ctx context.Context, se *session) error {
 }
 
 // The commands of the reset (see the protocol's COM_RESET_CONNECTION,
-// COM_INIT_DB and COM_QUERY) and the first byte of the server's OK and
-// ERR packets.
+// COM_INIT_DB and COM_QUERY) and the first byte of the server's packets
+// that are no row: OK, ERR and EOF (or OK closing a result).
 const (
 	comQuery           = 0x03
 	comInitDB          = 0x02
 	comResetConnection = 0x1f
 	okPacket           = 0x00
 	errPacket          = 0xff
-	// maxPacket is the longest payload of one protocol packet.
+	eofPacket          = 0xfe
+	// nullValue is a NULL in a row of the text protocol.
+	nullValue = 0xfb
+	// maxPacket is the longest payload of one protocol packet; an EOF
+	// packet is shorter than maxEOF.
 	maxPacket = 1<<24 - 1
+	maxEOF    = 9
 )
 
 // resetCommands are the packets that clean a connection, sent at once:
-// COM_RESET_CONNECTION, then COM_INIT_DB database and COM_QUERY setup,
-// each the first packet (sequence 0) of its command.
-func resetCommands(database, setup string) []byte {
+// COM_RESET_CONNECTION, then COM_INIT_DB database, COM_QUERY setup and
+// COM_QUERY identity, each the first packet (sequence 0) of its
+// command.
+func resetCommands(database, setup, identity string) []byte {
 	var b []byte
-	for _, cmd := range [][]byte{{comResetConnection}, append([]byte{comInitDB}, database...), append([]byte{comQuery}, setup...)} {
+	for _, cmd := range [][]byte{{comResetConnection}, append([]byte{comInitDB}, database...),
+		append([]byte{comQuery}, setup...), append([]byte{comQuery}, identity...)} {
 		b = append(b, byte(len(cmd)), byte(len(cmd)>>8), byte(len(cmd)>>16), 0)
 		b = append(b, cmd...)
 	}
 	return b
 }
 
+// errReset is an answer to the reset that is not the one expected.
+var errReset = errors.New("mysql: session reset: unexpected answer")
+
 // clean resets se's session (resetCommands) after its statement: the
 // driver must be waiting for nothing and the socket hold nothing unread,
-// each command must answer OK, and the connection must have the role it
-// was opened with, within killGrace. Reading the identity also makes it
-// the last SELECT, whose row count FOUND_ROWS() reports and the reset
-// keeps.
+// each command must answer OK, and the connection must have the id and
+// role it was opened with, within killGrace (the reset keeps the role a
+// statement set). Reading the identity also makes it the last SELECT,
+// whose row count FOUND_ROWS() reports and the reset keeps.
 func (s *sessions) clean(se *session) error {
-	ctx, cancel := context.WithTimeout(context.Background(), killGrace)
-	defer cancel()
 	if err := se.conn.Raw(func(dc any) error {
 		if v, ok := dc.(driver.Validator); !ok || !v.IsValid() {
 			return driver.ErrBadConn
@@ -386,45 +395,92 @@ func (s *sessions) clean(se *session) error {
 		return err
 	}
 	for range 3 {
-		if err := readOK(c); err != nil {
+		if err := (&response{r: c}).ok(); err != nil {
 			return err
 		}
 	}
-	if err := c.SetDeadline(time.Time{}); err != nil {
+	row, err := (&response{r: c}).row()
+	if err != nil {
 		return err
 	}
-	var now session
-	if err := se.conn.QueryRowContext(ctx, s.identity).Scan(&now.id, &now.role); err != nil {
-		return err
-	}
-	if now.id != se.id || now.role != se.role {
+	role := sql.NullString{String: string(row[1]), Valid: row[1] != nil}
+	if string(row[0]) != strconv.FormatInt(se.id, 10) || role != se.role {
 		return errors.New("mysql: session reset: the connection changed its role")
 	}
-	return nil
+	return c.SetDeadline(time.Time{})
 }
 
-// readOK reads one response packet of a command (sequence 1) and
-// returns nil for an OK packet, the server's message for an ERR packet.
-func readOK(r io.Reader) error {
+// response reads the packets of one command's response.
+type response struct {
+	r   io.Reader
+	seq byte
+}
+
+// next returns the payload of the next packet, which must follow the
+// previous one in sequence.
+func (r *response) next() ([]byte, error) {
 	var head [4]byte
-	if _, err := io.ReadFull(r, head[:]); err != nil {
-		return err
+	if _, err := io.ReadFull(r.r, head[:]); err != nil {
+		return nil, err
 	}
 	n := int(head[0]) | int(head[1])<<8 | int(head[2])<<16
-	if head[3] != 1 || n == 0 || n == maxPacket {
-		return errors.New("mysql: session reset: unexpected packet")
+	r.seq++
+	if head[3] != r.seq || n == 0 || n == maxPacket {
+		return nil, errReset
 	}
 	p := make([]byte, n)
-	if _, err := io.ReadFull(r, p); err != nil {
+	_, err := io.ReadFull(r.r, p)
+	return p, err
+}
+
+// ok reads an OK packet; an ERR packet is the server's message.
+func (r *response) ok() error {
+	p, err := r.next()
+	switch {
+	case err != nil:
 		return err
-	}
-	switch p[0] {
-	case okPacket:
+	case p[0] == okPacket:
 		return nil
-	case errPacket:
-		return fmt.Errorf("mysql: session reset: %s", p[min(len(p), 9):]) // code, '#', SQL state
+	case p[0] == errPacket:
+		return fmt.Errorf("mysql: session reset: %s", p[min(len(p), 9):]) // after the code, '#' and SQL state
 	}
-	return errors.New("mysql: session reset: unexpected packet")
+	return errReset
+}
+
+// row reads a result of one row of two short values, nil for NULL.
+func (r *response) row() ([][]byte, error) {
+	p, err := r.next()
+	// The column count, and MariaDB's "metadata follows" where the
+	// driver asks for its metadata cache (MARIADB_CLIENT_CACHE_METADATA).
+	if err != nil || string(p) != "\x02" && string(p) != "\x02\x01" {
+		return nil, cmp.Or(err, errReset)
+	}
+	for range 2 { // the column definitions
+		if _, err := r.next(); err != nil {
+			return nil, err
+		}
+	}
+	if p, err = r.next(); err == nil && p[0] == eofPacket && len(p) < maxEOF { // without CLIENT_DEPRECATE_EOF
+		p, err = r.next()
+	}
+	if err != nil {
+		return nil, err
+	}
+	var vals [][]byte
+	for range 2 {
+		switch {
+		case len(p) > 0 && p[0] == nullValue:
+			vals, p = append(vals, nil), p[1:]
+		case len(p) > 0 && p[0] < nullValue && int(p[0]) < len(p):
+			vals, p = append(vals, p[1:1+p[0]]), p[1+p[0]:]
+		default:
+			return nil, errReset
+		}
+	}
+	if end, err := r.next(); err != nil || len(p) != 0 || end[0] != eofPacket {
+		return nil, cmp.Or(err, errReset)
+	}
+	return vals, nil
 }
 
 // quietLogger drops the driver's log lines.
