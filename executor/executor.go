@@ -110,8 +110,8 @@ type Options struct {
 	// runs on instead of the pool of the handle passed to New: the
 	// executor runs its transaction on conn and calls release when the
 	// transaction has ended, successful or not. executor/mysql uses it to
-	// run every statement on a connection of its own that is closed
-	// afterwards, so no session state outlives a statement.
+	// give every statement a session that no earlier statement's state
+	// outlives (reset by the server, or a new connection).
 	Conn func(ctx context.Context) (conn *sql.Conn, release func(), err error)
 }
 

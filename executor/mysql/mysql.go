@@ -30,12 +30,18 @@
 //     SELECT … INTO OUTFILE, user variables, named locks or SET, which
 //     only layer 1 stops for a login with the FILE privilege — connect
 //     as a least-privilege login (ElevatedPrivileges reports the others).
-//  3. The session: every statement runs on a connection of its own,
-//     closed afterwards, with its character set and sql_mode pinned to
-//     what the check assumed; the driver resets nothing when
-//     database/sql reuses a connection, so nothing a statement leaves —
-//     user variables, named locks, temporary tables, session variables —
-//     reaches the next statement of any principal.
+//  3. The session: no statement sees what an earlier one left in its
+//     session — user variables, named locks, table locks, HANDLERs,
+//     temporary tables, session variables, the current database, the
+//     last insert id, the row count FOUND_ROWS() reports. On a handle
+//     made by Open the executor reuses its own connections and, when a
+//     statement ends, has the server reset the session
+//     (COM_RESET_CONNECTION), selects the database again, pins the
+//     character set and sql_mode the check assumed (and the DSN's
+//     session variables) again, and closes a connection whose role a
+//     statement changed; over TLS or with compression, and on a handle
+//     passed to New, every statement runs on a connection of its own,
+//     closed afterwards (see sessions).
 //  4. Bounds: a time limit enforced by the server — MariaDB runs the
 //     statement as SET STATEMENT max_statement_time=… FOR <query>; MySQL
 //     gets a /*+ MAX_EXECUTION_TIME(…) */ hint after the query's first
@@ -87,8 +93,9 @@ type Options struct {
 	// enforced by the server. A request's own Timeout takes precedence.
 	Timeout time.Duration
 	// MaxOpenConns bounds the pool of a handle made by Open (default
-	// DefaultMaxOpenConns). It serves the schema inspection at Open;
-	// statements run on connections of their own.
+	// DefaultMaxOpenConns), which serves the schema inspection at Open,
+	// and the statement connections kept, reset, for reuse (statements
+	// that run at the same time may open more, closed when they end).
 	MaxOpenConns int
 	// MaxSQLLength bounds the statement text, in bytes (default
 	// executor.DefaultMaxSQLLength, 1 MiB); a longer text is refused with
@@ -249,7 +256,8 @@ func (o *Options) validate() error {
 // reads the login's grants (ElevatedPrivileges), and inspects the schema
 // once with ctx. It does not take ownership of db: Close leaves it open.
 // Each statement runs on a connection taken from db that is closed
-// afterwards, never returned to its pool; unlike Open, the bound on the
+// afterwards, never returned to its pool (the executor cannot reset a
+// session on the host's connections); unlike Open, the bound on the
 // bytes a statement's response may take on the wire is not available.
 //
 // A session sql_mode of ORACLE (MariaDB), which changes the grammar (s.nextval
@@ -518,8 +526,8 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 }
 
 // Check runs the Guard and then prepares the statement inside a
-// read-only transaction that is rolled back, on a connection of its own,
-// without running it. It
+// read-only transaction that is rolled back, on a clean session (as
+// Execute), without running it. It
 // returns nil or a *text2sql.SQLError (refusals, syntax errors, unknown
 // tables or columns); any other error means the executor cannot work.
 func (e *Executor) Check(ctx context.Context, query string) error {
