@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
@@ -93,6 +94,10 @@ type Guard struct {
 	// that read such a view), with the refusal: reading a view runs
 	// its definition, its functions as the caller.
 	badViews map[string]*text2sql.SQLError
+	// passed keeps what the check gave the pipeline for the statements
+	// it accepted (see prepare); each Guard has its own, so a Guard read
+	// anew from a changed catalog starts empty.
+	passed *execkit.Passed[checked]
 }
 
 // NewGuard returns a Guard whose allow-list is derived from cat (nil:
@@ -104,7 +109,7 @@ func NewGuard(cat *Catalog, extra []string) *Guard {
 	if cat == nil {
 		cat = BuiltinCatalog()
 	}
-	c := &Guard{cat: cat, extra: make(map[string]bool, len(extra))}
+	c := &Guard{cat: cat, extra: make(map[string]bool, len(extra)), passed: execkit.NewPassed[checked]()}
 	for _, f := range extra {
 		if f = strings.TrimSpace(f); f != "" {
 			c.extra[f] = true
@@ -287,7 +292,41 @@ func (c *Guard) Check(_ context.Context, query string) error {
 // CheckSQL checks one statement and returns nil when it may run, or the
 // refusal (see Guard).
 func (c *Guard) CheckSQL(query string) *text2sql.SQLError {
+	if _, ok := c.passed.Get(query); ok {
+		return nil
+	}
 	return c.check(query, nil)
+}
+
+// checked is what the check of an accepted statement gives the pipeline:
+// the text to send (resolution.text), the probe of the names it left to
+// the server (nil without one) and the probe's parameters.
+type checked struct {
+	text  string
+	probe *probe
+	bind  [][]byte
+}
+
+// prepare checks query and returns what the pipeline needs to run it,
+// or the refusal. A statement accepted before by this Guard is not
+// checked again: the check reads the text and the Guard's catalog alone,
+// and what the catalog may have changed since it was read, the probe
+// confirms on every run, in the statement's own transaction (an
+// Executor then reads the catalog again, into a new Guard).
+func (c *Guard) prepare(query string) (checked, *text2sql.SQLError) {
+	if ch, ok := c.passed.Get(query); ok {
+		return ch, nil
+	}
+	var res resolution
+	if se := c.check(query, &res); se != nil {
+		return checked{}, se
+	}
+	ch := checked{text: res.text(query), probe: c.probe(res)}
+	if ch.probe != nil {
+		ch.bind = ch.probe.params()
+	}
+	c.passed.Put(query, ch)
+	return ch, nil
 }
 
 // scanBounds measures query with PostgreSQL's own scanner (libpg_query's,

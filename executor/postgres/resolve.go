@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -55,6 +56,7 @@ func (c *Guard) Scoped(searchPath []string, db *schema.Database) *Guard {
 	}
 	g := *c
 	g.scope = s
+	g.passed = execkit.NewPassed[checked]() // the scope changes what the check gives
 	return &g
 }
 
@@ -77,11 +79,8 @@ func (c *Guard) onPath(s string) bool {
 // qualified with its schema when the Guard is scoped. A refusal is the
 // *text2sql.SQLError.
 func (c *Guard) Prepare(query string) (string, *text2sql.SQLError) {
-	var res resolution
-	if se := c.check(query, &res); se != nil {
-		return "", se
-	}
-	return res.text(query), nil
+	ch, se := c.prepare(query)
+	return ch.text, se
 }
 
 // relationRef is a relation a statement reads, resolved: where its name
