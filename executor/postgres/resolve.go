@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -142,12 +143,17 @@ func (c *Guard) relations(top protoreflect.Message, res *resolution) *text2sql.S
 
 // nodeOneof is the oneof of a parse-tree Node: one of its hundreds of
 // fields is set, found without testing each.
-var nodeOneof = (&pg_query.Node{}).ProtoReflect().Descriptor().Oneofs().ByName("node")
+// Looked up on first use: the look-up builds the descriptors of the
+// whole parse-tree protocol (about 1 MB), which a program that never
+// checks a PostgreSQL statement need not pay for at start-up.
+var nodeOneof = sync.OnceValue(func() protoreflect.OneofDescriptor {
+	return (&pg_query.Node{}).ProtoReflect().Descriptor().Oneofs().ByName("node")
+})
 
 // children calls f on each message directly below m, in field order.
 func children(m protoreflect.Message, f func(protoreflect.Message)) {
-	if m.Descriptor() == nodeOneof.Parent() {
-		if fd := m.WhichOneof(nodeOneof); fd != nil {
+	if node := nodeOneof(); m.Descriptor() == node.Parent() {
+		if fd := m.WhichOneof(node); fd != nil {
 			f(m.Get(fd).Message())
 		}
 		return
