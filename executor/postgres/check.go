@@ -86,6 +86,13 @@ import (
 // The check first walks the encoded parse tree (fast path); only a
 // statement it does not accept outright is decoded and walked in full,
 // which decides and words the refusal.
+//
+// A Guard keeps what it concluded of the last 512 statements it accepted
+// (texts of at most 4 kB), so a statement run again is not parsed again:
+// the decision depends only on the text and the Guard's catalog, and an
+// Executor has the server confirm in every statement's transaction that
+// the catalog is still the one the Guard was made of (else it reads the
+// catalog again, into a new Guard).
 type Guard struct {
 	cat   *Catalog
 	extra map[string]bool
