@@ -83,28 +83,42 @@ func CheckText(sql string) *text2sql.SQLError {
 // statement the engine could not prepare, so identifiers such as lock,
 // merge or truncate are read as the engine reads them.
 func CheckShape(sql string) *text2sql.SQLError {
-	stmts := sqltext.Statements(sql)
-	most := len(stmts)
+	_, se := Shape(sql)
+	return se
+}
+
+// Shape is CheckShape on one lexing pass of sql (sqltext.LexText). When
+// the statement passes it also returns the text to send the engine: sql
+// without the white space, comments and semicolons after its last token
+// (sqltext.StripTrailing).
+func Shape(sql string) (string, *text2sql.SQLError) {
+	l := sqltext.LexText(sql)
+	stmts := l.Statements()
+	most := len(stmts) // the Standard convention's count
 	for _, c := range sqltext.Conventions {
-		if n := sqltext.CountStatements(sql, c); n > most {
-			most = n
+		if c == sqltext.Standard {
+			continue
 		}
+		most = max(most, sqltext.CountStatements(sql, c))
 	}
 	switch {
 	case len(stmts) == 0:
-		return &text2sql.SQLError{Kind: text2sql.KindEmpty, Message: "no SQL statement"}
+		return "", &text2sql.SQLError{Kind: text2sql.KindEmpty, Message: "no SQL statement"}
 	case most > 1:
-		return &text2sql.SQLError{Kind: text2sql.KindMultipleStatements,
+		return "", &text2sql.SQLError{Kind: text2sql.KindMultipleStatements,
 			Message: strconv.Itoa(most) + " statements; exactly one query is allowed and none of them was run"}
 	}
-	toks := sqltext.Lex(stmts[0])
+	toks := l.First()
 	for _, t := range toks {
 		if t.Kind == sqltext.BlockComment && strings.Contains(t.Text[2:], "/*") {
-			return &text2sql.SQLError{Kind: text2sql.KindDialect,
+			return "", &text2sql.SQLError{Kind: text2sql.KindDialect,
 				Message: "nested block comment: engines disagree on where it ends"}
 		}
 	}
-	return checkQuery(sqltext.Significant(toks))
+	if se := checkQuery(sqltext.Significant(toks)); se != nil {
+		return "", se
+	}
+	return l.StripTrailing(), nil
 }
 
 // DeepScan names, for a statement the engine could not parse (SQLite's

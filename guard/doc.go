@@ -20,7 +20,8 @@
 // The check is lexical, not a parse: it decides whether a text may be
 // offered to an engine, not what the engine will do with it. The engines'
 // own parsers remain the authority on what a statement reads and writes:
-// executor/sqlite runs CheckShape and then SQLite's authorizer and
+// executor/sqlite runs CheckShape (as Shape, which also gives the text to
+// prepare from the same lexing) and then SQLite's authorizer and
 // sqlite3_stmt_readonly on the prepared statement, executor/postgres
 // decides on PostgreSQL's own parse tree (libpg_query), and
 // executor/mysql on the MySQL parser's tree; read-only transactions and

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
@@ -85,6 +86,13 @@ import (
 // The check first walks the encoded parse tree (fast path); only a
 // statement it does not accept outright is decoded and walked in full,
 // which decides and words the refusal.
+//
+// A Guard keeps what it concluded of the last 512 statements it accepted
+// (texts of at most 4 kB), so a statement run again is not parsed again:
+// the decision depends only on the text and the Guard's catalog, and an
+// Executor has the server confirm in every statement's transaction that
+// the catalog is still the one the Guard was made of (else it reads the
+// catalog again, into a new Guard).
 type Guard struct {
 	cat   *Catalog
 	extra map[string]bool
@@ -93,6 +101,10 @@ type Guard struct {
 	// that read such a view), with the refusal: reading a view runs
 	// its definition, its functions as the caller.
 	badViews map[string]*text2sql.SQLError
+	// passed keeps what the check gave the pipeline for the statements
+	// it accepted (see prepare); each Guard has its own, so a Guard read
+	// anew from a changed catalog starts empty.
+	passed *execkit.Passed[checked]
 }
 
 // NewGuard returns a Guard whose allow-list is derived from cat (nil:
@@ -104,7 +116,7 @@ func NewGuard(cat *Catalog, extra []string) *Guard {
 	if cat == nil {
 		cat = BuiltinCatalog()
 	}
-	c := &Guard{cat: cat, extra: make(map[string]bool, len(extra))}
+	c := &Guard{cat: cat, extra: make(map[string]bool, len(extra)), passed: execkit.NewPassed[checked]()}
 	for _, f := range extra {
 		if f = strings.TrimSpace(f); f != "" {
 			c.extra[f] = true
@@ -287,7 +299,41 @@ func (c *Guard) Check(_ context.Context, query string) error {
 // CheckSQL checks one statement and returns nil when it may run, or the
 // refusal (see Guard).
 func (c *Guard) CheckSQL(query string) *text2sql.SQLError {
+	if _, ok := c.passed.Get(query); ok {
+		return nil
+	}
 	return c.check(query, nil)
+}
+
+// checked is what the check of an accepted statement gives the pipeline:
+// the text to send (resolution.text), the probe of the names it left to
+// the server (nil without one) and the probe's parameters.
+type checked struct {
+	text  string
+	probe *probe
+	bind  [][]byte
+}
+
+// prepare checks query and returns what the pipeline needs to run it,
+// or the refusal. A statement accepted before by this Guard is not
+// checked again: the check reads the text and the Guard's catalog alone,
+// and what the catalog may have changed since it was read, the probe
+// confirms on every run, in the statement's own transaction (an
+// Executor then reads the catalog again, into a new Guard).
+func (c *Guard) prepare(query string) (checked, *text2sql.SQLError) {
+	if ch, ok := c.passed.Get(query); ok {
+		return ch, nil
+	}
+	var res resolution
+	if se := c.check(query, &res); se != nil {
+		return checked{}, se
+	}
+	ch := checked{text: res.text(query), probe: c.probe(res)}
+	if ch.probe != nil {
+		ch.bind = ch.probe.params()
+	}
+	c.passed.Put(query, ch)
+	return ch, nil
 }
 
 // scanBounds measures query with PostgreSQL's own scanner (libpg_query's,

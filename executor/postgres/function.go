@@ -164,8 +164,8 @@ func (f *Function) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		res.Error = &text2sql.SQLError{Kind: text2sql.KindTooLarge, Message: fmt.Sprintf("the statement is %d bytes; the limit is %d", len(req.SQL), f.opts.MaxSQLLength)}
 		return done()
 	}
-	var names resolution
-	if se := f.opts.Guard.check(req.SQL, &names); se != nil {
+	ch, se := f.opts.Guard.prepare(req.SQL)
+	if se != nil {
 		res.Error = se
 		return done()
 	}
@@ -174,7 +174,7 @@ func (f *Function) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	if err != nil {
 		return nil, err
 	}
-	answer, se, err := f.callFunction(ctx, sess, names.text(req.SQL), f.opts.Guard.probe(names), timeout)
+	answer, se, err := f.callFunction(ctx, sess, ch.text, ch.probe, timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -283,9 +284,11 @@ var builtinTSV string
 // shipped in this package (catalog.tsv), for the check without a server.
 // It knows no function of other schemas, so a server's own catalog
 // (LoadCatalog) is what an executor uses.
-func BuiltinCatalog() *Catalog { return builtin }
+func BuiltinCatalog() *Catalog { return builtin() }
 
-var builtin = newCatalog(parseTSV(builtinTSV))
+// builtin is read from catalog.tsv on first use, so that a program that
+// never checks PostgreSQL statements does not pay for it at start-up.
+var builtin = sync.OnceValue(func() *Catalog { return newCatalog(parseTSV(builtinTSV)) })
 
 // parseTSV reads catalog.tsv: a line per distinct pg_catalog row of
 // catalogQuery, "name<TAB>volatility<TAB>callable(t|f)".

@@ -64,7 +64,8 @@ type outcome struct {
 // one statement. The connection is closed whenever it may be left in an
 // unknown state (a broken read, a cancel request, a COPY), which also
 // ends the transaction on the server.
-func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, sess session, q string, pr *probe, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
+func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, sess session, ch checked, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
+	q := ch.text
 	fe := pc.Frontend()
 	fe.Send(&pgproto3.Query{String: e.setupSQL(timeout)})
 	// Phases end with a ReadyForQuery each: the setup, the session's role
@@ -80,11 +81,11 @@ func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, sess session
 		sessionPhase, stmtPhase = 1, 2
 	}
 	probePhase := -1
-	if pr != nil {
+	if ch.probe != nil {
 		if pc.CustomData()[probeStatement] == nil {
 			fe.Send(&pgproto3.Parse{Name: probeStatement, Query: probeQuery})
 		}
-		fe.Send(&pgproto3.Bind{PreparedStatement: probeStatement, Parameters: pr.params()})
+		fe.Send(&pgproto3.Bind{PreparedStatement: probeStatement, Parameters: ch.bind})
 		fe.Send(&pgproto3.Execute{})
 		fe.Send(&pgproto3.Sync{})
 		probePhase = stmtPhase

@@ -142,6 +142,9 @@ func (p *probe) args() []any {
 	return out
 }
 
+// arrayEscaper escapes an element of a text[] value in text format.
+var arrayEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+
 // arrayText renders l as a text[] value in PostgreSQL's text format, nil
 // for a nil list (NULL).
 func arrayText(l []string) []byte {
@@ -155,7 +158,7 @@ func arrayText(l []string) []byte {
 			b.WriteByte(',')
 		}
 		b.WriteByte('"')
-		b.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s))
+		b.WriteString(arrayEscaper.Replace(s))
 		b.WriteByte('"')
 	}
 	b.WriteByte('}')

@@ -5,12 +5,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -55,6 +57,7 @@ func (c *Guard) Scoped(searchPath []string, db *schema.Database) *Guard {
 	}
 	g := *c
 	g.scope = s
+	g.passed = execkit.NewPassed[checked]() // the scope changes what the check gives
 	return &g
 }
 
@@ -77,11 +80,8 @@ func (c *Guard) onPath(s string) bool {
 // qualified with its schema when the Guard is scoped. A refusal is the
 // *text2sql.SQLError.
 func (c *Guard) Prepare(query string) (string, *text2sql.SQLError) {
-	var res resolution
-	if se := c.check(query, &res); se != nil {
-		return "", se
-	}
-	return res.text(query), nil
+	ch, se := c.prepare(query)
+	return ch.text, se
 }
 
 // relationRef is a relation a statement reads, resolved: where its name
@@ -143,12 +143,17 @@ func (c *Guard) relations(top protoreflect.Message, res *resolution) *text2sql.S
 
 // nodeOneof is the oneof of a parse-tree Node: one of its hundreds of
 // fields is set, found without testing each.
-var nodeOneof = (&pg_query.Node{}).ProtoReflect().Descriptor().Oneofs().ByName("node")
+// Looked up on first use: the look-up builds the descriptors of the
+// whole parse-tree protocol (about 1 MB), which a program that never
+// checks a PostgreSQL statement need not pay for at start-up.
+var nodeOneof = sync.OnceValue(func() protoreflect.OneofDescriptor {
+	return (&pg_query.Node{}).ProtoReflect().Descriptor().Oneofs().ByName("node")
+})
 
 // children calls f on each message directly below m, in field order.
 func children(m protoreflect.Message, f func(protoreflect.Message)) {
-	if m.Descriptor() == nodeOneof.Parent() {
-		if fd := m.WhichOneof(nodeOneof); fd != nil {
+	if node := nodeOneof(); m.Descriptor() == node.Parent() {
+		if fd := m.WhichOneof(node); fd != nil {
 			f(m.Get(fd).Message())
 		}
 		return

@@ -2,7 +2,7 @@
 // is untrusted input, against a SQLite database file in layers, each enough
 // on its own where SQLite allows:
 //
-//  1. guard.CheckShape: exactly one statement, and a query (SELECT,
+//  1. guard.Shape (CheckShape): exactly one statement, and a query (SELECT,
 //     WITH … SELECT, VALUES), lexically. Whether the query writes or
 //     locks anywhere is SQLite's to say, on its own parse (layers 3, 4),
 //     so a column named lock or merge is read as SQLite reads it.
@@ -160,6 +160,8 @@ type Executor struct {
 	// the authorizer while it compiles a statement, so a statement that
 	// leaves it unchanged never reached SQLite.
 	authCalls atomic.Int64
+	// passed keeps guard.Shape's text of the statements it accepted.
+	passed *execkit.Passed[string]
 }
 
 // Open opens the SQLite database file at path read-only and returns a
@@ -198,7 +200,8 @@ func Open(path string, opts Options) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: sqlite: %v", text2sql.ErrInvalidConfig, err)
 	}
-	e := &Executor{dsn: dsn, path: abs, opts: opts, allow: map[string]bool{}, maxLength: opts.MaxLength, maxColumns: DefaultMaxColumns}
+	e := &Executor{dsn: dsn, path: abs, opts: opts, allow: map[string]bool{}, maxLength: opts.MaxLength, maxColumns: DefaultMaxColumns,
+		passed: execkit.NewPassed[string]()}
 	for _, f := range DefaultFunctions {
 		e.allow[f] = true
 	}
@@ -309,18 +312,21 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	if err != nil {
 		return nil, err
 	}
-	if !e.opts.skipTextCheck {
-		if se := guard.CheckShape(req.SQL); se != nil {
-			res.Error = se
-			return done()
-		}
+	var q string
+	var se *text2sql.SQLError
+	if e.opts.skipTextCheck {
+		q = sqltext.StripTrailing(req.SQL)
+	} else {
+		q, se = e.shape(req.SQL)
+	}
+	if se != nil {
+		res.Error = se
+		return done()
 	}
 	maxRows, timeout := execkit.Limits(req, e.opts.MaxRows, e.opts.Timeout)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	q := sqltext.StripTrailing(req.SQL)
 
-	var se *text2sql.SQLError
 	err = e.withConn(ctx, cctx, func(c *guardedConn) error {
 		err := e.run(cctx, c, q, maxRows, res)
 		if err != nil && ctx.Err() == nil {
@@ -343,6 +349,19 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		res.Error = se
 	}
 	return done()
+}
+
+// shape runs guard.Shape, or returns what it returned for the same text
+// before (it reads the text alone): the text to prepare, or the refusal.
+func (e *Executor) shape(sql string) (string, *text2sql.SQLError) {
+	if q, ok := e.passed.Get(sql); ok {
+		return q, nil
+	}
+	q, se := guard.Shape(sql)
+	if se == nil {
+		e.passed.Put(sql, q)
+	}
+	return q, se
 }
 
 // withConn runs f on a dedicated connection of the pool, so the
@@ -537,14 +556,13 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 	if e.closed.Load() {
 		return executor.ErrClosed
 	}
-	if se := guard.CheckShape(query); se != nil {
+	q, se := e.shape(query)
+	if se != nil {
 		return se
 	}
 	_, timeout := execkit.Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	q := sqltext.StripTrailing(query)
-	var se *text2sql.SQLError
 	err := e.withConn(ctx, cctx, func(c *guardedConn) error {
 		ds, err := c.SQLiteConn.PrepareContext(cctx, q)
 		if err == nil {

@@ -6,7 +6,11 @@
 // internal/sqlparse.
 package sqltext
 
-import "strings"
+import (
+	"sort"
+	"strings"
+	"unicode"
+)
 
 // TokenKind classifies a token.
 type TokenKind int
@@ -287,10 +291,26 @@ func Statements(s string) []string { return split(s, Lex(s)) }
 // split splits s, lexed as toks, at top-level semicolons (see Statements).
 func split(s string, toks []Token) []string {
 	var out []string
+	for _, sp := range spans(s, toks) {
+		out = append(out, s[sp.from:sp.to])
+	}
+	return out
+}
+
+// span is the byte range [from, to) of a statement in its text.
+type span struct{ from, to int }
+
+// spans returns where the statements of s, lexed as toks, are (see
+// Statements): each piece between top-level semicolons that holds a
+// significant token, trimmed of white space as strings.TrimSpace trims.
+func spans(s string, toks []Token) []span {
+	var out []span
 	start, significant := 0, false
 	flush := func(end int) {
 		if significant {
-			out = append(out, strings.TrimSpace(s[start:end]))
+			piece := s[start:end]
+			from := start + len(piece) - len(strings.TrimLeftFunc(piece, unicode.IsSpace))
+			out = append(out, span{from, from + len(strings.TrimSpace(piece))})
 		}
 	}
 	for _, t := range toks {
@@ -305,6 +325,46 @@ func split(s string, toks []Token) []string {
 	}
 	flush(len(s))
 	return out
+}
+
+// Lexed is a text and its tokens (Lex), for a caller that reads one text
+// several ways (its statements, the first one's tokens, the text without
+// what trails it) and should lex it once.
+type Lexed struct {
+	Text   string
+	Tokens []Token
+}
+
+// LexText lexes s once.
+func LexText(s string) Lexed { return Lexed{s, Lex(s)} }
+
+// Statements is Statements(l.Text).
+func (l Lexed) Statements() []string { return split(l.Text, l.Tokens) }
+
+// StripTrailing is StripTrailing(l.Text).
+func (l Lexed) StripTrailing() string { return stripTrailing(l.Text, l.Tokens) }
+
+// First returns the tokens Lex gives for the first statement of l.Text
+// (Statements()[0]), with Pos offsets in l.Text; nil when it holds no
+// statement. They are l's own tokens when the statement starts and
+// ends on token boundaries, as it does unless white space beyond ASCII's
+// (which Lex reads as part of a word) borders it; else it is lexed anew.
+func (l Lexed) First() []Token {
+	sp := spans(l.Text, l.Tokens)
+	if len(sp) == 0 {
+		return nil
+	}
+	from, to := sp[0].from, sp[0].to
+	i := sort.Search(len(l.Tokens), func(k int) bool { return l.Tokens[k].Pos >= from })
+	j := sort.Search(len(l.Tokens), func(k int) bool { return l.Tokens[k].Pos >= to })
+	if i < j && l.Tokens[i].Pos == from && (j < len(l.Tokens) && l.Tokens[j].Pos == to || j == len(l.Tokens) && to == len(l.Text)) {
+		return l.Tokens[i:j]
+	}
+	toks := Lex(l.Text[from:to])
+	for k := range toks {
+		toks[k].Pos += from
+	}
+	return toks
 }
 
 // StripTrailing returns sql without trailing white space, comments and

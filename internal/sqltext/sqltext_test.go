@@ -68,3 +68,49 @@ func TestLexPostgres(t *testing.T) {
 	assert.Equal(t, s, b.String(), "round trip")
 	assert.Equal(t, []string{"SELECT a[1] @> ARRAY['x;y']"}, split("SELECT a[1] @> ARRAY['x;y'];", LexPostgres("SELECT a[1] @> ARRAY['x;y'];")))
 }
+
+// Lexed reads a text as the functions that lex it each time do: its
+// statements, the text without what trails it, and the first statement's
+// tokens (Lex of Statements()[0], at their offsets in the text), also
+// where white space beyond ASCII's borders the statement.
+func TestLexed(t *testing.T) {
+	for _, s := range lexedSeeds {
+		checkLexed(t, s)
+	}
+}
+
+// FuzzLexed checks Lexed against the functions that lex each time on
+// any text.
+func FuzzLexed(f *testing.F) {
+	for _, s := range lexedSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(checkLexed)
+}
+
+var lexedSeeds = []string{
+	"SELECT 1", "  SELECT 1 ; -- c\n", "SELECT ';' AS x; SELECT 2", "/* a */ SELECT $$a;b$$ /* b */;",
+	"\u00a0SELECT 1\u00a0", "\u00a0 SELECT 1 \u00a0;x", "SELECT 1\u2003", "\u2003\tSELECT x::int; ", ";;", "",
+	"SELECT 'unterminated", "SELECT 1e", "WITH a AS (SELECT 1) SELECT * FROM a -- tail", "é;ü ∑",
+}
+
+func checkLexed(t *testing.T, s string) {
+	l := LexText(s)
+	assert.Equal(t, Statements(s), l.Statements(), "Statements(%q)", s)
+	assert.Equal(t, StripTrailing(s), l.StripTrailing(), "StripTrailing(%q)", s)
+	stmts := Statements(s)
+	if len(stmts) == 0 {
+		assert.Nil(t, l.First(), "First(%q)", s)
+		return
+	}
+	want, got := Lex(stmts[0]), l.First()
+	if !assert.Len(t, got, len(want), "First(%q)", s) || len(got) == 0 {
+		return
+	}
+	off := got[0].Pos
+	assert.Equal(t, stmts[0], s[off:off+len(stmts[0])], "First(%q): offset", s)
+	for i := range want {
+		want[i].Pos += off
+	}
+	assert.Equal(t, want, got, "First(%q)", s)
+}
