@@ -212,6 +212,7 @@ type callInfo struct {
 //	POST /v1/run        {sql, question_id?} → rows through the guard, answer-key match
 //	POST /v1/ask        {question} → the full answer with its repair trail
 //	     /v1/conversations, /v1/saved  conversations and saved answers (Config.Conversations)
+//	POST /v1/feedback   a vote on an answer; GET /v1/examples, POST /v1/examples/{id}/approve|reject for reviewers (Config.Feedback)
 //	GET  /openapi.json  the OpenAPI 3.1 description of these routes (no auth)
 //	GET  /metrics       Config.Metrics (same auth; 404 without it)
 //	GET  /              the web page (no auth; it asks for a token)
