@@ -851,7 +851,7 @@ func (s *service) feedback(ctx context.Context, route string, req *FeedbackReque
 	fb := feedback.Feedback{Question: req.Question, SQL: req.SQL, Verdict: feedback.Verdict(req.Verdict), Note: req.Note, Reviewer: s.isReviewer(ctx)}
 	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: route, Question: req.Question, SQL: req.SQL, Outcome: "feedback " + req.Verdict}
 	if p, ok := text2sql.PrincipalFrom(ctx); ok {
-		fb.Principal = p.ID
+		fb.Principal, e.Principal, e.Method = p.ID, p.ID, p.Method
 	}
 	out, err := s.cfg.Feedback.Record(ctx, fb)
 	var serr *text2sql.SQLError
@@ -878,7 +878,9 @@ func (s *service) feedback(ctx context.Context, route string, req *FeedbackReque
 	if out != nil {
 		e.Message = voteMessage(out)
 	}
-	s.auditFeedback(ctx, e)
+	if err := s.audit.Audit(ctx, e); err != nil {
+		s.log.LogAttrs(ctx, slog.LevelError, "audit failed", slog.String("request_id", e.RequestID), slog.String("error", err.Error()))
+	}
 	if aerr != nil {
 		return nil, aerr
 	}
