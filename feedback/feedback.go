@@ -1,17 +1,22 @@
 // Package feedback turns people's verdicts on answers into verified
-// examples, as Vanna's and WrenAI's "training from feedback" does: an
-// up-voted answer whose SQL passes the guard and the deterministic checks
-// becomes a verified example in a persistent Store (one per normalised
-// question: its author's later up-vote replaces its SQL; another
-// principal's different SQL flags it for review instead); a down-vote is
-// recorded and, when its SQL is a verified example's, flags that example
-// for review instead of deleting it. A flagged example is not reused
-// until its author's up-vote clears it.
+// examples, as Vanna's and WrenAI's "training from feedback" does, under a
+// trust model like the reviewed "trusted answers" of hosted text-to-SQL
+// products: an up-voted answer whose SQL passes the guard and the
+// deterministic checks becomes an example in a persistent Store (one per
+// normalised question), but only a reviewer's vote or approval makes it
+// trusted, reused for everyone. An ordinary principal's up-vote makes a
+// pending example that serves that principal's own later questions and
+// waits for review; it counts toward the review of an example it agrees
+// with, and another principal's different SQL flags the example for review
+// instead of replacing it. A down-vote is recorded and flags the examples
+// whose SQL it names; it takes a trusted example out of use only when a
+// reviewer gives it. See review.go for the states, Approve and Reject.
 //
-// Examples reach retrieval in two ways: Merge adds the store's examples to
-// a knowledge base before its index is built (so the index fingerprint
-// follows the store), and Retriever reuses an example recorded after the
-// index was built when the same question is asked again. The default Store
+// Examples reach retrieval in two ways: Merge adds the store's trusted
+// examples to a knowledge base before its index is built (so the index
+// fingerprint follows the store), and Retriever reuses an example recorded
+// or reviewed after the index was built when the same question is asked
+// again, and drops indexed examples no longer trusted. The default Store
 // is SQLite (package feedback/sqlite).
 package feedback
 
@@ -56,8 +61,12 @@ type Feedback struct {
 	SQL      string
 	Verdict  Verdict
 	Note     string
-	// Principal is who gave it ("" when the host has no callers).
+	// Principal is who gave it; "" is the host (a program or the CLI with
+	// no callers), which reviews as a reviewer does.
 	Principal string
+	// Reviewer is set when Principal may make examples trusted for
+	// everyone (a reviewer role; the caller decides who has it).
+	Reviewer bool
 }
 
 // Example is a verified example made from feedback.
@@ -66,14 +75,24 @@ type Example struct {
 	Question string    `json:"question"`
 	SQL      string    `json:"sql"`
 	Note     string    `json:"note,omitempty"`
-	By       string    `json:"by,omitempty"` // the principal of the last up-vote
+	By       string    `json:"by,omitempty"` // the principal who proposed its SQL ("" the host)
 	Created  time.Time `json:"created"`
 	Updated  time.Time `json:"updated"`
 	Up       int       `json:"up"`   // up-votes
 	Down     int       `json:"down"` // down-votes of its SQL
-	// Review is set by a down-vote of its SQL and cleared by an up-vote:
-	// a flagged example is kept but not reused.
+	// Status is who it serves: StatusPending (its author only, until
+	// reviewed), StatusTrusted (everyone) or StatusRejected (nobody).
+	Status Status `json:"status"`
+	// Review flags it for a reviewer: set by a down-vote of its SQL or by
+	// another principal's different SQL, cleared by a review or, on a
+	// pending example, by its author's up-vote. A flagged pending example
+	// is not reused; a flagged trusted one stays in use until a reviewer
+	// decides.
 	Review bool `json:"review"`
+	// Reviewer is who last approved or rejected it ("" the host), at
+	// Reviewed; empty and zero before any review.
+	Reviewer string    `json:"reviewer,omitempty"`
+	Reviewed time.Time `json:"reviewed,omitzero"`
 }
 
 // Vote is one recorded Feedback, with what it did.
@@ -82,9 +101,10 @@ type Vote struct {
 	Principal string
 	Question  string
 	SQL       string
-	Verdict   Verdict
+	Verdict   Verdict // Up, Down, or a review: Approved or Rejected
 	Note      string
-	// Example is the ID of the example an up-vote added or updated.
+	// Example is the ID of the example an up-vote added or updated, or
+	// that a review decided.
 	Example string
 	// Flagged are the IDs of the examples a down-vote flagged ("example:"
 	// IDs of the knowledge file's examples included).
@@ -109,6 +129,9 @@ type Store interface {
 	Record(ctx context.Context, v Vote) error
 	// Version is an opaque token that differs after any write.
 	Version(ctx context.Context) (string, error)
+	// CountBy returns how many votes principal logged at or after since,
+	// and how many pending examples it proposed, for the quotas.
+	CountBy(ctx context.Context, principal string, since time.Time) (votes, pending int, err error)
 }
 
 // Recorder applies feedback to a Store.
@@ -125,6 +148,9 @@ type Recorder struct {
 	Known []knowledge.Example
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Quota bounds what one principal who is not a reviewer may add; the
+	// zero value means the defaults (see Quota).
+	Quota Quota
 }
 
 // Outcome is what Record did.
@@ -143,12 +169,14 @@ type Outcome struct {
 }
 
 // Record applies fb. An up-vote's SQL (terminators and trailing comments
-// removed) must pass Guard and Checker; it then becomes the example of its
-// normalised question. A down-vote flags every example (stored or known)
-// whose SQL is the same statement, white space and case of keywords aside.
-// Every vote is logged.
+// removed) must pass Guard and Checker; it then becomes or counts toward
+// the example of its normalised question (see vote). A down-vote flags
+// every example (stored or known) whose SQL is the same statement, white
+// space and case of keywords aside; a reviewer's takes the stored ones
+// out of use. Every vote is logged.
 //
-// Errors: ErrInvalid (wrapped) for unusable feedback; the guard's or
+// Errors: ErrInvalid (wrapped) for unusable feedback; ErrQuota (wrapped)
+// when a principal who is not a reviewer is past its Quota; the guard's or
 // checker's *text2sql.SQLError (errors.Is(err, text2sql.ErrRefused) for a
 // refusal) when an up-voted statement does not pass; text2sql.ErrInvalidConfig
 // without a Store or Guard; the store's errors; ctx.Err().
@@ -165,9 +193,12 @@ func (r *Recorder) Record(ctx context.Context, fb Feedback) (*Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	if r.Now != nil {
-		now = r.Now()
+	now := r.now()
+	fb.Reviewer = fb.Reviewer || fb.Principal == ""
+	if !fb.Reviewer {
+		if err := r.checkQuota(ctx, fb, now); err != nil {
+			return nil, err
+		}
 	}
 	vote := Vote{Time: now, Principal: fb.Principal, Question: fb.Question, SQL: fb.SQL, Verdict: fb.Verdict, Note: fb.Note}
 	out := &Outcome{Verdict: fb.Verdict}
@@ -178,7 +209,7 @@ func (r *Recorder) Record(ctx context.Context, fb Feedback) (*Outcome, error) {
 		}
 		out.Example, out.Added, out.Conflict, vote.Example = &ex, added, conflict, ex.ID
 	} else {
-		flagged, err := r.down(ctx, fb.SQL, now)
+		flagged, err := r.down(ctx, fb, now)
 		if err != nil {
 			return nil, err
 		}
@@ -206,9 +237,8 @@ func (fb Feedback) validate() error {
 	return nil
 }
 
-// up checks the statement and saves it as the example of its question.
-// conflict is set when another principal's example of the question has
-// other SQL: it is kept and flagged for review.
+// up checks the statement and applies it to the example of its question
+// (vote). conflict is set when the example keeps other SQL and is flagged.
 func (r *Recorder) up(ctx context.Context, fb Feedback, now time.Time) (ex Example, added, conflict bool, err error) {
 	if err := r.Guard.Check(ctx, fb.SQL); err != nil {
 		return ex, false, false, err
@@ -223,35 +253,26 @@ func (r *Recorder) up(ctx context.Context, fb Feedback, now time.Time) (ex Examp
 	if err != nil {
 		return ex, false, false, err
 	}
-	ex = Example{ID: id, Question: fb.Question, SQL: fb.SQL, Note: fb.Note, By: fb.Principal, Created: now, Updated: now, Up: 1}
-	if old != nil {
+	if old == nil {
+		ex = Example{ID: id, Question: fb.Question, SQL: fb.SQL, Note: fb.Note, By: fb.Principal, Created: now, Updated: now, Status: StatusPending}
+		if fb.Reviewer {
+			ex.Status, ex.Reviewer, ex.Reviewed = StatusTrusted, fb.Principal, now
+		}
+	} else {
 		ex = *old
-		ex.Up++
-		ex.Updated = now
-		author := old.By == fb.Principal
-		switch {
-		case !sameStatement(old.SQL, fb.SQL) && !author:
-			// Another principal's different answer does not replace the
-			// author's: the two need a person to decide.
-			ex.Review, conflict = true, true
-		case !sameStatement(old.SQL, fb.SQL):
-			ex.SQL, ex.Down, ex.Review = fb.SQL, 0, false // the author's new answer
-		case author:
-			ex.Review = false // the author confirms it after a down-vote
-		}
-		if fb.Note != "" && author {
-			ex.Note = fb.Note
-		}
+		conflict = vote(&ex, fb, now)
 	}
+	ex.Up++
 	if err := r.Store.Save(ctx, ex); err != nil {
 		return ex, false, false, err
 	}
 	return ex, old == nil, conflict, nil
 }
 
-// down flags the examples whose SQL is sql.
-func (r *Recorder) down(ctx context.Context, sql string, now time.Time) ([]string, error) {
-	exs, err := r.Store.ExamplesOf(ctx, StatementKey(sql))
+// down flags the stored examples whose SQL is fb's (a reviewer's
+// down-vote also withdraws a trusted one) and names the knowledge file's.
+func (r *Recorder) down(ctx context.Context, fb Feedback, now time.Time) ([]string, error) {
+	exs, err := r.Store.ExamplesOf(ctx, StatementKey(fb.SQL))
 	if err != nil {
 		return nil, err
 	}
@@ -259,13 +280,17 @@ func (r *Recorder) down(ctx context.Context, sql string, now time.Time) ([]strin
 	for _, ex := range exs {
 		ex.Down++
 		ex.Review, ex.Updated = true, now
+		if fb.Reviewer && ex.Status == StatusTrusted {
+			// Back in the review queue, reused by nobody.
+			ex.Status, ex.Reviewer, ex.Reviewed = StatusPending, fb.Principal, now
+		}
 		if err := r.Store.Save(ctx, ex); err != nil {
 			return nil, err
 		}
 		flagged = append(flagged, ex.ID)
 	}
 	for _, ex := range r.Known {
-		if sameStatement(ex.SQL, sql) {
+		if sameStatement(ex.SQL, fb.SQL) {
 			flagged = append(flagged, "example:"+ex.ID)
 		}
 	}
@@ -276,8 +301,11 @@ func (r *Recorder) down(ctx context.Context, sql string, now time.Time) ([]strin
 // of its normalised form, so paraphrases differing only in case,
 // punctuation and spacing share one example.
 func ExampleID(question string) string {
-	return knowledge.AutoID("fb", knowledge.NormalizeQuestion(question))
+	return knowledge.AutoID(strings.TrimSuffix(idPrefix, "-"), knowledge.NormalizeQuestion(question))
 }
+
+// idPrefix starts the ID of every example made from feedback.
+const idPrefix = "fb-"
 
 // StatementKey is the form in which two statements count as the same:
 // terminators and trailing comments removed, runs of white space folded,
@@ -288,8 +316,9 @@ func StatementKey(sql string) string {
 
 func sameStatement(a, b string) bool { return StatementKey(a) == StatementKey(b) }
 
-// Merge returns a copy of kb with the store's examples that are not under
-// review and whose question is not already a known example's, each
+// Merge returns a copy of kb with the store's trusted examples (flagged
+// or not: a reviewer decides) whose question is not already a known
+// example's, each
 // checked by guard (an example the guard now refuses — the schema
 // changed — is left out and named in skipped). The copy's fingerprint
 // therefore follows the store.
@@ -302,7 +331,7 @@ func Merge(ctx context.Context, kb *knowledge.Base, exs []Example, guard text2sq
 	}
 	for _, ex := range exs {
 		key := knowledge.NormalizeQuestion(ex.Question)
-		if ex.Review || known[key] {
+		if ex.Status != StatusTrusted || known[key] {
 			continue
 		}
 		if err := out.AddExample(ctx, guard, knowledge.Example{ID: ex.ID, Question: ex.Question, SQL: ex.SQL}); err != nil {
@@ -317,28 +346,82 @@ func Merge(ctx context.Context, kb *knowledge.Base, exs []Example, guard text2sq
 	return &out, skipped, nil
 }
 
-// Retriever reuses examples recorded after the base retriever's index was
-// built: when the base finds no example to reuse and the store holds one
-// for the question as written (NormalizeQuestion), not under review, it is
-// the retrieval's Match (similarity 1). Every other field is the base's.
+// Retriever applies the trust model to retrieval. Examples recorded or
+// reviewed after the base retriever's index was built are reused: when
+// the base finds no example to reuse and the store holds one for the
+// question as written (NormalizeQuestion) that serves the caller
+// (Example.Serves, for the principal in the context), it is the
+// retrieval's Match (similarity 1). Indexed store examples no longer
+// trusted are dropped from the items and the match. Every other field is
+// the base's.
 type Retriever struct {
 	Base  text2sql.Retriever
 	Store Store
 }
 
-// Retrieve calls Base, then looks the question up in Store. Errors: the
-// base's, or the store's.
+// Retrieve calls Base, then checks and completes it from Store. Errors:
+// the base's, or the store's.
 func (r *Retriever) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*text2sql.Retrieval, error) {
 	res, err := r.Base.Retrieve(ctx, req)
-	if err != nil || res == nil || res.Match != nil || len(req.Terms) > 0 {
+	if err != nil || res == nil {
 		return res, err
+	}
+	if err := r.dropUntrusted(ctx, res); err != nil {
+		return nil, fmt.Errorf("feedback: %w", err)
+	}
+	if res.Match != nil || len(req.Terms) > 0 {
+		return res, nil
 	}
 	ex, err := r.Store.Example(ctx, ExampleID(req.Question))
 	if err != nil {
 		return nil, fmt.Errorf("feedback: %w", err)
 	}
-	if ex != nil && !ex.Review && knowledge.NormalizeQuestion(ex.Question) == knowledge.NormalizeQuestion(req.Question) {
+	if ex != nil && ex.Serves(principalID(ctx)) && knowledge.NormalizeQuestion(ex.Question) == knowledge.NormalizeQuestion(req.Question) {
 		res.Match = &text2sql.ExampleMatch{ID: ex.ID, Question: ex.Question, SQL: ex.SQL, Similarity: 1}
 	}
 	return res, nil
+}
+
+// dropUntrusted removes the indexed store examples that a review or a
+// reviewer's down-vote took out of use since the index was built.
+func (r *Retriever) dropUntrusted(ctx context.Context, res *text2sql.Retrieval) error {
+	trusted := map[string]bool{}
+	check := func(id string) (bool, error) {
+		if !strings.HasPrefix(id, idPrefix) {
+			return true, nil // the knowledge file's
+		}
+		if ok, seen := trusted[id]; seen {
+			return ok, nil
+		}
+		ex, err := r.Store.Example(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		trusted[id] = ex != nil && ex.Status == StatusTrusted
+		return trusted[id], nil
+	}
+	items := make([]text2sql.Item, 0, len(res.Items))
+	for _, it := range res.Items {
+		ok := true
+		if it.Kind == text2sql.ItemExample {
+			var err error
+			if ok, err = check(strings.TrimPrefix(it.ID, "example:")); err != nil {
+				return err
+			}
+		}
+		if ok {
+			items = append(items, it)
+		}
+	}
+	res.Items = items
+	if res.Match != nil {
+		ok, err := check(res.Match.ID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			res.Match = nil
+		}
+	}
+	return nil
 }

@@ -193,13 +193,16 @@ type FeedbackRequest struct {
 	Note     string `json:"note,omitempty"`
 }
 
-// FeedbackResponse says what the feedback did: the verified example an
-// up-vote added (Added) or updated, the examples a down-vote flagged for
-// review ("example:" IDs are the knowledge file's).
+// FeedbackResponse says what the feedback did: the example an up-vote
+// added (Added) or counted toward, with its Status ("pending": it serves
+// only its author until a reviewer approves it; "trusted": everyone;
+// "rejected"), the examples a down-vote flagged for review ("example:"
+// IDs are the knowledge file's).
 type FeedbackResponse struct {
 	RequestID string `json:"request_id"`
 	Verdict   string `json:"verdict"`
 	ExampleID string `json:"example_id,omitempty"`
+	Status    string `json:"status,omitempty"`
 	Added     bool   `json:"added"`
 	// Conflict is true when the question's example is another
 	// principal's with other SQL: it stays, flagged for review.

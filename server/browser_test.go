@@ -170,9 +170,10 @@ func TestBrowserPage(t *testing.T) {
 	)
 	require.NoError(t, err)
 	waitJS("one value, no chart", `document.querySelectorAll("#rows tbody tr").length === 1 && document.getElementById("chart-controls").hidden && document.getElementById("chart").hidden`)
-	// 👍 keeps the shown SQL as a verified example of the question.
+	// 👍 proposes the shown SQL as a verified example of the question:
+	// alice is no reviewer, so it waits for one.
 	require.NoError(t, chromedp.Do(step, chromedp.Click(chromedp.CSS("#vote-up"))))
-	waitJS("the up-vote", `document.getElementById("feedback-status").textContent.includes("saved as verified example fb-")`)
+	waitJS("the up-vote", `document.getElementById("feedback-status").textContent.includes("example fb-") && document.getElementById("feedback-status").textContent.includes("waits for a reviewer")`)
 	violations, err := chromedp.Run(step, chromedp.Evaluate[[]string](`window.violations.filter((v) => v.startsWith("script-src"))`))
 	require.NoError(t, err)
 	assert.Empty(t, violations, "script-src violations (eval, inline or foreign scripts)")

@@ -32,6 +32,16 @@
 // pipeline are rate-limited per principal (RateLimit; 429 with
 // Retry-After). Browsers on other origins need Config.AllowedOrigins.
 //
+// # Who can teach the service
+//
+// With Config.Feedback, POST /v1/feedback takes votes on answers. Only a
+// reviewer's vote (Config.Reviewer, ParseReviewers) or approval makes an
+// example reused for everyone; anyone else's up-vote is a proposal that
+// serves only its author until a reviewer approves it at
+// POST /v1/examples/{id}/approve (GET /v1/examples lists the queue), and a
+// down-vote by anyone else flags a trusted example without taking it out
+// of use. Reviews are audited with the reviewer and the votes.
+//
 // # What never leaves the service
 //
 // Prompts (text2sql.ModelCall.Prompt), knowledge texts, tokens and keys

@@ -65,6 +65,7 @@ var codeStatus = map[Code]int{
 	CodeMethodNotAllowed: 405, CodeNothingToSave: 409, CodeBodyTooLarge: 413, CodeUnsupportedMedia: 415, CodeSchemaTooLarge: 422, CodeRefusedSQL: 422,
 	CodeRateLimited: 429, CodeInternal: 500, CodeModelError: 502, CodeAuthUnavailable: 503,
 	CodeNotConfigured: 503, CodeExecutor: 503, CodeRateLimitUnavailable: 503, CodeTimeout: 504,
+	CodeNotReviewer: 403, CodeVoteQuota: 429,
 }
 
 // Status returns the HTTP status of an error response with code c.

@@ -96,6 +96,12 @@ type Config struct {
 	// host wraps the pipeline's retriever in a feedback.Retriever so that
 	// an up-voted answer is reused before the index is rebuilt.
 	Feedback *feedback.Recorder
+	// Reviewer reports whether a principal reviews examples: its votes
+	// make examples trusted for everyone, and it may use /v1/examples
+	// (ParseReviewers builds one). Nil means nobody over HTTP; the host
+	// reviews with the CLI. Other principals' up-votes serve only
+	// themselves until reviewed (package feedback).
+	Reviewer func(p *Principal) bool
 	// Conversations, when set, serves the conversation routes (package
 	// conversation): routing, follow-up rewriting, a window per
 	// conversation.
@@ -206,6 +212,7 @@ type callInfo struct {
 //	POST /v1/run        {sql, question_id?} → rows through the guard, answer-key match
 //	POST /v1/ask        {question} → the full answer with its repair trail
 //	     /v1/conversations, /v1/saved  conversations and saved answers (Config.Conversations)
+//	POST /v1/feedback   a vote on an answer; GET /v1/examples, POST /v1/examples/{id}/approve|reject for reviewers (Config.Feedback)
 //	GET  /openapi.json  the OpenAPI 3.1 description of these routes (no auth)
 //	GET  /metrics       Config.Metrics (same auth; 404 without it)
 //	GET  /              the web page (no auth; it asks for a token)
@@ -275,6 +282,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle("DELETE /v1/saved/{id}", v1get(func(ctx context.Context, r *http.Request) (any, *apiError) {
 		return s.deleteSaved(ctx, r.PathValue("id"))
 	}))
+	s.exampleRoutes(mux, v1get)
 	if !cfg.DisablePage {
 		mux.Handle("GET /{$}", pageHandler())
 		mux.Handle("GET /assets/", pageHandler())
@@ -758,7 +766,7 @@ func (s *service) cachedAnswer(ctx context.Context, kind, source, question strin
 	}
 	ans, err := run()
 	b, aerr := s.answer(ctx, ans, err)
-	if cacheable && aerr == nil {
+	if cacheable && aerr == nil && !s.personal(ctx, b) {
 		s.remember(ctx, key, b)
 	}
 	return b, aerr
@@ -833,13 +841,14 @@ func (s *service) run(ctx context.Context, source, sql, questionID string) (*Run
 }
 
 // feedback records a verdict on an answer (Config.Feedback) as the
-// authenticated principal, and audits it: Outcome "feedback up" or
-// "feedback down", or the refusal's kind.
+// authenticated principal, a reviewer's when Config.Reviewer says so, and
+// audits it: Outcome "feedback up" or "feedback down" with what it did in
+// Message, or the refusal's kind.
 func (s *service) feedback(ctx context.Context, route string, req *FeedbackRequest) (*FeedbackResponse, *apiError) {
 	if s.cfg.Feedback == nil {
 		return nil, &apiError{code: CodeNotConfigured, msg: "feedback is not enabled on this service"}
 	}
-	fb := feedback.Feedback{Question: req.Question, SQL: req.SQL, Verdict: feedback.Verdict(req.Verdict), Note: req.Note}
+	fb := feedback.Feedback{Question: req.Question, SQL: req.SQL, Verdict: feedback.Verdict(req.Verdict), Note: req.Note, Reviewer: s.isReviewer(ctx)}
 	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: route, Question: req.Question, SQL: req.SQL, Outcome: "feedback " + req.Verdict}
 	if p, ok := text2sql.PrincipalFrom(ctx); ok {
 		fb.Principal, e.Principal, e.Method = p.ID, p.ID, p.Method
@@ -850,6 +859,9 @@ func (s *service) feedback(ctx context.Context, route string, req *FeedbackReque
 	switch {
 	case errors.Is(err, feedback.ErrInvalid):
 		aerr = &apiError{code: CodeBadRequest, msg: strings.TrimPrefix(err.Error(), "feedback: ")}
+	case errors.Is(err, feedback.ErrQuota):
+		e.Outcome, e.Message = "vote_quota", err.Error()
+		aerr = &apiError{code: CodeVoteQuota, msg: strings.TrimPrefix(err.Error(), "feedback: ")}
 	case errors.As(err, &serr):
 		e.Outcome, e.Message = string(serr.Kind), serr.Message
 		aerr = &apiError{code: CodeRefusedSQL, msg: "the SQL cannot become a verified example: " + serr.Error()}
@@ -863,6 +875,9 @@ func (s *service) feedback(ctx context.Context, route string, req *FeedbackReque
 	if aerr != nil && aerr.code == CodeBadRequest {
 		return nil, aerr // nothing to audit: no statement was judged
 	}
+	if out != nil {
+		e.Message = voteMessage(out)
+	}
 	if err := s.audit.Audit(ctx, e); err != nil {
 		s.log.LogAttrs(ctx, slog.LevelError, "audit failed", slog.String("request_id", e.RequestID), slog.String("error", err.Error()))
 	}
@@ -871,7 +886,7 @@ func (s *service) feedback(ctx context.Context, route string, req *FeedbackReque
 	}
 	r := &FeedbackResponse{RequestID: requestID(ctx), Verdict: req.Verdict, Added: out.Added, Conflict: out.Conflict, Flagged: out.Flagged}
 	if out.Example != nil {
-		r.ExampleID = out.Example.ID
+		r.ExampleID, r.Status = out.Example.ID, string(out.Example.Status)
 	}
 	return r, nil
 }

@@ -73,13 +73,16 @@ func feedbackCmd(o *options) *cobra.Command {
 		Short: "Record a verdict on an answer: an up-vote makes its SQL a verified example, a down-vote flags it",
 		Long: `Record a verdict on the SQL that answered QUESTION.
 
-An up-vote whose SQL passes the guard and the deterministic checks becomes
-a verified example of the question (one per question: case, punctuation
-and spacing aside), stored in the --examples file and indexed with the
-knowledge file's examples: the next ask of the same question runs it
-without a model call. A down-vote is recorded and flags any verified
-example with the same SQL for review (it is kept, not reused). Use
---sql - to read the SQL from standard input.`,
+The CLI votes as the host, a reviewer: an up-vote whose SQL passes the
+guard and the deterministic checks becomes the trusted example of the
+question (one per question: case, punctuation and spacing aside), stored
+in the --examples file and indexed with the knowledge file's examples: the
+next ask of the same question runs it without a model call, for every
+caller of serve too. A down-vote is recorded and takes the examples with
+the same SQL out of use, flagged for review. With --as NAME the vote is
+that principal's, as over HTTP: an up-vote proposes the example for
+review and serves only NAME until then. Use --sql - to read the SQL from
+standard input.`,
 		Args: questionArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if sql == "-" {
@@ -116,6 +119,8 @@ example with the same SQL for review (it is kept, not reused). Use
 			switch {
 			case out.Conflict:
 				fmt.Fprintf(w, "Recorded; verified example %s is %s's with other SQL: it stays, flagged for review.\n", out.Example.ID, cmp.Or(out.Example.By, "another principal"))
+			case out.Added && out.Example.Status == feedback.StatusPending:
+				fmt.Fprintf(w, "Added example %s, waiting for review: it serves only %s until a reviewer approves it.\n", out.Example.ID, feedback.Who(out.Example.By))
 			case out.Added:
 				fmt.Fprintf(w, "Added verified example %s.\n", out.Example.ID)
 			case out.Example != nil:
@@ -137,7 +142,7 @@ example with the same SQL for review (it is kept, not reused). Use
 func examplesCmd(o *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "examples",
-		Short: "List, remove or export the verified examples made from feedback",
+		Short: "List, review, approve, reject, remove or export the examples made from feedback",
 	}
 	open := func() (*fbsqlite.Store, error) {
 		path, _, err := o.source()
@@ -178,17 +183,18 @@ func examplesCmd(o *options) *cobra.Command {
 				return writeJSON(cmd.OutOrStdout(), exs)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "id\tup\tdown\tstatus\tquestion")
+			fmt.Fprintln(tw, "id\tup\tdown\tstatus\tflag\tquestion")
 			for _, ex := range exs {
-				status := "verified"
+				flag := ""
 				if ex.Review {
-					status = "review"
+					flag = "review"
 				}
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", ex.ID, ex.Up, ex.Down, status, ex.Question)
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", ex.ID, ex.Up, ex.Down, ex.Status, flag, ex.Question)
 			}
 			return tw.Flush()
 		},
 	})
+	c.AddCommand(reviewCmds(o, open)...)
 	c.AddCommand(&cobra.Command{
 		Use:   "remove ID...",
 		Short: "Remove examples",
@@ -214,7 +220,7 @@ func examplesCmd(o *options) *cobra.Command {
 	})
 	c.AddCommand(&cobra.Command{
 		Use:   "export",
-		Short: "Print the examples not under review as a knowledge file (YAML) a team can commit",
+		Short: "Print the trusted examples as a knowledge file (YAML) a team can commit",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			exs, err := read(cmd)
@@ -223,7 +229,7 @@ func examplesCmd(o *options) *cobra.Command {
 			}
 			kb := &knowledge.Base{}
 			for _, ex := range exs {
-				if !ex.Review {
+				if ex.Status == feedback.StatusTrusted {
 					kb.Examples = append(kb.Examples, knowledge.Example{ID: ex.ID, Question: ex.Question, SQL: ex.SQL})
 				}
 			}

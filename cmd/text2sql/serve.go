@@ -57,6 +57,7 @@ type serveFlags struct {
 	conversationsDB string // --conversations-db: the conversation store
 	metricsAddr     string
 	metricsOnAPI    bool
+	reviewers       string // --reviewers: who may make examples trusted
 }
 
 // envFlags maps flag names to the environment variables that give their
@@ -86,6 +87,7 @@ var envFlags = map[string]string{
 	"metrics-on-api":   "TEXT2SQL_METRICS_ON_API",
 	"cache-ttl":        "TEXT2SQL_CACHE_TTL",
 	"metrics-addr":     "TEXT2SQL_METRICS_ADDR",
+	"reviewers":        "TEXT2SQL_REVIEWERS",
 }
 
 func serveCmd(o *options) *cobra.Command {
@@ -175,6 +177,7 @@ matching a verified example, and /v1/run works as usual.`,
 	fl.StringVar(&f.conversationsDB, "conversations-db", "", "SQLite file keeping the conversations of /v1/conversations and the saved answers of /v1/saved across restarts (TEXT2SQL_CONVERSATIONS_DB); default: conversations in memory only, no saved answers")
 	fl.DurationVar(&f.cacheTTL, "cache-ttl", server.DefaultCacheTTL, "lifetime of a cached answer with --redis; 0 turns the cache off (TEXT2SQL_CACHE_TTL)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this separate address, without authentication, e.g. 127.0.0.1:9090 (TEXT2SQL_METRICS_ADDR)")
+	fl.StringVar(&f.reviewers, "reviewers", "", "who reviews examples from POST /v1/feedback (their up-votes are trusted for everyone; /v1/examples): comma-separated principal ids, claim:NAME=VALUE, role:ROLE (the --run-as role) (TEXT2SQL_REVIEWERS); default: only the host, with text2sql examples approve")
 	fl.BoolVar(&f.metricsOnAPI, "metrics-on-api", false, "serve Prometheus metrics at GET /metrics on the API address, behind its authentication (TEXT2SQL_METRICS_ON_API)")
 	return c
 }
@@ -360,6 +363,9 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 		return cfg, noop, &exitErr{code: exitUsage, err: err}
 	}
 	cfg.AnswerMode = mode
+	if cfg.Reviewer, err = reviewers(o, f.reviewers); err != nil {
+		return cfg, noop, err
+	}
 	switch {
 	case f.answerKeys != "" && f.exampleKeys:
 		return cfg, noop, &exitErr{code: exitUsage, err: errors.New("give --answer-keys or --examples-as-answer-keys, not both")}

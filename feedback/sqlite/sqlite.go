@@ -3,6 +3,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -63,7 +64,10 @@ CREATE TABLE IF NOT EXISTS examples (
   up INTEGER NOT NULL DEFAULT 0,
   down INTEGER NOT NULL DEFAULT 0,
   review INTEGER NOT NULL DEFAULT 0,
-  sql_key TEXT NOT NULL DEFAULT ''
+  sql_key TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL DEFAULT 'pending',
+  reviewer TEXT NOT NULL DEFAULT '',
+  reviewed TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS votes (
   n INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -101,13 +105,47 @@ func Open(path string, opts Options) (*Store, error) {
 
 // migrate brings a store written by an earlier version up to this one:
 // the statement key column (down-votes look examples up by it), filled
-// in, and its index.
+// in, the review columns, and the indexes.
 func migrate(db *sql.DB) error {
-	var has int
-	if err := db.QueryRow("SELECT COUNT(*) FROM pragma_table_info('examples') WHERE name = 'sql_key'").Scan(&has); err != nil {
+	has := func(column string) (bool, error) {
+		var n int
+		err := db.QueryRow("SELECT COUNT(*) FROM pragma_table_info('examples') WHERE name = ?", column).Scan(&n)
+		return n > 0, err
+	}
+	if err := migrateKeys(db, has); err != nil {
 		return err
 	}
-	if has == 0 {
+	if err := migrateStatus(db, has); err != nil {
+		return err
+	}
+	_, err := db.Exec(`CREATE INDEX IF NOT EXISTS examples_sql_key ON examples (sql_key);
+CREATE INDEX IF NOT EXISTS examples_principal ON examples (principal, status);
+CREATE INDEX IF NOT EXISTS votes_principal ON votes (principal, time)`)
+	return err
+}
+
+// migrateStatus adds the review columns. Before them every example was
+// reused for everyone; now only the host's unflagged ones (principal "")
+// stay trusted: a principal's vote waits for a reviewer.
+func migrateStatus(db *sql.DB, has func(string) (bool, error)) error {
+	ok, err := has("status")
+	if err != nil || ok {
+		return err
+	}
+	_, err = db.Exec(`ALTER TABLE examples ADD COLUMN status TEXT NOT NULL DEFAULT 'pending';
+ALTER TABLE examples ADD COLUMN reviewer TEXT NOT NULL DEFAULT '';
+ALTER TABLE examples ADD COLUMN reviewed TEXT NOT NULL DEFAULT '';
+UPDATE examples SET status = 'trusted' WHERE principal = '' AND review = 0`)
+	return err
+}
+
+// migrateKeys adds and fills the statement key column.
+func migrateKeys(db *sql.DB, has func(string) (bool, error)) error {
+	ok, err := has("sql_key")
+	if err != nil {
+		return err
+	}
+	if !ok {
 		if _, err := db.Exec("ALTER TABLE examples ADD COLUMN sql_key TEXT NOT NULL DEFAULT ''"); err != nil {
 			return err
 		}
@@ -131,26 +169,36 @@ func migrate(db *sql.DB) error {
 			}
 		}
 	}
-	_, err := db.Exec("CREATE INDEX IF NOT EXISTS examples_sql_key ON examples (sql_key)")
-	return err
+	return nil
 }
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-const exampleColumns = "id, question, sql, note, principal, created, updated, up, down, review"
+const exampleColumns = "id, question, sql, note, principal, created, updated, up, down, review, status, reviewer, reviewed"
 
 func scanExample(sc interface{ Scan(...any) error }) (feedback.Example, error) {
 	var ex feedback.Example
-	var created, updated string
-	err := sc.Scan(&ex.ID, &ex.Question, &ex.SQL, &ex.Note, &ex.By, &created, &updated, &ex.Up, &ex.Down, &ex.Review)
+	var created, updated, reviewed string
+	err := sc.Scan(&ex.ID, &ex.Question, &ex.SQL, &ex.Note, &ex.By, &created, &updated, &ex.Up, &ex.Down, &ex.Review, &ex.Status, &ex.Reviewer, &reviewed)
 	if err == nil {
 		ex.Created, err = time.Parse(time.RFC3339Nano, created)
 	}
 	if err == nil {
 		ex.Updated, err = time.Parse(time.RFC3339Nano, updated)
 	}
+	if err == nil && reviewed != "" {
+		ex.Reviewed, err = time.Parse(time.RFC3339Nano, reviewed)
+	}
 	return ex, err
+}
+
+// timeText is t as stored: RFC 3339 in UTC, "" for the zero time.
+func timeText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // Examples returns every example, ordered by ID.
@@ -184,7 +232,8 @@ func (s *Store) Example(ctx context.Context, id string) (*feedback.Example, erro
 	return &ex, nil
 }
 
-// Save inserts ex or replaces the example with its ID. Errors: ErrFull
+// Save inserts ex or replaces the example with its ID (an empty Status is
+// stored as pending). Errors: ErrFull
 // for a new example past MaxExamples; text2sql.ErrInvalidConfig for an
 // empty ID.
 func (s *Store) Save(ctx context.Context, ex feedback.Example) error {
@@ -199,9 +248,9 @@ func (s *Store) Save(ctx context.Context, ex feedback.Example) error {
 		if exists == 0 && n >= s.opts.MaxExamples {
 			return fmt.Errorf("%w (%d examples)", ErrFull, n)
 		}
-		_, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO examples ("+exampleColumns+", sql_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		_, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO examples ("+exampleColumns+", sql_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			ex.ID, ex.Question, ex.SQL, ex.Note, ex.By, ex.Created.UTC().Format(time.RFC3339Nano), ex.Updated.UTC().Format(time.RFC3339Nano),
-			ex.Up, ex.Down, ex.Review, feedback.StatementKey(ex.SQL))
+			ex.Up, ex.Down, ex.Review, string(cmp.Or(ex.Status, feedback.StatusPending)), ex.Reviewer, timeText(ex.Reviewed), feedback.StatementKey(ex.SQL))
 		return err
 	})
 }
@@ -260,6 +309,17 @@ func (s *Store) Votes(ctx context.Context) ([]feedback.Vote, error) {
 		return nil, fmt.Errorf("feedback/sqlite: %w", err)
 	}
 	return out, nil
+}
+
+// CountBy returns how many votes principal logged at or after since, and
+// how many pending examples it proposed (indexed lookups).
+func (s *Store) CountBy(ctx context.Context, principal string, since time.Time) (votes, pending int, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM votes WHERE principal = ?1 AND time >= ?2),
+  (SELECT COUNT(*) FROM examples WHERE principal = ?1 AND status = 'pending')`, principal, timeText(since)).Scan(&votes, &pending)
+	if err != nil {
+		return 0, 0, fmt.Errorf("feedback/sqlite: %w", err)
+	}
+	return votes, pending, nil
 }
 
 // Version is the number of writes so far, as text.

@@ -151,7 +151,7 @@ func TestDownVoteFlags(t *testing.T) {
 }
 
 // Merged examples are indexed and reused as written; the index fingerprint
-// follows the store; a flagged one is left out; Retriever reuses an
+// follows the store; only trusted ones are indexed; Retriever reuses an
 // example recorded after the index was built.
 func TestMergeAndReuse(t *testing.T) {
 	ctx := context.Background()
@@ -190,8 +190,11 @@ func TestMergeAndReuse(t *testing.T) {
 	assert.Equal(t, feedback.ExampleID(q), res.Match.ID)
 
 	exs[0].Review = true
-	flagged := build(exs)
-	assert.Equal(t, before.Stats().Fingerprint, flagged.Stats().Fingerprint, "a flagged example is not indexed")
+	assert.Equal(t, after.Stats().Fingerprint, build(exs).Stats().Fingerprint, "a flagged trusted example stays in use until a reviewer decides")
+	for _, st := range []feedback.Status{feedback.StatusPending, feedback.StatusRejected} {
+		exs[0].Status = st
+		assert.Equal(t, before.Stats().Fingerprint, build(exs).Stats().Fingerprint, "a %s example is not indexed", st)
+	}
 }
 
 // Bounds: a full store refuses new examples, keeps updating old ones; the

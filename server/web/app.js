@@ -384,14 +384,17 @@
   }
 
   // vote sends a verdict on the SQL shown for the question asked: an
-  // up-vote makes it a verified example, a down-vote flags it.
+  // up-vote makes it a verified example (a reviewer's) or proposes it for
+  // review (anyone else's), a down-vote flags it.
   async function vote(verdict) {
     const question = el.question.value.trim(), sql = el.sql.value.trim();
     if (!question || !sql) { showError("Ask a question and get SQL first.", el.question); return; }
     hideError(); busy(true); el.feedbackStatus.textContent = "Sending…";
     try {
       const r = await api("v1/feedback", { question, sql, verdict });
-      el.feedbackStatus.textContent = verdict === "up"
+      el.feedbackStatus.textContent = verdict === "up" && r.status === "pending"
+        ? "Thanks: example " + r.example_id + " waits for a reviewer; until then it answers only your questions."
+        : verdict === "up"
         ? (r.added ? "Thanks: saved as verified example " : "Thanks: verified example updated, ") + r.example_id + "."
         : "Thanks: recorded" + (r.flagged && r.flagged.length ? "; flagged for review: " + r.flagged.join(", ") : "") + ".";
     } catch (e) {
