@@ -9,11 +9,14 @@
 // through database/sql (SQLite, PostgreSQL, MySQL), bounded per column and
 // in total, skipping the columns knowledge.ValueColumn rejects (keys,
 // identifiers, secrets, contact details). Values are normalised (lower
-// case, accents folded, punctuation to single spaces) and indexed by their
-// padded character trigrams in an inverted index. Index.Match takes the
-// word 1–3-grams of a question, finds values sharing enough trigrams with
-// each (prefix filtering, Chaudhuri, Ganti and Kaushik, ICDE 2006) and
-// confirms them by Levenshtein similarity.
+// case, accents folded, punctuation to single spaces), numbered by length
+// and indexed by their padded character trigrams in an inverted index.
+// Index.Match takes the word 1–3-grams of a question, counts the trigrams
+// each shares with the values of the lengths nearest its own (the count
+// filter of Gravano et al., "Approximate String Joins in a Database
+// (Almost) for Free", VLDB 2001, with its length filter as the order in
+// which values are read, so that the entries read are bounded) and
+// confirms the candidates by Levenshtein similarity.
 //
 // Values are data. Hits carry them verbatim; callers show them quoted as
 // SQL literals (knowledge.Literal), never as instructions.
@@ -25,6 +28,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -83,14 +87,18 @@ const (
 	// whole-word exact match (0.85) passes DefaultThreshold, a misspelt
 	// one does not.
 	partialWeight = 0.85
-	// maxScan bounds the posting entries one gram may scan; a gram whose
-	// rarest trigrams are in more values than this (a common word in a
-	// big index) is matched exactly only: a word in thousands of values
-	// names none of them in particular. At 4,000 Match takes p50 43 µs,
-	// p95 0.9 ms on 1,000,000 values (BenchmarkMatch1M; at 10,000, p95
-	// 2.2 ms, and 6.8 ms on the 10,000-table catalog of
-	// BenchmarkRetrieveLatencyValues10000, against 0.44 ms now).
-	maxScan = 4_000
+	// maxScan bounds the posting entries the fuzzy search of one gram
+	// reads, so that its cost does not grow with the index. It reads the
+	// keys of the gram's own length first, then those one byte shorter
+	// and longer, and so on while the entries stay within the bound: the
+	// length difference is the least edit distance, so the keys left out
+	// are the furthest (and, of keys holding the gram, the longest, which
+	// name it least). Below the bound nothing is left out; a gram whose
+	// own length alone holds more entries is matched exactly only (none
+	// of 2,000 grams of 500,000 values, TestFuzzyBounded). Match takes
+	// p50 0.11–0.21 ms, p95 0.33–0.52 ms of CPU on 1,000,000 values
+	// (BenchmarkMatch1M).
+	maxScan = 1 << 13
 	// maxPerColumn bounds the hits of one column in one Match.
 	maxPerColumn = 3
 	// maxPartial bounds the values a gram may match as a run of words
@@ -153,13 +161,20 @@ type entry struct {
 type Index struct {
 	cols []column
 	vals []string // distinct values as stored
-	keys []string // distinct normalised values, sorted
+	// keys are the distinct normalised values, ordered by length in
+	// bytes, then bytewise (compareKeys): a key's number orders it by
+	// length, so a posting's keys of one length are adjacent.
+	keys []string
+	// lenStart[n] is the first key of n bytes or more, for n up to one
+	// past the longest key.
+	lenStart []uint32
 	// keyStart[k]:keyStart[k+1] are key k's entries.
 	keyStart []uint32
 	entries  []entry
 	postings map[gram]span // trigram → its keys in arena
 	arena    []uint32      // the keys of each trigram, ascending
 	stats    Stats
+	scratch  sync.Pool // of *scratch, for Match
 }
 
 // Builder collects values for an index. The zero value is ready with the
@@ -318,7 +333,12 @@ type keyed struct {
 }
 
 func compareKeyed(a, c keyed) int {
-	return cmp.Or(strings.Compare(a.key, c.key), cmp.Compare(a.e.col, c.e.col), cmp.Compare(a.e.val, c.e.val))
+	return cmp.Or(compareKeys(a.key, c.key), cmp.Compare(a.e.col, c.e.col), cmp.Compare(a.e.val, c.e.val))
+}
+
+// compareKeys orders keys by length in bytes, then bytewise.
+func compareKeys(a, b string) int {
+	return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
 }
 
 // sortKeyed sorts ks by compareKeyed: halves sorted concurrently and
@@ -464,7 +484,10 @@ type MatchOptions struct {
 // (score 1 − distance / length, in bytes, grams of five characters or
 // more), or
 // holds it as a run of whole words (0.85 × that similarity; only when at
-// most three values hold it so). A value keeps its best score. Hits are
+// most three values hold it so). The similar values are searched among
+// those of the lengths nearest the words', as many as a fixed number of
+// index entries reaches, so that Match's cost does not grow with the
+// index. A value keeps its best score. Hits are
 // ordered whole-value matches first, then by score times the length of
 // the words matched (a near match of two words before an exact one of
 // one), then score, then table, column and value in byte order, so the order is
@@ -496,7 +519,10 @@ func (ix *Index) Match(question string, opts MatchOptions) []Hit {
 		}
 	}
 	var gs []gram
-	counts := map[uint32]int{}
+	sc, _ := ix.scratch.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{counts: make([]uint8, len(ix.keys))}
+	}
 	for n := 1; n <= maxGramWords; n++ {
 		for i := 0; i+n <= len(ws); i++ {
 			if bm25.IsStopWord(ws[i]) || bm25.IsStopWord(ws[i+n-1]) {
@@ -507,16 +533,17 @@ func (ix *Index) Match(question string, opts MatchOptions) []Hit {
 			if size < minGramRunes {
 				continue
 			}
-			if k, ok := slices.BinarySearch(ix.keys, g); ok {
-				note(uint32(k), 1, g, n, true)
+			if k, ok := ix.lookup(g); ok {
+				note(k, 1, g, n, true)
 			}
 			if size < minFuzzyRunes || digits(g) {
 				continue
 			}
 			gs = grams(gs[:0], g)
-			ix.fuzzy(g, n, gs, counts, threshold, note)
+			ix.fuzzy(g, n, gs, sc, threshold, maxScan, note)
 		}
 	}
+	ix.scratch.Put(sc)
 	hits := make([]Hit, 0, len(found))
 	for e, b := range found {
 		c := ix.cols[e.col]
@@ -556,65 +583,106 @@ func btoi(b bool) int {
 // exact "Lewis" (1 × 5).
 func weight(h Hit) float64 { return h.Score * float64(utf8.RuneCountInString(h.Words)) }
 
-// fuzzy finds the keys similar to the gram g of n words with trigrams gs:
-// candidates from the postings of its rarest trigrams (any key holding
-// minContainment of gs holds one of them), counted over all of gs, then
-// scored by edit distance; note is called for each key scoring at least
-// threshold. counts is scratch space.
-func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, threshold float64, note func(k uint32, score float64, g string, words int, whole bool)) {
-	need := int(math.Ceil(minContainment * float64(len(gs))))
-	slices.SortFunc(gs, func(a, b gram) int {
-		return cmp.Or(cmp.Compare(ix.postings[a].n, ix.postings[b].n), cmp.Compare(a, b))
-	})
-	prefix := gs[:len(gs)-need+1]
-	scan := 0
-	for _, x := range prefix {
-		scan += int(ix.postings[x].n)
+// lookup returns the number of key g, if g is a key.
+func (ix *Index) lookup(g string) (uint32, bool) {
+	lo, hi := ix.firstOfLen(len(g)), ix.firstOfLen(len(g)+1)
+	i, ok := slices.BinarySearch(ix.keys[lo:hi], g)
+	return lo + uint32(i), ok
+}
+
+// firstOfLen is the first key of n bytes or more (len(keys) past the
+// longest).
+func (ix *Index) firstOfLen(n int) uint32 {
+	if n >= len(ix.lenStart) {
+		return uint32(len(ix.keys))
 	}
-	if scan > maxScan {
-		return
-	}
-	clear(counts)
-	for _, x := range prefix {
-		for _, k := range ix.posting(x) {
-			counts[k]++
-		}
-	}
+	return ix.lenStart[max(n, 0)]
+}
+
+// scratch is the working memory of one Match: counts[k] is the trigrams
+// of the current gram key k holds, for the keys in touched (the others
+// are 0).
+type scratch struct {
+	counts  []uint8
+	touched []uint32
+	lists   [][]uint32
+}
+
+// fuzzy finds the keys similar to the gram g of n words with trigrams gs
+// and calls note for each scoring at least threshold: the keys holding
+// minContainment of gs, counted over the postings of gs, of the lengths
+// nearest g's as far as budget posting entries reach (maxScan), then
+// scored by edit distance. It returns the entries read.
+func (ix *Index) fuzzy(g string, n int, gs []gram, sc *scratch, threshold float64, budget int, note func(k uint32, score float64, g string, words int, whole bool)) int {
+	glen := len(g)
 	// A whole match needs lengths within the threshold (the edit
 	// distance is at least their difference, in bytes as ratio counts);
 	// a partial one needs a longer key.
-	glen := len(g)
 	near := func(klen int) bool { return float64(abs(klen-glen)) <= (1-threshold)*float64(max(klen, glen)) }
-	// The other trigrams of g a candidate holds: counted from the
-	// candidate's own trigrams (a few dozen comparisons) rather than by
-	// searching the trigrams' postings (each thousands of keys long in a
-	// big index), for the candidates that can match at all.
-	if rest := gs[len(prefix):]; len(rest) > 0 {
-		var kg []gram
-		for k := range counts {
-			if klen := len(ix.keys[k]); klen <= glen && !near(klen) {
-				continue
-			}
-			kg = grams(kg[:0], ix.keys[k])
-			for _, x := range rest {
-				if slices.Contains(kg, x) {
-					counts[k]++
-				}
-			}
+	shortest := glen
+	for shortest > 0 && near(shortest-1) {
+		shortest--
+	}
+	if len(gs) > math.MaxUint8 {
+		return 0 // more than counts can count: g is longer than a value is
+	}
+	sc.lists = sc.lists[:0]
+	for _, x := range gs {
+		sc.lists = append(sc.lists, ix.posting(x))
+	}
+	// The keys of lengths glen-d (not under shortest) to glen+d: the
+	// postings' ranges of them.
+	ranges := func(d int, f func(list []uint32, from, to int)) {
+		lo, hi := ix.firstOfLen(max(shortest, glen-d)), ix.firstOfLen(glen+d+1)
+		for _, list := range sc.lists {
+			from, _ := slices.BinarySearch(list, lo)
+			to, _ := slices.BinarySearch(list[from:], hi)
+			f(list, from, from+to)
 		}
+	}
+	entries := func(d int) (total int) {
+		ranges(d, func(_ []uint32, from, to int) { total += to - from })
+		return total
+	}
+	widest := max(glen-shortest, len(ix.lenStart)-glen)
+	d := sort.Search(widest+1, func(d int) bool { return entries(d) > budget }) - 1
+	if d < 0 {
+		return 0
+	}
+	sc.touched = sc.touched[:0]
+	read := 0
+	ranges(d, func(list []uint32, from, to int) {
+		read += to - from
+		for _, k := range list[from:to] {
+			if sc.counts[k] == 0 {
+				sc.touched = append(sc.touched, k)
+			}
+			sc.counts[k]++
+		}
+	})
+	need := int(math.Ceil(minContainment * float64(len(gs))))
+	// An edit removes at most three trigrams: a key within distance e of
+	// g holds all but 3e of gs, and a key holding a run of words within
+	// e of g too (the run's padding is the key's spaces). Partial
+	// matches need the similarity threshold/partialWeight of a run at
+	// most two bytes longer than g (windowRatio).
+	holds := func(c int, similarity float64, longest int) bool {
+		return c >= len(gs)-3*int((1-similarity)*float64(longest)+1e-9)
 	}
 	type partial struct {
 		k     uint32
 		score float64
 	}
 	var partials []partial
-	for k, c := range counts {
+	for _, k := range sc.touched {
+		c := int(sc.counts[k])
+		sc.counts[k] = 0
 		if c < need {
 			continue
 		}
 		key := ix.keys[k]
 		klen := len(key)
-		if near(klen) {
+		if near(klen) && holds(c, threshold, max(klen, glen)) {
 			if score := ratio(g, key); score >= threshold {
 				note(k, score, g, n, true)
 				continue
@@ -622,7 +690,7 @@ func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, thresh
 		}
 		// Past maxPartial partial matches none is noted: no need to
 		// score more.
-		if klen > glen && len(partials) <= maxPartial {
+		if klen > glen && len(partials) <= maxPartial && holds(c, threshold/partialWeight, glen+2) {
 			if p := partialWeight * windowRatio(g, n, key); p >= threshold {
 				partials = append(partials, partial{k, p})
 			}
@@ -633,6 +701,7 @@ func (ix *Index) fuzzy(g string, n int, gs []gram, counts map[uint32]int, thresh
 			note(p.k, p.score, g, n, false)
 		}
 	}
+	return read
 }
 
 // setEntries fills entries, keys and keyStart from ks, sorted by key:
@@ -650,4 +719,16 @@ func (ix *Index) setEntries(ks []keyed) {
 	}
 	ix.keys = slices.Clip(ix.keys)
 	ix.keyStart = append(ix.keyStart, uint32(len(ix.entries)))
+	longest := 0
+	if len(ix.keys) > 0 {
+		longest = len(ix.keys[len(ix.keys)-1])
+	}
+	ix.lenStart = make([]uint32, longest+2)
+	k := 0
+	for n := range ix.lenStart {
+		for k < len(ix.keys) && len(ix.keys[k]) < n {
+			k++
+		}
+		ix.lenStart[n] = uint32(k)
+	}
 }

@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -34,7 +36,7 @@ func referenceIndex(b *Builder) *Index {
 		ks[i] = keyed{norms[e.val], e}
 	}
 	slices.SortFunc(ks, func(a, c keyed) int {
-		return cmp.Or(strings.Compare(a.key, c.key), cmp.Compare(a.e.col, c.e.col), cmp.Compare(a.e.val, c.e.val))
+		return cmp.Or(cmp.Compare(len(a.key), len(c.key)), strings.Compare(a.key, c.key), cmp.Compare(a.e.col, c.e.col), cmp.Compare(a.e.val, c.e.val))
 	})
 	ix.setEntries(ks) // the step the two share: what differs is how ks is made and sorted
 	var gs []gram
@@ -190,4 +192,140 @@ func FuzzGrams(f *testing.F) {
 		require.Equal(t, referenceGrams(nil, s), grams(nil, s), "%q", s)
 		require.Equal(t, referenceGrams([]gram{1, 2}, s), grams([]gram{1, 2}, s), "%q after two", s)
 	})
+}
+
+// noted is a key fuzzy noted: its number, score and kind.
+type noted struct {
+	k     uint32
+	score float64
+	whole bool
+}
+
+// referenceFuzzy is fuzzy as it was before the keys were numbered by
+// length, without the cut-off it had then (grams whose rarest trigrams'
+// postings held more than 4,000 keys were matched exactly only): prefix
+// filtering over the whole postings, counted in a map, each candidate's
+// other trigrams counted from its own.
+func (ix *Index) referenceFuzzy(g string, n int, gs []gram, threshold float64) []noted {
+	need := int(math.Ceil(minContainment * float64(len(gs))))
+	slices.SortFunc(gs, func(a, b gram) int {
+		return cmp.Or(cmp.Compare(ix.postings[a].n, ix.postings[b].n), cmp.Compare(a, b))
+	})
+	prefix := gs[:len(gs)-need+1]
+	counts := map[uint32]int{}
+	for _, x := range prefix {
+		for _, k := range ix.posting(x) {
+			counts[k]++
+		}
+	}
+	glen := len(g)
+	near := func(klen int) bool { return float64(abs(klen-glen)) <= (1-threshold)*float64(max(klen, glen)) }
+	var kg []gram
+	for k := range counts {
+		kg = grams(kg[:0], ix.keys[k])
+		for _, x := range gs[len(prefix):] {
+			if slices.Contains(kg, x) {
+				counts[k]++
+			}
+		}
+	}
+	var out, partials []noted
+	for k, c := range counts {
+		key := ix.keys[k]
+		if c < need {
+			continue
+		}
+		if near(len(key)) {
+			if score := ratio(g, key); score >= threshold {
+				out = append(out, noted{k, score, true})
+				continue
+			}
+		}
+		if len(key) > glen {
+			if p := partialWeight * windowRatio(g, n, key); p >= threshold {
+				partials = append(partials, noted{k, p, false})
+			}
+		}
+	}
+	if len(partials) <= maxPartial {
+		out = append(out, partials...)
+	}
+	return out
+}
+
+// fuzzyGrams returns grams as questions hold them: runs of one to three
+// words of keys of ix, some with a letter dropped, changed or added.
+func fuzzyGrams(ix *Index, n int) []string {
+	r := rand.New(rand.NewPCG(5, 0)) // deterministic, no global state
+	var out []string
+	for len(out) < n {
+		ws := strings.Split(ix.keys[r.IntN(len(ix.keys))], " ")
+		i := r.IntN(len(ws))
+		g := []byte(strings.Join(ws[i:min(len(ws), i+1+r.IntN(maxGramWords))], " "))
+		p := r.IntN(len(g))
+		switch r.IntN(4) {
+		case 1:
+			g = slices.Delete(g, p, p+1)
+		case 2:
+			g[p] = 'a' + byte(r.IntN(26))
+		case 3:
+			g = slices.Insert(g, p, 'e')
+		}
+		if s := normalize(string(g)); utf8.RuneCountInString(s) >= minFuzzyRunes && !digits(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sortNoted(ns []noted) []noted {
+	slices.SortFunc(ns, func(a, b noted) int { return cmp.Compare(a.k, b.k) })
+	return ns
+}
+
+// TestFuzzyMatchesReference: with a budget that reaches every length,
+// fuzzy notes what the exhaustive search notes, and leaves its scratch
+// counts zero.
+func TestFuzzyMatchesReference(t *testing.T) {
+	var b Builder
+	referenceValues(&b, 20_000, 20)
+	ix := b.Index()
+	sc := &scratch{counts: make([]uint8, len(ix.keys))}
+	matched := 0
+	for _, g := range fuzzyGrams(ix, 1_000) {
+		n := len(strings.Fields(g))
+		want := sortNoted(ix.referenceFuzzy(g, n, grams(nil, g), DefaultThreshold))
+		var got []noted
+		ix.fuzzy(g, n, grams(nil, g), sc, DefaultThreshold, math.MaxInt, func(k uint32, score float64, _ string, _ int, whole bool) {
+			got = append(got, noted{k, score, whole})
+		})
+		require.Equal(t, want, sortNoted(got), "%q", g)
+		if len(want) > 0 {
+			matched++
+		}
+	}
+	require.Equal(t, make([]uint8, len(ix.keys)), sc.counts)
+	require.Greater(t, matched, 250, "grams that match something") // 306
+}
+
+// TestFuzzyBounded: on an index of 500,000 values fuzzy reads at most
+// maxScan posting entries a gram, and searches every gram.
+func TestFuzzyBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an index of 500,000 values")
+	}
+	var b Builder
+	referenceValues(&b, 500_000, 20)
+	ix := b.Index()
+	sc := &scratch{counts: make([]uint8, len(ix.keys))}
+	gs := fuzzyGrams(ix, 2_000)
+	searched := 0
+	for _, g := range gs {
+		read := ix.fuzzy(g, len(strings.Fields(g)), grams(nil, g), sc, DefaultThreshold, maxScan, func(uint32, float64, string, int, bool) {})
+		require.LessOrEqual(t, read, maxScan, "%q", g)
+		if read > 0 {
+			searched++
+		}
+	}
+	require.Equal(t, len(gs), searched, "every gram searched")
 }
