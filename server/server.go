@@ -292,7 +292,7 @@ func New(cfg Config) (http.Handler, error) {
 			SessionTimeout:      timeout,
 			MaxRequestBodyBytes: s.maxBody(),
 		})
-		mux.Handle("/mcp", s.authenticate(s.mcpCall(mh)))
+		mux.Handle("/mcp", s.authenticate(s.mcpCall(s.mcpOwned(timeout, mh))))
 	}
 	var h http.Handler = s.route(mux)
 	if len(cfg.AllowedOrigins) > 0 {
