@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -371,9 +370,9 @@ func (s *service) conversationOptions(owner string) conversation.Options {
 }
 
 // answerVersion is the version under which a saved answer's rows are
-// reused: the data's, and the caller's whole principal (its claims
-// included, as the answer cache scopes its entries), so a caller whose
-// claims changed — a role or tenant the database decides rows by — gets
+// reused: the data's and the caller's rights scope (rightsScope, as the
+// answer cache keys its entries), so a caller whose rights changed — a
+// claim, the role the --run-as map gives it, its --login-map login — gets
 // the saved SQL run again under its current rights, not rows read under
 // its old ones. Unknown ("") without a data version.
 func (s *service) answerVersion(ctx context.Context) (string, error) {
@@ -384,9 +383,7 @@ func (s *service) answerVersion(ctx context.Context) (string, error) {
 	if err != nil || v == "" {
 		return "", err
 	}
-	p, _ := text2sql.PrincipalFrom(ctx)
-	sum := sha256.Sum256([]byte(PrincipalScope(p)))
-	return v + ";principal=" + hex.EncodeToString(sum[:8]), nil
+	return v + ";rights=" + s.rightsScope(ctx)[:16], nil
 }
 
 // rerun runs a saved answer's SQL again, audited as a conversation's

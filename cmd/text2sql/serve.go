@@ -330,6 +330,7 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 		// Conversations route with the pipeline's model; words from
 		// rows stay deterministic (rows never reach the model).
 		Conversations: &server.Conversations{Options: conversation.Options{Model: env.model}},
+		RightsVersion: o.caller.rightsVersion(),
 	}
 	if v, ok := env.executor.(server.DataVersioner); ok {
 		// A saved answer is reused from its rows while the data is
@@ -426,12 +427,7 @@ func shared(ctx context.Context, o *options, f *serveFlags, env *env, cfg *serve
 		cfg.Readiness["redis"] = rs.Ping
 	}
 	if f.cacheTTL > 0 {
-		ns, err := cacheNamespace(o, cfg)
-		if err != nil {
-			rs.Close()
-			return nil, err
-		}
-		cfg.Cache = server.Cache{Store: rs, TTL: f.cacheTTL, Namespace: ns}
+		cfg.Cache = server.Cache{Store: rs, TTL: f.cacheTTL, Namespace: cacheNamespace(o, cfg)}
 		if !o.caller.decides() {
 			// Every caller reads what the service's login reads, so
 			// one caller's answer is every caller's answer.
@@ -471,32 +467,14 @@ func dataVersion(env *env) func(context.Context) (string, error) {
 }
 
 // cacheNamespace names what an answer depends on beyond the index
-// fingerprint: the database (the key is a hash, so a DSN's password is
-// never stored), the model, the pipeline's options and who the database
-// runs statements as (--run-as, --rls-claims, --allow-roles and the
-// contents of --login-map and --run-as map: files, so an edited map
-// misses). An unreadable map file is an error: without its contents no
-// namespace is safe.
-func cacheNamespace(o *options, cfg *server.Config) (string, error) {
+// fingerprint and the caller's rights (Config.RightsVersion, in every
+// key): the database (the key is a hash, so a DSN's password is never
+// stored), the model and the pipeline's options.
+func cacheNamespace(o *options, cfg *server.Config) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "db=%q demo=%t dsn=%q models=%q base-url=%q plan=%s judge=%s max-rows=%d max-repairs=%d timeout=%s no-check=%t run-as=%q rls-claims=%t allow-roles=%q login-map=%q\n",
-		o.db, o.demo, o.dsn, cfg.Info.Models, o.baseURL, o.plan, o.judge, o.maxRows, o.maxRepairs, o.timeout, o.noCheck,
-		o.caller.runAs, o.caller.rlsClaims, o.caller.allowRoles, o.caller.loginMap)
-	files := []string{o.caller.loginMap}
-	if m, ok := strings.CutPrefix(o.caller.runAs, "map:"); ok {
-		files = append(files, m)
-	}
-	for _, file := range files {
-		if file == "" {
-			continue
-		}
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return "", fmt.Errorf("answer cache: %w", err)
-		}
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	fmt.Fprintf(h, "db=%q demo=%t dsn=%q models=%q base-url=%q plan=%s judge=%s max-rows=%d max-repairs=%d timeout=%s no-check=%t\n",
+		o.db, o.demo, o.dsn, cfg.Info.Models, o.baseURL, o.plan, o.judge, o.maxRows, o.maxRepairs, o.timeout, o.noCheck)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // redisConnectTimeout bounds serve's first check of --redis.
