@@ -57,6 +57,11 @@ type serveFlags struct {
 	conversationsDB string // --conversations-db: the conversation store
 	metricsAddr     string
 	metricsOnAPI    bool
+
+	// Per-principal quotas: conversations (past it the principal's own
+	// least recently used goes) and saved answers (past it 429).
+	conversationQuota int
+	savedAnswerQuota  int
 }
 
 // envFlags maps flag names to the environment variables that give their
@@ -86,6 +91,10 @@ var envFlags = map[string]string{
 	"metrics-on-api":   "TEXT2SQL_METRICS_ON_API",
 	"cache-ttl":        "TEXT2SQL_CACHE_TTL",
 	"metrics-addr":     "TEXT2SQL_METRICS_ADDR",
+
+	// The per-principal quotas.
+	"conversation-quota": "TEXT2SQL_CONVERSATION_QUOTA",
+	"saved-answer-quota": "TEXT2SQL_SAVED_ANSWER_QUOTA",
 }
 
 func serveCmd(o *options) *cobra.Command {
@@ -173,6 +182,8 @@ matching a verified example, and /v1/run works as usual.`,
 	fl.StringVar(&f.redis, "redis", "", "Redis URL (redis://host:6379/0) shared by replicas: the rate limit is counted there, exact across them, and answers are cached there (TEXT2SQL_REDIS); default: the limit in this process's memory, no cache")
 	fl.StringVar(&f.redisPrefix, "redis-prefix", redisstore.DefaultPrefix, "start of every --redis key, so deployments sharing one Redis keep their limits and answers apart (TEXT2SQL_REDIS_PREFIX)")
 	fl.StringVar(&f.conversationsDB, "conversations-db", "", "SQLite file keeping the conversations of /v1/conversations and the saved answers of /v1/saved across restarts (TEXT2SQL_CONVERSATIONS_DB); default: conversations in memory only, no saved answers")
+	fl.IntVar(&f.conversationQuota, "conversation-quota", server.DefaultConversationQuota, "conversations one principal keeps; past it that principal's least recently used one goes, never another's (TEXT2SQL_CONVERSATION_QUOTA)")
+	fl.IntVar(&f.savedAnswerQuota, "saved-answer-quota", convsqlite.DefaultMaxAnswersPerOwner, "saved answers one principal keeps; past it saving a new question answers 429 quota_exceeded (TEXT2SQL_SAVED_ANSWER_QUOTA)")
 	fl.DurationVar(&f.cacheTTL, "cache-ttl", server.DefaultCacheTTL, "lifetime of a cached answer with --redis; 0 turns the cache off (TEXT2SQL_CACHE_TTL)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this separate address, without authentication, e.g. 127.0.0.1:9090 (TEXT2SQL_METRICS_ADDR)")
 	fl.BoolVar(&f.metricsOnAPI, "metrics-on-api", false, "serve Prometheus metrics at GET /metrics on the API address, behind its authentication (TEXT2SQL_METRICS_ON_API)")
@@ -349,6 +360,10 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 	if f.rate < 0 {
 		return cfg, noop, &exitErr{code: exitUsage, err: errors.New("--rate must be 0 (off) or positive")}
 	}
+	if f.conversationQuota < 1 || f.savedAnswerQuota < 1 {
+		return cfg, noop, &exitErr{code: exitUsage, err: errors.New("--conversation-quota and --saved-answer-quota must be positive")}
+	}
+	cfg.Conversations.MaxPerPrincipal = f.conversationQuota
 	for _, origin := range strings.Split(f.origins, ",") {
 		if origin = strings.TrimSpace(origin); origin != "" {
 			cfg.AllowedOrigins = append(cfg.AllowedOrigins, origin)
@@ -384,7 +399,7 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 	}
 	closeConversations := noop
 	if f.conversationsDB != "" {
-		st, err := convsqlite.Open(f.conversationsDB, convsqlite.Options{})
+		st, err := convsqlite.Open(f.conversationsDB, convsqlite.Options{MaxConversationsPerOwner: f.conversationQuota, MaxAnswersPerOwner: f.savedAnswerQuota})
 		if err != nil {
 			closeAudit()
 			closeRedis()
