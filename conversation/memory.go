@@ -65,6 +65,10 @@ var (
 	ErrNothingToSave = errors.New("conversation: no answer to save")
 	// ErrInvalidNote: the note is over MaxNoteBytes or not UTF-8.
 	ErrInvalidNote = errors.New("conversation: invalid note")
+	// ErrQuotaExceeded: the owner keeps as many saved answers as one
+	// owner may (an AnswerStore's per-owner quota); saving the answer of
+	// a question already saved, which replaces it, is always allowed.
+	ErrQuotaExceeded = errors.New("conversation: the owner's saved-answer quota is reached")
 )
 
 // AnswerStore keeps saved answers (package conversation/sqlite is one).
@@ -73,7 +77,8 @@ var (
 type AnswerStore interface {
 	// SaveAnswer stores a, replacing the owner's saved answer of the same
 	// Normalized question (whose ID and Created it keeps), and returns the
-	// stored answer.
+	// stored answer. An error wrapping ErrQuotaExceeded: a new question
+	// over the owner's quota, nothing stored.
 	SaveAnswer(ctx context.Context, a SavedAnswer) (*SavedAnswer, error)
 	// Answers returns the owner's saved answers, newest first.
 	Answers(ctx context.Context, owner string) ([]SavedAnswer, error)

@@ -39,7 +39,8 @@ type DataVersioner interface {
 // the schema and the data it was answered on are unchanged.
 //
 // An entry's key is a SHA-256 over the route (generate or ask), the
-// namespace, the principal's scope, the question (cacheQuestion: white
+// namespace, the caller's rights scope (Scope and Config.RightsVersion,
+// as saved answers use it), the question (cacheQuestion: white
 // space outside quotes folded, final question marks dropped), Info.Fingerprint
 // (knowledge, schema, embedder) and the data version. Only answers that
 // are not failed, and no larger than MaxCacheEntryBytes, are cached; an
@@ -141,11 +142,6 @@ func (s *service) cacheKey(ctx context.Context, route, question string) (string,
 	if c.Store == nil {
 		return "", false
 	}
-	p, _ := text2sql.PrincipalFrom(ctx)
-	scope := PrincipalScope(p)
-	if c.Scope != nil {
-		scope = c.Scope(p)
-	}
 	version := ""
 	if c.DataVersion != nil {
 		vctx, cancel := context.WithTimeout(ctx, cacheTimeout)
@@ -158,7 +154,7 @@ func (s *service) cacheKey(ctx context.Context, route, question string) (string,
 		version = v
 	}
 	h := sha256.New()
-	for _, part := range []string{route, c.Namespace, scope, cacheQuestion(question), s.cfg.Info.Fingerprint, version} {
+	for _, part := range []string{route, c.Namespace, s.rightsScope(ctx), cacheQuestion(question), s.cfg.Info.Fingerprint, version} {
 		// Length-prefixed, so no two different part lists hash alike.
 		h.Write([]byte{byte(len(part) >> 24), byte(len(part) >> 16), byte(len(part) >> 8), byte(len(part))})
 		h.Write([]byte(part))

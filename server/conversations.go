@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -38,9 +37,15 @@ type Conversations struct {
 	// Options are every conversation's (the model for routing and
 	// rewriting, the window); the pipeline is Config.Pipeline.
 	Options conversation.Options
-	// Max bounds the conversations kept (default 1,000); past it the one
-	// idle longest is dropped.
+	// Max bounds the conversations kept in memory (default 1,000), a
+	// backstop behind MaxPerPrincipal; past it the one idle longest is
+	// dropped.
 	Max int
+	// MaxPerPrincipal bounds one principal's conversations kept in memory
+	// (default DefaultConversationQuota); past it that principal's own
+	// idle longest is dropped, never another's. A Store bounds what it
+	// keeps on its own (conversation/sqlite: MaxConversationsPerOwner).
+	MaxPerPrincipal int
 	// IdleTimeout drops a conversation unused this long (default 1 h).
 	IdleTimeout time.Duration
 	// Answers keeps the saved answers; nil: the Store, when it is a
@@ -177,6 +182,10 @@ func (s *service) conversationLimits() (int, time.Duration) {
 	return max, idle
 }
 
+// DefaultConversationQuota is Conversations.MaxPerPrincipal's default:
+// the conversations GET /v1/conversations lists.
+const DefaultConversationQuota = MaxListed
+
 // principalID is the owner key of the caller's conversations and saved
 // answers: how the caller was authenticated and its id ("static:alice",
 // "jwt:alice"), so that two authenticators' callers of the same name
@@ -214,9 +223,12 @@ func (s *service) startConversation(ctx context.Context) (*ConversationBody, *ap
 
 // keep puts sess in memory under id (or returns the one already there, so
 // concurrent requests share one copy), first dropping conversations idle
-// past the timeout and, at the bound, the one idle longest.
+// past the timeout, at the owner's quota the owner's idle longest and, at
+// the bound, the one idle longest of all.
 func (s *service) keep(id string, sess *session) *session {
 	max, idle := s.conversationLimits()
+	quota := s.cfg.Conversations.MaxPerPrincipal
+	defaults.Positive(&quota, DefaultConversationQuota)
 	s.convs.mu.Lock()
 	defer s.convs.mu.Unlock()
 	if s.convs.byID == nil {
@@ -225,16 +237,30 @@ func (s *service) keep(id string, sess *session) *session {
 	if live := s.convs.byID[id]; live != nil && !sess.saved.After(live.saved) {
 		return live
 	}
-	var oldest string
+	var oldest, ownOldest string
+	own := 0
 	for k, v := range s.convs.byID {
-		if time.Since(v.used) > idle {
+		switch {
+		case time.Since(v.used) > idle:
 			delete(s.convs.byID, k)
-		} else if oldest == "" || v.used.Before(s.convs.byID[oldest].used) {
+			continue
+		case oldest == "" || v.used.Before(s.convs.byID[oldest].used):
 			oldest = k
 		}
+		if v.owner == sess.owner {
+			own++
+			if ownOldest == "" || v.used.Before(s.convs.byID[ownOldest].used) {
+				ownOldest = k
+			}
+		}
 	}
-	if _, replacing := s.convs.byID[id]; !replacing && len(s.convs.byID) >= max {
-		delete(s.convs.byID, oldest)
+	if _, replacing := s.convs.byID[id]; !replacing {
+		switch {
+		case own >= quota:
+			delete(s.convs.byID, ownOldest)
+		case len(s.convs.byID) >= max:
+			delete(s.convs.byID, oldest)
+		}
 	}
 	s.convs.byID[id] = sess
 	return sess
@@ -371,9 +397,9 @@ func (s *service) conversationOptions(owner string) conversation.Options {
 }
 
 // answerVersion is the version under which a saved answer's rows are
-// reused: the data's, and the caller's whole principal (its claims
-// included, as the answer cache scopes its entries), so a caller whose
-// claims changed — a role or tenant the database decides rows by — gets
+// reused: the data's and the caller's rights scope (rightsScope, as the
+// answer cache keys its entries), so a caller whose rights changed — a
+// claim, the role the --run-as map gives it, its --login-map login — gets
 // the saved SQL run again under its current rights, not rows read under
 // its old ones. Unknown ("") without a data version.
 func (s *service) answerVersion(ctx context.Context) (string, error) {
@@ -384,9 +410,7 @@ func (s *service) answerVersion(ctx context.Context) (string, error) {
 	if err != nil || v == "" {
 		return "", err
 	}
-	p, _ := text2sql.PrincipalFrom(ctx)
-	sum := sha256.Sum256([]byte(PrincipalScope(p)))
-	return v + ";principal=" + hex.EncodeToString(sum[:8]), nil
+	return v + ";rights=" + s.rightsScope(ctx)[:16], nil
 }
 
 // rerun runs a saved answer's SQL again, audited as a conversation's
@@ -479,6 +503,8 @@ func (s *service) saveAnswer(ctx context.Context, id string, req *SaveRequest) (
 		return nil, &apiError{code: CodeNothingToSave, msg: "the conversation has no answered question to save"}
 	case errors.Is(err, conversation.ErrInvalidNote):
 		return nil, &apiError{code: CodeBadRequest, msg: fmt.Sprintf("the note is longer than %d bytes or not UTF-8", conversation.MaxNoteBytes)}
+	case errors.Is(err, conversation.ErrQuotaExceeded):
+		return nil, &apiError{code: CodeQuotaExceeded, msg: "you keep as many saved answers as one user may: delete one (DELETE /v1/saved/{id}) to save another; saving a question again replaces its answer"}
 	case err != nil:
 		return nil, s.storeFailed(ctx, err)
 	}

@@ -235,7 +235,7 @@ func TestSavedAnswerScopedByPrincipal(t *testing.T) {
 	v2, err := s.answerVersion(jwtAdmin)
 	require.NoError(t, err)
 	assert.NotEqual(t, v1, v2, "other claims: the saved SQL runs again under the current ones")
-	assert.Contains(t, v1, "v1;principal=")
+	assert.Contains(t, v1, "v1;rights=")
 	s.cfg.Conversations.DataVersion = nil
 	v, err := s.answerVersion(jwtReader)
 	require.NoError(t, err)

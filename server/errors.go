@@ -28,6 +28,7 @@ const (
 	CodeSchemaTooLarge       Code = "schema_too_large"       // 422: the schema does not fit the prompt budget
 	CodeRefusedSQL           Code = "refused_sql"            // 422: feedback's SQL does not pass the guard or the deterministic checks
 	CodeRateLimited          Code = "rate_limited"           // 429: the principal's budget is spent; see Retry-After
+	CodeQuotaExceeded        Code = "quota_exceeded"         // 429: the principal keeps as many saved answers as one may; no waiting helps
 	CodeInternal             Code = "internal"               // 500: a bug or an unexpected failure; see the logs
 	CodeModelError           Code = "model_error"            // 502: the model provider failed
 	CodeAuthUnavailable      Code = "auth_unavailable"       // 503: the identity provider could not be asked
@@ -63,7 +64,7 @@ type ErrorDetail struct {
 var codeStatus = map[Code]int{
 	CodeBadRequest: 400, CodeEmptyQuestion: 400, CodeUnauthorized: 401, CodeForbidden: 403, CodeNotFound: 404,
 	CodeMethodNotAllowed: 405, CodeNothingToSave: 409, CodeBodyTooLarge: 413, CodeUnsupportedMedia: 415, CodeSchemaTooLarge: 422, CodeRefusedSQL: 422,
-	CodeRateLimited: 429, CodeInternal: 500, CodeModelError: 502, CodeAuthUnavailable: 503,
+	CodeRateLimited: 429, CodeQuotaExceeded: 429, CodeInternal: 500, CodeModelError: 502, CodeAuthUnavailable: 503,
 	CodeNotConfigured: 503, CodeExecutor: 503, CodeRateLimitUnavailable: 503, CodeTimeout: 504,
 	CodeNotReviewer: 403, CodeVoteQuota: 429,
 }

@@ -72,6 +72,12 @@ type Config struct {
 	// Cache, when its Store is set, answers a repeated question without a
 	// model call (see Cache); the zero value turns it off.
 	Cache Cache
+	// RightsVersion names what, beside the principal, decides what a
+	// caller reads: who statements run as and what chooses it (the CLI
+	// puts a hash of --run-as, --rls-claims, --allow-roles and the maps
+	// of --run-as map:FILE and --login-map as loaded). Cached answers and
+	// saved answers' rows are reused only under the same one (rights.go).
+	RightsVersion string
 	// AllowedOrigins are the origins browsers may call the API from
 	// (CORS), e.g. "https://quiz.example.org"; "*" allows any. Empty means
 	// same-origin only (no CORS headers).
@@ -300,7 +306,7 @@ func New(cfg Config) (http.Handler, error) {
 			SessionTimeout:      timeout,
 			MaxRequestBodyBytes: s.maxBody(),
 		})
-		mux.Handle("/mcp", s.authenticate(s.mcpCall(mh)))
+		mux.Handle("/mcp", s.authenticate(s.mcpCall(s.mcpOwned(timeout, mh))))
 	}
 	var h http.Handler = s.route(mux)
 	if len(cfg.AllowedOrigins) > 0 {

@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -24,9 +28,14 @@ type callerFlags struct {
 	allowRoles []string
 	rlsClaims  bool
 	loginMap   string
+	// loaded are the maps of --run-as map:FILE and --login-map as the
+	// executors loaded them, for rightsVersion; one list shared by the
+	// copies each --login-map executor is opened with.
+	loaded *[]string
 }
 
 func (c *callerFlags) bind(root *cobra.Command) {
+	c.loaded = new([]string)
 	f := root.PersistentFlags()
 	f.StringVar(&c.as, "as", "", "act as this principal (its id; method \"cli\"), to try per-caller roles and row-level security locally; serve takes principals from --auth instead")
 	f.StringVar(&c.runAs, "run-as", "", "PostgreSQL: the role statements run as — ROLE (one role for every caller), claim:NAME (the role in the principal's claim NAME, e.g. claim:role from a JWT) or map:FILE (YAML/JSON map of principal id to role)")
@@ -74,7 +83,7 @@ func (c *callerFlags) apply(opts *postgres.Options) error {
 	case kind == "claim" && arg != "":
 		opts.RoleFor = postgres.RoleFromClaim(arg, c.allowRoles...)
 	case kind == "map" && arg != "":
-		m, err := loadRoleMap(arg)
+		m, err := c.loadMap("--run-as map", arg, "role name")
 		if err != nil {
 			return err
 		}
@@ -87,9 +96,9 @@ func (c *callerFlags) apply(opts *postgres.Options) error {
 	return nil
 }
 
-// loadStringMap reads a YAML or JSON map of principal id to a non-empty
-// value (what names the value, for errors).
-func loadStringMap(flag, path, what string) (map[string]string, error) {
+// loadMap reads a YAML or JSON map of principal id to a non-empty value
+// (what names the value, for errors) and records it for rightsVersion.
+func (c *callerFlags) loadMap(flag, path, what string) (map[string]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
@@ -102,6 +111,10 @@ func loadStringMap(flag, path, what string) (map[string]string, error) {
 		if v == "" {
 			return nil, fmt.Errorf("%s %s: principal %q has an empty %s", flag, path, id, what)
 		}
+	}
+	if c.loaded != nil {
+		b, _ := json.Marshal(m) // a map of strings always encodes, its keys sorted
+		*c.loaded = append(*c.loaded, flag+" "+string(b))
 	}
 	return m, nil
 }
@@ -131,7 +144,7 @@ func (o *options) withLogins(ctx context.Context, def guarded) (guarded, error) 
 		def.Close()
 		return nil, &exitErr{code: exitUsage, err: errors.New("--login-map needs --dsn (a server with logins)")}
 	}
-	dsns, err := loadStringMap("--login-map", o.caller.loginMap, "DSN")
+	dsns, err := o.caller.loadMap("--login-map", o.caller.loginMap, "DSN")
 	if err != nil {
 		def.Close()
 		return nil, err
@@ -161,7 +174,19 @@ func (o *options) withLogins(ctx context.Context, def guarded) (guarded, error) 
 	return perPrincipal{guarded: def, route: route}, nil
 }
 
-// loadRoleMap reads a YAML or JSON map of principal id to role.
-func loadRoleMap(path string) (map[string]string, error) {
-	return loadStringMap("--run-as map", path, "role name")
+// rightsVersion is server.Config.RightsVersion: a hash of the flags that
+// decide what a caller reads and of the maps the executors loaded — not
+// the files as they are now, since an edit after loading changes nothing
+// the database does until the next start.
+func (c *callerFlags) rightsVersion() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "run-as=%q rls-claims=%t allow-roles=%q login-map=%q\n", c.runAs, c.rlsClaims, c.allowRoles, c.loginMap)
+	if c.loaded != nil {
+		// Sorted: --login-map's executors load the --run-as map in the
+		// map's random order.
+		for _, m := range slices.Sorted(slices.Values(*c.loaded)) {
+			fmt.Fprintf(h, "%q\n", m)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

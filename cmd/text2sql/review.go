@@ -28,7 +28,7 @@ func reviewers(o *options, spec string) (func(*text2sql.Principal) bool, error) 
 		case "claim":
 			role = postgres.RoleFromClaim(arg, o.caller.allowRoles...)
 		case "map":
-			m, err := loadRoleMap(arg)
+			m, err := o.caller.loadMap("--run-as map", arg, "role name")
 			if err != nil {
 				return nil, err
 			}

@@ -58,6 +58,11 @@ type serveFlags struct {
 	metricsAddr     string
 	metricsOnAPI    bool
 	reviewers       string // --reviewers: who may make examples trusted
+
+	// Per-principal quotas: conversations (past it the principal's own
+	// least recently used goes) and saved answers (past it 429).
+	conversationQuota int
+	savedAnswerQuota  int
 }
 
 // envFlags maps flag names to the environment variables that give their
@@ -88,6 +93,10 @@ var envFlags = map[string]string{
 	"cache-ttl":        "TEXT2SQL_CACHE_TTL",
 	"metrics-addr":     "TEXT2SQL_METRICS_ADDR",
 	"reviewers":        "TEXT2SQL_REVIEWERS",
+
+	// The per-principal quotas.
+	"conversation-quota": "TEXT2SQL_CONVERSATION_QUOTA",
+	"saved-answer-quota": "TEXT2SQL_SAVED_ANSWER_QUOTA",
 }
 
 func serveCmd(o *options) *cobra.Command {
@@ -175,6 +184,8 @@ matching a verified example, and /v1/run works as usual.`,
 	fl.StringVar(&f.redis, "redis", "", "Redis URL (redis://host:6379/0) shared by replicas: the rate limit is counted there, exact across them, and answers are cached there (TEXT2SQL_REDIS); default: the limit in this process's memory, no cache")
 	fl.StringVar(&f.redisPrefix, "redis-prefix", redisstore.DefaultPrefix, "start of every --redis key, so deployments sharing one Redis keep their limits and answers apart (TEXT2SQL_REDIS_PREFIX)")
 	fl.StringVar(&f.conversationsDB, "conversations-db", "", "SQLite file keeping the conversations of /v1/conversations and the saved answers of /v1/saved across restarts (TEXT2SQL_CONVERSATIONS_DB); default: conversations in memory only, no saved answers")
+	fl.IntVar(&f.conversationQuota, "conversation-quota", server.DefaultConversationQuota, "conversations one principal keeps; past it that principal's least recently used one goes, never another's (TEXT2SQL_CONVERSATION_QUOTA)")
+	fl.IntVar(&f.savedAnswerQuota, "saved-answer-quota", convsqlite.DefaultMaxAnswersPerOwner, "saved answers one principal keeps; past it saving a new question answers 429 quota_exceeded (TEXT2SQL_SAVED_ANSWER_QUOTA)")
 	fl.DurationVar(&f.cacheTTL, "cache-ttl", server.DefaultCacheTTL, "lifetime of a cached answer with --redis; 0 turns the cache off (TEXT2SQL_CACHE_TTL)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this separate address, without authentication, e.g. 127.0.0.1:9090 (TEXT2SQL_METRICS_ADDR)")
 	fl.StringVar(&f.reviewers, "reviewers", "", "who reviews examples from POST /v1/feedback (their up-votes are trusted for everyone; /v1/examples): comma-separated principal ids, claim:NAME=VALUE, role:ROLE (the --run-as role) (TEXT2SQL_REVIEWERS); default: only the host, with text2sql examples approve")
@@ -333,6 +344,7 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 		// Conversations route with the pipeline's model; words from
 		// rows stay deterministic (rows never reach the model).
 		Conversations: &server.Conversations{Options: conversation.Options{Model: env.model}},
+		RightsVersion: o.caller.rightsVersion(),
 	}
 	if v, ok := env.executor.(server.DataVersioner); ok {
 		// A saved answer is reused from its rows while the data is
@@ -351,6 +363,10 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 	if f.rate < 0 {
 		return cfg, noop, &exitErr{code: exitUsage, err: errors.New("--rate must be 0 (off) or positive")}
 	}
+	if f.conversationQuota < 1 || f.savedAnswerQuota < 1 {
+		return cfg, noop, &exitErr{code: exitUsage, err: errors.New("--conversation-quota and --saved-answer-quota must be positive")}
+	}
+	cfg.Conversations.MaxPerPrincipal = f.conversationQuota
 	for _, origin := range strings.Split(f.origins, ",") {
 		if origin = strings.TrimSpace(origin); origin != "" {
 			cfg.AllowedOrigins = append(cfg.AllowedOrigins, origin)
@@ -389,7 +405,7 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 	}
 	closeConversations := noop
 	if f.conversationsDB != "" {
-		st, err := convsqlite.Open(f.conversationsDB, convsqlite.Options{})
+		st, err := convsqlite.Open(f.conversationsDB, convsqlite.Options{MaxConversationsPerOwner: f.conversationQuota, MaxAnswersPerOwner: f.savedAnswerQuota})
 		if err != nil {
 			closeAudit()
 			closeRedis()
@@ -432,12 +448,7 @@ func shared(ctx context.Context, o *options, f *serveFlags, env *env, cfg *serve
 		cfg.Readiness["redis"] = rs.Ping
 	}
 	if f.cacheTTL > 0 {
-		ns, err := cacheNamespace(o, cfg)
-		if err != nil {
-			rs.Close()
-			return nil, err
-		}
-		cfg.Cache = server.Cache{Store: rs, TTL: f.cacheTTL, Namespace: ns}
+		cfg.Cache = server.Cache{Store: rs, TTL: f.cacheTTL, Namespace: cacheNamespace(o, cfg)}
 		if !o.caller.decides() {
 			// Every caller reads what the service's login reads, so
 			// one caller's answer is every caller's answer.
@@ -477,32 +488,14 @@ func dataVersion(env *env) func(context.Context) (string, error) {
 }
 
 // cacheNamespace names what an answer depends on beyond the index
-// fingerprint: the database (the key is a hash, so a DSN's password is
-// never stored), the model, the pipeline's options and who the database
-// runs statements as (--run-as, --rls-claims, --allow-roles and the
-// contents of --login-map and --run-as map: files, so an edited map
-// misses). An unreadable map file is an error: without its contents no
-// namespace is safe.
-func cacheNamespace(o *options, cfg *server.Config) (string, error) {
+// fingerprint and the caller's rights (Config.RightsVersion, in every
+// key): the database (the key is a hash, so a DSN's password is never
+// stored), the model and the pipeline's options.
+func cacheNamespace(o *options, cfg *server.Config) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "db=%q demo=%t dsn=%q models=%q base-url=%q plan=%s judge=%s max-rows=%d max-repairs=%d timeout=%s no-check=%t run-as=%q rls-claims=%t allow-roles=%q login-map=%q\n",
-		o.db, o.demo, o.dsn, cfg.Info.Models, o.baseURL, o.plan, o.judge, o.maxRows, o.maxRepairs, o.timeout, o.noCheck,
-		o.caller.runAs, o.caller.rlsClaims, o.caller.allowRoles, o.caller.loginMap)
-	files := []string{o.caller.loginMap}
-	if m, ok := strings.CutPrefix(o.caller.runAs, "map:"); ok {
-		files = append(files, m)
-	}
-	for _, file := range files {
-		if file == "" {
-			continue
-		}
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return "", fmt.Errorf("answer cache: %w", err)
-		}
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	fmt.Fprintf(h, "db=%q demo=%t dsn=%q models=%q base-url=%q plan=%s judge=%s max-rows=%d max-repairs=%d timeout=%s no-check=%t\n",
+		o.db, o.demo, o.dsn, cfg.Info.Models, o.baseURL, o.plan, o.judge, o.maxRows, o.maxRepairs, o.timeout, o.noCheck)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // redisConnectTimeout bounds serve's first check of --redis.

@@ -19,16 +19,23 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultMaxConversations bounds the stored conversations; the least
-	// recently updated go first.
+	// DefaultMaxConversations bounds every owner's stored conversations
+	// together, a backstop behind the per-owner quota; the least recently
+	// updated go first.
 	DefaultMaxConversations = 10_000
+	// DefaultMaxConversationsPerOwner bounds one owner's conversations;
+	// past it that owner's least recently updated goes, never another
+	// owner's. It is also how many GET /v1/conversations lists.
+	DefaultMaxConversationsPerOwner = 100
 	// DefaultRetention drops conversations not updated for 30 days.
 	DefaultRetention = 30 * 24 * time.Hour
-	// DefaultMaxAnswersPerOwner bounds one owner's saved answers (the
-	// oldest saved go first): a list a person still reads, and one
-	// owner cannot crowd the others out.
+	// DefaultMaxAnswersPerOwner bounds one owner's saved answers: a list
+	// a person still reads, and one owner cannot crowd the others out.
+	// Past it a new question is refused (conversation.ErrQuotaExceeded):
+	// saving is deliberate, so none is dropped unasked.
 	DefaultMaxAnswersPerOwner = 500
-	// DefaultMaxAnswers bounds every owner's saved answers together; at
+	// DefaultMaxAnswers bounds every owner's saved answers together, a
+	// backstop behind the per-owner quota (the oldest go first); at
 	// MaxSavedRowBytes each at most about 6.4 GB, typically a few KB each.
 	DefaultMaxAnswers = 100_000
 	// DefaultAnswerRetention drops saved answers not saved or refreshed
@@ -39,8 +46,9 @@ const (
 
 // Options bound a Store. Zero values mean the defaults.
 type Options struct {
-	MaxConversations int
-	Retention        time.Duration
+	MaxConversations         int
+	MaxConversationsPerOwner int
+	Retention                time.Duration
 	// MaxAnswersPerOwner, MaxAnswers and AnswerRetention bound the saved
 	// answers.
 	MaxAnswersPerOwner int
@@ -63,6 +71,7 @@ var (
 // Open opens or creates the store at path (its directory is created).
 func Open(path string, opts Options) (*Store, error) {
 	defaults.Positive(&opts.MaxConversations, DefaultMaxConversations)
+	defaults.Positive(&opts.MaxConversationsPerOwner, DefaultMaxConversationsPerOwner)
 	defaults.Positive(&opts.Retention, DefaultRetention)
 	defaults.Positive(&opts.MaxAnswersPerOwner, DefaultMaxAnswersPerOwner)
 	defaults.Positive(&opts.MaxAnswers, DefaultMaxAnswers)
@@ -146,8 +155,10 @@ func decode(s string, v any) error {
 // stamp is how times are stored: RFC 3339 in UTC, which sorts as text.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// Save inserts or replaces c, then drops conversations past the retention
-// and past MaxConversations. Errors: text2sql.ErrInvalidConfig for an
+// Save inserts or replaces c, then drops conversations past the
+// retention, c's owner's least recently updated past
+// MaxConversationsPerOwner (so one owner's many never push out another's)
+// and everyone's past MaxConversations. Errors: text2sql.ErrInvalidConfig for an
 // empty ID; the database's.
 func (s *Store) Save(ctx context.Context, c conversation.Saved) error {
 	if c.ID == "" {
@@ -163,9 +174,12 @@ func (s *Store) Save(ctx context.Context, c conversation.Saved) error {
 	stmts := []stmt{
 		{"INSERT OR REPLACE INTO conversations VALUES (?, ?, ?, ?)", []any{c.ID, c.Owner, string(state), stamp(c.Updated)}},
 		{"DELETE FROM conversations WHERE updated < ?", []any{stamp(c.Updated.Add(-s.opts.Retention))}},
+		{"DELETE FROM conversations WHERE owner = ? AND id NOT IN (SELECT id FROM conversations WHERE owner = ? ORDER BY updated DESC LIMIT ?)",
+			[]any{c.Owner, c.Owner, s.opts.MaxConversationsPerOwner}},
 		{"DELETE FROM conversations WHERE id NOT IN (SELECT id FROM conversations ORDER BY updated DESC LIMIT ?)", []any{s.opts.MaxConversations}},
 	}
-	return s.write(ctx, stmts)
+	_, err = s.write(ctx, stmts)
+	return err
 }
 
 type stmt struct {
@@ -173,28 +187,34 @@ type stmt struct {
 	args []any
 }
 
-// write runs stmts in one transaction.
-func (s *Store) write(ctx context.Context, stmts []stmt) error {
+// write runs stmts in one transaction and returns the rows each changed.
+func (s *Store) write(ctx context.Context, stmts []stmt) ([]int64, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("conversation/sqlite: %w", err)
+		return nil, fmt.Errorf("conversation/sqlite: %w", err)
 	}
 	defer tx.Rollback()
-	for _, st := range stmts {
-		if _, err := tx.ExecContext(ctx, st.q, st.args...); err != nil {
-			return fmt.Errorf("conversation/sqlite: %w", err)
+	changed := make([]int64, len(stmts))
+	for i, st := range stmts {
+		res, err := tx.ExecContext(ctx, st.q, st.args...)
+		if err == nil {
+			changed[i], err = res.RowsAffected()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("conversation/sqlite: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("conversation/sqlite: %w", err)
+		return nil, fmt.Errorf("conversation/sqlite: %w", err)
 	}
-	return nil
+	return changed, nil
 }
 
 // SaveAnswer stores a, replacing the owner's saved answer of the same
-// normalised question (keeping its ID and Created), then drops saved
-// answers past AnswerRetention, the owner's past MaxAnswersPerOwner and
-// everyone's past MaxAnswers, oldest first. Errors:
+// normalised question (keeping its ID and Created), after dropping saved
+// answers past AnswerRetention and before dropping everyone's past
+// MaxAnswers, oldest first. Errors: conversation.ErrQuotaExceeded for a
+// new question of an owner with MaxAnswersPerOwner saved answers;
 // text2sql.ErrInvalidConfig for an empty ID or Normalized; the database's.
 func (s *Store) SaveAnswer(ctx context.Context, a conversation.SavedAnswer) (*conversation.SavedAnswer, error) {
 	if a.ID == "" || a.Normalized == "" {
@@ -217,16 +237,21 @@ func (s *Store) SaveAnswer(ctx context.Context, a conversation.SavedAnswer) (*co
 	if err != nil {
 		return nil, fmt.Errorf("conversation/sqlite: %w", err)
 	}
-	err = s.write(ctx, []stmt{
-		{"INSERT INTO saved_answers VALUES (?, ?, ?, ?, ?) ON CONFLICT (owner, normalized) DO UPDATE SET answer = excluded.answer, updated = excluded.updated",
-			[]any{a.ID, a.Owner, a.Normalized, string(b), stamp(a.Updated)}},
+	changed, err := s.write(ctx, []stmt{
 		{"DELETE FROM saved_answers WHERE updated < ?", []any{stamp(a.Updated.Add(-s.opts.AnswerRetention))}},
-		{"DELETE FROM saved_answers WHERE owner = ? AND id NOT IN (SELECT id FROM saved_answers WHERE owner = ? ORDER BY updated DESC LIMIT ?)",
-			[]any{a.Owner, a.Owner, s.opts.MaxAnswersPerOwner}},
+		// One statement counts and inserts, so concurrent saves of one
+		// owner cannot pass the quota together.
+		{`INSERT INTO saved_answers SELECT ?, ?, ?, ?, ?
+  WHERE (SELECT count(*) FROM saved_answers WHERE owner = ?) < ? OR EXISTS (SELECT 1 FROM saved_answers WHERE owner = ? AND normalized = ?)
+  ON CONFLICT (owner, normalized) DO UPDATE SET answer = excluded.answer, updated = excluded.updated`,
+			[]any{a.ID, a.Owner, a.Normalized, string(b), stamp(a.Updated), a.Owner, s.opts.MaxAnswersPerOwner, a.Owner, a.Normalized}},
 		{"DELETE FROM saved_answers WHERE id NOT IN (SELECT id FROM saved_answers ORDER BY updated DESC LIMIT ?)", []any{s.opts.MaxAnswers}},
 	})
 	if err != nil {
 		return nil, err
+	}
+	if changed[1] == 0 {
+		return nil, fmt.Errorf("%w: %d saved answers, the most one owner may keep", conversation.ErrQuotaExceeded, s.opts.MaxAnswersPerOwner)
 	}
 	return &a, nil
 }

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -52,6 +53,28 @@ func TestStore(t *testing.T) {
 	assert.Nil(t, missing)
 }
 
+// One owner's conversations past MaxConversationsPerOwner push out that
+// owner's least recently updated, never another owner's, even with more
+// of them than MaxConversations (the backstop) allows.
+func TestStoreConversationQuota(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "c.sqlite"), sqlite.Options{MaxConversationsPerOwner: 3, MaxConversations: 20})
+	require.NoError(t, err)
+	defer st.Close()
+	now := time.Now()
+	require.NoError(t, st.Save(ctx, conversation.Saved{ID: "alice-1", Owner: "alice", Updated: now.Add(-time.Hour)}))
+	for i := range 50 {
+		require.NoError(t, st.Save(ctx, conversation.Saved{ID: fmt.Sprint("bob-", i), Owner: "bob", Updated: now.Add(time.Duration(i) * time.Millisecond)}))
+	}
+	got, err := st.Load(ctx, "alice-1")
+	require.NoError(t, err)
+	assert.NotNil(t, got, "bob's many did not push alice's out")
+	list, err := st.List(ctx, "bob", 0)
+	require.NoError(t, err)
+	require.Len(t, list, 3)
+	assert.Equal(t, []string{"bob-49", "bob-48", "bob-47"}, []string{list[0].ID, list[1].ID, list[2].ID})
+}
+
 // Conversations are listed by owner, newest first, and deleted by id.
 func TestStoreListDelete(t *testing.T) {
 	ctx := context.Background()
@@ -87,7 +110,8 @@ func answer(owner, q string, at time.Time) conversation.SavedAnswer {
 
 // Saved answers survive a reopen with exact integers, one per owner and
 // normalised question (saving it again keeps its ID and Created), scoped
-// to their owner, bounded per owner, in total and in age.
+// to their owner, bounded per owner (a new question past the quota is
+// refused, a saved one is still replaced), in total and in age.
 func TestStoreAnswers(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "c.sqlite")
@@ -123,12 +147,18 @@ func TestStoreAnswers(t *testing.T) {
 	_, err = st.SaveAnswer(ctx, answer("alice", "q2", now.Add(-8*time.Second)))
 	require.NoError(t, err)
 	_, err = st.SaveAnswer(ctx, answer("alice", "q3", now.Add(-7*time.Second)))
-	require.NoError(t, err)
+	assert.ErrorIs(t, err, conversation.ErrQuotaExceeded)
 	list, err := st.Answers(ctx, "alice")
 	require.NoError(t, err)
-	require.Len(t, list, 2, "MaxAnswersPerOwner: the oldest went")
-	assert.Equal(t, "q3", list[0].Question)
-	assert.Equal(t, "q2", list[1].Question)
+	require.Len(t, list, 2, "MaxAnswersPerOwner: nothing of hers went, nothing new came")
+	assert.Equal(t, []string{"q2", "q1"}, []string{list[0].Question, list[1].Question})
+	refreshed := answer("alice", "q1", now.Add(-9*time.Second))
+	refreshed.Words = "refreshed"
+	_, err = st.SaveAnswer(ctx, refreshed)
+	require.NoError(t, err, "at the quota a saved question is still replaced")
+	got, err = st.FindAnswer(ctx, "alice", "q1")
+	require.NoError(t, err)
+	assert.Equal(t, "refreshed", got.Words)
 
 	_, err = st.SaveAnswer(ctx, answer("bob", "q1", now.Add(-6*time.Second)))
 	require.NoError(t, err)
