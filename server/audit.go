@@ -41,8 +41,9 @@ type AuditEvent struct {
 }
 
 // Auditor receives audit events. Audit is called synchronously after each
-// statement, from many goroutines at once; an error is logged and does
-// not fail the request.
+// statement, from many goroutines at once. An error is logged and, unless
+// Config.AuditFailOpen is set, fails the request with 503
+// audit_unavailable: the rows or outcome it recorded are withheld.
 type Auditor interface {
 	Audit(ctx context.Context, e AuditEvent) error
 }
@@ -233,3 +234,6 @@ func (a *SQLAuditor) Audit(ctx context.Context, e AuditEvent) error {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Ping implements AuditPinger: whether the audit database answers now.
+func (a *SQLAuditor) Ping(ctx context.Context) error { return a.db.PingContext(ctx) }
