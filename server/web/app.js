@@ -192,7 +192,10 @@
     try {
       await loadVega();
       if (chartSpec !== spec) return; // a newer result arrived meanwhile
-      await vegaEmbed(el.chart, spec, { renderer: "canvas", actions: false, ast: true, expr: vega.expressionInterpreter });
+      // No injected <style> (embed's, the tooltip's): the page's CSP has
+      // no inline styles; style.css carries what they would.
+      await vegaEmbed(el.chart, spec, { renderer: "canvas", actions: false, ast: true, expr: vega.expressionInterpreter,
+        defaultStyle: false, tooltip: { disableDefaultStyle: true } });
       el.chart.dataset.drawn = "true";
     } catch (e) {
       el.chart.hidden = true;
