@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"regexp"
 	"time"
+
+	"github.com/text2sql-go/text2sql/schema"
 )
 
 // AuditEvent records one statement the service ran or refused on a
@@ -114,7 +116,7 @@ func auditTable(db *sql.DB, table string) (string, error) {
 		return "", errors.New("server: audit: no database")
 	}
 	if table == "" {
-		table = "text2sql_audit"
+		table = schema.AuditTable
 	}
 	if !identRe.MatchString(table) {
 		return "", fmt.Errorf("server: audit: %q is not a plain table name", table)
