@@ -391,7 +391,7 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 	if err != nil {
 		return cfg, noop, err
 	}
-	closeAudit, err := auditor(ctx, f, &cfg)
+	closeAudit, err := auditor(ctx, f, &cfg, env.executor, logger)
 	if err != nil {
 		closeRedis()
 		return cfg, noop, err
@@ -518,8 +518,8 @@ func cacheNamespace(o *options, cfg *server.Config) (string, error) {
 const redisConnectTimeout = 5 * time.Second
 
 // auditor sets cfg.Auditor from --audit-db or --audit-dsn, and returns a
-// function closing its database.
-func auditor(ctx context.Context, f *serveFlags, cfg *server.Config) (func(), error) {
+// function closing its database. ex is the data's executor.
+func auditor(ctx context.Context, f *serveFlags, cfg *server.Config, ex any, logger *slog.Logger) (func(), error) {
 	var (
 		db  *sql.DB
 		a   *server.SQLAuditor
@@ -538,7 +538,9 @@ func auditor(ctx context.Context, f *serveFlags, cfg *server.Config) (func(), er
 		// Every statement is audited synchronously: a small pool keeps
 		// many replicas under the server's connection limit.
 		db.SetMaxOpenConns(auditConns)
-		a, err = server.NewPostgresAuditor(ctx, db, "")
+		if a, err = server.NewPostgresAuditor(ctx, db, ""); err == nil {
+			warnSharedWAL(ctx, db, ex, cfg, logger)
+		}
 	case f.auditDB != "":
 		if db, err = sql.Open("sqlite3", "file:"+f.auditDB+"?_busy_timeout=5000&_journal_mode=WAL"); err != nil {
 			return nil, err
