@@ -545,6 +545,10 @@ func auditor(ctx context.Context, f *serveFlags, cfg *server.Config, ex any, log
 		if db, err = sql.Open("sqlite3", "file:"+f.auditDB+"?_busy_timeout=5000&_journal_mode=WAL"); err != nil {
 			return nil, err
 		}
+		// One connection: this process's records queue in Go rather than
+		// race for SQLite's lock, which past the busy timeout fails the
+		// record and, the audit failing closed, the request.
+		db.SetMaxOpenConns(1)
 		a, err = server.NewSQLAuditor(ctx, db, "")
 	default:
 		return func() {}, nil
