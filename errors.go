@@ -42,6 +42,12 @@ var (
 	// …"), when a stage — a Retriever, Planner, Generator, Executor or
 	// Judge — returns neither a value nor an error.
 	ErrNilResult = errors.New("text2sql: stage returned no result and no error")
+	// ErrExecutor wraps the error of an executor that could not work
+	// (the database cannot be reached, a connection broke), as
+	// Pipeline.Execute and Ask return it: not a statement's refusal or
+	// failure, which is Result.Error. A host answers it as "try again
+	// later" on every entry point alike.
+	ErrExecutor = errors.New("text2sql: executor failed")
 )
 
 // ErrorKind classifies an SQL refusal or failure. Kinds are stable strings

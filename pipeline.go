@@ -561,17 +561,22 @@ func (p *Pipeline) ask(ctx context.Context, question string) (*Answer, error) {
 
 // Execute runs sql through the configured executor with the pipeline's row
 // cap and timeout: the same guard Ask uses. A refusal or SQL error is in
-// Result.Error; the error return is for an executor that cannot work, or
-// ErrNilResult for one that returned neither a result nor an error.
+// Result.Error; the error return is for an executor that cannot work
+// (wrapped in ErrExecutor, the executor's own error kept: ErrForbidden,
+// …), or ErrNilResult for one that returned neither a result nor an
+// error.
 func (p *Pipeline) Execute(ctx context.Context, sql string) (*Result, error) {
 	if p.cfg.Executor == nil {
 		return nil, invalidConfig("Execute needs an Executor")
 	}
 	res, err := p.cfg.Executor.Execute(ctx, ExecuteRequest{SQL: sql, MaxRows: p.cfg.MaxRows, Timeout: p.cfg.Timeout})
-	if err == nil && res == nil {
-		err = ErrNilResult
+	switch {
+	case err != nil:
+		return res, fmt.Errorf("%w: %w", ErrExecutor, err)
+	case res == nil:
+		return nil, ErrNilResult
 	}
-	return res, err
+	return res, nil
 }
 
 // run is the state of one Ask or Generate call.

@@ -453,19 +453,31 @@ func distinct(rows [][]any, j int) int {
 // title is a column's title in the chart: its name, except the tooltip
 // keys Vega's tooltip handler reads as directives ("image" is shown as an
 // image fetched from the value, "title" heads the tooltip), which get a
-// suffix so a column name cannot make the chart load a URL from the data.
+// suffix so a column name cannot make the chart load a URL from the data,
+// and the names of objectKeys, which the tooltip's object of title → value
+// cannot hold (the chart stopped: "Operator not defined").
 func title(col string) string {
 	switch strings.ToLower(strings.TrimSpace(col)) {
 	case "image", "title":
 		return col + " (column)"
 	}
+	if slices.Contains(objectKeys, col) {
+		return col + " (column)"
+	}
 	return col
 }
 
+// objectKeys are the names every JavaScript object already has (those
+// of Object.prototype): a row keyed "__proto__" or "constructor" reads
+// the prototype, not the value, and stops the chart.
+var objectKeys = []string{"__proto__", "constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable",
+	"toLocaleString", "toString", "valueOf", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__"}
+
 // fieldNames are the data keys of the columns: the column name without
 // the characters Vega-Lite reads as a path or an escape (. [ ] \ ' "),
-// "column N" for an empty name, and " (2)", " (3)"… after a repeat, so
-// every column has its own key.
+// "column N" for an empty name, " (column)" after a name of objectKeys,
+// and " (2)", " (3)"… after a repeat, so every column has its own key
+// that reads its value.
 func fieldNames(cols []string) []string {
 	out := make([]string, len(cols))
 	for j, c := range cols {
@@ -477,6 +489,9 @@ func fieldNames(cols []string) []string {
 		}, c)
 		if strings.TrimSpace(f) == "" {
 			f = fmt.Sprintf("column %d", j+1)
+		}
+		if slices.Contains(objectKeys, f) {
+			f += " (column)"
 		}
 		base := f
 		for n := 2; slices.Contains(out[:j], f) || f == "measure" || f == "value"; n++ {

@@ -126,6 +126,15 @@ func TestFieldNames(t *testing.T) {
 	assert.Equal(t, "d.name", s.Encoding.X.Title)
 	assert.NotNil(t, s.Encoding.XOffset, "bars of two measures stand side by side")
 	assert.Equal(t, map[string]any{"d_name": "a", "COUNT(*)": float64(1), "COUNT(*) (2)": float64(2)}, s.Data.Values[0])
+
+	// Names every JavaScript object has would read the prototype.
+	res = &text2sql.Result{Columns: []string{"__proto__", "constructor"}, Rows: [][]any{{"a", int64(1)}, {"b", int64(3)}}}
+	s = chart.For(res, chart.Options{})
+	require.NotNil(t, s)
+	assert.Equal(t, "__proto__ (column)", s.Encoding.X.Field)
+	assert.Equal(t, "__proto__ (column)", s.Encoding.X.Title, "a tooltip key too")
+	assert.Equal(t, "constructor (column)", s.Encoding.Y.Field)
+	assert.Equal(t, map[string]any{"__proto__ (column)": "a", "constructor (column)": float64(1)}, s.Data.Values[0])
 }
 
 // Dates as the engines print them, and time.Time values, make a line.

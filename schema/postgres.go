@@ -38,8 +38,8 @@ import (
 //     RefSchema, RefTable and RefColumns (which may lie outside the
 //     inspected schemas).
 //
-// Tables are sorted by schema, then case-insensitively by name (ties by
-// byte order). Database.Name is current_database(). Relations the
+// The service's audit log (AuditTable) is left out. Tables are sorted by
+// schema, then case-insensitively by name (ties by byte order). Database.Name is current_database(). Relations the
 // connection's role cannot see in the catalogs are simply absent. Errors
 // are those of the catalog queries, wrapped.
 func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Database, error) {
@@ -74,10 +74,11 @@ func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Databa
 		FROM pg_catalog.pg_class c
 		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname IN (SELECT json_array_elements_text($1::json))
+		  AND c.relname <> $2
 		  AND c.relkind IN ('r', 'p', 'f', 'v', 'm')
 		  AND NOT c.relispartition
 		  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
-		                  WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = c.oid AND d.deptype = 'e')`, list)
+		                  WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = c.oid AND d.deptype = 'e')`, list, AuditTable)
 	if err != nil {
 		return nil, fmt.Errorf("schema: postgres: relations: %w", err)
 	}
@@ -128,9 +129,10 @@ func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Databa
 		LEFT JOIN pg_catalog.pg_type et
 		       ON et.oid = CASE WHEN t.typcategory = 'A' THEN t.typelem ELSE t.oid END AND et.typtype = 'e'
 		WHERE n.nspname IN (SELECT json_array_elements_text($1::json))
+		  AND c.relname <> $2
 		  AND c.relkind IN ('r', 'p', 'f', 'v', 'm') AND NOT c.relispartition
 		  AND a.attnum > 0 AND NOT a.attisdropped
-		ORDER BY a.attrelid, a.attnum`, list)
+		ORDER BY a.attrelid, a.attnum`, list, AuditTable)
 	if err != nil {
 		return nil, fmt.Errorf("schema: postgres: columns: %w", err)
 	}

@@ -38,6 +38,12 @@ type Table struct {
 type TableKind string
 
 // The table kinds.
+// AuditTable is the table the service appends its audit log to
+// (server.NewPostgresAuditor's default name). It is the service's own,
+// never data a question is about: InspectPostgres leaves it out, so a log
+// kept in the data's database is not shown to the model.
+const AuditTable = "text2sql_audit"
+
 const (
 	KindTable            TableKind = "table"
 	KindView             TableKind = "view"

@@ -188,3 +188,14 @@ func TestInspectMySQL(t *testing.T) {
 	want := "CREATE TABLE `order` (\n  id bigint(20) NOT NULL,\n  region char(2),\n  customer int(11),\n  total decimal(10,2),\n  PRIMARY KEY (id),\n  FOREIGN KEY (region, customer) REFERENCES `Customers` (`Region`, `CustomerID`)\n);\n"
 	assert.Equal(t, want, ddl, "DDL")
 }
+
+// The service's audit log, kept in the data's own database, is not part
+// of the schema the model sees.
+func TestInspectPostgresLeavesOutAuditLog(t *testing.T) {
+	db, _ := dbtest.Postgres(t)
+	dbtest.Exec(t, db, `CREATE TABLE courses (id int)`, `CREATE TABLE `+schema.AuditTable+` (id bigint, sql text)`)
+	got, err := schema.InspectPostgres(context.Background(), db, nil)
+	require.NoError(t, err)
+	require.Len(t, got.Tables, 1)
+	assert.Equal(t, "courses", got.Tables[0].Name)
+}

@@ -19,7 +19,8 @@ import (
 // milliseconds (float). Prompts, knowledge texts and example SQL are never
 // part of them.
 
-// HealthResponse is the body of GET /health.
+// HealthResponse is the body of GET /health for an authenticated caller;
+// without valid credentials only Status and Checks are sent.
 type HealthResponse struct {
 	// Status is "ok", or "unavailable" (with 503) when a readiness probe
 	// fails.

@@ -333,8 +333,15 @@ func (s *service) message(ctx context.Context, id string, req *MessageRequest) (
 	if aerr != nil {
 		return nil, aerr
 	}
+	release, aerr := s.askSlot()
+	if aerr != nil {
+		return nil, aerr
+	}
+	defer release()
 	r, err := sess.conv.Ask(ctx, req.Message)
-	if r == nil {
+	if r == nil || (err != nil && r.Answer == nil) {
+		// No answer to show: the pipeline or a part of the service
+		// failed (the database, the audit log).
 		_, aerr := s.answer(ctx, nil, err)
 		return nil, aerr
 	}
@@ -414,11 +421,17 @@ func (s *service) answerVersion(ctx context.Context) (string, error) {
 }
 
 // rerun runs a saved answer's SQL again, audited as a conversation's
-// statement.
+// statement: not at all while a fail-closed auditor cannot be reached,
+// and without its rows when the record cannot be written.
 func (s *service) rerun(ctx context.Context, sql string) (*text2sql.Result, error) {
+	if err := s.auditReady(ctx); err != nil {
+		return nil, err
+	}
 	res, err := s.cfg.Pipeline.Execute(ctx, sql)
-	if err == nil && res != nil && res.Error == nil {
-		s.record(ctx, "POST /v1/conversations/{id}/messages", "", "", sql, res)
+	if err == nil && res.Error == nil {
+		if err := s.record(ctx, "POST /v1/conversations/{id}/messages", "", "", sql, res); err != nil {
+			return nil, err
+		}
 	}
 	return res, err
 }

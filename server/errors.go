@@ -35,6 +35,8 @@ const (
 	CodeNotConfigured        Code = "not_configured"         // 503: no model provider is configured
 	CodeExecutor             Code = "executor_unavailable"   // 503: the database cannot be reached
 	CodeRateLimitUnavailable Code = "rate_limit_unavailable" // 503: the shared rate limiter (Redis) cannot be reached; fails closed
+	CodeAuditUnavailable     Code = "audit_unavailable"      // 503: the audit log cannot be written; nothing ran (Config.AuditFailOpen)
+	CodeOverloaded           Code = "overloaded"             // 503: this replica is at its cap of concurrent model work (Config.MaxModelWork); see Retry-After
 	CodeTimeout              Code = "timeout"                // 504: the request took longer than the limit
 )
 
@@ -65,7 +67,7 @@ var codeStatus = map[Code]int{
 	CodeBadRequest: 400, CodeEmptyQuestion: 400, CodeUnauthorized: 401, CodeForbidden: 403, CodeNotFound: 404,
 	CodeMethodNotAllowed: 405, CodeNothingToSave: 409, CodeBodyTooLarge: 413, CodeUnsupportedMedia: 415, CodeSchemaTooLarge: 422, CodeRefusedSQL: 422,
 	CodeRateLimited: 429, CodeQuotaExceeded: 429, CodeInternal: 500, CodeModelError: 502, CodeAuthUnavailable: 503,
-	CodeNotConfigured: 503, CodeExecutor: 503, CodeRateLimitUnavailable: 503, CodeTimeout: 504,
+	CodeNotConfigured: 503, CodeExecutor: 503, CodeRateLimitUnavailable: 503, CodeAuditUnavailable: 503, CodeOverloaded: 503, CodeTimeout: 504,
 	CodeNotReviewer: 403, CodeVoteQuota: 429,
 }
 
@@ -98,17 +100,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // forbiddenMessage answers a principal the executor has no role for.
 const forbiddenMessage = "this principal may not run statements on the database (no role is granted to it)"
 
-// pipelineError maps an error of Ask or Generate that is not an answer
+// pipelineError maps an error of a request's work that is not an answer
 // failure (see failureCode) to an error response code and a message safe
 // for clients: the messages name the kind of failure, never a prompt, a
 // provider's raw answer or a key.
 func pipelineError(err error) (Code, string) {
+	if code, msg, ok := partFailure(err); ok {
+		return code, msg
+	}
 	var me *text2sql.ModelError
 	switch {
 	case errors.Is(err, text2sql.ErrEmptyQuestion):
 		return CodeEmptyQuestion, "the question is empty"
-	case errors.Is(err, text2sql.ErrForbidden):
-		return CodeForbidden, forbiddenMessage
 	case errors.Is(err, text2sql.ErrSchemaTooLarge):
 		return CodeSchemaTooLarge, "even the best-matching table does not fit in the prompt budget"
 	case errors.As(err, &me) && me.Timeout:
@@ -127,7 +130,7 @@ func pipelineError(err error) (Code, string) {
 	case errors.Is(err, text2sql.ErrModel):
 		return CodeModelError, "the model provider failed"
 	case errors.Is(err, text2sql.ErrInvalidConfig):
-		return CodeNotConfigured, "the service cannot generate SQL: no model provider is configured"
+		return CodeNotConfigured, "the service lacks what this request needs: a model provider or a database"
 	}
 	return CodeInternal, "internal error; the request id identifies it in the service's logs"
 }

@@ -158,6 +158,9 @@ func (s *service) reviewExample(ctx context.Context, id string, v feedback.Verdi
 	if aerr := s.reviewable(ctx); aerr != nil {
 		return nil, aerr
 	}
+	if err := s.auditReady(ctx); err != nil {
+		return nil, s.failed(ctx, err)
+	}
 	p, _ := text2sql.PrincipalFrom(ctx)
 	review := s.cfg.Feedback.Reject
 	if v == feedback.Approved {
@@ -173,9 +176,14 @@ func (s *service) reviewExample(ctx context.Context, id string, v feedback.Verdi
 	case err != nil:
 		return nil, s.exampleStoreFailed(ctx, err)
 	}
-	s.auditFeedback(ctx, AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: "POST /v1/examples/{id}/" + string(v),
-		Question: ex.Question, SQL: ex.SQL, Outcome: "example " + string(v),
-		Message: fmt.Sprintf("%s proposed by %s; %d up, %d down", ex.ID, feedback.Who(ex.By), ex.Up, ex.Down)})
+	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: "POST /v1/examples/{id}/" + string(v),
+		Question: ex.Question, SQL: ex.SQL, Outcome: "example " + string(v), Principal: p.ID, Method: p.Method,
+		Message: fmt.Sprintf("%s proposed by %s; %d up, %d down", ex.ID, feedback.Who(ex.By), ex.Up, ex.Down)}
+	if err := s.audited(ctx, e); err != nil {
+		// The review stands (the auditor was reached just before), but its
+		// outcome is not reported as done.
+		return nil, s.failed(ctx, err)
+	}
 	return &ExampleReviewBody{RequestID: requestID(ctx), Example: *ex}, nil
 }
 
@@ -185,16 +193,6 @@ func (s *service) exampleStoreFailed(ctx context.Context, err error) *apiError {
 	}
 	s.log.LogAttrs(ctx, slog.LevelError, "example store failed", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
 	return &apiError{code: CodeInternal, msg: "the example store could not be used"}
-}
-
-// auditFeedback audits e as the principal in ctx.
-func (s *service) auditFeedback(ctx context.Context, e AuditEvent) {
-	if p, ok := text2sql.PrincipalFrom(ctx); ok {
-		e.Principal, e.Method = p.ID, p.Method
-	}
-	if err := s.audit.Audit(ctx, e); err != nil {
-		s.log.LogAttrs(ctx, slog.LevelError, "audit failed", slog.String("request_id", e.RequestID), slog.String("error", err.Error()))
-	}
 }
 
 // voteMessage says in the audit what a vote did: the example and its

@@ -72,19 +72,38 @@ func (r *readiness) check(ctx context.Context) (map[string]string, bool) {
 }
 
 // handleHealth is the readiness route: 200 with status "ok" when every
-// probe passes, 503 with status "unavailable" when one fails.
+// probe passes, 503 with status "unavailable" when one fails. Only an
+// authenticated caller sees more than the status and the checks: the
+// models, the index and the login's privileges tell an attacker what to
+// aim at.
 func (s *service) handleHealth(w http.ResponseWriter, r *http.Request) {
-	h := s.health
+	h, status := s.health, http.StatusOK
 	if len(s.ready.probes) > 0 {
 		checks, ok := s.ready.check(r.Context())
 		h.Checks = checks
 		if !ok {
-			h.Status = "unavailable"
-			writeJSON(w, http.StatusServiceUnavailable, h)
-			return
+			h.Status, status = "unavailable", http.StatusServiceUnavailable
 		}
 	}
-	writeJSON(w, http.StatusOK, h)
+	if !s.healthCaller(r) {
+		writeJSON(w, status, struct {
+			Status string            `json:"status"`
+			Checks map[string]string `json:"checks,omitempty"`
+		}{h.Status, h.Checks})
+		return
+	}
+	writeJSON(w, status, h)
+}
+
+// healthCaller reports whether r's credentials are valid. A request
+// without any is not sent to the authenticator, so a load balancer's
+// polling never reaches an identity provider.
+func (s *service) healthCaller(r *http.Request) bool {
+	if _, ok := BearerToken(r); !ok && !IsNoAuth(s.cfg.Auth) {
+		return false
+	}
+	p, err := s.cfg.Auth.Authenticate(r)
+	return err == nil && p != nil && p.ID != ""
 }
 
 // handleLive is the liveness route: 200 while the process serves

@@ -38,7 +38,7 @@ func TestHealthLogin(t *testing.T) {
 			login := LoginOf(tc.ex)
 			require.Equal(t, tc.want, login)
 			srv := testServer(t, Config{Info: Info{Login: login}})
-			r := do(t, srv, "GET", "/health", "", nil)
+			r := do(t, srv, "GET", "/health", testToken, nil)
 			o.check(t, "GET", "/health", r)
 			var h HealthResponse
 			r.json(t, &h)

@@ -152,7 +152,7 @@ func TestOpenAPI(t *testing.T) {
 
 	// The validation catches a wrong shape.
 	health := o.resolve(t, o.obj(o.response("GET", "/health", 200), "content", "application/json", "schema"))
-	for _, bad := range []string{`{"status":"ok"}`, `{"status":"ok","models":[],"dialect":"","index":{"fingerprint":"","embedder":"","documents":0},"knowledge":{},"auth":"none","mcp":true,"extra":1}`} {
+	for _, bad := range []string{`{"status":"fine"}`, `{"checks":{"database":"ok"}}`, `{"status":"ok","models":[],"dialect":"","index":{"fingerprint":"","embedder":"","documents":0},"knowledge":{},"auth":"none","mcp":true,"extra":1}`} {
 		var v any
 		json.Unmarshal([]byte(bad), &v)
 		assert.NotNil(t, health.Validate(v), "%s validated", bad)
@@ -165,6 +165,7 @@ func TestOpenAPI(t *testing.T) {
 	o.checkRequest(t, "POST", "/v1/run", run)
 	o.checkRequest(t, "POST", "/v1/run", map[string]any{"sql": "SELECT 1", "question_id": 7})
 	o.check(t, "GET", "/health", do(t, srv, "GET", "/health", "", nil))
+	o.check(t, "GET", "/health", do(t, srv, "GET", "/health", testToken, nil))
 	o.check(t, "GET", "/openapi.json", r)
 	o.check(t, "POST", "/v1/generate", do(t, srv, "POST", "/v1/generate", testToken, q))
 	o.check(t, "POST", "/v1/run", do(t, srv, "POST", "/v1/run", testToken, run))

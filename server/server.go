@@ -85,6 +85,20 @@ type Config struct {
 	// Auditor receives every executed or refused statement; nil means
 	// SlogAuditor on Logger.
 	Auditor Auditor
+	// AuditFailOpen gives up the guarantee that every statement is
+	// audited: when the Auditor fails, statements run and rows are
+	// delivered anyway, the failure only logged. By default audit fails
+	// closed: an Auditor that cannot be reached (AuditPinger) means
+	// nothing runs, a record that cannot be written means its rows or
+	// vote outcome are withheld, both answered 503 audit_unavailable,
+	// and /health is not ready.
+	AuditFailOpen bool
+	// MaxConcurrentAsks caps the questions this replica answers at once
+	// (ask, generate, conversation messages, the MCP tools ask and
+	// generate_sql; cached answers are not counted): each holds model
+	// calls, connections and memory. Beyond it a question is answered
+	// 503 overloaded with Retry-After: 1 at once. 0 means no cap.
+	MaxConcurrentAsks int
 	// Logger receives one record per request and the audit events; nil
 	// means slog.Default(). Records never hold credentials, keys or
 	// prompts.
@@ -198,6 +212,7 @@ type service struct {
 	health  HealthResponse
 	ready   readiness
 	obs     observers
+	asks    chan struct{} // one token per question being answered; nil: no cap
 
 	// inflight maps the nonce the HTTP layer gives an authenticated MCP
 	// request to its principal, for the MCP tools.
@@ -336,8 +351,8 @@ func newService(cfg Config) (*service, error) {
 			return nil, fmt.Errorf("%w: server: %v", text2sql.ErrInvalidConfig, err)
 		}
 	}
-	if cfg.MaxBodyBytes < 0 || cfg.RequestTimeout < 0 || cfg.MCPSessionTimeout < 0 {
-		return nil, fmt.Errorf("%w: server: negative MaxBodyBytes, RequestTimeout or MCPSessionTimeout", text2sql.ErrInvalidConfig)
+	if cfg.MaxBodyBytes < 0 || cfg.RequestTimeout < 0 || cfg.MCPSessionTimeout < 0 || cfg.MaxConcurrentAsks < 0 {
+		return nil, fmt.Errorf("%w: server: negative MaxBodyBytes, RequestTimeout, MCPSessionTimeout or MaxConcurrentAsks", text2sql.ErrInvalidConfig)
 	}
 	s := &service{cfg: cfg, log: cfg.Logger, lim: cfg.Limiter, audit: cfg.Auditor, timeout: cfg.RequestTimeout}
 	if s.lim == nil && !cfg.RateLimit.Unlimited {
@@ -361,7 +376,10 @@ func newService(cfg Config) (*service, error) {
 	for k, n := range cfg.Info.Knowledge {
 		s.health.Knowledge[string(k)] = n
 	}
-	s.ready = readiness{probes: cfg.Readiness, log: s.log}
+	s.ready = readiness{probes: auditProbe(cfg.Readiness, s.audit, cfg.AuditFailOpen), log: s.log}
+	if cfg.MaxConcurrentAsks > 0 {
+		s.asks = make(chan struct{}, cfg.MaxConcurrentAsks)
+	}
 	return s, nil
 }
 
@@ -728,6 +746,9 @@ func handle[Req any](s *service, f func(ctx context.Context, req *Req) (any, *ap
 
 func (s *service) reply(w http.ResponseWriter, r *http.Request, body any, aerr *apiError) {
 	if aerr != nil {
+		if aerr.retryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(aerr.retryAfter))
+		}
 		s.fail(w, r, aerr.code, aerr.msg)
 		return
 	}
@@ -746,15 +767,16 @@ func (s *service) generate(ctx context.Context, route, question string) (*Answer
 // ask runs Pipeline.Ask and audits every statement it ran.
 func (s *service) ask(ctx context.Context, source, question string) (*AnswerBody, *apiError) {
 	return s.cachedAnswer(ctx, "ask", source, question,
-		func(b *AnswerBody) { s.recordCached(ctx, source, question, b) },
+		func(b *AnswerBody) error { return s.recordCached(ctx, source, question, b) },
 		func() (*text2sql.Answer, error) { return s.runAsk(ctx, source, question) })
 }
 
 // cachedAnswer answers question for source (the route or tool) through
 // the answer cache under kind ("generate" or "ask"): a cached body, shown
-// to hit when hit is not nil, else the body of run's answer, remembered
+// to hit when hit is not nil (its error withholds the body), else the
+// body of run's answer under the cap of concurrent questions, remembered
 // when it is not an error.
-func (s *service) cachedAnswer(ctx context.Context, kind, source, question string, hit func(*AnswerBody), run func() (*text2sql.Answer, error)) (*AnswerBody, *apiError) {
+func (s *service) cachedAnswer(ctx context.Context, kind, source, question string, hit func(*AnswerBody) error, run func() (*text2sql.Answer, error)) (*AnswerBody, *apiError) {
 	if aerr := checkQuestion(question); aerr != nil {
 		return nil, aerr
 	}
@@ -765,11 +787,18 @@ func (s *service) cachedAnswer(ctx context.Context, kind, source, question strin
 		if b != nil {
 			b.Question = question
 			if hit != nil {
-				hit(b)
+				if err := hit(b); err != nil {
+					return nil, s.failed(ctx, err)
+				}
 			}
 			return b, nil
 		}
 	}
+	release, aerr := s.askSlot()
+	if aerr != nil {
+		return nil, aerr
+	}
+	defer release()
 	ans, err := run()
 	b, aerr := s.answer(ctx, ans, err)
 	if cacheable && aerr == nil && !s.personal(ctx, b) {
@@ -779,22 +808,32 @@ func (s *service) cachedAnswer(ctx context.Context, kind, source, question strin
 }
 
 // runAsk runs Pipeline.Ask for source, observed, with every executed
-// statement audited.
+// statement audited. Under fail-closed audit nothing runs while the
+// auditor cannot be reached, and an answer whose statements could not
+// all be audited is withheld: the error is then errAuditUnavailable.
 func (s *service) runAsk(ctx context.Context, source, question string) (*text2sql.Answer, error) {
+	if err := s.auditReady(ctx); err != nil {
+		return nil, err
+	}
 	ans, err := s.cfg.Pipeline.Ask(ctx, question)
 	s.obs.pipelineRun(ctx, RunEvent{Route: source, Answer: ans, Err: err})
-	if ans != nil {
-		audited := false
-		for _, at := range ans.Attempts {
-			if at.Result != nil && at.Candidate != nil {
-				s.record(ctx, source, question, "", at.Candidate.SQL, at.Result)
-				audited = true
-			}
+	if ans == nil {
+		return ans, err
+	}
+	var aerr error
+	audited := false
+	for _, at := range ans.Attempts {
+		if at.Result != nil && at.Candidate != nil {
+			aerr = cmp.Or(aerr, s.record(ctx, source, question, "", at.Candidate.SQL, at.Result))
+			audited = true
 		}
-		if !audited && ans.Result != nil {
-			// A reused verified example runs without an attempt record.
-			s.record(ctx, source, question, "", ans.SQL, ans.Result)
-		}
+	}
+	if !audited && ans.Result != nil {
+		// A reused verified example runs without an attempt record.
+		aerr = s.record(ctx, source, question, "", ans.SQL, ans.Result)
+	}
+	if aerr != nil {
+		return nil, aerr
 	}
 	return ans, err
 }
@@ -802,18 +841,7 @@ func (s *service) runAsk(ctx context.Context, source, question string) (*text2sq
 // answer converts the outcome of Ask or Generate.
 func (s *service) answer(ctx context.Context, ans *text2sql.Answer, err error) (*AnswerBody, *apiError) {
 	if err != nil && (ans == nil || failureCode(err) == "") {
-		code, msg := pipelineError(err)
-		level := slog.LevelError
-		switch ctx.Err() {
-		case context.DeadlineExceeded:
-			code, msg, level = CodeTimeout, "the request took longer than the time limit", slog.LevelWarn
-		case context.Canceled:
-			// The client went away; nobody reads the answer.
-			code, msg, level = CodeTimeout, "the request was cancelled", slog.LevelInfo
-		}
-		s.log.LogAttrs(ctx, level, "pipeline failed", slog.String("request_id", requestID(ctx)),
-			slog.String("code", string(code)), slog.String("error", err.Error()))
-		return nil, &apiError{code: code, msg: msg}
+		return nil, s.failed(ctx, err)
 	}
 	return newAnswerBody(requestID(ctx), ans, err), nil
 }
@@ -821,24 +849,16 @@ func (s *service) answer(ctx context.Context, ans *text2sql.Answer, err error) (
 // run executes one statement through Pipeline.Execute, audits it and,
 // with a question id, checks it against the answer key.
 func (s *service) run(ctx context.Context, source, sql, questionID string) (*RunResponse, *apiError) {
+	if err := s.auditReady(ctx); err != nil {
+		return nil, s.failed(ctx, err)
+	}
 	res, err := s.cfg.Pipeline.Execute(ctx, sql)
 	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			return nil, &apiError{code: CodeTimeout, msg: "the request took longer than the time limit"}
-		}
-		s.log.LogAttrs(ctx, slog.LevelError, "executor failed", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
-		if errors.Is(err, text2sql.ErrForbidden) {
-			return nil, &apiError{code: CodeForbidden, msg: forbiddenMessage}
-		}
-		if errors.Is(err, text2sql.ErrInvalidConfig) {
-			return nil, &apiError{code: CodeNotConfigured, msg: "the service has no database configured"}
-		}
-		return nil, &apiError{code: CodeExecutor, msg: "the database cannot be reached"}
+		return nil, s.failed(ctx, err)
 	}
-	if res == nil {
-		return nil, &apiError{code: CodeInternal, msg: "the executor returned no result"}
+	if err := s.record(ctx, source, "", questionID, sql, res); err != nil {
+		return nil, s.failed(ctx, err)
 	}
-	s.record(ctx, source, "", questionID, sql, res)
 	out := &RunResponse{RequestID: requestID(ctx), ResultBody: *newResultBody(res), Chart: chart.For(res, chart.Options{})}
 	if questionID != "" && s.cfg.AnswerKeys != nil {
 		s.match(ctx, out, sql, questionID, res)
@@ -853,6 +873,9 @@ func (s *service) run(ctx context.Context, source, sql, questionID string) (*Run
 func (s *service) feedback(ctx context.Context, route string, req *FeedbackRequest) (*FeedbackResponse, *apiError) {
 	if s.cfg.Feedback == nil {
 		return nil, &apiError{code: CodeNotConfigured, msg: "feedback is not enabled on this service"}
+	}
+	if err := s.auditReady(ctx); err != nil {
+		return nil, s.failed(ctx, err)
 	}
 	fb := feedback.Feedback{Question: req.Question, SQL: req.SQL, Verdict: feedback.Verdict(req.Verdict), Note: req.Note, Reviewer: s.isReviewer(ctx)}
 	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: route, Question: req.Question, SQL: req.SQL, Outcome: "feedback " + req.Verdict}
@@ -872,11 +895,7 @@ func (s *service) feedback(ctx context.Context, route string, req *FeedbackReque
 		e.Outcome, e.Message = string(serr.Kind), serr.Message
 		aerr = &apiError{code: CodeRefusedSQL, msg: "the SQL cannot become a verified example: " + serr.Error()}
 	case err != nil:
-		if ctx.Err() == context.DeadlineExceeded {
-			return nil, &apiError{code: CodeTimeout, msg: "the request took longer than the time limit"}
-		}
-		s.log.LogAttrs(ctx, slog.LevelError, "feedback failed", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
-		return nil, &apiError{code: CodeInternal, msg: "the feedback could not be recorded"}
+		return nil, s.failed(ctx, err)
 	}
 	if aerr != nil && aerr.code == CodeBadRequest {
 		return nil, aerr // nothing to audit: no statement was judged
@@ -884,8 +903,10 @@ func (s *service) feedback(ctx context.Context, route string, req *FeedbackReque
 	if out != nil {
 		e.Message = voteMessage(out)
 	}
-	if err := s.audit.Audit(ctx, e); err != nil {
-		s.log.LogAttrs(ctx, slog.LevelError, "audit failed", slog.String("request_id", e.RequestID), slog.String("error", err.Error()))
+	if err := s.audited(ctx, e); err != nil {
+		// The vote stands (the auditor was reached just before), but its
+		// outcome is not reported as accepted.
+		return nil, s.failed(ctx, err)
 	}
 	if aerr != nil {
 		return nil, aerr
@@ -926,24 +947,24 @@ func (s *service) match(ctx context.Context, out *RunResponse, sql, questionID s
 	out.Matched, out.MatchSummary = &chk.Matched, chk.Summary
 }
 
-// record sends one statement to the auditor.
 // recordCached audits rows delivered from the answer cache: no statement
-// ran, but the caller received the rows (outcome "cached").
-func (s *service) recordCached(ctx context.Context, source, question string, b *AnswerBody) {
+// ran, but the caller receives the rows (outcome "cached"); an error
+// (fail-closed audit) withholds them.
+func (s *service) recordCached(ctx context.Context, source, question string, b *AnswerBody) error {
 	if b.Result == nil {
-		return
+		return nil
 	}
 	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: source, Question: question,
 		SQL: b.SQL, Outcome: "cached", RowCount: b.Result.RowCount, Truncated: b.Result.Truncated}
 	if p, ok := text2sql.PrincipalFrom(ctx); ok {
 		e.Principal, e.Method = p.ID, p.Method
 	}
-	if err := s.audit.Audit(ctx, e); err != nil {
-		s.log.LogAttrs(ctx, slog.LevelError, "audit failed", slog.String("request_id", e.RequestID), slog.String("error", err.Error()))
-	}
+	return s.audited(ctx, e)
 }
 
-func (s *service) record(ctx context.Context, source, question, questionID, sql string, res *text2sql.Result) {
+// record sends one statement to the auditor; an error (fail-closed
+// audit) withholds its result.
+func (s *service) record(ctx context.Context, source, question, questionID, sql string, res *text2sql.Result) error {
 	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: source, Question: question, QuestionID: questionID,
 		SQL: sql, Outcome: "ok", RowCount: res.RowCount, Truncated: res.Truncated, Duration: res.Duration}
 	if p, ok := text2sql.PrincipalFrom(ctx); ok {
@@ -955,7 +976,5 @@ func (s *service) record(ctx context.Context, source, question, questionID, sql 
 		se.Kind = res.Error.Kind
 	}
 	s.obs.statement(ctx, se)
-	if err := s.audit.Audit(ctx, e); err != nil {
-		s.log.LogAttrs(ctx, slog.LevelError, "audit failed", slog.String("request_id", e.RequestID), slog.String("error", err.Error()))
-	}
+	return s.audited(ctx, e)
 }

@@ -41,7 +41,7 @@ func TestHealth(t *testing.T) {
 		Fingerprint: fixture.ret.Stats().Fingerprint, Embedder: fixture.ret.Stats().Embedder,
 		Documents: fixture.ret.Stats().Documents, Knowledge: fixture.ret.Stats().Kinds,
 	}})
-	r := do(t, srv, "GET", "/health", "", nil)
+	r := do(t, srv, "GET", "/health", testToken, nil)
 	require.Equal(t, 200, r.status, "status %d: %s", r.status, r.body)
 	var h HealthResponse
 	r.json(t, &h)
@@ -51,7 +51,7 @@ func TestHealth(t *testing.T) {
 	assert.Equal(t, "none", h.Index.Reranker, "no reranker configured")
 
 	srv = testServer(t, Config{Info: Info{Embedder: "fastembed/fast-bge-small-en-v1.5", Reranker: "cross-encoder/ms-marco-MiniLM-L-6-v2"}})
-	r = do(t, srv, "GET", "/health", "", nil)
+	r = do(t, srv, "GET", "/health", testToken, nil)
 	require.Equal(t, 200, r.status)
 	h = HealthResponse{}
 	r.json(t, &h)

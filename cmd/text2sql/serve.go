@@ -48,6 +48,8 @@ type serveFlags struct {
 	answerMode      string
 	auditDB         string
 	auditDSN        string
+	allowUnaudited  bool // --allow-unaudited: the audit fails open
+	maxAsks         int  // --concurrent-asks
 	noMCP           bool
 	noPage          bool
 	logFormat       string
@@ -85,6 +87,8 @@ var envFlags = map[string]string{
 	"answer-mode":      "TEXT2SQL_ANSWER_MODE",
 	"audit-db":         "TEXT2SQL_AUDIT_DB",
 	"audit-dsn":        "TEXT2SQL_AUDIT_DSN",
+	"allow-unaudited":  "TEXT2SQL_ALLOW_UNAUDITED",
+	"concurrent-asks":  "TEXT2SQL_CONCURRENT_ASKS",
 	"conversations-db": "TEXT2SQL_CONVERSATIONS_DB",
 	"log-format":       "TEXT2SQL_LOG_FORMAT",
 	"redis":            "TEXT2SQL_REDIS",
@@ -178,6 +182,8 @@ matching a verified example, and /v1/run works as usual.`,
 	fl.StringVar(&f.answerMode, "answer-mode", "spider", "answer-key comparison: spider, bird or strict (TEXT2SQL_ANSWER_MODE)")
 	fl.StringVar(&f.auditDB, "audit-db", "", "SQLite file to append the audit log to, table text2sql_audit (TEXT2SQL_AUDIT_DB); default: the log")
 	fl.StringVar(&f.auditDSN, "audit-dsn", "", "PostgreSQL database to append the audit log to, table text2sql_audit, shared by replicas; its login needs only INSERT once the table exists (TEXT2SQL_AUDIT_DSN)")
+	fl.BoolVar(&f.allowUnaudited, "allow-unaudited", false, "give up the audit guarantee: when the --audit-db/--audit-dsn database cannot be written, run statements and deliver rows anyway, unaudited (TEXT2SQL_ALLOW_UNAUDITED); default: refuse them with 503 audit_unavailable")
+	fl.IntVar(&f.maxAsks, "concurrent-asks", defaultMaxAsks, "questions this replica answers at once (ask, generate, conversation messages, MCP), each holding model calls and connections; beyond it 503 overloaded with Retry-After; 0: no cap (TEXT2SQL_CONCURRENT_ASKS)")
 	fl.BoolVar(&f.noMCP, "no-mcp", false, "do not serve MCP at /mcp")
 	fl.BoolVar(&f.noPage, "no-page", false, "do not serve the web page at /")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format on standard error: text or json (TEXT2SQL_LOG_FORMAT)")
@@ -302,6 +308,11 @@ func loopback(addr string) bool {
 // database.
 const auditConns = 4
 
+// defaultMaxAsks is serve's cap of questions answered at once: 200
+// uncapped asks held 455 file descriptors, so 64 stays well inside the
+// default limit of 1,024.
+const defaultMaxAsks = 64
+
 // openService opens the environment, its model included, and builds its
 // serviceConfig; the function it returns releases both.
 func openService(ctx context.Context, o *options, f *serveFlags, logger *slog.Logger) (server.Config, func(), error) {
@@ -373,6 +384,10 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 		}
 	}
 	cfg.MaxBodyBytes, cfg.RequestTimeout = f.maxBody, f.requestTimeout
+	if f.maxAsks < 0 {
+		return cfg, noop, &exitErr{code: exitUsage, err: errors.New("--concurrent-asks must be 0 (no cap) or positive")}
+	}
+	cfg.MaxConcurrentAsks, cfg.AuditFailOpen = f.maxAsks, f.allowUnaudited
 	cfg.DisableMCP, cfg.DisablePage = f.noMCP, f.noPage
 	mode, err := accuracy.ParseMode(f.answerMode)
 	if err != nil {
@@ -398,7 +413,7 @@ func serviceConfig(ctx context.Context, o *options, f *serveFlags, env *env, log
 	if err != nil {
 		return cfg, noop, err
 	}
-	closeAudit, err := auditor(ctx, f, &cfg)
+	closeAudit, err := auditor(ctx, f, &cfg, env.executor, logger)
 	if err != nil {
 		closeRedis()
 		return cfg, noop, err
@@ -502,8 +517,8 @@ func cacheNamespace(o *options, cfg *server.Config) string {
 const redisConnectTimeout = 5 * time.Second
 
 // auditor sets cfg.Auditor from --audit-db or --audit-dsn, and returns a
-// function closing its database.
-func auditor(ctx context.Context, f *serveFlags, cfg *server.Config) (func(), error) {
+// function closing its database. ex is the data's executor.
+func auditor(ctx context.Context, f *serveFlags, cfg *server.Config, ex any, logger *slog.Logger) (func(), error) {
 	var (
 		db  *sql.DB
 		a   *server.SQLAuditor
@@ -522,11 +537,17 @@ func auditor(ctx context.Context, f *serveFlags, cfg *server.Config) (func(), er
 		// Every statement is audited synchronously: a small pool keeps
 		// many replicas under the server's connection limit.
 		db.SetMaxOpenConns(auditConns)
-		a, err = server.NewPostgresAuditor(ctx, db, "")
+		if a, err = server.NewPostgresAuditor(ctx, db, ""); err == nil {
+			warnSharedWAL(ctx, db, ex, cfg, logger)
+		}
 	case f.auditDB != "":
 		if db, err = sql.Open("sqlite3", "file:"+f.auditDB+"?_busy_timeout=5000&_journal_mode=WAL"); err != nil {
 			return nil, err
 		}
+		// One connection: this process's records queue in Go rather than
+		// race for SQLite's lock, which past the busy timeout fails the
+		// record and, the audit failing closed, the request.
+		db.SetMaxOpenConns(1)
 		a, err = server.NewSQLAuditor(ctx, db, "")
 	default:
 		return func() {}, nil

@@ -68,6 +68,7 @@ func TestServeMetricsAddr(t *testing.T) {
 	require.Equal(t, 200, status, body)
 	assert.Contains(t, body, `text2sql_requests_total{method="GET",route="GET /health",status="200"} 1`)
 	assert.Contains(t, body, "go_goroutines", "the runtime collectors")
+	assert.Contains(t, body, "process_open_fds", "the process collector")
 	status, _, err = get("http://" + api + "/metrics")
 	require.NoError(t, err)
 	assert.Equal(t, 401, status, "the API's /metrics is behind authentication")

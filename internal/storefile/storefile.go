@@ -20,7 +20,9 @@ const busyTimeoutMS = 5000
 
 // Open opens or creates the SQLite file at path (its directory is
 // created) in WAL mode, write transactions taking the lock at BEGIN, and
-// runs schema (CREATE … IF NOT EXISTS statements). Errors name path.
+// runs schema (CREATE … IF NOT EXISTS statements). The handle has one
+// connection: a caller must not query it while holding a transaction or
+// an open Rows of it. Errors name path.
 func Open(path, schema string) (*sql.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
@@ -29,6 +31,12 @@ func Open(path, schema string) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One connection: this process's readers and writers queue for it in
+	// Go, without a deadline but their context's, instead of polling
+	// SQLite's lock until the busy timeout gives up ("database is
+	// locked": 4,423 of 5,000 parallel saves before). The busy timeout
+	// now only orders this process against others.
+	db.SetMaxOpenConns(1)
 	if _, err := db.Exec(schema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -192,7 +192,10 @@
     try {
       await loadVega();
       if (chartSpec !== spec) return; // a newer result arrived meanwhile
-      await vegaEmbed(el.chart, spec, { renderer: "canvas", actions: false, ast: true, expr: vega.expressionInterpreter });
+      // No injected <style> (embed's, the tooltip's): the page's CSP has
+      // no inline styles; style.css carries what they would.
+      await vegaEmbed(el.chart, spec, { renderer: "canvas", actions: false, ast: true, expr: vega.expressionInterpreter,
+        defaultStyle: false, tooltip: { disableDefaultStyle: true } });
       el.chart.dataset.drawn = "true";
     } catch (e) {
       el.chart.hidden = true;
@@ -414,12 +417,23 @@
   el.question.addEventListener("keydown", ctrlEnter(generate));
   el.sql.addEventListener("keydown", ctrlEnter(run));
 
-  fetch("health").then((r) => r.json()).then((h) => {
-    const parts = [];
-    if (h.dialect) parts.push("Dialect " + h.dialect);
-    parts.push(h.models && h.models.length ? "model " + h.models.join(", ") : "no model configured: only verified examples are answered");
-    if (h.index && h.index.documents) parts.push(h.index.documents + " knowledge documents");
-    el.health.textContent = parts.join(" · ");
-    if (h.auth === "none") el.token.placeholder = "not needed: authentication is off";
-  }).catch(() => { el.health.textContent = "The service does not answer /health."; });
+  // /health describes the deployment only to an authenticated caller.
+  function showHealth() {
+    const token = el.token.value.trim();
+    const headers = token ? { "Authorization": "Bearer " + token } : {};
+    fetch("health", { headers }).then((r) => r.json()).then((h) => {
+      if (!("auth" in h)) {
+        el.health.textContent = "Service " + h.status + ". Enter your access token to see what it runs.";
+        return;
+      }
+      const parts = [];
+      if (h.dialect) parts.push("Dialect " + h.dialect);
+      parts.push(h.models && h.models.length ? "model " + h.models.join(", ") : "no model configured: only verified examples are answered");
+      if (h.index && h.index.documents) parts.push(h.index.documents + " knowledge documents");
+      el.health.textContent = parts.join(" · ");
+      if (h.auth === "none") el.token.placeholder = "not needed: authentication is off";
+    }).catch(() => { el.health.textContent = "The service does not answer /health."; });
+  }
+  el.token.addEventListener("change", showHealth);
+  showHealth();
 })();
