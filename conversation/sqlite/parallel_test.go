@@ -17,8 +17,9 @@ import (
 // Many conversations saved at once by one process all succeed: its
 // writers queue for the file instead of giving up on SQLite's lock
 // ("database is locked" once a writer waited past the busy timeout).
+// The owner's quota is raised so that every save is kept.
 func TestStoreParallelSaves(t *testing.T) {
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "conversations.sqlite"), sqlite.Options{})
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "conversations.sqlite"), sqlite.Options{MaxConversationsPerOwner: 1000})
 	require.NoError(t, err)
 	defer st.Close()
 	const saves = 1000
