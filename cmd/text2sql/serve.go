@@ -23,6 +23,7 @@ import (
 	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/conversation"
 	convsqlite "github.com/text2sql-go/text2sql/conversation/sqlite"
+	"github.com/text2sql-go/text2sql/provider"
 	"github.com/text2sql-go/text2sql/server"
 	"github.com/text2sql-go/text2sql/server/redisstore"
 )
@@ -57,6 +58,7 @@ type serveFlags struct {
 	conversationsDB string // --conversations-db: the conversation store
 	metricsAddr     string
 	metricsOnAPI    bool
+	modelConns      int // --model-conns: options.modelConns
 }
 
 // envFlags maps flag names to the environment variables that give their
@@ -86,6 +88,7 @@ var envFlags = map[string]string{
 	"metrics-on-api":   "TEXT2SQL_METRICS_ON_API",
 	"cache-ttl":        "TEXT2SQL_CACHE_TTL",
 	"metrics-addr":     "TEXT2SQL_METRICS_ADDR",
+	"model-conns":      "TEXT2SQL_MODEL_CONNS",
 }
 
 func serveCmd(o *options) *cobra.Command {
@@ -130,6 +133,10 @@ matching a verified example, and /v1/run works as usual.`,
 			}
 			defer closeAuth()
 			o.openExamples = true // POST /v1/feedback records into the store
+			if f.modelConns < 1 {
+				return &exitErr{code: exitUsage, err: errors.New("--model-conns must be positive")}
+			}
+			o.modelConns = f.modelConns
 			cfg, closeCfg, err := openService(ctx, o, f, logger)
 			if err != nil {
 				return err
@@ -175,6 +182,7 @@ matching a verified example, and /v1/run works as usual.`,
 	fl.StringVar(&f.conversationsDB, "conversations-db", "", "SQLite file keeping the conversations of /v1/conversations and the saved answers of /v1/saved across restarts (TEXT2SQL_CONVERSATIONS_DB); default: conversations in memory only, no saved answers")
 	fl.DurationVar(&f.cacheTTL, "cache-ttl", server.DefaultCacheTTL, "lifetime of a cached answer with --redis; 0 turns the cache off (TEXT2SQL_CACHE_TTL)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this separate address, without authentication, e.g. 127.0.0.1:9090 (TEXT2SQL_METRICS_ADDR)")
+	fl.IntVar(&f.modelConns, "model-conns", provider.DefaultConns, "model calls at once (requests served at once, times --candidates) that connections to the model provider and the hosted embedder are kept open for; more calls at once open a new connection each (TEXT2SQL_MODEL_CONNS)")
 	fl.BoolVar(&f.metricsOnAPI, "metrics-on-api", false, "serve Prometheus metrics at GET /metrics on the API address, behind its authentication (TEXT2SQL_METRICS_ON_API)")
 	return c
 }
