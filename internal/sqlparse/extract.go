@@ -3,6 +3,7 @@ package sqlparse
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
@@ -478,7 +479,7 @@ func judge(text string, explain bool) (ok, more bool) {
 	case *Other:
 		toks := sc.Tokens[st.From:st.To]
 		if explain && toks[0].Is("explain") {
-			if m := explainPrefix.FindString(shapeOf(toks)); m != "" {
+			if m := explainPrefix().FindString(shapeOf(toks)); m != "" {
 				k := st.From + strings.Count(m, " ")
 				if k < st.To {
 					ok, _ := judge(text[sc.Tokens[k].Pos:st.End], false)
@@ -487,7 +488,7 @@ func judge(text string, explain bool) (ok, more bool) {
 			}
 			return false, false
 		}
-		re := otherShapes[strings.ToLower(toks[0].Text)]
+		re := otherShapes()[strings.ToLower(toks[0].Text)]
 		return re != nil && re.MatchString(shapeOf(toks)), false
 	}
 	return false, false
@@ -688,15 +689,19 @@ const createModifiers = `or replace temp temporary unique materialized virtual g
 
 // explainPrefix is EXPLAIN with its options, before the statement it
 // explains.
-var explainPrefix = shapeRE(`explain (?:(?:query|plan|analyze|analyse|verbose|extended|partitions|format = W) |\( [^;]*?\) )*`)
+// Compiled on first use, as otherShapes: commands that never look for SQL
+// in text do not pay for it at start-up.
+var explainPrefix = sync.OnceValue(func() *regexp.Regexp {
+	return shapeRE(`explain (?:(?:query|plan|analyze|analyse|verbose|extended|partitions|format = W) |\( [^;]*?\) )*`)
+})
 
 // otherShapes are, by verb, the patterns (see shapeRE) of how the
 // statements that are not queries begin: enough of each to tell it from
 // an English sentence that opens with the same word ("Update the table",
-// "Drop me a line", "Set the limit higher").
-var otherShapes = map[string]*regexp.Regexp{}
-
-func init() {
+// "Drop me a line", "Set the limit higher"). They are compiled on first
+// use (about 3 MB of allocations).
+var otherShapes = sync.OnceValue(func() map[string]*regexp.Regexp {
+	shapes := map[string]*regexp.Regexp{}
 	for verbs, pattern := range map[string]string{
 		"insert":                         `insert (?:or W |ignore |low_priority |delayed |high_priority )*(?:into|overwrite) `,
 		"replace upsert merge":           `W into `,
@@ -747,10 +752,11 @@ func init() {
 	} {
 		re := shapeRE(pattern)
 		for _, v := range strings.Fields(verbs) {
-			otherShapes[v] = re
+			shapes[v] = re
 		}
 	}
-}
+	return shapes
+})
 
 // mayStart is a cheap filter before lexing: false when s cannot start
 // with a statement because its first word is no statement's.
@@ -770,5 +776,5 @@ func mayStart(s string) bool {
 		j++
 	}
 	w := strings.ToLower(s[i:j])
-	return w == "select" || w == "with" || w == "values" || w == "explain" || otherShapes[w] != nil
+	return w == "select" || w == "with" || w == "values" || w == "explain" || otherShapes()[w] != nil
 }
