@@ -9,10 +9,9 @@ import (
 	"time"
 )
 
-// DefaultConns is HTTP.Conns when 0: the concurrent calls of a busy
-// service (the load the server's benchmarks run). Idle connections beyond
-// what the calls need are never opened, and those opened close after 90s
-// unused, so a larger pool costs nothing at low concurrency.
+// DefaultConns is HTTP.Conns when 0 or less: room for the concurrent calls
+// of a busy service. Idle connections are only those the calls opened, and
+// close after 90s unused, so the room costs nothing at low concurrency.
 const DefaultConns = 64
 
 // HTTP configures how a provider sends its requests. The zero value is

@@ -93,7 +93,7 @@ func WrapClient(h provider.HTTP) *http.Client {
 // pool returns a new transport with http.DefaultTransport's settings that
 // keeps up to conns idle connections per host (provider.DefaultConns when
 // conns <= 0). When a program has replaced http.DefaultTransport by a
-// RoundTripper that is no *http.Transport, Pool returns that one, whose
+// RoundTripper that is no *http.Transport, pool returns that one, whose
 // pooling the program chose.
 func pool(conns int) http.RoundTripper {
 	dt, ok := http.DefaultTransport.(*http.Transport)
