@@ -198,14 +198,20 @@ func (c *Conversation) State() State {
 	return State{Turns: append([]Turn(nil), c.turns...), Pending: append([]Turn(nil), c.older...), Summary: c.summary, Last: c.sample}
 }
 
-// Patterns of the deterministic routing, tried on the whole message.
+// Patterns of the deterministic routing, tried on the whole message,
+// compiled on the first message: most commands never route one.
 var (
-	smallTalk = regexp.MustCompile(`(?i)^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks?( you)?( very much| a lot)?|thx|cheers|ok(ay)?|great|bye|goodbye|see you)\s*[!.]*\s*$`)
-	aboutLast = regexp.MustCompile(`(?i)^\s*(what does (this|that|it|the) (number|value|result|answer|figure|column|query|sql)? ?mean|what do (these|those) (numbers|values|results|columns) mean|explain (this|that|it|the (result|answer|query|sql))|how did you (get|compute|calculate|work out) (this|that|it)|where does (this|that) (number|value|come from)( come from)?|why( is that)?)\s*[?.!]*\s*$`)
+	smallTalk = lazyRE(`(?i)^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks?( you)?( very much| a lot)?|thx|cheers|ok(ay)?|great|bye|goodbye|see you)\s*[!.]*\s*$`)
+	aboutLast = lazyRE(`(?i)^\s*(what does (this|that|it|the) (number|value|result|answer|figure|column|query|sql)? ?mean|what do (these|those) (numbers|values|results|columns) mean|explain (this|that|it|the (result|answer|query|sql))|how did you (get|compute|calculate|work out) (this|that|it)|where does (this|that) (number|value|come from)( come from)?|why( is that)?)\s*[?.!]*\s*$`)
 	// followUp marks a message that leans on the previous one: it starts
 	// with a connective or refers back to earlier results.
-	followUp = regexp.MustCompile(`(?i)^\s*(and|but|also|what about|how about|only|just|same|now|then|instead|versus|vs\.?|compared to|for|in|by|per|with|without|excluding|including|except|of (them|those|these))\b|\b(them|those|these|they|their|that one|the same|previous|above|last one)\b`)
+	followUp = lazyRE(`(?i)^\s*(and|but|also|what about|how about|only|just|same|now|then|instead|versus|vs\.?|compared to|for|in|by|per|with|without|excluding|including|except|of (them|those|these))\b|\b(them|those|these|they|their|that one|the same|previous|above|last one)\b`)
 )
+
+// lazyRE returns a function compiling expr on its first call.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // Ask answers message. A data question's errors are the pipeline's
 // (its Answer is in the Reply as far as it got); a model's errors while
@@ -258,9 +264,9 @@ func (c *Conversation) Ask(ctx context.Context, message string) (*Reply, error) 
 func (c *Conversation) route(ctx context.Context, message string) (Route, string, []text2sql.ModelCall) {
 	last := c.last()
 	switch {
-	case smallTalk.MatchString(message):
+	case smallTalk().MatchString(message):
 		return RouteSmallTalk, "rules", nil
-	case last != nil && last.SQL != "" && aboutLast.MatchString(message):
+	case last != nil && last.SQL != "" && aboutLast().MatchString(message):
 		return RouteAboutLast, "rules", nil
 	case c.opts.Model == nil || !c.opts.Classify || last == nil:
 		return RouteData, "rules", nil
@@ -302,7 +308,7 @@ func smallTalkReply(message string) string {
 // data rewrites a follow-up and asks the pipeline.
 func (c *Conversation) data(ctx context.Context, r *Reply) error {
 	r.Standalone = r.Message
-	if last := c.last(); last != nil && last.Standalone != "" && followUp.MatchString(r.Message) {
+	if last := c.last(); last != nil && last.Standalone != "" && followUp().MatchString(r.Message) {
 		q, how, calls := c.rewrite(ctx, r.Message, last)
 		r.Standalone = tail(q, MaxStandaloneRunes)
 		r.Steps = append(r.Steps, Step{Name: "rewrite", Outcome: q + " (" + how + ")", Calls: calls})

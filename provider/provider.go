@@ -9,9 +9,14 @@ import (
 	"time"
 )
 
+// DefaultConns is HTTP.Conns when 0 or less: room for the concurrent calls
+// of a busy service. Idle connections are only those the calls opened, and
+// close after 90s unused, so the room costs nothing at low concurrency.
+const DefaultConns = 64
+
 // HTTP configures how a provider sends its requests. The zero value is
 // the default: 3 retries, 500ms base delay, 60s delay cap, 60s call limit,
-// a new default client.
+// a new client keeping up to 64 idle connections to the provider.
 //
 // A failed request is retried on HTTP 429, 5xx or a connection failure,
 // waiting RetryBaseDelay·2ⁿ less up to half of it as jitter, or longer when
@@ -35,7 +40,18 @@ type HTTP struct {
 	// negative value means no limit of its own. A shorter deadline on ctx
 	// still wins.
 	Timeout time.Duration
-	// Client sends the requests (a new default client when nil). It is
-	// copied, not modified; its own Timeout bounds each attempt.
+	// Client sends the requests (a new client when nil). It is copied,
+	// not modified; its own Timeout bounds each attempt. Without a
+	// Transport of its own, it sends through a new transport with the
+	// settings of http.DefaultTransport (dial, TLS handshake and idle
+	// timeouts, proxy from the environment) sized by Conns.
 	Client *http.Client
+	// Conns is the number of calls expected at once (DefaultConns when 0
+	// or less): up to that many idle connections to the provider's host
+	// are kept for reuse. Go's default keeps 2, so that beyond 2
+	// concurrent calls most calls open a new connection (a TCP and TLS
+	// handshake, and a socket left in TIME_WAIT). It sets no limit on the
+	// connections open at once. It does not apply to a Client with a
+	// Transport of its own.
+	Conns int
 }

@@ -55,7 +55,7 @@ func rlsServer(t *testing.T) (login, role, admin string) {
 
 // serveInProcess runs `text2sql serve args…` on a free loopback port until
 // the test ends and returns its base URL once /health answers.
-func serveInProcess(t *testing.T, args ...string) string {
+func serveInProcess(t testing.TB, args ...string) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -15,7 +15,6 @@ import (
 	"github.com/text2sql-go/text2sql/embed/openai"
 	"github.com/text2sql-go/text2sql/internal/onnxrt"
 	"github.com/text2sql-go/text2sql/knowledge"
-	"github.com/text2sql-go/text2sql/provider"
 	"github.com/text2sql-go/text2sql/rerank/crossencoder"
 	llmrerank "github.com/text2sql-go/text2sql/rerank/llm"
 	"github.com/text2sql-go/text2sql/retriever"
@@ -110,10 +109,10 @@ func (o *options) newEmbedder(ctx context.Context) (text2sql.Embedder, io.Closer
 		}
 		return e, e, nil
 	case "gemini":
-		e, err := gemini.FromEnv(ctx, gemini.Options{Model: m.embeddingModel, HTTP: provider.HTTP{Timeout: o.modelTime}})
+		e, err := gemini.FromEnv(ctx, gemini.Options{Model: m.embeddingModel, HTTP: o.providerHTTP()})
 		return e, nil, err
 	case "openai":
-		e, err := openai.FromEnv(openai.Options{Model: m.embeddingModel, BaseURL: o.baseURL, HTTP: provider.HTTP{Timeout: o.modelTime}})
+		e, err := openai.FromEnv(openai.Options{Model: m.embeddingModel, BaseURL: o.baseURL, HTTP: o.providerHTTP()})
 		return e, nil, err
 	}
 	return nil, nil, &exitErr{code: exitUsage, err: fmt.Errorf("--embedder %q: use one of %v", m.embedder, embedderNames)}

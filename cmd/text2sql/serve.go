@@ -23,6 +23,7 @@ import (
 	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/conversation"
 	convsqlite "github.com/text2sql-go/text2sql/conversation/sqlite"
+	"github.com/text2sql-go/text2sql/provider"
 	"github.com/text2sql-go/text2sql/server"
 	"github.com/text2sql-go/text2sql/server/redisstore"
 )
@@ -65,6 +66,7 @@ type serveFlags struct {
 	// least recently used goes) and saved answers (past it 429).
 	conversationQuota int
 	savedAnswerQuota  int
+	modelConns        int // --model-conns: options.modelConns
 }
 
 // envFlags maps flag names to the environment variables that give their
@@ -101,6 +103,7 @@ var envFlags = map[string]string{
 	// The per-principal quotas.
 	"conversation-quota": "TEXT2SQL_CONVERSATION_QUOTA",
 	"saved-answer-quota": "TEXT2SQL_SAVED_ANSWER_QUOTA",
+	"model-conns":        "TEXT2SQL_MODEL_CONNS",
 }
 
 func serveCmd(o *options) *cobra.Command {
@@ -145,6 +148,10 @@ matching a verified example, and /v1/run works as usual.`,
 			}
 			defer closeAuth()
 			o.openExamples = true // POST /v1/feedback records into the store
+			if f.modelConns < 1 {
+				return &exitErr{code: exitUsage, err: errors.New("--model-conns must be positive")}
+			}
+			o.modelConns = f.modelConns
 			cfg, closeCfg, err := openService(ctx, o, f, logger)
 			if err != nil {
 				return err
@@ -195,6 +202,7 @@ matching a verified example, and /v1/run works as usual.`,
 	fl.DurationVar(&f.cacheTTL, "cache-ttl", server.DefaultCacheTTL, "lifetime of a cached answer with --redis; 0 turns the cache off (TEXT2SQL_CACHE_TTL)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this separate address, without authentication, e.g. 127.0.0.1:9090 (TEXT2SQL_METRICS_ADDR)")
 	fl.StringVar(&f.reviewers, "reviewers", "", "who reviews examples from POST /v1/feedback (their up-votes are trusted for everyone; /v1/examples): comma-separated principal ids, claim:NAME=VALUE, role:ROLE (the --run-as role) (TEXT2SQL_REVIEWERS); default: only the host, with text2sql examples approve")
+	fl.IntVar(&f.modelConns, "model-conns", provider.DefaultConns, "model calls at once (requests served at once, times --candidates) that connections to the model provider and the hosted embedder are kept open for; more calls at once open a new connection each (TEXT2SQL_MODEL_CONNS)")
 	fl.BoolVar(&f.metricsOnAPI, "metrics-on-api", false, "serve Prometheus metrics at GET /metrics on the API address, behind its authentication (TEXT2SQL_METRICS_ON_API)")
 	return c
 }

@@ -65,6 +65,7 @@ type options struct {
 	maxRows      int
 	timeout      time.Duration
 	modelTime    time.Duration // --model-timeout: the limit of one model call
+	modelConns   int           // serve's --model-conns: provider.HTTP.Conns (0: the default)
 	maxRepairs   int
 	plan         string // off, on or hard
 	judge        string // off, on or hard
@@ -502,6 +503,11 @@ func (o *options) chosenProvider() (provider, why string) {
 }
 
 // newModel returns the configured model, or nil when none is configured.
+// providerHTTP returns the hosted providers' HTTP settings the flags set.
+func (o *options) providerHTTP() provider.HTTP {
+	return provider.HTTP{Timeout: o.modelTime, Conns: o.modelConns}
+}
+
 func (o *options) newModel(ctx context.Context) (text2sql.Model, error) {
 	name, _ := o.chosenProvider()
 	if name == "" {
@@ -513,14 +519,14 @@ func (o *options) newModel(ctx context.Context) (text2sql.Model, error) {
 		if key == "" {
 			return nil, &exitErr{code: exitUsage, err: errors.New("--provider gemini needs " + gemini.EnvAPIKey)}
 		}
-		return gemini.New(ctx, gemini.Options{APIKey: key, Model: o.model, BaseURL: o.baseURL, HTTP: provider.HTTP{Timeout: o.modelTime}})
+		return gemini.New(ctx, gemini.Options{APIKey: key, Model: o.model, BaseURL: o.baseURL, HTTP: o.providerHTTP()})
 	case "openai":
 		if o.baseURL != "" && o.model == "" && o.errOut != nil {
 			// A local server (Ollama, vLLM…) rarely serves OpenAI's model.
 			fmt.Fprintf(o.errOut, "text2sql: warning: --base-url without --model asks %s for %s (OpenAI's default); "+
 				"name the model the server serves with --model (text2sql doctor lists them)\n", o.baseURL, openai.DefaultModel)
 		}
-		return openai.New(openai.Options{APIKey: os.Getenv(openai.EnvAPIKey), Model: o.model, BaseURL: o.baseURL, HTTP: provider.HTTP{Timeout: o.modelTime}})
+		return openai.New(openai.Options{APIKey: os.Getenv(openai.EnvAPIKey), Model: o.model, BaseURL: o.baseURL, HTTP: o.providerHTTP()})
 	}
 	return nil, &exitErr{code: exitUsage, err: fmt.Errorf("unknown provider %q: use gemini or openai", o.provider)}
 }

@@ -128,6 +128,13 @@ func TestStaticAuthWithoutTokens(t *testing.T) {
 	assert.Contains(t, errOut, "--tokens-file")
 }
 
+// --model-conns must leave room for one model call.
+func TestModelConnsPositive(t *testing.T) {
+	_, errOut, code := cli(t, "serve", "--demo", "--auth", "none", "--model-conns", "0")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--model-conns")
+}
+
 // Each outcome has its own exit status; unverified is not success.
 func TestAnswerExit(t *testing.T) {
 	code := func(ans *text2sql.Answer) int {

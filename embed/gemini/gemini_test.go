@@ -206,3 +206,10 @@ func TestConformance(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	providertest.Timeout(t, client, httpfake.Reply{Status: 503, Body: `{"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}}`})
 }
+
+// Concurrent calls reuse the Embedder's connections.
+func TestConnectionsReused(t *testing.T) {
+	srv := httpfake.New(t)
+	srv.Handle = answer(768)
+	providertest.Concurrent(t, client, srv, 16)
+}

@@ -182,3 +182,10 @@ func TestConformance(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	providertest.Timeout(t, client, httpfake.Reply{Status: 503, Body: `{"error": {"message": "overloaded", "type": "server_error"}}`})
 }
+
+// Concurrent calls reuse the Embedder's connections.
+func TestConnectionsReused(t *testing.T) {
+	srv := httpfake.New(t)
+	srv.Handle = answer(1536, true)
+	providertest.Concurrent(t, client, srv, 16)
+}

@@ -61,7 +61,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	gc, err := genai.NewClient(ctx, &genai.ClientConfig{
 		APIKey:     cfg.APIKey,
 		Backend:    genai.BackendGeminiAPI,
-		HTTPClient: retry.WrapClient(cfg.HTTP.Client),
+		HTTPClient: retry.WrapClient(cfg.HTTP),
 		HTTPOptions: genai.HTTPOptions{
 			BaseURL: base,
 			// RetryOptions stays nil: the SDK then sends each request

@@ -4,9 +4,11 @@ package httpfake
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -39,13 +41,14 @@ type Server struct {
 	// Handle, when set, computes the reply to each request after the
 	// scripted ones from the request.
 	Handle func(r Request) Reply
+	conns  atomic.Int64
 }
 
 // New starts a Server answering replies in order; t's cleanup closes it.
 func New(t testing.TB, replies ...Reply) *Server {
 	s := &Server{replies: replies}
 	done := make(chan struct{})
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
 		s.mu.Lock()
@@ -84,12 +87,21 @@ func New(t testing.TB, replies ...Reply) *Server {
 		w.WriteHeader(rep.Status)
 		_, _ = io.WriteString(w, rep.Body)
 	}))
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	s.Start()
 	t.Cleanup(func() {
 		close(done)
 		s.Server.Close()
 	})
 	return s
 }
+
+// Conns returns the number of connections clients opened so far.
+func (s *Server) Conns() int { return int(s.conns.Load()) }
 
 // Requests returns the requests received so far, oldest first.
 func (s *Server) Requests() []Request {

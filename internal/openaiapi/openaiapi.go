@@ -78,7 +78,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	opts := []option.RequestOption{
 		option.WithBaseURL(base + "/"),
-		option.WithHTTPClient(retry.WrapClient(cfg.HTTP.Client)),
+		option.WithHTTPClient(retry.WrapClient(cfg.HTTP)),
 		option.WithMaxRetries(0),
 		option.WithMiddleware(jsonByContent),
 	}

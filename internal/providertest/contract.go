@@ -90,20 +90,28 @@ func KeyNeverInErrors(t *testing.T, c Client, echo, garbled httpfake.Reply) {
 	})
 }
 
-// Concurrent checks that one client serves n calls at once: each
-// succeeds, and the server gets n requests.
+// Concurrent checks that one client serves n calls at once, in rounds
+// of n, over connections it keeps: each call succeeds, the server gets
+// every request, and no more than 2n connections are opened (n for the
+// first round, and room for a connection dialled while another came
+// free). A client keeping Go's default 2 idle connections would open
+// about n-2 anew in every round.
 func Concurrent(t *testing.T, c Client, srv *httpfake.Server, n int) {
+	const rounds = 8
 	call := c.New(t, srv, Setup{})
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() { errs[i] = call(context.Background()) })
+	for r := range rounds {
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() { errs[i] = call(context.Background()) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			assert.NoError(t, err, "round %d, call %d", r, i)
+		}
 	}
-	wg.Wait()
-	for i, err := range errs {
-		assert.NoError(t, err, "call %d", i)
-	}
-	assert.Len(t, srv.Requests(), n)
+	assert.Len(t, srv.Requests(), n*rounds)
+	assert.LessOrEqual(t, srv.Conns(), 2*n, "connections opened for %d calls, %d at once", n*rounds, n)
 }
 
 // limit is the time limit the tests give the client: long enough to be

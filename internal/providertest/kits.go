@@ -77,7 +77,7 @@ func Build[O any, M text2sql.Model](t *testing.T, newModel func(t *testing.T, sr
 // subtests: Concurrent (8 calls at once), the Model kit (ModelKit),
 // Timeout, and Attempts (a 503 then an answer: 2 attempts).
 func Model(t *testing.T, s ModelSuite) {
-	t.Run("Concurrent", func(t *testing.T) { Concurrent(t, s.Client, httpfake.New(t, s.OK), 8) })
+	t.Run("Concurrent", func(t *testing.T) { Concurrent(t, s.Client, httpfake.New(t, s.OK), 16) })
 	t.Run("Kit", func(t *testing.T) { ModelKit(t, s.Refusal, s.Body, s.Build) })
 	t.Run("Timeout", func(t *testing.T) { Timeout(t, s.Client, s.Unavailable) })
 	t.Run("Attempts", func(t *testing.T) { Attempts(t, s.Unavailable, s.OK, s.Build) })

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/provider"
 )
 
 // Tracker records the status and headers of the last HTTP response a call
@@ -72,20 +73,40 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// WrapClient returns a copy of c (nil means a new default client) whose
-// transport records responses in the Tracker of the request's context. c
-// itself is not modified.
-func WrapClient(c *http.Client) *http.Client {
+// WrapClient returns a copy of h.Client (nil means a new client) whose
+// transport records responses in the Tracker of the request's context.
+// h.Client itself is not modified. A client without a Transport sends
+// through pool(h.Conns).
+func WrapClient(h provider.HTTP) *http.Client {
 	var cp http.Client
-	if c != nil {
-		cp = *c
+	if h.Client != nil {
+		cp = *h.Client
 	}
 	base := cp.Transport
 	if base == nil {
-		base = http.DefaultTransport
+		base = pool(h.Conns)
 	}
 	cp.Transport = transport{base: base}
 	return &cp
+}
+
+// pool returns a new transport with http.DefaultTransport's settings that
+// keeps up to conns idle connections per host (provider.DefaultConns when
+// conns <= 0). When a program has replaced http.DefaultTransport by a
+// RoundTripper that is no *http.Transport, pool returns that one, whose
+// pooling the program chose.
+func pool(conns int) http.RoundTripper {
+	dt, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return http.DefaultTransport
+	}
+	if conns <= 0 {
+		conns = provider.DefaultConns
+	}
+	t := dt.Clone()
+	t.MaxIdleConnsPerHost = conns
+	t.MaxIdleConns = max(t.MaxIdleConns, conns)
+	return t
 }
 
 // ParseRetryAfter reads a server-requested wait from response headers:

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/provider"
 )
 
 func retryable(status int) error {
@@ -175,13 +176,33 @@ func TestRedact(t *testing.T) {
 
 func TestWrapClientTracks(t *testing.T) {
 	orig := &http.Client{Timeout: time.Second}
-	c := WrapClient(orig)
+	c := WrapClient(provider.HTTP{Client: orig})
 	require.Nil(t, orig.Transport, "original modified")
 	require.Equal(t, time.Second, c.Timeout, "timeout lost")
 	var tr *Tracker
 	s, h := tr.Last()
 	assert.Zero(t, s, "nil tracker")
 	assert.Nil(t, h, "nil tracker")
+}
+
+// A client without a transport of its own keeps Conns idle connections
+// per host, with the default transport's time limits; one with its own
+// transport sends through it.
+func TestWrapClientPool(t *testing.T) {
+	base := func(h provider.HTTP) http.RoundTripper { return WrapClient(h).Transport.(transport).base }
+	for conns, want := range map[int]int{0: provider.DefaultConns, -1: provider.DefaultConns, 8: 8, 200: 200} {
+		tr, ok := base(provider.HTTP{Conns: conns}).(*http.Transport)
+		require.True(t, ok)
+		assert.Equal(t, want, tr.MaxIdleConnsPerHost, "Conns %d", conns)
+		assert.GreaterOrEqual(t, tr.MaxIdleConns, want, "Conns %d", conns)
+		def := http.DefaultTransport.(*http.Transport)
+		assert.Equal(t, def.TLSHandshakeTimeout, tr.TLSHandshakeTimeout)
+		assert.Equal(t, def.IdleConnTimeout, tr.IdleConnTimeout)
+		assert.NotNil(t, tr.DialContext)
+	}
+	own := &http.Transport{}
+	assert.Same(t, own, base(provider.HTTP{Client: &http.Client{Transport: own}, Conns: 8}))
+	assert.NotSame(t, base(provider.HTTP{}), base(provider.HTTP{}), "clients share a pool")
 }
 
 func TestMap(t *testing.T) {
