@@ -48,13 +48,15 @@ func tablesOf(db *schema.Index, d knowledge.Document) []*schema.Table {
 // inferred.
 func fkGraph(db *schema.Database, ix *schema.Index, inferred bool) map[*schema.Table][]*schema.Table {
 	g := map[*schema.Table][]*schema.Table{}
+	// A set of the edges, not a scan of a's: a table that thousands
+	// reference (users) would make the scans quadratic.
+	type edge struct{ a, b *schema.Table }
+	linked := map[edge]bool{}
 	link := func(a, b *schema.Table) {
-		for _, x := range g[a] {
-			if x == b {
-				return
-			}
+		if !linked[edge{a, b}] {
+			linked[edge{a, b}] = true
+			g[a] = append(g[a], b)
 		}
-		g[a] = append(g[a], b)
 	}
 	for _, t := range db.Tables {
 		if t == nil {

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -30,20 +32,8 @@ import (
 func InferForeignKeys(d *Database) *Database {
 	out := *d
 	out.Tables = make([]*Table, len(d.Tables))
-	type pk struct {
-		t   *Table
-		col *Column
-	}
-	var keys []pk
-	keyed := map[string]int{} // namespace + folded key name → tables keyed by it
-	for _, t := range d.Tables {
-		if len(t.PrimaryKey) == 1 {
-			if c := t.Column(t.PrimaryKey[0]); c != nil {
-				keys = append(keys, pk{t, c})
-				keyed[t.Schema+"\x00"+fold(c.Name)]++
-			}
-		}
-	}
+	ix := newKeyIndex(d)
+	var cands []int
 	for i, t := range d.Tables {
 		out.Tables[i] = t
 		declared := map[string]bool{}
@@ -55,22 +45,16 @@ func InferForeignKeys(d *Database) *Database {
 		var inferred []ForeignKey
 		for ci := range t.Columns {
 			c := &t.Columns[ci]
-			if declared[fold(c.Name)] || ownKey(t, c.Name) {
+			fc := fold(c.Name)
+			if declared[fc] || ownKey(t, c.Name) {
 				continue
 			}
-			for _, k := range keys {
-				if k.t == t || k.t.Schema != t.Schema {
-					continue // within one namespace: a catalog's are separate databases
+			cands = ix.candidates(cands[:0], t.Schema, fc)
+			for _, ki := range cands {
+				if k := ix.keys[ki]; k.t != t && ix.matches(t, c, fc, k) {
+					inferred = append(inferred, ForeignKey{Columns: []string{c.Name}, RefTable: k.t.Name, RefColumns: []string{k.col.Name}, Inferred: true})
+					break
 				}
-				same, ok := refers(c.Name, k.t, k.col.Name)
-				if !ok && fold(c.Name) == fold(k.col.Name) && keyed[t.Schema+"\x00"+fold(c.Name)] == 1 && !generic[fold(c.Name)] {
-					same, ok = true, true // order_id ~ Customer_Orders.order_id, the one table keyed by it
-				}
-				if !ok || !same && !alike(c.Type, k.col.Type) {
-					continue
-				}
-				inferred = append(inferred, ForeignKey{Columns: []string{c.Name}, RefTable: k.t.Name, RefColumns: []string{k.col.Name}, Inferred: true})
-				break
 			}
 		}
 		if len(inferred) > 0 {
@@ -80,6 +64,109 @@ func InferForeignKeys(d *Database) *Database {
 		}
 	}
 	return &out
+}
+
+// keyIndex holds the one-column primary keys of a database, in table
+// order, indexed by the folded strings a column name must contain to
+// refer to them, so that a column is compared with the few keys it may
+// name rather than with every key (the comparison with all of them was
+// quadratic in the tables: 53 s for 2,000).
+type keyIndex struct {
+	keys  []pk
+	keyed map[nsName]int // tables keyed by a folded name
+	// byName: keys whose name begins with a singular of their table's
+	// name (film.film_id), by folded key name; byTail: keys by a
+	// singular of their table's name followed by the key's name
+	// (customer+id); byStem: keys by a singular of their table's name of
+	// three letters or more that begins the key's name (member for
+	// member_id). Keys are listed in table order.
+	byName, byTail, byStem map[nsName][]int
+	// tailLens are the lengths of byTail's and byStem's names: the
+	// suffixes of a column name worth looking up.
+	tailLens, stemLens []int
+	// same: the key of each folded key name keyed by one table only.
+	same map[nsName]int
+}
+
+// pk is a table's one-column primary key.
+type pk struct {
+	t   *Table
+	col *Column
+}
+
+// nsName is a folded name within a namespace (Table.Schema).
+type nsName struct{ ns, name string }
+
+func newKeyIndex(d *Database) *keyIndex {
+	ix := &keyIndex{keyed: map[nsName]int{}, byName: map[nsName][]int{}, byTail: map[nsName][]int{}, byStem: map[nsName][]int{}, same: map[nsName]int{}}
+	tails, stems := map[int]bool{}, map[int]bool{}
+	add := func(m map[nsName][]int, ns, name string, ki int) {
+		if l := m[nsName{ns, name}]; len(l) == 0 || l[len(l)-1] != ki {
+			m[nsName{ns, name}] = append(l, ki)
+		}
+	}
+	for _, t := range d.Tables {
+		if len(t.PrimaryKey) != 1 {
+			continue
+		}
+		c := t.Column(t.PrimaryKey[0])
+		if c == nil {
+			continue
+		}
+		ki, fp := len(ix.keys), fold(c.Name)
+		ix.keys = append(ix.keys, pk{t, c})
+		ix.keyed[nsName{t.Schema, fp}]++
+		ix.same[nsName{t.Schema, fp}] = ki
+		for _, tn := range singulars(fold(t.Name)) {
+			add(ix.byTail, t.Schema, tn+fp, ki)
+			tails[len(tn+fp)] = true
+			if strings.HasPrefix(fp, tn) && len(fp) > len(tn) {
+				add(ix.byName, t.Schema, fp, ki)
+				if len(tn) > 2 {
+					add(ix.byStem, t.Schema, tn, ki)
+					stems[len(tn)] = true
+				}
+			}
+		}
+	}
+	ix.tailLens, ix.stemLens = slices.Sorted(maps.Keys(tails)), slices.Sorted(maps.Keys(stems))
+	return ix
+}
+
+// candidates appends to dst, in table order and once each, the keys of
+// namespace ns that a column of folded name fc may refer to: every key
+// refers and the one-table rule of InferForeignKeys can accept.
+func (ix *keyIndex) candidates(dst []int, ns, fc string) []int {
+	dst = append(dst, ix.byName[nsName{ns, fc}]...)
+	if k := (nsName{ns, fc}); ix.keyed[k] == 1 && !generic[fc] {
+		dst = append(dst, ix.same[k])
+	}
+	for _, n := range ix.tailLens {
+		if n <= len(fc) {
+			dst = append(dst, ix.byTail[nsName{ns, fc[len(fc)-n:]}]...)
+		}
+	}
+	stem := strings.TrimRight(fc, "0123456789")
+	for _, n := range ix.stemLens {
+		if n <= len(stem) {
+			dst = append(dst, ix.byStem[nsName{ns, stem[len(stem)-n:]}]...)
+		}
+	}
+	slices.Sort(dst)
+	return slices.Compact(dst)
+}
+
+// matches reports whether column c of table t, of folded name fc, refers
+// to key k by the rules of InferForeignKeys.
+func (ix *keyIndex) matches(t *Table, c *Column, fc string, k pk) bool {
+	if k.t.Schema != t.Schema {
+		return false // within one namespace: a catalog's are separate databases
+	}
+	same, ok := refers(c.Name, k.t, k.col.Name)
+	if !ok && fc == fold(k.col.Name) && ix.keyed[nsName{t.Schema, fc}] == 1 && !generic[fc] {
+		same, ok = true, true // order_id ~ Customer_Orders.order_id, the one table keyed by it
+	}
+	return ok && (same || alike(c.Type, k.col.Type))
 }
 
 // generic are key names too common to say which table they key.

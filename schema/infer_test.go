@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -80,4 +81,103 @@ func TestInferForeignKeysRecoversDeclared(t *testing.T) {
 		assert.Greater(t, recall, 0.5, path)
 		assert.Greater(t, precision, 0.7, path)
 	}
+}
+
+// The indexed InferForeignKeys infers what the quadratic comparison of
+// every column with every key inferred, in the same order: on each Spider
+// and BIRD database with and without its declared keys, on all of them as
+// one namespace and as namespaces of one database each, and on random
+// schemas of colliding names.
+func TestInferForeignKeysAsQuadratic(t *testing.T) {
+	var union, catalog schema.Database
+	for _, path := range []string{shareddata.Path(t, "spider", "tables.json"), shareddata.Path(t, "bird", "mini_dev", "dev_tables.json")} {
+		schemas, err := birdschema.Load(path)
+		require.NoError(t, err)
+		for i := range schemas {
+			tables, err := schemas[i].Tables("")
+			require.NoError(t, err)
+			db := &schema.Database{Dialect: text2sql.DialectSQLite, Tables: tables}
+			sameInferred(t, db, schemas[i].DBID+" declared")
+			keyless := &schema.Database{Dialect: text2sql.DialectSQLite}
+			for _, tb := range tables {
+				ct := *tb
+				ct.ForeignKeys = nil
+				keyless.Tables = append(keyless.Tables, &ct)
+				union.Tables = append(union.Tables, &ct)
+				nt := ct
+				nt.Schema = schemas[i].DBID
+				catalog.Tables = append(catalog.Tables, &nt)
+			}
+			sameInferred(t, keyless, schemas[i].DBID)
+		}
+	}
+	assert.Greater(t, sameInferred(t, &union, "union"), 500)
+	assert.Greater(t, sameInferred(t, &catalog, "catalog"), 500)
+	next := rand.New(rand.NewPCG(7, 0)).IntN
+	total := 0
+	for i := range 200 {
+		total += sameInferred(t, randomSchema(next), fmt.Sprintf("random %d", i))
+	}
+	assert.Greater(t, total, 500)
+}
+
+// sameInferred requires InferForeignKeys and InferForeignKeysQuadratic to
+// give db the same keys and share the same tables with it, and returns
+// the number of keys inferred.
+func sameInferred(t *testing.T, db *schema.Database, name string) int {
+	got, want := schema.InferForeignKeys(db), schema.InferForeignKeysQuadratic(db)
+	require.Len(t, got.Tables, len(want.Tables), name)
+	n := 0
+	for i, w := range want.Tables {
+		require.Equal(t, w.ForeignKeys, got.Tables[i].ForeignKeys, "%s: table %s", name, w.Name)
+		require.Equal(t, w == db.Tables[i], got.Tables[i] == db.Tables[i], "%s: table %s shared", name, w.Name)
+		for _, fk := range w.ForeignKeys {
+			if fk.Inferred {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// randomSchema returns a schema of names drawn from few words, plurals,
+// digits, cases and generic names, so that columns name many keys.
+func randomSchema(next func(int) int) *schema.Database {
+	words := []string{"film", "films", "member", "members", "Category", "categories", "class", "classes", "box", "player",
+		"Player_API", "user", "Users", "id", "name", "code", "", "_", "a", "ab", "abc", "order", "Orders", "Customer_Orders", "x1"}
+	types := []string{"", "INTEGER", "int", "TEXT", "varchar(20)", "REAL", "date", "uuid", "blob"}
+	name := func() string {
+		n := words[next(len(words))]
+		switch next(6) {
+		case 0:
+			n += "_" + words[next(len(words))]
+		case 1:
+			n += "_id"
+		case 2:
+			n += "Id"
+		case 3:
+			n += fmt.Sprint(next(12))
+		case 4:
+			n = strings.ToUpper(n)
+		}
+		return n
+	}
+	db := &schema.Database{}
+	for range 1 + next(40) {
+		tb := &schema.Table{Name: name(), Schema: []string{"", "", "s"}[next(3)]}
+		for range 1 + next(6) {
+			tb.Columns = append(tb.Columns, schema.Column{Name: name(), Type: types[next(len(types))]})
+		}
+		switch next(4) {
+		case 0, 1:
+			tb.PrimaryKey = []string{tb.Columns[next(len(tb.Columns))].Name}
+		case 2:
+			tb.PrimaryKey = []string{name()}
+		}
+		if next(4) == 0 {
+			tb.ForeignKeys = []schema.ForeignKey{{Columns: []string{tb.Columns[next(len(tb.Columns))].Name}, RefTable: name(), RefColumns: []string{"id"}}}
+		}
+		db.Tables = append(db.Tables, tb)
+	}
+	return db
 }

@@ -60,17 +60,19 @@ func InspectSQLite(ctx context.Context, db *sql.DB) (*Database, error) {
 		return out.Tables[i].Name < out.Tables[j].Name
 	})
 
-	for _, t := range out.Tables {
-		if err := sqliteColumns(ctx, db, t); err != nil {
-			if t.Kind == KindView {
-				t.Columns, t.PrimaryKey = nil, nil
-				continue
-			}
-			return nil, err
-		}
-		if t.Kind == KindTable {
-			if err := sqliteForeignKeys(ctx, db, t); err != nil {
+	if !sqliteAllColumns(ctx, db, out.Tables) {
+		for _, t := range out.Tables {
+			if err := sqliteColumns(ctx, db, t); err != nil {
+				if t.Kind == KindView {
+					t.Columns, t.PrimaryKey = nil, nil
+					continue
+				}
 				return nil, err
+			}
+			if t.Kind == KindTable {
+				if err := sqliteForeignKeys(ctx, db, t); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -92,16 +94,85 @@ func InspectSQLite(ctx context.Context, db *sql.DB) (*Database, error) {
 	return out, nil
 }
 
+// sqliteColumn is a row of pragma_table_info, with its table.
+type sqliteColumn struct {
+	Table   string         `db:"tbl"`
+	Name    string         `db:"name"`
+	Type    sql.NullString `db:"type"`
+	NotNull bool           `db:"notnull"`
+	PK      int            `db:"pk"` // position in the primary key, from 1; 0 if not in it
+}
+
+// sqliteKey is a row of pragma_foreign_key_list, with its table.
+type sqliteKey struct {
+	Table string         `db:"tbl"`
+	ID    int            `db:"id"`
+	Ref   string         `db:"table"`
+	From  string         `db:"from"`
+	To    sql.NullString `db:"to"`
+}
+
+// sqliteAllColumns reads the columns of tables and the foreign keys of
+// their tables (not views) with one query each, and reports whether both
+// succeeded: two queries per table took 1.6 s of CPU at 10,000 tables. A view
+// whose columns cannot be resolved fails the whole query; the caller then
+// reads the tables one at a time.
+func sqliteAllColumns(ctx context.Context, db *sql.DB, tables []*Table) bool {
+	cols, err := selectRows[sqliteColumn](ctx, db, `SELECT m.name AS tbl, p.name, p.type, p."notnull", p.pk
+		FROM sqlite_master m, pragma_table_info(m.name) p
+		WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY m.name, p.cid`)
+	if err != nil {
+		return false
+	}
+	keys, err := selectRows[sqliteKey](ctx, db, `SELECT m.name AS tbl, p.id, p."table", p."from", p."to"
+		FROM sqlite_master m, pragma_foreign_key_list(m.name) p
+		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY m.name, p.id DESC, p.seq`)
+	if err != nil {
+		return false
+	}
+	byName := make(map[string]*Table, len(tables))
+	for _, t := range tables {
+		byName[t.Name] = t
+	}
+	for _, rows := range groupBy(cols, func(c sqliteColumn) string { return c.Table }) {
+		if t := byName[rows[0].Table]; t != nil {
+			setSQLiteColumns(t, rows)
+		}
+	}
+	for _, rows := range groupBy(keys, func(k sqliteKey) string { return k.Table }) {
+		if t := byName[rows[0].Table]; t != nil && t.Kind == KindTable {
+			setSQLiteKeys(t, rows)
+		}
+	}
+	return true
+}
+
+// groupBy splits rows into runs of the same key.
+func groupBy[T any](rows []T, key func(T) string) [][]T {
+	var out [][]T
+	for i := 0; i < len(rows); {
+		j := i + 1
+		for j < len(rows) && key(rows[j]) == key(rows[i]) {
+			j++
+		}
+		out = append(out, rows[i:j])
+		i = j
+	}
+	return out
+}
+
 func sqliteColumns(ctx context.Context, db *sql.DB, t *Table) error {
-	cols, err := selectRows[struct {
-		Name    string         `db:"name"`
-		Type    sql.NullString `db:"type"`
-		NotNull bool           `db:"notnull"`
-		PK      int            `db:"pk"` // position in the primary key, from 1; 0 if not in it
-	}](ctx, db, `SELECT name, type, "notnull", pk FROM pragma_table_info(?) ORDER BY cid`, t.Name)
+	cols, err := selectRows[sqliteColumn](ctx, db, `SELECT name, type, "notnull", pk FROM pragma_table_info(?) ORDER BY cid`, t.Name)
 	if err != nil {
 		return fmt.Errorf("schema: sqlite columns of %s: %w", t.Name, err)
 	}
+	setSQLiteColumns(t, cols)
+	return nil
+}
+
+// setSQLiteColumns sets t's columns and primary key from its rows of
+// pragma_table_info, in column order.
+func setSQLiteColumns(t *Table, cols []sqliteColumn) {
 	type pkCol struct {
 		name string
 		pos  int
@@ -117,21 +188,21 @@ func sqliteColumns(ctx context.Context, db *sql.DB, t *Table) error {
 	for _, p := range pks {
 		t.PrimaryKey = append(t.PrimaryKey, p.name)
 	}
-	return nil
 }
 
 func sqliteForeignKeys(ctx context.Context, db *sql.DB, t *Table) error {
-	// SQLite numbers foreign keys from the last declared: id descending is
-	// declaration order.
-	keys, err := selectRows[struct {
-		ID   int            `db:"id"`
-		Ref  string         `db:"table"`
-		From string         `db:"from"`
-		To   sql.NullString `db:"to"`
-	}](ctx, db, `SELECT id, "table", "from", "to" FROM pragma_foreign_key_list(?) ORDER BY id DESC, seq`, t.Name)
+	keys, err := selectRows[sqliteKey](ctx, db, `SELECT id, "table", "from", "to" FROM pragma_foreign_key_list(?) ORDER BY id DESC, seq`, t.Name)
 	if err != nil {
 		return fmt.Errorf("schema: sqlite foreign keys of %s: %w", t.Name, err)
 	}
+	setSQLiteKeys(t, keys)
+	return nil
+}
+
+// setSQLiteKeys sets t's foreign keys from its rows of
+// pragma_foreign_key_list, in declaration order (SQLite numbers foreign
+// keys from the last declared: id descending).
+func setSQLiteKeys(t *Table, keys []sqliteKey) {
 	lastID := -1
 	for _, r := range keys {
 		if r.ID != lastID || len(t.ForeignKeys) == 0 {
@@ -151,5 +222,4 @@ func sqliteForeignKeys(ctx context.Context, db *sql.DB, t *Table) error {
 			fk.RefColumns = nil
 		}
 	}
-	return nil
 }

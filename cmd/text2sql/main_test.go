@@ -28,7 +28,7 @@ import (
 // cli runs the command line in-process and returns stdout, stderr and the
 // exit code main would use; the index goes to a fresh directory unless
 // args name one.
-func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
+func cli(t testing.TB, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	root := newRoot()
 	var out, errOut bytes.Buffer
