@@ -66,7 +66,8 @@ type serveFlags struct {
 	// least recently used goes) and saved answers (past it 429).
 	conversationQuota int
 	savedAnswerQuota  int
-	modelConns        int // --model-conns: options.modelConns
+
+	modelConns int // --model-conns: options.modelConns
 }
 
 // envFlags maps flag names to the environment variables that give their
@@ -103,7 +104,8 @@ var envFlags = map[string]string{
 	// The per-principal quotas.
 	"conversation-quota": "TEXT2SQL_CONVERSATION_QUOTA",
 	"saved-answer-quota": "TEXT2SQL_SAVED_ANSWER_QUOTA",
-	"model-conns":        "TEXT2SQL_MODEL_CONNS",
+
+	"model-conns": "TEXT2SQL_MODEL_CONNS",
 }
 
 func serveCmd(o *options) *cobra.Command {
