@@ -1,0 +1,144 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	mysqldrv "github.com/go-sql-driver/mysql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/dbtest"
+)
+
+// Attacks on the reuse of the executor's connections (COM_RESET_CONNECTION
+// between statements instead of a new connection per statement). Each test
+// fails while the attack works.
+
+// reuseLogin creates a login on admin's server, runs grants (with %s for
+// the login and %d for the database), and returns its DSN for database
+// dbName; the login is dropped when t ends.
+func reuseLogin(t *testing.T, admin *sql.DB, dsn string, grants ...string) (user, loginDSN string) {
+	t.Helper()
+	user = dbtest.Name("t2s_u")
+	cfg, err := mysqldrv.ParseDSN(dsn)
+	require.NoError(t, err)
+	dbtest.Exec(t, admin, "CREATE USER '"+user+"'@'%' IDENTIFIED BY 'pw-"+user+"'")
+	t.Cleanup(func() { admin.Exec("DROP USER IF EXISTS '" + user + "'@'%'") }) //nolint:errcheck
+	for _, g := range grants {
+		dbtest.Exec(t, admin, replaceAll(g, map[string]string{"%u": "'" + user + "'@'%'", "%d": "`" + cfg.DBName + "`"}))
+	}
+	cfg.User, cfg.Passwd = user, "pw-"+user
+	return user, cfg.FormatDSN()
+}
+
+func replaceAll(s string, m map[string]string) string {
+	for k, v := range m {
+		for {
+			i := indexOf(s, k)
+			if i < 0 {
+				break
+			}
+			s = s[:i] + v + s[i+len(k):]
+		}
+	}
+	return s
+}
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
+
+func reuseRun(t *testing.T, e *Executor, q string) (*text2sql.Result, error) {
+	t.Helper()
+	return e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q})
+}
+
+// Finding: a login that is dropped (or locked) keeps running statements on
+// the executor's reset connections, indefinitely: COM_RESET_CONNECTION does
+// not authenticate again. With a connection per statement the next
+// statement failed to connect.
+func TestAttackReuseDroppedLoginStillRuns(t *testing.T) {
+	for _, revoke := range []string{"DROP USER %u", "ALTER USER %u ACCOUNT LOCK"} {
+		t.Run(revoke, func(t *testing.T) {
+			admin, dsn := dbtest.MySQL(t)
+			dbtest.Exec(t, admin, securityFixture...)
+			user, login := reuseLogin(t, admin, dsn, "GRANT SELECT ON %d.* TO %u")
+			e, err := Open(context.Background(), login, Options{MaxOpenConns: 1, Timeout: 5 * time.Second})
+			require.NoError(t, err)
+			defer e.Close()
+			// The control: a connection per statement (compression).
+			perStatement, err := Open(context.Background(), login+"&compress=true", Options{Timeout: 5 * time.Second})
+			require.NoError(t, err)
+			defer perStatement.Close()
+			require.Nil(t, perStatement.sessions.reset)
+			res, err := reuseRun(t, e, "SELECT CONNECTION_ID(), note FROM secrets ORDER BY id")
+			require.NoError(t, err)
+			require.Nil(t, res.Error)
+			id := res.Rows[0][0]
+
+			dbtest.Exec(t, admin, replaceAll(revoke, map[string]string{"%u": "'" + user + "'@'%'"}))
+			_, cerr := reuseRun(t, perStatement, "SELECT note FROM secrets")
+			require.Error(t, cerr, "control: a new connection of the login is refused")
+			res, err = reuseRun(t, e, "SELECT CONNECTION_ID(), note FROM secrets ORDER BY id")
+			if err == nil && res.Error == nil {
+				assert.Fail(t, "the login was "+revoke+", yet its statement ran", "on connection %v (first %v), rows %v", res.Rows[0][0], id, res.Rows)
+			}
+		})
+	}
+}
+
+// Finding: global privileges (GRANT … ON *.*) are cached in the session
+// when it authenticates; a REVOKE does not reach a connection the executor
+// keeps resetting and reusing, so the login goes on reading.
+func TestAttackReuseRevokedGlobalPrivilegeStillReads(t *testing.T) {
+	admin, dsn := dbtest.MySQL(t)
+	dbtest.Exec(t, admin, securityFixture...)
+	user, login := reuseLogin(t, admin, dsn, "GRANT SELECT ON *.* TO %u")
+	e, err := Open(context.Background(), login, Options{MaxOpenConns: 1, Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	defer e.Close()
+	res, err := reuseRun(t, e, "SELECT CONNECTION_ID(), note FROM secrets ORDER BY id")
+	require.NoError(t, err)
+	require.Nil(t, res.Error)
+
+	dbtest.Exec(t, admin, "REVOKE SELECT ON *.* FROM '"+user+"'@'%'")
+	res, err = reuseRun(t, e, "SELECT CONNECTION_ID(), note FROM secrets ORDER BY id")
+	if err == nil && res.Error == nil {
+		assert.Fail(t, "SELECT was revoked from the login, yet it read the table", "rows %v", res.Rows)
+	}
+}
+
+// Finding: a role revoked from the login stays active on the reset
+// connections (the reset keeps the role, and the identity check compares
+// it with the role the connection was opened with, which is the same), so
+// the executor goes on reading with the revoked role's privileges.
+func TestAttackReuseRevokedRoleStillActive(t *testing.T) {
+	admin, dsn := dbtest.MySQL(t)
+	dbtest.Exec(t, admin, securityFixture...)
+	role := dbtest.Name("t2s_r")
+	dbtest.Exec(t, admin, "CREATE ROLE "+role)
+	t.Cleanup(func() { admin.Exec("DROP ROLE IF EXISTS " + role) }) //nolint:errcheck
+	user, login := reuseLogin(t, admin, dsn, "GRANT SELECT ON %d.* TO "+role, "GRANT "+role+" TO %u", "SET DEFAULT ROLE "+role+" FOR %u")
+	e, err := Open(context.Background(), login, Options{MaxOpenConns: 1, Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	defer e.Close()
+	res, err := reuseRun(t, e, "SELECT CURRENT_ROLE(), note FROM secrets ORDER BY id")
+	require.NoError(t, err)
+	require.Nil(t, res.Error)
+	require.Equal(t, role, res.Rows[0][0])
+
+	dbtest.Exec(t, admin, "REVOKE "+role+" FROM '"+user+"'@'%'")
+	res, err = reuseRun(t, e, "SELECT CURRENT_ROLE(), note FROM secrets ORDER BY id")
+	if err == nil && res.Error == nil {
+		assert.Fail(t, "the role was revoked from the login, yet the statement ran with it", "rows %v", res.Rows)
+	}
+}
