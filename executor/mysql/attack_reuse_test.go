@@ -142,3 +142,36 @@ func TestAttackReuseRevokedRoleStillActive(t *testing.T) {
 		assert.Fail(t, "the role was revoked from the login, yet the statement ran with it", "rows %v", res.Rows)
 	}
 }
+
+// Finding (low): the reset puts session variables back to their global
+// values, and the executor sets again only the DSN's and its pinned ones:
+// what the server set for the login when it authenticated — MariaDB's
+// per-account MAX_STATEMENT_TIME, the bound `text2sql grant` puts on the
+// login (and, the same way, what init_connect sets) — is gone from the
+// second statement on a connection. Everything the executor runs outside
+// its SET STATEMENT wrapper (the confirm queries, START TRANSACTION,
+// ROLLBACK, Check's prepare) then runs without the login's bound.
+func TestAttackReuseDropsLoginMaxStatementTime(t *testing.T) {
+	admin, dsn := dbtest.MySQL(t)
+	dbtest.Exec(t, admin, securityFixture...)
+	_, login := reuseLogin(t, admin, dsn, "GRANT SELECT ON %d.* TO %u", "ALTER USER %u WITH MAX_STATEMENT_TIME 7")
+	e, err := Open(context.Background(), login, Options{MaxOpenConns: 1, Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	defer e.Close()
+	probe := func() (id int64, limit float64) {
+		t.Helper()
+		conn, release, err := e.conn(context.Background())
+		require.NoError(t, err)
+		defer release()
+		require.NoError(t, conn.QueryRowContext(context.Background(), "SELECT CONNECTION_ID(), @@SESSION.max_statement_time").Scan(&id, &limit))
+		return id, limit
+	}
+	id, limit := probe()
+	require.Equal(t, 7.0, limit, "a new connection has the login's bound")
+	res, err := reuseRun(t, e, "SELECT note FROM secrets")
+	require.NoError(t, err)
+	require.Nil(t, res.Error)
+	now, limit := probe()
+	require.Equal(t, id, now, "the connection was reused")
+	assert.Equal(t, 7.0, limit, "the login's MAX_STATEMENT_TIME is gone after the reset")
+}
