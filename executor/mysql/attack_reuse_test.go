@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,9 +19,9 @@ import (
 // between statements instead of a new connection per statement). Each test
 // fails while the attack works.
 
-// reuseLogin creates a login on admin's server, runs grants (with %s for
-// the login and %d for the database), and returns its DSN for database
-// dbName; the login is dropped when t ends.
+// reuseLogin creates a login on admin's server, runs grants (with %u for
+// the login and %d for the database), and returns its name and its DSN
+// on dsn's database; the login is dropped when t ends.
 func reuseLogin(t *testing.T, admin *sql.DB, dsn string, grants ...string) (user, loginDSN string) {
 	t.Helper()
 	user = dbtest.Name("t2s_u")
@@ -35,26 +36,13 @@ func reuseLogin(t *testing.T, admin *sql.DB, dsn string, grants ...string) (user
 	return user, cfg.FormatDSN()
 }
 
+// replaceAll replaces each key of m in s by its value.
 func replaceAll(s string, m map[string]string) string {
+	var pairs []string
 	for k, v := range m {
-		for {
-			i := indexOf(s, k)
-			if i < 0 {
-				break
-			}
-			s = s[:i] + v + s[i+len(k):]
-		}
+		pairs = append(pairs, k, v)
 	}
-	return s
-}
-
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
+	return strings.NewReplacer(pairs...).Replace(s)
 }
 
 func reuseRun(t *testing.T, e *Executor, q string) (*text2sql.Result, error) {
@@ -96,24 +84,41 @@ func TestAttackReuseDroppedLoginStillRuns(t *testing.T) {
 	}
 }
 
-// Finding: global privileges (GRANT … ON *.*) are cached in the session
-// when it authenticates; a REVOKE does not reach a connection the executor
-// keeps resetting and reusing, so the login goes on reading.
-func TestAttackReuseRevokedGlobalPrivilegeStillReads(t *testing.T) {
-	admin, dsn := dbtest.MySQL(t)
-	dbtest.Exec(t, admin, securityFixture...)
-	user, login := reuseLogin(t, admin, dsn, "GRANT SELECT ON *.* TO %u")
-	e, err := Open(context.Background(), login, Options{MaxOpenConns: 1, Timeout: 5 * time.Second})
-	require.NoError(t, err)
-	defer e.Close()
-	res, err := reuseRun(t, e, "SELECT CONNECTION_ID(), note FROM secrets ORDER BY id")
-	require.NoError(t, err)
-	require.Nil(t, res.Error)
+// Finding: privileges on *.* and on the database (the GRANT SELECT ON db.*
+// that `text2sql grant` prints) are cached in the session when it
+// authenticates (COM_INIT_DB does not look again); a REVOKE does not reach
+// a connection the executor keeps resetting and reusing, so the login goes
+// on reading. A new connection of the login (the control) is refused.
+// Table-level grants are checked per statement and do take effect.
+func TestAttackReuseRevokedPrivilegeStillReads(t *testing.T) {
+	for _, c := range []struct{ grant, revoke string }{
+		{"GRANT SELECT ON *.* TO %u", "REVOKE SELECT ON *.* FROM %u"},
+		{"GRANT SELECT ON %d.* TO %u", "REVOKE SELECT ON %d.* FROM %u"},
+	} {
+		t.Run(c.revoke, func(t *testing.T) {
+			admin, dsn := dbtest.MySQL(t)
+			dbtest.Exec(t, admin, securityFixture...)
+			user, login := reuseLogin(t, admin, dsn, c.grant)
+			e, err := Open(context.Background(), login, Options{MaxOpenConns: 1, Timeout: 5 * time.Second})
+			require.NoError(t, err)
+			defer e.Close()
+			perStatement, err := Open(context.Background(), login+"&compress=true", Options{Timeout: 5 * time.Second})
+			require.NoError(t, err)
+			defer perStatement.Close()
+			res, err := reuseRun(t, e, "SELECT CONNECTION_ID(), note FROM secrets ORDER BY id")
+			require.NoError(t, err)
+			require.Nil(t, res.Error)
 
-	dbtest.Exec(t, admin, "REVOKE SELECT ON *.* FROM '"+user+"'@'%'")
-	res, err = reuseRun(t, e, "SELECT CONNECTION_ID(), note FROM secrets ORDER BY id")
-	if err == nil && res.Error == nil {
-		assert.Fail(t, "SELECT was revoked from the login, yet it read the table", "rows %v", res.Rows)
+			cfg, err := mysqldrv.ParseDSN(dsn)
+			require.NoError(t, err)
+			dbtest.Exec(t, admin, replaceAll(c.revoke, map[string]string{"%u": "'" + user + "'@'%'", "%d": "`" + cfg.DBName + "`"}))
+			res, err = reuseRun(t, perStatement, "SELECT note FROM secrets")
+			require.True(t, err != nil || res.Error != nil, "control: a new connection of the login may not read")
+			res, err = reuseRun(t, e, "SELECT CONNECTION_ID(), note FROM secrets ORDER BY id")
+			if err == nil && res.Error == nil {
+				assert.Fail(t, "SELECT was revoked from the login, yet it read the table", "rows %v", res.Rows)
+			}
+		})
 	}
 }
 
