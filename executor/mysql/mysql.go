@@ -56,6 +56,7 @@
 package mysql
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -83,6 +84,12 @@ const grace = time.Second
 // DefaultMaxOpenConns is the pool size of a handle made by Open.
 const DefaultMaxOpenConns = 4
 
+// DefaultMaxConnLifetime is how long a handle made by Open reuses a
+// statement connection by default: what the reset cannot see reaches
+// the executor within it (see Options.MaxConnLifetime), and a new
+// connection every 30 s costs little next to a reset per statement.
+const DefaultMaxConnLifetime = 30 * time.Second
+
 // Options configures Open and New. Zero values mean the defaults;
 // negative values are an error.
 type Options struct {
@@ -97,6 +104,16 @@ type Options struct {
 	// and the statement connections kept, reset, for reuse (statements
 	// that run at the same time may open more, closed when they end).
 	MaxOpenConns int
+	// MaxConnLifetime bounds how long, from its login, a statement
+	// connection of a handle made by Open is reused (default
+	// DefaultMaxConnLifetime); an older one is closed when its statement
+	// ends, or when it is next taken. A reused connection does not log in
+	// again: a change of the login's grants (REVOKE, DROP USER, a revoked
+	// role) closes it at its next reset, but what its grants do not show
+	// — ACCOUNT LOCK, a new password, a changed resource limit, a
+	// changed init_connect — reaches the executor only within
+	// MaxConnLifetime.
+	MaxConnLifetime time.Duration
 	// MaxSQLLength bounds the statement text, in bytes (default
 	// executor.DefaultMaxSQLLength, 1 MiB); a longer text is refused with
 	// KindTooLarge before it is checked.
@@ -243,7 +260,7 @@ func redact(err error, cfg *mysqldrv.Config) string {
 }
 
 func (o *Options) validate() error {
-	if o.MaxRows < 0 || o.Timeout < 0 || o.MaxOpenConns < 0 || o.MaxSQLLength < 0 || o.MaxResultBytes < 0 {
+	if o.MaxRows < 0 || o.Timeout < 0 || o.MaxOpenConns < 0 || o.MaxConnLifetime < 0 || o.MaxSQLLength < 0 || o.MaxResultBytes < 0 {
 		return fmt.Errorf("%w: mysql: negative limit in Options", text2sql.ErrInvalidConfig)
 	}
 	return nil
@@ -333,8 +350,9 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 	if idle == 0 {
 		idle = DefaultMaxOpenConns
 	}
+	lifetime := cmp.Or(opts.MaxConnLifetime, DefaultMaxConnLifetime)
 	roles := e.flavor == MariaDB || !strings.HasPrefix(e.version, "5.") // MySQL 8
-	e.sessions = newSessions(db, cfg, fmt.Sprintf(pinnedSession, sqlMode), int64(resultBytes)+wireSlack, idle, roles)
+	e.sessions = newSessions(db, cfg, fmt.Sprintf(pinnedSession, sqlMode), int64(resultBytes)+wireSlack, idle, lifetime, roles, e.flavor == MariaDB)
 	if e.flavor == MySQL {
 		e.sessions.killer = db
 	}

@@ -47,6 +47,19 @@ const wireSlack = 4 << 20
 // statement gets a new connection instead, closed when it ends, as on
 // a handle passed to New, whose connections are closed after use
 // instead of going back to its pool.
+//
+// The reset does not log in again, and the server keeps in the session
+// the privileges it granted at login: global ones, the database's, and
+// those of the active role. So the reset's identity query also reads
+// the login's grants as the server's ACL has them now (grantsPrint),
+// and a connection whose grants changed since it was opened (REVOKE,
+// DROP USER, a role revoked) is closed; what the grants do not show
+// (ACCOUNT LOCK, a changed password or resource limit) reaches the
+// executor within lifetime, the age after which a connection is closed
+// rather than reused. The reset also puts max_statement_time back to
+// its global value, dropping the login's own (MariaDB's per-account
+// MAX_STATEMENT_TIME, or what init_connect set): it is read when the
+// connection is opened and set again by the connection's reset.
 type sessions struct {
 	// cfg, when set (Open), dials each connection itself, through a
 	// socket that stops reading after wireLimit bytes.
@@ -61,12 +74,19 @@ type sessions struct {
 	// after the DSN's own session variables.
 	setup string
 	// reset is what cleans a connection for reuse (resetCommands); nil
-	// when connections are not reused. idle holds the clean ones.
-	// identity reads a connection's id and active role (NULL where the
-	// server has no roles), which the reset keeps: a connection whose
-	// role is no longer the one it was opened with is closed.
+	// when connections are not reused. idle holds the clean ones, reused
+	// until they are lifetime old.
+	// identity reads a connection's id, active role (NULL where the
+	// server has no roles), which the reset keeps, and grants
+	// (grantsPrint): a connection whose role or grants are no longer
+	// those it was opened with is closed.
 	reset    []byte
 	identity string
+	lifetime time.Duration
+	// limitVar is the server's session bound on a statement's time
+	// (MariaDB's max_statement_time), which the reset takes back; ""
+	// where the executor does not set it again (MySQL).
+	limitVar string
 	idle     chan *session
 	closed   atomic.Bool
 	// taken counts the connections given to statements, dialed the
@@ -84,30 +104,64 @@ type sessions struct {
 }
 
 // session is one connection of a statement: sock is its socket (nil on
-// a host's handle), id and role the server's CONNECTION_ID and
-// CURRENT_ROLE when it was opened, close closes it.
+// a host's handle), id, role and grants the server's CONNECTION_ID,
+// CURRENT_ROLE and grantsPrint when it was opened, at the time it was
+// opened, reset the commands that clean it (sessions.reset, with the
+// login's bound on a statement's time), close closes it.
 type session struct {
-	conn  *sql.Conn
-	sock  *budgetConn
-	id    int64
-	role  sql.NullString
-	close func()
+	conn   *sql.Conn
+	sock   *budgetConn
+	id     int64
+	role   sql.NullString
+	grants string
+	at     time.Time
+	reset  []byte
+	close  func()
 }
 
 // newSessions returns the sessions of an executor; cfg is nil for New.
-// Up to idle clean connections are kept for reuse.
-// roles tells whether the server has CURRENT_ROLE().
-func newSessions(db *sql.DB, cfg *mysqldrv.Config, setup string, wireLimit int64, idle int, roles bool) *sessions {
-	s := &sessions{cfg: cfg, db: db, wireLimit: wireLimit, setup: sessionSetup(cfg, setup),
-		identity: "SELECT CONNECTION_ID(), NULL"}
+// Up to idle clean connections are kept for reuse, each until it is
+// lifetime old. roles tells whether the server has CURRENT_ROLE(),
+// mariadb whether it is MariaDB (APPLICABLE_ROLES, max_statement_time).
+func newSessions(db *sql.DB, cfg *mysqldrv.Config, setup string, wireLimit int64, idle int, lifetime time.Duration, roles, mariadb bool) *sessions {
+	s := &sessions{cfg: cfg, db: db, wireLimit: wireLimit, setup: sessionSetup(cfg, setup), lifetime: lifetime,
+		identity: "SELECT CONNECTION_ID(), NULL, " + grantsPrint(mariadb)}
 	if roles {
-		s.identity = "SELECT CONNECTION_ID(), CURRENT_ROLE()"
+		s.identity = "SELECT CONNECTION_ID(), CURRENT_ROLE(), " + grantsPrint(mariadb)
+	}
+	if mariadb {
+		s.limitVar = "max_statement_time"
 	}
 	if cfg != nil && cfg.TLS == nil && !strings.Contains(cfg.FormatDSN(), "compress=true") {
 		s.reset = resetCommands(cfg.DBName, s.setup, s.identity)
 		s.idle = make(chan *session, idle)
 	}
 	return s
+}
+
+// grantsPrint is an expression of the current login's grants as the
+// server's ACL has them now, which a REVOKE, GRANT or DROP USER changes
+// at once (unlike the privileges the session cached at login): its
+// rows of information_schema's USER_PRIVILEGES and SCHEMA_PRIVILEGES,
+// and on MariaDB the roles it may use (APPLICABLE_ROLES) and their
+// rows. Any login reads its own rows there. The rows are folded, in
+// any order and however many, into their count and the XOR of the
+// first 64 bits of each row's MD5, so no group_concat_max_len cuts
+// them. Table and column grants are left out: the server checks them
+// at every statement.
+func grantsPrint(mariadb bool) string {
+	// CURRENT_USER() is user@host; the views quote it as 'user'@'host'
+	// (a role as 'role'@''), without escaping.
+	const user = `CONCAT('''', LEFT(CURRENT_USER(), CHAR_LENGTH(CURRENT_USER()) - CHAR_LENGTH(SUBSTRING_INDEX(CURRENT_USER(), '@', -1)) - 1), ` +
+		`'''@''', SUBSTRING_INDEX(CURRENT_USER(), '@', -1), '''')`
+	rows := `SELECT CONCAT_WS(',', 'U', GRANTEE, PRIVILEGE_TYPE, IS_GRANTABLE) r, GRANTEE g FROM information_schema.USER_PRIVILEGES ` +
+		`UNION ALL SELECT CONCAT_WS(',', 'S', GRANTEE, TABLE_SCHEMA, PRIVILEGE_TYPE, IS_GRANTABLE), GRANTEE FROM information_schema.SCHEMA_PRIVILEGES`
+	grantee := "g = " + user
+	if mariadb {
+		rows += ` UNION ALL SELECT CONCAT_WS(',', 'R', GRANTEE, ROLE_NAME, IS_GRANTABLE, IS_DEFAULT), NULL FROM information_schema.APPLICABLE_ROLES`
+		grantee = "g IS NULL OR " + grantee + ` OR g IN (SELECT CONCAT('''', ROLE_NAME, '''@''''') FROM information_schema.APPLICABLE_ROLES)`
+	}
+	return "(SELECT CONCAT(COUNT(*), '-', BIT_XOR(CONV(LEFT(MD5(r), 16), 16, 10))) FROM (" + rows + ") p WHERE " + grantee + ")"
 }
 
 // sessionSetup is setup after the DSN's session variables (cfg.Params),
@@ -192,7 +246,7 @@ func (s *sessions) conn(ctx context.Context, tripped *atomic.Bool) (*sql.Conn, f
 			if s.killer != nil {
 				s.kill(se.id)
 			}
-		case tripped.Load() || s.reset == nil || s.clean(se) != nil:
+		case tripped.Load() || s.reset == nil || s.expired(se) || s.startReset(se) != nil:
 			se.close()
 		default:
 			s.put(se)
@@ -200,13 +254,12 @@ func (s *sessions) conn(ctx context.Context, tripped *atomic.Bool) (*sql.Conn, f
 	}, nil
 }
 
-// take returns a clean idle connection whose socket is sound, or a new
-// one.
+// take returns an idle connection, its reset finished, or a new one.
 func (s *sessions) take(ctx context.Context) (*session, error) {
 	for {
 		select {
 		case se := <-s.idle:
-			if se.conn.Raw(checkIdle) == nil {
+			if !s.expired(se) && s.finishReset(se) == nil {
 				return se, nil
 			}
 			se.close()
@@ -214,6 +267,11 @@ func (s *sessions) take(ctx context.Context) (*session, error) {
 			return s.open(ctx)
 		}
 	}
+}
+
+// expired tells whether se is too old to be reused.
+func (s *sessions) expired(se *session) bool {
+	return time.Since(se.at) >= s.lifetime
 }
 
 // checkIdle is the driver's own check of a connection taken from a pool.
@@ -225,7 +283,7 @@ func checkIdle(dc any) error {
 	return r.ResetSession(context.Background())
 }
 
-// put keeps a clean connection for the next statement, or closes it when
+// put keeps a connection being reset for the next statement, or closes it when
 // enough are kept or the executor is closed.
 func (s *sessions) put(se *session) {
 	select {
@@ -281,11 +339,30 @@ func (s *sessions) open(ctx context.Context) (*session, error) {
 	if s.killer == nil && s.reset == nil {
 		return se, nil
 	}
-	if err := se.conn.QueryRowContext(ctx, s.identity).Scan(&se.id, &se.role); err != nil {
+	if err := s.identify(ctx, se); err != nil {
 		se.close()
 		return nil, err
 	}
 	return se, nil
+}
+
+// identify reads a new connection's identity and, where the reset takes
+// it back, the login's bound on a statement's time, which the
+// connection's reset then sets again.
+func (s *sessions) identify(ctx context.Context, se *session) error {
+	se.at, se.reset = time.Now(), s.reset
+	if s.limitVar == "" {
+		return se.conn.QueryRowContext(ctx, s.identity).Scan(&se.id, &se.role, &se.grants)
+	}
+	var limit float64
+	if err := se.conn.QueryRowContext(ctx, s.identity+", @@SESSION."+s.limitVar).Scan(&se.id, &se.role, &se.grants, &limit); err != nil {
+		return err
+	}
+	if s.reset != nil {
+		setup := s.setup + ", SESSION " + s.limitVar + " = " + strconv.FormatFloat(limit, 'f', -1, 64)
+		se.reset = resetCommands(s.cfg.DBName, setup, s.identity)
+	}
+	return nil
 }
 
 // kill stops the statement running on the server's connection id, if
@@ -355,10 +432,10 @@ const (
 	maxEOF    = 9
 )
 
-// resetCommands are the packets that clean a connection, sent at once:
-// COM_RESET_CONNECTION, then COM_INIT_DB database, COM_QUERY setup and
-// COM_QUERY identity, each the first packet (sequence 0) of its
-// command.
+// resetCommands are the packets that clean a connection: first
+// COM_RESET_CONNECTION (resetLen bytes), then COM_INIT_DB database,
+// COM_QUERY setup and COM_QUERY identity, each the first packet
+// (sequence 0) of its command.
 func resetCommands(database, setup, identity string) []byte {
 	var b []byte
 	for _, cmd := range [][]byte{{comResetConnection}, append([]byte{comInitDB}, database...),
@@ -369,16 +446,19 @@ func resetCommands(database, setup, identity string) []byte {
 	return b
 }
 
+// resetLen is the length of the COM_RESET_CONNECTION packet: its header
+// and the command.
+const resetLen = 5
+
 // errReset is an answer to the reset that is not the one expected.
 var errReset = errors.New("mysql: session reset: unexpected answer")
 
-// clean resets se's session (resetCommands) after its statement: the
-// driver must be waiting for nothing and the socket hold nothing unread,
-// each command must answer OK, and the connection must have the id and
-// role it was opened with, within killGrace (the reset keeps the role a
-// statement set). Reading the identity also makes it the last SELECT,
-// whose row count FOUND_ROWS() reports and the reset keeps.
-func (s *sessions) clean(se *session) error {
+// startReset sends COM_RESET_CONNECTION when se's statement ends, so the
+// server drops what the statement left (locks, temporary tables, the
+// transaction) at once; the driver must be waiting for nothing and the
+// socket hold nothing unread. finishReset reads its answer when se is
+// next taken.
+func (s *sessions) startReset(se *session) error {
 	if err := se.conn.Raw(func(dc any) error {
 		if v, ok := dc.(driver.Validator); !ok || !v.IsValid() {
 			return driver.ErrBadConn
@@ -391,7 +471,24 @@ func (s *sessions) clean(se *session) error {
 	if err := c.SetDeadline(time.Now().Add(killGrace)); err != nil {
 		return err
 	}
-	if _, err := c.Write(s.reset); err != nil {
+	_, err := c.Write(se.reset[:resetLen])
+	return err
+}
+
+// finishReset sends the rest of se's reset (resetCommands) in one write
+// when se is taken for a statement, and reads the answers: each command
+// must answer OK, and the connection must have the id, role and grants
+// it was opened with, within killGrace. The reset keeps the role a
+// statement set; grants changed on the server (a REVOKE just before
+// this statement) reach the session only when it logs in again. Reading
+// the identity also makes it the last SELECT, whose row count
+// FOUND_ROWS() reports and the reset keeps.
+func (s *sessions) finishReset(se *session) error {
+	c := se.sock.Conn
+	if err := c.SetDeadline(time.Now().Add(killGrace)); err != nil {
+		return err
+	}
+	if _, err := c.Write(se.reset[resetLen:]); err != nil {
 		return err
 	}
 	for range 3 {
@@ -399,13 +496,16 @@ func (s *sessions) clean(se *session) error {
 			return err
 		}
 	}
-	row, err := (&response{r: c}).row()
+	row, err := (&response{r: c}).row(3)
 	if err != nil {
 		return err
 	}
 	role := sql.NullString{String: string(row[1]), Valid: row[1] != nil}
 	if string(row[0]) != strconv.FormatInt(se.id, 10) || role != se.role {
 		return errors.New("mysql: session reset: the connection changed its role")
+	}
+	if row[2] == nil || string(row[2]) != se.grants {
+		return errors.New("mysql: session reset: the login's grants changed")
 	}
 	return c.SetDeadline(time.Time{})
 }
@@ -447,15 +547,17 @@ func (r *response) ok() error {
 	return errReset
 }
 
-// row reads a result of one row of two short values, nil for NULL.
-func (r *response) row() ([][]byte, error) {
+// row reads a result of one row of n short values (n < 251, each
+// shorter than 251 bytes), nil for NULL.
+func (r *response) row(n int) ([][]byte, error) {
 	p, err := r.next()
 	// The column count, and MariaDB's "metadata follows" where the
 	// driver asks for its metadata cache (MARIADB_CLIENT_CACHE_METADATA).
-	if err != nil || string(p) != "\x02" && string(p) != "\x02\x01" {
+	count := string([]byte{byte(n)})
+	if err != nil || string(p) != count && string(p) != count+"\x01" {
 		return nil, cmp.Or(err, errReset)
 	}
-	for range 2 { // the column definitions
+	for range n { // the column definitions
 		if _, err := r.next(); err != nil {
 			return nil, err
 		}
@@ -467,7 +569,7 @@ func (r *response) row() ([][]byte, error) {
 		return nil, err
 	}
 	var vals [][]byte
-	for range 2 {
+	for range n {
 		switch {
 		case len(p) > 0 && p[0] == nullValue:
 			vals, p = append(vals, nil), p[1:]
