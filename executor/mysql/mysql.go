@@ -34,12 +34,18 @@
 //     session — user variables, named locks, table locks, HANDLERs,
 //     temporary tables, session variables, the current database, the
 //     last insert id, the row count FOUND_ROWS() reports. On a handle
-//     made by Open the executor reuses its own connections and, when a
-//     statement ends, has the server reset the session
-//     (COM_RESET_CONNECTION), selects the database again, pins the
+//     made by Open the executor reuses its own connections: when a
+//     statement ends it has the server reset the session
+//     (COM_RESET_CONNECTION) and, in the same round trip as the next
+//     statement's first, selects the database again, pins the
 //     character set and sql_mode the check assumed (and the DSN's
-//     session variables) again, and closes a connection whose role a
-//     statement changed; over TLS or with compression, and on a handle
+//     session variables, and on MariaDB the login's max_statement_time)
+//     again, and closes a connection whose role a statement changed.
+//     As the reset does not log in again, it also reads the login's
+//     account (SHOW GRANTS, SHOW CREATE USER) and closes a connection
+//     whose account changed since its login (REVOKE, DROP USER, ACCOUNT
+//     LOCK, …), and no connection is reused past
+//     Options.MaxConnLifetime. Over TLS or with compression, and on a handle
 //     passed to New, every statement runs on a connection of its own,
 //     closed afterwards (see sessions).
 //  4. Bounds: a time limit enforced by the server — MariaDB runs the
@@ -85,9 +91,10 @@ const grace = time.Second
 const DefaultMaxOpenConns = 4
 
 // DefaultMaxConnLifetime is how long a handle made by Open reuses a
-// statement connection by default: what the reset cannot see reaches
-// the executor within it (see Options.MaxConnLifetime), and a new
-// connection every 30 s costs little next to a reset per statement.
+// statement connection by default: what the reset cannot see of the
+// login reaches the executor within it (see Options.MaxConnLifetime),
+// and a login every 30 s per connection costs little next to a reset
+// per statement.
 const DefaultMaxConnLifetime = 30 * time.Second
 
 // Options configures Open and New. Zero values mean the defaults;
@@ -108,10 +115,11 @@ type Options struct {
 	// connection of a handle made by Open is reused (default
 	// DefaultMaxConnLifetime); an older one is closed when its statement
 	// ends, or when it is next taken. A reused connection does not log in
-	// again: a change of the login's grants (REVOKE, DROP USER, a revoked
-	// role) closes it at its next reset, but what its grants do not show
-	// — ACCOUNT LOCK, a new password, a changed resource limit, a
-	// changed init_connect — reaches the executor only within
+	// again: a change of the login's account that SHOW GRANTS or SHOW
+	// CREATE USER shows (REVOKE, DROP USER, a revoked role, ACCOUNT LOCK,
+	// a new password or resource limit) closes it before its next
+	// statement, but what they do not show — a changed init_connect or
+	// global variable — reaches the executor only within
 	// MaxConnLifetime.
 	MaxConnLifetime time.Duration
 	// MaxSQLLength bounds the statement text, in bytes (default

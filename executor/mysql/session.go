@@ -1,12 +1,16 @@
 package mysql
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"maps"
 	"net"
@@ -36,10 +40,12 @@ const wireSlack = 4 << 20
 // COM_RESET_CONNECTION (MariaDB 10.2, MySQL 5.7), which ends the
 // transaction and drops user variables, named locks (GET_LOCK),
 // temporary tables, prepared statements, HANDLERs and the last insert
-// id, and puts every session variable back to its global value; the
-// executor then selects the database again (the reset keeps the
-// current one, which a statement may have changed) and pins the
-// session again (setup). go-sql-driver/mysql v1.10 has no call for the
+// id, and puts every session variable back to its global value. When
+// the connection is next taken, the executor selects the database
+// again (the reset keeps the current one, which a statement may have
+// changed), pins the session again (setup) and checks the connection's
+// identity, in one write and one round trip, whose answer includes the
+// reset's. go-sql-driver/mysql v1.10 has no call for the
 // command (its ResetSession only checks the socket), so it is written
 // on the socket the executor dials, between two commands of the
 // driver's, when the driver waits for none; over TLS or with
@@ -50,14 +56,16 @@ const wireSlack = 4 << 20
 //
 // The reset does not log in again, and the server keeps in the session
 // the privileges it granted at login: global ones, the database's, and
-// those of the active role. So the reset's identity query also reads
-// the login's grants as the server's ACL has them now (grantsPrint),
-// and a connection whose grants changed since it was opened (REVOKE,
-// DROP USER, a role revoked) is closed; what the grants do not show
-// (ACCOUNT LOCK, a changed password or resource limit) reaches the
-// executor within lifetime, the age after which a connection is closed
-// rather than reused. The reset also puts max_statement_time back to
-// its global value, dropping the login's own (MariaDB's per-account
+// those of the active role. So the reset also reads the login's account
+// as the server's ACL has it now (accountQueries) and closes a
+// connection whose account changed since it was opened: a REVOKE, DROP
+// USER, a revoked role, ACCOUNT LOCK, a new password or resource limit.
+// The check runs just before a statement, so a change made before it
+// started reaches it. What the account does not show (a changed
+// init_connect or global variable) reaches the executor within
+// lifetime, the age after which a connection is closed rather than
+// reused. The reset also puts max_statement_time back to its global
+// value, dropping the login's own (MariaDB's per-account
 // MAX_STATEMENT_TIME, or what init_connect set): it is read when the
 // connection is opened and set again by the connection's reset.
 type sessions struct {
@@ -76,10 +84,10 @@ type sessions struct {
 	// reset is what cleans a connection for reuse (resetCommands); nil
 	// when connections are not reused. idle holds the clean ones, reused
 	// until they are lifetime old.
-	// identity reads a connection's id, active role (NULL where the
-	// server has no roles), which the reset keeps, and grants
-	// (grantsPrint): a connection whose role or grants are no longer
-	// those it was opened with is closed.
+	// identity reads a connection's id and active role (NULL where the
+	// server has no roles), which the reset keeps: a connection whose
+	// role or account (accountQueries) is no longer the one it was
+	// opened with is closed.
 	reset    []byte
 	identity string
 	lifetime time.Duration
@@ -104,30 +112,31 @@ type sessions struct {
 }
 
 // session is one connection of a statement: sock is its socket (nil on
-// a host's handle), id, role and grants the server's CONNECTION_ID,
-// CURRENT_ROLE and grantsPrint when it was opened, at the time it was
-// opened, reset the commands that clean it (sessions.reset, with the
-// login's bound on a statement's time), close closes it.
+// a host's handle), id and role the server's CONNECTION_ID and
+// CURRENT_ROLE and account the digest of accountQueries when it was
+// opened, at the time it was opened, reset the commands that clean it
+// (sessions.reset, with the login's bound on a statement's time), close
+// closes it.
 type session struct {
-	conn   *sql.Conn
-	sock   *budgetConn
-	id     int64
-	role   sql.NullString
-	grants string
-	at     time.Time
-	reset  []byte
-	close  func()
+	conn    *sql.Conn
+	sock    *budgetConn
+	id      int64
+	role    sql.NullString
+	account []byte
+	at      time.Time
+	reset   []byte
+	close   func()
 }
 
 // newSessions returns the sessions of an executor; cfg is nil for New.
 // Up to idle clean connections are kept for reuse, each until it is
 // lifetime old. roles tells whether the server has CURRENT_ROLE(),
-// mariadb whether it is MariaDB (APPLICABLE_ROLES, max_statement_time).
+// mariadb whether it is MariaDB (max_statement_time).
 func newSessions(db *sql.DB, cfg *mysqldrv.Config, setup string, wireLimit int64, idle int, lifetime time.Duration, roles, mariadb bool) *sessions {
 	s := &sessions{cfg: cfg, db: db, wireLimit: wireLimit, setup: sessionSetup(cfg, setup), lifetime: lifetime,
-		identity: "SELECT CONNECTION_ID(), NULL, " + grantsPrint(mariadb)}
+		identity: "SELECT CONNECTION_ID(), NULL"}
 	if roles {
-		s.identity = "SELECT CONNECTION_ID(), CURRENT_ROLE(), " + grantsPrint(mariadb)
+		s.identity = "SELECT CONNECTION_ID(), CURRENT_ROLE()"
 	}
 	if mariadb {
 		s.limitVar = "max_statement_time"
@@ -139,29 +148,44 @@ func newSessions(db *sql.DB, cfg *mysqldrv.Config, setup string, wireLimit int64
 	return s
 }
 
-// grantsPrint is an expression of the current login's grants as the
-// server's ACL has them now, which a REVOKE, GRANT or DROP USER changes
-// at once (unlike the privileges the session cached at login): its
-// rows of information_schema's USER_PRIVILEGES and SCHEMA_PRIVILEGES,
-// and on MariaDB the roles it may use (APPLICABLE_ROLES) and their
-// rows. Any login reads its own rows there. The rows are folded, in
-// any order and however many, into their count and the XOR of the
-// first 64 bits of each row's MD5, so no group_concat_max_len cuts
-// them. Table and column grants are left out: the server checks them
-// at every statement.
-func grantsPrint(mariadb bool) string {
-	// CURRENT_USER() is user@host; the views quote it as 'user'@'host'
-	// (a role as 'role'@''), without escaping.
-	const user = `CONCAT('''', LEFT(CURRENT_USER(), CHAR_LENGTH(CURRENT_USER()) - CHAR_LENGTH(SUBSTRING_INDEX(CURRENT_USER(), '@', -1)) - 1), ` +
-		`'''@''', SUBSTRING_INDEX(CURRENT_USER(), '@', -1), '''')`
-	rows := `SELECT CONCAT_WS(',', 'U', GRANTEE, PRIVILEGE_TYPE, IS_GRANTABLE) r, GRANTEE g FROM information_schema.USER_PRIVILEGES ` +
-		`UNION ALL SELECT CONCAT_WS(',', 'S', GRANTEE, TABLE_SCHEMA, PRIVILEGE_TYPE, IS_GRANTABLE), GRANTEE FROM information_schema.SCHEMA_PRIVILEGES`
-	grantee := "g = " + user
-	if mariadb {
-		rows += ` UNION ALL SELECT CONCAT_WS(',', 'R', GRANTEE, ROLE_NAME, IS_GRANTABLE, IS_DEFAULT), NULL FROM information_schema.APPLICABLE_ROLES`
-		grantee = "g IS NULL OR " + grantee + ` OR g IN (SELECT CONCAT('''', ROLE_NAME, '''@''''') FROM information_schema.APPLICABLE_ROLES)`
+// accountQueries show the current login's account as the server's ACL
+// has it now, which GRANT, REVOKE, DROP USER and ALTER USER change at
+// once (unlike the privileges the session took at login), to any login
+// without a privilege: its grants and those of its roles, the roles
+// granted and the default one, its password and resource limits (SHOW
+// GRANTS), and its lock (SHOW CREATE USER). A dropped login gets an
+// error. They cost the server far less than information_schema's
+// privilege views, each filled into a temporary table.
+var accountQueries = []string{"SHOW GRANTS", "SHOW CREATE USER CURRENT_USER"}
+
+// digestValue adds one value of an accountQueries row to h, its length
+// first, so the rows of the answers cannot run into one another.
+func digestValue(h hash.Hash, v []byte) {
+	h.Write(binary.AppendUvarint(nil, uint64(len(v))))
+	h.Write(v)
+}
+
+// digestAccount returns the digest of accountQueries' answers on conn.
+func digestAccount(ctx context.Context, conn *sql.Conn) ([]byte, error) {
+	h := sha256.New()
+	for _, q := range accountQueries {
+		rows, err := conn.QueryContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var v sql.RawBytes
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			digestValue(h, v)
+		}
+		if err := cmp.Or(rows.Err(), rows.Close()); err != nil {
+			return nil, err
+		}
 	}
-	return "(SELECT CONCAT(COUNT(*), '-', BIT_XOR(CONV(LEFT(MD5(r), 16), 16, 10))) FROM (" + rows + ") p WHERE " + grantee + ")"
+	return h.Sum(nil), nil
 }
 
 // sessionSetup is setup after the DSN's session variables (cfg.Params),
@@ -351,11 +375,15 @@ func (s *sessions) open(ctx context.Context) (*session, error) {
 // connection's reset then sets again.
 func (s *sessions) identify(ctx context.Context, se *session) error {
 	se.at, se.reset = time.Now(), s.reset
+	var err error
+	if se.account, err = digestAccount(ctx, se.conn); err != nil {
+		return err
+	}
 	if s.limitVar == "" {
-		return se.conn.QueryRowContext(ctx, s.identity).Scan(&se.id, &se.role, &se.grants)
+		return se.conn.QueryRowContext(ctx, s.identity).Scan(&se.id, &se.role)
 	}
 	var limit float64
-	if err := se.conn.QueryRowContext(ctx, s.identity+", @@SESSION."+s.limitVar).Scan(&se.id, &se.role, &se.grants, &limit); err != nil {
+	if err := se.conn.QueryRowContext(ctx, s.identity+", @@SESSION."+s.limitVar).Scan(&se.id, &se.role, &limit); err != nil {
 		return err
 	}
 	if s.reset != nil {
@@ -434,12 +462,15 @@ const (
 
 // resetCommands are the packets that clean a connection: first
 // COM_RESET_CONNECTION (resetLen bytes), then COM_INIT_DB database,
-// COM_QUERY setup and COM_QUERY identity, each the first packet
-// (sequence 0) of its command.
+// COM_QUERY setup, a COM_QUERY of each of accountQueries and COM_QUERY
+// identity, each the first packet (sequence 0) of its command.
 func resetCommands(database, setup, identity string) []byte {
+	cmds := [][]byte{{comResetConnection}, append([]byte{comInitDB}, database...), append([]byte{comQuery}, setup...)}
+	for _, q := range accountQueries {
+		cmds = append(cmds, append([]byte{comQuery}, q...))
+	}
 	var b []byte
-	for _, cmd := range [][]byte{{comResetConnection}, append([]byte{comInitDB}, database...),
-		append([]byte{comQuery}, setup...), append([]byte{comQuery}, identity...)} {
+	for _, cmd := range append(cmds, append([]byte{comQuery}, identity...)) {
 		b = append(b, byte(len(cmd)), byte(len(cmd)>>8), byte(len(cmd)>>16), 0)
 		b = append(b, cmd...)
 	}
@@ -477,12 +508,12 @@ func (s *sessions) startReset(se *session) error {
 
 // finishReset sends the rest of se's reset (resetCommands) in one write
 // when se is taken for a statement, and reads the answers: each command
-// must answer OK, and the connection must have the id, role and grants
+// must answer OK, and the connection must have the account, id and role
 // it was opened with, within killGrace. The reset keeps the role a
-// statement set; grants changed on the server (a REVOKE just before
-// this statement) reach the session only when it logs in again. Reading
-// the identity also makes it the last SELECT, whose row count
-// FOUND_ROWS() reports and the reset keeps.
+// statement set; an account changed on the server (a REVOKE just before
+// this statement) reaches the session only when it logs in again.
+// Reading the identity last also makes it the last SELECT, whose row
+// count FOUND_ROWS() reports and the reset keeps.
 func (s *sessions) finishReset(se *session) error {
 	c := se.sock.Conn
 	if err := c.SetDeadline(time.Now().Add(killGrace)); err != nil {
@@ -496,16 +527,22 @@ func (s *sessions) finishReset(se *session) error {
 			return err
 		}
 	}
-	row, err := (&response{r: c}).row(3)
+	h := sha256.New()
+	for range accountQueries {
+		if err := (&response{r: c}).lines(h); err != nil {
+			return err
+		}
+	}
+	if !bytes.Equal(h.Sum(nil), se.account) {
+		return errors.New("mysql: session reset: the login's account changed")
+	}
+	row, err := (&response{r: c}).row(2)
 	if err != nil {
 		return err
 	}
 	role := sql.NullString{String: string(row[1]), Valid: row[1] != nil}
 	if string(row[0]) != strconv.FormatInt(se.id, 10) || role != se.role {
 		return errors.New("mysql: session reset: the connection changed its role")
-	}
-	if row[2] == nil || string(row[2]) != se.grants {
-		return errors.New("mysql: session reset: the login's grants changed")
 	}
 	return c.SetDeadline(time.Time{})
 }
@@ -547,9 +584,9 @@ func (r *response) ok() error {
 	return errReset
 }
 
-// row reads a result of one row of n short values (n < 251, each
-// shorter than 251 bytes), nil for NULL.
-func (r *response) row(n int) ([][]byte, error) {
+// head reads the head of a result of n columns (n < 251) and returns
+// its first row; a result without rows is an error.
+func (r *response) head(n int) ([]byte, error) {
 	p, err := r.next()
 	// The column count, and MariaDB's "metadata follows" where the
 	// driver asks for its metadata cache (MARIADB_CLIENT_CACHE_METADATA).
@@ -565,6 +602,16 @@ func (r *response) row(n int) ([][]byte, error) {
 	if p, err = r.next(); err == nil && p[0] == eofPacket && len(p) < maxEOF { // without CLIENT_DEPRECATE_EOF
 		p, err = r.next()
 	}
+	if err == nil && p[0] == eofPacket { // the end of the result (no value is 16 MiB long)
+		err = errReset
+	}
+	return p, err
+}
+
+// row reads a result of one row of n short values (n < 251, each
+// shorter than 251 bytes), nil for NULL.
+func (r *response) row(n int) ([][]byte, error) {
+	p, err := r.head(n)
 	if err != nil {
 		return nil, err
 	}
@@ -583,6 +630,43 @@ func (r *response) row(n int) ([][]byte, error) {
 		return nil, cmp.Or(err, errReset)
 	}
 	return vals, nil
+}
+
+// lines reads a result of one column and one or more rows, each a
+// value that is not NULL, and adds the values to h (digestValue).
+func (r *response) lines(h hash.Hash) error {
+	p, err := r.head(1)
+	for ; err == nil && p[0] != eofPacket; p, err = r.next() {
+		v, rest, ok := lenEncoded(p)
+		if !ok || len(rest) != 0 {
+			return errReset
+		}
+		digestValue(h, v)
+	}
+	return err
+}
+
+// lenEncoded splits p after its first value, a length-encoded string of
+// less than 16 MiB (the protocol's length of 1, 3 or 4 bytes); NULL is
+// not ok.
+func lenEncoded(p []byte) (v, rest []byte, ok bool) {
+	n, skip := 0, 1
+	switch {
+	case len(p) == 0 || p[0] == nullValue || p[0] == eofPacket || p[0] == errPacket:
+		return nil, nil, false
+	case p[0] < nullValue:
+		n = int(p[0])
+	case p[0] == 0xfc && len(p) >= 3:
+		n, skip = int(p[1])|int(p[2])<<8, 3
+	case p[0] == 0xfd && len(p) >= 4:
+		n, skip = int(p[1])|int(p[2])<<8|int(p[3])<<16, 4
+	default:
+		return nil, nil, false
+	}
+	if len(p)-skip < n {
+		return nil, nil, false
+	}
+	return p[skip : skip+n], p[skip+n:], true
 }
 
 // quietLogger drops the driver's log lines.
