@@ -375,9 +375,11 @@ func (s *sessions) open(ctx context.Context) (*session, error) {
 // connection's reset then sets again.
 func (s *sessions) identify(ctx context.Context, se *session) error {
 	se.at, se.reset = time.Now(), s.reset
-	var err error
-	if se.account, err = digestAccount(ctx, se.conn); err != nil {
-		return err
+	if s.reset != nil { // a connection used once is not checked again
+		var err error
+		if se.account, err = digestAccount(ctx, se.conn); err != nil {
+			return err
+		}
 	}
 	if s.limitVar == "" {
 		return se.conn.QueryRowContext(ctx, s.identity).Scan(&se.id, &se.role)
