@@ -34,12 +34,18 @@
 //     session — user variables, named locks, table locks, HANDLERs,
 //     temporary tables, session variables, the current database, the
 //     last insert id, the row count FOUND_ROWS() reports. On a handle
-//     made by Open the executor reuses its own connections and, when a
-//     statement ends, has the server reset the session
-//     (COM_RESET_CONNECTION), selects the database again, pins the
+//     made by Open the executor reuses its own connections: when a
+//     statement ends it has the server reset the session
+//     (COM_RESET_CONNECTION) and, in the same round trip as the next
+//     statement's first, selects the database again, pins the
 //     character set and sql_mode the check assumed (and the DSN's
-//     session variables) again, and closes a connection whose role a
-//     statement changed; over TLS or with compression, and on a handle
+//     session variables, and on MariaDB the login's max_statement_time)
+//     again, and closes a connection whose role a statement changed.
+//     As the reset does not log in again, it also reads the login's
+//     account (SHOW GRANTS, SHOW CREATE USER) and closes a connection
+//     whose account changed since its login (REVOKE, DROP USER, ACCOUNT
+//     LOCK, …), and no connection is reused past
+//     Options.MaxConnLifetime. Over TLS or with compression, and on a handle
 //     passed to New, every statement runs on a connection of its own,
 //     closed afterwards (see sessions).
 //  4. Bounds: a time limit enforced by the server — MariaDB runs the
@@ -56,6 +62,7 @@
 package mysql
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -83,6 +90,13 @@ const grace = time.Second
 // DefaultMaxOpenConns is the pool size of a handle made by Open.
 const DefaultMaxOpenConns = 4
 
+// DefaultMaxConnLifetime is how long a handle made by Open reuses a
+// statement connection by default: what the reset cannot see of the
+// login reaches the executor within it (see Options.MaxConnLifetime),
+// and a login every 30 s per connection costs little next to a reset
+// per statement.
+const DefaultMaxConnLifetime = 30 * time.Second
+
 // Options configures Open and New. Zero values mean the defaults;
 // negative values are an error.
 type Options struct {
@@ -97,6 +111,17 @@ type Options struct {
 	// and the statement connections kept, reset, for reuse (statements
 	// that run at the same time may open more, closed when they end).
 	MaxOpenConns int
+	// MaxConnLifetime bounds how long, from its login, a statement
+	// connection of a handle made by Open is reused (default
+	// DefaultMaxConnLifetime); an older one is closed when its statement
+	// ends, or when it is next taken. A reused connection does not log in
+	// again: a change of the login's account that SHOW GRANTS or SHOW
+	// CREATE USER shows (REVOKE, DROP USER, a revoked role, ACCOUNT LOCK,
+	// a new password or resource limit) closes it before its next
+	// statement, but what they do not show — a changed init_connect or
+	// global variable — reaches the executor only within
+	// MaxConnLifetime.
+	MaxConnLifetime time.Duration
 	// MaxSQLLength bounds the statement text, in bytes (default
 	// executor.DefaultMaxSQLLength, 1 MiB); a longer text is refused with
 	// KindTooLarge before it is checked.
@@ -243,7 +268,7 @@ func redact(err error, cfg *mysqldrv.Config) string {
 }
 
 func (o *Options) validate() error {
-	if o.MaxRows < 0 || o.Timeout < 0 || o.MaxOpenConns < 0 || o.MaxSQLLength < 0 || o.MaxResultBytes < 0 {
+	if o.MaxRows < 0 || o.Timeout < 0 || o.MaxOpenConns < 0 || o.MaxConnLifetime < 0 || o.MaxSQLLength < 0 || o.MaxResultBytes < 0 {
 		return fmt.Errorf("%w: mysql: negative limit in Options", text2sql.ErrInvalidConfig)
 	}
 	return nil
@@ -333,8 +358,9 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 	if idle == 0 {
 		idle = DefaultMaxOpenConns
 	}
+	lifetime := cmp.Or(opts.MaxConnLifetime, DefaultMaxConnLifetime)
 	roles := e.flavor == MariaDB || !strings.HasPrefix(e.version, "5.") // MySQL 8
-	e.sessions = newSessions(db, cfg, fmt.Sprintf(pinnedSession, sqlMode), int64(resultBytes)+wireSlack, idle, roles)
+	e.sessions = newSessions(db, cfg, fmt.Sprintf(pinnedSession, sqlMode), int64(resultBytes)+wireSlack, idle, lifetime, roles, e.flavor == MariaDB)
 	if e.flavor == MySQL {
 		e.sessions.killer = db
 	}

@@ -146,6 +146,8 @@ func TestOpenErrors(t *testing.T) {
 	assert.False(t, !errors.Is(err, text2sql.ErrInvalidConfig) || strings.Contains(err.Error(), "secret"), "bad DSN: %v", err)
 	_, err = Open(ctx, dbtest.MySQLDSN(), Options{Timeout: -1})
 	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "negative timeout: %v", err)
+	_, err = Open(ctx, dbtest.MySQLDSN(), Options{MaxConnLifetime: -time.Second})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig, "negative lifetime: %v", err)
 	e, _, _ := setup(t, Options{})
 	e.Close()
 	_, err = e.Execute(ctx, text2sql.ExecuteRequest{SQL: "SELECT 1"})

@@ -1,12 +1,16 @@
 package mysql
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"maps"
 	"net"
@@ -36,10 +40,12 @@ const wireSlack = 4 << 20
 // COM_RESET_CONNECTION (MariaDB 10.2, MySQL 5.7), which ends the
 // transaction and drops user variables, named locks (GET_LOCK),
 // temporary tables, prepared statements, HANDLERs and the last insert
-// id, and puts every session variable back to its global value; the
-// executor then selects the database again (the reset keeps the
-// current one, which a statement may have changed) and pins the
-// session again (setup). go-sql-driver/mysql v1.10 has no call for the
+// id, and puts every session variable back to its global value. When
+// the connection is next taken, the executor selects the database
+// again (the reset keeps the current one, which a statement may have
+// changed), pins the session again (setup) and checks the connection's
+// identity, in one write and one round trip, whose answer includes the
+// reset's. go-sql-driver/mysql v1.10 has no call for the
 // command (its ResetSession only checks the socket), so it is written
 // on the socket the executor dials, between two commands of the
 // driver's, when the driver waits for none; over TLS or with
@@ -47,6 +53,21 @@ const wireSlack = 4 << 20
 // statement gets a new connection instead, closed when it ends, as on
 // a handle passed to New, whose connections are closed after use
 // instead of going back to its pool.
+//
+// The reset does not log in again, and the server keeps in the session
+// the privileges it granted at login: global ones, the database's, and
+// those of the active role. So the reset also reads the login's account
+// as the server's ACL has it now (accountQueries) and closes a
+// connection whose account changed since it was opened: a REVOKE, DROP
+// USER, a revoked role, ACCOUNT LOCK, a new password or resource limit.
+// The check runs just before a statement, so a change made before it
+// started reaches it. What the account does not show (a changed
+// init_connect or global variable) reaches the executor within
+// lifetime, the age after which a connection is closed rather than
+// reused. The reset also puts max_statement_time back to its global
+// value, dropping the login's own (MariaDB's per-account
+// MAX_STATEMENT_TIME, or what init_connect set): it is read when the
+// connection is opened and set again by the connection's reset.
 type sessions struct {
 	// cfg, when set (Open), dials each connection itself, through a
 	// socket that stops reading after wireLimit bytes.
@@ -61,12 +82,19 @@ type sessions struct {
 	// after the DSN's own session variables.
 	setup string
 	// reset is what cleans a connection for reuse (resetCommands); nil
-	// when connections are not reused. idle holds the clean ones.
+	// when connections are not reused. idle holds the clean ones, reused
+	// until they are lifetime old.
 	// identity reads a connection's id and active role (NULL where the
 	// server has no roles), which the reset keeps: a connection whose
-	// role is no longer the one it was opened with is closed.
+	// role or account (accountQueries) is no longer the one it was
+	// opened with is closed.
 	reset    []byte
 	identity string
+	lifetime time.Duration
+	// limitVar is the server's session bound on a statement's time
+	// (MariaDB's max_statement_time), which the reset takes back; ""
+	// where the executor does not set it again (MySQL).
+	limitVar string
 	idle     chan *session
 	closed   atomic.Bool
 	// taken counts the connections given to statements, dialed the
@@ -85,29 +113,79 @@ type sessions struct {
 
 // session is one connection of a statement: sock is its socket (nil on
 // a host's handle), id and role the server's CONNECTION_ID and
-// CURRENT_ROLE when it was opened, close closes it.
+// CURRENT_ROLE and account the digest of accountQueries when it was
+// opened, at the time it was opened, reset the commands that clean it
+// (sessions.reset, with the login's bound on a statement's time), close
+// closes it.
 type session struct {
-	conn  *sql.Conn
-	sock  *budgetConn
-	id    int64
-	role  sql.NullString
-	close func()
+	conn    *sql.Conn
+	sock    *budgetConn
+	id      int64
+	role    sql.NullString
+	account []byte
+	at      time.Time
+	reset   []byte
+	close   func()
 }
 
 // newSessions returns the sessions of an executor; cfg is nil for New.
-// Up to idle clean connections are kept for reuse.
-// roles tells whether the server has CURRENT_ROLE().
-func newSessions(db *sql.DB, cfg *mysqldrv.Config, setup string, wireLimit int64, idle int, roles bool) *sessions {
-	s := &sessions{cfg: cfg, db: db, wireLimit: wireLimit, setup: sessionSetup(cfg, setup),
+// Up to idle clean connections are kept for reuse, each until it is
+// lifetime old. roles tells whether the server has CURRENT_ROLE(),
+// mariadb whether it is MariaDB (max_statement_time).
+func newSessions(db *sql.DB, cfg *mysqldrv.Config, setup string, wireLimit int64, idle int, lifetime time.Duration, roles, mariadb bool) *sessions {
+	s := &sessions{cfg: cfg, db: db, wireLimit: wireLimit, setup: sessionSetup(cfg, setup), lifetime: lifetime,
 		identity: "SELECT CONNECTION_ID(), NULL"}
 	if roles {
 		s.identity = "SELECT CONNECTION_ID(), CURRENT_ROLE()"
+	}
+	if mariadb {
+		s.limitVar = "max_statement_time"
 	}
 	if cfg != nil && cfg.TLS == nil && !strings.Contains(cfg.FormatDSN(), "compress=true") {
 		s.reset = resetCommands(cfg.DBName, s.setup, s.identity)
 		s.idle = make(chan *session, idle)
 	}
 	return s
+}
+
+// accountQueries show the current login's account as the server's ACL
+// has it now, which GRANT, REVOKE, DROP USER and ALTER USER change at
+// once (unlike the privileges the session took at login), to any login
+// without a privilege: its grants and those of its roles, the roles
+// granted and the default one, its password and resource limits (SHOW
+// GRANTS), and its lock (SHOW CREATE USER). A dropped login gets an
+// error. They cost the server far less than information_schema's
+// privilege views, each filled into a temporary table.
+var accountQueries = []string{"SHOW GRANTS", "SHOW CREATE USER CURRENT_USER"}
+
+// digestValue adds one value of an accountQueries row to h, its length
+// first, so the rows of the answers cannot run into one another.
+func digestValue(h hash.Hash, v []byte) {
+	h.Write(binary.AppendUvarint(nil, uint64(len(v))))
+	h.Write(v)
+}
+
+// digestAccount returns the digest of accountQueries' answers on conn.
+func digestAccount(ctx context.Context, conn *sql.Conn) ([]byte, error) {
+	h := sha256.New()
+	for _, q := range accountQueries {
+		rows, err := conn.QueryContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var v sql.RawBytes
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			digestValue(h, v)
+		}
+		if err := cmp.Or(rows.Err(), rows.Close()); err != nil {
+			return nil, err
+		}
+	}
+	return h.Sum(nil), nil
 }
 
 // sessionSetup is setup after the DSN's session variables (cfg.Params),
@@ -192,7 +270,7 @@ func (s *sessions) conn(ctx context.Context, tripped *atomic.Bool) (*sql.Conn, f
 			if s.killer != nil {
 				s.kill(se.id)
 			}
-		case tripped.Load() || s.reset == nil || s.clean(se) != nil:
+		case tripped.Load() || s.reset == nil || s.expired(se) || s.startReset(se) != nil:
 			se.close()
 		default:
 			s.put(se)
@@ -200,13 +278,12 @@ func (s *sessions) conn(ctx context.Context, tripped *atomic.Bool) (*sql.Conn, f
 	}, nil
 }
 
-// take returns a clean idle connection whose socket is sound, or a new
-// one.
+// take returns an idle connection, its reset finished, or a new one.
 func (s *sessions) take(ctx context.Context) (*session, error) {
 	for {
 		select {
 		case se := <-s.idle:
-			if se.conn.Raw(checkIdle) == nil {
+			if !s.expired(se) && s.finishReset(se) == nil {
 				return se, nil
 			}
 			se.close()
@@ -214,6 +291,11 @@ func (s *sessions) take(ctx context.Context) (*session, error) {
 			return s.open(ctx)
 		}
 	}
+}
+
+// expired tells whether se is too old to be reused.
+func (s *sessions) expired(se *session) bool {
+	return time.Since(se.at) >= s.lifetime
 }
 
 // checkIdle is the driver's own check of a connection taken from a pool.
@@ -225,7 +307,7 @@ func checkIdle(dc any) error {
 	return r.ResetSession(context.Background())
 }
 
-// put keeps a clean connection for the next statement, or closes it when
+// put keeps a connection being reset for the next statement, or closes it when
 // enough are kept or the executor is closed.
 func (s *sessions) put(se *session) {
 	select {
@@ -281,11 +363,36 @@ func (s *sessions) open(ctx context.Context) (*session, error) {
 	if s.killer == nil && s.reset == nil {
 		return se, nil
 	}
-	if err := se.conn.QueryRowContext(ctx, s.identity).Scan(&se.id, &se.role); err != nil {
+	if err := s.identify(ctx, se); err != nil {
 		se.close()
 		return nil, err
 	}
 	return se, nil
+}
+
+// identify reads a new connection's identity and, where the reset takes
+// it back, the login's bound on a statement's time, which the
+// connection's reset then sets again.
+func (s *sessions) identify(ctx context.Context, se *session) error {
+	se.at, se.reset = time.Now(), s.reset
+	if s.reset != nil { // a connection used once is not checked again
+		var err error
+		if se.account, err = digestAccount(ctx, se.conn); err != nil {
+			return err
+		}
+	}
+	if s.limitVar == "" {
+		return se.conn.QueryRowContext(ctx, s.identity).Scan(&se.id, &se.role)
+	}
+	var limit float64
+	if err := se.conn.QueryRowContext(ctx, s.identity+", @@SESSION."+s.limitVar).Scan(&se.id, &se.role, &limit); err != nil {
+		return err
+	}
+	if s.reset != nil {
+		setup := s.setup + ", SESSION " + s.limitVar + " = " + strconv.FormatFloat(limit, 'f', -1, 64)
+		se.reset = resetCommands(s.cfg.DBName, setup, s.identity)
+	}
+	return nil
 }
 
 // kill stops the statement running on the server's connection id, if
@@ -355,30 +462,36 @@ const (
 	maxEOF    = 9
 )
 
-// resetCommands are the packets that clean a connection, sent at once:
-// COM_RESET_CONNECTION, then COM_INIT_DB database, COM_QUERY setup and
-// COM_QUERY identity, each the first packet (sequence 0) of its
-// command.
+// resetCommands are the packets that clean a connection: first
+// COM_RESET_CONNECTION (resetLen bytes), then COM_INIT_DB database,
+// COM_QUERY setup, a COM_QUERY of each of accountQueries and COM_QUERY
+// identity, each the first packet (sequence 0) of its command.
 func resetCommands(database, setup, identity string) []byte {
+	cmds := [][]byte{{comResetConnection}, append([]byte{comInitDB}, database...), append([]byte{comQuery}, setup...)}
+	for _, q := range accountQueries {
+		cmds = append(cmds, append([]byte{comQuery}, q...))
+	}
 	var b []byte
-	for _, cmd := range [][]byte{{comResetConnection}, append([]byte{comInitDB}, database...),
-		append([]byte{comQuery}, setup...), append([]byte{comQuery}, identity...)} {
+	for _, cmd := range append(cmds, append([]byte{comQuery}, identity...)) {
 		b = append(b, byte(len(cmd)), byte(len(cmd)>>8), byte(len(cmd)>>16), 0)
 		b = append(b, cmd...)
 	}
 	return b
 }
 
+// resetLen is the length of the COM_RESET_CONNECTION packet: its header
+// and the command.
+const resetLen = 5
+
 // errReset is an answer to the reset that is not the one expected.
 var errReset = errors.New("mysql: session reset: unexpected answer")
 
-// clean resets se's session (resetCommands) after its statement: the
-// driver must be waiting for nothing and the socket hold nothing unread,
-// each command must answer OK, and the connection must have the id and
-// role it was opened with, within killGrace (the reset keeps the role a
-// statement set). Reading the identity also makes it the last SELECT,
-// whose row count FOUND_ROWS() reports and the reset keeps.
-func (s *sessions) clean(se *session) error {
+// startReset sends COM_RESET_CONNECTION when se's statement ends, so the
+// server drops what the statement left (locks, temporary tables, the
+// transaction) at once; the driver must be waiting for nothing and the
+// socket hold nothing unread. finishReset reads its answer when se is
+// next taken.
+func (s *sessions) startReset(se *session) error {
 	if err := se.conn.Raw(func(dc any) error {
 		if v, ok := dc.(driver.Validator); !ok || !v.IsValid() {
 			return driver.ErrBadConn
@@ -391,7 +504,24 @@ func (s *sessions) clean(se *session) error {
 	if err := c.SetDeadline(time.Now().Add(killGrace)); err != nil {
 		return err
 	}
-	if _, err := c.Write(s.reset); err != nil {
+	_, err := c.Write(se.reset[:resetLen])
+	return err
+}
+
+// finishReset sends the rest of se's reset (resetCommands) in one write
+// when se is taken for a statement, and reads the answers: each command
+// must answer OK, and the connection must have the account, id and role
+// it was opened with, within killGrace. The reset keeps the role a
+// statement set; an account changed on the server (a REVOKE just before
+// this statement) reaches the session only when it logs in again.
+// Reading the identity last also makes it the last SELECT, whose row
+// count FOUND_ROWS() reports and the reset keeps.
+func (s *sessions) finishReset(se *session) error {
+	c := se.sock.Conn
+	if err := c.SetDeadline(time.Now().Add(killGrace)); err != nil {
+		return err
+	}
+	if _, err := c.Write(se.reset[resetLen:]); err != nil {
 		return err
 	}
 	for range 3 {
@@ -399,7 +529,16 @@ func (s *sessions) clean(se *session) error {
 			return err
 		}
 	}
-	row, err := (&response{r: c}).row()
+	h := sha256.New()
+	for range accountQueries {
+		if err := (&response{r: c}).lines(h); err != nil {
+			return err
+		}
+	}
+	if !bytes.Equal(h.Sum(nil), se.account) {
+		return errors.New("mysql: session reset: the login's account changed")
+	}
+	row, err := (&response{r: c}).row(2)
 	if err != nil {
 		return err
 	}
@@ -447,15 +586,17 @@ func (r *response) ok() error {
 	return errReset
 }
 
-// row reads a result of one row of two short values, nil for NULL.
-func (r *response) row() ([][]byte, error) {
+// head reads the head of a result of n columns (n < 251) and returns
+// its first row; a result without rows is an error.
+func (r *response) head(n int) ([]byte, error) {
 	p, err := r.next()
 	// The column count, and MariaDB's "metadata follows" where the
 	// driver asks for its metadata cache (MARIADB_CLIENT_CACHE_METADATA).
-	if err != nil || string(p) != "\x02" && string(p) != "\x02\x01" {
+	count := string([]byte{byte(n)})
+	if err != nil || string(p) != count && string(p) != count+"\x01" {
 		return nil, cmp.Or(err, errReset)
 	}
-	for range 2 { // the column definitions
+	for range n { // the column definitions
 		if _, err := r.next(); err != nil {
 			return nil, err
 		}
@@ -463,11 +604,21 @@ func (r *response) row() ([][]byte, error) {
 	if p, err = r.next(); err == nil && p[0] == eofPacket && len(p) < maxEOF { // without CLIENT_DEPRECATE_EOF
 		p, err = r.next()
 	}
+	if err == nil && p[0] == eofPacket { // the end of the result (no value is 16 MiB long)
+		err = errReset
+	}
+	return p, err
+}
+
+// row reads a result of one row of n short values (n < 251, each
+// shorter than 251 bytes), nil for NULL.
+func (r *response) row(n int) ([][]byte, error) {
+	p, err := r.head(n)
 	if err != nil {
 		return nil, err
 	}
 	var vals [][]byte
-	for range 2 {
+	for range n {
 		switch {
 		case len(p) > 0 && p[0] == nullValue:
 			vals, p = append(vals, nil), p[1:]
@@ -481,6 +632,43 @@ func (r *response) row() ([][]byte, error) {
 		return nil, cmp.Or(err, errReset)
 	}
 	return vals, nil
+}
+
+// lines reads a result of one column and one or more rows, each a
+// value that is not NULL, and adds the values to h (digestValue).
+func (r *response) lines(h hash.Hash) error {
+	p, err := r.head(1)
+	for ; err == nil && p[0] != eofPacket; p, err = r.next() {
+		v, rest, ok := lenEncoded(p)
+		if !ok || len(rest) != 0 {
+			return errReset
+		}
+		digestValue(h, v)
+	}
+	return err
+}
+
+// lenEncoded splits p after its first value, a length-encoded string of
+// less than 16 MiB (the protocol's length of 1, 3 or 4 bytes); NULL is
+// not ok.
+func lenEncoded(p []byte) (v, rest []byte, ok bool) {
+	n, skip := 0, 1
+	switch {
+	case len(p) == 0 || p[0] == nullValue || p[0] == eofPacket || p[0] == errPacket:
+		return nil, nil, false
+	case p[0] < nullValue:
+		n = int(p[0])
+	case p[0] == 0xfc && len(p) >= 3:
+		n, skip = int(p[1])|int(p[2])<<8, 3
+	case p[0] == 0xfd && len(p) >= 4:
+		n, skip = int(p[1])|int(p[2])<<8|int(p[3])<<16, 4
+	default:
+		return nil, nil, false
+	}
+	if len(p)-skip < n {
+		return nil, nil, false
+	}
+	return p[skip : skip+n], p[skip+n:], true
 }
 
 // quietLogger drops the driver's log lines.
