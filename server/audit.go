@@ -206,12 +206,32 @@ func NewPostgresAuditor(ctx context.Context, db *sql.DB, table string) (*SQLAudi
 	truncated   boolean          NOT NULL,
 	duration_ms double precision NOT NULL
 )`
-		if _, err := db.ExecContext(ctx, ddl); err != nil {
+		if err := createOnce(ctx, db, table, ddl); err != nil {
 			return nil, fmt.Errorf("server: audit: creating %s (grant CREATE, or create it as its owner): %w", table, err)
 		}
 	}
 	return &SQLAuditor{db: db, pg: true, insert: `INSERT INTO ` + table + ` (` + auditColumns + `)
 		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`}, nil
+}
+
+// createOnce runs ddl under a transaction-level advisory lock on the
+// table's name: replicas starting together on a new database would
+// otherwise race in CREATE TABLE IF NOT EXISTS, which PostgreSQL does
+// not make safe against a concurrent create (42P07, or 23505 on
+// pg_type), and one of them would exit.
+func createOnce(ctx context.Context, db *sql.DB, table, ddl string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "text2sql audit "+table); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, ddl); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // Audit implements Auditor. It runs on a context detached from the

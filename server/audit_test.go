@@ -71,3 +71,30 @@ func TestPostgresAuditorTwoReplicas(t *testing.T) {
 		assert.ErrorContains(t, err, "permission denied", q)
 	}
 }
+
+// Replicas starting at the same moment on a database without the audit
+// table all start: one creates it, the others wait for it and find it.
+func TestPostgresAuditorReplicasStartTogether(t *testing.T) {
+	admin, _ := dbtest.Postgres(t)
+	ctx := context.Background()
+	const replicas, rounds = 6, 5
+	for round := range rounds {
+		table := fmt.Sprintf("audit_start_%d", round)
+		start := make(chan struct{})
+		errs := make(chan error, replicas)
+		var wg sync.WaitGroup
+		for range replicas {
+			wg.Go(func() {
+				<-start
+				_, err := NewPostgresAuditor(ctx, admin, table)
+				errs <- err
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			assert.NoError(t, err, "round %d", round)
+		}
+	}
+}
