@@ -118,6 +118,10 @@ type Reply struct {
 	Answer *text2sql.Answer `json:"answer,omitempty"`
 	// SavedAnswer is the ID of the saved answer the reply came from, or "".
 	SavedAnswer string `json:"saved_answer,omitempty"`
+	// Replayed is set when the reply's rows are a saved answer's, delivered
+	// without running its SQL (its data version unchanged): a service that
+	// audits every delivery of rows records it as such.
+	Replayed bool `json:"replayed,omitempty"`
 	// Related are the owner's saved answers of similar questions (with
 	// Options.Memory, when none is the question's own).
 	Related []Related `json:"related,omitempty"`

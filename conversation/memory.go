@@ -229,6 +229,7 @@ func (c *Conversation) recall(ctx context.Context, r *Reply, version string) boo
 	if version != "" && hit.DataVersion == version {
 		c.answerSaved(r, hit, &text2sql.Result{Columns: hit.Columns, Rows: hit.Rows, RowCount: hit.RowCount, Truncated: hit.RowCount > len(hit.Rows)}, hit.Words, hit.DataVersion)
 		r.Steps = append(r.Steps, Step{Name: "memory", Outcome: fmt.Sprintf("saved answer %s, data version unchanged", hit.ID), Saved: "no model call, no SQL run"})
+		r.Replayed = true
 		return true
 	}
 	why := "the data changed since it was saved"

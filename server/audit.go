@@ -30,7 +30,9 @@ type AuditEvent struct {
 	QuestionID string // run's question_id, when given
 	SQL        string // the statement, as sent to the guard
 	// Outcome is "ok", "cached" (the rows of an earlier run, delivered
-	// from the answer cache: no statement ran, Duration is 0), or the
+	// from the answer cache: no statement ran, Duration is 0), "saved"
+	// (a saved answer's rows, delivered while its data version is
+	// unchanged: no statement ran either), or the
 	// error kind of the refusal or failure (text2sql.ErrorKind:
 	// "not_read_only", "syntax", …).
 	Outcome   string

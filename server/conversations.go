@@ -370,6 +370,13 @@ func (s *service) message(ctx context.Context, id string, req *MessageRequest) (
 		if aerr != nil {
 			return nil, aerr
 		}
+		if r.Replayed {
+			// A saved answer's rows, delivered without a statement: audited
+			// as a cached delivery, and withheld when that cannot be written.
+			if err := s.recordDelivery(ctx, "POST /v1/conversations/{id}/messages", r.Standalone, "saved", b); err != nil {
+				return nil, s.failed(ctx, err)
+			}
+		}
 		out.Answer = b
 	}
 	return out, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -231,4 +232,55 @@ func TestHealthUnauthenticated(t *testing.T) {
 	do(t, srv, "GET", "/health", testToken, nil).json(t, &h)
 	assert.Equal(t, login, h.Login)
 	assert.Equal(t, []string{"scripted"}, h.Models)
+}
+
+// A saved answer's rows delivered without running its SQL are audited
+// (outcome "saved"), and withheld when that record cannot be written.
+func TestSavedAnswerReplayAudited(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		events []AuditEvent
+		broken bool
+	)
+	auditor := AuditorFunc(func(_ context.Context, e AuditEvent) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if broken {
+			return errors.New("disk full")
+		}
+		events = append(events, e)
+		return nil
+	})
+	srv := testServer(t, Config{Auditor: auditor, Pipeline: newPipeline(t, sqlModel("SELECT code FROM courses ORDER BY code LIMIT 2"), 0),
+		Conversations: &Conversations{Store: openConversationStore(t), DataVersion: func(context.Context) (string, error) { return "v1", nil }}})
+	ask := func(msg string) response {
+		r := do(t, srv, "POST", "/v1/conversations", testToken, map[string]any{})
+		require.Equal(t, 200, r.status, "%s", r.body)
+		var c ConversationBody
+		r.json(t, &c)
+		r = do(t, srv, "POST", "/v1/conversations/"+c.ConversationID+"/messages", testToken, MessageRequest{Message: msg})
+		if msg == "Which courses come first?" {
+			require.Equal(t, 200, r.status, "%s", r.body)
+			require.Equal(t, 200, do(t, srv, "POST", "/v1/conversations/"+c.ConversationID+"/saved", testToken, SaveRequest{}).status)
+		}
+		return r
+	}
+	ask("Which courses come first?")
+	r := ask("which courses come first")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	var reply ReplyBody
+	r.json(t, &reply)
+	require.NotEmpty(t, reply.SavedAnswer, "answered from the saved answer")
+	mu.Lock()
+	last := events[len(events)-1]
+	broken = true
+	mu.Unlock()
+	assert.Equal(t, "saved", last.Outcome)
+	assert.Equal(t, 2, last.RowCount)
+	assert.Equal(t, "alice", last.Principal)
+
+	r = ask("which courses come first")
+	assert.Equal(t, 503, r.status, "%s", r.body)
+	assert.Equal(t, CodeAuditUnavailable, r.code(t))
+	assert.NotContains(t, string(r.body), "rows")
 }

@@ -767,7 +767,7 @@ func (s *service) generate(ctx context.Context, route, question string) (*Answer
 // ask runs Pipeline.Ask and audits every statement it ran.
 func (s *service) ask(ctx context.Context, source, question string) (*AnswerBody, *apiError) {
 	return s.cachedAnswer(ctx, "ask", source, question,
-		func(b *AnswerBody) error { return s.recordCached(ctx, source, question, b) },
+		func(b *AnswerBody) error { return s.recordDelivery(ctx, source, question, "cached", b) },
 		func() (*text2sql.Answer, error) { return s.runAsk(ctx, source, question) })
 }
 
@@ -947,15 +947,15 @@ func (s *service) match(ctx context.Context, out *RunResponse, sql, questionID s
 	out.Matched, out.MatchSummary = &chk.Matched, chk.Summary
 }
 
-// recordCached audits rows delivered from the answer cache: no statement
-// ran, but the caller receives the rows (outcome "cached"); an error
-// (fail-closed audit) withholds them.
-func (s *service) recordCached(ctx context.Context, source, question string, b *AnswerBody) error {
+// recordDelivery audits rows delivered without a statement: from the
+// answer cache (outcome "cached") or a saved answer whose data version
+// is unchanged ("saved"); an error (fail-closed audit) withholds them.
+func (s *service) recordDelivery(ctx context.Context, source, question, outcome string, b *AnswerBody) error {
 	if b.Result == nil {
 		return nil
 	}
 	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: source, Question: question,
-		SQL: b.SQL, Outcome: "cached", RowCount: b.Result.RowCount, Truncated: b.Result.Truncated}
+		SQL: b.SQL, Outcome: outcome, RowCount: b.Result.RowCount, Truncated: b.Result.Truncated}
 	if p, ok := text2sql.PrincipalFrom(ctx); ok {
 		e.Principal, e.Method = p.ID, p.Method
 	}
