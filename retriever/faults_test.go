@@ -393,7 +393,9 @@ func TestLockBuildReusesAnotherBuild(t *testing.T) {
 	h2 := <-done
 	require.NotNil(t, h2)
 	assert.False(t, h2.Stats().Rebuilt, "the second store rebuilt what the first had built")
-	assert.GreaterOrEqual(t, h2.Stats().LockWait, held, "lock wait")
+	// It waited for the lock; not necessarily all of held, as the
+	// goroutine may reach the lock late on a loaded machine.
+	assert.Positive(t, h2.Stats().LockWait, "lock wait")
 	q := "How many students take each class?"
 	assert.Equal(t, retrieve(t, h1, q).Schema, retrieve(t, h2, q).Schema)
 }
