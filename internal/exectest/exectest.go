@@ -10,6 +10,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -132,34 +133,47 @@ func BenchExecute(b *testing.B, e text2sql.Executor, db *sql.DB, queries []Bench
 
 // BenchOverhead measures the ratio guarded/plain for each query with the
 // two interleaved call by call, so that load from other processes hits
-// both alike: one sub-benchmark per query, with the metric "ratio" (the
-// total guarded time over the total plain time) and the mean
-// "guarded-µs/op" and "plain-µs/op".
+// both alike: per query, one sub-benchmark of the same text run again
+// (what an executor may remember of a statement it accepted helps) and
+// one, "<name>/new", whose text differs on every call by a trailing
+// comment, as a pipeline's new question does (nothing remembered helps
+// either side). Each reports "ratio" (the total guarded time over the
+// total plain time) and the mean "guarded-µs/op" and "plain-µs/op".
 func BenchOverhead(b *testing.B, e text2sql.Executor, db *sql.DB, queries []BenchQuery) {
 	for _, bq := range queries {
-		b.Run(bq.Name, func(b *testing.B) {
-			var g, p time.Duration
-			i := 0
-			for b.Loop() {
-				if i%2 == 0 {
-					t0 := time.Now()
-					guarded(b, e, bq.SQL)
-					t1 := time.Now()
-					plain(b, db, bq.SQL)
-					g, p = g+t1.Sub(t0), p+time.Since(t1)
-				} else {
-					t0 := time.Now()
-					plain(b, db, bq.SQL)
-					t1 := time.Now()
-					guarded(b, e, bq.SQL)
-					p, g = p+t1.Sub(t0), g+time.Since(t1)
-				}
-				i++
+		for _, fresh := range []bool{false, true} {
+			name := bq.Name
+			if fresh {
+				name += "/new"
 			}
-			b.ReportMetric(float64(g)/float64(p), "ratio")
-			b.ReportMetric(float64(g.Microseconds())/float64(i), "guarded-µs/op")
-			b.ReportMetric(float64(p.Microseconds())/float64(i), "plain-µs/op")
-		})
+			b.Run(name, func(b *testing.B) {
+				var g, p time.Duration
+				i := 0
+				for b.Loop() {
+					q := bq.SQL
+					if fresh {
+						q += fmt.Sprintf(" /* %d */", i)
+					}
+					if i%2 == 0 {
+						t0 := time.Now()
+						guarded(b, e, q)
+						t1 := time.Now()
+						plain(b, db, q)
+						g, p = g+t1.Sub(t0), p+time.Since(t1)
+					} else {
+						t0 := time.Now()
+						plain(b, db, q)
+						t1 := time.Now()
+						guarded(b, e, q)
+						p, g = p+t1.Sub(t0), g+time.Since(t1)
+					}
+					i++
+				}
+				b.ReportMetric(float64(g)/float64(p), "ratio")
+				b.ReportMetric(float64(g.Microseconds())/float64(i), "guarded-µs/op")
+				b.ReportMetric(float64(p.Microseconds())/float64(i), "plain-µs/op")
+			})
+		}
 	}
 }
 
