@@ -83,10 +83,6 @@ import (
 // dialects that PostgreSQL cannot parse (SELECT TOP n, backquoted
 // identifiers, LIMIT offset, count) are KindDialect with a hint.
 //
-// The check first walks the encoded parse tree (fast path); only a
-// statement it does not accept outright is decoded and walked in full,
-// which decides and words the refusal.
-//
 // A Guard keeps what it concluded of the last 512 statements it accepted
 // (texts of at most 4 kB), so a statement run again is not parsed again:
 // the decision depends only on the text and the Guard's catalog, and an
@@ -445,11 +441,11 @@ func (c *Guard) check(query string, res *resolution) *text2sql.SQLError {
 	if err != nil {
 		return syntaxError(query, err)
 	}
-	return c.fullCheck(buf, res)
+	return c.treeCheck(buf, res)
 }
 
-// fullCheck checks the decoded parse tree and words the refusal.
-func (c *Guard) fullCheck(buf []byte, res *resolution) *text2sql.SQLError {
+// treeCheck decodes the parse tree, checks it and words the refusal.
+func (c *Guard) treeCheck(buf []byte, res *resolution) *text2sql.SQLError {
 	tree := &pg_query.ParseResult{}
 	if err := proto.Unmarshal(buf, tree); err != nil {
 		return &text2sql.SQLError{Kind: text2sql.KindSyntax, Message: "cannot read the parse tree: " + err.Error()}
