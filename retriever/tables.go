@@ -165,220 +165,315 @@ func (h *Hybrid) bridges(from *schema.Table, set map[*schema.Table]bool) (path [
 // preference nor bridges of other tables may push its choice out (and
 // its first table decides the namespace). Names that are no candidate
 // are ignored.
+//
+// The steps, in order: seed (the candidates), route, pin (the reranker's
+// selection), fill (the greedy choice, one next candidate at a time),
+// fillScope (the whole schema or the first table's namespace) and
+// require.
 func (h *Hybrid) chooseTables(items []text2sql.Item, tableCands []candidate, selected, required []string, named map[*schema.Table]bool, valued []*schema.Table, nsScore map[string]float64) []shownTable {
-	var cands []cand
-	seen := map[*schema.Table]bool{}
-	push := func(t *schema.Table, ref text2sql.TableRef) {
-		if t != nil && !seen[t] {
-			seen[t] = true
-			cands = append(cands, cand{t, ref})
-		}
+	c := h.seed(items, tableCands, valued, named)
+	if h.namespaces != nil && len(selected) == 0 {
+		c.route(valued, nsScore)
 	}
+	c.pin(selected)
+	c.fill()
+	c.fillScope(c.scope())
+	c.require(required)
+	return c.out
+}
+
+// tableChoice is one run of chooseTables: the candidates, the routing
+// that bounds them and the tables shown so far.
+type tableChoice struct {
+	h         *Hybrid
+	cands     []cand
+	seen      map[*schema.Table]bool // the candidates' tables
+	valueRank map[*schema.Table]int  // position among the value matches
+	named     map[*schema.Table]bool // tables the question names
+	limit     int                    // MaxTables
+
+	near  map[string]bool // nil: no routing, every namespace may come in
+	spill int             // tables of other namespaces still allowed; < 0: any number
+
+	out     []shownTable
+	in      map[*schema.Table]bool // the tables of out
+	skipped map[*schema.Table]bool // over the budget
+	spent   int                    // DDL tokens of out
+}
+
+// seed lists the candidates in order: the tables of the items, best item
+// first, then those of the fused table ranking, then the value-matched
+// tables, each once.
+func (h *Hybrid) seed(items []text2sql.Item, tableCands []candidate, valued []*schema.Table, named map[*schema.Table]bool) *tableChoice {
+	c := &tableChoice{h: h, seen: map[*schema.Table]bool{}, valueRank: make(map[*schema.Table]int, len(valued)), named: named,
+		limit: h.maxTables, spill: -1, in: map[*schema.Table]bool{}, skipped: map[*schema.Table]bool{}}
 	for _, it := range items {
 		i, ok := h.byID[it.ID]
 		if !ok {
 			continue
 		}
-		d := h.docs[i]
-		switch d.Kind {
-		case text2sql.ItemExample:
-			for _, t := range h.docTables[i] {
-				push(t, text2sql.TableRef{Reason: text2sql.ReasonExample, Example: strings.TrimPrefix(d.ID, "example:")})
-			}
-		default:
-			for _, t := range h.docTables[i] {
-				push(t, text2sql.TableRef{Reason: text2sql.ReasonRetrieved, Score: it.Score})
-			}
+		ref := text2sql.TableRef{Reason: text2sql.ReasonRetrieved, Score: it.Score}
+		if d := h.docs[i]; d.Kind == text2sql.ItemExample {
+			ref = text2sql.TableRef{Reason: text2sql.ReasonExample, Example: strings.TrimPrefix(d.ID, "example:")}
+		}
+		for _, t := range h.docTables[i] {
+			c.push(t, ref)
 		}
 	}
-	valueRank := make(map[*schema.Table]int, len(valued))
 	for i, t := range valued {
-		valueRank[t] = i
+		c.valueRank[t] = i
 	}
-	for _, c := range tableCands {
-		for _, t := range h.docTables[c.doc] {
-			push(t, text2sql.TableRef{Reason: text2sql.ReasonRetrieved, Score: c.score})
+	for _, tc := range tableCands {
+		for _, t := range h.docTables[tc.doc] {
+			c.push(t, text2sql.TableRef{Reason: text2sql.ReasonRetrieved, Score: tc.score})
 		}
 	}
 	for _, t := range valued {
-		push(t, text2sql.TableRef{Reason: text2sql.ReasonValue})
+		c.push(t, text2sql.TableRef{Reason: text2sql.ReasonValue})
 	}
+	return c
+}
 
-	var near map[string]bool // nil: no routing, every namespace may come in
-	spill := -1              // tables of other namespaces still allowed; < 0: any number
-	if h.namespaces != nil && len(selected) == 0 {
-		var order []string
-		var share float64
-		if cands, order, share = h.route(cands, valued, nsScore); order != nil {
-			near = make(map[string]bool, 1+hedgeNamespaces)
-			for _, ns := range order[:min(len(order), 1+hedgeNamespaces)] {
-				near[ns] = true
-			}
-			switch {
-			case share < confidentShare:
-				spill = 0
-			case share < hedgeShare:
-				spill = hedgeTables
-			}
-		}
+// push adds t as a candidate unless it is one already.
+func (c *tableChoice) push(t *schema.Table, ref text2sql.TableRef) {
+	if t != nil && !c.seen[t] {
+		c.seen[t] = true
+		c.cands = append(c.cands, cand{t, ref})
 	}
+}
 
-	limit := h.maxTables
-	var out []shownTable
-	in := map[*schema.Table]bool{}
-	skipped := map[*schema.Table]bool{} // over the budget
-	spent := 0                          // DDL tokens of out
-	fits := func(ts ...*schema.Table) bool {
-		n := spent
-		for _, t := range ts {
-			n += h.ddlTokens[t]
-		}
-		return h.budget < 0 || h.wholeSchema || len(out) == 0 || n <= h.budget
+// route puts the routed namespace's best candidate first and sets which
+// other namespaces may follow and how many of their tables, by how sure
+// the routing is (the routing confidence constants).
+func (c *tableChoice) route(valued []*schema.Table, nsScore map[string]float64) {
+	cands, order, share := c.h.route(c.cands, valued, nsScore)
+	c.cands = cands
+	if order == nil {
+		return
 	}
-	show := func(t *schema.Table, ref text2sql.TableRef) {
-		in[t] = true
-		spent += h.ddlTokens[t]
-		ref.Name = t.QualifiedName()
-		out = append(out, shownTable{t, ref})
+	c.near = make(map[string]bool, 1+hedgeNamespaces)
+	for _, ns := range order[:min(len(order), 1+hedgeNamespaces)] {
+		c.near[ns] = true
 	}
-	// showPath shows the tables of a join path not shown yet, if the whole
-	// path fits the slots and the budget.
-	showPath := func(path []*schema.Table, limit int) {
-		if len(out)+len(path) > limit || !fits(path...) {
-			return
-		}
-		for _, b := range path {
-			if !in[b] {
-				show(b, text2sql.TableRef{Reason: text2sql.ReasonJoinPath})
-			}
+	switch {
+	case share < confidentShare:
+		c.spill = 0
+	case share < hedgeShare:
+		c.spill = hedgeTables
+	}
+}
+
+// fits reports whether ts fit the budget beside the tables shown; the
+// first table always fits.
+func (c *tableChoice) fits(ts ...*schema.Table) bool {
+	n := c.spent
+	for _, t := range ts {
+		n += c.h.ddlTokens[t]
+	}
+	return c.h.budget < 0 || c.h.wholeSchema || len(c.out) == 0 || n <= c.h.budget
+}
+
+// show appends t to the tables shown.
+func (c *tableChoice) show(t *schema.Table, ref text2sql.TableRef) {
+	c.in[t] = true
+	c.spent += c.h.ddlTokens[t]
+	ref.Name = t.QualifiedName()
+	c.out = append(c.out, shownTable{t, ref})
+}
+
+// showPath shows the tables of a join path not shown yet, if the whole
+// path fits the slots (limit) and the budget.
+func (c *tableChoice) showPath(path []*schema.Table, limit int) {
+	if len(c.out)+len(path) > limit || !c.fits(path...) {
+		return
+	}
+	for _, b := range path {
+		if !c.in[b] {
+			c.show(b, text2sql.TableRef{Reason: text2sql.ReasonJoinPath})
 		}
 	}
-	add := func(t *schema.Table, ref text2sql.TableRef, limit int, always bool) {
-		if t == nil || in[t] || len(out) >= limit {
-			return
-		}
-		if !always && !fits(t) {
-			skipped[t] = true
-			return
-		}
-		path, _ := h.bridges(t, in)
-		show(t, ref)
-		showPath(path, limit)
+}
+
+// add shows t, unless it is shown, the slots (limit) are taken or, unless
+// always, its DDL overflows the budget; then its bridges to the tables
+// shown before it.
+func (c *tableChoice) add(t *schema.Table, ref text2sql.TableRef, limit int, always bool) {
+	if t == nil || c.in[t] || len(c.out) >= limit {
+		return
 	}
-	// A reporting reranker's selection, then its bridges.
+	if !always && !c.fits(t) {
+		c.skipped[t] = true
+		return
+	}
+	path, _ := c.h.bridges(t, c.in)
+	c.show(t, ref)
+	c.showPath(path, limit)
+}
+
+// pin shows a reporting reranker's selection first, in its order, then
+// the bridges joining each selected table to those before it.
+func (c *tableChoice) pin(selected []string) {
 	var pinned []*schema.Table
 	for _, name := range selected {
-		t := h.db.Lookup(name)
-		if t == nil || in[t] || !seen[t] || len(out) >= limit {
+		t := c.h.db.Lookup(name)
+		if t == nil || c.in[t] || !c.seen[t] || len(c.out) >= c.limit {
 			continue
 		}
-		if !fits(t) {
-			skipped[t] = true
+		if !c.fits(t) {
+			c.skipped[t] = true
 			continue
 		}
-		show(t, cands[slices.IndexFunc(cands, func(c cand) bool { return c.t == t })].ref) // seen: a candidate
+		c.show(t, c.cands[slices.IndexFunc(c.cands, func(x cand) bool { return x.t == t })].ref) // seen: a candidate
 		pinned = append(pinned, t)
 	}
 	before := map[*schema.Table]bool{}
 	for _, t := range pinned {
-		path, _ := h.bridges(t, before)
+		path, _ := c.h.bridges(t, before)
 		before[t] = true
-		showPath(path, limit)
+		c.showPath(path, c.limit)
 	}
-	for len(out) < limit {
-		// Value-matched tables come next, while the slots left exceed
-		// the named candidates still to choose.
-		pending := 0
-		for _, c := range cands {
-			if named[c.t] && !in[c.t] && !skipped[c.t] {
-				pending++
-			}
-		}
-		valueLead := limit-len(out) > pending
-		best, bestPos, byValue := -1, 0, false
-		for i, c := range cands {
-			if in[c.t] || skipped[c.t] {
-				continue
-			}
-			if h.catalog && len(out) > 0 && !h.routed(c, out[0], named) {
-				continue
-			}
-			r, valued := valueRank[c.t]
-			// A value match is evidence of its own: it may come from any
-			// namespace while it leads.
-			if near != nil && len(out) > 0 && !(valued && valueLead) && !h.hedges(c.t, out[0].table, in, near, spill) {
-				continue
-			}
-			pos, lead := i, false
-			switch {
-			case len(out) == 0:
-			case valued && valueLead:
-				pos, lead = min(i, r)-h.neighbourLead, true
-			case h.adjacent(c.t, in) || named[c.t]:
-				pos -= h.neighbourLead
-			}
-			if best < 0 || pos < bestPos {
-				best, bestPos, byValue = i, pos, lead
-			}
-		}
+}
+
+// fill chooses greedily: at each step the candidate with the best
+// position (next), with its bridges, until the slots are taken or no
+// candidate is left.
+func (c *tableChoice) fill() {
+	for len(c.out) < c.limit {
+		best, byValue := c.next()
 		if best < 0 {
-			break
+			return
 		}
-		ref := cands[best].ref
+		ref := c.cands[best].ref
 		if byValue {
 			ref.Reason = text2sql.ReasonValue
 		}
-		t := cands[best].t
-		add(t, ref, limit, false)
-		if in[t] && h.namespaces[t] != h.namespaces[out[0].table] && spill > 0 {
-			spill--
+		t := c.cands[best].t
+		c.add(t, ref, c.limit, false)
+		if c.in[t] && c.h.namespaces[t] != c.h.namespaces[c.out[0].table] && c.spill > 0 {
+			c.spill--
 		}
 	}
-	// The whole schema, or the best table's namespace when it fits.
-	scope := h.db.Tables
-	if !h.wholeSchema {
-		scope = nil
-		if len(out) > 0 && h.namespaces != nil && h.budget >= 0 {
-			ns, n := h.namespaces[out[0].table], spent
-			for _, t := range h.db.Tables {
-				if h.namespaces[t] == ns {
-					scope = append(scope, t)
-					if !in[t] {
-						n += h.ddlTokens[t]
-					}
-				}
-			}
-			if n > h.budget || len(scope) > limit {
-				scope = nil
-			}
-		}
-	}
-	if scope != nil {
-		inScope := make(map[*schema.Table]bool, len(scope))
-		for _, t := range scope {
-			inScope[t] = true
-		}
-		whole := func(t *schema.Table, score float64) {
-			if inScope[t] && !in[t] {
-				in[t] = true
-				out = append(out, shownTable{t, text2sql.TableRef{Name: t.QualifiedName(), Reason: text2sql.ReasonWholeSchema, Score: score}})
-			}
-		}
-		for _, c := range cands {
-			whole(c.t, c.ref.Score)
-		}
-		for _, t := range scope {
-			whole(t, 0)
-		}
-	}
-	for _, name := range required {
-		t := h.db.Lookup(strings.TrimSpace(name))
-		if t == nil || in[t] {
+}
+
+// next returns the index of the candidate to try next, -1 when none is
+// left, and whether it leads as a value match: the candidate with the
+// best position among those the routing allows, where a value match
+// counts as the first candidates after the first while value matches
+// lead (valueLead), and a neighbour of a shown table or a named table
+// counts neighbourLead positions ahead.
+func (c *tableChoice) next() (best int, byValue bool) {
+	valueLead := c.valueLead()
+	best, bestPos := -1, 0
+	for i, cd := range c.cands {
+		if c.in[cd.t] || c.skipped[cd.t] || !c.allowed(cd, valueLead) {
 			continue
 		}
-		add(t, text2sql.TableRef{Reason: text2sql.ReasonRequired}, max(limit, len(out)+1), true) // always shown
+		r, valued := c.valueRank[cd.t]
+		pos, lead := i, false
+		switch {
+		case len(c.out) == 0:
+		case valued && valueLead:
+			pos, lead = min(i, r)-c.h.neighbourLead, true
+		case c.h.adjacent(cd.t, c.in) || c.named[cd.t]:
+			pos -= c.h.neighbourLead
+		}
+		if best < 0 || pos < bestPos {
+			best, bestPos, byValue = i, pos, lead
+		}
 	}
-	return out
+	return best, byValue
+}
+
+// valueLead reports whether value-matched tables come next: the slots
+// left exceed the named candidates still to choose, so a value match
+// never pushes out a table the question names.
+func (c *tableChoice) valueLead() bool {
+	pending := 0
+	for _, cd := range c.cands {
+		if c.named[cd.t] && !c.in[cd.t] && !c.skipped[cd.t] {
+			pending++
+		}
+	}
+	return c.limit-len(c.out) > pending
+}
+
+// allowed reports whether the routing lets candidate cd follow the first
+// table shown: in a catalog as routed describes, in a routed schema as
+// hedges does; a value match is evidence of its own and may come from
+// any namespace while it leads.
+func (c *tableChoice) allowed(cd cand, valueLead bool) bool {
+	if len(c.out) == 0 {
+		return true
+	}
+	if c.h.catalog && !c.h.routed(cd, c.out[0], c.named) {
+		return false
+	}
+	_, valued := c.valueRank[cd.t]
+	return c.near == nil || (valued && valueLead) || c.h.hedges(cd.t, c.out[0].table, c.in, c.near, c.spill)
+}
+
+// scope returns the tables to show in whole after the greedy choice: the
+// whole schema when it fits the budget, else the first table's namespace
+// when it fits beside the tables shown and has no more than MaxTables
+// tables, else nil.
+func (c *tableChoice) scope() []*schema.Table {
+	h := c.h
+	if h.wholeSchema {
+		return h.db.Tables
+	}
+	if len(c.out) == 0 || h.namespaces == nil || h.budget < 0 {
+		return nil
+	}
+	var scope []*schema.Table
+	ns, n := h.namespaces[c.out[0].table], c.spent
+	for _, t := range h.db.Tables {
+		if h.namespaces[t] == ns {
+			scope = append(scope, t)
+			if !c.in[t] {
+				n += h.ddlTokens[t]
+			}
+		}
+	}
+	if n > h.budget || len(scope) > c.limit {
+		return nil
+	}
+	return scope
+}
+
+// fillScope shows every table of scope not shown yet ("whole schema"):
+// the remaining candidates in order, then the rest in schema order.
+func (c *tableChoice) fillScope(scope []*schema.Table) {
+	if scope == nil {
+		return
+	}
+	inScope := make(map[*schema.Table]bool, len(scope))
+	for _, t := range scope {
+		inScope[t] = true
+	}
+	whole := func(t *schema.Table, score float64) {
+		if inScope[t] && !c.in[t] {
+			c.in[t] = true
+			c.out = append(c.out, shownTable{t, text2sql.TableRef{Name: t.QualifiedName(), Reason: text2sql.ReasonWholeSchema, Score: score}})
+		}
+	}
+	for _, cd := range c.cands {
+		whole(cd.t, cd.ref.Score)
+	}
+	for _, t := range scope {
+		whole(t, 0)
+	}
+}
+
+// require shows each required table not shown yet, beyond MaxTables and
+// the budget, with its bridges while room is left.
+func (c *tableChoice) require(required []string) {
+	for _, name := range required {
+		t := c.h.db.Lookup(strings.TrimSpace(name))
+		if t == nil || c.in[t] {
+			continue
+		}
+		c.add(t, text2sql.TableRef{Reason: text2sql.ReasonRequired}, max(c.limit, len(c.out)+1), true) // always shown
+	}
 }
 
 // cand is a table chooseTables may show, with why: the fused score of the
