@@ -291,10 +291,60 @@ func compareSpider(d *Diff, g, p [][]any, ordered bool, enc *encoder) {
 		rowDiff(d, gt, pt, nil, true)
 		return
 	}
-	// Candidate columns: predicted column j may stand for gold column i
-	// only if every value of j occurs in i. This prunes no permutation
-	// that could match, so the outcome is the evaluator's (whose pruning
-	// samples 20 rows and is sound the same way).
+	s := newColumnSearch(gt, pt, ordered)
+	if s.search(0) {
+		d.Match = true
+		if !identity(s.perm) {
+			d.Permutation = append([]int(nil), s.perm...)
+		}
+		return
+	}
+	d.Reason = ReasonValues
+	if s.tried >= MaxPermutations {
+		d.Reason = ReasonPermutationLimit
+	}
+	first := s.first
+	if first != nil && identity(first) {
+		first = nil
+	}
+	if ordered && d.Reason == ReasonValues && sameBag(gt, pt, first) {
+		d.Reason = ReasonOrder
+	}
+	rowDiff(d, gt, pt, first, true)
+}
+
+// columnSearch looks for an order of the predicted columns (perm:
+// predicted column of each gold column) under which the predicted rows
+// equal the gold rows, in sequence (ordered) or as bags, trying at most
+// MaxPermutations.
+type columnSearch struct {
+	gt, pt  *table
+	ordered bool
+	cand    [][]int        // predicted columns that may stand for each gold column
+	goldBag map[string]int // the gold rows' counts, unless ordered
+	perm    []int
+	used    []bool // predicted columns in perm
+	tried   int    // permutations tested
+	first   []int  // the first permutation tested
+	b, gb   strings.Builder
+}
+
+func newColumnSearch(gt, pt *table, ordered bool) *columnSearch {
+	ncol := len(gt.rows[0])
+	s := &columnSearch{gt: gt, pt: pt, ordered: ordered, cand: candidateColumns(gt, pt, ncol),
+		perm: make([]int, ncol), used: make([]bool, ncol)}
+	if !ordered {
+		s.goldBag = gt.counts(nil)
+	}
+	return s
+}
+
+// candidateColumns returns, for each of the ncol gold columns i, the
+// predicted columns j that may stand for it: those every value of which
+// occurs in i. This prunes no permutation that could match, so the
+// outcome is the evaluator's (whose pruning samples 20 rows and is sound
+// the same way).
+func candidateColumns(gt, pt *table, ncol int) [][]int {
 	goldCols := make([]map[string]bool, ncol)
 	for i := range goldCols {
 		goldCols[i] = make(map[string]bool)
@@ -317,68 +367,47 @@ func compareSpider(d *Diff, g, p [][]any, ordered bool, enc *encoder) {
 			}
 		}
 	}
-	var goldBag map[string]int
-	if !ordered {
-		goldBag = gt.counts(nil)
-	}
-	perm := make([]int, ncol)
-	used := make([]bool, ncol)
-	tried := 0
-	var first []int
-	var b, gb strings.Builder
-	test := func() bool {
-		tried++
-		if first == nil {
-			first = append([]int(nil), perm...)
-		}
-		if ordered {
-			for r := range gt.cells {
-				if gt.key(r, nil, &gb) != pt.key(r, perm, &b) {
-					return false
-				}
-			}
-			return true
-		}
-		return pt.drains(maps.Clone(goldBag), perm, &b)
-	}
-	var search func(i int) bool
-	search = func(i int) bool {
-		if tried >= MaxPermutations {
-			return false
-		}
-		if i == ncol {
-			return test()
-		}
-		for _, j := range cand[i] {
-			if used[j] {
-				continue
-			}
-			used[j], perm[i] = true, j
-			if search(i + 1) {
-				return true
-			}
-			used[j] = false
-		}
+	return cand
+}
+
+// search completes perm from gold column i on, depth first over the
+// candidate columns; it reports whether a permutation matched (left in
+// perm).
+func (s *columnSearch) search(i int) bool {
+	if s.tried >= MaxPermutations {
 		return false
 	}
-	if search(0) {
-		d.Match = true
-		if !identity(perm) {
-			d.Permutation = append([]int(nil), perm...)
+	if i == len(s.perm) {
+		return s.test()
+	}
+	for _, j := range s.cand[i] {
+		if s.used[j] {
+			continue
 		}
-		return
+		s.used[j], s.perm[i] = true, j
+		if s.search(i + 1) {
+			return true
+		}
+		s.used[j] = false
 	}
-	d.Reason = ReasonValues
-	if tried >= MaxPermutations {
-		d.Reason = ReasonPermutationLimit
+	return false
+}
+
+// test reports whether the rows match under perm.
+func (s *columnSearch) test() bool {
+	s.tried++
+	if s.first == nil {
+		s.first = append([]int(nil), s.perm...)
 	}
-	if first != nil && identity(first) {
-		first = nil
+	if s.ordered {
+		for r := range s.gt.cells {
+			if s.gt.key(r, nil, &s.gb) != s.pt.key(r, s.perm, &s.b) {
+				return false
+			}
+		}
+		return true
 	}
-	if ordered && d.Reason == ReasonValues && sameBag(gt, pt, first) {
-		d.Reason = ReasonOrder
-	}
-	rowDiff(d, gt, pt, first, true)
+	return s.pt.drains(maps.Clone(s.goldBag), s.perm, &s.b)
 }
 
 func identity(perm []int) bool {

@@ -58,47 +58,91 @@ func OrderCheck(ctx context.Context, exec text2sql.Executor, sql string, res *te
 	if q == nil {
 		return nil, nil
 	}
-	// Only LIMIT count [OFFSET off] and LIMIT off, count cut the rows.
-	lim := q.Limit
-	if lim != nil && (lim.Count == nil || lim.Fetch) {
-		lim = nil
-	}
+	lim := cuttingLimit(q.Limit)
 	if len(q.OrderBy) == 0 && lim == nil {
 		return nil, nil
 	}
-	rep := &OrderReport{}
 	unchecked := func(why string) (*OrderReport, error) {
-		rep.Warnings = append(rep.Warnings, WarnOrderUnchecked+": "+why)
-		return rep, nil
+		return &OrderReport{Warnings: []string{WarnOrderUnchecked + ": " + why}}, nil
 	}
 	if sel == nil || sel.Items[0].From == sel.Items[len(sel.Items)-1].To || res == nil {
 		return unchecked("no select list found at the top level")
 	}
+	lo, hi, ok := keptRows(lim)
+	if !ok {
+		return unchecked("LIMIT is not a literal count")
+	}
+	keys, why := orderKeysOf(q, sel, res)
+	if why != "" {
+		return unchecked(why)
+	}
+	maxRows := 1000
+	if hi >= 0 {
+		maxRows = hi + tieWindow
+	}
+	pr, err := exec.Execute(ctx, text2sql.ExecuteRequest{SQL: probeSQL(sql, sel, lim, keys.appended), MaxRows: maxRows})
+	if err != nil {
+		return nil, err
+	}
+	if pr.Error != nil {
+		return unchecked("probe failed: " + pr.Error.Error())
+	}
+	rep := &OrderReport{}
+	if hi >= 0 {
+		rep.Detail = keys.tieAtCut(pr.Rows, []int{lo, hi}, maxRows)
+		rep.Nondeterministic = rep.Detail != ""
+	}
+	rep.Warnings = keys.warnings(pr.Rows, hi)
+	return rep, nil
+}
+
+// cuttingLimit returns lim when it cuts the rows (LIMIT count [OFFSET
+// off] or LIMIT off, count), nil otherwise.
+func cuttingLimit(lim *sqlparse.Limit) *sqlparse.Limit {
+	if lim != nil && (lim.Count == nil || lim.Fetch) {
+		return nil
+	}
+	return lim
+}
+
+// keptRows returns the rows lim keeps, [lo, hi), hi -1 without a limit;
+// ok is false when its count or offset is not a literal.
+func keptRows(lim *sqlparse.Limit) (lo, hi int, ok bool) {
+	if lim == nil {
+		return 0, -1, true
+	}
+	count, ok := literalCount(lim.Count)
+	off := 0
+	if lim.Offset != nil {
+		var okOff bool
+		off, okOff = literalCount(lim.Offset)
+		ok = ok && okOff
+	}
+	return off, off + count, ok
+}
+
+// orderKeys are a query's ORDER BY keys as probe columns.
+type orderKeys struct {
+	// cols is each key's column in the probe's rows: a result column, or
+	// one appended after the ncols result columns.
+	cols []int
+	// appended is the text of each key expression appended to the select
+	// list.
+	appended []string
+	ncols    int
+	enc      encoder
+}
+
+// orderKeysOf resolves q's ORDER BY terms to probe columns: a position
+// or alias names a result column; any other term is appended, except in
+// a compound or DISTINCT query, where a term must name a result column.
+// why says what could not be resolved ("" when all were).
+func orderKeysOf(q *sqlparse.Query, sel *sqlparse.Select, res *text2sql.Result) (keys *orderKeys, why string) {
 	_, compound := q.Body.(*sqlparse.SetOp)
-	ncols := len(res.Columns)
-	if ncols == 0 && len(res.Rows) > 0 {
-		ncols = len(res.Rows[0])
+	keys = &orderKeys{ncols: len(res.Columns)}
+	if keys.ncols == 0 && len(res.Rows) > 0 {
+		keys.ncols = len(res.Rows[0])
 	}
-
-	// The rows kept: [lo, hi), hi -1 without LIMIT.
-	lo, hi := 0, -1
-	if lim != nil {
-		count, ok := literalCount(lim.Count)
-		off := 0
-		if lim.Offset != nil {
-			var okOff bool
-			off, okOff = literalCount(lim.Offset)
-			ok = ok && okOff
-		}
-		if !ok {
-			return unchecked("LIMIT is not a literal count")
-		}
-		lo, hi = off, off+count
-	}
-
-	// ORDER BY keys: a result column index, or an expression to append.
-	var keyCols []int
-	var appended []string
 	aliases := map[string]int{}
 	for i, it := range sel.Items {
 		if it.Alias != nil {
@@ -111,38 +155,52 @@ func OrderCheck(ctx context.Context, exec text2sql.Executor, sql string, res *te
 			e = c.X
 		}
 		if e.Extent().From == e.Extent().To {
-			return unchecked("empty ORDER BY term")
+			return nil, "empty ORDER BY term"
 		}
-		switch v := e.(type) {
-		case *sqlparse.Literal:
-			if v.Kind == sqlparse.Number {
-				k, err := strconv.Atoi(v.Text())
-				if err != nil || k < 1 || k > ncols {
-					return unchecked("ORDER BY position " + v.Text() + " is out of range")
-				}
-				keyCols = append(keyCols, k-1)
-				continue
-			}
-		case *sqlparse.Ident:
-			if i, ok := aliases[strings.ToLower(v.Name)]; ok && i < ncols {
-				keyCols = append(keyCols, i)
-				continue
-			}
-			if compound || sel.Distinct {
-				if i := columnIndex(res.Columns, v.Name); i >= 0 {
-					keyCols = append(keyCols, i)
-					continue
-				}
-			}
+		col, why := keys.resultColumn(e, aliases, res.Columns, compound || sel.Distinct)
+		switch {
+		case why != "":
+			return nil, why
+		case col >= 0:
+			keys.cols = append(keys.cols, col)
+		case compound || sel.Distinct:
+			return nil, "ORDER BY term of a compound or DISTINCT query is not a result column"
+		default:
+			keys.cols = append(keys.cols, keys.ncols+len(keys.appended))
+			keys.appended = append(keys.appended, e.Text())
 		}
-		if compound || sel.Distinct {
-			return unchecked("ORDER BY term of a compound or DISTINCT query is not a result column")
-		}
-		keyCols = append(keyCols, ncols+len(appended))
-		appended = append(appended, e.Text())
 	}
+	return keys, ""
+}
 
-	// The probe: keys appended to the select list, LIMIT removed.
+// resultColumn returns the result column ORDER BY term e names, -1 when
+// it names none: a position, an alias (aliases: select-list index by
+// lower-cased alias) or, when byName (a compound or DISTINCT query), a
+// result column's name. why is set for a position out of range.
+func (k *orderKeys) resultColumn(e sqlparse.Expr, aliases map[string]int, columns []string, byName bool) (col int, why string) {
+	switch v := e.(type) {
+	case *sqlparse.Literal:
+		if v.Kind == sqlparse.Number {
+			n, err := strconv.Atoi(v.Text())
+			if err != nil || n < 1 || n > k.ncols {
+				return -1, "ORDER BY position " + v.Text() + " is out of range"
+			}
+			return n - 1, ""
+		}
+	case *sqlparse.Ident:
+		if i, ok := aliases[strings.ToLower(v.Name)]; ok && i < k.ncols {
+			return i, ""
+		}
+		if byName {
+			return columnIndex(columns, v.Name), ""
+		}
+	}
+	return -1, ""
+}
+
+// probeSQL returns sql with the appended keys added to its select list
+// (sel) as __t2s_k1, __t2s_k2, … and its LIMIT (lim, if any) removed.
+func probeSQL(sql string, sel *sqlparse.Select, lim *sqlparse.Limit, appended []string) string {
 	insert := sel.Items[len(sel.Items)-1].End
 	var b strings.Builder
 	b.WriteString(sql[:insert])
@@ -155,112 +213,109 @@ func OrderCheck(ctx context.Context, exec text2sql.Executor, sql string, res *te
 	} else {
 		b.WriteString(sql[insert:])
 	}
-	maxRows := 1000
-	if hi >= 0 {
-		maxRows = hi + tieWindow
-	}
-	pr, err := exec.Execute(ctx, text2sql.ExecuteRequest{SQL: b.String(), MaxRows: maxRows})
-	if err != nil {
-		return nil, err
-	}
-	if pr.Error != nil {
-		return unchecked("probe failed: " + pr.Error.Error())
-	}
-	rows := pr.Rows
-	enc := &encoder{}
-	keyOf := func(r []any) string {
-		var s strings.Builder
-		for _, c := range keyCols {
-			if c < len(r) {
-				s.WriteString(enc.cell(r[c]))
-			}
-		}
-		return s.String()
-	}
-	visible := func(r []any) string {
-		var s strings.Builder
-		for c := 0; c < ncols && c < len(r); c++ {
-			s.WriteString(enc.cell(r[c]))
-		}
-		return s.String()
-	}
+	return b.String()
+}
 
-	// Ties across the cut(s).
-	if hi >= 0 {
-		var cuts []int
-		if lo > 0 && lo < len(rows) {
-			cuts = append(cuts, lo)
+// key encodes probe row r's ORDER BY key values.
+func (k *orderKeys) key(r []any) string {
+	var s strings.Builder
+	for _, c := range k.cols {
+		if c < len(r) {
+			s.WriteString(k.enc.cell(r[c]))
 		}
-		if hi > 0 && hi < len(rows) {
-			cuts = append(cuts, hi)
+	}
+	return s.String()
+}
+
+// visible encodes probe row r's result columns.
+func (k *orderKeys) visible(r []any) string {
+	var s strings.Builder
+	for c := 0; c < k.ncols && c < len(r); c++ {
+		s.WriteString(k.enc.cell(r[c]))
+	}
+	return s.String()
+}
+
+// tieAtCut describes the first of cuts (the offset, then the end of the
+// kept rows) that falls inside a group of probe rows tying on every key
+// and differing in the result columns; "" when none does. maxRows is the
+// probe's row cap: a group reaching it may go on.
+func (k *orderKeys) tieAtCut(rows [][]any, cuts []int, maxRows int) string {
+	for _, cut := range cuts {
+		if cut <= 0 || cut >= len(rows) {
+			continue
 		}
-		for _, cut := range cuts {
-			k := keyOf(rows[cut])
-			if keyOf(rows[cut-1]) != k {
+		key := k.key(rows[cut])
+		if k.key(rows[cut-1]) != key {
+			continue
+		}
+		i, j := cut-1, cut
+		for i > 0 && k.key(rows[i-1]) == key {
+			i--
+		}
+		for j+1 < len(rows) && k.key(rows[j+1]) == key {
+			j++
+		}
+		distinct := map[string]bool{}
+		for r := i; r <= j; r++ {
+			distinct[k.visible(rows[r])] = true
+		}
+		if len(distinct) < 2 {
+			continue
+		}
+		what := "tie on every ORDER BY key"
+		if len(k.cols) == 0 {
+			what = "come in no defined order (no ORDER BY)"
+		}
+		more := ""
+		if j+1 == len(rows) && len(rows) == maxRows {
+			more = " or more"
+		}
+		return fmt.Sprintf("the LIMIT cuts after row %d, but rows %d to %d%s %s and differ in the selected columns",
+			cut, i+1, j+1, more, what)
+	}
+	return ""
+}
+
+// warnings returns the warnings on the key values the result depends on:
+// those of the probe rows up to one past the kept rows' end (hi, -1 for
+// all).
+func (k *orderKeys) warnings(rows [][]any, hi int) []string {
+	if len(k.cols) == 0 {
+		return nil
+	}
+	n := len(rows)
+	if hi >= 0 && hi+1 < n {
+		n = hi + 1
+	}
+	var nulls, numText bool
+	var example string
+	for _, r := range rows[:n] {
+		for _, c := range k.cols {
+			if c >= len(r) {
 				continue
 			}
-			i, j := cut-1, cut
-			for i > 0 && keyOf(rows[i-1]) == k {
-				i--
-			}
-			for j+1 < len(rows) && keyOf(rows[j+1]) == k {
-				j++
-			}
-			distinct := map[string]bool{}
-			for r := i; r <= j; r++ {
-				distinct[visible(rows[r])] = true
-			}
-			if len(distinct) > 1 {
-				rep.Nondeterministic = true
-				what := "tie on every ORDER BY key"
-				if len(keyCols) == 0 {
-					what = "come in no defined order (no ORDER BY)"
-				}
-				more := ""
-				if j+1 == len(rows) && len(rows) == maxRows {
-					more = " or more"
-				}
-				rep.Detail = fmt.Sprintf("the LIMIT cuts after row %d, but rows %d to %d%s %s and differ in the selected columns",
-					cut, i+1, j+1, more, what)
-				break
-			}
-		}
-	}
-
-	// Warnings on the key values the result depends on.
-	if len(keyCols) > 0 {
-		n := len(rows)
-		if hi >= 0 && hi+1 < n {
-			n = hi + 1
-		}
-		var nulls, numText bool
-		var example string
-		for _, r := range rows[:n] {
-			for _, c := range keyCols {
-				if c >= len(r) {
-					continue
-				}
-				switch v := r[c].(type) {
-				case nil:
-					nulls = true
-				case string:
-					if looksNumeric(v) {
-						if !numText {
-							example = v
-						}
-						numText = true
+			switch v := r[c].(type) {
+			case nil:
+				nulls = true
+			case string:
+				if looksNumeric(v) {
+					if !numText {
+						example = v
 					}
+					numText = true
 				}
 			}
 		}
-		if nulls {
-			rep.Warnings = append(rep.Warnings, WarnOrderNulls+": an ORDER BY key is NULL in some rows; SQLite sorts NULLs first in ascending order (last in descending)")
-		}
-		if numText {
-			rep.Warnings = append(rep.Warnings, WarnOrderNumericText+": an ORDER BY key holds numbers stored as text (e.g. "+strconv.Quote(example)+"), which sort as text: '10' < '9'")
-		}
 	}
-	return rep, nil
+	var out []string
+	if nulls {
+		out = append(out, WarnOrderNulls+": an ORDER BY key is NULL in some rows; SQLite sorts NULLs first in ascending order (last in descending)")
+	}
+	if numText {
+		out = append(out, WarnOrderNumericText+": an ORDER BY key holds numbers stored as text (e.g. "+strconv.Quote(example)+"), which sort as text: '10' < '9'")
+	}
+	return out
 }
 
 func looksNumeric(s string) bool {
