@@ -151,25 +151,42 @@ type Exclusion struct {
 // Exclusions groups the excluded questions by database and reason, in
 // order of first appearance.
 func (d *Dataset) Exclusions() []Exclusion {
-	var out []Exclusion
-	idx := map[string]int{}
+	var l exclusionList
 	for _, q := range d.Questions {
-		if q.Excluded == "" {
-			continue
-		}
-		k := q.DB + "\x00" + q.Excluded
-		i, ok := idx[k]
-		if !ok {
-			i = len(out)
-			idx[k] = i
-			out = append(out, Exclusion{Reason: q.Excluded, DB: q.DB})
-		}
-		out[i].Count++
-		if len(out[i].IDs) < 20 {
-			out[i].IDs = append(out[i].IDs, q.ID)
+		if q.Excluded != "" {
+			l.add(q.DB, q.Excluded, q.ID)
 		}
 	}
-	return out
+	return l.list
+}
+
+// maxExclusionIDs is how many question IDs an Exclusion lists: enough to
+// look a few up, short enough for a report.
+const maxExclusionIDs = 20
+
+// exclusionList groups excluded questions by database and reason, in
+// order of first appearance.
+type exclusionList struct {
+	list []Exclusion
+	idx  map[string]int // index in list by database and reason
+}
+
+// add counts question id of database db, excluded for reason.
+func (l *exclusionList) add(db, reason, id string) {
+	k := db + "\x00" + reason
+	i, ok := l.idx[k]
+	if !ok {
+		if l.idx == nil {
+			l.idx = map[string]int{}
+		}
+		i = len(l.list)
+		l.idx[k] = i
+		l.list = append(l.list, Exclusion{Reason: reason, DB: db})
+	}
+	l.list[i].Count++
+	if len(l.list[i].IDs) < maxExclusionIDs {
+		l.list[i].IDs = append(l.list[i].IDs, id)
+	}
 }
 
 // SpiderPaths locates the files of a Spider-format dataset. Empty fields

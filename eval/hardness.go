@@ -56,16 +56,21 @@ func spiderHardness(v any) (string, error) {
 	if !ok {
 		return "", errors.New("eval: Spider sql is not an object")
 	}
-	c1, c2, others := component1(sql), len(nestedSQL(sql)), countOthers(sql)
+	return hardness(component1(sql), len(nestedSQL(sql)), countOthers(sql)), nil
+}
+
+// hardness is the evaluator's eval_hardness of its three counts: c1
+// (count_component1), c2 (count_component2) and others (count_others).
+func hardness(c1, c2, others int) string {
 	switch {
 	case c1 <= 1 && others == 0 && c2 == 0:
-		return HardnessEasy, nil
+		return HardnessEasy
 	case (others <= 2 && c1 <= 1 && c2 == 0) || (c1 <= 2 && others < 2 && c2 == 0):
-		return HardnessMedium, nil
+		return HardnessMedium
 	case (others > 2 && c1 <= 2 && c2 == 0) || (2 < c1 && c1 <= 3 && others <= 2 && c2 == 0) || (c1 <= 1 && others == 0 && c2 <= 1):
-		return HardnessHard, nil
+		return HardnessHard
 	}
-	return HardnessExtra, nil
+	return HardnessExtra
 }
 
 func list(v any) []any {

@@ -22,7 +22,6 @@ var spiderAggs = map[string]bool{"max": true, "min": true, "count": true, "sum":
 // every Spider dev query (see the tests). It never fails: an empty query,
 // or a statement that is not a query, is easy.
 func SpiderHardnessOfSQL(sql string) string {
-	c1, c2, others := 0, 0, 0
 	var q *sqlparse.Query
 	// Models escape underscores as in Markdown (first\_name); the name
 	// is meant, and literals do not count.
@@ -33,74 +32,114 @@ func SpiderHardnessOfSQL(sql string) string {
 	if q == nil {
 		return HardnessEasy
 	}
-	// A compound query: its first part is the query, the rest is nested;
-	// its ORDER BY and LIMIT belong to no part and are not counted.
+	s := shapeOf(q)
+	return hardness(s.component1(), s.component2(), s.others())
+}
+
+// sqlShape is what the hardness counts of a query's outermost part.
+type sqlShape struct {
+	q *sqlparse.Query
+	// compound: q is a compound query; sel is then its first part, the
+	// rest is nested, and q's ORDER BY and LIMIT belong to no part.
+	compound bool
+	sel      *sqlparse.Select
+	group    []sqlparse.Expr // the GROUP BY terms written
+	units    int             // FROM units
+	// The conditions of the joins' ON, of WHERE and of HAVING.
+	on, where, having []cond
+	ors               int // ORs among all of them
+	havingConj        int // HAVING's connectives
+}
+
+// shapeOf reads q's outermost part.
+func shapeOf(q *sqlparse.Query) *sqlShape {
+	s := &sqlShape{q: q}
 	body := q.Body
-	if _, ok := body.(*sqlparse.SetOp); ok {
-		c2++
-		for op, ok := body.(*sqlparse.SetOp); ok; op, ok = body.(*sqlparse.SetOp) {
-			body = op.Left
-		}
-	} else {
-		if len(q.OrderBy) > 0 && present(q.OrderBy[0].Expr) {
-			c1++
-		}
-		if q.Limit != nil && present(q.Limit.Count) && !q.Limit.Fetch {
-			c1++
-		}
+	for op, ok := body.(*sqlparse.SetOp); ok; op, ok = body.(*sqlparse.SetOp) {
+		s.compound, body = true, op.Left
 	}
-	sel, _ := body.(*sqlparse.Select)
-	if sel == nil {
-		sel = &sqlparse.Select{}
+	s.sel, _ = body.(*sqlparse.Select)
+	if s.sel == nil {
+		s.sel = &sqlparse.Select{}
 	}
-	if present(sel.Where) {
-		c1++
-	}
-	var group []sqlparse.Expr
-	for _, e := range sel.GroupBy {
+	for _, e := range s.sel.GroupBy {
 		if present(e) {
-			group = append(group, e)
+			s.group = append(s.group, e)
 		}
 	}
-	if len(group) > 0 {
-		c1++
+	var on []sqlparse.Expr
+	for _, t := range s.sel.From {
+		s.units += fromUnits(t, &on)
 	}
-	units, on := 0, []sqlparse.Expr{}
-	for _, t := range sel.From {
-		units += fromUnits(t, &on)
-	}
-	if units > 0 {
-		c1 += units - 1
-	}
-	var onConds []cond
-	ors := 0
 	for _, e := range on {
 		cs, _, o := conditionsOf(e)
-		onConds = append(onConds, cs...)
-		ors += o
+		s.on = append(s.on, cs...)
+		s.ors += o
 	}
-	where, _, wors := conditionsOf(sel.Where)
-	having, hconj, hors := conditionsOf(sel.Having)
-	c1 += ors + wors + hors
-	agg := 0
-	for _, conds := range [][]cond{onConds, where, having} {
-		for _, c := range conds {
-			if c.like {
-				c1++
-			}
-			c2 += c.subqueries
+	var wors, hors int
+	s.where, _, wors = conditionsOf(s.sel.Where)
+	s.having, s.havingConj, hors = conditionsOf(s.sel.Having)
+	s.ors += wors + hors
+	return s
+}
+
+// component1 counts as the evaluator's count_component1: WHERE, GROUP
+// BY, ORDER BY and LIMIT written, each join, each OR and each LIKE.
+func (s *sqlShape) component1() int {
+	n := 0
+	if !s.compound {
+		if len(s.q.OrderBy) > 0 && present(s.q.OrderBy[0].Expr) {
+			n++
+		}
+		if l := s.q.Limit; l != nil && present(l.Count) && !l.Fetch {
+			n++
 		}
 	}
-	for _, conds := range [][]cond{where, having} {
+	if present(s.sel.Where) {
+		n++
+	}
+	if len(s.group) > 0 {
+		n++
+	}
+	if s.units > 0 {
+		n += s.units - 1
+	}
+	n += s.ors
+	for _, c := range s.conditions() {
+		if c.like {
+			n++
+		}
+	}
+	return n
+}
+
+// component2 counts as the evaluator's count_component2: the nested
+// queries, a compound query's other parts as one.
+func (s *sqlShape) component2() int {
+	n := 0
+	if s.compound {
+		n++
+	}
+	for _, c := range s.conditions() {
+		n += c.subqueries
+	}
+	return n
+}
+
+// others counts as the evaluator's count_others: how many of the
+// aggregates, select items, WHERE conditions and GROUP BY terms exceed
+// one.
+func (s *sqlShape) others() int {
+	agg := s.havingConj // the evaluator counts every HAVING connective
+	for _, conds := range [][]cond{s.where, s.having} {
 		for _, c := range conds {
 			if c.not {
 				agg++
 			}
 		}
 	}
-	agg += hconj // the evaluator counts every HAVING connective
 	items := 0
-	for _, it := range sel.Items {
+	for _, it := range s.sel.Items {
 		if it.From == it.To {
 			continue
 		}
@@ -109,23 +148,19 @@ func SpiderHardnessOfSQL(sql string) string {
 			agg++
 		}
 	}
-	if body == q.Body {
-		for _, t := range q.OrderBy {
+	if !s.compound {
+		for _, t := range s.q.OrderBy {
 			if startsWithAgg(t.Expr) {
 				agg++
 			}
 		}
 	}
-	others += beyondOne(agg, items, len(where), len(group))
-	switch {
-	case c1 <= 1 && others == 0 && c2 == 0:
-		return HardnessEasy
-	case (others <= 2 && c1 <= 1 && c2 == 0) || (c1 <= 2 && others < 2 && c2 == 0):
-		return HardnessMedium
-	case (others > 2 && c1 <= 2 && c2 == 0) || (2 < c1 && c1 <= 3 && others <= 2 && c2 == 0) || (c1 <= 1 && others == 0 && c2 <= 1):
-		return HardnessHard
-	}
-	return HardnessExtra
+	return beyondOne(agg, items, len(s.where), len(s.group))
+}
+
+// conditions returns the conditions of ON, WHERE and HAVING.
+func (s *sqlShape) conditions() []cond {
+	return append(append(append([]cond(nil), s.on...), s.where...), s.having...)
 }
 
 // present reports whether a clause's expression was written: not absent

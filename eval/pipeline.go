@@ -115,75 +115,13 @@ func RunPipeline(ctx context.Context, ds *Dataset, opts PipelineOptions) (*Repor
 	if mk == nil {
 		mk = DefaultRetriever
 	}
-	rs := &retrievers{dbs: s.dbs, make: mk, m: map[string]*retrieverEntry{}}
+	run := &pipelineRun{s: s, rs: &retrievers{dbs: s.dbs, make: mk, m: map[string]*retrieverEntry{}}, opts: opts}
 	start := time.Now()
 	recs := make([]Record, len(ds.Questions))
 	err = forEach(ctx, len(ds.Questions), opts.parallel(), opts.Progress, func(ctx context.Context, i int) error {
-		q := &ds.Questions[i]
-		rec := newRecord(q)
-		defer func() { recs[i] = rec }()
-		why, err := s.notComparable(ctx, q)
-		if err != nil {
-			return err
-		}
-		if why != "" {
-			rec.Outcome, rec.Error = OutcomeExcluded, why
-			return nil
-		}
-		r, sch, err := rs.get(ctx, q.DB)
-		if err != nil {
-			return err
-		}
-		gen, err := opts.Generator(ctx, q, sch)
-		if err != nil {
-			return err
-		}
-		ex, err := s.dbs.Executor(ctx, q.DB)
-		if err != nil {
-			return err
-		}
-		cfg := text2sql.Config{Retriever: r, Generator: gen, Executor: ex, MaxRows: s.opts.maxRows(), Timeout: s.opts.timeout()}
-		if opts.Configure != nil {
-			opts.Configure(&cfg, q, sch)
-		}
-		p, err := text2sql.New(cfg)
-		if err != nil {
-			return err
-		}
-		ans, askErr := ask(ctx, p, q.Prompt(), opts.questionTimeout())
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		predSQL := ""
-		if ans != nil {
-			fillTrace(&rec, ans)
-			if ans.Retrieval != nil && q.GoldSQL != "" {
-				rr := RecallOf(sch, q.GoldSQL, ans.Retrieval)
-				rec.Recall = &rr
-			}
-			predSQL = ans.SQL
-			if predSQL == "" {
-				for k := len(ans.Attempts) - 1; k >= 0 && predSQL == ""; k-- {
-					if c := ans.Attempts[k].Candidate; c != nil && c.Answerable {
-						predSQL = c.SQL
-					}
-				}
-			}
-		}
-		if predSQL == "" {
-			rec.Outcome, rec.Kind = OutcomeNoSQL, noSQLKind(ans, askErr)
-			if askErr != nil {
-				rec.Error = askErr.Error()
-			} else if ans != nil {
-				rec.Error = ans.Explanation
-			}
-			return nil
-		}
-		g, err := s.runGold(ctx, q)
-		if err != nil {
-			return err
-		}
-		return s.score(ctx, q, g, predSQL, &rec)
+		var err error
+		recs[i], err = run.question(ctx, &ds.Questions[i])
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -210,6 +148,99 @@ func RunPipeline(ctx context.Context, ds *Dataset, opts PipelineOptions) (*Repor
 		return rep, fmt.Errorf("eval: every question failed with a model provider error (%w): %s", text2sql.ErrModel, first)
 	}
 	return rep, nil
+}
+
+// pipelineRun is one RunPipeline: its scorer, the retrievers built so
+// far (one per database) and its options.
+type pipelineRun struct {
+	s    *scorer
+	rs   *retrievers
+	opts PipelineOptions
+}
+
+// question answers q with a pipeline and scores the SQL it answers with.
+func (run *pipelineRun) question(ctx context.Context, q *Question) (Record, error) {
+	rec := newRecord(q)
+	why, err := run.s.notComparable(ctx, q)
+	if err != nil {
+		return rec, err
+	}
+	if why != "" {
+		rec.Outcome, rec.Error = OutcomeExcluded, why
+		return rec, nil
+	}
+	p, sch, err := run.pipeline(ctx, q)
+	if err != nil {
+		return rec, err
+	}
+	ans, askErr := ask(ctx, p, q.Prompt(), run.opts.questionTimeout())
+	if ctx.Err() != nil {
+		return rec, ctx.Err()
+	}
+	if ans != nil {
+		fillTrace(&rec, ans)
+		if ans.Retrieval != nil && q.GoldSQL != "" {
+			rr := RecallOf(sch, q.GoldSQL, ans.Retrieval)
+			rec.Recall = &rr
+		}
+	}
+	predSQL := answeredSQL(ans)
+	if predSQL == "" {
+		rec.Outcome, rec.Kind = OutcomeNoSQL, noSQLKind(ans, askErr)
+		if askErr != nil {
+			rec.Error = askErr.Error()
+		} else if ans != nil {
+			rec.Error = ans.Explanation
+		}
+		return rec, nil
+	}
+	g, err := run.s.runGold(ctx, q)
+	if err != nil {
+		return rec, err
+	}
+	return rec, run.s.score(ctx, q, g, predSQL, &rec)
+}
+
+// pipeline returns the pipeline for q, from its database's retriever
+// and guarded executor and the generator for q, and the database's
+// schema.
+func (run *pipelineRun) pipeline(ctx context.Context, q *Question) (*text2sql.Pipeline, *schema.Database, error) {
+	r, sch, err := run.rs.get(ctx, q.DB)
+	if err != nil {
+		return nil, nil, err
+	}
+	gen, err := run.opts.Generator(ctx, q, sch)
+	if err != nil {
+		return nil, nil, err
+	}
+	ex, err := run.s.dbs.Executor(ctx, q.DB)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := text2sql.Config{Retriever: r, Generator: gen, Executor: ex, MaxRows: run.s.opts.maxRows(), Timeout: run.s.opts.timeout()}
+	if run.opts.Configure != nil {
+		run.opts.Configure(&cfg, q, sch)
+	}
+	p, err := text2sql.New(cfg)
+	return p, sch, err
+}
+
+// answeredSQL returns the SQL ans answers with; when it has none, that
+// of its last answerable candidate (a failed answer's SQL is scored and
+// fails); "" without either.
+func answeredSQL(ans *text2sql.Answer) string {
+	if ans == nil {
+		return ""
+	}
+	if ans.SQL != "" {
+		return ans.SQL
+	}
+	for k := len(ans.Attempts) - 1; k >= 0; k-- {
+		if c := ans.Attempts[k].Candidate; c != nil && c.Answerable && c.SQL != "" {
+			return c.SQL
+		}
+	}
+	return ""
 }
 
 func noSQLKind(ans *text2sql.Answer, err error) string {

@@ -410,6 +410,60 @@ type RecallOptions struct {
 func Recall(ctx context.Context, ds *Dataset, opts RecallOptions) (*RecallReport, error) {
 	dbs := OpenDatabases(ds, DatabaseOptions{Materialize: opts.Materialize})
 	defer dbs.Close()
+	run, err := newRecallRun(ctx, ds, dbs, opts)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]RecallRecord, len(ds.Questions))
+	why := make([]string, len(ds.Questions))
+	par := opts.Parallel
+	if par <= 0 {
+		par = (&Options{}).parallel()
+	}
+	err = forEach(ctx, len(ds.Questions), par, opts.Progress, func(ctx context.Context, i int) error {
+		q := &ds.Questions[i]
+		var err error
+		if why[i], err = run.excluded(q); err != nil || why[i] != "" {
+			return err
+		}
+		recs[i], err = run.question(ctx, q)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var kept []RecallRecord
+	var excl exclusionList
+	for i := range recs {
+		if why[i] == "" {
+			kept = append(kept, recs[i])
+		} else {
+			excl.add(ds.Questions[i].DB, why[i], ds.Questions[i].ID)
+		}
+	}
+	rep := RecallReportOf(ds, kept)
+	for _, e := range excl.list {
+		rep.Excluded += e.Count
+		rep.Exclusions = append(rep.Exclusions, e)
+	}
+	rep.Materialized = dbs.materialized()
+	return rep, nil
+}
+
+// recallRun is one Recall: the retrievers of the databases, or of the
+// catalog when opts.Catalog.
+type recallRun struct {
+	ds            *Dataset
+	opts          RecallOptions
+	rs            *retrievers
+	catalog       text2sql.Retriever // nil unless opts.Catalog
+	catalogSchema *schema.Database
+}
+
+// newRecallRun prepares the retrievers: opts.Retriever (or
+// DefaultRetriever), over schemas without foreign keys when
+// opts.NoForeignKeys; the catalog's, built now, when opts.Catalog.
+func newRecallRun(ctx context.Context, ds *Dataset, dbs *Databases, opts RecallOptions) (*recallRun, error) {
 	mk := opts.Retriever
 	if mk == nil {
 		mk = DefaultRetriever
@@ -420,98 +474,68 @@ func Recall(ctx context.Context, ds *Dataset, opts RecallOptions) (*RecallReport
 			return keyed(ctx, db, withoutForeignKeys(sch))
 		}
 	}
-	rs := &retrievers{dbs: dbs, make: mk, m: map[string]*retrieverEntry{}}
-	var catalog text2sql.Retriever
-	var catalogSchema *schema.Database
-	if opts.Catalog {
-		if ds.Tables == "" {
-			return nil, fmt.Errorf("eval: recall over a catalog needs the dataset's tables.json")
-		}
-		var err error
-		if catalogSchema, err = birdschema.Catalog("catalog", ds.Tables); err != nil {
-			return nil, err
-		}
-		if catalog, err = mk(ctx, "catalog", catalogSchema); err != nil {
-			return nil, fmt.Errorf("eval: retriever for the catalog: %w", err)
-		}
+	run := &recallRun{ds: ds, opts: opts, rs: &retrievers{dbs: dbs, make: mk, m: map[string]*retrieverEntry{}}}
+	if !opts.Catalog {
+		return run, nil
 	}
-	recs := make([]RecallRecord, len(ds.Questions))
-	why := make([]string, len(ds.Questions))
-	par := opts.Parallel
-	if par <= 0 {
-		par = (&Options{}).parallel()
+	if ds.Tables == "" {
+		return nil, fmt.Errorf("eval: recall over a catalog needs the dataset's tables.json")
 	}
-	err := forEach(ctx, len(ds.Questions), par, opts.Progress, func(ctx context.Context, i int) error {
-		q := &ds.Questions[i]
-		switch {
-		case q.GoldSQL == "":
-			why[i] = "no gold SQL"
-			return nil
-		case q.Excluded != "" && !opts.Materialize:
-			why[i] = q.Excluded
-			return nil
-		case q.Excluded != "":
-			sch, err := ds.TableSchema(q.DB)
-			if err != nil {
-				return err
-			}
-			if sch == nil {
-				why[i] = q.Excluded
-				return nil
-			}
-		}
-		r, sch, err := rs.get(ctx, q.DB)
-		if err != nil {
-			return err
-		}
-		if catalog != nil {
-			r = catalog
-		}
-		c, err := r.Retrieve(ctx, text2sql.RetrieveRequest{Question: q.Prompt()})
-		if err != nil {
-			return fmt.Errorf("eval: retrieve question %s: %w", q.ID, err)
-		}
-		shown, full := c, sch
-		if catalog != nil {
-			shown, full = inNamespace(c, q.DB), catalogSchema
-		}
-		rec := RecallOf(sch, q.GoldSQL, shown)
-		rec.ID, rec.DB, rec.Difficulty = q.ID, q.DB, q.Difficulty
-		if rec.PromptTokens, rec.FullSchemaTokens, err = promptSizes(full, c); err != nil {
-			return fmt.Errorf("eval: prompt of question %s: %w", q.ID, err)
-		}
-		recs[i] = rec
-		return nil
-	})
-	if err != nil {
+	var err error
+	if run.catalogSchema, err = birdschema.Catalog("catalog", ds.Tables); err != nil {
 		return nil, err
 	}
-	var kept []RecallRecord
-	excl := map[string]*Exclusion{}
-	var order []string
-	for i := range recs {
-		if why[i] == "" {
-			kept = append(kept, recs[i])
-			continue
+	if run.catalog, err = mk(ctx, "catalog", run.catalogSchema); err != nil {
+		return nil, fmt.Errorf("eval: retriever for the catalog: %w", err)
+	}
+	return run, nil
+}
+
+// excluded returns why q is not measured, "" when it is: it has no gold
+// SQL, or its database is missing and not materialized (or tables.json
+// has no schema for it).
+func (run *recallRun) excluded(q *Question) (string, error) {
+	switch {
+	case q.GoldSQL == "":
+		return "no gold SQL", nil
+	case q.Excluded != "" && !run.opts.Materialize:
+		return q.Excluded, nil
+	case q.Excluded != "":
+		sch, err := run.ds.TableSchema(q.DB)
+		if err != nil {
+			return "", err
 		}
-		q := &ds.Questions[i]
-		k := q.DB + "\x00" + why[i]
-		if excl[k] == nil {
-			excl[k] = &Exclusion{Reason: why[i], DB: q.DB}
-			order = append(order, k)
-		}
-		excl[k].Count++
-		if len(excl[k].IDs) < 20 {
-			excl[k].IDs = append(excl[k].IDs, q.ID)
+		if sch == nil {
+			return q.Excluded, nil
 		}
 	}
-	rep := RecallReportOf(ds, kept)
-	for _, k := range order {
-		rep.Excluded += excl[k].Count
-		rep.Exclusions = append(rep.Exclusions, *excl[k])
+	return "", nil
+}
+
+// question retrieves q's context and measures its recall and prompt
+// sizes; in a catalog, only the tables of q's namespace count as shown.
+func (run *recallRun) question(ctx context.Context, q *Question) (RecallRecord, error) {
+	r, sch, err := run.rs.get(ctx, q.DB)
+	if err != nil {
+		return RecallRecord{}, err
 	}
-	rep.Materialized = dbs.materialized()
-	return rep, nil
+	if run.catalog != nil {
+		r = run.catalog
+	}
+	c, err := r.Retrieve(ctx, text2sql.RetrieveRequest{Question: q.Prompt()})
+	if err != nil {
+		return RecallRecord{}, fmt.Errorf("eval: retrieve question %s: %w", q.ID, err)
+	}
+	shown, full := c, sch
+	if run.catalog != nil {
+		shown, full = inNamespace(c, q.DB), run.catalogSchema
+	}
+	rec := RecallOf(sch, q.GoldSQL, shown)
+	rec.ID, rec.DB, rec.Difficulty = q.ID, q.DB, q.Difficulty
+	if rec.PromptTokens, rec.FullSchemaTokens, err = promptSizes(full, c); err != nil {
+		return RecallRecord{}, fmt.Errorf("eval: prompt of question %s: %w", q.ID, err)
+	}
+	return rec, nil
 }
 
 // withoutForeignKeys returns a copy of db whose tables declare no foreign

@@ -123,84 +123,104 @@ var difficultyOrder = map[string]int{HardnessEasy: 0, HardnessMedium: 1, Hardnes
 	"simple": 0, "moderate": 1, "challenging": 2, Unknown: 9}
 
 func buildReport(ds *Dataset, mode accuracy.Mode, rewrite bool, recs []Record) *Report {
-	r := &Report{Dataset: ds.Name, Format: ds.Format, Mode: mode, Rewrite: rewrite, Records: recs,
-		Latency: map[string]Percentiles{}, Warnings: map[string]int{}, Failures: []Failure{}}
-	byDiff, byDB := map[string]*Group{}, map[string]*Group{}
+	t := &reportTally{
+		r: &Report{Dataset: ds.Name, Format: ds.Format, Mode: mode, Rewrite: rewrite, Records: recs,
+			Latency: map[string]Percentiles{}, Warnings: map[string]int{}, Failures: []Failure{}},
+		byDiff: map[string]*Group{}, byDB: map[string]*Group{}, fails: map[string]*Failure{},
+	}
+	for i := range recs {
+		t.add(&recs[i])
+	}
+	return t.finish()
+}
+
+// maxFailureIDs is how many question IDs a Failure lists.
+const maxFailureIDs = 10
+
+// reportTally counts records into a Report.
+type reportTally struct {
+	r              *Report
+	byDiff, byDB   map[string]*Group
+	fails          map[string]*Failure // by outcome and kind
+	goldMS, predMS []float64
+	excl           exclusionList
+	// Scored questions whose outcome is determinate, and how many of
+	// those are correct.
+	det, detCorrect int
+}
+
+// add counts rec.
+func (t *reportTally) add(rec *Record) {
+	r := t.r
+	if rec.Outcome == OutcomeExcluded {
+		r.Excluded++
+		t.excl.add(rec.DB, rec.Error, rec.ID)
+		return
+	}
+	r.Total++
+	correct := rec.Outcome == OutcomeCorrect
 	group := func(m map[string]*Group, name string) *Group {
 		return named(m, name, func(name string) *Group { return &Group{Name: name} })
 	}
-	fails := map[string]*Failure{}
-	var goldMS, predMS []float64
-	excl := map[string]*Exclusion{}
-	var exclOrder []string
-	detCorrect, det := 0, 0
-	for _, rec := range recs {
-		if rec.Outcome == OutcomeExcluded {
-			r.Excluded++
-			k := rec.DB + "\x00" + rec.Error
-			e := excl[k]
-			if e == nil {
-				e = &Exclusion{Reason: rec.Error, DB: rec.DB}
-				excl[k] = e
-				exclOrder = append(exclOrder, k)
-			}
-			e.Count++
-			if len(e.IDs) < 20 {
-				e.IDs = append(e.IDs, rec.ID)
-			}
-			continue
-		}
-		r.Total++
-		correct := rec.Outcome == OutcomeCorrect
-		gd, gb := group(byDiff, rec.Difficulty), group(byDB, rec.DB)
-		gd.Total++
-		gb.Total++
+	for _, g := range []*Group{group(t.byDiff, rec.Difficulty), group(t.byDB, rec.DB)} {
+		g.Total++
 		if correct {
-			r.Correct++
-			gd.Correct++
-			gb.Correct++
+			g.Correct++
 		}
 		if rec.Nondeterministic {
-			r.Nondeterministic++
-			gd.Nondeterministic++
-			gb.Nondeterministic++
-			if correct {
-				r.NondeterministicCorrect++
-			}
-		} else {
-			det++
-			if correct {
-				detCorrect++
-			}
-		}
-		for _, w := range rec.Warnings {
-			kind, _, _ := strings.Cut(w, ":")
-			r.Warnings[kind]++
-		}
-		if rec.GoldMS > 0 {
-			goldMS = append(goldMS, rec.GoldMS)
-		}
-		if rec.Outcome == OutcomeCorrect || rec.Outcome == OutcomeWrong || rec.Outcome == OutcomeError {
-			predMS = append(predMS, rec.PredMS)
-		}
-		if !correct {
-			k := string(rec.Outcome) + "\x00" + rec.Kind
-			f := fails[k]
-			if f == nil {
-				f = &Failure{Outcome: rec.Outcome, Kind: rec.Kind}
-				fails[k] = f
-			}
-			f.Count++
-			if len(f.IDs) < 10 {
-				f.IDs = append(f.IDs, rec.ID)
-			}
+			g.Nondeterministic++
 		}
 	}
-	for _, k := range exclOrder {
-		r.Exclusions = append(r.Exclusions, *excl[k])
+	if correct {
+		r.Correct++
 	}
+	if rec.Nondeterministic {
+		r.Nondeterministic++
+		if correct {
+			r.NondeterministicCorrect++
+		}
+	} else {
+		t.det++
+		if correct {
+			t.detCorrect++
+		}
+	}
+	for _, w := range rec.Warnings {
+		kind, _, _ := strings.Cut(w, ":")
+		r.Warnings[kind]++
+	}
+	if rec.GoldMS > 0 {
+		t.goldMS = append(t.goldMS, rec.GoldMS)
+	}
+	if rec.Outcome == OutcomeCorrect || rec.Outcome == OutcomeWrong || rec.Outcome == OutcomeError {
+		t.predMS = append(t.predMS, rec.PredMS)
+	}
+	if !correct {
+		t.fail(rec)
+	}
+}
+
+// fail counts rec, scored and not correct, under its outcome and kind.
+func (t *reportTally) fail(rec *Record) {
+	k := string(rec.Outcome) + "\x00" + rec.Kind
+	f := t.fails[k]
+	if f == nil {
+		f = &Failure{Outcome: rec.Outcome, Kind: rec.Kind}
+		t.fails[k] = f
+	}
+	f.Count++
+	if len(f.IDs) < maxFailureIDs {
+		f.IDs = append(f.IDs, rec.ID)
+	}
+}
+
+// finish computes the report's rates, groups and latencies from the
+// counts.
+func (t *reportTally) finish() *Report {
+	r := t.r
+	r.Exclusions = t.excl.list
 	r.EX = frac(r.Correct, r.Total)
-	r.EXDeterminate = frac(detCorrect, det)
+	r.EXDeterminate = frac(t.detCorrect, t.det)
 	r.Comparable = r.Total > 0
 	if !r.Comparable {
 		r.Note = "no question could be scored"
@@ -208,22 +228,9 @@ func buildReport(ds *Dataset, mode accuracy.Mode, rewrite bool, recs []Record) *
 			r.Note += ": " + r.Exclusions[0].Reason
 		}
 	}
-	r.ByDifficulty = sortedGroups(byDiff, func(a, b string) bool {
-		oa, ok1 := difficultyOrder[a]
-		ob, ok2 := difficultyOrder[b]
-		if !ok1 {
-			oa = 5
-		}
-		if !ok2 {
-			ob = 5
-		}
-		if oa != ob {
-			return oa < ob
-		}
-		return a < b
-	})
-	r.ByDatabase = sortedGroups(byDB, func(a, b string) bool { return a < b })
-	for _, f := range fails {
+	r.ByDifficulty = sortedGroups(t.byDiff, lessDifficulty)
+	r.ByDatabase = sortedGroups(t.byDB, func(a, b string) bool { return a < b })
+	for _, f := range t.fails {
 		r.Failures = append(r.Failures, *f)
 	}
 	sort.Slice(r.Failures, func(i, j int) bool {
@@ -233,16 +240,33 @@ func buildReport(ds *Dataset, mode accuracy.Mode, rewrite bool, recs []Record) *
 		}
 		return a.Outcome+Outcome(a.Kind) < b.Outcome+Outcome(b.Kind)
 	})
-	if len(goldMS) > 0 {
-		r.Latency["gold"] = percentiles(goldMS)
+	if len(t.goldMS) > 0 {
+		r.Latency["gold"] = percentiles(t.goldMS)
 	}
-	if len(predMS) > 0 {
-		r.Latency["prediction"] = percentiles(predMS)
+	if len(t.predMS) > 0 {
+		r.Latency["prediction"] = percentiles(t.predMS)
 	}
 	if len(r.Warnings) == 0 {
 		r.Warnings = nil
 	}
 	return r
+}
+
+// lessDifficulty orders difficulty labels by difficultyOrder, labels it
+// does not know between the known ones and Unknown, then by name.
+func lessDifficulty(a, b string) bool {
+	oa, ok1 := difficultyOrder[a]
+	ob, ok2 := difficultyOrder[b]
+	if !ok1 {
+		oa = 5
+	}
+	if !ok2 {
+		ob = 5
+	}
+	if oa != ob {
+		return oa < ob
+	}
+	return a < b
 }
 
 func sortedGroups(m map[string]*Group, less func(a, b string) bool) []Group {
