@@ -167,114 +167,170 @@ func For(res *text2sql.Result, opts Options) *Spec {
 	if len(rows) > opts.MaxRows {
 		rows = rows[:opts.MaxRows]
 	}
-	kinds := make([]kind, len(res.Columns))
-	for j, name := range res.Columns {
-		kinds[j] = columnKind(name, rows, j)
-		if kinds[j] == kindNone {
-			return nil
-		}
-	}
-	fields := fieldNames(res.Columns)
-	var nums, dims, labels []int
-	for j, k := range kinds {
-		switch {
-		case k == kindNumber:
-			nums = append(nums, j)
-		case k == kindCategory && len(dims) > 0 && kinds[dims[0]] == kindCategory && oneToOne(rows, dims[0], j):
-			// A second name of the same thing (a course's code and its
-			// title): shown in the tooltip, not as a second dimension.
-			labels = append(labels, j)
-		default:
-			dims = append(dims, j)
-		}
-	}
-	ch := func(j int, typ string) *Channel {
-		c := &Channel{Field: fields[j], Type: typ, Title: title(res.Columns[j])}
-		if typ == "nominal" || typ == "ordinal" {
-			c.Sort = keepOrder
-		}
-		return c
-	}
-	s := &Spec{Schema: SchemaURL, Width: "container"}
-	switch {
-	case len(dims) == 1 && len(nums) >= 1:
-		d := dims[0]
-		switch kinds[d] {
-		case kindTime:
-			s.Mark = Mark{Type: "line", Tooltip: true, Point: len(rows) <= 100}
-			s.Encoding.X = ch(d, "temporal")
-		case kindYear:
-			s.Mark = Mark{Type: "line", Tooltip: true, Point: len(rows) <= 100}
-			s.Encoding.X = ch(d, "ordinal")
-		default:
-			if distinct(rows, d) > opts.MaxCategories {
-				return nil
-			}
-			s.Mark = Mark{Type: "bar", Tooltip: true}
-			s.Encoding.X = ch(d, "nominal")
-		}
-		if len(nums) == 1 {
-			s.Encoding.Y = ch(nums[0], "quantitative")
-			break
-		}
-		// Several measures share the y axis: fold them into (measure,
-		// value) rows told apart by colour, side by side for bars.
-		folded := make([]string, len(nums))
-		for i, j := range nums {
-			folded[i] = fields[j]
-		}
-		s.Transform = []Transform{{Fold: folded, As: []string{"measure", "value"}}}
-		s.Encoding.Y = &Channel{Field: "value", Type: "quantitative"}
-		s.Encoding.Color = &Channel{Field: "measure", Type: "nominal", Title: "", Sort: keepOrder}
-		if s.Mark.Type == "bar" {
-			s.Encoding.XOffset = &Channel{Field: "measure", Type: "nominal", Sort: keepOrder}
-		}
-	case len(dims) == 2 && len(nums) == 1 && kinds[dims[0]] == kindCategory && kinds[dims[1]] == kindCategory:
-		if distinct(rows, dims[0]) > opts.MaxCategories || distinct(rows, dims[1]) > opts.MaxColors {
-			return nil
-		}
-		s.Mark = Mark{Type: "bar", Tooltip: true}
-		s.Encoding.X = ch(dims[0], "nominal")
-		s.Encoding.Y = ch(nums[0], "quantitative")
-		s.Encoding.Color = ch(dims[1], "nominal")
-	case len(nums) == 2 && len(dims) <= 1:
-		if len(dims) == 1 {
-			if kinds[dims[0]] != kindCategory || distinct(rows, dims[0]) > opts.MaxColors {
-				return nil
-			}
-		}
-		s.Mark = Mark{Type: "point", Tooltip: true}
-		s.Encoding.X = ch(nums[0], "quantitative")
-		s.Encoding.Y = ch(nums[1], "quantitative")
-		if len(dims) == 1 {
-			s.Encoding.Color = ch(dims[0], "nominal")
-		}
-	default:
+	c := classify(res.Columns, rows)
+	if c == nil {
 		return nil
 	}
-	if len(labels) > 0 {
-		s.Encoding.Tooltip = []*Channel{ch(dims[0], "nominal")}
-		for _, j := range labels {
-			s.Encoding.Tooltip = append(s.Encoding.Tooltip, ch(j, "nominal"))
-		}
-		for _, j := range nums {
-			s.Encoding.Tooltip = append(s.Encoding.Tooltip, ch(j, "quantitative"))
-		}
+	s := &Spec{Schema: SchemaURL, Width: "container"}
+	var ok bool
+	switch {
+	case len(c.dims) == 1 && len(c.nums) >= 1:
+		ok = c.byDimension(s, opts)
+	case len(c.dims) == 2 && len(c.nums) == 1 && c.kinds[c.dims[0]] == kindCategory && c.kinds[c.dims[1]] == kindCategory:
+		ok = c.byTwoCategories(s, opts)
+	case len(c.nums) == 2 && len(c.dims) <= 1:
+		ok = c.scatter(s, opts)
 	}
-	s.Data.Values = make([]map[string]any, len(rows))
-	for i, row := range rows {
-		obj := make(map[string]any, len(fields))
-		for j, f := range fields {
-			obj[f] = dataValue(row[j], kinds[j])
-		}
-		s.Data.Values[i] = obj
+	if !ok {
+		return nil
 	}
+	c.tooltip(s)
+	s.Data.Values = c.values()
 	if len(rows) < len(res.Rows) {
 		s.Description = fmt.Sprintf("the first %d of %d rows", len(rows), len(res.Rows))
 	} else if res.Truncated {
 		s.Description = fmt.Sprintf("the first %d rows (the result was cut at the row cap)", len(rows))
 	}
 	return s
+}
+
+// columns are a result's columns sorted for charting.
+type columns struct {
+	names  []string // the result's column names
+	fields []string // their field names in the data
+	kinds  []kind
+	rows   [][]any // the rows charted
+	// Column indexes: the measures, the dimensions, and the second names
+	// of the first dimension (labels).
+	nums, dims, labels []int
+}
+
+// classify sorts the columns of rows into measures, dimensions and
+// labels; nil when a column holds only NULLs.
+func classify(names []string, rows [][]any) *columns {
+	c := &columns{names: names, fields: fieldNames(names), kinds: make([]kind, len(names)), rows: rows}
+	for j, name := range names {
+		c.kinds[j] = columnKind(name, rows, j)
+		if c.kinds[j] == kindNone {
+			return nil
+		}
+	}
+	for j, k := range c.kinds {
+		switch {
+		case k == kindNumber:
+			c.nums = append(c.nums, j)
+		case k == kindCategory && len(c.dims) > 0 && c.kinds[c.dims[0]] == kindCategory && oneToOne(rows, c.dims[0], j):
+			// A second name of the same thing (a course's code and its
+			// title): shown in the tooltip, not as a second dimension.
+			c.labels = append(c.labels, j)
+		default:
+			c.dims = append(c.dims, j)
+		}
+	}
+	return c
+}
+
+// channel returns the channel of column j as typ.
+func (c *columns) channel(j int, typ string) *Channel {
+	ch := &Channel{Field: c.fields[j], Type: typ, Title: title(c.names[j])}
+	if typ == "nominal" || typ == "ordinal" {
+		ch.Sort = keepOrder
+	}
+	return ch
+}
+
+// byDimension charts measures over one dimension: a line over time or
+// years, else bars (false past MaxCategories); several measures share
+// the y axis, folded into (measure, value) rows told apart by colour,
+// side by side for bars.
+func (c *columns) byDimension(s *Spec, opts Options) bool {
+	d := c.dims[0]
+	switch c.kinds[d] {
+	case kindTime:
+		s.Mark = Mark{Type: "line", Tooltip: true, Point: len(c.rows) <= 100}
+		s.Encoding.X = c.channel(d, "temporal")
+	case kindYear:
+		s.Mark = Mark{Type: "line", Tooltip: true, Point: len(c.rows) <= 100}
+		s.Encoding.X = c.channel(d, "ordinal")
+	default:
+		if distinct(c.rows, d) > opts.MaxCategories {
+			return false
+		}
+		s.Mark = Mark{Type: "bar", Tooltip: true}
+		s.Encoding.X = c.channel(d, "nominal")
+	}
+	if len(c.nums) == 1 {
+		s.Encoding.Y = c.channel(c.nums[0], "quantitative")
+		return true
+	}
+	folded := make([]string, len(c.nums))
+	for i, j := range c.nums {
+		folded[i] = c.fields[j]
+	}
+	s.Transform = []Transform{{Fold: folded, As: []string{"measure", "value"}}}
+	s.Encoding.Y = &Channel{Field: "value", Type: "quantitative"}
+	s.Encoding.Color = &Channel{Field: "measure", Type: "nominal", Title: "", Sort: keepOrder}
+	if s.Mark.Type == "bar" {
+		s.Encoding.XOffset = &Channel{Field: "measure", Type: "nominal", Sort: keepOrder}
+	}
+	return true
+}
+
+// byTwoCategories charts one measure over two categories: bars coloured
+// by the second (false past MaxCategories or MaxColors).
+func (c *columns) byTwoCategories(s *Spec, opts Options) bool {
+	if distinct(c.rows, c.dims[0]) > opts.MaxCategories || distinct(c.rows, c.dims[1]) > opts.MaxColors {
+		return false
+	}
+	s.Mark = Mark{Type: "bar", Tooltip: true}
+	s.Encoding.X = c.channel(c.dims[0], "nominal")
+	s.Encoding.Y = c.channel(c.nums[0], "quantitative")
+	s.Encoding.Color = c.channel(c.dims[1], "nominal")
+	return true
+}
+
+// scatter charts two measures against each other, coloured by a
+// category if there is one (false when the dimension is no category or
+// has more than MaxColors values).
+func (c *columns) scatter(s *Spec, opts Options) bool {
+	if len(c.dims) == 1 && (c.kinds[c.dims[0]] != kindCategory || distinct(c.rows, c.dims[0]) > opts.MaxColors) {
+		return false
+	}
+	s.Mark = Mark{Type: "point", Tooltip: true}
+	s.Encoding.X = c.channel(c.nums[0], "quantitative")
+	s.Encoding.Y = c.channel(c.nums[1], "quantitative")
+	if len(c.dims) == 1 {
+		s.Encoding.Color = c.channel(c.dims[0], "nominal")
+	}
+	return true
+}
+
+// tooltip lists the dimension, its second names and the measures in the
+// hover when there are second names.
+func (c *columns) tooltip(s *Spec) {
+	if len(c.labels) == 0 {
+		return
+	}
+	s.Encoding.Tooltip = []*Channel{c.channel(c.dims[0], "nominal")}
+	for _, j := range c.labels {
+		s.Encoding.Tooltip = append(s.Encoding.Tooltip, c.channel(j, "nominal"))
+	}
+	for _, j := range c.nums {
+		s.Encoding.Tooltip = append(s.Encoding.Tooltip, c.channel(j, "quantitative"))
+	}
+}
+
+// values returns the rows as the data's objects, by field name.
+func (c *columns) values() []map[string]any {
+	out := make([]map[string]any, len(c.rows))
+	for i, row := range c.rows {
+		obj := make(map[string]any, len(c.fields))
+		for j, f := range c.fields {
+			obj[f] = dataValue(row[j], c.kinds[j])
+		}
+		out[i] = obj
+	}
+	return out
 }
 
 // columnKind classifies column j of rows from its non-NULL values.
