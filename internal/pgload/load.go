@@ -11,6 +11,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -327,92 +328,29 @@ func viewBody(ddl string) string {
 	return ""
 }
 
-// copyInto runs the copy inside tx.
+// copyInto runs the copy inside tx: the schema, the tables and their
+// rows, then the keys and the views, each of those in a savepoint so
+// that one the data or PostgreSQL refuses becomes a note in rep.
 func copyInto(ctx context.Context, tx pgx.Tx, src *sql.DB, plans []*tablePlan, schemaName string, opts CopyOptions, rep *CopyReport) error {
-	sch := pgx.Identifier{schemaName}.Sanitize()
-	if opts.Replace {
-		if _, err := tx.Exec(ctx, "DROP SCHEMA IF EXISTS "+sch+" CASCADE"); err != nil {
-			return err
-		}
-	} else {
-		var exists bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, schemaName).Scan(&exists); err != nil {
-			return err
-		}
-		if exists {
-			return fmt.Errorf("%w: postgres: copy: schema %s exists (replace it with CopyOptions.Replace / --replace)", text2sql.ErrInvalidConfig, schemaName)
-		}
-	}
-	if _, err := tx.Exec(ctx, "CREATE SCHEMA "+sch); err != nil {
+	c := &copier{tx: tx, schema: schemaName, rep: rep}
+	if err := c.createSchema(ctx, opts.Replace); err != nil {
 		return err
 	}
 	byName := map[string]*tablePlan{}
 	for _, p := range plans {
 		byName[strings.ToLower(p.src.Name)] = p
 	}
-	qcol := func(p *tablePlan, cols []string) ([]string, bool) {
-		var out []string
-		for _, c := range cols {
-			found := false
-			for _, cp := range p.cols {
-				if strings.EqualFold(cp.out.Source, c) {
-					out = append(out, pgx.Identifier{cp.out.Name}.Sanitize())
-					found = true
-					break
-				}
-			}
-			if !found {
-				return nil, false
-			}
-		}
-		return out, true
-	}
 	for _, p := range plans {
 		if p.src.Kind != schema.KindTable {
 			continue
 		}
-		var defs []string
-		for _, cp := range p.cols {
-			d := pgx.Identifier{cp.out.Name}.Sanitize() + " " + cp.out.Type
-			if cp.notNull {
-				d += " NOT NULL"
-			}
-			defs = append(defs, d)
-		}
-		ident := pgx.Identifier{schemaName, p.out.Name}
-		if _, err := tx.Exec(ctx, "CREATE TABLE "+ident.Sanitize()+" (\n  "+strings.Join(defs, ",\n  ")+"\n)"); err != nil {
-			return fmt.Errorf("create table %s: %w", p.out.Name, err)
-		}
-		n, notes, err := copyRows(ctx, tx, src, p, ident)
-		if err != nil {
-			return fmt.Errorf("copy rows of %s: %w", p.src.Name, err)
-		}
-		p.out.Rows = n
-		rep.Notes = append(rep.Notes, notes...)
-	}
-	// Keys, each in a savepoint: data that violates one keeps the rest.
-	try := func(stmt string) error {
-		sp, err := tx.Begin(ctx)
-		if err != nil {
+		if err := c.createTable(ctx, src, p); err != nil {
 			return err
 		}
-		if _, err := sp.Exec(ctx, stmt); err != nil {
-			sp.Rollback(ctx) //nolint:errcheck
-			return err
-		}
-		return sp.Commit(ctx)
 	}
 	for _, p := range plans {
-		if p.src.Kind != schema.KindTable || len(p.src.PrimaryKey) == 0 {
-			continue
-		}
-		cols, ok := qcol(p, p.src.PrimaryKey)
-		if !ok {
-			continue
-		}
-		stmt := "ALTER TABLE " + pgx.Identifier{schemaName, p.out.Name}.Sanitize() + " ADD PRIMARY KEY (" + strings.Join(cols, ", ") + ")"
-		if err := try(stmt); err != nil {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: primary key (%s) not added: %s", p.out.Name, strings.Join(p.src.PrimaryKey, ", "), pgMessage(err)))
+		if p.src.Kind == schema.KindTable {
+			c.primaryKey(ctx, p)
 		}
 	}
 	for _, p := range plans {
@@ -420,55 +358,166 @@ func copyInto(ctx context.Context, tx pgx.Tx, src *sql.DB, plans []*tablePlan, s
 			continue
 		}
 		for i, fk := range p.src.ForeignKeys {
-			ref := byName[strings.ToLower(fk.RefTable)]
-			if ref == nil || ref.src.Kind != schema.KindTable {
-				rep.Notes = append(rep.Notes, fmt.Sprintf("%s: foreign key to %s not added: no such table", p.out.Name, fk.RefTable))
-				continue
-			}
-			refCols := fk.RefColumns
-			if len(refCols) == 0 {
-				refCols = ref.src.PrimaryKey
-			}
-			from, ok1 := qcol(p, fk.Columns)
-			to, ok2 := qcol(ref, refCols)
-			if !ok1 || !ok2 || len(from) != len(to) {
-				rep.Notes = append(rep.Notes, fmt.Sprintf("%s: foreign key (%s) to %s not added: columns do not match", p.out.Name, strings.Join(fk.Columns, ", "), fk.RefTable))
-				continue
-			}
-			name := pgx.Identifier{fmt.Sprintf("%s_fk%d", truncateName(p.out.Name, 50), i+1)}.Sanitize()
-			table := pgx.Identifier{schemaName, p.out.Name}.Sanitize()
-			stmt := "ALTER TABLE " + table + " ADD CONSTRAINT " + name + " FOREIGN KEY (" + strings.Join(from, ", ") +
-				") REFERENCES " + pgx.Identifier{schemaName, ref.out.Name}.Sanitize() + " (" + strings.Join(to, ", ") + ") NOT VALID"
-			if err := try(stmt); err != nil {
-				rep.Notes = append(rep.Notes, fmt.Sprintf("%s: foreign key (%s) to %s not added: %s", p.out.Name, strings.Join(fk.Columns, ", "), fk.RefTable, pgMessage(err)))
-				continue
-			}
-			if err := try("ALTER TABLE " + table + " VALIDATE CONSTRAINT " + name); err != nil {
-				rep.Notes = append(rep.Notes, fmt.Sprintf("%s: foreign key (%s) to %s kept NOT VALID: %s", p.out.Name, strings.Join(fk.Columns, ", "), fk.RefTable, pgMessage(err)))
-			}
+			c.foreignKey(ctx, p, i, fk, byName[strings.ToLower(fk.RefTable)])
 		}
 	}
 	// Views last, with the copied tables on the search path.
-	if _, err := tx.Exec(ctx, "SET LOCAL search_path TO "+sch); err != nil {
+	if _, err := tx.Exec(ctx, "SET LOCAL search_path TO "+pgx.Identifier{schemaName}.Sanitize()); err != nil {
 		return err
 	}
 	for _, p := range plans {
-		if p.src.Kind != schema.KindView {
-			continue
-		}
-		stmt := "CREATE VIEW " + pgx.Identifier{schemaName, p.out.Name}.Sanitize() + " AS " + p.view
-		if p.view == "" {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("view %s not created: no SELECT found in its definition", p.src.Name))
-			continue
-		}
-		if err := try(stmt); err != nil {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("view %s not created: %s", p.src.Name, pgMessage(err)))
+		if p.src.Kind == schema.KindView {
+			c.createView(ctx, p)
 		}
 	}
 	for _, p := range plans {
 		rep.Tables = append(rep.Tables, p.out)
 	}
 	return nil
+}
+
+// copier writes the copy into one schema of a transaction.
+type copier struct {
+	tx     pgx.Tx
+	schema string // the target schema's name
+	rep    *CopyReport
+}
+
+// note adds a note to the report.
+func (c *copier) note(format string, args ...any) {
+	c.rep.Notes = append(c.rep.Notes, fmt.Sprintf(format, args...))
+}
+
+// table returns the quoted name of table name in the target schema.
+func (c *copier) table(name string) string { return pgx.Identifier{c.schema, name}.Sanitize() }
+
+// createSchema creates the target schema, dropping one of that name
+// first when replace, else refusing when it exists.
+func (c *copier) createSchema(ctx context.Context, replace bool) error {
+	sch := pgx.Identifier{c.schema}.Sanitize()
+	if replace {
+		if _, err := c.tx.Exec(ctx, "DROP SCHEMA IF EXISTS "+sch+" CASCADE"); err != nil {
+			return err
+		}
+	} else {
+		var exists bool
+		if err := c.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, c.schema).Scan(&exists); err != nil {
+			return err
+		}
+		if exists {
+			return fmt.Errorf("%w: postgres: copy: schema %s exists (replace it with CopyOptions.Replace / --replace)", text2sql.ErrInvalidConfig, c.schema)
+		}
+	}
+	_, err := c.tx.Exec(ctx, "CREATE SCHEMA "+sch)
+	return err
+}
+
+// createTable creates p's table and copies its rows from src.
+func (c *copier) createTable(ctx context.Context, src *sql.DB, p *tablePlan) error {
+	var defs []string
+	for _, cp := range p.cols {
+		d := pgx.Identifier{cp.out.Name}.Sanitize() + " " + cp.out.Type
+		if cp.notNull {
+			d += " NOT NULL"
+		}
+		defs = append(defs, d)
+	}
+	ident := pgx.Identifier{c.schema, p.out.Name}
+	if _, err := c.tx.Exec(ctx, "CREATE TABLE "+ident.Sanitize()+" (\n  "+strings.Join(defs, ",\n  ")+"\n)"); err != nil {
+		return fmt.Errorf("create table %s: %w", p.out.Name, err)
+	}
+	n, notes, err := copyRows(ctx, c.tx, src, p, ident)
+	if err != nil {
+		return fmt.Errorf("copy rows of %s: %w", p.src.Name, err)
+	}
+	p.out.Rows = n
+	c.rep.Notes = append(c.rep.Notes, notes...)
+	return nil
+}
+
+// try runs stmt in a savepoint: data that violates one key keeps the
+// rest.
+func (c *copier) try(ctx context.Context, stmt string) error {
+	sp, err := c.tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := sp.Exec(ctx, stmt); err != nil {
+		sp.Rollback(ctx) //nolint:errcheck
+		return err
+	}
+	return sp.Commit(ctx)
+}
+
+// primaryKey adds p's primary key, if it has one of copied columns.
+func (c *copier) primaryKey(ctx context.Context, p *tablePlan) {
+	if len(p.src.PrimaryKey) == 0 {
+		return
+	}
+	cols, ok := p.quotedColumns(p.src.PrimaryKey)
+	if !ok {
+		return
+	}
+	stmt := "ALTER TABLE " + c.table(p.out.Name) + " ADD PRIMARY KEY (" + strings.Join(cols, ", ") + ")"
+	if err := c.try(ctx, stmt); err != nil {
+		c.note("%s: primary key (%s) not added: %s", p.out.Name, strings.Join(p.src.PrimaryKey, ", "), pgMessage(err))
+	}
+}
+
+// foreignKey adds fk, p's i-th foreign key, to ref (nil: no such copied
+// table): NOT VALID first, so that rows that violate it keep it, then
+// validated.
+func (c *copier) foreignKey(ctx context.Context, p *tablePlan, i int, fk schema.ForeignKey, ref *tablePlan) {
+	if ref == nil || ref.src.Kind != schema.KindTable {
+		c.note("%s: foreign key to %s not added: no such table", p.out.Name, fk.RefTable)
+		return
+	}
+	refCols := fk.RefColumns
+	if len(refCols) == 0 {
+		refCols = ref.src.PrimaryKey
+	}
+	from, ok1 := p.quotedColumns(fk.Columns)
+	to, ok2 := ref.quotedColumns(refCols)
+	if !ok1 || !ok2 || len(from) != len(to) {
+		c.note("%s: foreign key (%s) to %s not added: columns do not match", p.out.Name, strings.Join(fk.Columns, ", "), fk.RefTable)
+		return
+	}
+	name := pgx.Identifier{fmt.Sprintf("%s_fk%d", truncateName(p.out.Name, 50), i+1)}.Sanitize()
+	table := c.table(p.out.Name)
+	stmt := "ALTER TABLE " + table + " ADD CONSTRAINT " + name + " FOREIGN KEY (" + strings.Join(from, ", ") +
+		") REFERENCES " + c.table(ref.out.Name) + " (" + strings.Join(to, ", ") + ") NOT VALID"
+	if err := c.try(ctx, stmt); err != nil {
+		c.note("%s: foreign key (%s) to %s not added: %s", p.out.Name, strings.Join(fk.Columns, ", "), fk.RefTable, pgMessage(err))
+		return
+	}
+	if err := c.try(ctx, "ALTER TABLE "+table+" VALIDATE CONSTRAINT "+name); err != nil {
+		c.note("%s: foreign key (%s) to %s kept NOT VALID: %s", p.out.Name, strings.Join(fk.Columns, ", "), fk.RefTable, pgMessage(err))
+	}
+}
+
+// createView creates p's view from its SELECT.
+func (c *copier) createView(ctx context.Context, p *tablePlan) {
+	if p.view == "" {
+		c.note("view %s not created: no SELECT found in its definition", p.src.Name)
+		return
+	}
+	if err := c.try(ctx, "CREATE VIEW "+c.table(p.out.Name)+" AS "+p.view); err != nil {
+		c.note("view %s not created: %s", p.src.Name, pgMessage(err))
+	}
+}
+
+// quotedColumns returns the quoted copied names of source columns cols;
+// false when one is not a column of p.
+func (p *tablePlan) quotedColumns(cols []string) ([]string, bool) {
+	var out []string
+	for _, col := range cols {
+		i := slices.IndexFunc(p.cols, func(cp colPlan) bool { return strings.EqualFold(cp.out.Source, col) })
+		if i < 0 {
+			return nil, false
+		}
+		out = append(out, pgx.Identifier{p.cols[i].out.Name}.Sanitize())
+	}
+	return out, true
 }
 
 func truncateName(s string, n int) string {
