@@ -224,7 +224,14 @@ func emailPart(s string) string {
 
 func generate(w *bufio.Writer) {
 	r := &rng{s: 20250901}
+	instructors, courses := staff()
+	students := admit(r)
+	enrollments := enroll(r, students, courses)
+	writeRows(w, instructors, courses, students, enrollments)
+}
 
+// staff returns the instructors and courses of their tables.
+func staff() ([]instructor, []course) {
 	var instructors []instructor
 	for i, row := range instructorRows {
 		instructors = append(instructors, instructor{
@@ -237,8 +244,12 @@ func generate(w *bufio.Writer) {
 		courses = append(courses, course{id: i + 1, code: row.code, title: row.title, dept: row.dept,
 			instructor: row.instr, credits: row.credits, difficulty: row.difficulty})
 	}
+	return instructors, courses
+}
 
-	// Students: 200, some undeclared, entry years 2021–2025.
+// admit returns the students: 200, some undeclared, entry years
+// 2021–2025.
+func admit(r *rng) []student {
 	var students []student
 	emails := map[string]bool{}
 	for i := 0; i < 200; i++ {
@@ -262,12 +273,15 @@ func generate(w *bufio.Writer) {
 		students = append(students, student{id: 1001 + i, first: first, last: last, email: email + "@students.example.edu",
 			major: major, entryYear: entry, ability: ability})
 	}
+	return students
+}
 
-	// Enrollments: students who entered by 2024 take one to three courses in
-	// each term they attend (most terms); those who entered in 2025 only attend Fall
-	// 2025, and about a third of them have not enrolled in anything yet.
-	// Past terms are completed (graded) or withdrawn; Fall 2025 is in
-	// progress, so its grades are NULL.
+// enroll returns the enrollments: students who entered by 2024 take one
+// to three courses in each term they attend (most terms); those who
+// entered in 2025 only attend Fall 2025, and about a third of them have
+// not enrolled in anything yet. Past terms are completed (graded) or
+// withdrawn; Fall 2025 is in progress, so its grades are NULL.
+func enroll(r *rng, students []student, courses []course) []enrollment {
 	var enrollments []enrollment
 	for _, s := range students {
 		for ti, term := range terms {
@@ -294,48 +308,64 @@ func generate(w *bufio.Writer) {
 				}
 			}
 			for k := 0; k < n; k++ {
-				var c course
-				for tries := 0; ; tries++ {
-					if s.major != 0 && r.intn(100) < 55 {
-						var own []course
-						for _, oc := range courses {
-							if oc.dept == s.major {
-								own = append(own, oc)
-							}
-						}
-						c = own[r.intn(len(own))]
-					} else {
-						c = courses[r.intn(len(courses))]
-					}
-					if !taken[c.id] || tries > 20 {
-						break
-					}
-				}
+				c := pickCourse(r, s, courses, taken)
 				if taken[c.id] {
 					continue
 				}
 				taken[c.id] = true
-				e := enrollment{id: len(enrollments) + 1, student: s.id, course: c.id, term: term, grade: -1}
-				switch {
-				case r.intn(100) < 5:
-					e.status = "withdrawn"
-				case ti == len(terms)-1:
-					e.status = "enrolled"
-				default:
-					e.status = "completed"
-					g := s.ability - c.difficulty + 0.45*r.bell()
-					for _, sc := range scale {
-						if g >= sc.points-0.15 || sc.points == 0 {
-							e.grade, e.letter = sc.points, sc.letter
-							break
-						}
-					}
-				}
+				e := enrollment{id: len(enrollments) + 1, student: s.id, course: c.id, term: term}
+				e.status, e.grade, e.letter = outcome(r, s, c, ti == len(terms)-1)
 				enrollments = append(enrollments, e)
 			}
 		}
 	}
+	return enrollments
+}
 
+// pickCourse draws a course for s: one of their major's more than half
+// the time, else any; a course taken (not withdrawn) is drawn again, up
+// to 21 more times (so it may still be one taken).
+func pickCourse(r *rng, s student, courses []course, taken map[int]bool) course {
+	for tries := 0; ; tries++ {
+		var c course
+		if s.major != 0 && r.intn(100) < 55 {
+			var own []course
+			for _, oc := range courses {
+				if oc.dept == s.major {
+					own = append(own, oc)
+				}
+			}
+			c = own[r.intn(len(own))]
+		} else {
+			c = courses[r.intn(len(courses))]
+		}
+		if !taken[c.id] || tries > 20 {
+			return c
+		}
+	}
+}
+
+// outcome draws how s's enrollment in c ends: withdrawn (5%), enrolled
+// in the current term, else completed with a grade from s's ability and
+// c's difficulty (grade < 0: none).
+func outcome(r *rng, s student, c course, current bool) (status string, grade float64, letter string) {
+	switch {
+	case r.intn(100) < 5:
+		return "withdrawn", -1, ""
+	case current:
+		return "enrolled", -1, ""
+	}
+	g := s.ability - c.difficulty + 0.45*r.bell()
+	for _, sc := range scale {
+		if g >= sc.points-0.15 || sc.points == 0 {
+			return "completed", sc.points, sc.letter
+		}
+	}
+	return "completed", -1, ""
+}
+
+// writeRows writes the INSERT statements of every table.
+func writeRows(w *bufio.Writer, instructors []instructor, courses []course, students []student, enrollments []enrollment) {
 	fmt.Fprintln(w, "-- The rows of the demo database of a fictional university registrar")
 	fmt.Fprintln(w, "-- (tables in schema.sql), for the text2sql module. Generated by")
 	fmt.Fprintln(w, "-- demo/internal/gen; do not edit by hand. Every row is invented.")
