@@ -107,96 +107,27 @@ func (c *Catalog) splitAs(src string, dialect text2sql.Dialect) (*program, *text
 	if len(sc.Stmts) == 1 {
 		q, _ = sc.Stmts[0].(*sqlparse.Query)
 	}
-	var top []*sqlparse.CTE
-	if q != nil && q.With != nil {
-		top = q.With.CTEs
-	}
-	topName := map[string]bool{}
-	for _, cte := range top {
-		if cte.Name != nil {
-			topName[strings.ToLower(cte.Name.Name)] = true
-		}
-	}
-	// Any CTE name, at any depth, may stand unqualified for a table.
-	cteName := map[string]bool{}
-	sqlparse.Inspect(sc, func(n sqlparse.Node) bool {
-		if cte, ok := n.(*sqlparse.CTE); ok && cte.Name != nil {
-			cteName[strings.ToLower(cte.Name.Name)] = true
-		}
-		return true
-	})
-	segs := make([]*segment, len(top)+1) // the last one is the rest
-	for i := range segs {
-		segs[i] = newSegment()
-	}
-	segmentAt := func(pos int) *segment {
-		for i, cte := range top {
-			if pos >= cte.Pos && pos < cte.End {
-				return segs[i]
-			}
-		}
-		return segs[len(top)]
-	}
-	var bad *text2sql.SQLError
-	// name resolves a table name's parts (the table's qualifier of a
-	// column or star included) and records it in its segment.
-	name := func(parts []*sqlparse.Ident, table bool) {
-		if len(parts) == 0 || bad != nil {
-			return
-		}
-		seg := segmentAt(parts[0].Pos)
-		if len(parts) == 1 {
-			if !table {
-				return // t.c: t is a table or an alias of this statement
-			}
-			key := strings.ToLower(parts[0].Name)
-			if cteName[key] {
-				if topName[key] {
-					seg.ctes[key] = true
-				}
-				return
-			}
-			if o, ok := c.unqualified(parts[0].Name); ok {
-				seg.dbs[o.db] = true
-			} else if dbs := c.holders(parts[0].Name); len(dbs) > 1 {
-				bad = &text2sql.SQLError{Kind: text2sql.KindUnknownTable,
-					Message: "table " + parts[0].Name + " is in several databases",
-					Hint:    "write one of " + strings.Join(dbs, ", ")}
-			}
-			return
-		}
-		names := make([]string, len(parts))
-		for i, p := range parts {
-			names[i] = p.Name
-		}
-		t := c.index.Lookup(strings.Join(names, "."))
-		if t == nil {
-			return // not a catalog name: the database reports it
-		}
-		o := c.origin[t]
-		seg.dbs[o.db] = true
-		seg.edits = append(seg.edits, edit{parts[0].Pos, parts[len(parts)-1].End, schema.QuoteTable(c.dialectOf(o.db), o.table)})
-	}
+	g := c.newSegmenter(sc, q)
 	sqlparse.Inspect(sc, func(n sqlparse.Node) bool {
 		switch v := n.(type) {
 		case *sqlparse.TableName:
-			name(v.Parts, true)
+			g.name(v.Parts, true)
 		case *sqlparse.ColumnRef:
 			if len(v.Parts) >= 3 {
-				name(v.Parts[:len(v.Parts)-1], false)
+				g.name(v.Parts[:len(v.Parts)-1], false)
 			}
 		case *sqlparse.Star:
 			if len(v.Table) >= 2 {
-				name(v.Table, false)
+				g.name(v.Table, false)
 			}
 		}
 		return true
 	})
-	if bad != nil {
-		return nil, bad
+	if g.bad != nil {
+		return nil, g.bad
 	}
 	all := map[int]bool{}
-	for _, s := range segs {
+	for _, s := range g.segs {
 		for db := range s.dbs {
 			all[db] = true
 		}
@@ -207,12 +138,106 @@ func (c *Catalog) splitAs(src string, dialect text2sql.Dialect) (*program, *text
 			db = d
 		}
 		var edits []edit
-		for _, s := range segs {
+		for _, s := range g.segs {
 			edits = append(edits, s.edits...)
 		}
 		return &program{steps: []step{{db: db, sql: apply(src, 0, len(src), edits), raw: src}}, reads: len(all) > 0}, nil
 	}
-	return c.across(src, sc.Tokens, q, top, segs)
+	return c.across(src, sc.Tokens, q, g.top, g.segs)
+}
+
+// segmenter records the table names of a statement in segments: one per
+// top-level CTE, the last one for the rest.
+type segmenter struct {
+	c       *Catalog
+	top     []*sqlparse.CTE // the top-level CTEs
+	segs    []*segment
+	topName map[string]bool // lower-cased names of top
+	// cteName holds the lower-cased names of the CTEs at any depth: any
+	// may stand unqualified for a table.
+	cteName map[string]bool
+	bad     *text2sql.SQLError // the first name that cannot be resolved
+}
+
+// newSegmenter returns the segmenter of statements sc, whose one query
+// (q, nil if none) may have top-level CTEs.
+func (c *Catalog) newSegmenter(sc *sqlparse.Script, q *sqlparse.Query) *segmenter {
+	g := &segmenter{c: c, topName: map[string]bool{}, cteName: map[string]bool{}}
+	if q != nil && q.With != nil {
+		g.top = q.With.CTEs
+	}
+	for _, cte := range g.top {
+		if cte.Name != nil {
+			g.topName[strings.ToLower(cte.Name.Name)] = true
+		}
+	}
+	sqlparse.Inspect(sc, func(n sqlparse.Node) bool {
+		if cte, ok := n.(*sqlparse.CTE); ok && cte.Name != nil {
+			g.cteName[strings.ToLower(cte.Name.Name)] = true
+		}
+		return true
+	})
+	g.segs = make([]*segment, len(g.top)+1)
+	for i := range g.segs {
+		g.segs[i] = newSegment()
+	}
+	return g
+}
+
+// at returns the segment of source position pos.
+func (g *segmenter) at(pos int) *segment {
+	for i, cte := range g.top {
+		if pos >= cte.Pos && pos < cte.End {
+			return g.segs[i]
+		}
+	}
+	return g.segs[len(g.top)]
+}
+
+// name resolves a table name's parts (table: of a table, not the
+// qualifier of a column or star) and records it in its segment.
+func (g *segmenter) name(parts []*sqlparse.Ident, table bool) {
+	if len(parts) == 0 || g.bad != nil {
+		return
+	}
+	seg := g.at(parts[0].Pos)
+	if len(parts) > 1 {
+		g.qualified(seg, parts)
+		return
+	}
+	if !table {
+		return // t.c: t is a table or an alias of this statement
+	}
+	key := strings.ToLower(parts[0].Name)
+	if g.cteName[key] {
+		if g.topName[key] {
+			seg.ctes[key] = true
+		}
+		return
+	}
+	if o, ok := g.c.unqualified(parts[0].Name); ok {
+		seg.dbs[o.db] = true
+	} else if dbs := g.c.holders(parts[0].Name); len(dbs) > 1 {
+		g.bad = &text2sql.SQLError{Kind: text2sql.KindUnknownTable,
+			Message: "table " + parts[0].Name + " is in several databases",
+			Hint:    "write one of " + strings.Join(dbs, ", ")}
+	}
+}
+
+// qualified records a qualified catalog table name in seg, with the edit
+// that writes it as its member database names it.
+func (g *segmenter) qualified(seg *segment, parts []*sqlparse.Ident) {
+	names := make([]string, len(parts))
+	for i, p := range parts {
+		names[i] = p.Name
+	}
+	t := g.c.index.Lookup(strings.Join(names, "."))
+	if t == nil {
+		return // not a catalog name: the database reports it
+	}
+	o := g.c.origin[t]
+	seg.dbs[o.db] = true
+	seg.edits = append(seg.edits, edit{parts[0].Pos, parts[len(parts)-1].End, schema.QuoteTable(g.c.dialectOf(o.db), o.table)})
 }
 
 // across is the program of a query that reads several databases.
