@@ -103,41 +103,10 @@ total and excluded. Exit status 1 when no question could be scored.`,
 
 func runEval(cmd *cobra.Command, o *options, f *evalFlags) error {
 	ctx := cmd.Context()
-	usage := func(format string, args ...any) error {
-		return &exitErr{code: exitUsage, err: fmt.Errorf(format, args...)}
-	}
-	n := 0
-	for _, s := range []string{f.spider, f.bird, f.dataset} {
-		if s != "" {
-			n++
-		}
-	}
-	if n != 1 {
-		return usage("give exactly one of --spider DIR, --bird DIR or --dataset FILE")
-	}
 	provider := cmd.Flags().Changed("provider")
-	modes := 0
-	for _, b := range []bool{len(f.predictions) > 0, f.oracle, provider} {
-		if b {
-			modes++
-		}
-	}
-	if modes > 1 {
-		return usage("give one of --predictions, --oracle or --provider")
-	}
-	if modes == 0 && !f.recall {
-		return usage("nothing to do: give --predictions FILE, --oracle, --provider NAME or --recall")
-	}
-	if err := o.validate(); err != nil {
+	if err := f.validate(o, provider); err != nil {
 		return err
 	}
-	if f.limit < 0 || f.parallel < 0 || f.digits < 0 || f.questionTimeout < 0 {
-		return usage("--limit, --parallel, --digits and --question-timeout must not be negative")
-	}
-	if f.limit > 0 && len(f.predictions) > 0 {
-		return usage("--limit applies to pipeline and recall runs, not to scoring a predictions file (which must cover every question)")
-	}
-
 	ds, err := loadDataset(f)
 	if err != nil {
 		return err
@@ -145,19 +114,9 @@ func runEval(cmd *cobra.Command, o *options, f *evalFlags) error {
 	if f.limit > 0 && f.limit < len(ds.Questions) {
 		ds.Questions = ds.Questions[:f.limit]
 	}
-	opts := eval.Options{Digits: f.digits, KeepDistinct: f.keepDistinct, NoRewrite: f.noRewrite, NoOrderCheck: f.noOrderCheck, TopLevelOrder: f.topLevelOrder, Parallel: f.parallel}
-	if f.mode != "" {
-		if opts.Mode, err = accuracy.ParseMode(f.mode); err != nil {
-			return usage("%v", err)
-		}
-	}
-	// The global --timeout and --max-rows defaults suit ask and run; eval
-	// has its own unless they are given.
-	if cmd.Flags().Changed("timeout") {
-		opts.Timeout = o.timeout
-	}
-	if cmd.Flags().Changed("max-rows") {
-		opts.MaxRows = o.maxRows
+	opts, err := evalOptions(cmd, o, f)
+	if err != nil {
+		return err
 	}
 	bar := newBar(cmd.ErrOrStderr(), o.json, len(ds.Questions))
 	opts.Progress = bar.progress
@@ -177,40 +136,9 @@ func runEval(cmd *cobra.Command, o *options, f *evalFlags) error {
 		bar.describe("scoring")
 		reports, runErr = eval.Score(ctx, ds, preds, opts)
 	case f.oracle || provider:
-		po := eval.PipelineOptions{Options: opts, QuestionTimeout: f.questionTimeout}
-		po.Retriever = o.evalRetrieverFor(ds, false)
-		if f.oracle {
-			prompter, err := generator.New(nil, generator.Options{Dialect: text2sql.DialectSQLite})
-			if err != nil {
-				return err
-			}
-			po.Generator, po.Name, po.OracleCheck = eval.OracleGenerator(prompter), "oracle", true
-		} else {
-			model, err := o.newModel(ctx)
-			if err != nil {
-				return err
-			}
-			if model == nil {
-				return usage("no model provider configured")
-			}
-			gen, err := generator.New(model, generator.Options{Dialect: text2sql.DialectSQLite})
-			if err != nil {
-				return err
-			}
-			po.Generator = func(context.Context, *eval.Question, *schema.Database) (text2sql.Generator, error) { return gen, nil }
-			po.Name = o.provider
-			if o.model != "" {
-				po.Name += "/" + o.model
-			}
-			// The pipeline ask runs: checks, planner and judge as the flags
-			// say. Their options depend only on the flags and the dialect,
-			// so an error shows on the first call, before any question.
-			if err := o.stages(&text2sql.Config{}, &schema.Database{Dialect: text2sql.DialectSQLite}, nil, model); err != nil {
-				return err
-			}
-			po.Configure = func(cfg *text2sql.Config, _ *eval.Question, sch *schema.Database) {
-				_ = o.stages(cfg, sch, cfg.Executor, model) // checked above
-			}
+		po, err := pipelineOptions(ctx, o, f, ds, opts)
+		if err != nil {
+			return err
 		}
 		bar.describe("answering")
 		var rep *eval.Report
@@ -226,16 +154,8 @@ func runEval(cmd *cobra.Command, o *options, f *evalFlags) error {
 
 	var recall *eval.RecallReport
 	if f.recall {
-		materialize := f.schemasOnly || noDatabaseFile(ds)
-		bar = newBar(cmd.ErrOrStderr(), o.json, len(ds.Questions))
-		bar.describe("retrieving")
-		recall, err = eval.Recall(ctx, ds, eval.RecallOptions{Materialize: materialize, Catalog: f.catalog, NoForeignKeys: f.noKeys, Parallel: f.parallel, Progress: bar.progress, Retriever: o.evalRetrieverFor(ds, f.catalog && f.separate)})
-		bar.finish()
-		if err != nil {
+		if recall, err = runRecall(cmd, o, f, ds); err != nil {
 			return err
-		}
-		if materialize && len(recall.Materialized) > 0 && !o.json {
-			fmt.Fprintf(cmd.ErrOrStderr(), "note: recall measured on %d empty databases built from %s (schemas only)\n", len(recall.Materialized), ds.Tables)
 		}
 	}
 	if err := writeEvalOutputs(cmd.OutOrStdout(), o.json, f, reports, recall); err != nil {
@@ -245,6 +165,128 @@ func runEval(cmd *cobra.Command, o *options, f *evalFlags) error {
 		return &exitErr{code: exitError, err: runErr}
 	}
 	return nil
+}
+
+// usageError is a command-line usage error (exit status exitUsage).
+func usageError(format string, args ...any) error {
+	return &exitErr{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// validate checks the eval flags and the global options: one question
+// set, at most one of predictions, oracle and model provider (provider:
+// --provider was given), something to do.
+func (f *evalFlags) validate(o *options, provider bool) error {
+	n := 0
+	for _, s := range []string{f.spider, f.bird, f.dataset} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return usageError("give exactly one of --spider DIR, --bird DIR or --dataset FILE")
+	}
+	modes := 0
+	for _, b := range []bool{len(f.predictions) > 0, f.oracle, provider} {
+		if b {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return usageError("give one of --predictions, --oracle or --provider")
+	}
+	if modes == 0 && !f.recall {
+		return usageError("nothing to do: give --predictions FILE, --oracle, --provider NAME or --recall")
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if f.limit < 0 || f.parallel < 0 || f.digits < 0 || f.questionTimeout < 0 {
+		return usageError("--limit, --parallel, --digits and --question-timeout must not be negative")
+	}
+	if f.limit > 0 && len(f.predictions) > 0 {
+		return usageError("--limit applies to pipeline and recall runs, not to scoring a predictions file (which must cover every question)")
+	}
+	return nil
+}
+
+// evalOptions returns the scoring options the flags give.
+func evalOptions(cmd *cobra.Command, o *options, f *evalFlags) (eval.Options, error) {
+	opts := eval.Options{Digits: f.digits, KeepDistinct: f.keepDistinct, NoRewrite: f.noRewrite, NoOrderCheck: f.noOrderCheck, TopLevelOrder: f.topLevelOrder, Parallel: f.parallel}
+	if f.mode != "" {
+		var err error
+		if opts.Mode, err = accuracy.ParseMode(f.mode); err != nil {
+			return opts, usageError("%v", err)
+		}
+	}
+	// The global --timeout and --max-rows defaults suit ask and run; eval
+	// has its own unless they are given.
+	if cmd.Flags().Changed("timeout") {
+		opts.Timeout = o.timeout
+	}
+	if cmd.Flags().Changed("max-rows") {
+		opts.MaxRows = o.maxRows
+	}
+	return opts, nil
+}
+
+// pipelineOptions returns the options of a pipeline run: with the oracle
+// generator (--oracle), or with the configured model and the stages the
+// flags turn on.
+func pipelineOptions(ctx context.Context, o *options, f *evalFlags, ds *eval.Dataset, opts eval.Options) (eval.PipelineOptions, error) {
+	po := eval.PipelineOptions{Options: opts, QuestionTimeout: f.questionTimeout}
+	po.Retriever = o.evalRetrieverFor(ds, false)
+	if f.oracle {
+		prompter, err := generator.New(nil, generator.Options{Dialect: text2sql.DialectSQLite})
+		if err != nil {
+			return po, err
+		}
+		po.Generator, po.Name, po.OracleCheck = eval.OracleGenerator(prompter), "oracle", true
+		return po, nil
+	}
+	model, err := o.newModel(ctx)
+	if err != nil {
+		return po, err
+	}
+	if model == nil {
+		return po, usageError("no model provider configured")
+	}
+	gen, err := generator.New(model, generator.Options{Dialect: text2sql.DialectSQLite})
+	if err != nil {
+		return po, err
+	}
+	po.Generator = func(context.Context, *eval.Question, *schema.Database) (text2sql.Generator, error) { return gen, nil }
+	po.Name = o.provider
+	if o.model != "" {
+		po.Name += "/" + o.model
+	}
+	// The pipeline ask runs: checks, planner and judge as the flags say.
+	// Their options depend only on the flags and the dialect, so an error
+	// shows on the first call, before any question.
+	if err := o.stages(&text2sql.Config{}, &schema.Database{Dialect: text2sql.DialectSQLite}, nil, model); err != nil {
+		return po, err
+	}
+	po.Configure = func(cfg *text2sql.Config, _ *eval.Question, sch *schema.Database) {
+		_ = o.stages(cfg, sch, cfg.Executor, model) // checked above
+	}
+	return po, nil
+}
+
+// runRecall measures the retrieval recall of ds (--recall), on empty
+// databases built from tables.json when --schemas-only or no database
+// file exists.
+func runRecall(cmd *cobra.Command, o *options, f *evalFlags, ds *eval.Dataset) (*eval.RecallReport, error) {
+	materialize := f.schemasOnly || noDatabaseFile(ds)
+	bar := newBar(cmd.ErrOrStderr(), o.json, len(ds.Questions))
+	bar.describe("retrieving")
+	recall, err := eval.Recall(cmd.Context(), ds, eval.RecallOptions{Materialize: materialize, Catalog: f.catalog, NoForeignKeys: f.noKeys, Parallel: f.parallel, Progress: bar.progress, Retriever: o.evalRetrieverFor(ds, f.catalog && f.separate)})
+	bar.finish()
+	if err != nil {
+		return nil, err
+	}
+	if materialize && len(recall.Materialized) > 0 && !o.json {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: recall measured on %d empty databases built from %s (schemas only)\n", len(recall.Materialized), ds.Tables)
+	}
+	return recall, nil
 }
 
 func loadDataset(f *evalFlags) (*eval.Dataset, error) {

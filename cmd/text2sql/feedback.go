@@ -144,35 +144,46 @@ func examplesCmd(o *options) *cobra.Command {
 		Use:   "examples",
 		Short: "List, review, approve, reject, remove or export the examples made from feedback",
 	}
-	open := func() (*fbsqlite.Store, error) {
-		path, _, err := o.source()
-		if err != nil {
-			return nil, err
-		}
-		file, err := o.examplesFile(path)
-		if err != nil {
-			return nil, err
-		}
-		if file == "" {
-			return nil, errors.New("no example store: set --examples")
-		}
-		return fbsqlite.Open(file, fbsqlite.Options{})
+	open := func() (*fbsqlite.Store, error) { return openExamples(o) }
+	c.AddCommand(examplesListCmd(o))
+	c.AddCommand(reviewCmds(o, open)...)
+	c.AddCommand(examplesRemoveCmd(o), examplesExportCmd(o))
+	return c
+}
+
+// openExamples opens the example store of the --examples file.
+func openExamples(o *options) (*fbsqlite.Store, error) {
+	path, _, err := o.source()
+	if err != nil {
+		return nil, err
 	}
-	// read returns the stored examples.
-	read := func(cmd *cobra.Command) ([]feedback.Example, error) {
-		st, err := open()
-		if err != nil {
-			return nil, err
-		}
-		defer st.Close()
-		return st.Examples(cmd.Context())
+	file, err := o.examplesFile(path)
+	if err != nil {
+		return nil, err
 	}
-	c.AddCommand(&cobra.Command{
+	if file == "" {
+		return nil, errors.New("no example store: set --examples")
+	}
+	return fbsqlite.Open(file, fbsqlite.Options{})
+}
+
+// readExamples returns the stored examples.
+func readExamples(cmd *cobra.Command, o *options) ([]feedback.Example, error) {
+	st, err := openExamples(o)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.Examples(cmd.Context())
+}
+
+func examplesListCmd(o *options) *cobra.Command {
+	return &cobra.Command{
 		Use:   "list",
 		Short: "List the examples: id, votes, review flag, question",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			exs, err := read(cmd)
+			exs, err := readExamples(cmd, o)
 			if err != nil {
 				return err
 			}
@@ -193,14 +204,16 @@ func examplesCmd(o *options) *cobra.Command {
 			}
 			return tw.Flush()
 		},
-	})
-	c.AddCommand(reviewCmds(o, open)...)
-	c.AddCommand(&cobra.Command{
+	}
+}
+
+func examplesRemoveCmd(o *options) *cobra.Command {
+	return &cobra.Command{
 		Use:   "remove ID...",
 		Short: "Remove examples",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, ids []string) error {
-			st, err := open()
+			st, err := openExamples(o)
 			if err != nil {
 				return err
 			}
@@ -217,13 +230,16 @@ func examplesCmd(o *options) *cobra.Command {
 			}
 			return nil
 		},
-	})
-	c.AddCommand(&cobra.Command{
+	}
+}
+
+func examplesExportCmd(o *options) *cobra.Command {
+	return &cobra.Command{
 		Use:   "export",
 		Short: "Print the trusted examples as a knowledge file (YAML) a team can commit",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			exs, err := read(cmd)
+			exs, err := readExamples(cmd, o)
 			if err != nil {
 				return err
 			}
@@ -240,6 +256,5 @@ func examplesCmd(o *options) *cobra.Command {
 			_, err = cmd.OutOrStdout().Write(b)
 			return err
 		},
-	})
-	return c
+	}
 }

@@ -47,16 +47,15 @@ type grantSpec struct {
 	MemberOf []string
 }
 
-func grantCmd(o *options) *cobra.Command {
-	var (
-		spec                   grantSpec
-		schemas                []string
-		workMem, tempFileLimit string
-	)
-	c := &cobra.Command{
-		Use:   "grant --dsn DSN [--schema NAME ...] [--user NAME]",
-		Short: "Print the SQL that creates a read-only login for text2sql (nothing is executed)",
-		Long: `Print, on standard output, the SQL that creates a login which can only read:
+// grantFlags are the flags of the grant command.
+type grantFlags struct {
+	spec                   grantSpec
+	schemas                []string
+	workMem, tempFileLimit string
+}
+
+// grantLong is the grant command's help.
+const grantLong = `Print, on standard output, the SQL that creates a login which can only read:
 run it yourself (as a superuser or the tables' owner) after replacing the
 password placeholder ` + passwordPlaceholder + `, then give text2sql that login's DSN.
 Nothing is executed.
@@ -88,74 +87,96 @@ leaves a bound out.
 
 Such a login keeps a statement that slipped past the guard from using a
 superuser's powers: COPY ... TO PROGRAM, pg_read_file and lo_import on
-PostgreSQL, INTO OUTFILE and LOAD_FILE (the FILE privilege) on MySQL.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			usage := func(format string, args ...any) error {
-				return &exitErr{code: exitUsage, err: fmt.Errorf(format, args...)}
-			}
-			switch {
-			case o.dsn == "":
-				return usage("grant needs --dsn: the PostgreSQL or MySQL/MariaDB database to read")
-			case strings.TrimSpace(spec.User) == "":
-				return usage("--user must name the login to create")
-			case spec.StatementTimeout < 0 || spec.IdleTimeout < 0 || spec.ClientCheck < 0:
-				return usage("--statement-timeout, --idle-timeout and --client-check must be 0 (none) or more")
-			case len(spec.MemberOf) > 0 && !isPostgresDSN(o.dsn):
-				return usage("--member-of is for PostgreSQL roles (MySQL/MariaDB: --login-map gives each principal a login)")
-			}
-			var err error
-			if spec.WorkMem, err = parseSize(workMem); err != nil {
-				return usage("--work-mem: %v", err)
-			}
-			if spec.TempFileLimit, err = parseSize(tempFileLimit); err != nil {
-				return usage("--temp-file-limit: %v", err)
-			}
-			spec.Schemas = schemas
-			out := cmd.OutOrStdout()
-			switch {
-			case isPostgresDSN(o.dsn):
-				cfg, err := pgx.ParseConfig(o.dsn)
-				if err != nil {
-					return usage("--dsn: %v", err) // pgx masks the password
-				}
-				spec.Database = cfg.Database
-				if len(spec.Schemas) == 0 {
-					if spec.Schemas, err = postgresSchemas(cmd.Context(), cfg); err != nil {
-						return err
-					}
-				}
-				return writePostgresGrant(out, spec)
-			case mysql.IsDSN(o.dsn):
-				d, err := mysql.DSN(o.dsn)
-				if err != nil {
-					return usage("--dsn: %v", err)
-				}
-				cfg, err := mysqldrv.ParseDSN(d)
-				if err != nil {
-					return usage("--dsn: %v", err) // the driver's errors do not repeat the DSN
-				}
-				if len(spec.Schemas) == 0 && cfg.DBName != "" {
-					spec.Schemas = []string{cfg.DBName}
-				}
-				if len(spec.Schemas) == 0 {
-					return usage("name the database to read: in the DSN (mysql://user@host/db) or with --schema")
-				}
-				return writeMySQLGrant(out, spec)
-			}
-			return usage("--dsn must be a postgres://… or mysql://… DSN")
-		},
+PostgreSQL, INTO OUTFILE and LOAD_FILE (the FILE privilege) on MySQL.`
+
+func grantCmd(o *options) *cobra.Command {
+	f := &grantFlags{}
+	c := &cobra.Command{
+		Use:   "grant --dsn DSN [--schema NAME ...] [--user NAME]",
+		Short: "Print the SQL that creates a read-only login for text2sql (nothing is executed)",
+		Long:  grantLong,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runGrant(cmd, o, f) },
 	}
+	spec := &f.spec
 	fl := c.Flags()
-	fl.StringArrayVar(&schemas, "schema", nil, "schema (PostgreSQL) or database (MySQL) the login may read; repeatable (default: PostgreSQL every non-system schema, MySQL the DSN's database)")
+	fl.StringArrayVar(&f.schemas, "schema", nil, "schema (PostgreSQL) or database (MySQL) the login may read; repeatable (default: PostgreSQL every non-system schema, MySQL the DSN's database)")
 	fl.StringVar(&spec.User, "user", defaultGrantUser, "name of the login to create")
 	fl.StringArrayVar(&spec.MemberOf, "member-of", nil, "PostgreSQL: a role the login may switch to (serve --run-as), e.g. a NOLOGIN role under row-level security; repeatable")
 	fl.DurationVar(&spec.StatementTimeout, "statement-timeout", executor.DefaultTimeout, "the login's statement time limit: PostgreSQL statement_timeout, MariaDB MAX_STATEMENT_TIME (0: none)")
 	fl.DurationVar(&spec.IdleTimeout, "idle-timeout", executor.DefaultTimeout, "PostgreSQL: the login's idle_in_transaction_session_timeout (0: none)")
 	fl.DurationVar(&spec.ClientCheck, "client-check", defaultClientCheck, "PostgreSQL 14+: the login's client_connection_check_interval, how soon a statement whose client went away stops (0: none)")
-	fl.StringVar(&workMem, "work-mem", sizeFlag(postgres.DefaultWorkMem), "PostgreSQL: the login's work_mem, per sort or hash, in kB, MB or GB (0: none)")
-	fl.StringVar(&tempFileLimit, "temp-file-limit", sizeFlag(postgres.DefaultTempFileLimit), "PostgreSQL: the login's temp_file_limit, in kB, MB or GB (0: none)")
+	fl.StringVar(&f.workMem, "work-mem", sizeFlag(postgres.DefaultWorkMem), "PostgreSQL: the login's work_mem, per sort or hash, in kB, MB or GB (0: none)")
+	fl.StringVar(&f.tempFileLimit, "temp-file-limit", sizeFlag(postgres.DefaultTempFileLimit), "PostgreSQL: the login's temp_file_limit, in kB, MB or GB (0: none)")
 	return c
+}
+
+// runGrant checks the flags, completes the spec from the DSN and prints
+// the grant script of the DSN's engine.
+func runGrant(cmd *cobra.Command, o *options, f *grantFlags) error {
+	spec := f.spec
+	switch {
+	case o.dsn == "":
+		return usageError("grant needs --dsn: the PostgreSQL or MySQL/MariaDB database to read")
+	case strings.TrimSpace(spec.User) == "":
+		return usageError("--user must name the login to create")
+	case spec.StatementTimeout < 0 || spec.IdleTimeout < 0 || spec.ClientCheck < 0:
+		return usageError("--statement-timeout, --idle-timeout and --client-check must be 0 (none) or more")
+	case len(spec.MemberOf) > 0 && !isPostgresDSN(o.dsn):
+		return usageError("--member-of is for PostgreSQL roles (MySQL/MariaDB: --login-map gives each principal a login)")
+	}
+	var err error
+	if spec.WorkMem, err = parseSize(f.workMem); err != nil {
+		return usageError("--work-mem: %v", err)
+	}
+	if spec.TempFileLimit, err = parseSize(f.tempFileLimit); err != nil {
+		return usageError("--temp-file-limit: %v", err)
+	}
+	spec.Schemas = f.schemas
+	switch {
+	case isPostgresDSN(o.dsn):
+		return postgresGrant(cmd.Context(), cmd.OutOrStdout(), o.dsn, spec)
+	case mysql.IsDSN(o.dsn):
+		return mysqlGrant(cmd.OutOrStdout(), o.dsn, spec)
+	}
+	return usageError("--dsn must be a postgres://… or mysql://… DSN")
+}
+
+// postgresGrant writes the PostgreSQL grant script for the database of
+// dsn; without spec.Schemas, for every non-system schema of it (read
+// from the catalog).
+func postgresGrant(ctx context.Context, out io.Writer, dsn string, spec grantSpec) error {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return usageError("--dsn: %v", err) // pgx masks the password
+	}
+	spec.Database = cfg.Database
+	if len(spec.Schemas) == 0 {
+		if spec.Schemas, err = postgresSchemas(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	return writePostgresGrant(out, spec)
+}
+
+// mysqlGrant writes the MySQL/MariaDB grant script; without
+// spec.Schemas, for the database of dsn.
+func mysqlGrant(out io.Writer, dsn string, spec grantSpec) error {
+	d, err := mysql.DSN(dsn)
+	if err != nil {
+		return usageError("--dsn: %v", err)
+	}
+	cfg, err := mysqldrv.ParseDSN(d)
+	if err != nil {
+		return usageError("--dsn: %v", err) // the driver's errors do not repeat the DSN
+	}
+	if len(spec.Schemas) == 0 && cfg.DBName != "" {
+		spec.Schemas = []string{cfg.DBName}
+	}
+	if len(spec.Schemas) == 0 {
+		return usageError("name the database to read: in the DSN (mysql://user@host/db) or with --schema")
+	}
+	return writeMySQLGrant(out, spec)
 }
 
 // postgresSchemas lists the non-system schemas of cfg's database, in name
