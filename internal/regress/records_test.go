@@ -21,6 +21,7 @@ import (
 	"github.com/text2sql-go/text2sql/eval"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/birdschema"
+	"github.com/text2sql-go/text2sql/internal/extract"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/retriever"
@@ -70,7 +71,7 @@ func (r records) static(tb testing.TB, key string, c *check.Checker, sql string,
 	r.put(tb, key+"/hardness", eval.SpiderHardnessOfSQL(sql))
 }
 
-// prose wraps a query the ways models write it, for sqlparse.Extract.
+// prose wraps a query the ways models write it, for extract.SQL.
 var prose = []string{
 	"%s",
 	"Here is the query:\n```sql\n%s\n```\nIt answers the question.",
@@ -80,7 +81,7 @@ var prose = []string{
 func (r records) extract(tb testing.TB, key, sql string) {
 	var out []string
 	for _, p := range prose {
-		s, ok := sqlparse.Extract(fmt.Sprintf(p, sql))
+		s, ok := extract.SQL(fmt.Sprintf(p, sql))
 		if s == strings.TrimSpace(sql) {
 			s = "(the query)" // the common case, kept short
 		}

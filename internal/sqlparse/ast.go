@@ -92,6 +92,11 @@ type Error struct {
 	Reason string
 }
 
+// ReasonMissingParen is the Reason of the Error the parser records where
+// a ")" is missing: the text may have ended inside the parenthesis, so a
+// reader that judges truncated text (internal/extract) leaves it out.
+const ReasonMissingParen = "missing )"
+
 // Other is a statement that is not a query (INSERT, CREATE, PRAGMA…): its
 // tokens are kept, not parsed.
 type Other struct {
