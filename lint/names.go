@@ -1,4 +1,4 @@
-package check
+package lint
 
 import (
 	"regexp"
@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
@@ -1231,7 +1230,7 @@ func (p *parser) tableSource(parts []string, env *cteEnv) *source {
 		}
 	}
 	qual := strings.Join(parts, ".")
-	p.fail(text2sql.KindUnknownTable, "no such table: "+qual, guard.Suggest(db, text2sql.KindUnknownTable, qual, p.sql))
+	p.fail(text2sql.KindUnknownTable, "no such table: "+qual, Suggest(db, text2sql.KindUnknownTable, qual, p.sql))
 	return src
 }
 
