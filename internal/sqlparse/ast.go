@@ -13,8 +13,9 @@
 // number of tokens, so hostile input costs no more than its length.
 //
 // The engines' own parsers stay the security authority; this tree is for
-// analysis and hints. The analysers (check, sqltext, accuracy, eval,
-// guard) are ported onto it pass by pass.
+// analysis and hints: package lint (whose name resolution still reads the
+// tokens inside the tree's spans by index), guard's DeepScan, accuracy,
+// eval, and internal/extract, which finds SQL in a model's answer.
 package sqlparse
 
 import (
