@@ -46,7 +46,7 @@ type Config struct {
 	DisableNoProgress bool
 	// Checker runs deterministic checks before execution (failures are
 	// repaired like execution errors) and after it (warnings go to the
-	// judge). Optional; see package check.
+	// judge). Optional; see package lint.
 	Checker Checker
 	// MaxModelCalls bounds the model calls of one run, over every stage;
 	// 0 means DefaultMaxModelCalls, a negative value means no bound.

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/internal/demotest"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 )
 
@@ -34,7 +34,7 @@ func (s *demoStack) stagePipeline(t *testing.T, sc *demotest.Stages, cfg text2sq
 		return s.retriever.Retrieve(ctx, req)
 	})
 	cfg.Executor = s.executor
-	cfg.Checker = check.New(db, text2sql.DialectSQLite).WithProbe(s.executor)
+	cfg.Checker = lint.New(db, text2sql.DialectSQLite).WithProbe(s.executor)
 	p, err := text2sql.New(cfg)
 	require.NoError(t, err)
 	return p, retrievals
@@ -99,7 +99,7 @@ func TestDialectRepair(t *testing.T) {
 	s := newDemoStack(t)
 	m := llmtest.New(reply("SELECT TOP 5 last_name FROM students ORDER BY last_name"),
 		reply("SELECT last_name FROM students ORDER BY last_name, student_id LIMIT 5"))
-	p := s.pipeline(t, m, text2sql.Config{Checker: check.New(s.executor.Schema(), text2sql.DialectSQLite)})
+	p := s.pipeline(t, m, text2sql.Config{Checker: lint.New(s.executor.Schema(), text2sql.DialectSQLite)})
 	ans, err := p.Ask(context.Background(), "List five student surnames alphabetically")
 	require.NoError(t, err)
 	first := ans.Attempts[0].Result.Error

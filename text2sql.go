@@ -179,7 +179,7 @@ type Guard interface {
 // Checker runs deterministic checks (no model) on generated SQL. Failure
 // runs before execution: a non-nil error goes back to the generator like an
 // execution error. Warn runs after a successful execution: its warnings go
-// to the judge. The default implementation is package check.
+// to the judge. The default implementation is package lint.
 type Checker interface {
 	// Failure returns nil, or one error standing for every reason the SQL
 	// cannot be right: unknown tables or columns (with a hint), constructs

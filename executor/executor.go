@@ -27,6 +27,7 @@ import (
 	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -113,13 +114,19 @@ type Options struct {
 	// give every statement a session that no earlier statement's state
 	// outlives (reset by the server, or a new connection).
 	Conn func(ctx context.Context) (conn *sql.Conn, release func(), err error)
+	// Classify, when set, gives the kind of an error the engine raised
+	// from the engine's own error code (executor/mysql: the MySQL error
+	// number), or "" for an error that carries no code it knows, which
+	// is then classified by its message (lint.Classify).
+	Classify func(err error) text2sql.ErrorKind
 }
 
 // Executor is a guarded executor for any database/sql driver. For each
 // statement it runs guard.CheckText (or Options.Check), then prepares and
 // runs the statement inside a read-only transaction (sql.TxOptions{ReadOnly: true}) that is always
 // rolled back, under a time limit given by the context and a row cap.
-// Error kinds are derived from the engine's messages (guard.Classify).
+// Error kinds come from the engine's error codes where Options.Classify
+// reads them, else from the engine's messages (lint.Classify).
 //
 // The read-only transaction is only as strong as the driver makes it:
 // PostgreSQL and MySQL enforce it, go-sqlite3 ignores it (the rollback
@@ -360,7 +367,11 @@ func (e *Executor) sqlError(ctx context.Context, err error, q string, timeout ti
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return execkit.TimeoutError(timeout)
 	}
-	return guard.EngineError(err.Error(), e.opts.Schema, q)
+	var kind text2sql.ErrorKind
+	if e.opts.Classify != nil {
+		kind = e.opts.Classify(err)
+	}
+	return lint.EngineError(kind, err.Error(), e.opts.Schema, q)
 }
 
 // connectionError reports whether err means the database cannot be reached,

@@ -8,7 +8,7 @@ import (
 	"fmt"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/guard"
+	"github.com/text2sql-go/text2sql/lint"
 )
 
 // FunctionShape names the keys of the JSON object a sandbox function
@@ -36,7 +36,7 @@ func (s FunctionShape) resolved() FunctionShape {
 
 // DecodeFunctionResult reads a sandbox function's answer b (shape s) into
 // a Result, keeping at most maxRows rows (Truncated when more came). An
-// answer with ok false is a Result whose Error has the kind guard.Classify
+// answer with ok false is a Result whose Error has the kind lint.Classify
 // gives its message (the SQLSTATE and hint when the error is an object).
 // Values: JSON numbers are int64 when integral and in range, else
 // float64; strings, booleans and null as such; arrays and objects as
@@ -174,7 +174,7 @@ func functionError(raw json.RawMessage) *text2sql.SQLError {
 		var obj struct{ Message, Code, Hint string }
 		if json.Unmarshal(raw, &obj) == nil {
 			e := &text2sql.SQLError{Message: obj.Message, SQLState: obj.Code, Hint: obj.Hint}
-			e.Kind = guard.Classify(e.Message)
+			e.Kind = lint.Classify(e.Message)
 			if e.Message == "" {
 				e.Message = "the sandbox function reported a failure without a message"
 			}
@@ -184,5 +184,5 @@ func functionError(raw json.RawMessage) *text2sql.SQLError {
 	if msg == "" {
 		msg = "the sandbox function reported a failure without a message"
 	}
-	return &text2sql.SQLError{Kind: guard.Classify(msg), Message: msg}
+	return &text2sql.SQLError{Kind: lint.Classify(msg), Message: msg}
 }

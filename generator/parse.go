@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/internal/sqlparse"
+	"github.com/text2sql-go/text2sql/internal/extract"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/internal/stagekit"
 )
@@ -56,11 +56,11 @@ func parse(text string, strip func(string) string) (*text2sql.Candidate, error) 
 	if strings.TrimSpace(text) == "" {
 		return nil, fail(text2sql.ErrNoSQL, "empty answer")
 	}
-	blocks := sqlparse.Fences(text)
+	blocks := extract.Fences(text)
 	if obj, ok := lastAnswerObject(text, blocks); ok {
 		return fromJSON(obj, fail, strip)
 	}
-	if sql, ok := sqlparse.Extract(text); ok {
+	if sql, ok := extract.SQL(text); ok {
 		return &text2sql.Candidate{Answerable: true, SQL: sql}, nil
 	}
 	if looksLikeJSON(text, blocks) {
@@ -155,12 +155,12 @@ func fromJSON(a answer, fail func(error, string, ...any) error, strip func(strin
 func cleanSQL(s string, strip func(string) string) string {
 	s = strings.TrimSpace(s)
 	if strings.Contains(s, "```") || strings.Contains(s, "~~~") {
-		if x, ok := sqlparse.Extract(s); ok {
+		if x, ok := extract.SQL(s); ok {
 			return x
 		}
 	}
 	if i := strings.IndexByte(s, ':'); i > 0 && i <= 40 && !strings.ContainsAny(s[:i], "\n'\"`();") {
-		if rest := s[i+1:]; sqlparse.StartsStatement(rest) && !sqlparse.StartsStatement(s) {
+		if rest := s[i+1:]; extract.StartsStatement(rest) && !extract.StartsStatement(s) {
 			s = rest
 		}
 	}
@@ -171,7 +171,7 @@ func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null
 
 // lastAnswerObject finds the last JSON answer object in text, skipping
 // "{" inside code blocks that hold no JSON (stagekit.FindObjectIn).
-func lastAnswerObject(text string, blocks []sqlparse.Fence) (answer, bool) {
+func lastAnswerObject(text string, blocks []extract.Fence) (answer, bool) {
 	o, ok := stagekit.FindObjectIn(text, blocks, func(o stagekit.Object) bool { return answer(o).isAnswer() })
 	return answer(o), ok
 }
@@ -179,7 +179,7 @@ func lastAnswerObject(text string, blocks []sqlparse.Fence) (answer, bool) {
 // looksLikeJSON reports whether text tries to be a JSON answer: it starts
 // with "{" or "[", has a json block, or has an object opening with a quoted
 // key outside SQL blocks.
-func looksLikeJSON(text string, blocks []sqlparse.Fence) bool {
+func looksLikeJSON(text string, blocks []extract.Fence) bool {
 	t := strings.TrimSpace(text)
 	if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
 		return true

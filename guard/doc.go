@@ -10,9 +10,14 @@
 //     engine could not parse from its syntax tree (internal/sqlparse);
 //   - the size bounds of a statement's parse tree (MaxDepth, MaxTokens,
 //     BoundsError), checked before any parser sees the text;
-//   - the classification of an engine's error message into a
-//     text2sql.ErrorKind (Classify, UnknownName, EngineError) and the hints
-//     for unknown tables and columns computed from a schema model (Suggest).
+//   - for PostgreSQL behind an executor that cannot pin the session's
+//     standard_conforming_strings, the refusal of backslashes in plain
+//     string literals (BackslashInString).
+//
+// The guard decides whether a statement may run. Whether it answers the
+// question — unknown names, another dialect's syntax, the hints a repair
+// loop sends back, and the kind of an error the engine raised — is
+// package lint's.
 //
 // Each check returns nil or a *text2sql.SQLError whose Kind says why the
 // statement was refused; none of them panics, and none reaches a database.

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/internal/demotest"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/schema"
 
 	"github.com/stretchr/testify/assert"
@@ -42,7 +42,7 @@ func TestStagesInPipeline(t *testing.T) {
 			`{"ok": true, "stage": "", "reason": "the best course", "hints": [], "terms": [], "tables": []}`,
 		},
 	}}
-	cfg := text2sql.Config{Retriever: ret, Executor: check.New(db, text2sql.DialectSQLite).Executor(ex), MaxRepairs: 3}
+	cfg := text2sql.Config{Retriever: ret, Executor: lint.New(db, text2sql.DialectSQLite).Executor(ex), MaxRepairs: 3}
 	s.Wire(t, db, &cfg)
 	p, err := text2sql.New(cfg)
 	require.NoError(t, err)

@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/knowledge"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -199,10 +199,10 @@ const singerDraft = "Here it is:\n```json\n" + `{
   ]
 }` + "\n```"
 
-// strictChecker is the deterministic checks of package check plus one
+// strictChecker is the deterministic checks of package lint plus one
 // failure the SQLite guard cannot see: any SQL naming "nickname" (on
-// SQLite, whatever package check refuses the guard's prepare refuses too).
-type strictChecker struct{ *check.Checker }
+// SQLite, whatever package lint refuses the guard's prepare refuses too).
+type strictChecker struct{ *lint.Checker }
 
 func (c strictChecker) Failure(sql string) *text2sql.SQLError {
 	if strings.Contains(sql, "nickname") {
@@ -230,7 +230,7 @@ func TestInitDraftsWithScriptedModel(t *testing.T) {
 	})
 
 	b, left, err := knowledge.Init(ctx, ex, sch, knowledge.InitOptions{
-		Model: model, Checker: strictChecker{check.New(sch, sch.Dialect)}, DraftExamples: 4,
+		Model: model, Checker: strictChecker{lint.New(sch, sch.Dialect)}, DraftExamples: 4,
 	})
 	require.NoError(t, err)
 	assert.Equal(t, len(sch.Tables), model.CallCount(), "one call per table")

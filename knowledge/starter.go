@@ -24,8 +24,8 @@ type InitOptions struct {
 	// table and view (see Init).
 	Model text2sql.Model
 	// Checker runs the deterministic checks on drafted examples; nil means
-	// none beyond the guard and the run (package check provides one:
-	// check.New(sch, sch.Dialect)).
+	// none beyond the guard and the run (package lint provides one:
+	// lint.New(sch, sch.Dialect)).
 	Checker text2sql.Checker
 	// DraftExamples is the most candidate examples kept per table; 0 means
 	// DefaultDraftExamples.

@@ -19,8 +19,8 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/stagekit"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -212,7 +212,7 @@ func (p *Planner) Validate(plan *text2sql.Plan) []Problem {
 			t := lookup(db, parts)
 			if t == nil {
 				name := strings.Join(parts, ".")
-				probs = append(probs, Problem{Object: *o, Reason: "no such table", Hint: guard.Suggest(db, text2sql.KindUnknownTable, name, "")})
+				probs = append(probs, Problem{Object: *o, Reason: "no such table", Hint: lint.Suggest(db, text2sql.KindUnknownTable, name, "")})
 				continue
 			}
 			o.Name = t.QualifiedName()
@@ -275,7 +275,7 @@ func resolveColumn(db *schema.Database, parts []string) (string, *Problem) {
 	tname := strings.Join(parts[:len(parts)-1], ".")
 	t := lookup(db, parts[:len(parts)-1])
 	if t == nil {
-		hint := guard.Suggest(db, text2sql.KindUnknownTable, tname, "")
+		hint := lint.Suggest(db, text2sql.KindUnknownTable, tname, "")
 		return "", &Problem{Reason: "no such table " + tname, Hint: hint}
 	}
 	c := t.Column(col)
@@ -339,7 +339,7 @@ func closestColumn(db *schema.Database, t *schema.Table, col string) string {
 		}
 		q = "SELECT 1 FROM " + strings.Join(names, ", ")
 	}
-	return guard.Suggest(db, text2sql.KindUnknownColumn, name, q)
+	return lint.Suggest(db, text2sql.KindUnknownColumn, name, q)
 }
 
 // normKind lower-cases a kind and maps plurals and synonyms.

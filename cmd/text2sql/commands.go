@@ -16,7 +16,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/chart"
-	"github.com/text2sql-go/text2sql/check"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/summary"
 )
 
@@ -277,7 +277,7 @@ func runCmd(o *options) *cobra.Command {
 			// unknown names, other dialects' syntax), unless --no-check.
 			var ex text2sql.Executor = env.executor
 			if db := env.executor.Schema(); !o.noCheck && !mixedCatalog(env.executor) {
-				ex = check.New(db, db.Dialect).Executor(ex)
+				ex = lint.New(db, db.Dialect).Executor(ex)
 			}
 			res, err := ex.Execute(cmd.Context(), text2sql.ExecuteRequest{SQL: sql, MaxRows: o.maxRows, Timeout: o.timeout})
 			if err != nil {

@@ -13,10 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/feedback"
 	fbsqlite "github.com/text2sql-go/text2sql/feedback/sqlite"
 	"github.com/text2sql-go/text2sql/knowledge"
+	"github.com/text2sql-go/text2sql/lint"
 )
 
 // examplesFile is the example store of the database at path: --examples,
@@ -61,7 +61,7 @@ func (o *options) mergeExamples(ctx context.Context, e *env, path string) error 
 			plural(len(skipped), "example"), strings.Join(skipped, ", "))
 	}
 	db := e.executor.Schema()
-	e.feedback = &feedback.Recorder{Store: st, Guard: e.executor, Checker: check.New(db, db.Dialect), Known: e.kb.Examples}
+	e.feedback = &feedback.Recorder{Store: st, Guard: e.executor, Checker: lint.New(db, db.Dialect), Known: e.kb.Examples}
 	e.kb = merged
 	return nil
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/knowledge"
+	"github.com/text2sql-go/text2sql/lint"
 )
 
 func knowledgeCmd(o *options) *cobra.Command {
@@ -90,7 +90,7 @@ listed on standard error and left out.`,
 				return err
 			}
 			if opts.Model != nil && !o.noCheck {
-				opts.Checker = check.New(sch, sch.Dialect)
+				opts.Checker = lint.New(sch, sch.Dialect)
 			}
 			b, skipped, err := knowledge.Init(ctx, ex, sch, opts)
 			if err != nil {

@@ -17,7 +17,6 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/accuracy"
-	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/executor/catalog"
 	"github.com/text2sql-go/text2sql/feedback"
@@ -25,6 +24,7 @@ import (
 	"github.com/text2sql-go/text2sql/internal/retry"
 	"github.com/text2sql-go/text2sql/judge"
 	"github.com/text2sql-go/text2sql/knowledge"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/llm/gemini"
 	"github.com/text2sql-go/text2sql/llm/openai"
 	"github.com/text2sql-go/text2sql/planner"
@@ -372,7 +372,7 @@ func (o *options) stages(cfg *text2sql.Config, db *schema.Database, ex text2sql.
 		dialect = "" // each question's: Retrieval.Dialect
 	}
 	if !o.noCheck && !mixedCatalog(ex) {
-		cfg.Checker = check.New(db, db.Dialect).WithProbe(ex)
+		cfg.Checker = lint.New(db, db.Dialect).WithProbe(ex)
 	}
 	planOn, planWhen, err := stagePolicy("plan", o.plan)
 	if err != nil {

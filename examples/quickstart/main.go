@@ -12,10 +12,10 @@ import (
 	"os"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 	"github.com/text2sql-go/text2sql/retriever"
 )
@@ -69,7 +69,7 @@ func run(ctx context.Context) error {
 		Retriever: ret, Generator: gen, Executor: ex,
 		// The deterministic checks: unknown names and other dialects'
 		// syntax get a hint before execution, as on the CLI.
-		Checker: check.New(ex.Schema(), "").WithProbe(ex),
+		Checker: lint.New(ex.Schema(), "").WithProbe(ex),
 	})
 	if err != nil {
 		return err

@@ -60,8 +60,8 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
-	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -352,7 +352,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		// session). The wrapper is checked as the statement was.
 		sql = fmt.Sprintf("SELECT * FROM (\n%s\n) AS text2sql_rows LIMIT %d", sqltext.TrimTerminators(sql), maxRows+1)
 		if err := e.guard.Check(ctx, sql); err != nil {
-			return &text2sql.Result{Columns: []string{}, Error: guard.EngineError("the statement cannot be bounded: "+err.Error(), e.schema, req.SQL), Duration: time.Since(start)}, nil
+			return &text2sql.Result{Columns: []string{}, Error: lint.EngineError("", "the statement cannot be bounded: "+err.Error(), e.schema, req.SQL), Duration: time.Since(start)}, nil
 		}
 	}
 	out, err := e.call(ctx, sql, maxRows, timeout)
@@ -394,7 +394,7 @@ func (e *Executor) call(ctx context.Context, sql string, maxRows int, timeout ti
 	case errors.As(err, &wire):
 		// The tool threw (the reference servers relay the engine's error
 		// so): the statement failed, the connection did not.
-		out.Error = guard.EngineError(wire.Message, e.schema, sql)
+		out.Error = lint.EngineError("", wire.Message, e.schema, sql)
 	case err != nil:
 		return nil, fmt.Errorf("mcpexec: %s: %w", e.tool, err)
 	default:
@@ -422,7 +422,7 @@ func (e *Executor) read(res *mcpsdk.CallToolResult, sql string, out *text2sql.Re
 	if res.IsError {
 		// The engine's message as the server relays it: classified by
 		// its wording, with a hint for an unknown table or column.
-		out.Error = guard.EngineError(strings.TrimSpace(text(res)), e.schema, sql)
+		out.Error = lint.EngineError("", strings.TrimSpace(text(res)), e.schema, sql)
 		return
 	}
 	if res.StructuredContent != nil {

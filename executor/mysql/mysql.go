@@ -381,6 +381,7 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 		MaxSQLLength:   opts.MaxSQLLength,
 		MaxResultBytes: resultBytes,
 		Conn:           e.conn,
+		Classify:       errorKind,
 	}
 	e.gen = executor.New(nil, genOpts)
 	genOpts.Check = func(q string) (string, *text2sql.SQLError) { return q, nil } // planned by Execute
@@ -499,8 +500,8 @@ func (e *Executor) Close() error {
 // returns its rows up to the row cap, or the reason it was refused or
 // failed in Result.Error: refusals of the Guard, KindTooLarge for a
 // statement longer than Options.MaxSQLLength or a result past
-// Options.MaxResultBytes, and server errors classified by
-// guard.Classify — unknown table or column (with a hint from the
+// Options.MaxResultBytes, and server errors classified by their error
+// number (errcode.go) — unknown table or column (with a hint from the
 // schema), syntax, KindNotReadOnly for a write the read-only transaction
 // refuses (error 1792), KindTimeout when the time limit stops the
 // statement. Values are int64, float64, string (text,

@@ -14,9 +14,9 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
-	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/exectest"
+	"github.com/text2sql-go/text2sql/lint"
 )
 
 var fixture = []string{
@@ -125,7 +125,7 @@ func TestMariaDBReadOnlyTransaction(t *testing.T) {
 	require.NoError(t, err)
 	defer tx.Rollback()
 	_, err = tx.Exec(MariaDBStatement("DELETE FROM users", 0, time.Second))
-	assert.False(t, err == nil || guard.Classify(err.Error()) != text2sql.KindNotReadOnly, "DELETE in a read-only transaction: %v", err)
+	assert.False(t, err == nil || lint.Classify(err.Error()) != text2sql.KindNotReadOnly, "DELETE in a read-only transaction: %v", err)
 	require.Equal(t, 2, count(t, db, "users"), "rows lost")
 }
 

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqlparse"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -35,7 +35,7 @@ func kindOf(code, msg string) text2sql.ErrorKind {
 	if strings.HasPrefix(code, "22") || strings.HasPrefix(code, "42") || strings.HasPrefix(code, "2") {
 		return text2sql.KindRuntime
 	}
-	return guard.Classify(msg)
+	return lint.Classify(msg)
 }
 
 // sqlError turns a server error into a *text2sql.SQLError with its
@@ -70,14 +70,14 @@ func (e *Executor) sqlError(pe *pgconn.PgError, query string) *text2sql.SQLError
 	se := &text2sql.SQLError{Kind: kindOf(pe.Code, pe.Message), Message: msg, SQLState: pe.Code}
 	switch se.Kind {
 	case text2sql.KindUnknownTable:
-		se.Hint = tableHint(e.schema, e.searchPath, guard.UnknownName(pe.Message), query)
+		se.Hint = tableHint(e.schema, e.searchPath, lint.UnknownName(pe.Message), query)
 	case text2sql.KindUnknownColumn:
-		se.Hint = columnHint(e.schema, guard.UnknownName(pe.Message), query)
+		se.Hint = columnHint(e.schema, lint.UnknownName(pe.Message), query)
 		if se.Hint == "" && pe.Hint != "" {
 			se.Hint = pe.Hint
 		}
 		if se.Hint == "" {
-			se.Hint = guard.Suggest(e.schema, se.Kind, guard.UnknownName(pe.Message), query)
+			se.Hint = lint.Suggest(e.schema, se.Kind, lint.UnknownName(pe.Message), query)
 		}
 	default:
 		se.Hint = pe.Hint
@@ -98,7 +98,7 @@ const foldNote = " (PostgreSQL folds unquoted names to lower case: write a mixed
 //     is not rewritten: the hint lets the repair loop qualify the name.
 //  2. Tables whose name differs only by case: `did you mean "Riskitems"?`
 //     with a note on case folding.
-//  3. The closest name by edit distance (guard.Suggest).
+//  3. The closest name by edit distance (lint.Suggest).
 //
 // Names in hints are written as SQL: quoted where PostgreSQL needs it,
 // schema-qualified when the schema is not on the search path.
@@ -138,7 +138,7 @@ func tableHint(db *schema.Database, searchPath []string, name, query string) str
 	if len(folded) > 0 {
 		return "did you mean " + strings.Join(folded, " or ") + "?" + foldNote
 	}
-	return guard.Suggest(db, text2sql.KindUnknownTable, name, query)
+	return lint.Suggest(db, text2sql.KindUnknownTable, name, query)
 }
 
 // columnHint suggests a column whose name differs from the (case-folded)

@@ -41,6 +41,7 @@ import (
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/guard"
+	"github.com/text2sql-go/text2sql/lint"
 )
 
 // Options configures New.
@@ -252,7 +253,7 @@ func apiError(b []byte) *text2sql.SQLError {
 	if a.Details != "" {
 		msg += " (" + a.Details + ")"
 	}
-	return &text2sql.SQLError{Kind: guard.Classify(a.Message), Message: msg, SQLState: a.Code, Hint: a.Hint}
+	return &text2sql.SQLError{Kind: lint.ClassifySQLState(a.Code, a.Message), Message: msg, SQLState: a.Code, Hint: a.Hint}
 }
 
 // maxMessage bounds the part of an error answer an error repeats.

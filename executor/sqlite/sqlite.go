@@ -49,6 +49,7 @@ import (
 	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -518,7 +519,7 @@ func (e *Executor) sqlError(cctx context.Context, c *guardedConn, err error, q s
 			return d
 		}
 	}
-	return guard.EngineError(msg, e.schema, q)
+	return lint.EngineError(errorKind(err), msg, e.schema, q)
 }
 
 // limitError returns the KindTooLarge error of an SQLite message that

@@ -13,11 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/feedback"
 	"github.com/text2sql-go/text2sql/feedback/sqlite"
 	"github.com/text2sql-go/text2sql/internal/demotest"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/retriever"
 )
 
@@ -32,7 +32,7 @@ func recorder(t testing.TB, path string) (*feedback.Recorder, *sqlite.Store) {
 	db := ex.Schema()
 	kb, err := demo.Knowledge()
 	require.NoError(t, err)
-	return &feedback.Recorder{Store: st, Guard: ex, Checker: check.New(db, db.Dialect), Known: kb.Examples}, st
+	return &feedback.Recorder{Store: st, Guard: ex, Checker: lint.New(db, db.Dialect), Known: kb.Examples}, st
 }
 
 // An up-vote becomes a verified example, one per normalised question; a

@@ -17,12 +17,13 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/accuracy"
-	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/eval"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/birdschema"
+	"github.com/text2sql-go/text2sql/internal/extract"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/internal/sqlparse"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/retriever"
 	"github.com/text2sql-go/text2sql/schema"
 )
@@ -47,7 +48,7 @@ func (r records) put(tb testing.TB, key string, v any) {
 }
 
 // failures renders a report's failures as "kind: message (hint)".
-func failures(rep check.Report) []string {
+func failures(rep lint.Report) []string {
 	out := []string{}
 	for _, f := range rep.Failures {
 		out = append(out, fmt.Sprintf("%s: %s (%s)", f.Kind, f.Message, f.Hint))
@@ -57,7 +58,7 @@ func failures(rep check.Report) []string {
 
 // static records what the checker, the table extraction and the Spider
 // rewrites say of one query.
-func (r records) static(tb testing.TB, key string, c *check.Checker, sql string, prediction bool) {
+func (r records) static(tb testing.TB, key string, c *lint.Checker, sql string, prediction bool) {
 	rep := c.Check(sql)
 	r.put(tb, key+"/failures", failures(rep))
 	r.put(tb, key+"/warnings", rep.Warnings)
@@ -70,7 +71,7 @@ func (r records) static(tb testing.TB, key string, c *check.Checker, sql string,
 	r.put(tb, key+"/hardness", eval.SpiderHardnessOfSQL(sql))
 }
 
-// prose wraps a query the ways models write it, for sqlparse.Extract.
+// prose wraps a query the ways models write it, for extract.SQL.
 var prose = []string{
 	"%s",
 	"Here is the query:\n```sql\n%s\n```\nIt answers the question.",
@@ -80,7 +81,7 @@ var prose = []string{
 func (r records) extract(tb testing.TB, key, sql string) {
 	var out []string
 	for _, p := range prose {
-		s, ok := sqlparse.Extract(fmt.Sprintf(p, sql))
+		s, ok := extract.SQL(fmt.Sprintf(p, sql))
 		if s == strings.TrimSpace(sql) {
 			s = "(the query)" // the common case, kept short
 		}
@@ -113,7 +114,7 @@ func spiderGold(tb testing.TB, r records, exs executors) {
 	ctx := context.Background()
 	for i, q := range qs {
 		ex := exs.get(tb, shareddata.SpiderDB(tb, q.DBID))
-		c := check.New(ex.Schema(), text2sql.DialectSQLite)
+		c := lint.New(ex.Schema(), text2sql.DialectSQLite)
 		key := fmt.Sprintf("spider-gold/%04d", i)
 		r.static(tb, key, c, q.Query, false)
 		res, err := ex.Execute(ctx, text2sql.ExecuteRequest{SQL: q.Query})
@@ -145,7 +146,7 @@ func birdGold(tb testing.TB, r records, schemas map[string]*schema.Database) {
 		for i, q := range shareddata.BIRDMiniDev(tb, d) {
 			db := *schemas[q.DBID]
 			db.Dialect = d
-			c := check.New(&db, d)
+			c := lint.New(&db, d)
 			key := fmt.Sprintf("bird-gold/%s/%03d-%d", d, i, q.ID)
 			r.static(tb, key, c, q.SQL, false)
 			r.put(tb, key+"/warn", c.Warn(ctx, q.SQL, nil))
@@ -155,7 +156,7 @@ func birdGold(tb testing.TB, r records, schemas map[string]*schema.Database) {
 
 func spiderPredictions(tb testing.TB, r records, exs executors) {
 	for _, p := range shareddata.SpiderPredictions(tb) {
-		c := check.New(exs.get(tb, shareddata.SpiderDB(tb, p.DBID)).Schema(), text2sql.DialectSQLite)
+		c := lint.New(exs.get(tb, shareddata.SpiderDB(tb, p.DBID)).Schema(), text2sql.DialectSQLite)
 		key := "spider-pred/" + p.File + "/" + p.Key
 		r.static(tb, key, c, p.SQL, true)
 		r.extract(tb, key, p.SQL)
@@ -166,7 +167,7 @@ func birdPredictions(tb testing.TB, r records, schemas map[string]*schema.Databa
 	for _, p := range shareddata.BIRDPredictions(tb) {
 		require.Contains(tb, schemas, p.DBID, p.File)
 		key := "bird-pred/" + p.File + "/" + p.Key
-		r.static(tb, key, check.New(schemas[p.DBID], text2sql.DialectSQLite), p.SQL, true)
+		r.static(tb, key, lint.New(schemas[p.DBID], text2sql.DialectSQLite), p.SQL, true)
 		r.extract(tb, key, p.SQL)
 	}
 }

@@ -13,8 +13,9 @@
 // number of tokens, so hostile input costs no more than its length.
 //
 // The engines' own parsers stay the security authority; this tree is for
-// analysis and hints. The analysers (check, sqltext, accuracy, eval,
-// guard) are ported onto it pass by pass.
+// analysis and hints: package lint (whose name resolution still reads the
+// tokens inside the tree's spans by index), guard's DeepScan, accuracy,
+// eval, and internal/extract, which finds SQL in a model's answer.
 package sqlparse
 
 import (
@@ -91,6 +92,11 @@ type Error struct {
 	Span
 	Reason string
 }
+
+// ReasonMissingParen is the Reason of the Error the parser records where
+// a ")" is missing: the text may have ended inside the parenthesis, so a
+// reader that judges truncated text (internal/extract) leaves it out.
+const ReasonMissingParen = "missing )"
 
 // Other is a statement that is not a query (INSERT, CREATE, PRAGMA…): its
 // tokens are kept, not parsed.

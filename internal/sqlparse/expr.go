@@ -494,120 +494,159 @@ func (p *parser) primary() Expr {
 	case sqltext.Punct:
 		switch t.Text {
 		case "(":
-			// Only "(" right before SELECT opens a subquery here: in
-			// ((SELECT a) - (SELECT b)) the outer parenthesis holds an
-			// expression.
-			if n := p.peek(1); n.Is("SELECT") || n.Is("WITH") || n.Is("VALUES") {
-				p.i++
-				q := p.query()
-				p.closeParen()
-				return &Subquery{Span: p.span(from), Query: q}
-			}
-			p.i++
-			if p.acceptPunct(")") {
-				return &Tuple{Span: p.span(from)} // () of GROUPING SETS
-			}
-			list := p.exprList()
-			p.closeParen()
-			if len(list) == 1 {
-				return &Paren{Span: p.span(from), X: list[0]}
-			}
-			return &Tuple{Span: p.span(from), List: list}
+			return p.parenPrimary(from)
 		case "*":
 			p.i++
 			return &Star{Span: p.span(from)}
 		}
 	case sqltext.Word:
-		w := strings.ToUpper(t.Text)
-		next := p.peek(1)
-		call := next.Kind == sqltext.Punct && next.Text == "("
-		switch w {
-		case "NULL":
-			p.i++
-			return &Literal{Span: p.span(from), Kind: Null}
-		case "TRUE", "FALSE":
-			if !call {
-				p.i++
-				return &Literal{Span: p.span(from), Kind: Bool}
-			}
-		case "CASE":
-			return p.caseExpr()
-		case "CAST", "TRY_CAST":
-			if call {
-				p.i += 2
-				c := &Cast{Op: w, X: p.expr()}
-				if !p.accept("AS") {
-					p.errAt("expected AS")
-				}
-				c.Type = p.typeName()
-				p.closeParen()
-				c.Span = p.span(from)
-				return c
-			}
-		case "EXISTS":
-			if call {
-				p.i += 2
-				q := p.query()
-				p.closeParen()
-				return &Exists{Span: p.span(from), Query: q}
-			}
-		case "NOT":
-			p.i++
-			u := &Unary{Op: "NOT", X: p.unary()}
-			u.Span = p.span(from)
-			return u
-		case "ROW":
-			if call {
-				p.i += 2
-				tu := &Tuple{List: p.exprList()}
-				p.closeParen()
-				tu.Span = p.span(from)
-				return tu
-			}
-		case "INTERVAL":
-			if next.Kind == sqltext.String || next.Kind == sqltext.Number || next.Kind == sqltext.Param ||
-				next.Kind == sqltext.Punct && (next.Text == "(" || next.Text == "-") || next.Kind == sqltext.Word && !isReserved(next) && !p.punctAt(2, ",") && !p.punctAt(2, ")") {
-				p.i++
-				iv := &Interval{Value: p.unary()}
-				if u := p.tok(); u.Kind == sqltext.Word && !isReserved(u) {
-					iv.Unit = p.ident()
-					if p.word("TO") && p.peek(1).Kind == sqltext.Word {
-						p.i++
-						iv.To = p.ident()
-					}
-				}
-				iv.Span = p.span(from)
-				return iv
-			}
-		case "ARRAY":
-			if p.punctAt(1, "[") && p.dialect == text2sql.DialectPostgres {
-				p.i++
-				return p.array(from)
-			}
-		case "GROUPING":
-			if p.wordAt(1, "SETS") && p.punctAt(2, "(") {
-				p.i++
-				name := &Ident{Name: "GROUPING SETS"}
-				p.i++
-				name.Span = p.span(from)
-				return p.callRest(from, []*Ident{name})
-			}
-		case "ANY", "SOME", "ALL":
-			if call {
-				parts := []*Ident{p.ident()}
-				return p.callRest(from, parts)
-			}
+		if x := p.wordPrimary(from, t); x != nil {
+			return x
 		}
-		if n := p.typedLiteral(); n > 0 {
-			p.i += n
-			return &Literal{Span: p.span(from), Kind: Typed, Type: w}
-		}
-		if isReserved(t) && !(call && (w == "LEFT" || w == "RIGHT" || w == "MOD" || w == "REPLACE" || w == "IF" || w == "VALUES")) {
-			break
-		}
-		return p.name(from)
 	}
 	return p.errAt("expected expression")
+}
+
+// parenPrimary parses an expression that starts with "(": a subquery, a
+// parenthesised expression or a row of several.
+func (p *parser) parenPrimary(from int) Expr {
+	// Only "(" right before SELECT opens a subquery here: in
+	// ((SELECT a) - (SELECT b)) the outer parenthesis holds an
+	// expression.
+	if n := p.peek(1); n.Is("SELECT") || n.Is("WITH") || n.Is("VALUES") {
+		p.i++
+		q := p.query()
+		p.closeParen()
+		return &Subquery{Span: p.span(from), Query: q}
+	}
+	p.i++
+	if p.acceptPunct(")") {
+		return &Tuple{Span: p.span(from)} // () of GROUPING SETS
+	}
+	list := p.exprList()
+	p.closeParen()
+	if len(list) == 1 {
+		return &Paren{Span: p.span(from), X: list[0]}
+	}
+	return &Tuple{Span: p.span(from), List: list}
+}
+
+// wordPrimary parses an expression that starts with the word t: a
+// keyword's construct, a typed literal (DATE '…') or a name; nil for a
+// reserved word that starts none.
+func (p *parser) wordPrimary(from int, t sqltext.Token) Expr {
+	w := strings.ToUpper(t.Text)
+	next := p.peek(1)
+	call := next.Kind == sqltext.Punct && next.Text == "("
+	if x := p.keywordPrimary(from, w, call); x != nil {
+		return x
+	}
+	if n := p.typedLiteral(); n > 0 {
+		p.i += n
+		return &Literal{Span: p.span(from), Kind: Typed, Type: w}
+	}
+	if isReserved(t) && !(call && (w == "LEFT" || w == "RIGHT" || w == "MOD" || w == "REPLACE" || w == "IF" || w == "VALUES")) {
+		return nil
+	}
+	return p.name(from)
+}
+
+// keywordPrimary parses the construct the keyword w (upper case) starts,
+// call saying whether "(" follows it; nil when w starts none here.
+func (p *parser) keywordPrimary(from int, w string, call bool) Expr {
+	switch w {
+	case "NULL":
+		p.i++
+		return &Literal{Span: p.span(from), Kind: Null}
+	case "TRUE", "FALSE":
+		if !call {
+			p.i++
+			return &Literal{Span: p.span(from), Kind: Bool}
+		}
+	case "CASE":
+		return p.caseExpr()
+	case "CAST", "TRY_CAST":
+		if call {
+			return p.castExpr(from, w)
+		}
+	case "EXISTS":
+		if call {
+			p.i += 2
+			q := p.query()
+			p.closeParen()
+			return &Exists{Span: p.span(from), Query: q}
+		}
+	case "NOT":
+		p.i++
+		u := &Unary{Op: "NOT", X: p.unary()}
+		u.Span = p.span(from)
+		return u
+	case "ROW":
+		if call {
+			p.i += 2
+			tu := &Tuple{List: p.exprList()}
+			p.closeParen()
+			tu.Span = p.span(from)
+			return tu
+		}
+	case "INTERVAL":
+		return p.interval(from)
+	case "ARRAY":
+		if p.punctAt(1, "[") && p.dialect == text2sql.DialectPostgres {
+			p.i++
+			return p.array(from)
+		}
+	case "GROUPING":
+		if p.wordAt(1, "SETS") && p.punctAt(2, "(") {
+			p.i++
+			name := &Ident{Name: "GROUPING SETS"}
+			p.i++
+			name.Span = p.span(from)
+			return p.callRest(from, []*Ident{name})
+		}
+	case "ANY", "SOME", "ALL":
+		if call {
+			parts := []*Ident{p.ident()}
+			return p.callRest(from, parts)
+		}
+	}
+	return nil
+}
+
+// castExpr parses CAST(x AS type) (or TRY_CAST, op) at its name.
+func (p *parser) castExpr(from int, op string) Expr {
+	p.i += 2
+	c := &Cast{Op: op, X: p.expr()}
+	if !p.accept("AS") {
+		p.errAt("expected AS")
+	}
+	c.Type = p.typeName()
+	p.closeParen()
+	c.Span = p.span(from)
+	return c
+}
+
+// interval parses INTERVAL value [unit [TO unit]] at INTERVAL, or returns
+// nil when the word is a name (a column called interval).
+func (p *parser) interval(from int) Expr {
+	next := p.peek(1)
+	valueNext := next.Kind == sqltext.String || next.Kind == sqltext.Number || next.Kind == sqltext.Param ||
+		next.Kind == sqltext.Punct && (next.Text == "(" || next.Text == "-") ||
+		next.Kind == sqltext.Word && !isReserved(next) && !p.punctAt(2, ",") && !p.punctAt(2, ")")
+	if !valueNext {
+		return nil
+	}
+	p.i++
+	iv := &Interval{Value: p.unary()}
+	if u := p.tok(); u.Kind == sqltext.Word && !isReserved(u) {
+		iv.Unit = p.ident()
+		if p.word("TO") && p.peek(1).Kind == sqltext.Word {
+			p.i++
+			iv.To = p.ident()
+		}
+	}
+	iv.Span = p.span(from)
+	return iv
 }
 
 // name parses a possibly qualified name: a column, t.*, or a call.

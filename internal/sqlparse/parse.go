@@ -191,7 +191,7 @@ func (p *parser) closeParen() {
 		}
 	}
 	// The ")" was forgotten: what follows is not part of the parenthesis.
-	p.errAt("missing )")
+	p.errAt(ReasonMissingParen)
 }
 
 // parens computes, once and only when a ")" is missing where expected,

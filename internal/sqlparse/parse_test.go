@@ -346,3 +346,11 @@ func assertDepth(t *testing.T, s *Script, what string) {
 	})
 	assert.LessOrEqual(t, maxDepth, 4*MaxDepth, what)
 }
+
+// internal/extract leaves out the parser's "missing )" errors by their
+// Reason; the parser must keep recording them so.
+func TestReasonMissingParen(t *testing.T) {
+	sc := Parse("SELECT (1", text2sql.DialectSQLite)
+	require.NotEmpty(t, sc.Errors)
+	assert.Equal(t, ReasonMissingParen, sc.Errors[len(sc.Errors)-1].Reason)
+}

@@ -27,185 +27,191 @@ func isNil(n Node) bool {
 // Children returns the direct children of n in source order, leaving out
 // absent (nil) ones.
 func Children(n Node) []Node {
-	var out []Node
-	add := func(cs ...Node) {
-		for _, c := range cs {
-			if c != nil && !isNil(c) {
-				out = append(out, c)
-			}
+	c := &children{}
+	_ = queryChildren(c, n) || tableChildren(c, n) || exprChildren(c, n)
+	return c.out
+}
+
+// children collects a node's children.
+type children struct{ out []Node }
+
+// add appends the present ones of cs.
+func (c *children) add(cs ...Node) {
+	for _, n := range cs {
+		if n != nil && !isNil(n) {
+			c.out = append(c.out, n)
 		}
 	}
-	idents := func(ids []*Ident) {
-		for _, id := range ids {
-			add(id)
-		}
+}
+
+// addAll appends the present ones of ns.
+func addAll[N Node](c *children, ns []N) {
+	for _, n := range ns {
+		c.add(n)
 	}
-	exprs := func(xs []Expr) {
-		for _, x := range xs {
-			add(x)
-		}
-	}
-	terms := func(ts []*OrderTerm) {
-		for _, t := range ts {
-			add(t)
-		}
-	}
+}
+
+// queryChildren adds the children of a statement, query or clause node;
+// it reports whether n is one.
+func queryChildren(c *children, n Node) bool {
 	switch v := n.(type) {
 	case *Script:
-		for _, s := range v.Stmts {
-			add(s)
-		}
+		addAll(c, v.Stmts)
 	case *Query:
-		add(v.With)
-		add(v.Body)
-		terms(v.OrderBy)
-		add(v.Limit)
-		add(v.Lock)
+		c.add(v.With)
+		c.add(v.Body)
+		addAll(c, v.OrderBy)
+		c.add(v.Limit)
+		c.add(v.Lock)
 	case *With:
-		for _, c := range v.CTEs {
-			add(c)
-		}
+		addAll(c, v.CTEs)
 	case *CTE:
-		add(v.Name)
-		idents(v.Columns)
-		add(v.Query)
-		idents(v.Generated)
+		c.add(v.Name)
+		addAll(c, v.Columns)
+		c.add(v.Query)
+		addAll(c, v.Generated)
 	case *SetOp:
-		add(v.Left, v.Right)
+		c.add(v.Left, v.Right)
 	case *ParenQuery:
-		add(v.Query)
+		c.add(v.Query)
 	case *Values:
-		for _, r := range v.Rows {
-			add(r)
-		}
+		addAll(c, v.Rows)
 	case *Select:
-		exprs(v.DistinctOn)
-		add(v.Top)
-		for _, it := range v.Items {
-			add(it)
-		}
-		for _, t := range v.From {
-			add(t)
-		}
-		add(v.Where)
-		exprs(v.GroupBy)
-		add(v.Having)
-		for _, w := range v.Windows {
-			add(w)
-		}
-		add(v.Into)
-		for _, e := range v.Errors {
-			add(e)
-		}
+		addAll(c, v.DistinctOn)
+		c.add(v.Top)
+		addAll(c, v.Items)
+		addAll(c, v.From)
+		c.add(v.Where)
+		addAll(c, v.GroupBy)
+		c.add(v.Having)
+		addAll(c, v.Windows)
+		c.add(v.Into)
+		addAll(c, v.Errors)
 	case *SelectItem:
-		add(v.Expr)
-		add(v.Alias)
-	case *TableName:
-		idents(v.Parts)
-		add(v.Alias)
-		idents(v.Columns)
-		for _, h := range v.Hints {
-			add(h)
-		}
-		add(v.Sample)
-		add(v.Seed)
-	case *DerivedTable:
-		add(v.Query)
-		add(v.Alias)
-		idents(v.Columns)
-	case *TableFunc:
-		add(v.Call)
-		for _, c := range v.Rows {
-			add(c)
-		}
-		add(v.Alias)
-		idents(v.Columns)
-	case *Join:
-		add(v.Left, v.Right)
-		add(v.On)
-		idents(v.Using)
-		add(v.UsingAlias)
-	case *ParenTable:
-		add(v.Table)
-		add(v.Alias)
+		c.add(v.Expr)
+		c.add(v.Alias)
 	case *OrderTerm:
-		add(v.Expr)
+		c.add(v.Expr)
 	case *Limit:
 		if v.Comma {
-			add(v.Offset, v.Count)
+			c.add(v.Offset, v.Count)
 		} else {
-			add(v.Count, v.Offset)
+			c.add(v.Count, v.Offset)
 		}
-		add(v.Examined)
+		c.add(v.Examined)
 	case *WindowDef:
-		add(v.Name)
-		add(v.Spec)
+		c.add(v.Name)
+		c.add(v.Spec)
 	case *WindowSpec:
-		add(v.Base)
-		exprs(v.PartitionBy)
-		terms(v.OrderBy)
-		add(v.Frame)
-	case *ColumnRef:
-		idents(v.Parts)
-	case *Star:
-		idents(v.Table)
-	case *Unary:
-		add(v.X)
-	case *Binary:
-		add(v.X, v.Y)
-	case *Is:
-		add(v.X, v.Y)
-	case *Between:
-		add(v.X, v.Lo, v.Hi)
-	case *In:
-		add(v.X)
-		exprs(v.List)
-		add(v.Query)
-	case *Like:
-		add(v.X, v.Pattern, v.Escape)
-	case *Cast:
-		add(v.X)
-		add(v.Type)
-	case *TypeName:
-		exprs(v.Args)
-	case *Case:
-		add(v.Operand)
-		for _, w := range v.Whens {
-			add(w)
-		}
-		add(v.Else)
-	case *When:
-		add(v.Cond, v.Result)
-	case *Exists:
-		add(v.Query)
-	case *Subquery:
-		add(v.Query)
-	case *Call:
-		idents(v.Name)
-		exprs(v.Args)
-		terms(v.OrderBy)
-		add(v.Filter)
-		add(v.Over)
-		add(v.OverName)
-		idents(v.Columns)
-	case *Array:
-		exprs(v.Elems)
-	case *Subscript:
-		add(v.X, v.Index, v.Upper)
-	case *Field:
-		add(v.X)
-		add(v.Name)
-	case *Paren:
-		add(v.X)
-	case *Tuple:
-		exprs(v.List)
-	case *Collate:
-		add(v.X)
-		add(v.Collation)
-	case *Interval:
-		add(v.Value)
-		add(v.Unit)
-		add(v.To)
+		c.add(v.Base)
+		addAll(c, v.PartitionBy)
+		addAll(c, v.OrderBy)
+		c.add(v.Frame)
+	default:
+		return false
 	}
-	return out
+	return true
+}
+
+// tableChildren adds the children of a FROM item; it reports whether n
+// is one.
+func tableChildren(c *children, n Node) bool {
+	switch v := n.(type) {
+	case *TableName:
+		addAll(c, v.Parts)
+		c.add(v.Alias)
+		addAll(c, v.Columns)
+		addAll(c, v.Hints)
+		c.add(v.Sample)
+		c.add(v.Seed)
+	case *DerivedTable:
+		c.add(v.Query)
+		c.add(v.Alias)
+		addAll(c, v.Columns)
+	case *TableFunc:
+		c.add(v.Call)
+		addAll(c, v.Rows)
+		c.add(v.Alias)
+		addAll(c, v.Columns)
+	case *Join:
+		c.add(v.Left, v.Right)
+		c.add(v.On)
+		addAll(c, v.Using)
+		c.add(v.UsingAlias)
+	case *ParenTable:
+		c.add(v.Table)
+		c.add(v.Alias)
+	default:
+		return false
+	}
+	return true
+}
+
+// exprChildren adds the children of an expression; it reports whether n
+// is one.
+func exprChildren(c *children, n Node) bool {
+	switch v := n.(type) {
+	case *ColumnRef:
+		addAll(c, v.Parts)
+	case *Star:
+		addAll(c, v.Table)
+	case *Unary:
+		c.add(v.X)
+	case *Binary:
+		c.add(v.X, v.Y)
+	case *Is:
+		c.add(v.X, v.Y)
+	case *Between:
+		c.add(v.X, v.Lo, v.Hi)
+	case *In:
+		c.add(v.X)
+		addAll(c, v.List)
+		c.add(v.Query)
+	case *Like:
+		c.add(v.X, v.Pattern, v.Escape)
+	case *Cast:
+		c.add(v.X)
+		c.add(v.Type)
+	case *TypeName:
+		addAll(c, v.Args)
+	case *Case:
+		c.add(v.Operand)
+		addAll(c, v.Whens)
+		c.add(v.Else)
+	case *When:
+		c.add(v.Cond, v.Result)
+	case *Exists:
+		c.add(v.Query)
+	case *Subquery:
+		c.add(v.Query)
+	case *Call:
+		addAll(c, v.Name)
+		addAll(c, v.Args)
+		addAll(c, v.OrderBy)
+		c.add(v.Filter)
+		c.add(v.Over)
+		c.add(v.OverName)
+		addAll(c, v.Columns)
+	case *Array:
+		addAll(c, v.Elems)
+	case *Subscript:
+		c.add(v.X, v.Index, v.Upper)
+	case *Field:
+		c.add(v.X)
+		c.add(v.Name)
+	case *Paren:
+		c.add(v.X)
+	case *Tuple:
+		addAll(c, v.List)
+	case *Collate:
+		c.add(v.X)
+		c.add(v.Collation)
+	case *Interval:
+		c.add(v.Value)
+		c.add(v.Unit)
+		c.add(v.To)
+	default:
+		return false
+	}
+	return true
 }

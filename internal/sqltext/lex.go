@@ -108,6 +108,16 @@ func next(s string, i int) (TokenKind, int) {
 			return QuotedIdent, i + j + 1
 		}
 		return QuotedIdent, len(s)
+	}
+	return nextUnquoted(s, i)
+}
+
+// nextUnquoted is next for a token that is neither white space, a
+// comment nor quoted: a parameter, a dollar-quoted string, a number, a
+// word or punctuation.
+func nextUnquoted(s string, i int) (TokenKind, int) {
+	c := s[i]
+	switch {
 	case c == '$' && i+1 < len(s) && isDigit(s[i+1]):
 		return Param, digitsEnd(s, i+1)
 	case c == '$':

@@ -75,6 +75,33 @@ func nextMySQL(s string, i int, m MySQLMode) (TokenKind, int) {
 		return String, scanQuoted(s, i, c, !m.NoBackslashEscapes)
 	case c == '"' || c == '`':
 		return QuotedIdent, scanQuoted(s, i, c, false)
+	case c == '?':
+		return Param, i + 1
+	case c == '@' && i+1 < len(s) && (isIdentPart(s[i+1]) || s[i+1] == '@' && i+2 < len(s) && isIdentPart(s[i+2])):
+		return Param, variableEnd(s, i)
+	}
+	return nextMySQLName(s, i, m)
+}
+
+// variableEnd returns the index after the MySQL variable at s[i]: @name,
+// @@name or @@session.name (a system variable).
+func variableEnd(s string, i int) int {
+	i++
+	if s[i] == '@' {
+		i++
+	}
+	for i < len(s) && (isIdentPart(s[i]) || s[i] == '.') {
+		i++
+	}
+	return i
+}
+
+// nextMySQLName is nextMySQL for a token that is neither white space, a
+// comment, quoted, a parameter nor a variable: a name, a number, an
+// X'…', B'…' or N'…' literal, or punctuation.
+func nextMySQLName(s string, i int, m MySQLMode) (TokenKind, int) {
+	c := s[i]
+	switch {
 	case isDigit(c) && afterQualifier(s, i):
 		// The name after "name." is an identifier, digits first or not:
 		// o.1secret is table 1secret of database o.
@@ -95,17 +122,6 @@ func nextMySQL(s string, i int, m MySQLMode) (TokenKind, int) {
 		return String, scanQuoted(s, i+1, '\'', (c == 'n' || c == 'N') && !m.NoBackslashEscapes)
 	case isIdentStart(c) || c == '$':
 		return Word, identEnd(s, i)
-	case c == '?':
-		return Param, i + 1
-	case c == '@' && i+1 < len(s) && (isIdentPart(s[i+1]) || s[i+1] == '@' && i+2 < len(s) && isIdentPart(s[i+2])):
-		i++
-		if s[i] == '@' {
-			i++ // @@name, @@session.name: a system variable
-		}
-		for i < len(s) && (isIdentPart(s[i]) || s[i] == '.') {
-			i++
-		}
-		return Param, i
 	}
 	return Punct, i + operatorLen(s[i:])
 }

@@ -18,7 +18,7 @@ import (
 	"unicode/utf8"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/internal/sqlparse"
+	"github.com/text2sql-go/text2sql/internal/extract"
 )
 
 // Retry is returned by a Call's Parse when the answer cannot be used and
@@ -204,13 +204,13 @@ func FindObject(text string, accept func(Object) bool) (Object, bool) {
 }
 
 // FindObjectIn is FindObject for a text whose code blocks are blocks
-// (sqlparse.Fences, in order): a "{" inside a block that holds no JSON (no
+// (extract.Fences, in order): a "{" inside a block that holds no JSON (no
 // json tag, content not starting with "{"), such as SQL with a JSON
 // literal, is skipped. A decoder is started at each other "{" that can
 // open an object; an object is decoded from the whole rest of the text, so
 // a fence inside one of its strings does not cut it. Nested objects are
 // searched in key order.
-func FindObjectIn(text string, blocks []sqlparse.Fence, accept func(Object) bool) (Object, bool) {
+func FindObjectIn(text string, blocks []extract.Fence, accept func(Object) bool) (Object, bool) {
 	var (
 		last  Object
 		found bool

@@ -1,4 +1,4 @@
-package check_test
+package lint_test
 
 // The checker on the shared corpora: Spider's and BIRD's gold queries, and
 // the published predictions of models, compared with what the engine says.
@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/birdschema"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/schema"
 
 	"github.com/stretchr/testify/assert"
@@ -35,7 +35,7 @@ func newTally() *tally {
 func (t *tally) add(sql string, ws []string) {
 	kinds := map[string]bool{}
 	for _, w := range ws {
-		k := check.Kind(w)
+		k := lint.Kind(w)
 		t.byKind[k]++
 		if !kinds[k] {
 			kinds[k] = true
@@ -83,7 +83,7 @@ func TestSpiderGoldNoFailure(t *testing.T) {
 			require.NoError(t, err)
 			executors[q.DBID] = ex
 		}
-		c := check.New(ex.Schema(), text2sql.DialectSQLite)
+		c := lint.New(ex.Schema(), text2sql.DialectSQLite)
 		rep := c.Check(q.Query)
 		if !assert.Empty(t, rep.Failures, "%s: false failure in\n  %s", q.DBID, q.Query) {
 			failures++
@@ -113,11 +113,11 @@ func TestBIRDGoldNoFailure(t *testing.T) {
 	dir := t.TempDir()
 	paths, err := birdschema.Materialize(dir, tables)
 	require.NoError(t, err)
-	checkers := map[string]*check.Checker{}
+	checkers := map[string]*lint.Checker{}
 	for id, path := range paths {
 		ex, err := sqlite.Open(path, sqlite.Options{})
 		require.NoError(t, err)
-		checkers[id] = check.New(ex.Schema(), text2sql.DialectSQLite)
+		checkers[id] = lint.New(ex.Schema(), text2sql.DialectSQLite)
 		ex.Close()
 	}
 	ctx := context.Background()
@@ -160,7 +160,7 @@ func TestBIRDGoldOtherDialects(t *testing.T) {
 		for _, q := range qs {
 			db := *schemas[q.DBID]
 			db.Dialect = d
-			c := check.New(&db, d)
+			c := lint.New(&db, d)
 			if !assert.Empty(t, c.Check(q.SQL).Failures, "%s %d (%s): false failure in\n  %s", d, q.ID, q.DBID, oneLine(q.SQL)) {
 				failures++
 			}
@@ -205,7 +205,7 @@ type agreement struct {
 // compare checks one prediction: a failure the engine does not confirm is
 // a false failure (an error); an unknown name the engine reports and the
 // checker does not is a miss (counted).
-func (a *agreement) compare(label string, c *check.Checker, ex *sqlite.Executor, sql string) {
+func (a *agreement) compare(label string, c *lint.Checker, ex *sqlite.Executor, sql string) {
 	a.total++
 	rep := c.Check(sql)
 	err := ex.Check(context.Background(), sql)
@@ -258,7 +258,7 @@ func TestSpiderPredictionsAgreeWithEngine(t *testing.T) {
 	a := &agreement{tb: t}
 	for _, p := range shareddata.SpiderPredictions(t) {
 		ex := spider(p.DBID)
-		a.compare(p.File+":"+p.Key+" ("+p.DBID+")", check.New(ex.Schema(), text2sql.DialectSQLite), ex, p.SQL)
+		a.compare(p.File+":"+p.Key+" ("+p.DBID+")", lint.New(ex.Schema(), text2sql.DialectSQLite), ex, p.SQL)
 	}
 	a.log("Spider dev predictions")
 }
@@ -273,13 +273,13 @@ func TestBIRDPredictionsAgreeWithEngine(t *testing.T) {
 	paths, err := birdschema.Materialize(t.TempDir(), tables)
 	require.NoError(t, err)
 	exs := map[string]*sqlite.Executor{}
-	checkers := map[string]*check.Checker{}
+	checkers := map[string]*lint.Checker{}
 	for id, p := range paths {
 		ex, err := sqlite.Open(p, sqlite.Options{})
 		require.NoError(t, err)
 		defer ex.Close()
 		exs[id] = ex
-		checkers[id] = check.New(ex.Schema(), text2sql.DialectSQLite)
+		checkers[id] = lint.New(ex.Schema(), text2sql.DialectSQLite)
 	}
 	a := &agreement{tb: t}
 	for _, p := range shareddata.BIRDPredictions(t) {

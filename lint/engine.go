@@ -1,4 +1,4 @@
-package guard
+package lint
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 )
 
 // Classify maps an engine error message to an error kind, best effort, from
-// the wording of SQLite, PostgreSQL and MySQL messages: "no such table",
+// the wording of SQLite, PostgreSQL and MySQL messages. It is the fallback
+// for errors that carry no code an executor knows (EngineError); an
+// engine's own code says more, where there is one. By the wording: "no such table",
 // `relation "x" does not exist` and "Table 'x' doesn't exist" give
 // KindUnknownTable; "no such column", `column "x" does not exist` and
 // "Unknown column" give KindUnknownColumn; syntax and incomplete-input
@@ -228,11 +230,17 @@ func queryTables(db *schema.Database, query string) []*schema.Table {
 	return out
 }
 
-// EngineError turns an engine error message into a *text2sql.SQLError: its
-// Kind from Classify, its Message msg, and for unknown tables and columns a
-// Hint from Suggest (none when db is nil). It never returns nil.
-func EngineError(msg string, db *schema.Database, query string) *text2sql.SQLError {
-	se := &text2sql.SQLError{Kind: Classify(msg), Message: msg}
+// EngineError turns an engine error into a *text2sql.SQLError: its Kind
+// kind, what the engine's error code says (the executors read their
+// engine's codes: PostgreSQL's SQLSTATE, MySQL's error number, SQLite's
+// result code), or Classify(msg) when kind is "" (the error carries no
+// code the executor knows); its Message msg; and for unknown tables and
+// columns a Hint from Suggest (none when db is nil). It never returns nil.
+func EngineError(kind text2sql.ErrorKind, msg string, db *schema.Database, query string) *text2sql.SQLError {
+	if kind == "" {
+		kind = Classify(msg)
+	}
+	se := &text2sql.SQLError{Kind: kind, Message: msg}
 	if se.Kind == text2sql.KindUnknownTable || se.Kind == text2sql.KindUnknownColumn {
 		se.Hint = Suggest(db, se.Kind, UnknownName(msg), query)
 	}

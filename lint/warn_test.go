@@ -1,4 +1,4 @@
-package check_test
+package lint_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
+	"github.com/text2sql-go/text2sql/lint"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,7 +17,7 @@ import (
 func kinds(ws []string) map[string]string {
 	out := map[string]string{}
 	for _, w := range ws {
-		out[check.Kind(w)] = w
+		out[lint.Kind(w)] = w
 	}
 	return out
 }
@@ -40,30 +40,30 @@ func TestWarnNullsAndTextNumbers(t *testing.T) {
 	res := run(t, ex, q)
 	require.Len(t, res.Rows, 1, "SQLite returned %v, want the NULL first", res.Rows)
 	require.Nil(t, res.Rows[0][0], "SQLite returned %v, want the NULL first", res.Rows)
-	c := check.New(ex.Schema(), text2sql.DialectSQLite)
+	c := lint.New(ex.Schema(), text2sql.DialectSQLite)
 
 	// With the result only: the NULL is visible, the numbers are not.
 	got := kinds(c.Warn(ctx, q, res))
-	if assert.Contains(t, got, check.WarnNullOrder, "want the NULL in the first row reported") {
-		assert.Contains(t, got[check.WarnNullOrder], "first row has NULL", "want the NULL in the first row reported")
+	if assert.Contains(t, got, lint.WarnNullOrder, "want the NULL in the first row reported") {
+		assert.Contains(t, got[lint.WarnNullOrder], "first row has NULL", "want the NULL in the first row reported")
 	}
 	// With a probe: numbers stored as text too.
 	got = kinds(c.WithProbe(ex).Warn(ctx, q, res))
-	assert.Contains(t, got, check.WarnNullOrder, "probe warnings")
-	if assert.Contains(t, got, check.WarnTextNumbers, "probe warnings: want numbers stored as text") {
-		w := got[check.WarnTextNumbers]
+	assert.Contains(t, got, lint.WarnNullOrder, "probe warnings")
+	if assert.Contains(t, got, lint.WarnTextNumbers, "probe warnings: want numbers stored as text") {
+		w := got[lint.WarnTextNumbers]
 		assert.Contains(t, w, "'10'")
 		assert.Contains(t, w, "'9'")
 		assert.Contains(t, w, "CAST(v AS INTEGER)")
 	}
 	// Before execution, from the schema and the probe alone.
 	got = kinds(c.WithProbe(ex).Warn(ctx, q, nil))
-	assert.Contains(t, got, check.WarnNullOrder, "no result: want the warning from the probe")
-	assert.Contains(t, got, check.WarnTextNumbers, "no result: want the warning from the probe")
+	assert.Contains(t, got, lint.WarnNullOrder, "no result: want the warning from the probe")
+	assert.Contains(t, got, lint.WarnTextNumbers, "no result: want the warning from the probe")
 	// And from the schema alone: v is not declared NOT NULL.
 	got = kinds(c.Warn(ctx, q, nil))
-	if assert.Contains(t, got, check.WarnNullOrder, "schema only") {
-		assert.Contains(t, got[check.WarnNullOrder], "not declared NOT NULL", "schema only")
+	if assert.Contains(t, got, lint.WarnNullOrder, "schema only") {
+		assert.Contains(t, got[lint.WarnNullOrder], "not declared NOT NULL", "schema only")
 	}
 	// The fix: no NULL warning once NULLs are filtered out, and no text
 	// warning once the values are cast.
@@ -71,12 +71,12 @@ func TestWarnNullsAndTextNumbers(t *testing.T) {
 	assert.Empty(t, c.WithProbe(ex).Warn(ctx, fixed, run(t, ex, fixed)), "fixed query: warnings")
 	// MAX over numbers stored as text.
 	got = kinds(c.WithProbe(ex).Warn(ctx, "SELECT MAX(v) FROM t", nil))
-	if assert.Contains(t, got, check.WarnTextNumbers, "MAX(v)") {
-		assert.Contains(t, got[check.WarnTextNumbers], "MAX(v)")
+	if assert.Contains(t, got, lint.WarnTextNumbers, "MAX(v)") {
+		assert.Contains(t, got[lint.WarnTextNumbers], "MAX(v)")
 	}
 	// Text that sorts like its numbers (same length) is fine.
 	ex2 := newDB(t, `CREATE TABLE y(v TEXT NOT NULL); INSERT INTO y VALUES ('2001'), ('1999'), ('2010');`)
-	c2 := check.New(ex2.Schema(), text2sql.DialectSQLite).WithProbe(ex2)
+	c2 := lint.New(ex2.Schema(), text2sql.DialectSQLite).WithProbe(ex2)
 	assert.Empty(t, c2.Warn(ctx, "SELECT v FROM y ORDER BY v LIMIT 2", nil), "years as text: want no warning")
 }
 
@@ -86,16 +86,16 @@ func TestWarnNullOrderDirection(t *testing.T) {
 	ctx := context.Background()
 	asc := "SELECT first_name FROM students ORDER BY major_department_id LIMIT 1"
 	desc := "SELECT first_name FROM students ORDER BY major_department_id DESC LIMIT 1"
-	lite := check.New(ex.Schema(), text2sql.DialectSQLite).WithProbe(ex)
-	assert.Contains(t, kinds(lite.Warn(ctx, asc, nil)), check.WarnNullOrder, "SQLite ASC: no NULL warning")
-	assert.NotContains(t, kinds(lite.Warn(ctx, desc, nil)), check.WarnNullOrder, "SQLite DESC: NULLs sort last, no warning expected")
-	assert.NotContains(t, kinds(lite.Warn(ctx, "SELECT first_name FROM students WHERE major_department_id > 0 ORDER BY major_department_id LIMIT 1", nil)), check.WarnNullOrder,
+	lite := lint.New(ex.Schema(), text2sql.DialectSQLite).WithProbe(ex)
+	assert.Contains(t, kinds(lite.Warn(ctx, asc, nil)), lint.WarnNullOrder, "SQLite ASC: no NULL warning")
+	assert.NotContains(t, kinds(lite.Warn(ctx, desc, nil)), lint.WarnNullOrder, "SQLite DESC: NULLs sort last, no warning expected")
+	assert.NotContains(t, kinds(lite.Warn(ctx, "SELECT first_name FROM students WHERE major_department_id > 0 ORDER BY major_department_id LIMIT 1", nil)), lint.WarnNullOrder,
 		"a filter on the column excludes NULLs: no warning expected")
-	pg := check.New(withDialect(ex.Schema(), text2sql.DialectPostgres), text2sql.DialectPostgres).WithProbe(ex)
-	assert.Contains(t, kinds(pg.Warn(ctx, desc, nil)), check.WarnNullOrder, "PostgreSQL DESC: no NULL warning")
-	assert.NotContains(t, kinds(pg.Warn(ctx, asc, nil)), check.WarnNullOrder, "PostgreSQL ASC: NULLs sort last, no warning expected")
+	pg := lint.New(withDialect(ex.Schema(), text2sql.DialectPostgres), text2sql.DialectPostgres).WithProbe(ex)
+	assert.Contains(t, kinds(pg.Warn(ctx, desc, nil)), lint.WarnNullOrder, "PostgreSQL DESC: no NULL warning")
+	assert.NotContains(t, kinds(pg.Warn(ctx, asc, nil)), lint.WarnNullOrder, "PostgreSQL ASC: NULLs sort last, no warning expected")
 	// A NOT NULL column never warns, with or without data.
-	assert.NotContains(t, kinds(check.New(ex.Schema(), "").Warn(ctx, "SELECT last_name FROM students ORDER BY entry_year LIMIT 1", nil)), check.WarnNullOrder,
+	assert.NotContains(t, kinds(lint.New(ex.Schema(), "").Warn(ctx, "SELECT last_name FROM students ORDER BY entry_year LIMIT 1", nil)), lint.WarnNullOrder,
 		"NOT NULL column: unexpected NULL warning")
 }
 
@@ -121,35 +121,35 @@ func TestWarnIntegerDivision(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, tc := range cases {
-		ws := check.New(db, text2sql.DialectSQLite).Check(tc.sql).Warnings
-		got := kinds(ws)[check.WarnIntegerDivision]
+		ws := lint.New(db, text2sql.DialectSQLite).Check(tc.sql).Warnings
+		got := kinds(ws)[lint.WarnIntegerDivision]
 		assert.Equal(t, tc.warn, got != "", "%s: warnings %v, want integer division %v", tc.sql, ws, tc.warn)
 		if tc.warn {
 			assert.Contains(t, got, "/", "%s: should quote the division", tc.sql)
 			assert.Contains(t, got, "1.0", "%s: should suggest 1.0", tc.sql)
 			// Warn repeats the static warnings.
-			assert.Contains(t, kinds(check.New(db, "").Warn(ctx, tc.sql, nil)), check.WarnIntegerDivision, "Warn misses the static warning for %s", tc.sql)
-			assert.NotContains(t, kinds(check.New(withDialect(db, text2sql.DialectMySQL), "").Check(tc.sql).Warnings), check.WarnIntegerDivision,
+			assert.Contains(t, kinds(lint.New(db, "").Warn(ctx, tc.sql, nil)), lint.WarnIntegerDivision, "Warn misses the static warning for %s", tc.sql)
+			assert.NotContains(t, kinds(lint.New(withDialect(db, text2sql.DialectMySQL), "").Check(tc.sql).Warnings), lint.WarnIntegerDivision,
 				"MySQL's / is decimal: no warning expected for %s", tc.sql)
 		}
 	}
-	assert.Contains(t, kinds(check.New(withDialect(db, text2sql.DialectPostgres), "").Check("SELECT COUNT(*) / COUNT(DISTINCT student_id) FROM enrollments").Warnings), check.WarnIntegerDivision,
+	assert.Contains(t, kinds(lint.New(withDialect(db, text2sql.DialectPostgres), "").Check("SELECT COUNT(*) / COUNT(DISTINCT student_id) FROM enrollments").Warnings), lint.WarnIntegerDivision,
 		"PostgreSQL: no integer division warning")
 }
 
 func TestWarnNullComparisonAndEmptyResult(t *testing.T) {
 	ex := demoDB(t)
-	c := check.New(ex.Schema(), text2sql.DialectSQLite)
+	c := lint.New(ex.Schema(), text2sql.DialectSQLite)
 	ctx := context.Background()
 	q := "SELECT first_name FROM students WHERE major_department_id = NULL"
-	w := kinds(c.Check(q).Warnings)[check.WarnNullComparison]
+	w := kinds(c.Check(q).Warnings)[lint.WarnNullComparison]
 	assert.Contains(t, w, "IS NULL", "NULL comparison")
-	assert.Contains(t, kinds(c.Warn(ctx, q, run(t, ex, q))), check.WarnEmptyResult, "empty result")
+	assert.Contains(t, kinds(c.Warn(ctx, q, run(t, ex, q))), lint.WarnEmptyResult, "empty result")
 	q = "SELECT AVG(grade_points) FROM enrollments WHERE term = 'Spring 1999'"
-	assert.Contains(t, kinds(c.Warn(ctx, q, run(t, ex, q))), check.WarnNullResult, "all-NULL row: no warning")
+	assert.Contains(t, kinds(c.Warn(ctx, q, run(t, ex, q))), lint.WarnNullResult, "all-NULL row: no warning")
 	q = "SELECT COUNT(*) FROM students"
 	assert.Empty(t, c.WithProbe(ex).Warn(ctx, q, run(t, ex, q)), "plain count: warnings")
-	assert.Contains(t, kinds(check.New(withDialect(ex.Schema(), text2sql.DialectMySQL), "").Check("SELECT first_name || last_name FROM students").Warnings), check.WarnConcatOr,
+	assert.Contains(t, kinds(lint.New(withDialect(ex.Schema(), text2sql.DialectMySQL), "").Check("SELECT first_name || last_name FROM students").Warnings), lint.WarnConcatOr,
 		"MySQL ||: no warning")
 }
 
@@ -160,7 +160,7 @@ func TestWarnTies(t *testing.T) {
 	ex := newDB(t, `CREATE TABLE p(id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL);
 		INSERT INTO p VALUES (1, 'a', 3), (2, 'b', 3), (3, 'c', 1), (4, 'd', 0);`)
 	ctx := context.Background()
-	c := check.New(ex.Schema(), text2sql.DialectSQLite)
+	c := lint.New(ex.Schema(), text2sql.DialectSQLite)
 	pc := c.WithProbe(ex)
 	cases := []struct {
 		sql            string
@@ -178,8 +178,8 @@ func TestWarnTies(t *testing.T) {
 	}
 	for _, tc := range cases {
 		res := run(t, ex, tc.sql)
-		_, static := kinds(c.Warn(ctx, tc.sql, res))[check.WarnTies]
-		w, probed := kinds(pc.Warn(ctx, tc.sql, res))[check.WarnTies]
+		_, static := kinds(c.Warn(ctx, tc.sql, res))[lint.WarnTies]
+		w, probed := kinds(pc.Warn(ctx, tc.sql, res))[lint.WarnTies]
 		assert.Equal(t, [2]bool{tc.static, tc.probed}, [2]bool{static, probed}, "%s: ties warning static, probed (%s)", tc.sql, w)
 		if probed {
 			assert.True(t, strings.Contains(w, "score = 3") || strings.Contains(w, "n = 1"), "%s: the tie warning should show the tied value: %s", tc.sql, w)
@@ -194,10 +194,10 @@ func TestWarnProbeFailures(t *testing.T) {
 	broken := text2sql.ExecutorFunc(func(context.Context, text2sql.ExecuteRequest) (*text2sql.Result, error) {
 		return &text2sql.Result{Error: &text2sql.SQLError{Kind: text2sql.KindRuntime, Message: "boom"}}, nil
 	})
-	c := check.New(ex.Schema(), "").WithProbe(broken)
+	c := lint.New(ex.Schema(), "").WithProbe(broken)
 	q := "SELECT v FROM t ORDER BY v LIMIT 1"
 	got := kinds(c.Warn(context.Background(), q, nil))
-	assert.NotContains(t, got, check.WarnTextNumbers, "a failing probe gave a warning")
+	assert.NotContains(t, got, lint.WarnTextNumbers, "a failing probe gave a warning")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	calls := 0
@@ -205,11 +205,11 @@ func TestWarnProbeFailures(t *testing.T) {
 		calls++
 		return ex.Execute(ctx, req)
 	})
-	check.New(ex.Schema(), "").WithProbe(counting).Warn(ctx, q, nil)
+	lint.New(ex.Schema(), "").WithProbe(counting).Warn(ctx, q, nil)
 	assert.Zero(t, calls, "probes ran after cancellation")
 	// At most DefaultMaxProbes probes per call.
 	calls = 0
-	check.New(ex.Schema(), "").WithProbe(counting).Warn(context.Background(),
+	lint.New(ex.Schema(), "").WithProbe(counting).Warn(context.Background(),
 		"SELECT MAX(v), MIN(v) FROM t, (SELECT v AS w FROM t) ORDER BY v LIMIT 1", nil)
-	assert.LessOrEqual(t, calls, check.DefaultMaxProbes, "probes")
+	assert.LessOrEqual(t, calls, lint.DefaultMaxProbes, "probes")
 }

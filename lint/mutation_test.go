@@ -1,4 +1,4 @@
-package check_test
+package lint_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
+	"github.com/text2sql-go/text2sql/lint"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -26,7 +26,7 @@ func TestSpiderMutantsCaught(t *testing.T) {
 	mutants, unknown, caught := 0, 0, 0
 	for _, q := range qs {
 		ex := spider(q.DBID)
-		c := check.New(ex.Schema(), text2sql.DialectSQLite)
+		c := lint.New(ex.Schema(), text2sql.DialectSQLite)
 		for _, mut := range shareddata.Misspellings(q.Query) {
 			mutants++
 			err := ex.Check(ctx, mut)

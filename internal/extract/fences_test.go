@@ -1,4 +1,4 @@
-package sqlparse
+package extract
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package guard_test
+package lint_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/guard"
+	"github.com/text2sql-go/text2sql/lint"
 )
 
 // PostgreSQL errors as pgx renders them through database/sql (the generic
@@ -17,7 +17,7 @@ func TestClassifyPgxRendering(t *testing.T) {
 		`ERROR: column "nme" does not exist (SQLSTATE 42703)`:                          text2sql.KindUnknownColumn,
 		`ERROR: syntax error at or near "SELEC" (SQLSTATE 42601)`:                      text2sql.KindSyntax,
 	} {
-		assert.Equal(t, want, guard.Classify(msg), msg)
+		assert.Equal(t, want, lint.Classify(msg), msg)
 	}
-	assert.Equal(t, "executortest_no_such_table", guard.UnknownName(`ERROR: relation "executortest_no_such_table" does not exist (SQLSTATE 42P01)`))
+	assert.Equal(t, "executortest_no_such_table", lint.UnknownName(`ERROR: relation "executortest_no_such_table" does not exist (SQLSTATE 42P01)`))
 }

@@ -1,4 +1,4 @@
-package guard_test
+package lint_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/guard"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -30,7 +30,7 @@ func TestClassify(t *testing.T) {
 		"integer overflow": text2sql.KindRuntime,
 	}
 	for msg, kind := range cases {
-		assert.Equal(t, kind, guard.Classify(msg), "Classify(%q)", msg)
+		assert.Equal(t, kind, lint.Classify(msg), "Classify(%q)", msg)
 	}
 	names := map[string]string{
 		"no such table: main.topic":                                "main.topic",
@@ -41,7 +41,7 @@ func TestClassify(t *testing.T) {
 		"syntax error": "",
 	}
 	for msg, want := range names {
-		assert.Equal(t, want, guard.UnknownName(msg), "UnknownName(%q)", msg)
+		assert.Equal(t, want, lint.UnknownName(msg), "UnknownName(%q)", msg)
 	}
 }
 
@@ -64,35 +64,23 @@ func TestSuggest(t *testing.T) {
 		{text2sql.KindSyntax, "topic", "", ""},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, guard.Suggest(db, c.kind, c.name, c.query), "Suggest(%s, %q)", c.kind, c.name)
+		assert.Equal(t, c.want, lint.Suggest(db, c.kind, c.name, c.query), "Suggest(%s, %q)", c.kind, c.name)
 	}
-	assert.Empty(t, guard.Suggest(nil, text2sql.KindUnknownTable, "x", ""), "nil schema")
+	assert.Empty(t, lint.Suggest(nil, text2sql.KindUnknownTable, "x", ""), "nil schema")
 }
 
 func TestEngineError(t *testing.T) {
 	db := &schema.Database{Tables: []*schema.Table{{Name: "singer", Columns: []schema.Column{{Name: "name"}}}}}
-	se := guard.EngineError("no such table: singr", db, "SELECT name FROM singr")
+	se := lint.EngineError("", "no such table: singr", db, "SELECT name FROM singr")
 	assert.Equal(t, text2sql.KindUnknownTable, se.Kind)
 	assert.Equal(t, "no such table: singr", se.Message)
 	assert.Equal(t, `did you mean "singer"?`, se.Hint)
-	se = guard.EngineError("no such table: singr", nil, "SELECT name FROM singr")
+	se = lint.EngineError("", "no such table: singr", nil, "SELECT name FROM singr")
 	assert.Equal(t, text2sql.KindUnknownTable, se.Kind)
 	assert.Empty(t, se.Hint, "no schema, no hint")
-	se = guard.EngineError("integer overflow", db, "SELECT 1")
+	se = lint.EngineError("", "integer overflow", db, "SELECT 1")
 	assert.Equal(t, text2sql.KindRuntime, se.Kind)
 	assert.Empty(t, se.Hint)
-}
-
-func TestBoundsError(t *testing.T) {
-	assert.Nil(t, guard.BoundsError(guard.MaxDepth, guard.MaxTokens))
-	if se := guard.BoundsError(guard.MaxDepth+1, 1); assert.NotNil(t, se) {
-		assert.Equal(t, text2sql.KindTooLarge, se.Kind)
-		assert.Contains(t, se.Message, "levels deep")
-	}
-	if se := guard.BoundsError(1, guard.MaxTokens+1); assert.NotNil(t, se) {
-		assert.Equal(t, text2sql.KindTooLarge, se.Kind)
-		assert.Contains(t, se.Message, "tokens")
-	}
 }
 
 func TestColumnElsewhere(t *testing.T) {
@@ -102,9 +90,9 @@ func TestColumnElsewhere(t *testing.T) {
 	d := &schema.Table{Name: "d", Columns: []schema.Column{{Name: "x"}}}
 	e := &schema.Table{Name: "e", Columns: []schema.Column{{Name: "x"}}}
 	db := &schema.Database{Tables: []*schema.Table{a, b, c, d, e, nil}}
-	assert.Equal(t, `column "x" is in table a, s.b, d`, guard.ColumnElsewhere(db, "x", nil, nil))
-	assert.Equal(t, `column "x" is in table e, s.b, d`, guard.ColumnElsewhere(db, "x", []*schema.Table{e, c}, a), "read first, except skipped")
-	assert.Empty(t, guard.ColumnElsewhere(db, "y", nil, c), "only in except")
-	assert.Empty(t, guard.ColumnElsewhere(db, "z", nil, nil))
-	assert.Empty(t, guard.ColumnElsewhere(nil, "x", []*schema.Table{a}, nil), "nil db")
+	assert.Equal(t, `column "x" is in table a, s.b, d`, lint.ColumnElsewhere(db, "x", nil, nil))
+	assert.Equal(t, `column "x" is in table e, s.b, d`, lint.ColumnElsewhere(db, "x", []*schema.Table{e, c}, a), "read first, except skipped")
+	assert.Empty(t, lint.ColumnElsewhere(db, "y", nil, c), "only in except")
+	assert.Empty(t, lint.ColumnElsewhere(db, "z", nil, nil))
+	assert.Empty(t, lint.ColumnElsewhere(nil, "x", []*schema.Table{a}, nil), "nil db")
 }

@@ -1,17 +1,8 @@
-package sqlparse
-
-import (
-	"regexp"
-	"strings"
-	"sync"
-
-	"github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/internal/sqltext"
-)
-
-// This file finds SQL in the free text a language model returns when it
-// does not answer in JSON: fenced code blocks, "SQLQuery:"-style labels,
-// bare statements between lines of prose, inline code. Where a statement
+// Package extract finds SQL in the free text a language model returns
+// when it does not answer in JSON (generator.Parse): fenced code blocks
+// (also read by the stages that look for a JSON object in a block),
+// "SQLQuery:"-style labels, bare statements between lines of prose,
+// inline code. Where a statement
 // ends is decided on tokens of the lexer (line by line: can the next line
 // continue it?), and whether a text is a statement at all on its parse
 // (judge): a query whose head parses cleanly, or another statement whose
@@ -19,8 +10,23 @@ import (
 // regexes, so a keyword inside a literal, a quoted identifier or a comment
 // means nothing and a statement is never cut at WITH ROLLUP, WITHIN GROUP
 // or a second CTE.
+//
+// It reads the text with the SQL lexer (internal/sqltext) and parser
+// (internal/sqlparse); what it returns is not checked: deciding what may
+// run is the guard's job, and whether it answers the question the lint's.
+package extract
 
-// Extract returns the SQL in a model's free-text answer, without code
+import (
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/internal/sqlparse"
+	"github.com/text2sql-go/text2sql/internal/sqltext"
+)
+
+// SQL returns the SQL in a model's free-text answer, without code
 // fences, labels, surrounding prose or the final semicolon; leading
 // comments stay. ok is false when the text holds no SQL statement.
 //
@@ -39,7 +45,7 @@ import (
 // Statements that follow one another ("SELECT 1; DROP TABLE t") are
 // returned together, so a guard sees — and refuses — all of them. Writes
 // are returned like queries: deciding what may run is the guard's job.
-func Extract(text string) (sql string, ok bool) {
+func SQL(text string) (sql string, ok bool) {
 	blocks := Fences(text)
 	for i := len(blocks) - 1; i >= 0; i-- {
 		b := blocks[i]
@@ -464,19 +470,19 @@ func startsWith(text string) (ok, more bool) {
 // statement it explains). more says the verdict was reached at the end of
 // text, so more text could change it.
 func judge(text string, explain bool) (ok, more bool) {
-	sc := Parse(text, text2sql.DialectSQLite)
+	sc := sqlparse.Parse(text, text2sql.DialectSQLite)
 	if len(sc.Stmts) == 0 {
 		return false, true
 	}
 	switch st := sc.Stmts[0].(type) {
-	case *Query:
+	case *sqlparse.Query:
 		from, end, shaped := queryHead(st)
 		if !shaped {
 			return false, end >= len(sc.Tokens)
 		}
 		reach := proseIn(sc, st, from, end)
 		return reach < 0, max(end, reach) >= len(sc.Tokens)
-	case *Other:
+	case *sqlparse.Other:
 		toks := sc.Tokens[st.From:st.To]
 		if explain && toks[0].Is("explain") {
 			if m := explainPrefix().FindString(shapeOf(toks)); m != "" {
@@ -503,7 +509,7 @@ func judge(text string, explain bool) (ok, more bool) {
 // to its first "(". What comes after the head is not looked at: a query
 // with mistakes is still the model's query. shaped is false when q has no
 // head: a WITH without a CTE body, VALUES without a row, no SELECT.
-func queryHead(q *Query) (from, end int, shaped bool) {
+func queryHead(q *sqlparse.Query) (from, end int, shaped bool) {
 	if q.With != nil {
 		if len(q.With.CTEs) == 0 || q.With.CTEs[0].Query == nil {
 			return 0, q.To, false
@@ -513,17 +519,17 @@ func queryHead(q *Query) (from, end int, shaped bool) {
 	body := q.Body
 	for {
 		switch b := body.(type) {
-		case *SetOp:
+		case *sqlparse.SetOp:
 			body = b.Left
 			continue
-		case *ParenQuery:
+		case *sqlparse.ParenQuery:
 			return queryHead(b.Query)
-		case *Values:
+		case *sqlparse.Values:
 			if len(b.Rows) == 0 {
 				return 0, b.To, false
 			}
 			return b.From, b.Rows[0].From + 1, true
-		case *Select:
+		case *sqlparse.Select:
 			return b.Span.From, selectHeadEnd(b), true
 		}
 		return 0, body.Extent().To, false
@@ -531,23 +537,23 @@ func queryHead(q *Query) (from, end int, shaped bool) {
 }
 
 // selectHeadEnd returns the end of the head of s (see queryHead).
-func selectHeadEnd(s *Select) int {
+func selectHeadEnd(s *sqlparse.Select) int {
 	if len(s.From) == 0 {
 		return s.Items[len(s.Items)-1].To + 1
 	}
 	t := s.From[0]
 	for {
 		switch v := t.(type) {
-		case *Join:
+		case *sqlparse.Join:
 			t = v.Left
 			continue
-		case *TableName:
+		case *sqlparse.TableName:
 			return v.To + 1
-		case *DerivedTable:
+		case *sqlparse.DerivedTable:
 			return v.Query.From
-		case *TableFunc:
+		case *sqlparse.TableFunc:
 			return v.Call.Name[len(v.Call.Name)-1].To + 1
-		case *ParenTable:
+		case *sqlparse.ParenTable:
 			return v.From + 1
 		}
 		return t.Extent().To + 1
@@ -560,16 +566,16 @@ func selectHeadEnd(s *Select) int {
 // none. What stands inside a closed parenthesis is not looked at, as the
 // model's own functions and mistakes stand there (COUNT(x WHERE y)), nor
 // is a parenthesis left open: the text may end inside it.
-func proseIn(sc *Script, q *Query, from, end int) (reach int) {
+func proseIn(sc *sqlparse.Script, q *sqlparse.Query, from, end int) (reach int) {
 	inside := enclosed(sc.Tokens, from)
 	top := func(i int) bool { return i >= len(inside) || !inside[i] }
 	for _, e := range sc.Errors {
-		if e.From >= from && e.From < end && top(e.From-from) && e.Reason != reasonMissingParen {
+		if e.From >= from && e.From < end && top(e.From-from) && e.Reason != sqlparse.ReasonMissingParen {
 			return e.To
 		}
 	}
 	reach = -1
-	Inspect(q, func(n Node) bool {
+	sqlparse.Inspect(q, func(n sqlparse.Node) bool {
 		if n == nil || reach >= 0 {
 			return false
 		}
@@ -577,9 +583,9 @@ func proseIn(sc *Script, q *Query, from, end int) (reach int) {
 			return false
 		}
 		switch v := n.(type) {
-		case *Call: // a function's name may be any word: insert(s, 1, 0, 'x')
+		case *sqlparse.Call: // a function's name may be any word: insert(s, 1, 0, 'x')
 			return false
-		case *Ident:
+		case *sqlparse.Ident:
 			if !v.Quoted && top(v.From-from) && proseWords[strings.ToLower(v.Name)] {
 				reach = v.To
 			}
@@ -588,10 +594,6 @@ func proseIn(sc *Script, q *Query, from, end int) (reach int) {
 	})
 	return reach
 }
-
-// reasonMissingParen is the Reason of the error the parser records where
-// a ")" is missing.
-const reasonMissingParen = "missing )"
 
 // enclosed marks the tokens of toks[from:], and the end after them, that
 // stand inside a parenthesis opened at or after from — closed (its ")"

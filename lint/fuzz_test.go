@@ -1,4 +1,4 @@
-package check_test
+package lint_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/check"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/schema"
 
 	"github.com/stretchr/testify/require"
@@ -48,7 +48,7 @@ func FuzzCheck(f *testing.F) {
 		for _, d := range dialects {
 			db := *fuzzDB
 			db.Dialect = d
-			c := check.New(&db, d)
+			c := lint.New(&db, d)
 			rep := c.Check(sql)
 			for _, fl := range rep.Failures {
 				require.Contains(t, []text2sql.ErrorKind{text2sql.KindUnknownTable, text2sql.KindUnknownColumn, text2sql.KindDialect}, fl.Kind, "%s: failure of an unexpected kind", d)
@@ -58,7 +58,7 @@ func FuzzCheck(f *testing.F) {
 				require.NotNil(t, rep.Err(), "%s: failures but Err() is nil", d)
 			}
 			for _, w := range append(rep.Warnings, c.Warn(context.Background(), sql, res)...) {
-				require.NotEqual(t, w, check.Kind(w), "%s: warning without a kind", d)
+				require.NotEqual(t, w, lint.Kind(w), "%s: warning without a kind", d)
 			}
 			c.Warn(context.Background(), sql, nil)
 		}

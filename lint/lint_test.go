@@ -1,4 +1,4 @@
-package check_test
+package lint_test
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/demotest"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/schema"
 
 	"github.com/stretchr/testify/assert"
@@ -43,7 +43,7 @@ func withDialect(db *schema.Database, d text2sql.Dialect) *schema.Database {
 }
 
 // one asserts that rep has exactly one failure, of kind, and returns it.
-func one(t *testing.T, sql string, rep check.Report, kind text2sql.ErrorKind) *text2sql.SQLError {
+func one(t *testing.T, sql string, rep lint.Report, kind text2sql.ErrorKind) *text2sql.SQLError {
 	t.Helper()
 	require.Len(t, rep.Failures, 1, "%s: want exactly one failure of kind %s", sql, kind)
 	f := rep.Failures[0]
@@ -54,7 +54,7 @@ func one(t *testing.T, sql string, rep check.Report, kind text2sql.ErrorKind) *t
 // C3 #24a: an unknown table is reported with the closest real name.
 func TestUnknownTableHint(t *testing.T) {
 	ex := newDB(t, `CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE tickets(id INTEGER); CREATE TABLE domains(id INTEGER);`)
-	c := check.New(ex.Schema(), text2sql.DialectSQLite)
+	c := lint.New(ex.Schema(), text2sql.DialectSQLite)
 	q := "SELECT name FROM topic"
 	f := one(t, q, c.Check(q), text2sql.KindUnknownTable)
 	assert.Contains(t, f.Message, "topic", "want the table topic named")
@@ -68,7 +68,7 @@ func TestUnknownTableHint(t *testing.T) {
 // table, with the table that has the column as the hint.
 func TestUnknownColumnThroughAlias(t *testing.T) {
 	ex := newDB(t, `CREATE TABLE circle_kpi_4g(date TEXT, circle_name TEXT); CREATE TABLE cell_kpi_4g(date TEXT, circle_name TEXT, cell_name TEXT);`)
-	c := check.New(ex.Schema(), text2sql.DialectSQLite)
+	c := lint.New(ex.Schema(), text2sql.DialectSQLite)
 	q := "SELECT ck.date, COUNT(DISTINCT ck.cell_name) FROM circle_kpi_4g ck GROUP BY ck.date"
 	f := one(t, q, c.Check(q), text2sql.KindUnknownColumn)
 	assert.Contains(t, f.Message, "cell_name")
@@ -83,7 +83,7 @@ func TestTopIsDialect(t *testing.T) {
 	ex := newDB(t, `CREATE TABLE artists(id INTEGER PRIMARY KEY, name TEXT);`)
 	q := "SELECT TOP 5 name FROM artists ORDER BY name"
 	for _, d := range []text2sql.Dialect{text2sql.DialectSQLite, text2sql.DialectPostgres, text2sql.DialectMySQL} {
-		c := check.New(withDialect(ex.Schema(), d), d)
+		c := lint.New(withDialect(ex.Schema(), d), d)
 		f := one(t, q, c.Check(q), text2sql.KindDialect)
 		assert.Contains(t, f.Message, "TOP", d)
 		assert.Contains(t, f.Hint, "LIMIT 5", d)
@@ -96,8 +96,8 @@ func TestTopIsDialect(t *testing.T) {
 // query is accepted on PostgreSQL.
 func TestPostgresConstructsOnSQLite(t *testing.T) {
 	ex := newDB(t, `CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE t(id INTEGER PRIMARY KEY, created TEXT);`)
-	lite := check.New(ex.Schema(), text2sql.DialectSQLite)
-	pg := check.New(withDialect(ex.Schema(), text2sql.DialectPostgres), text2sql.DialectPostgres)
+	lite := lint.New(ex.Schema(), text2sql.DialectSQLite)
+	pg := lint.New(withDialect(ex.Schema(), text2sql.DialectPostgres), text2sql.DialectPostgres)
 	cases := []struct{ sql, construct, hint string }{
 		{"SELECT name FROM users WHERE name ILIKE '%ann%'", "ILIKE", "LIKE"},
 		{"SELECT id FROM t WHERE EXTRACT(year FROM created) = 2023", "EXTRACT", "strftime('%Y', created)"},
@@ -123,7 +123,7 @@ func TestPostgresConstructsOnSQLite(t *testing.T) {
 	}
 	// A column named like a construct is not one.
 	ex2 := newDB(t, `CREATE TABLE w(top INTEGER, ilike TEXT, now TEXT);`)
-	c2 := check.New(ex2.Schema(), text2sql.DialectSQLite)
+	c2 := lint.New(ex2.Schema(), text2sql.DialectSQLite)
 	for _, q := range []string{"SELECT top, ilike, now FROM w", "SELECT w.top FROM w ORDER BY top LIMIT 2"} {
 		assert.Empty(t, c2.Check(q).Failures, q)
 	}
@@ -181,7 +181,7 @@ func TestDialectConstructs(t *testing.T) {
 		{text2sql.DialectSQLite, "SELECT j.value FROM sales, json_each(sales.tags) AS j", ""},
 	}
 	for _, tc := range cases {
-		c := check.New(withDialect(lite, tc.d), tc.d)
+		c := lint.New(withDialect(lite, tc.d), tc.d)
 		rep := c.Check(tc.sql)
 		if tc.construct == "" {
 			assert.Empty(t, rep.Failures, "%s: %s: want accepted", tc.d, tc.sql)
@@ -203,7 +203,7 @@ func TestDialectConstructs(t *testing.T) {
 // accepts each, and so must the checker.
 func TestValidQueriesPass(t *testing.T) {
 	ex := demoDB(t)
-	c := check.New(ex.Schema(), text2sql.DialectSQLite)
+	c := lint.New(ex.Schema(), text2sql.DialectSQLite)
 	ctx := context.Background()
 	for _, q := range []string{
 		`SELECT s.first_name AS name, COUNT(*) AS n FROM students s JOIN enrollments e ON e.student_id = s.student_id GROUP BY name HAVING n > 2 ORDER BY n DESC, name`,
@@ -254,7 +254,7 @@ func TestValidQueriesPass(t *testing.T) {
 // kind, and the engine rejects each too.
 func TestInvalidNamesFail(t *testing.T) {
 	ex := demoDB(t)
-	c := check.New(ex.Schema(), text2sql.DialectSQLite)
+	c := lint.New(ex.Schema(), text2sql.DialectSQLite)
 	ctx := context.Background()
 	cases := []struct {
 		sql  string
@@ -300,7 +300,7 @@ func TestPostgresNames(t *testing.T) {
 		{Schema: "public", Name: "users", Columns: []schema.Column{{Name: "id", Type: "integer", NotNull: true}, {Name: "name", Type: "text"}}, PrimaryKey: []string{"id"}},
 		{Schema: "sales", Name: "orders", Columns: []schema.Column{{Name: "id", Type: "integer"}, {Name: "user_id", Type: "integer"}, {Name: "total", Type: "numeric"}}},
 	}}
-	c := check.New(db, "")
+	c := lint.New(db, "")
 	require.Equal(t, text2sql.DialectPostgres, c.Dialect())
 	for _, q := range []string{
 		`SELECT u.name, o.total FROM public.users u JOIN sales.orders o ON o.user_id = u.id`,
@@ -330,7 +330,7 @@ func TestMySQLNames(t *testing.T) {
 	db := &schema.Database{Name: "shop", Dialect: text2sql.DialectMySQL, Tables: []*schema.Table{
 		{Name: "users", Columns: []schema.Column{{Name: "id", Type: "int"}, {Name: "name", Type: "varchar(40)"}}},
 	}}
-	c := check.New(db, "")
+	c := lint.New(db, "")
 	for _, q := range []string{
 		`SELECT name FROM users WHERE name = "Alice"`,
 		`SELECT shop.users.name FROM shop.users`,
@@ -351,7 +351,7 @@ func TestMySQLNames(t *testing.T) {
 // Err combines several failures into one SQLError.
 func TestReportErr(t *testing.T) {
 	ex := demoDB(t)
-	c := check.New(ex.Schema(), text2sql.DialectSQLite)
+	c := lint.New(ex.Schema(), text2sql.DialectSQLite)
 	assert.Nil(t, c.Failure("SELECT 1"))
 	rep := c.Check("SELECT TOP 3 titel FROM course")
 	require.Len(t, rep.Failures, 2)
@@ -366,12 +366,12 @@ func TestReportErr(t *testing.T) {
 // left to the guard and the engine: no failure.
 func TestNotOneStatement(t *testing.T) {
 	ex := demoDB(t)
-	c := check.New(ex.Schema(), text2sql.DialectSQLite)
+	c := lint.New(ex.Schema(), text2sql.DialectSQLite)
 	for _, q := range []string{"", ";", "SELECT 1; SELECT nope FROM nothere", "SELECT (", "SELECT nope FROM (", "DROP TABLE nothere", "EXPLAIN SELECT nope FROM nothere"} {
 		assert.Empty(t, c.Check(q).Failures, "%q", q)
 	}
 	// Without a schema, only the dialect checks run.
-	nc := check.New(nil, "")
+	nc := lint.New(nil, "")
 	assert.Empty(t, nc.Check("SELECT nope FROM nothere").Failures, "nil schema")
 	assert.Len(t, nc.Check("SELECT TOP 1 nope FROM nothere").Failures, 1, "nil schema, TOP")
 }

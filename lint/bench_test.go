@@ -1,4 +1,4 @@
-package check_test
+package lint_test
 
 import (
 	"testing"
@@ -6,9 +6,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
+	"github.com/text2sql-go/text2sql/lint"
 )
 
 // BenchmarkCheckSpiderGold measures Check (names, types, dialect
@@ -16,12 +16,12 @@ import (
 // queries; ns/op is per query.
 func BenchmarkCheckSpiderGold(b *testing.B) {
 	qs, _ := shareddata.SpiderDev(b)
-	checkers := map[string]*check.Checker{}
+	checkers := map[string]*lint.Checker{}
 	for _, q := range qs {
 		if checkers[q.DBID] == nil {
 			ex, err := sqlite.Open(shareddata.SpiderDB(b, q.DBID), sqlite.Options{})
 			require.NoError(b, err)
-			checkers[q.DBID] = check.New(ex.Schema(), text2sql.DialectSQLite)
+			checkers[q.DBID] = lint.New(ex.Schema(), text2sql.DialectSQLite)
 			require.NoError(b, ex.Close())
 		}
 	}

@@ -1,4 +1,4 @@
-package check_test
+package lint_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/check"
+	"github.com/text2sql-go/text2sql/lint"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -16,7 +16,7 @@ import (
 // long arithmetic chains, huge lists. Each must finish well within the
 // bound even under the race detector.
 func TestPathologicalInputsAreFast(t *testing.T) {
-	c := check.New(fuzzDB, text2sql.DialectSQLite)
+	c := lint.New(fuzzDB, text2sql.DialectSQLite)
 	for name, q := range map[string]string{
 		"nested parens":   "SELECT " + strings.Repeat("(", 10000) + "1" + strings.Repeat(")", 10000),
 		"unclosed parens": "SELECT " + strings.Repeat("(", 10000),

@@ -1,4 +1,4 @@
-package sqlparse
+package extract
 
 import (
 	"strings"
@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 )
 
@@ -97,9 +96,9 @@ func TestExtract(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, ok := Extract(c.in)
-			assert.Equal(t, c.want, got, "Extract(%q)", c.in)
-			assert.Equal(t, c.want != "", ok, "Extract(%q) ok", c.in)
+			got, ok := SQL(c.in)
+			assert.Equal(t, c.want, got, "SQL(%q)", c.in)
+			assert.Equal(t, c.want != "", ok, "SQL(%q) ok", c.in)
 		})
 	}
 }
@@ -144,9 +143,9 @@ func TestExtractLong(t *testing.T) {
 		b.WriteString("1")
 	}
 	b.WriteString(")\nORDER BY id;\nDone.")
-	got, ok := Extract(b.String())
+	got, ok := SQL(b.String())
 	assert.True(t, ok && strings.HasPrefix(got, "SELECT id FROM t") && strings.HasSuffix(got, ")\nORDER BY id"),
-		"Extract(long) = %.60q…%q, %v", got, got[max(0, len(got)-20):], ok)
+		"SQL(long) = %.60q…%q, %v", got, got[max(0, len(got)-20):], ok)
 }
 
 func FuzzExtract(f *testing.F) {
@@ -155,13 +154,13 @@ func FuzzExtract(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, ok := Extract(s)
-		require.Equal(t, got != "", ok, "Extract(%q) = %q, %v", s, got, ok)
+		got, ok := SQL(s)
+		require.Equal(t, got != "", ok, "SQL(%q) = %q, %v", s, got, ok)
 		if ok {
-			require.Equal(t, got, strings.TrimSpace(got), "Extract(%q): surrounding white space", s)
+			require.Equal(t, got, strings.TrimSpace(got), "SQL(%q): surrounding white space", s)
 			toks := sqltext.Lex(got)
 			last := toks[len(toks)-1]
-			require.False(t, last.Trivia() || (last.Kind == sqltext.Punct && last.Text == ";"), "Extract(%q) = %q: ends with %q", s, got, last.Text)
+			require.False(t, last.Trivia() || (last.Kind == sqltext.Punct && last.Text == ";"), "SQL(%q) = %q: ends with %q", s, got, last.Text)
 		}
 		StartsStatement(s)
 	})
@@ -174,16 +173,8 @@ func TestExtractDeeplyNested(t *testing.T) {
 	q := "SELECT a FROM t WHERE a IN " + strings.Repeat("(SELECT a FROM t WHERE a IN ", n) + "(1)" + strings.Repeat(")", n)
 	e := "SELECT " + strings.Repeat("(", 4*n) + "1" + strings.Repeat(")", 4*n)
 	for _, text := range []string{q, "Here is the query:\n" + q + "\nIt works.", "Here is the query:\n" + e + "\nIt works."} {
-		got, ok := Extract(text)
+		got, ok := SQL(text)
 		require.True(t, ok, text)
 		assert.True(t, got == q || got == e, "extracted %q", got)
 	}
-}
-
-// judge leaves out the parser's "missing )" errors by their Reason; the
-// parser must keep recording them so.
-func TestReasonMissingParen(t *testing.T) {
-	sc := Parse("SELECT (1", text2sql.DialectSQLite)
-	require.NotEmpty(t, sc.Errors)
-	assert.Equal(t, reasonMissingParen, sc.Errors[len(sc.Errors)-1].Reason)
 }

@@ -1,6 +1,10 @@
-// Package check holds the deterministic checks run on generated SQL before
-// any judge call: cheap, lexical and schema-based, no model and (unless a
-// probe is configured) no database access.
+// Package lint decides whether a statement that may run (package guard
+// decides that) will answer the question, and tells the repair loop what
+// to change: deterministic checks run on generated SQL before any judge
+// call — cheap, lexical and schema-based, no model and (unless a probe is
+// configured) no database access — and the reading of the errors engines
+// raise. Security is not its business: nothing here allows or refuses a
+// statement.
 //
 // Check reports failures — names that do not exist in the schema model
 // (tables, columns, aliases; CTEs, subquery aliases and select-list
@@ -21,7 +25,13 @@
 // The checks are conservative: a construct the checker does not
 // understand is never a failure. Every Spider dev and BIRD mini-dev gold
 // query passes without failure (see the tests).
-package check
+//
+// EngineError reads an error an engine raised into the same
+// *text2sql.SQLError: its kind from the engine's error code where the
+// executor knows it (SQLSTATE, MySQL error number, SQLite result code),
+// else from the message (Classify), and for unknown tables and columns
+// the hint of Suggest.
+package lint
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package check
+package lint
 
 import (
 	"regexp"
@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
@@ -549,7 +548,6 @@ func (p *parser) names(ids []*sqlparse.Ident) []string {
 // the query's ORDER BY and LIMIT, and tail when that operand is the last
 // of a compound, whose ORDER BY and LIMIT belong to the whole.
 func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bool, parent *scope, env *cteEnv, tail bool) (*relation, *block) {
-	var sel *sqlparse.Select
 	switch v := op.(type) {
 	case *sqlparse.ParenQuery:
 		j := p.close(v.From, end)
@@ -562,11 +560,16 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 		p.exprs(v.From+1, end, &scope{parent: parent}, env)
 		return openRelation(), nil
 	case *sqlparse.Select:
-		sel = v
-	default:
-		p.unsure = true
-		return openRelation(), nil
+		return p.selectCore(v, q, end, last, parent, env, tail)
 	}
+	p.unsure = true
+	return openRelation(), nil
+}
+
+// selectCore is core for a SELECT: its FROM first, then its select list,
+// the ON conditions and table functions of FROM, the other clauses, and
+// the ORDER BY and LIMIT it gets (see core).
+func (p *parser) selectCore(sel *sqlparse.Select, q *sqlparse.Query, end int, last bool, parent *scope, env *cteEnv, tail bool) (*relation, *block) {
 	sc := &scope{parent: parent}
 	blk := &block{sc: sc, from: -1}
 	blk.distinct = sel.Distinct && p.word(sel.Span.From+1, "distinct")
@@ -576,41 +579,9 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 	}
 	ct := p.clauses(sel, tailQ, end)
 	blk.from = ct.from
-	var ons []span
-	var calls []sqlparse.Node
-	switch {
-	case len(sel.From) > 0:
-		ons, calls = p.fromClause(sel.From, sel.Errors, false, blk, env, ct.end(ct.from))
-	case ct.from >= 0:
-		// A FROM clause in text the tree skipped.
-		if items := p.tree.FromAt(ct.from + 1); len(items) > 0 {
-			ons, calls = p.fromClause(items, nil, true, blk, env, ct.end(ct.from))
-		} else {
-			sc.open = true
-		}
-	}
+	ons, calls := p.selectFrom(sel, ct, blk, env)
 	blk.items = p.items(sel, ct.end(sel.Span.From))
-	for _, wd := range sel.Windows {
-		if n, ok := p.name(wd.Name); ok && p.word(wd.Name.To, "as") {
-			sc.aliases = append(sc.aliases, n)
-		}
-	}
-	// The select list cannot name its own aliases; the other clauses (and,
-	// in SQLite, ON and WHERE) can.
-	for _, info := range blk.items {
-		switch {
-		case info.star:
-		case info.starQual != nil:
-			p.starQualifier(info.starQual, sc, env)
-		default:
-			p.exprs(info.expr.a, info.expr.b, sc, env)
-		}
-	}
-	for _, info := range blk.items {
-		if info.alias != "" {
-			sc.aliases = append(sc.aliases, info.alias)
-		}
-	}
+	p.selectList(sel, blk, env)
 	for _, e := range ons {
 		p.exprs(e.a, e.b, sc, env)
 	}
@@ -635,8 +606,63 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 	if tail {
 		tailScope = &scope{parent: sc, open: true}
 	}
+	p.orderLimit(q, ct, blk, tailScope, env)
+	if p.word(sel.Span.From+1, "distinct") && p.word(sel.Span.From+2, "on") && p.punct(sel.Span.From+3, "(") {
+		p.exprs(sel.Span.From+4, p.close(sel.Span.From+3, end), sc, env)
+	}
+	return output(blk), blk
+}
+
+// selectFrom checks the FROM clause of sel — in the tree, or in text the
+// tree skipped — into blk and returns the spans of its ON conditions and
+// its table functions' calls, which are checked after the select list.
+func (p *parser) selectFrom(sel *sqlparse.Select, ct *clauseTexts, blk *block, env *cteEnv) (ons []span, calls []sqlparse.Node) {
+	switch {
+	case len(sel.From) > 0:
+		return p.fromClause(sel.From, sel.Errors, false, blk, env, ct.end(ct.from))
+	case ct.from >= 0:
+		// A FROM clause in text the tree skipped.
+		if items := p.tree.FromAt(ct.from + 1); len(items) > 0 {
+			return p.fromClause(items, nil, true, blk, env, ct.end(ct.from))
+		}
+		blk.sc.open = true
+	}
+	return nil, nil
+}
+
+// selectList checks the select list of sel (blk.items) and adds the
+// aliases of its items and named windows to blk's scope. The select list
+// cannot name its own aliases; the other clauses (and, in SQLite, ON and
+// WHERE) can.
+func (p *parser) selectList(sel *sqlparse.Select, blk *block, env *cteEnv) {
+	sc := blk.sc
+	for _, wd := range sel.Windows {
+		if n, ok := p.name(wd.Name); ok && p.word(wd.Name.To, "as") {
+			sc.aliases = append(sc.aliases, n)
+		}
+	}
+	for _, info := range blk.items {
+		switch {
+		case info.star:
+		case info.starQual != nil:
+			p.starQualifier(info.starQual, sc, env)
+		default:
+			p.exprs(info.expr.a, info.expr.b, sc, env)
+		}
+	}
+	for _, info := range blk.items {
+		if info.alias != "" {
+			sc.aliases = append(sc.aliases, info.alias)
+		}
+	}
+}
+
+// orderLimit checks the ORDER BY, LIMIT, OFFSET and FETCH of q that ct
+// found after the operand, in scope sc, and records its sort keys and
+// row count in blk.
+func (p *parser) orderLimit(q *sqlparse.Query, ct *clauseTexts, blk *block, sc *scope, env *cteEnv) {
 	if ct.order.ok() {
-		p.exprs(ct.order.a, ct.order.b, tailScope, env)
+		p.exprs(ct.order.a, ct.order.b, sc, env)
 		for _, t := range q.OrderBy {
 			blk.order = append(blk.order, keyOf(t))
 		}
@@ -649,13 +675,9 @@ func (p *parser) core(op sqlparse.QueryBody, q *sqlparse.Query, end int, last bo
 	}
 	for _, s := range []span{ct.limit, ct.offset, ct.fetch} {
 		if s.ok() {
-			p.exprs(s.a, s.b, tailScope, env)
+			p.exprs(s.a, s.b, sc, env)
 		}
 	}
-	if p.word(sel.Span.From+1, "distinct") && p.word(sel.Span.From+2, "on") && p.punct(sel.Span.From+3, "(") {
-		p.exprs(sel.Span.From+4, p.close(sel.Span.From+3, end), sc, env)
-	}
-	return output(blk), blk
 }
 
 // output is the relation blk returns: the columns its items name.
@@ -1074,80 +1096,11 @@ func (p *parser) tableExpr(t sqlparse.TableExpr, fw *fromWalk) {
 	}
 	switch t := t.(type) {
 	case *sqlparse.Join:
-		if l := t.Left.Extent(); l.From < l.To || !isError(t.Left) { // not a join that goes on a FROM clause (FromAt)
-			p.tableExpr(t.Left, fw)
-		}
-		if fw.stopped || fw.stopBefore(t.Right.Extent().From) {
-			return
-		}
-		p.tableExpr(t.Right, fw)
-		if fw.stopped {
-			return
-		}
-		switch {
-		case t.On != nil:
-			e := t.On.Extent()
-			if fw.stopBefore(e.From) {
-				return
-			}
-			end := e.To
-			if len(fw.errs) > 0 && fw.errs[0].From == end {
-				// Text the tree skipped after the condition: part of it, as
-				// written.
-				end = fw.errs[0].To
-				fw.errs = fw.errs[1:]
-			}
-			fw.exprs = append(fw.exprs, span{e.From, end})
-			fw.lastOn = len(fw.exprs)
-			fw.ons = append(fw.ons, t.On)
-		case t.Using != nil:
-			fw.exprs = append(fw.exprs, span{t.Using[0].From, t.Using[len(t.Using)-1].To})
-			fw.lastOn = 0
-			if a, ok := p.name(t.UsingAlias); ok {
-				// JOIN … USING (a) AS j: j names the joined columns.
-				sc.sources = append(sc.sources, &source{alias: a, cols: p.names(t.Using)})
-			}
-		}
+		p.joinExpr(t, fw)
 	case *sqlparse.TableName:
-		var parts []string
-		for _, id := range t.Parts {
-			n, ok := p.name(id)
-			if !ok || len(parts) == 0 && p.toks[id.From].Kind == sqltext.Word && notAlias[strings.ToLower(n)] {
-				// A string or a keyword where the table's name should be.
-				sc.open = true
-				fw.stopped = true
-				return
-			}
-			parts = append(parts, n)
-		}
-		src := p.tableSource(parts, fw.env)
-		p.tableAlias(src, t.Alias, t.Columns)
-		if src.colList != nil {
-			src.cols = append(append([]string(nil), src.colList...), src.cols...)
-		}
-		sc.sources = append(sc.sources, src)
+		p.tableName(t, fw)
 	case *sqlparse.TableFunc:
-		src := &source{open: true}
-		calls := t.Rows
-		if c := t.Call; c != nil {
-			calls = []*sqlparse.Call{c}
-			src.name, _ = p.name(c.Name[len(c.Name)-1])
-			if len(c.Columns) > 0 {
-				// JSON_TABLE's and XMLTABLE's COLUMNS define its columns.
-				src.cols, src.open = p.names(c.Columns), false
-			}
-		}
-		for _, c := range calls {
-			fw.calls = append(fw.calls, c)
-		}
-		p.tableAlias(src, t.Alias, t.Columns)
-		if src.colList != nil {
-			src.cols, src.open = src.colList, false
-		}
-		if t.Ordinality {
-			src.cols = append(src.cols, "ordinality")
-		}
-		sc.sources = append(sc.sources, src)
+		p.tableFunc(t, fw)
 	case *sqlparse.DerivedTable:
 		open := t.From
 		if t.Lateral {
@@ -1169,6 +1122,93 @@ func (p *parser) tableExpr(t sqlparse.TableExpr, fw *fromWalk) {
 		sc.open = true
 		fw.stopped = true
 	}
+}
+
+// joinExpr reads a join's two sides into fw.sc and records its ON
+// condition or USING list for checking once the FROM clause is read.
+func (p *parser) joinExpr(t *sqlparse.Join, fw *fromWalk) {
+	if l := t.Left.Extent(); l.From < l.To || !isError(t.Left) { // not a join that goes on a FROM clause (FromAt)
+		p.tableExpr(t.Left, fw)
+	}
+	if fw.stopped || fw.stopBefore(t.Right.Extent().From) {
+		return
+	}
+	p.tableExpr(t.Right, fw)
+	if fw.stopped {
+		return
+	}
+	switch {
+	case t.On != nil:
+		e := t.On.Extent()
+		if fw.stopBefore(e.From) {
+			return
+		}
+		end := e.To
+		if len(fw.errs) > 0 && fw.errs[0].From == end {
+			// Text the tree skipped after the condition: part of it, as
+			// written.
+			end = fw.errs[0].To
+			fw.errs = fw.errs[1:]
+		}
+		fw.exprs = append(fw.exprs, span{e.From, end})
+		fw.lastOn = len(fw.exprs)
+		fw.ons = append(fw.ons, t.On)
+	case t.Using != nil:
+		fw.exprs = append(fw.exprs, span{t.Using[0].From, t.Using[len(t.Using)-1].To})
+		fw.lastOn = 0
+		if a, ok := p.name(t.UsingAlias); ok {
+			// JOIN … USING (a) AS j: j names the joined columns.
+			fw.sc.sources = append(fw.sc.sources, &source{alias: a, cols: p.names(t.Using)})
+		}
+	}
+}
+
+// tableName reads a named table (or CTE) into fw.sc; a string or a
+// keyword where its name should be stops the walk.
+func (p *parser) tableName(t *sqlparse.TableName, fw *fromWalk) {
+	var parts []string
+	for _, id := range t.Parts {
+		n, ok := p.name(id)
+		if !ok || len(parts) == 0 && p.toks[id.From].Kind == sqltext.Word && notAlias[strings.ToLower(n)] {
+			fw.sc.open = true
+			fw.stopped = true
+			return
+		}
+		parts = append(parts, n)
+	}
+	src := p.tableSource(parts, fw.env)
+	p.tableAlias(src, t.Alias, t.Columns)
+	if src.colList != nil {
+		src.cols = append(append([]string(nil), src.colList...), src.cols...)
+	}
+	fw.sc.sources = append(fw.sc.sources, src)
+}
+
+// tableFunc reads a table function (or a ROWS FROM of several) into
+// fw.sc, its calls kept for checking once the FROM clause is read. Its
+// columns are open unless a COLUMNS clause (JSON_TABLE, XMLTABLE) or a
+// column list names them.
+func (p *parser) tableFunc(t *sqlparse.TableFunc, fw *fromWalk) {
+	src := &source{open: true}
+	calls := t.Rows
+	if c := t.Call; c != nil {
+		calls = []*sqlparse.Call{c}
+		src.name, _ = p.name(c.Name[len(c.Name)-1])
+		if len(c.Columns) > 0 {
+			src.cols, src.open = p.names(c.Columns), false
+		}
+	}
+	for _, c := range calls {
+		fw.calls = append(fw.calls, c)
+	}
+	p.tableAlias(src, t.Alias, t.Columns)
+	if src.colList != nil {
+		src.cols, src.open = src.colList, false
+	}
+	if t.Ordinality {
+		src.cols = append(src.cols, "ordinality")
+	}
+	fw.sc.sources = append(fw.sc.sources, src)
 }
 
 // tableAlias gives src the alias a and its column list.
@@ -1231,7 +1271,7 @@ func (p *parser) tableSource(parts []string, env *cteEnv) *source {
 		}
 	}
 	qual := strings.Join(parts, ".")
-	p.fail(text2sql.KindUnknownTable, "no such table: "+qual, guard.Suggest(db, text2sql.KindUnknownTable, qual, p.sql))
+	p.fail(text2sql.KindUnknownTable, "no such table: "+qual, Suggest(db, text2sql.KindUnknownTable, qual, p.sql))
 	return src
 }
 

@@ -1,11 +1,10 @@
-package check
+package lint
 
 import (
 	"sort"
 	"strings"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/sqlparse"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
@@ -416,7 +415,7 @@ func (p *parser) columnHint(col string, src *source, sc *scope) string {
 	if src != nil {
 		except = src.table
 	}
-	if hint := guard.ColumnElsewhere(db, col, read, except); hint != "" {
+	if hint := ColumnElsewhere(db, col, read, except); hint != "" {
 		return hint
 	}
 	var cands []string

@@ -1,4 +1,4 @@
-package check_test
+package lint_test
 
 // Valid PostgreSQL and MariaDB queries over real schemas (the demo
 // registrar database and Spider's concert_singer, loaded into each
@@ -16,13 +16,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/check"
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/guard"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/pgload"
 	"github.com/text2sql-go/text2sql/internal/shareddata"
 	"github.com/text2sql-go/text2sql/internal/sqlparse"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -267,7 +267,7 @@ func TestDialectCorpora(t *testing.T) {
 	} {
 		t.Run(string(tc.dialect), func(t *testing.T) {
 			require.GreaterOrEqual(t, len(tc.corpus), tc.least)
-			c := check.New(tc.sch, tc.dialect)
+			c := lint.New(tc.sch, tc.dialect)
 			refused, misread := 0, 0
 			for _, q := range tc.corpus {
 				_, err := dbtest.Rows(tc.db, q)
