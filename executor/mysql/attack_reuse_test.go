@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -171,7 +172,7 @@ func TestAttackReuseDropsLoginMaxStatementTime(t *testing.T) {
 	defer e.Close()
 	probe := func() (id int64, limit float64) {
 		t.Helper()
-		conn, release, err := e.conn(context.Background())
+		conn, release, err := e.sessions.conn(context.Background(), new(atomic.Bool), false)
 		require.NoError(t, err)
 		defer release()
 		require.NoError(t, conn.QueryRowContext(context.Background(), "SELECT CONNECTION_ID(), @@SESSION.max_statement_time").Scan(&id, &limit))

@@ -251,11 +251,14 @@ func (c *budgetConn) arm(tripped *atomic.Bool) {
 }
 
 // conn returns a connection with a clean session pinned for one
-// statement, and release, which cleans it for the next statement or
-// closes it. tripped reports, after the statement, whether the
-// connection stopped at its byte bound.
-func (s *sessions) conn(ctx context.Context, tripped *atomic.Bool) (*sql.Conn, func(), error) {
-	se, err := s.take(ctx)
+// statement, inside a read-only transaction when begin is set, and
+// release, which cleans it for the next statement or closes it: either
+// ends the transaction (the reset rolls it back, and the server rolls
+// back a closed connection's), so no ROLLBACK is sent. tripped reports,
+// after the statement, whether the connection stopped at its byte
+// bound.
+func (s *sessions) conn(ctx context.Context, tripped *atomic.Bool, begin bool) (*sql.Conn, func(), error) {
+	se, err := s.take(ctx, begin)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -278,17 +281,30 @@ func (s *sessions) conn(ctx context.Context, tripped *atomic.Bool) (*sql.Conn, f
 	}, nil
 }
 
-// take returns an idle connection, its reset finished, or a new one.
-func (s *sessions) take(ctx context.Context) (*session, error) {
+// beginReadOnly starts the read-only transaction a statement runs in.
+const beginReadOnly = "START TRANSACTION READ ONLY"
+
+// take returns an idle connection, its reset finished, or a new one;
+// begin starts the read-only transaction on it (in the reset's write
+// on an idle one).
+func (s *sessions) take(ctx context.Context, begin bool) (*session, error) {
 	for {
 		select {
 		case se := <-s.idle:
-			if !s.expired(se) && s.finishReset(se) == nil {
+			if !s.expired(se) && s.finishReset(se, begin) == nil {
 				return se, nil
 			}
 			se.close()
 		default:
-			return s.open(ctx)
+			se, err := s.open(ctx)
+			if err != nil || !begin {
+				return se, err
+			}
+			if _, err := se.conn.ExecContext(ctx, beginReadOnly); err != nil {
+				se.close()
+				return nil, err
+			}
+			return se, nil
 		}
 	}
 }
@@ -464,20 +480,26 @@ const (
 
 // resetCommands are the packets that clean a connection: first
 // COM_RESET_CONNECTION (resetLen bytes), then COM_INIT_DB database,
-// COM_QUERY setup, a COM_QUERY of each of accountQueries and COM_QUERY
-// identity, each the first packet (sequence 0) of its command.
+// COM_QUERY setup, a COM_QUERY of each of accountQueries, COM_QUERY
+// identity and last COM_QUERY beginReadOnly (beginLen bytes), each the
+// first packet (sequence 0) of its command.
 func resetCommands(database, setup, identity string) []byte {
 	cmds := [][]byte{{comResetConnection}, append([]byte{comInitDB}, database...), append([]byte{comQuery}, setup...)}
 	for _, q := range accountQueries {
 		cmds = append(cmds, append([]byte{comQuery}, q...))
 	}
+	cmds = append(cmds, append([]byte{comQuery}, identity...), append([]byte{comQuery}, beginReadOnly...))
 	var b []byte
-	for _, cmd := range append(cmds, append([]byte{comQuery}, identity...)) {
+	for _, cmd := range cmds {
 		b = append(b, byte(len(cmd)), byte(len(cmd)>>8), byte(len(cmd)>>16), 0)
 		b = append(b, cmd...)
 	}
 	return b
 }
+
+// beginLen is the length of the packet of beginReadOnly: its header,
+// the command and the statement.
+const beginLen = 4 + 1 + len(beginReadOnly)
 
 // resetLen is the length of the COM_RESET_CONNECTION packet: its header
 // and the command.
@@ -508,20 +530,28 @@ func (s *sessions) startReset(se *session) error {
 	return err
 }
 
-// finishReset sends the rest of se's reset (resetCommands) in one write
-// when se is taken for a statement, and reads the answers: each command
-// must answer OK, and the connection must have the account, id and role
-// it was opened with, within killGrace. The reset keeps the role a
-// statement set; an account changed on the server (a REVOKE just before
-// this statement) reaches the session only when it logs in again.
-// Reading the identity last also makes it the last SELECT, whose row
-// count FOUND_ROWS() reports and the reset keeps.
-func (s *sessions) finishReset(se *session) error {
+// finishReset sends the rest of se's reset (resetCommands), without
+// its beginReadOnly unless begin is set, in one write when se is taken
+// for a statement, and reads the answers: each command must answer OK,
+// and the connection must have the account, id and role it was opened
+// with, within killGrace. The reset keeps the role a statement set; an
+// account changed on the server (a REVOKE just before this statement)
+// reaches the session only when it logs in again. Reading the identity
+// last of the SELECTs also makes it the last SELECT, whose row count
+// FOUND_ROWS() reports and the reset keeps. The transaction begins
+// after the identity's answer in the server's order, but the client
+// hands the connection over only when it has read every answer, so no
+// statement runs on a connection whose check failed.
+func (s *sessions) finishReset(se *session, begin bool) error {
 	c := se.sock.Conn
 	if err := c.SetDeadline(time.Now().Add(killGrace)); err != nil {
 		return err
 	}
-	if _, err := c.Write(se.reset[resetLen:]); err != nil {
+	cmds := se.reset[resetLen:]
+	if !begin {
+		cmds = cmds[:len(cmds)-beginLen]
+	}
+	if _, err := c.Write(cmds); err != nil {
 		return err
 	}
 	for range 3 {
@@ -545,6 +575,11 @@ func (s *sessions) finishReset(se *session) error {
 	role := sql.NullString{String: string(row[1]), Valid: row[1] != nil}
 	if string(row[0]) != strconv.FormatInt(se.id, 10) || role != se.role {
 		return errors.New("mysql: session reset: the connection changed its role")
+	}
+	if begin {
+		if err := (&response{r: c}).ok(); err != nil {
+			return err
+		}
 	}
 	return c.SetDeadline(time.Time{})
 }
