@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -126,6 +127,8 @@ type session struct {
 	at      time.Time
 	reset   []byte
 	close   func()
+	// answer reads the answers to the reset's commands.
+	answer *response
 }
 
 // newSessions returns the sessions of an executor; cfg is nil for New.
@@ -554,21 +557,22 @@ func (s *sessions) finishReset(se *session, begin bool) error {
 	if _, err := c.Write(cmds); err != nil {
 		return err
 	}
+	rd := se.answers(c)
 	for range 3 {
-		if err := (&response{r: c}).ok(); err != nil {
+		if err := rd.command().ok(); err != nil {
 			return err
 		}
 	}
 	h := sha256.New()
 	for range accountQueries {
-		if err := (&response{r: c}).lines(h); err != nil {
+		if err := rd.command().lines(h); err != nil {
 			return err
 		}
 	}
 	if !bytes.Equal(h.Sum(nil), se.account) {
 		return errors.New("mysql: session reset: the login's account changed")
 	}
-	row, err := (&response{r: c}).row(2)
+	row, err := rd.command().row(2)
 	if err != nil {
 		return err
 	}
@@ -577,21 +581,46 @@ func (s *sessions) finishReset(se *session, begin bool) error {
 		return errors.New("mysql: session reset: the connection changed its role")
 	}
 	if begin {
-		if err := (&response{r: c}).ok(); err != nil {
+		if err := rd.command().ok(); err != nil {
 			return err
 		}
+	}
+	if rd.r.Buffered() != 0 { // the server answered what was not asked
+		return errReset
 	}
 	return c.SetDeadline(time.Time{})
 }
 
-// response reads the packets of one command's response.
+// answerBuffer is the buffer of the reader of a reset's answers: the
+// answers of one reset take a few hundred bytes (a long grant more),
+// read in a few reads rather than two per packet.
+const answerBuffer = 4 << 10
+
+// answers returns the reader of se's reset answers on c, kept with se.
+func (se *session) answers(c net.Conn) *response {
+	if se.answer == nil {
+		se.answer = &response{r: bufio.NewReaderSize(c, answerBuffer)}
+	}
+	se.answer.r.Reset(c)
+	return se.answer
+}
+
+// response reads the packets of one command's response after another
+// from r, into buf, which it reuses.
 type response struct {
-	r   io.Reader
+	r   *bufio.Reader
 	seq byte
+	buf []byte
+}
+
+// command starts reading the response to the next command.
+func (r *response) command() *response {
+	r.seq = 0
+	return r
 }
 
 // next returns the payload of the next packet, which must follow the
-// previous one in sequence.
+// previous one in sequence; it is valid until the next call.
 func (r *response) next() ([]byte, error) {
 	var head [4]byte
 	if _, err := io.ReadFull(r.r, head[:]); err != nil {
@@ -602,7 +631,10 @@ func (r *response) next() ([]byte, error) {
 	if head[3] != r.seq || n == 0 || n == maxPacket {
 		return nil, errReset
 	}
-	p := make([]byte, n)
+	if cap(r.buf) < n {
+		r.buf = make([]byte, n)
+	}
+	p := r.buf[:n]
 	_, err := io.ReadFull(r.r, p)
 	return p, err
 }
@@ -646,7 +678,7 @@ func (r *response) head(n int) ([]byte, error) {
 }
 
 // row reads a result of one row of n short values (n < 251, each
-// shorter than 251 bytes), nil for NULL.
+// shorter than 251 bytes), nil for NULL, copied.
 func (r *response) row(n int) ([][]byte, error) {
 	p, err := r.head(n)
 	if err != nil {
@@ -658,7 +690,7 @@ func (r *response) row(n int) ([][]byte, error) {
 		case len(p) > 0 && p[0] == nullValue:
 			vals, p = append(vals, nil), p[1:]
 		case len(p) > 0 && p[0] < nullValue && int(p[0]) < len(p):
-			vals, p = append(vals, p[1:1+p[0]]), p[1+p[0]:]
+			vals, p = append(vals, bytes.Clone(p[1:1+p[0]])), p[1+p[0]:]
 		default:
 			return nil, errReset
 		}
