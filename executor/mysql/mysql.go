@@ -23,24 +23,31 @@
 //     1e8 character comparisons by the lengths the statement shows, and
 //     a row holds at most 16 values of long columns (MEDIUMTEXT,
 //     LONGTEXT, MEDIUMBLOB, LONGBLOB, JSON) by the schema (KindTooLarge).
-//  2. The transaction: the statement is prepared (the binary protocol
-//     takes one statement, and multiStatements is off) and run inside
-//     START TRANSACTION READ ONLY, always rolled back. The server refuses
-//     writes and temporary tables there (error 1792); it does not refuse
-//     SELECT … INTO OUTFILE, user variables, named locks or SET, which
-//     only layer 1 stops for a login with the FILE privilege — connect
-//     as a least-privilege login (ElevatedPrivileges reports the others).
+//  2. The transaction: the statement runs inside START TRANSACTION READ
+//     ONLY, which ends with its connection: the reset rolls it back, or
+//     the server does when the connection closes. The server takes one
+//     statement per text: Open's connections have multiStatements off
+//     (the server then refuses a second statement, error 1064) and take
+//     the statement as text; on a handle passed to New, whose DSN the
+//     executor cannot see, it is prepared (the binary protocol takes one
+//     statement). The server refuses writes and temporary tables there
+//     (error 1792), LOAD DATA LOCAL before it asks for a file; it does
+//     not refuse SELECT … INTO OUTFILE, user variables, named locks or
+//     SET, which only layer 1 stops for a login with the FILE privilege
+//     — connect as a least-privilege login (ElevatedPrivileges reports
+//     the others).
 //  3. The session: no statement sees what an earlier one left in its
 //     session — user variables, named locks, table locks, HANDLERs,
 //     temporary tables, session variables, the current database, the
 //     last insert id, the row count FOUND_ROWS() reports. On a handle
 //     made by Open the executor reuses its own connections: when a
 //     statement ends it has the server reset the session
-//     (COM_RESET_CONNECTION) and, in the same round trip as the next
-//     statement's first, selects the database again, pins the
-//     character set and sql_mode the check assumed (and the DSN's
-//     session variables, and on MariaDB the login's max_statement_time)
-//     again, and closes a connection whose role a statement changed.
+//     (COM_RESET_CONNECTION) and, in one round trip before the next
+//     statement, which also begins its transaction, selects the
+//     database again, pins the character set and sql_mode the check
+//     assumed (and the DSN's session variables, and on MariaDB the
+//     login's max_statement_time) again, and closes a connection whose
+//     role a statement changed.
 //     As the reset does not log in again, it also reads the login's
 //     account (SHOW GRANTS, SHOW CREATE USER) and closes a connection
 //     whose account changed since its login (REVOKE, DROP USER, ACCOUNT

@@ -28,8 +28,9 @@ import (
 // wireSlack is what the protocol itself may add to a result's values on
 // the wire beyond what the executor counts (it counts 16 bytes per value,
 // more than a row header and a value's length prefix take): the handshake
-// and the column definitions, sent with the prepare and again with the
-// execution, of up to 4,096 columns with long names (4 MiB).
+// and the column definitions (sent with a prepare and again with its
+// execution on a host's handle) of up to 4,096 columns with long names
+// (4 MiB).
 const wireSlack = 4 << 20
 
 // sessions gives each statement a connection whose session holds
@@ -44,9 +45,9 @@ const wireSlack = 4 << 20
 // id, and puts every session variable back to its global value. When
 // the connection is next taken, the executor selects the database
 // again (the reset keeps the current one, which a statement may have
-// changed), pins the session again (setup) and checks the connection's
-// identity, in one write and one round trip, whose answer includes the
-// reset's. go-sql-driver/mysql v1.10 has no call for the
+// changed), pins the session again (setup), checks the connection's
+// identity and begins the statement's read-only transaction, in one
+// write and one round trip, whose answer includes the reset's. go-sql-driver/mysql v1.10 has no call for the
 // command (its ResetSession only checks the socket), so it is written
 // on the socket the executor dials, between two commands of the
 // driver's, when the driver waits for none; over TLS or with
