@@ -162,7 +162,7 @@ func TestAttackReuseRevokedRoleStillActive(t *testing.T) {
 // login (and, the same way, what init_connect sets) — is gone from the
 // second statement on a connection. Everything the executor runs outside
 // its SET STATEMENT wrapper (the confirm queries, START TRANSACTION,
-// ROLLBACK, Check's prepare) then runs without the login's bound.
+// Check's prepare) then runs without the login's bound.
 func TestAttackReuseDropsLoginMaxStatementTime(t *testing.T) {
 	admin, dsn := dbtest.MySQL(t)
 	dbtest.Exec(t, admin, securityFixture...)
