@@ -47,8 +47,9 @@ const wireSlack = 4 << 20
 // again (the reset keeps the current one, which a statement may have
 // changed), pins the session again (setup), checks the connection's
 // identity and begins the statement's read-only transaction, in one
-// write and one round trip, whose answer includes the reset's. go-sql-driver/mysql v1.10 has no call for the
-// command (its ResetSession only checks the socket), so it is written
+// write and one round trip, whose answer includes the reset's.
+// go-sql-driver/mysql v1.10 has no call for the command (its
+// ResetSession only checks the socket), so it is written
 // on the socket the executor dials, between two commands of the
 // driver's, when the driver waits for none; over TLS or with
 // compression that socket carries the driver's encoding, and every
