@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,7 +162,7 @@ func TestAttackReuseRevokedRoleStillActive(t *testing.T) {
 // login (and, the same way, what init_connect sets) — is gone from the
 // second statement on a connection. Everything the executor runs outside
 // its SET STATEMENT wrapper (the confirm queries, START TRANSACTION,
-// ROLLBACK, Check's prepare) then runs without the login's bound.
+// Check's prepare) then runs without the login's bound.
 func TestAttackReuseDropsLoginMaxStatementTime(t *testing.T) {
 	admin, dsn := dbtest.MySQL(t)
 	dbtest.Exec(t, admin, securityFixture...)
@@ -171,7 +172,7 @@ func TestAttackReuseDropsLoginMaxStatementTime(t *testing.T) {
 	defer e.Close()
 	probe := func() (id int64, limit float64) {
 		t.Helper()
-		conn, release, err := e.conn(context.Background())
+		conn, release, err := e.sessions.conn(context.Background(), new(atomic.Bool), false)
 		require.NoError(t, err)
 		defer release()
 		require.NoError(t, conn.QueryRowContext(context.Background(), "SELECT CONNECTION_ID(), @@SESSION.max_statement_time").Scan(&id, &limit))

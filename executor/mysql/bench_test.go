@@ -2,20 +2,21 @@ package mysql
 
 import (
 	"context"
+	"database/sql"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
+	"github.com/text2sql-go/text2sql/internal/exectest"
 )
 
-// benchQueries are the statements of BenchmarkExecute and
-// BenchmarkPooledQuery by the rows they return.
-var benchQueries = []struct{ name, sql string }{
-	{"rows=1", "SELECT Name FROM singer WHERE Age > 50"},
-	{"rows=1000", "SELECT id, name, age FROM people"},
+// benchQueries are the statements of the guarded-against-plain
+// benchmarks by the rows they return.
+var benchQueries = []exectest.BenchQuery{
+	{Name: "rows=1", SQL: "SELECT Name FROM singer WHERE Age > 50"},
+	{Name: "rows=1000", SQL: "SELECT id, name, age FROM people"},
 }
 
 // benchFixture is securityFixture and a table of 1,000 people.
@@ -23,40 +24,33 @@ var benchFixture = append(slices.Clip(securityFixture),
 	"CREATE TABLE people (id INT PRIMARY KEY, name VARCHAR(40), age INT)",
 	"INSERT INTO people WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 1000) SELECT n, CONCAT('person ', n), n % 90 FROM c")
 
-// What the guard costs per statement: BenchmarkExecute runs a query
-// through the executor (check, a clean session, read-only transaction,
-// prepare, execute, rollback); BenchmarkPooledQuery runs the same query
-// on a pooled connection of the driver without any of it.
-func BenchmarkExecute(b *testing.B) {
+// benchSetup returns a database holding benchFixture, a plain handle on
+// it and an executor opened on it.
+func benchSetup(b *testing.B) (*sql.DB, *Executor) {
 	db, dsn := dbtest.MySQL(b)
 	dbtest.Exec(b, db, benchFixture...)
 	e, err := Open(context.Background(), dsn, Options{})
 	require.NoError(b, err)
-	defer e.Close()
-	for _, q := range benchQueries {
-		b.Run(q.name, func(b *testing.B) {
-			for b.Loop() {
-				res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q.sql})
-				require.False(b, err != nil || res.Error != nil, "%v %v", err, res.Error)
-			}
-		})
-	}
+	b.Cleanup(func() { e.Close() })
+	return db, e
 }
 
-func BenchmarkPooledQuery(b *testing.B) {
-	db, _ := dbtest.MySQL(b)
-	dbtest.Exec(b, db, benchFixture...)
-	for _, q := range benchQueries {
-		b.Run(q.name, func(b *testing.B) {
-			for b.Loop() {
-				rows, err := db.Query(q.sql)
-				require.NoError(b, err)
-				for rows.Next() {
-				}
-				require.NoError(b, rows.Close())
-			}
-		})
-	}
+// BenchmarkExecute compares the guarded executor (check, a clean
+// session, read-only transaction, the statement, the reset) with the
+// same query through plain database/sql on a pooled connection, whose
+// rows are scanned, every column, as a client reads them
+// (exectest.BenchExecute); allocations reported.
+func BenchmarkExecute(b *testing.B) {
+	db, e := benchSetup(b)
+	exectest.BenchExecute(b, e, db, benchQueries)
+}
+
+// BenchmarkOverhead measures the ratio guarded/plain with the two
+// interleaved call by call (exectest.BenchOverhead; the targets are
+// 1.5 at 1,000 rows and 3.9 at 1 row).
+func BenchmarkOverhead(b *testing.B) {
+	db, e := benchSetup(b)
+	exectest.BenchOverhead(b, e, db, benchQueries)
 }
 
 // BenchmarkGuard is the statement check alone, on a BIRD-sized query.

@@ -440,18 +440,57 @@ func (c *Guard) reflectWalk(val reflect.Value, v *visitor, done map[uintptr]bool
 		}
 		c.reflectWalk(val.Elem(), v, done)
 	case reflect.Struct:
-		t := val.Type()
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if f.IsExported() || f.Anonymous {
-				c.reflectWalk(val.Field(i), v, done)
-			}
+		for _, i := range fieldsToWalk(val.Type()) {
+			c.reflectWalk(val.Field(i), v, done)
 		}
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < val.Len(); i++ {
 			c.reflectWalk(val.Index(i), v, done)
 		}
 	}
+}
+
+// walkFields holds, by struct type, the fields reflectWalk follows
+// (fieldsToWalk).
+var walkFields sync.Map
+
+// fieldsToWalk returns the indexes of the fields of struct type t that
+// reflectWalk follows: the exported and embedded ones whose type can
+// hold an ast.Node (holdsNode). The others, strings, numbers and
+// structs of them, lead to no node, and walking them costs a third of
+// the walk.
+func fieldsToWalk(t reflect.Type) []int {
+	if f, ok := walkFields.Load(t); ok {
+		return f.([]int)
+	}
+	var fields []int
+	for i := range t.NumField() {
+		if f := t.Field(i); (f.IsExported() || f.Anonymous) && holdsNode(f.Type) {
+			fields = append(fields, i)
+		}
+	}
+	walkFields.Store(t, fields)
+	return fields
+}
+
+// holdsNode reports whether a value of type t can lead reflectWalk to
+// an ast.Node: an interface or a pointer can, a slice or array when its
+// elements can, a struct when a field it follows can.
+func holdsNode(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		return true
+	case reflect.Slice, reflect.Array:
+		return holdsNode(t.Elem())
+	case reflect.Struct:
+		// A struct holds another only by value, so this ends.
+		for i := range t.NumField() {
+			if f := t.Field(i); (f.IsExported() || f.Anonymous) && holdsNode(f.Type) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // knownNodes are the node kinds of a query that hold no call and change

@@ -99,15 +99,22 @@ func TestAllowFunctions(t *testing.T) {
 	assert.NotNil(t, c.CheckSQL("SELECT f(1)"))
 }
 
-// The reflection walk decides a node an Accept method did not visit.
+// The reflection walk decides a node an Accept method did not visit,
+// reached through an interface field, or through a pointer field and a
+// slice of pointers.
 func TestReflectWalkBackstop(t *testing.T) {
 	c := NewGuard("", nil)
-	stmt := &ast.SelectStmt{Where: &ast.FuncCallExpr{FnName: ast.NewCIStr("sleep")}}
-	v := &visitor{c: c, seen: map[ast.Node]bool{stmt: true}} // as if Accept stopped at the top
-	c.reflectWalk(reflect.ValueOf(stmt), v, map[uintptr]bool{})
-	require.NotNil(t, v.err)
-	assert.Equal(t, text2sql.KindForbiddenFunction, v.err.Kind)
-	assert.True(t, strings.Contains(v.err.Message, "sleep"))
+	sleep := &ast.FuncCallExpr{FnName: ast.NewCIStr("sleep")}
+	for _, stmt := range []*ast.SelectStmt{
+		{Where: sleep},
+		{Fields: &ast.FieldList{Fields: []*ast.SelectField{{Expr: sleep}}}},
+	} {
+		v := &visitor{c: c, seen: map[ast.Node]bool{stmt: true}} // as if Accept stopped at the top
+		c.reflectWalk(reflect.ValueOf(stmt), v, map[uintptr]bool{})
+		require.NotNil(t, v.err)
+		assert.Equal(t, text2sql.KindForbiddenFunction, v.err.Kind)
+		assert.True(t, strings.Contains(v.err.Message, "sleep"))
+	}
 }
 
 // Every name on the allow-list is lower case and unique, and none of the

@@ -124,7 +124,7 @@ var allowedCommands = map[string]bool{"Com_select": true, "Com_begin": true, "Co
 func engineOracle(t *testing.T, e *Executor, text string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, release, err := e.sessions.conn(ctx, new(atomic.Bool))
+	conn, release, err := e.sessions.conn(ctx, new(atomic.Bool), false)
 	require.NoError(t, err, "oracle connection")
 	defer release()
 	mustExec(t, conn, "SET SESSION max_statement_time = 1, sql_select_limit = 100")

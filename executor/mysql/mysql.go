@@ -23,24 +23,31 @@
 //     1e8 character comparisons by the lengths the statement shows, and
 //     a row holds at most 16 values of long columns (MEDIUMTEXT,
 //     LONGTEXT, MEDIUMBLOB, LONGBLOB, JSON) by the schema (KindTooLarge).
-//  2. The transaction: the statement is prepared (the binary protocol
-//     takes one statement, and multiStatements is off) and run inside
-//     START TRANSACTION READ ONLY, always rolled back. The server refuses
-//     writes and temporary tables there (error 1792); it does not refuse
-//     SELECT … INTO OUTFILE, user variables, named locks or SET, which
-//     only layer 1 stops for a login with the FILE privilege — connect
-//     as a least-privilege login (ElevatedPrivileges reports the others).
+//  2. The transaction: the statement runs inside START TRANSACTION READ
+//     ONLY, which ends with its connection: the reset rolls it back, or
+//     the server does when the connection closes. The server takes one
+//     statement per text: Open's connections have multiStatements off
+//     (the server then refuses a second statement, error 1064) and take
+//     the statement as text; on a handle passed to New, whose DSN the
+//     executor cannot see, it is prepared (the binary protocol takes one
+//     statement). The server refuses writes and temporary tables there
+//     (error 1792), LOAD DATA LOCAL before it asks for a file; it does
+//     not refuse SELECT … INTO OUTFILE, user variables, named locks or
+//     SET, which only layer 1 stops for a login with the FILE privilege
+//     — connect as a least-privilege login (ElevatedPrivileges reports
+//     the others).
 //  3. The session: no statement sees what an earlier one left in its
 //     session — user variables, named locks, table locks, HANDLERs,
 //     temporary tables, session variables, the current database, the
 //     last insert id, the row count FOUND_ROWS() reports. On a handle
 //     made by Open the executor reuses its own connections: when a
 //     statement ends it has the server reset the session
-//     (COM_RESET_CONNECTION) and, in the same round trip as the next
-//     statement's first, selects the database again, pins the
-//     character set and sql_mode the check assumed (and the DSN's
-//     session variables, and on MariaDB the login's max_statement_time)
-//     again, and closes a connection whose role a statement changed.
+//     (COM_RESET_CONNECTION) and, in one round trip before the next
+//     statement, which also begins its transaction, selects the
+//     database again, pins the character set and sql_mode the check
+//     assumed (and the DSN's session variables, and on MariaDB the
+//     login's max_statement_time) again, and closes a connection whose
+//     role a statement changed.
 //     As the reset does not log in again, it also reads the login's
 //     account (SHOW GRANTS, SHOW CREATE USER) and closes a connection
 //     whose account changed since its login (REVOKE, DROP USER, ACCOUNT
@@ -77,7 +84,6 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/internal/sqltext"
 	"github.com/text2sql-go/text2sql/schema"
@@ -156,10 +162,6 @@ const (
 // Executor is the guarded MySQL/MariaDB executor. It implements
 // text2sql.Executor and text2sql.Guard and is safe for concurrent use.
 type Executor struct {
-	// gen checks (Check); exec runs a statement the Guard has planned
-	// (Execute), so the statement is parsed once.
-	gen      *executor.Executor
-	exec     *executor.Executor
 	db       *sql.DB
 	owned    bool
 	opts     Options
@@ -170,6 +172,15 @@ type Executor struct {
 	sessions *sessions
 	elevated []string
 	closed   atomic.Bool
+	// prepare sends statements by the binary protocol, prepared, which
+	// takes one statement whatever the connection's multiStatements: on
+	// a host's handle (New), whose DSN may enable it. Open's connections
+	// have it off, and the server then refuses a second statement in a
+	// text (error 1064) as it would in a prepared one, so statements go
+	// as text, without a round trip for the prepare.
+	prepare bool
+	// passed remembers the Guard's plans of accepted texts (see plan).
+	passed *execkit.Passed[Statement]
 	// hostFunctions are Options.AllowFunctions, in lower case; udfsVisible
 	// tells whether the login may read mysql.func (see confirmCalls).
 	hostFunctions map[string]bool
@@ -239,6 +250,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Executor, error) {
 	}
 	cfg.MultiStatements = false
 	cfg.ParseTime = false
+	// Statements go as text (see Executor.prepare), where the server may
+	// ask the client for a file (LOAD DATA LOCAL); none is given.
+	cfg.AllowAllFiles = false
 	conn, err := mysqldrv.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: mysql: %v", text2sql.ErrInvalidConfig, err)
@@ -350,71 +364,19 @@ func newExecutor(ctx context.Context, db *sql.DB, cfg *mysqldrv.Config, opts Opt
 	for _, f := range opts.AllowFunctions {
 		e.hostFunctions[strings.ToLower(strings.TrimSpace(f))] = true
 	}
-	resultBytes := opts.MaxResultBytes
-	if resultBytes == 0 {
-		resultBytes = executor.DefaultMaxResultBytes
-	}
 	idle := opts.MaxOpenConns
 	if idle == 0 {
 		idle = DefaultMaxOpenConns
 	}
 	lifetime := cmp.Or(opts.MaxConnLifetime, DefaultMaxConnLifetime)
 	roles := e.flavor == MariaDB || !strings.HasPrefix(e.version, "5.") // MySQL 8
-	e.sessions = newSessions(db, cfg, fmt.Sprintf(pinnedSession, sqlMode), int64(resultBytes)+wireSlack, idle, lifetime, roles, e.flavor == MariaDB)
+	e.sessions = newSessions(db, cfg, fmt.Sprintf(pinnedSession, sqlMode), int64(e.resultBytes())+wireSlack, idle, lifetime, roles, e.flavor == MariaDB)
 	if e.flavor == MySQL {
 		e.sessions.killer = db
 	}
-	timeout := opts.Timeout
-	if timeout == 0 {
-		timeout = executor.DefaultTimeout
-	}
-	check := e.checker.Prepare
-	if opts.skipCheck {
-		check = func(q string) (string, *text2sql.SQLError) { return sqltext.StripTrailingMySQL(q, e.checker.mode), nil }
-	}
-	genOpts := executor.Options{
-		MaxRows:        opts.MaxRows,
-		Timeout:        timeout + grace,
-		Schema:         sch,
-		Statement:      e.statement,
-		Check:          check,
-		MaxSQLLength:   opts.MaxSQLLength,
-		MaxResultBytes: resultBytes,
-		Conn:           e.conn,
-		Classify:       errorKind,
-	}
-	e.gen = executor.New(nil, genOpts)
-	genOpts.Check = func(q string) (string, *text2sql.SQLError) { return q, nil } // planned by Execute
-	e.exec = executor.New(nil, genOpts)
+	e.prepare = cfg == nil
+	e.passed = execkit.NewPassed[Statement]()
 	return e, nil
-}
-
-// trippedKey is the context key of the flag a statement's connection
-// sets when it stops at its byte bound; statementKey that of the
-// Statement the Guard planned.
-type (
-	trippedKey   struct{}
-	statementKey struct{}
-)
-
-// conn gives a statement its connection and, before the statement runs
-// on it, confirms what the Guard left to the server (confirm).
-func (e *Executor) conn(ctx context.Context) (*sql.Conn, func(), error) {
-	tripped, _ := ctx.Value(trippedKey{}).(*atomic.Bool)
-	if tripped == nil {
-		tripped = new(atomic.Bool)
-	}
-	conn, release, err := e.sessions.conn(ctx, tripped)
-	if err != nil {
-		return nil, nil, err
-	}
-	if st, ok := ctx.Value(statementKey{}).(Statement); ok {
-		if err := e.confirm(ctx, conn, st); err != nil {
-			release()
-			return nil, nil, err
-		}
-	}
-	return conn, release, nil
 }
 
 // ElevatedPrivileges implements executor.Privileged: the privileges
@@ -427,13 +389,9 @@ func (e *Executor) ElevatedPrivileges() []string { return e.elevated }
 // the session's sql_mode and Options.AllowFunctions).
 func (e *Executor) Guard() *Guard { return e.checker }
 
-// statement adds the server-side limits to a checked query; timeout is the
-// generic executor's, which includes the grace.
-func (e *Executor) statement(q string, maxRows int, timeout time.Duration) string {
-	limit := timeout - grace
-	if limit <= 0 {
-		limit = time.Millisecond
-	}
+// statement adds the server-side limits to a checked query: limit is
+// the time the server gives it, maxRows its row cap (0: none).
+func (e *Executor) statement(q string, maxRows int, limit time.Duration) string {
 	if e.flavor == MariaDB {
 		return MariaDBStatement(q, maxRows, limit)
 	}
@@ -511,55 +469,85 @@ func (e *Executor) Close() error {
 // The error return is non-nil only when the executor cannot work:
 // closed (executor.ErrClosed), no connection, or ctx done (ctx.Err()).
 func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*text2sql.Result, error) {
-	if e.closed.Load() {
-		return nil, executor.ErrClosed
-	}
-	start := time.Now()
-	maxSQL := e.opts.MaxSQLLength
-	if maxSQL == 0 {
-		maxSQL = executor.DefaultMaxSQLLength
-	}
-	if len(req.SQL) <= maxSQL && !e.opts.skipCheck { // a longer one exec refuses
-		st, se := e.checker.Plan(req.SQL)
-		if se != nil {
-			return execkit.Finish(&text2sql.Result{Error: se}, start)
-		}
-		req.SQL = st.Text
-		ctx = context.WithValue(ctx, statementKey{}, st)
-	}
-	run := e.exec
-	if e.opts.skipCheck {
-		run = e.gen
-	}
-	maxRows, timeout := execkit.Limits(req, e.opts.MaxRows, e.opts.Timeout)
-	req.MaxRows, req.Timeout = maxRows, timeout+grace
-	tripped := new(atomic.Bool)
-	res, err := run.Execute(context.WithValue(ctx, trippedKey{}, tripped), req)
-	if shadow := (*shadowError)(nil); errors.As(err, &shadow) {
-		return execkit.Finish(&text2sql.Result{Error: shadow.se}, start)
-	}
+	res, done, err := execkit.Begin(ctx, &e.closed)
 	if err != nil {
 		return nil, err
 	}
+	st, se := e.plan(req.SQL)
+	if se != nil {
+		res.Error = se
+		return done()
+	}
+	maxRows, timeout := execkit.Limits(req, e.opts.MaxRows, e.opts.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, timeout+grace)
+	defer cancel()
+	tripped := new(atomic.Bool)
+	conn, release, err := e.sessions.conn(cctx, tripped, true)
+	if err != nil {
+		return e.connError(ctx, cctx, err, timeout, res, done)
+	}
+	defer release()
+	if err := e.confirm(cctx, conn, st); err != nil {
+		if shadow := (*shadowError)(nil); errors.As(err, &shadow) {
+			res.Error = shadow.se
+			return done()
+		}
+		return e.connError(ctx, cctx, err, timeout, res, done)
+	}
+	err = e.run(cctx, conn, e.statement(st.Text, maxRows, timeout), maxRows, res)
+	if err == nil {
+		return done()
+	}
+	res.Rows, res.Truncated = nil, false
 	switch {
-	case res.Error == nil:
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
 	case tripped.Load():
 		res.Error = &text2sql.SQLError{Kind: text2sql.KindTooLarge,
 			Message: fmt.Sprintf("the result exceeds %d bytes on the wire; select fewer or smaller columns, or fewer rows", e.sessions.wireLimit)}
-	case res.Error.Kind == text2sql.KindTimeout:
-		res.Error = execkit.TimeoutError(timeout)
+	case errors.Is(err, errResultTooLarge):
+		res.Error = &text2sql.SQLError{Kind: text2sql.KindTooLarge,
+			Message: fmt.Sprintf("the result exceeds %d bytes; select fewer or smaller columns, or fewer rows", e.resultBytes())}
+	case connectionError(err):
+		return nil, fmt.Errorf("mysql: %w", err)
+	default:
+		res.Error = e.sqlError(cctx, err, st.Text, timeout)
 	}
-	return res, nil
+	return done()
 }
 
 // Check runs the Guard and then prepares the statement inside a
-// read-only transaction that is rolled back, on a clean session (as
-// Execute), without running it. It
-// returns nil or a *text2sql.SQLError (refusals, syntax errors, unknown
-// tables or columns); any other error means the executor cannot work.
+// read-only transaction, on a clean session (as Execute), without
+// running it. It returns nil or a *text2sql.SQLError (refusals, syntax
+// errors, unknown tables or columns); any other error means the
+// executor cannot work.
 func (e *Executor) Check(ctx context.Context, query string) error {
-	if e.closed.Load() {
-		return executor.ErrClosed
+	if err := execkit.Ready(ctx, &e.closed); err != nil {
+		return err
 	}
-	return e.gen.Check(ctx, query)
+	st, se := e.plan(query)
+	if se != nil {
+		return se
+	}
+	_, timeout := execkit.Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, timeout+grace)
+	defer cancel()
+	conn, release, err := e.sessions.conn(cctx, new(atomic.Bool), true)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("mysql: connection: %w", err)
+	}
+	defer release()
+	stmt, err := conn.PrepareContext(cctx, e.statement(st.Text, 0, timeout))
+	switch {
+	case err == nil:
+		return stmt.Close()
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case connectionError(err):
+		return fmt.Errorf("mysql: %w", err)
+	}
+	return e.sqlError(cctx, err, st.Text, timeout)
 }

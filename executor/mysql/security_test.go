@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -394,7 +395,7 @@ func TestSessionResetOnSameConnection(t *testing.T) {
 	require.NoError(t, w.admin.QueryRow("SELECT @@SESSION.sql_mode").Scan(&mode))
 	probe := func() (any, []any) {
 		t.Helper()
-		conn, release, err := w.e.conn(context.Background())
+		conn, release, err := w.e.sessions.conn(context.Background(), new(atomic.Bool), false)
 		require.NoError(t, err)
 		defer release()
 		cols := make([]any, len(resetProbe)+1)

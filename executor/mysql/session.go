@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -27,8 +28,9 @@ import (
 // wireSlack is what the protocol itself may add to a result's values on
 // the wire beyond what the executor counts (it counts 16 bytes per value,
 // more than a row header and a value's length prefix take): the handshake
-// and the column definitions, sent with the prepare and again with the
-// execution, of up to 4,096 columns with long names (4 MiB).
+// and the column definitions (sent with a prepare and again with its
+// execution on a host's handle) of up to 4,096 columns with long names
+// (4 MiB).
 const wireSlack = 4 << 20
 
 // sessions gives each statement a connection whose session holds
@@ -43,10 +45,11 @@ const wireSlack = 4 << 20
 // id, and puts every session variable back to its global value. When
 // the connection is next taken, the executor selects the database
 // again (the reset keeps the current one, which a statement may have
-// changed), pins the session again (setup) and checks the connection's
-// identity, in one write and one round trip, whose answer includes the
-// reset's. go-sql-driver/mysql v1.10 has no call for the
-// command (its ResetSession only checks the socket), so it is written
+// changed), pins the session again (setup), checks the connection's
+// identity and begins the statement's read-only transaction, in one
+// write and one round trip, whose answer includes the reset's.
+// go-sql-driver/mysql v1.10 has no call for the command (its
+// ResetSession only checks the socket), so it is written
 // on the socket the executor dials, between two commands of the
 // driver's, when the driver waits for none; over TLS or with
 // compression that socket carries the driver's encoding, and every
@@ -126,6 +129,8 @@ type session struct {
 	at      time.Time
 	reset   []byte
 	close   func()
+	// answer reads the answers to the reset's commands.
+	answer *response
 }
 
 // newSessions returns the sessions of an executor; cfg is nil for New.
@@ -251,11 +256,14 @@ func (c *budgetConn) arm(tripped *atomic.Bool) {
 }
 
 // conn returns a connection with a clean session pinned for one
-// statement, and release, which cleans it for the next statement or
-// closes it. tripped reports, after the statement, whether the
-// connection stopped at its byte bound.
-func (s *sessions) conn(ctx context.Context, tripped *atomic.Bool) (*sql.Conn, func(), error) {
-	se, err := s.take(ctx)
+// statement, inside a read-only transaction when begin is set, and
+// release, which cleans it for the next statement or closes it: either
+// ends the transaction (the reset rolls it back, and the server rolls
+// back a closed connection's), so no ROLLBACK is sent. tripped reports,
+// after the statement, whether the connection stopped at its byte
+// bound.
+func (s *sessions) conn(ctx context.Context, tripped *atomic.Bool, begin bool) (*sql.Conn, func(), error) {
+	se, err := s.take(ctx, begin)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -278,17 +286,30 @@ func (s *sessions) conn(ctx context.Context, tripped *atomic.Bool) (*sql.Conn, f
 	}, nil
 }
 
-// take returns an idle connection, its reset finished, or a new one.
-func (s *sessions) take(ctx context.Context) (*session, error) {
+// beginReadOnly starts the read-only transaction a statement runs in.
+const beginReadOnly = "START TRANSACTION READ ONLY"
+
+// take returns an idle connection, its reset finished, or a new one;
+// begin starts the read-only transaction on it (in the reset's write
+// on an idle one).
+func (s *sessions) take(ctx context.Context, begin bool) (*session, error) {
 	for {
 		select {
 		case se := <-s.idle:
-			if !s.expired(se) && s.finishReset(se) == nil {
+			if !s.expired(se) && s.finishReset(se, begin) == nil {
 				return se, nil
 			}
 			se.close()
 		default:
-			return s.open(ctx)
+			se, err := s.open(ctx)
+			if err != nil || !begin {
+				return se, err
+			}
+			if _, err := se.conn.ExecContext(ctx, beginReadOnly); err != nil {
+				se.close()
+				return nil, err
+			}
+			return se, nil
 		}
 	}
 }
@@ -464,20 +485,26 @@ const (
 
 // resetCommands are the packets that clean a connection: first
 // COM_RESET_CONNECTION (resetLen bytes), then COM_INIT_DB database,
-// COM_QUERY setup, a COM_QUERY of each of accountQueries and COM_QUERY
-// identity, each the first packet (sequence 0) of its command.
+// COM_QUERY setup, a COM_QUERY of each of accountQueries, COM_QUERY
+// identity and last COM_QUERY beginReadOnly (beginLen bytes), each the
+// first packet (sequence 0) of its command.
 func resetCommands(database, setup, identity string) []byte {
 	cmds := [][]byte{{comResetConnection}, append([]byte{comInitDB}, database...), append([]byte{comQuery}, setup...)}
 	for _, q := range accountQueries {
 		cmds = append(cmds, append([]byte{comQuery}, q...))
 	}
+	cmds = append(cmds, append([]byte{comQuery}, identity...), append([]byte{comQuery}, beginReadOnly...))
 	var b []byte
-	for _, cmd := range append(cmds, append([]byte{comQuery}, identity...)) {
+	for _, cmd := range cmds {
 		b = append(b, byte(len(cmd)), byte(len(cmd)>>8), byte(len(cmd)>>16), 0)
 		b = append(b, cmd...)
 	}
 	return b
 }
+
+// beginLen is the length of the packet of beginReadOnly: its header,
+// the command and the statement.
+const beginLen = 4 + 1 + len(beginReadOnly)
 
 // resetLen is the length of the COM_RESET_CONNECTION packet: its header
 // and the command.
@@ -508,37 +535,46 @@ func (s *sessions) startReset(se *session) error {
 	return err
 }
 
-// finishReset sends the rest of se's reset (resetCommands) in one write
-// when se is taken for a statement, and reads the answers: each command
-// must answer OK, and the connection must have the account, id and role
-// it was opened with, within killGrace. The reset keeps the role a
-// statement set; an account changed on the server (a REVOKE just before
-// this statement) reaches the session only when it logs in again.
-// Reading the identity last also makes it the last SELECT, whose row
-// count FOUND_ROWS() reports and the reset keeps.
-func (s *sessions) finishReset(se *session) error {
+// finishReset sends the rest of se's reset (resetCommands), without
+// its beginReadOnly unless begin is set, in one write when se is taken
+// for a statement, and reads the answers: each command must answer OK,
+// and the connection must have the account, id and role it was opened
+// with, within killGrace. The reset keeps the role a statement set; an
+// account changed on the server (a REVOKE just before this statement)
+// reaches the session only when it logs in again. Reading the identity
+// last of the SELECTs also makes it the last SELECT, whose row count
+// FOUND_ROWS() reports and the reset keeps. The transaction begins
+// after the identity's answer in the server's order, but the client
+// hands the connection over only when it has read every answer, so no
+// statement runs on a connection whose check failed.
+func (s *sessions) finishReset(se *session, begin bool) error {
 	c := se.sock.Conn
 	if err := c.SetDeadline(time.Now().Add(killGrace)); err != nil {
 		return err
 	}
-	if _, err := c.Write(se.reset[resetLen:]); err != nil {
+	cmds := se.reset[resetLen:]
+	if !begin {
+		cmds = cmds[:len(cmds)-beginLen]
+	}
+	if _, err := c.Write(cmds); err != nil {
 		return err
 	}
+	rd := se.answers(c)
 	for range 3 {
-		if err := (&response{r: c}).ok(); err != nil {
+		if err := rd.command().ok(); err != nil {
 			return err
 		}
 	}
 	h := sha256.New()
 	for range accountQueries {
-		if err := (&response{r: c}).lines(h); err != nil {
+		if err := rd.command().lines(h); err != nil {
 			return err
 		}
 	}
 	if !bytes.Equal(h.Sum(nil), se.account) {
 		return errors.New("mysql: session reset: the login's account changed")
 	}
-	row, err := (&response{r: c}).row(2)
+	row, err := rd.command().row(2)
 	if err != nil {
 		return err
 	}
@@ -546,17 +582,47 @@ func (s *sessions) finishReset(se *session) error {
 	if string(row[0]) != strconv.FormatInt(se.id, 10) || role != se.role {
 		return errors.New("mysql: session reset: the connection changed its role")
 	}
+	if begin {
+		if err := rd.command().ok(); err != nil {
+			return err
+		}
+	}
+	if rd.r.Buffered() != 0 { // the server answered what was not asked
+		return errReset
+	}
 	return c.SetDeadline(time.Time{})
 }
 
-// response reads the packets of one command's response.
+// answerBuffer is the buffer of the reader of a reset's answers: the
+// answers of one reset take a few hundred bytes (a long grant more),
+// read in a few reads rather than two per packet.
+const answerBuffer = 4 << 10
+
+// answers returns the reader of se's reset answers on c, kept with se.
+func (se *session) answers(c net.Conn) *response {
+	if se.answer == nil {
+		se.answer = &response{r: bufio.NewReaderSize(c, answerBuffer)}
+	}
+	se.answer.r.Reset(c)
+	return se.answer
+}
+
+// response reads the packets of one command's response after another
+// from r, into buf, which it reuses.
 type response struct {
-	r   io.Reader
+	r   *bufio.Reader
 	seq byte
+	buf []byte
+}
+
+// command starts reading the response to the next command.
+func (r *response) command() *response {
+	r.seq = 0
+	return r
 }
 
 // next returns the payload of the next packet, which must follow the
-// previous one in sequence.
+// previous one in sequence; it is valid until the next call.
 func (r *response) next() ([]byte, error) {
 	var head [4]byte
 	if _, err := io.ReadFull(r.r, head[:]); err != nil {
@@ -567,7 +633,10 @@ func (r *response) next() ([]byte, error) {
 	if head[3] != r.seq || n == 0 || n == maxPacket {
 		return nil, errReset
 	}
-	p := make([]byte, n)
+	if cap(r.buf) < n {
+		r.buf = make([]byte, n)
+	}
+	p := r.buf[:n]
 	_, err := io.ReadFull(r.r, p)
 	return p, err
 }
@@ -611,7 +680,7 @@ func (r *response) head(n int) ([]byte, error) {
 }
 
 // row reads a result of one row of n short values (n < 251, each
-// shorter than 251 bytes), nil for NULL.
+// shorter than 251 bytes), nil for NULL, copied.
 func (r *response) row(n int) ([][]byte, error) {
 	p, err := r.head(n)
 	if err != nil {
@@ -623,7 +692,7 @@ func (r *response) row(n int) ([][]byte, error) {
 		case len(p) > 0 && p[0] == nullValue:
 			vals, p = append(vals, nil), p[1:]
 		case len(p) > 0 && p[0] < nullValue && int(p[0]) < len(p):
-			vals, p = append(vals, p[1:1+p[0]]), p[1+p[0]:]
+			vals, p = append(vals, bytes.Clone(p[1:1+p[0]])), p[1+p[0]:]
 		default:
 			return nil, errReset
 		}

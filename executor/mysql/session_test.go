@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -16,13 +17,13 @@ import (
 
 // packets frames payloads as the server's packets of one response,
 // sequence 1 on.
-func packets(payloads ...string) *bytes.Reader {
+func packets(payloads ...string) *bufio.Reader {
 	var b []byte
 	for i, p := range payloads {
 		b = append(b, byte(len(p)), byte(len(p)>>8), byte(len(p)>>16), byte(i+1))
 		b = append(b, p...)
 	}
-	return bytes.NewReader(b)
+	return bufio.NewReader(bytes.NewReader(b))
 }
 
 // eof closes a result (an EOF, or an OK with 0xfe first).
@@ -38,14 +39,14 @@ func TestResponseRow(t *testing.T) {
 	row, err = (&response{r: packets("\x02\x01", "def1", "def2", eof, "\x0217\xfb", eof)}).row(2)
 	require.NoError(t, err, "metadata flag and an EOF after the column definitions")
 	assert.Equal(t, want, row)
-	for name, r := range map[string]*bytes.Reader{
+	for name, r := range map[string]*bufio.Reader{
 		"three columns":     packets("\x03", "def1", "def2", "def3", "\x0217\xfb\x01x", eof),
 		"a value missing":   packets("\x02", "def1", "def2", "\x0217", eof),
 		"a value too long":  packets("\x02", "def1", "def2", "\x0217\x05ab", eof),
 		"bytes after":       packets("\x02", "def1", "def2", "\x0217\xfbX", eof),
 		"a second row":      packets("\x02", "def1", "def2", "\x0217\xfb", "\x0217\xfb", eof),
 		"no row":            packets("\x02", "def1", "def2", eof, eof),
-		"out of sequence":   bytes.NewReader([]byte{1, 0, 0, 2, 2}),
+		"out of sequence":   bufio.NewReader(bytes.NewReader([]byte{1, 0, 0, 2, 2})),
 		"an error for rows": packets("\xff\x15\x04#28000denied"),
 	} {
 		_, err := (&response{r: r}).row(2)
@@ -63,7 +64,7 @@ func TestResponseLines(t *testing.T) {
 	digestValue(want, []byte("GRANT"))
 	digestValue(want, []byte(long))
 	assert.Equal(t, want.Sum(nil), h.Sum(nil))
-	for name, r := range map[string]*bytes.Reader{
+	for name, r := range map[string]*bufio.Reader{
 		"two columns":  packets("\x02", "def1", "def2", "\x01a\x01b", eof),
 		"no row":       packets("\x01", "def", eof, eof),
 		"NULL":         packets("\x01", "def", "\xfb", eof),
