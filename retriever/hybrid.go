@@ -735,6 +735,35 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 	qTokens := queryTokens(query)
 
 	out := &text2sql.Retrieval{Question: req.Question, Dialect: h.db.Dialect}
+	cands, exampleHits, best, err := h.rank(ctx, vec, qTokens)
+	if err != nil {
+		return nil, err
+	}
+	items, tableCands := h.quota(cands)
+	if h.rerank != nil {
+		if items, out.Rerank, err = h.applyRerank(ctx, question, items); err != nil {
+			return nil, err
+		}
+	}
+	out.Items = h.notes(items)
+	out.BestSimilarity = best
+
+	match, err := h.match(ctx, question, len(req.Terms) == 0, exampleHits)
+	if err != nil {
+		return nil, err
+	}
+	out.Match = match
+	out.LowConfidence = h.low > 0 && best < h.low && (match == nil || match.Similarity < 1)
+	h.show(out, items, tableCands, req.RequiredTables, query, qTokens)
+	return out, nil
+}
+
+// rank ranks the documents of every kind with a quota by BM25 and by
+// the similarity of their vectors to vec (each kind's best documents,
+// merged into one ranking each) and fuses the two rankings. It returns
+// the fused candidates, the vector hits of the examples and the best
+// similarity.
+func (h *Hybrid) rank(ctx context.Context, vec []float32, qTokens []string) (cands []candidate, exampleHits []Hit, best float64, err error) {
 	var active []text2sql.ItemKind
 	pool := candidatePool
 	for _, kind := range kindOrder {
@@ -747,12 +776,11 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 	// best pool documents, merged by score, so a kind with few documents
 	// does not rank them first by default.
 	var vec2 []Hit
-	var exampleHits []Hit
 	var bm []bm25.Hit
 	for _, kind := range active {
 		hits, err := h.store.Query(ctx, vec, pool, kind)
 		if err != nil {
-			return nil, fmt.Errorf("retriever: vector search (%s): %w", kind, err)
+			return nil, nil, 0, fmt.Errorf("retriever: vector search (%s): %w", kind, err)
 		}
 		if kind == text2sql.ItemExample {
 			exampleHits = hits
@@ -767,16 +795,16 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 		}
 		return cmp.Compare(a.Doc, b.Doc)
 	})
-	best := 0.0
 	if len(vec2) > 0 {
 		best = vec2[0].Similarity
 	}
-	cands := h.fuse(bm, vec2)
+	return h.fuse(bm, vec2), exampleHits, best, nil
+}
 
-	// Quotas: each kind's best candidates, in fused order (a reranker
-	// sees a deeper list and decides the order itself).
-	var items []text2sql.Item
-	var tableCands []candidate
+// quota keeps each kind's best candidates, in fused order, as items (a
+// reranker sees a deeper list and decides the order itself), and
+// returns them with the table candidates of the whole ranking.
+func (h *Hybrid) quota(cands []candidate) (items []text2sql.Item, tableCands []candidate) {
 	used := map[text2sql.ItemKind]int{}
 	for _, c := range cands {
 		kind := h.docs[c.doc].Kind
@@ -792,27 +820,19 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 			items = append(items, h.item(c))
 		}
 	}
-	if h.rerank != nil {
-		if items, out.Rerank, err = h.applyRerank(ctx, question, items); err != nil {
-			return nil, err
-		}
-	}
-	out.Items = h.notes(items)
-	out.BestSimilarity = best
+	return items, tableCands
+}
 
-	match, err := h.match(ctx, question, len(req.Terms) == 0, exampleHits)
-	if err != nil {
-		return nil, err
-	}
-	out.Match = match
-	out.LowConfidence = h.low > 0 && best < h.low && (match == nil || match.Similarity < 1)
-
+// show sets out's tables (chooseTables), the value items of the shown
+// tables, and the DDL of the shown tables, wide ones cut to the columns
+// the query touches.
+func (h *Hybrid) show(out *text2sql.Retrieval, items []text2sql.Item, tableCands []candidate, required []string, query string, qTokens []string) {
 	var selected []string
 	if out.Rerank != nil {
 		selected = out.Rerank.Tables
 	}
 	valueItems, valueTables := h.matchValues(query)
-	tables := h.chooseTables(items, tableCands, selected, req.RequiredTables, h.named(qTokens), valueTables, h.namespaceScores(qTokens))
+	tables := h.chooseTables(items, tableCands, selected, required, h.named(qTokens), valueTables, h.namespaceScores(qTokens))
 	out.Tables = make([]text2sql.TableRef, len(tables))
 	shown := make([]*schema.Table, len(tables))
 	isShown := make(map[string]bool, len(tables))
@@ -842,7 +862,6 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 		// best table's database, and is written in its dialect.
 		out.Dialect = shown[0].Dialect
 	}
-	return out, nil
 }
 
 // cut returns a copy of t with only the columns a question touches, or
