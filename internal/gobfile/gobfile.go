@@ -4,6 +4,7 @@
 package gobfile
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/gob"
 	"errors"
@@ -48,9 +49,15 @@ func Write(path string, v any) error {
 // are the file system's (fs.ErrNotExist when there is no file) and the
 // decoder's.
 func Read(path string, v any) error {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
-	return gob.NewDecoder(bytes.NewReader(data)).Decode(v)
+	defer f.Close()
+	// Decoded as read: the file is not held in memory beside its value.
+	return gob.NewDecoder(bufio.NewReaderSize(f, readBuffer)).Decode(v)
 }
+
+// readBuffer is Read's buffer: large enough that a cache of tens of
+// megabytes is read in a few thousand system calls.
+const readBuffer = 1 << 16
