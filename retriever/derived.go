@@ -47,9 +47,10 @@ type derived struct {
 // and emb by the running program; ok is false when the program is
 // unknown (fingerprint.Program), and nothing is then cached. It covers
 // everything the derivation reads: the schema (SchemaFingerprint, with
-// the dialects DDL is written in), the whole knowledge base as encoded
-// (drafts aside: Documents ignores them), the embedder's name and
-// dimension, and the program, whose code derives.
+// the dialects DDL is written in and which keys are marked inferred),
+// the whole knowledge base as encoded (drafts aside: Documents ignores
+// them), the embedder's name and dimension, and the program, whose code
+// derives.
 func derivedKey(db *schema.Database, kb *knowledge.Base, infer bool, emb text2sql.Embedder) (key string, ok bool) {
 	program, ok := fingerprint.Program()
 	if !ok {
@@ -66,6 +67,9 @@ func derivedKey(db *schema.Database, kb *knowledge.Base, infer bool, emb text2sq
 		emb.Name(), strconv.Itoa(emb.Dimension()))
 	for _, t := range db.Tables {
 		w.Str(string(t.Dialect))
+		for _, fk := range t.ForeignKeys {
+			w.Str(strconv.FormatBool(fk.Inferred)) // DDL writes an inferred key as a comment
+		}
 	}
 	w.Bytes(kbJSON)
 	return w.Hex(), true
