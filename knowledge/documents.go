@@ -38,71 +38,88 @@ func (b *Base) Documents(db *schema.Database) []Document {
 	if b == nil {
 		b = &Base{}
 	}
-	var (
-		docs []Document
-		seen = map[string]bool{}
-	)
-	add := func(d Document) {
-		if seen[d.ID] {
-			return
-		}
-		seen[d.ID] = true
-		if d.Kind != text2sql.ItemTable {
-			d.Note = d.Text
-		}
-		docs = append(docs, d)
-	}
-	// resolve maps a table name to the schema's; ok is false when db has no
-	// such table.
-	resolve := func(name string) (*schema.Table, string, bool) {
-		if db == nil {
-			return nil, name, name != ""
-		}
-		t := db.Lookup(name)
-		if t == nil {
-			return nil, "", false
-		}
-		return t, t.QualifiedName(), true
-	}
+	d := &chunker{db: db, seen: map[string]bool{}}
+	d.tables(b.Tables)
+	d.columns(b.Columns)
+	d.rules(b.Rules)
+	d.examples(b.Examples)
+	d.values(b.Values)
+	return d.docs
+}
 
-	// Table documents.
-	notes := map[string]*TableNote{}
-	for i := range b.Tables {
-		n := &b.Tables[i]
-		if _, name, ok := resolve(n.Table); ok {
+// chunker collects the documents of Documents.
+type chunker struct {
+	db   *schema.Database // nil: names as written
+	docs []Document
+	seen map[string]bool // IDs added
+}
+
+// add appends d unless a document of its ID was added first.
+func (c *chunker) add(d Document) {
+	if c.seen[d.ID] {
+		return
+	}
+	c.seen[d.ID] = true
+	if d.Kind != text2sql.ItemTable {
+		d.Note = d.Text
+	}
+	c.docs = append(c.docs, d)
+}
+
+// resolve maps a table name to the schema's; ok is false when the schema
+// has no such table.
+func (c *chunker) resolve(name string) (*schema.Table, string, bool) {
+	if c.db == nil {
+		return nil, name, name != ""
+	}
+	t := c.db.Lookup(name)
+	if t == nil {
+		return nil, "", false
+	}
+	return t, t.QualifiedName(), true
+}
+
+// tables adds the table documents: one per schema table with its note,
+// or one per note without a schema.
+func (c *chunker) tables(notes []TableNote) {
+	byName := map[string]*TableNote{}
+	for i := range notes {
+		n := &notes[i]
+		if _, name, ok := c.resolve(n.Table); ok {
 			key := strings.ToLower(name)
-			if notes[key] == nil {
-				notes[key] = n
+			if byName[key] == nil {
+				byName[key] = n
 			}
 		}
 	}
-	if db != nil {
-		back := referencedBy(db)
-		for _, t := range db.Tables {
-			add(tableDocument(t, t.QualifiedName(), notes[strings.ToLower(t.QualifiedName())], back[tableKey(t.Schema, t.Name)]))
-		}
-	} else {
-		for i := range b.Tables {
-			n := &b.Tables[i]
-			if n.Table != "" {
-				add(tableDocument(nil, n.Table, n, nil))
+	if c.db == nil {
+		for i := range notes {
+			if n := &notes[i]; n.Table != "" {
+				c.add(tableDocument(nil, n.Table, n, nil))
 			}
 		}
+		return
 	}
+	back := referencedBy(c.db)
+	for _, t := range c.db.Tables {
+		c.add(tableDocument(t, t.QualifiedName(), byName[strings.ToLower(t.QualifiedName())], back[tableKey(t.Schema, t.Name)]))
+	}
+}
 
-	// Column documents.
-	for _, n := range b.Columns {
-		t, tname, ok := resolve(n.Table)
+// columns adds a document per column note.
+func (c *chunker) columns(notes []ColumnNote) {
+	for _, n := range notes {
+		t, tname, ok := c.resolve(n.Table)
 		if !ok || n.Column == "" {
 			continue
 		}
 		cname, ctype := n.Column, ""
 		if t != nil {
-			c := t.Column(n.Column)
-			if c == nil {
+			col := t.Column(n.Column)
+			if col == nil {
 				continue
 			}
-			cname, ctype = c.Name, c.Type
+			cname, ctype = col.Name, col.Type
 		}
 		var s strings.Builder
 		s.WriteString("Column " + tname + "." + cname)
@@ -117,18 +134,20 @@ func (b *Base) Documents(db *schema.Database) []Document {
 		sentence(&s, "", n.Description)
 		sentence(&s, "Units: ", n.Units)
 		sentence(&s, "Range: ", n.Range)
-		add(Document{ID: "column:" + tname + "." + cname, Kind: text2sql.ItemColumn, Text: s.String(), Table: tname, Column: cname})
+		c.add(Document{ID: "column:" + tname + "." + cname, Kind: text2sql.ItemColumn, Text: s.String(), Table: tname, Column: cname})
 	}
+}
 
-	// Rule documents.
-	for _, r := range b.Rules {
+// rules adds a document per rule.
+func (c *chunker) rules(rules []Rule) {
+	for _, r := range rules {
 		id := r.ID
 		if id == "" {
 			id = AutoID("rule", r.Text)
 		}
 		var tables []string
 		for _, tn := range r.Tables {
-			if _, name, ok := resolve(tn); ok {
+			if _, name, ok := c.resolve(tn); ok {
 				tables = appendUnique(tables, name)
 			}
 		}
@@ -136,39 +155,43 @@ func (b *Base) Documents(db *schema.Database) []Document {
 		if len(tables) > 0 {
 			text += "\nTables: " + strings.Join(tables, ", ") + "."
 		}
-		add(Document{ID: "rule:" + id, Kind: text2sql.ItemRule, Text: text, Tables: tables})
+		c.add(Document{ID: "rule:" + id, Kind: text2sql.ItemRule, Text: text, Tables: tables})
 	}
+}
 
-	// Example documents: only the question is indexed.
-	for _, ex := range b.Examples {
+// examples adds a document per example: only the question is indexed.
+func (c *chunker) examples(examples []Example) {
+	for _, ex := range examples {
 		id := ex.ID
 		if id == "" {
 			id = AutoID("ex", ex.Question)
 		}
 		var tables []string
-		if db != nil {
-			for _, ref := range sqlparse.Tables(sqlparse.Parse(ex.SQL, db.Dialect)) {
-				if _, canon, ok := resolve(ref.QualifiedName()); ok {
+		if c.db != nil {
+			for _, ref := range sqlparse.Tables(sqlparse.Parse(ex.SQL, c.db.Dialect)) {
+				if _, canon, ok := c.resolve(ref.QualifiedName()); ok {
 					tables = appendUnique(tables, canon)
 				}
 			}
 		}
-		add(Document{ID: "example:" + id, Kind: text2sql.ItemExample, Text: collapse(ex.Question), SQL: ex.SQL, Tables: tables})
+		c.add(Document{ID: "example:" + id, Kind: text2sql.ItemExample, Text: collapse(ex.Question), SQL: ex.SQL, Tables: tables})
 	}
+}
 
-	// Value documents.
-	for _, v := range b.Values {
-		t, tname, ok := resolve(v.Table)
+// values adds a document per value list.
+func (c *chunker) values(lists []ValueList) {
+	for _, v := range lists {
+		t, tname, ok := c.resolve(v.Table)
 		if !ok || v.Column == "" || len(v.Values) == 0 {
 			continue
 		}
 		cname := v.Column
 		if t != nil {
-			c := t.Column(v.Column)
-			if c == nil {
+			col := t.Column(v.Column)
+			if col == nil {
 				continue
 			}
-			cname = c.Name
+			cname = col.Name
 		}
 		var s strings.Builder
 		s.WriteString("Values of " + tname + "." + cname)
@@ -183,9 +206,8 @@ func (b *Base) Documents(db *schema.Database) []Document {
 			s.WriteString(Literal(val))
 		}
 		s.WriteString(".")
-		add(Document{ID: "value:" + tname + "." + cname, Kind: text2sql.ItemValue, Text: s.String(), Table: tname, Column: cname})
+		c.add(Document{ID: "value:" + tname + "." + cname, Kind: text2sql.ItemValue, Text: s.String(), Table: tname, Column: cname})
 	}
-	return docs
 }
 
 // tableKey is the key of referencedBy: a table's namespace and name,

@@ -13,7 +13,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -23,7 +25,7 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/embed/hashing"
 	"github.com/text2sql-go/text2sql/internal/bm25"
-	"github.com/text2sql-go/text2sql/internal/stagekit"
+	"github.com/text2sql-go/text2sql/internal/gobfile"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/retriever/valueindex"
 	"github.com/text2sql-go/text2sql/schema"
@@ -240,6 +242,14 @@ type HybridOptions struct {
 	// ValueMatch tunes the matching of Values; the zero value means
 	// valueindex's defaults.
 	ValueMatch valueindex.MatchOptions
+	// CacheDir, when set, is a directory (e.g. a ChromemStore's) where
+	// NewHybrid keeps what it derives from Schema, Knowledge,
+	// InferJoins and the embedder, in DerivedFile: the documents, the
+	// BM25 indexes, the inferred join keys and each table's DDL size,
+	// keyed by those inputs and the running program. A later NewHybrid
+	// with the same inputs reads them instead of deriving them (at
+	// 10,000 tables most of a second of CPU). "" derives them each time.
+	CacheDir string
 }
 
 // MaxValueTables is the most tables the value matches of one question
@@ -331,8 +341,10 @@ var _ text2sql.Retriever = (*Hybrid)(nil)
 // documents with Knowledge.Documents(opts.Schema), computes the index
 // fingerprint, and either reuses the store's vectors (when the store holds
 // the same fingerprint: no embedding calls) or resets the store and embeds
-// every document in batches. The BM25 index and the foreign-key graph are
-// built in memory each time.
+// every document in batches. The documents, the BM25 index and the
+// inferred join keys are read from opts.CacheDir when they were derived
+// there from the same inputs, else derived and written there; the
+// foreign-key graph is built in memory each time.
 //
 // When the store is a BuildLocker and the index must be built, NewHybrid
 // holds its build lock while it reads the fingerprint again, builds and
@@ -351,21 +363,65 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 	if kb == nil {
 		kb = &knowledge.Base{}
 	}
-	h.docs = kb.Documents(h.db)
+	fp, err := h.derived(opts, kb)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.index(); err != nil {
+		return nil, err
+	}
+	h.layout(opts.Catalog)
+	h.stats = Stats{
+		Documents:   len(h.docs),
+		Kinds:       maps.Clone(h.kindDocs),
+		Fingerprint: fp,
+		Embedder:    h.emb.Name(),
+		Dimension:   h.emb.Dimension(),
+		Values:      h.values.Len(),
+	}
+	if err := h.sync(ctx, fp, opts.BatchSize); err != nil {
+		return nil, err
+	}
+	h.stats.BuildTime = time.Since(start)
+	return h, nil
+}
+
+// derived sets the schema (with inferred keys), the DDL sizes, the
+// documents and the BM25 indexes, read from opts.CacheDir when they were
+// derived there from the same inputs, and returns the index fingerprint.
+func (h *Hybrid) derived(opts HybridOptions, kb *knowledge.Base) (string, error) {
+	var file, key string
+	if opts.CacheDir != "" {
+		if k, ok := derivedKey(opts.Schema, kb, opts.InferJoins, h.emb); ok {
+			file, key = filepath.Join(opts.CacheDir, DerivedFile), k
+		}
+	}
+	if file != "" {
+		if d, ok := readDerived(file, key); ok && h.restore(opts.Schema, d) == nil {
+			return d.Fingerprint, nil
+		}
+	}
+	d, err := h.derive(opts.Schema, opts.InferJoins, kb)
+	if err != nil {
+		return "", err
+	}
+	if file != "" {
+		d.Key = key
+		_ = gobfile.Write(file, d) // a cache: the next call derives again
+	}
+	return d.Fingerprint, nil
+}
+
+// index builds the lookups of the documents and the tables: by ID, by
+// kind, examples by question, the foreign-key graphs and table names.
+func (h *Hybrid) index() error {
 	h.byID = make(map[string]int, len(h.docs))
 	h.kindDocs = map[text2sql.ItemKind]int{}
 	h.docKinds = make([]text2sql.ItemKind, len(h.docs))
 	h.examples = map[string]int{}
-	tokens := make([][]string, len(h.docs))
-	h.docTables = make([][]*schema.Table, len(h.docs))
-	ix := h.db.Index()
-	inParallel(len(h.docs), func(i int) {
-		tokens[i] = docTokens(ix, h.docs[i])
-		h.docTables[i] = tablesOf(ix, h.docs[i])
-	})
 	for i, d := range h.docs {
 		if _, dup := h.byID[d.ID]; dup || d.ID == "" {
-			return nil, fmt.Errorf("retriever: document %d has an empty or duplicate ID %q", i, d.ID)
+			return fmt.Errorf("retriever: document %d has an empty or duplicate ID %q", i, d.ID)
 		}
 		h.byID[d.ID] = i
 		h.kindDocs[d.Kind]++
@@ -378,8 +434,7 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 			}
 		}
 	}
-	h.bm = bm25.NewTokens(tokens, bm25.DefaultParams())
-	h.nsBM, h.nsNames = namespaceIndex(h.namespaces, h.docTables, tokens)
+	ix := h.db.Index()
 	h.graph, h.declared = fkGraph(h.db, ix, true), fkGraph(h.db, ix, false)
 	h.byName = map[string][]*schema.Table{}
 	for _, t := range h.db.Tables {
@@ -387,22 +442,40 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 			h.byName[tok] = append(h.byName[tok], t)
 		}
 	}
+	return nil
+}
 
-	fp := indexFingerprint(kb, h.db, h.emb, h.docs)
-	h.stats = Stats{
-		Documents:   len(h.docs),
-		Kinds:       map[text2sql.ItemKind]int{},
-		Fingerprint: fp,
-		Embedder:    h.emb.Name(),
-		Dimension:   h.emb.Dimension(),
-		Values:      h.values.Len(),
+// layout decides whether the whole schema fits the budget and records
+// the tables of each namespace; catalog is HybridOptions.Catalog.
+func (h *Hybrid) layout(catalog bool) {
+	total := 0
+	for _, n := range h.ddlTokens {
+		total += n
 	}
-	for k, n := range h.kindDocs {
-		h.stats.Kinds[k] = n
+	h.wholeSchema = h.budget >= 0 && total <= h.budget
+	if catalog && h.namespaces != nil {
+		h.catalog, h.wholeSchema = true, false
 	}
+	if h.namespaces != nil {
+		h.nsTables = map[string]map[string]bool{}
+		for _, t := range h.db.Tables {
+			ns := h.namespaces[t]
+			if h.nsTables[ns] == nil {
+				h.nsTables[ns] = map[string]bool{}
+			}
+			h.nsTables[ns][strings.ToLower(t.Name)] = true
+		}
+	}
+}
+
+// sync makes the store hold the vectors of the documents under
+// fingerprint fp: it keeps them when the store already has fp, else
+// (under the store's build lock when it is a BuildLocker, reading the
+// fingerprint again) embeds every document and commits.
+func (h *Hybrid) sync(ctx context.Context, fp string, batch int) error {
 	have, err := h.store.Fingerprint(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("retriever: read index fingerprint: %w", err)
+		return fmt.Errorf("retriever: read index fingerprint: %w", err)
 	}
 	if l, ok := h.store.(BuildLocker); ok && have != fp {
 		// Another process may be building the same index: wait for it,
@@ -411,28 +484,27 @@ func NewHybrid(ctx context.Context, opts HybridOptions) (*Hybrid, error) {
 		release, err := l.LockBuild(ctx)
 		h.stats.LockWait = time.Since(wait)
 		if err != nil {
-			return nil, fmt.Errorf("retriever: lock the index for building: %w", err)
+			return fmt.Errorf("retriever: lock the index for building: %w", err)
 		}
 		defer release()
 		if have, err = h.store.Fingerprint(ctx); err != nil {
-			return nil, fmt.Errorf("retriever: read index fingerprint: %w", err)
+			return fmt.Errorf("retriever: read index fingerprint: %w", err)
 		}
 	}
 	if have != fp {
-		if err := h.rebuild(ctx, opts.BatchSize); err != nil {
-			return nil, err
+		if err := h.rebuild(ctx, batch); err != nil {
+			return err
 		}
 		if err := h.store.SetFingerprint(ctx, fp); err != nil {
-			return nil, fmt.Errorf("retriever: write index fingerprint: %w", err)
+			return fmt.Errorf("retriever: write index fingerprint: %w", err)
 		}
 		h.stats.Rebuilt = true
 		h.stats.Embedded = len(h.docs)
 	}
 	if h.stats.Stored, err = h.store.Count(ctx); err != nil {
-		return nil, fmt.Errorf("retriever: count index: %w", err)
+		return fmt.Errorf("retriever: count index: %w", err)
 	}
-	h.stats.BuildTime = time.Since(start)
-	return h, nil
+	return nil
 }
 
 // inParallel calls f(i) for each i in [0, n), split into GOMAXPROCS
@@ -475,9 +547,6 @@ func newHybrid(opts HybridOptions) (*Hybrid, error) {
 	}
 	h := &Hybrid{db: opts.Schema, emb: opts.Embedder, store: opts.Store, rerank: opts.Reranker, neighbourLead: defaultNeighbourLead,
 		values: opts.Values, valueMatch: opts.ValueMatch}
-	if opts.InferJoins {
-		h.db = schema.InferForeignKeys(opts.Schema)
-	}
 	if t := opts.ValueMatch.Threshold; t < 0 || t > 1 || math.IsNaN(t) || opts.ValueMatch.MaxHits < 0 {
 		return nil, bad("ValueMatch: threshold %v must be in [0, 1] and MaxHits %d not negative", t, opts.ValueMatch.MaxHits)
 	}
@@ -536,28 +605,6 @@ func newHybrid(opts HybridOptions) (*Hybrid, error) {
 	}
 	h.budget = cmp.Or(opts.Budget, DefaultBudget)
 	h.wideColumns = cmp.Or(opts.WideColumns, DefaultWideColumns)
-	h.ddlTokens = make(map[*schema.Table]int, len(h.db.Tables))
-	total := 0
-	for _, t := range h.db.Tables {
-		n := stagekit.EstimateTokens(h.db.DDL([]*schema.Table{t}))
-		h.ddlTokens[t] = n
-		total += n
-	}
-	h.wholeSchema = h.budget >= 0 && total <= h.budget
-	h.namespaces = namespaces(h.db)
-	if opts.Catalog && h.namespaces != nil {
-		h.catalog, h.wholeSchema = true, false
-	}
-	if h.namespaces != nil {
-		h.nsTables = map[string]map[string]bool{}
-		for _, t := range h.db.Tables {
-			ns := h.namespaces[t]
-			if h.nsTables[ns] == nil {
-				h.nsTables[ns] = map[string]bool{}
-			}
-			h.nsTables[ns][strings.ToLower(t.Name)] = true
-		}
-	}
 	return h, nil
 }
 
@@ -688,6 +735,35 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 	qTokens := queryTokens(query)
 
 	out := &text2sql.Retrieval{Question: req.Question, Dialect: h.db.Dialect}
+	cands, exampleHits, best, err := h.rank(ctx, vec, qTokens)
+	if err != nil {
+		return nil, err
+	}
+	items, tableCands := h.quota(cands)
+	if h.rerank != nil {
+		if items, out.Rerank, err = h.applyRerank(ctx, question, items); err != nil {
+			return nil, err
+		}
+	}
+	out.Items = h.notes(items)
+	out.BestSimilarity = best
+
+	match, err := h.match(ctx, question, len(req.Terms) == 0, exampleHits)
+	if err != nil {
+		return nil, err
+	}
+	out.Match = match
+	out.LowConfidence = h.low > 0 && best < h.low && (match == nil || match.Similarity < 1)
+	h.show(out, items, tableCands, req.RequiredTables, query, qTokens)
+	return out, nil
+}
+
+// rank ranks the documents of every kind with a quota by BM25 and by
+// the similarity of their vectors to vec (each kind's best documents,
+// merged into one ranking each) and fuses the two rankings. It returns
+// the fused candidates, the vector hits of the examples and the best
+// similarity.
+func (h *Hybrid) rank(ctx context.Context, vec []float32, qTokens []string) (cands []candidate, exampleHits []Hit, best float64, err error) {
 	var active []text2sql.ItemKind
 	pool := candidatePool
 	for _, kind := range kindOrder {
@@ -700,12 +776,11 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 	// best pool documents, merged by score, so a kind with few documents
 	// does not rank them first by default.
 	var vec2 []Hit
-	var exampleHits []Hit
 	var bm []bm25.Hit
 	for _, kind := range active {
 		hits, err := h.store.Query(ctx, vec, pool, kind)
 		if err != nil {
-			return nil, fmt.Errorf("retriever: vector search (%s): %w", kind, err)
+			return nil, nil, 0, fmt.Errorf("retriever: vector search (%s): %w", kind, err)
 		}
 		if kind == text2sql.ItemExample {
 			exampleHits = hits
@@ -720,16 +795,16 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 		}
 		return cmp.Compare(a.Doc, b.Doc)
 	})
-	best := 0.0
 	if len(vec2) > 0 {
 		best = vec2[0].Similarity
 	}
-	cands := h.fuse(bm, vec2)
+	return h.fuse(bm, vec2), exampleHits, best, nil
+}
 
-	// Quotas: each kind's best candidates, in fused order (a reranker
-	// sees a deeper list and decides the order itself).
-	var items []text2sql.Item
-	var tableCands []candidate
+// quota keeps each kind's best candidates, in fused order, as items (a
+// reranker sees a deeper list and decides the order itself), and
+// returns them with the table candidates of the whole ranking.
+func (h *Hybrid) quota(cands []candidate) (items []text2sql.Item, tableCands []candidate) {
 	used := map[text2sql.ItemKind]int{}
 	for _, c := range cands {
 		kind := h.docs[c.doc].Kind
@@ -745,27 +820,19 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 			items = append(items, h.item(c))
 		}
 	}
-	if h.rerank != nil {
-		if items, out.Rerank, err = h.applyRerank(ctx, question, items); err != nil {
-			return nil, err
-		}
-	}
-	out.Items = h.notes(items)
-	out.BestSimilarity = best
+	return items, tableCands
+}
 
-	match, err := h.match(ctx, question, len(req.Terms) == 0, exampleHits)
-	if err != nil {
-		return nil, err
-	}
-	out.Match = match
-	out.LowConfidence = h.low > 0 && best < h.low && (match == nil || match.Similarity < 1)
-
+// show sets out's tables (chooseTables), the value items of the shown
+// tables, and the DDL of the shown tables, wide ones cut to the columns
+// the query touches.
+func (h *Hybrid) show(out *text2sql.Retrieval, items []text2sql.Item, tableCands []candidate, required []string, query string, qTokens []string) {
 	var selected []string
 	if out.Rerank != nil {
 		selected = out.Rerank.Tables
 	}
 	valueItems, valueTables := h.matchValues(query)
-	tables := h.chooseTables(items, tableCands, selected, req.RequiredTables, h.named(qTokens), valueTables, h.namespaceScores(qTokens))
+	tables := h.chooseTables(items, tableCands, selected, required, h.named(qTokens), valueTables, h.namespaceScores(qTokens))
 	out.Tables = make([]text2sql.TableRef, len(tables))
 	shown := make([]*schema.Table, len(tables))
 	isShown := make(map[string]bool, len(tables))
@@ -795,7 +862,6 @@ func (h *Hybrid) Retrieve(ctx context.Context, req text2sql.RetrieveRequest) (*t
 		// best table's database, and is written in its dialect.
 		out.Dialect = shown[0].Dialect
 	}
-	return out, nil
 }
 
 // cut returns a copy of t with only the columns a question touches, or

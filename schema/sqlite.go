@@ -27,14 +27,9 @@ import (
 // view whose columns cannot be resolved (it reads a missing table) is kept
 // with no columns. Errors are those of the queries.
 func InspectSQLite(ctx context.Context, db *sql.DB) (*Database, error) {
-	out := &Database{Name: "main", Dialect: text2sql.DialectSQLite}
-	var file sql.NullString
-	if err := db.QueryRowContext(ctx, `SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&file); err != nil {
-		return nil, fmt.Errorf("schema: sqlite database list: %w", err)
-	}
-	if file.String != "" {
-		base := filepath.Base(file.String)
-		out.Name = strings.TrimSuffix(base, filepath.Ext(base))
+	out := &Database{}
+	if err := sqliteName(ctx, db, out); err != nil {
+		return nil, err
 	}
 
 	rels, err := selectRows[struct {
@@ -92,6 +87,21 @@ func InspectSQLite(ctx context.Context, db *sql.DB) (*Database, error) {
 		}
 	}
 	return out, nil
+}
+
+// sqliteName sets out's Name and Dialect: the base name of the main
+// database's file without its extension, or "main" in memory.
+func sqliteName(ctx context.Context, db *sql.DB, out *Database) error {
+	out.Name, out.Dialect = "main", text2sql.DialectSQLite
+	var file sql.NullString
+	if err := db.QueryRowContext(ctx, `SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&file); err != nil {
+		return fmt.Errorf("schema: sqlite database list: %w", err)
+	}
+	if file.String != "" {
+		base := filepath.Base(file.String)
+		out.Name = strings.TrimSuffix(base, filepath.Ext(base))
+	}
+	return nil
 }
 
 // sqliteColumn is a row of pragma_table_info, with its table.

@@ -62,7 +62,11 @@ func (o *options) openSource(ctx context.Context, m member) (guarded, error) {
 	case m.flag == "mcp":
 		return o.openMCP(ctx, m.spec)
 	case m.flag == "db":
-		ex, err := sqlite.Open(m.spec, sqlite.Options{MaxRows: o.maxRows, Timeout: o.timeout})
+		snapshot, err := o.schemaSnapshot(m.spec)
+		if err != nil {
+			return nil, err
+		}
+		ex, err := sqlite.Open(m.spec, sqlite.Options{MaxRows: o.maxRows, Timeout: o.timeout, SchemaSnapshot: snapshot})
 		if err != nil {
 			return nil, err
 		}

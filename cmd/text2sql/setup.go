@@ -199,12 +199,28 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	ex, err := o.openExecutor(ctx, path)
+	e, instructions, err := o.openDatabase(ctx, path, kb)
 	if err != nil {
 		return nil, err
 	}
-	if ex, err = o.withLogins(ctx, ex); err != nil {
+	if err := o.openComponents(ctx, e, withModel, instructions); err != nil {
+		e.Close()
 		return nil, err
+	}
+	return e, nil
+}
+
+// openDatabase opens the executor of the database at path (or the
+// flags' server or catalog), with the knowledge base kb merged with a
+// catalog's and the example store's and validated against the schema,
+// and returns the instructions every prompt carries (a catalog's rule).
+func (o *options) openDatabase(ctx context.Context, path string, kb *knowledge.Base) (*env, []string, error) {
+	ex, err := o.openExecutor(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ex, err = o.withLogins(ctx, ex); err != nil {
+		return nil, nil, err
 	}
 	o.warnElevated(ex)
 	if o.caller.decides() && len(kb.Values) > 0 && o.errOut != nil {
@@ -229,45 +245,34 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 	// rights, not the --as principal's.
 	if err := kb.Validate(text2sql.WithPrincipal(ctx, nil), ex.Schema(), ex); err != nil {
 		ex.Close()
-		return nil, fmt.Errorf("knowledge file: %w", err)
+		return nil, nil, fmt.Errorf("knowledge file: %w", err)
 	}
-	if err := o.mergeExamples(ctx, e, path); err != nil {
+	if err := o.mergeExamples(ctx, e, e.path); err != nil {
 		e.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	kb = e.kb
-	store, err := o.store(path)
+	return e, instructions, nil
+}
+
+// openComponents builds, over e's executor and knowledge base, the
+// retriever, the model the flags configure (kept only withModel, or for
+// --keywords), the generator and, with a model, the pipeline.
+func (o *options) openComponents(ctx context.Context, e *env, withModel bool, instructions []string) error {
+	values, err := o.openRetriever(ctx, e)
 	if err != nil {
-		e.Close()
-		return nil, err
-	}
-	opts, err := o.retrieval(ctx, e, ex.Schema(), kb)
-	if err != nil {
-		e.Close()
-		return nil, err
-	}
-	opts.Store = store
-	if opts.Values, err = o.valueIndex(ctx, ex, path); err != nil {
-		e.Close()
-		return nil, err
-	}
-	if e.retriever, err = retriever.NewHybrid(ctx, opts); err != nil {
-		e.Close()
-		return nil, err
+		return err
 	}
 	var model text2sql.Model
 	if withModel || o.keywords {
 		if model, err = o.newModel(ctx); err != nil {
-			e.Close()
-			return nil, err
+			return err
 		}
 	}
 	e.search = e.retriever
 	if o.keywords {
 		kw, err := keywords.New(e.retriever, model, keywords.Options{})
 		if err != nil {
-			e.Close()
-			return nil, &exitErr{code: exitUsage, err: errors.New("--keywords needs a model provider (--provider, --base-url or an API key)")}
+			return &exitErr{code: exitUsage, err: errors.New("--keywords needs a model provider (--provider, --base-url or an API key)")}
 		}
 		e.search = kw
 	}
@@ -278,23 +283,46 @@ func (o *options) open(ctx context.Context, withModel bool) (*env, error) {
 	if !withModel {
 		model = nil
 	}
-	dialect := ex.Schema().Dialect
-	if mixedCatalog(ex) {
+	dialect := e.executor.Schema().Dialect
+	if mixedCatalog(e.executor) {
 		dialect = "" // each question's: Retrieval.Dialect
 	}
-	e.generator, err = generator.New(model, generator.Options{Dialect: dialect, SampleValues: opts.Values != nil, Instructions: instructions})
+	e.generator, err = generator.New(model, generator.Options{Dialect: dialect, SampleValues: values, Instructions: instructions})
 	if err != nil {
-		e.Close()
-		return nil, err
+		return err
 	}
 	e.model = model
 	if model != nil {
 		if e.pipeline, err = o.newPipeline(e); err != nil {
-			e.Close()
-			return nil, err
+			return err
 		}
 	}
-	return e, nil
+	return nil
+}
+
+// openRetriever builds e's hybrid retriever over the persistent index of
+// e's database (the documents and BM25 index it derives cached beside
+// it), with its value index; values reports whether there is one.
+func (o *options) openRetriever(ctx context.Context, e *env) (values bool, err error) {
+	store, err := o.store(e.path)
+	if err != nil {
+		return false, err
+	}
+	opts, err := o.retrieval(ctx, e, e.executor.Schema(), e.kb)
+	if err != nil {
+		return false, err
+	}
+	opts.Store = store
+	if cs, ok := store.(*retriever.ChromemStore); ok {
+		opts.CacheDir = cs.Dir()
+	}
+	if opts.Values, err = o.valueIndex(ctx, e.executor, e.path); err != nil {
+		return false, err
+	}
+	if e.retriever, err = retriever.NewHybrid(ctx, opts); err != nil {
+		return false, err
+	}
+	return opts.Values != nil, nil
 }
 
 // retrieval returns the embedder and reranker the flags choose, as
@@ -466,6 +494,24 @@ func (o *options) indexPath(path string) (string, error) {
 		return o.indexDir, nil
 	}
 	return o.perDatabase(os.UserCacheDir, path, "index", "")
+}
+
+// schemaFile is the SQLite schema snapshot's file in the index directory
+// (sqlite.Options.SchemaSnapshot).
+const schemaFile = "schema.gob"
+
+// schemaSnapshot is the schema snapshot file of the SQLite database at
+// path, in its index directory; "" for a catalog's member (the directory
+// is the catalog's) or without an index directory.
+func (o *options) schemaSnapshot(path string) (string, error) {
+	if o.members != nil {
+		return "", nil
+	}
+	dir, err := o.indexPath(path)
+	if err != nil || dir == "" {
+		return "", err
+	}
+	return filepath.Join(dir, schemaFile), nil
 }
 
 // perDatabase is the file or directory kind/<hash of the database's

@@ -135,6 +135,13 @@ type Options struct {
 	// MaxLikePattern bounds a LIKE or GLOB pattern, in bytes (default
 	// DefaultMaxLikePattern); a longer pattern fails with KindTooLarge.
 	MaxLikePattern int
+	// SchemaSnapshot, when set, is a file where Open keeps the schema it
+	// inspected, keyed by the hash of the database's sqlite_schema
+	// (schema.InspectSQLiteSnapshot): a later Open of a database with
+	// the same definitions reads it instead of inspecting again. The
+	// caller's cache, e.g. beside the retriever's index; "" inspects
+	// every time.
+	SchemaSnapshot string
 
 	// Test knobs: they switch layers off so tests can show that the
 	// remaining ones hold on their own.
@@ -217,7 +224,7 @@ func Open(path string, opts Options) (*Executor, error) {
 	delete(ilimits, sqlite3.SQLITE_LIMIT_COLUMN)
 	idb := sql.OpenDB(&connector{dsn: dsn, limits: ilimits, noAuth: true})
 	idb.SetMaxOpenConns(1)
-	sch, err := schema.InspectSQLite(context.Background(), idb)
+	sch, err := schema.InspectSQLiteSnapshot(context.Background(), idb, opts.SchemaSnapshot)
 	idb.Close()
 	if err != nil {
 		return nil, fmt.Errorf("%w: sqlite: cannot read %s as a SQLite database: %v", text2sql.ErrInvalidConfig, path, err)

@@ -151,10 +151,15 @@ func NewTokens(docs [][]string, params Params) *Index {
 			ix.postings[x.term] = append(ix.postings[x.term], posting{doc: int32(i), w: float32(w)})
 		}
 	}
+	ix.initPool()
+	return ix
+}
+
+// initPool makes the accumulators of searches the size of the index.
+func (ix *Index) initPool() {
 	ix.pool.New = func() any {
 		return &accumulator{scores: make([]float32, ix.n)}
 	}
-	return ix
 }
 
 // Len returns the number of documents indexed.

@@ -198,3 +198,18 @@ func TestWordsAndIdentifiers(t *testing.T) {
 		require.ElementsMatch(t, Tokenize(s), append(w, ids...), "%q: Tokenize's terms", s)
 	}
 }
+
+func TestMarshalBinary(t *testing.T) {
+	docs := []string{"singer concert stadium", "concert_singer singer_id", "stadium capacity highest", "pets owner"}
+	ix := New(docs, DefaultParams())
+	data, err := ix.MarshalBinary()
+	require.NoError(t, err)
+	back, err := UnmarshalBinary(data)
+	require.NoError(t, err)
+	assert.Equal(t, ix.Len(), back.Len())
+	for _, q := range []string{"singer", "concert stadium", "highest capacity", "owner of pets", "nothing"} {
+		assert.Equal(t, ix.Search(q, 10), back.Search(q, 10), q)
+	}
+	_, err = UnmarshalBinary(data[:len(data)/2])
+	assert.Error(t, err)
+}

@@ -3,6 +3,7 @@ package fingerprint
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,4 +32,14 @@ func TestPrefixFree(t *testing.T) {
 	c.Str("b")
 	d.List([]string{"a", "b"})
 	assert.NotEqual(t, c.Hex(), d.Hex())
+}
+
+func TestProgram(t *testing.T) {
+	id, ok := Program()
+	assert.True(t, ok)
+	exe, err := os.Executable()
+	assert.NoError(t, err)
+	assert.Contains(t, id, exe)
+	again, _ := Program()
+	assert.Equal(t, id, again)
 }
