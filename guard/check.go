@@ -93,8 +93,8 @@ func CheckShape(sql string) *text2sql.SQLError {
 // (sqltext.StripTrailing).
 func Shape(sql string) (string, *text2sql.SQLError) {
 	l := sqltext.LexText(sql)
-	stmts := l.Statements()
-	most := len(stmts) // the Standard convention's count
+	n := l.Count()
+	most := n // the Standard convention's count
 	for _, c := range sqltext.Conventions {
 		if c == sqltext.Standard {
 			continue
@@ -102,7 +102,7 @@ func Shape(sql string) (string, *text2sql.SQLError) {
 		most = max(most, sqltext.CountStatements(sql, c))
 	}
 	switch {
-	case len(stmts) == 0:
+	case n == 0:
 		return "", &text2sql.SQLError{Kind: text2sql.KindEmpty, Message: "no SQL statement"}
 	case most > 1:
 		return "", &text2sql.SQLError{Kind: text2sql.KindMultipleStatements,
