@@ -95,11 +95,14 @@ func Shape(sql string) (string, *text2sql.SQLError) {
 	l := sqltext.LexText(sql)
 	n := l.Count()
 	most := n // the Standard convention's count
-	for _, c := range sqltext.Conventions {
-		if c == sqltext.Standard {
-			continue
+	if strings.IndexByte(sql, ';') >= 0 {
+		// Without a semicolon no convention sees a second statement.
+		for _, c := range sqltext.Conventions {
+			if c == sqltext.Standard {
+				continue
+			}
+			most = max(most, sqltext.CountStatements(sql, c))
 		}
-		most = max(most, sqltext.CountStatements(sql, c))
 	}
 	switch {
 	case n == 0:

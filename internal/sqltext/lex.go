@@ -253,10 +253,20 @@ func number(s string, i int) int {
 
 var operators = []string{"<=>", "->>", "#>>", "::", "<=", ">=", "<>", "!=", "==", "||", "<<", ">>", "->", "#>", "@>", "<@", "~*", "!~", "&&"}
 
-func operatorLen(s string) int {
+// operatorStart marks the first bytes of operators.
+var operatorStart = func() (start [256]bool) {
 	for _, op := range operators {
-		if strings.HasPrefix(s, op) {
-			return len(op)
+		start[op[0]] = true
+	}
+	return start
+}()
+
+func operatorLen(s string) int {
+	if operatorStart[s[0]] {
+		for _, op := range operators {
+			if strings.HasPrefix(s, op) {
+				return len(op)
+			}
 		}
 	}
 	// One byte, or one whole UTF-8 sequence for a stray non-ASCII rune.
