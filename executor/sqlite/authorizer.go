@@ -6,9 +6,11 @@ import "C"
 import (
 	"errors"
 	"runtime/cgo"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
@@ -59,15 +61,38 @@ type authState struct {
 	denial *text2sql.SQLError
 }
 
-// install makes a db's authorizer (db is the connection's handle).
+// install makes a db's authorizer (db is the connection's handle), with
+// the allow-list's ASCII names in C, where auth.c looks them up.
 func (a *authState) install(db *C.sqlite3) error {
+	var names []string
+	for name := range a.allow {
+		if plainASCII(name) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	var blob []byte
+	for _, name := range names {
+		blob = append(append(blob, name...), 0)
+	}
 	a.h = cgo.NewHandle(a)
-	a.c = C.auth_install(db, C.uintptr_t(a.h))
+	a.c = C.auth_install(db, C.uintptr_t(a.h), (*C.char)(C.CBytes(blob)), C.int(len(names)))
 	if a.c == nil {
 		a.h.Delete()
 		return errors.New("sqlite: cannot set the authorizer")
 	}
 	return nil
+}
+
+// plainASCII reports whether s is ASCII without NUL, a name auth.c can
+// hold as a C string and fold as Go's strings.ToLower does.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 || s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // free releases what install took; the connection must be closed.
@@ -115,7 +140,8 @@ func goAuthorize(h C.uintptr_t, op C.int, arg1, arg2, arg3 *C.char, sawSelect C.
 }
 
 // authorize decides the actions auth.c does not: it allows calling
-// allow-listed functions and denies every other action. Its arguments
+// allow-listed functions (those auth.c has not found: names beyond
+// ASCII or longer than it looks up) and denies every other action. Its arguments
 // are the action code and up to three names (see
 // https://www.sqlite.org/c3ref/c_alter_table.html), and whether the
 // statement so far held a SELECT.

@@ -329,6 +329,29 @@ func TestC1LoadExtension(t *testing.T) {
 	exectest.RunKind(t, ext, "PRAGMA table_info(t)", text2sql.KindForbiddenStatement)
 }
 
+// Function names are matched as SQLite matches them, whatever their
+// case, by auth.c's lookup (ASCII names on the list) and by Go's (the
+// rest): an allowed name in upper or mixed case runs, a name off the list
+// is refused in any case, and a name AllowFunctions adds is allowed in any
+// case while one beyond ASCII on the list changes nothing else.
+func TestFunctionNameCase(t *testing.T) {
+	path := dbtest.SQLiteFile(t, "x.db", "CREATE TABLE t (x)")
+	e := open(t, path, Options{})
+	res := exectest.Run(t, e, "SELECT ABS(-1), Upper('a'), lOWER('A'), COUNT(*)")
+	require.Nil(t, res.Error, "%v", res.Error)
+	assert.Equal(t, [][]any{{int64(1), "A", "a", int64(1)}}, res.Rows)
+	for _, q := range []string{"SELECT LOAD_EXTENSION('x')", "SELECT Sqlite_Source_Id()", "SELECT sqlite_source_id()"} {
+		res := exectest.RunKind(t, e, q, text2sql.KindForbiddenFunction)
+		assert.Contains(t, strings.ToLower(res.Error.Message), strings.ToLower(q[7:strings.IndexByte(q, '(')]), q)
+	}
+	ext := open(t, path, Options{AllowFunctions: []string{"SQLITE_source_id", "é", "abs\x00load_extension"}})
+	for _, q := range []string{"SELECT Sqlite_Source_Id()", "SELECT sqlite_source_id()"} {
+		res := exectest.Run(t, ext, q)
+		assert.Nil(t, res.Error, "%q: %v", q, res.Error)
+	}
+	exectest.RunKind(t, ext, "SELECT load_extension('x')", text2sql.KindForbiddenFunction)
+}
+
 // The allow-list covers what real queries use.
 func TestAllowedFunctions(t *testing.T) {
 	e := open(t, dbtest.SQLiteFile(t, "x.db", `CREATE TABLE t (x INTEGER, s TEXT, d TEXT);
