@@ -121,9 +121,9 @@ func (w *watchdog) arm(limit time.Duration) {
 	w.t.Reset(limit)
 }
 
-// disarm ends it.
+// disarm ends it. The timer is left to run: the next arm resets it,
+// and should it fire first it finds no deadline.
 func (w *watchdog) disarm() {
-	w.t.Stop()
 	w.mu.Lock()
 	w.deadline = time.Time{}
 	w.mu.Unlock()

@@ -290,7 +290,13 @@ func isIdentPart(c byte) bool { return isIdentStart(c) || isDigit(c) || c == '$'
 
 // Significant returns the tokens that are not white space or comments.
 func Significant(toks []Token) []Token {
-	out := make([]Token, 0, len(toks))
+	n := 0
+	for _, t := range toks {
+		if !t.Trivia() {
+			n++
+		}
+	}
+	out := make([]Token, 0, n)
 	for _, t := range toks {
 		if !t.Trivia() {
 			out = append(out, t)
