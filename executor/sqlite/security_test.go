@@ -594,6 +594,25 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
+// The time limit also bounds the wait for a connection: with the only
+// one busy, a call whose limit passes first ends in timeout without
+// running, and the executor serves calls once it is free.
+func TestTimeoutWaitingForConnection(t *testing.T) {
+	e := open(t, dbtest.SQLiteFile(t, "x.db", "CREATE TABLE t (x)"), Options{MaxOpenConns: 1})
+	busy := make(chan *text2sql.Result)
+	go func() {
+		res, _ := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: dbtest.Unbounded, Timeout: 3 * time.Second})
+		busy <- res
+	}()
+	require.Eventually(t, func() bool { return len(e.pool.slots) == 1 && len(e.pool.idle) == 0 }, 10*time.Second, time.Millisecond)
+	res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT 1", Timeout: 50 * time.Millisecond})
+	require.NoError(t, err)
+	exectest.WantKind(t, "SELECT 1", res, text2sql.KindTimeout)
+	exectest.WantKind(t, dbtest.Unbounded, <-busy, text2sql.KindTimeout)
+	res = exectest.Run(t, e, "SELECT 1")
+	require.Nil(t, res.Error, "%v", res.Error)
+}
+
 // Concurrent calls each get their own refusal kind and rows (run with
 // -race).
 func TestConcurrent(t *testing.T) {

@@ -121,8 +121,8 @@ type Options struct {
 	// (case-insensitive), e.g. application-defined functions, or
 	// "pragma_table_info" to allow that table-valued pragma function.
 	AllowFunctions []string
-	// MaxOpenConns bounds the connection pool (default
-	// DefaultMaxOpenConns).
+	// MaxOpenConns bounds the connections Execute and Check hold open,
+	// and apart from them those of DB() (default DefaultMaxOpenConns).
 	MaxOpenConns int
 	// MaxMemory bounds the memory SQLite allocates, in bytes (default
 	// DefaultMaxMemory). A statement that needs more fails with
