@@ -93,30 +93,41 @@ func CheckShape(sql string) *text2sql.SQLError {
 // (sqltext.StripTrailing).
 func Shape(sql string) (string, *text2sql.SQLError) {
 	l := sqltext.LexText(sql)
-	stmts := l.Statements()
-	most := len(stmts) // the Standard convention's count
-	for _, c := range sqltext.Conventions {
-		if c == sqltext.Standard {
-			continue
+	n := l.Count()
+	most := n // the Standard convention's count
+	if strings.IndexByte(sql, ';') >= 0 {
+		// Without a semicolon no convention sees a second statement.
+		for _, c := range sqltext.Conventions {
+			if c == sqltext.Standard {
+				continue
+			}
+			most = max(most, sqltext.CountStatements(sql, c))
 		}
-		most = max(most, sqltext.CountStatements(sql, c))
 	}
 	switch {
-	case len(stmts) == 0:
+	case n == 0:
 		return "", &text2sql.SQLError{Kind: text2sql.KindEmpty, Message: "no SQL statement"}
 	case most > 1:
 		return "", &text2sql.SQLError{Kind: text2sql.KindMultipleStatements,
 			Message: strconv.Itoa(most) + " statements; exactly one query is allowed and none of them was run"}
 	}
 	toks := l.First()
-	for _, t := range toks {
+	first := -1 // the first significant token
+	for i, t := range toks {
 		if t.Kind == sqltext.BlockComment && strings.Contains(t.Text[2:], "/*") {
 			return "", &text2sql.SQLError{Kind: text2sql.KindDialect,
 				Message: "nested block comment: engines disagree on where it ends"}
 		}
+		if first < 0 && !t.Trivia() {
+			first = i
+		}
 	}
-	if se := checkQuery(sqltext.Significant(toks)); se != nil {
-		return "", se
+	// checkQuery accepts a statement that opens with SELECT or VALUES at
+	// that token; only the others need their significant tokens collected.
+	if first < 0 || !toks[first].Is("select") && !toks[first].Is("values") {
+		if se := checkQuery(sqltext.Significant(toks)); se != nil {
+			return "", se
+		}
 	}
 	return l.StripTrailing(), nil
 }

@@ -1,18 +1,21 @@
 package sqlite
 
+// #include "auth.h"
+import "C"
+
 import (
+	"errors"
+	"runtime/cgo"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	text2sql "github.com/text2sql-go/text2sql"
 )
-
-// sqliteRecursive is SQLITE_RECURSIVE, the authorizer action of a
-// WITH RECURSIVE query; go-sqlite3 does not export it.
-const sqliteRecursive = 33
 
 // DefaultFunctions is the built-in allow-list of SQL functions: read-only
 // core scalar functions, aggregates, date and time functions, math
@@ -45,21 +48,78 @@ var DefaultFunctions = strings.Fields(`
 
 // authState is the authorizer of one connection. It records the first
 // denial since the last reset, so the executor can report a stable kind
-// instead of SQLite's bare "not authorized".
+// instead of SQLite's bare "not authorized". SQLite calls auth.c, which
+// allows SELECT, READ and WITH RECURSIVE itself and passes every other
+// action to authorize.
 type authState struct {
 	allow map[string]bool // shared, read-only
 	calls *atomic.Int64   // shared count of authorizer calls (tests read it)
+	c     *C.auth_state   // auth.c's state, nil when not installed
+	h     cgo.Handle      // the handle auth.c passes back to goAuthorize
 
-	mu        sync.Mutex
-	denial    *text2sql.SQLError
-	sawSelect bool
+	mu     sync.Mutex
+	denial *text2sql.SQLError
+}
+
+// install makes a db's authorizer (db is the connection's handle), with
+// the allow-list's ASCII names in C, where auth.c looks them up.
+func (a *authState) install(db *C.sqlite3) error {
+	var names []string
+	for name := range a.allow {
+		if plainASCII(name) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	var blob []byte
+	for _, name := range names {
+		blob = append(append(blob, name...), 0)
+	}
+	a.h = cgo.NewHandle(a)
+	a.c = C.auth_install(db, C.uintptr_t(a.h), (*C.char)(C.CBytes(blob)), C.int(len(names)))
+	if a.c == nil {
+		a.h.Delete()
+		return errors.New("sqlite: cannot set the authorizer")
+	}
+	return nil
+}
+
+// plainASCII reports whether s is ASCII without NUL, a name auth.c can
+// hold as a C string and fold as Go's strings.ToLower does.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 || s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// free releases what install took; the connection must be closed.
+func (a *authState) free() {
+	if a.c != nil {
+		C.auth_free(a.c)
+		a.h.Delete()
+		a.c = nil
+	}
 }
 
 // reset clears the record before a statement is prepared.
 func (a *authState) reset() {
 	a.mu.Lock()
-	a.denial, a.sawSelect = nil, false
+	a.denial = nil
 	a.mu.Unlock()
+	if a.c != nil {
+		a.c.saw_select = 0
+	}
+}
+
+// count adds the authorizer calls since it last counted to a.calls.
+func (a *authState) count() {
+	if a.c != nil && a.calls != nil {
+		a.calls.Add(int64(a.c.calls))
+		a.c.calls = 0
+	}
 }
 
 // denied returns the first denial since the last reset, or nil.
@@ -73,22 +133,20 @@ func (a *authState) denied() *text2sql.SQLError {
 	return &d
 }
 
-// authorize is the SQLite authorizer callback: it allows reading (SELECT,
-// READ, WITH RECURSIVE) and calling allow-listed functions, and denies every
-// other action. Its arguments are the action code and up to three names
-// (see https://www.sqlite.org/c3ref/c_alter_table.html).
-func (a *authState) authorize(op int, arg1, arg2, arg3 string) int {
-	if a.calls != nil {
-		a.calls.Add(1)
-	}
+//export goAuthorize
+func goAuthorize(h C.uintptr_t, op C.int, arg1, arg2, arg3 *C.char, sawSelect C.int) C.int {
+	a := cgo.Handle(h).Value().(*authState)
+	return C.int(a.authorize(int(op), C.GoString(arg1), C.GoString(arg2), C.GoString(arg3), sawSelect != 0))
+}
+
+// authorize decides the actions auth.c does not: it allows calling
+// allow-listed functions (those auth.c has not found: names beyond
+// ASCII or longer than it looks up) and denies every other action. Its arguments
+// are the action code and up to three names (see
+// https://www.sqlite.org/c3ref/c_alter_table.html), and whether the
+// statement so far held a SELECT.
+func (a *authState) authorize(op int, arg1, arg2, arg3 string, sawSelect bool) int {
 	switch op {
-	case sqlite3.SQLITE_SELECT:
-		a.mu.Lock()
-		a.sawSelect = true
-		a.mu.Unlock()
-		return sqlite3.SQLITE_OK
-	case sqlite3.SQLITE_READ, sqliteRecursive:
-		return sqlite3.SQLITE_OK
 	case sqlite3.SQLITE_FUNCTION:
 		name := strings.ToLower(arg2)
 		if a.allow[name] {
@@ -96,11 +154,8 @@ func (a *authState) authorize(op int, arg1, arg2, arg3 string) int {
 		}
 		return a.deny(text2sql.KindForbiddenFunction, "function "+name+"() is not allowed")
 	case sqlite3.SQLITE_PRAGMA:
-		a.mu.Lock()
-		tableValued := a.sawSelect
-		a.mu.Unlock()
 		name := strings.ToLower(arg1)
-		if tableValued {
+		if sawSelect {
 			// pragma_xxx(…) in FROM: a read-only table-valued function
 			// (SQLite offers only side-effect-free pragmas this way).
 			if a.allow["pragma_"+name] {

@@ -38,6 +38,7 @@ sqlite3 *sqlite3_context_db_handle(sqlite3_context *);
 int sqlite3_limit(sqlite3 *, int, int);
 void *sqlite3_user_data(sqlite3_context *);
 sqlite3_int64 sqlite3_hard_heap_limit64(sqlite3_int64);
+void sqlite3_interrupt(sqlite3 *);
 
 #define SQLITE_OK 0
 #define SQLITE_UTF8 1
@@ -239,3 +240,5 @@ int bounds_register(sqlite3 *db) {
 }
 
 long long bounds_heap_limit(long long n) { return sqlite3_hard_heap_limit64(n); }
+
+void bounds_interrupt(sqlite3 *db) { sqlite3_interrupt(db); }

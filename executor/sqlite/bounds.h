@@ -12,6 +12,9 @@ typedef struct sqlite3 sqlite3;
 // replace and the two-argument trim functions on db.
 int bounds_register(sqlite3 *db);
 
+// bounds_interrupt is sqlite3_interrupt.
+void bounds_interrupt(sqlite3 *db);
+
 // bounds_heap_limit is sqlite3_hard_heap_limit64.
 long long bounds_heap_limit(long long n);
 

@@ -329,6 +329,29 @@ func TestC1LoadExtension(t *testing.T) {
 	exectest.RunKind(t, ext, "PRAGMA table_info(t)", text2sql.KindForbiddenStatement)
 }
 
+// Function names are matched as SQLite matches them, whatever their
+// case, by auth.c's lookup (ASCII names on the list) and by Go's (the
+// rest): an allowed name in upper or mixed case runs, a name off the list
+// is refused in any case, and a name AllowFunctions adds is allowed in any
+// case while one beyond ASCII on the list changes nothing else.
+func TestFunctionNameCase(t *testing.T) {
+	path := dbtest.SQLiteFile(t, "x.db", "CREATE TABLE t (x)")
+	e := open(t, path, Options{})
+	res := exectest.Run(t, e, "SELECT ABS(-1), Upper('a'), lOWER('A'), COUNT(*)")
+	require.Nil(t, res.Error, "%v", res.Error)
+	assert.Equal(t, [][]any{{int64(1), "A", "a", int64(1)}}, res.Rows)
+	for _, q := range []string{"SELECT LOAD_EXTENSION('x')", "SELECT Sqlite_Source_Id()", "SELECT sqlite_source_id()"} {
+		res := exectest.RunKind(t, e, q, text2sql.KindForbiddenFunction)
+		assert.Contains(t, strings.ToLower(res.Error.Message), strings.ToLower(q[7:strings.IndexByte(q, '(')]), q)
+	}
+	ext := open(t, path, Options{AllowFunctions: []string{"SQLITE_source_id", "é", "abs\x00load_extension"}})
+	for _, q := range []string{"SELECT Sqlite_Source_Id()", "SELECT sqlite_source_id()"} {
+		res := exectest.Run(t, ext, q)
+		assert.Nil(t, res.Error, "%q: %v", q, res.Error)
+	}
+	exectest.RunKind(t, ext, "SELECT load_extension('x')", text2sql.KindForbiddenFunction)
+}
+
 // The allow-list covers what real queries use.
 func TestAllowedFunctions(t *testing.T) {
 	e := open(t, dbtest.SQLiteFile(t, "x.db", `CREATE TABLE t (x INTEGER, s TEXT, d TEXT);
@@ -569,6 +592,25 @@ func TestTimeout(t *testing.T) {
 		res := exectest.Run(t, e, "SELECT 1")
 		require.Nil(t, res.Error, "after timeouts: %v", res.Error)
 	}
+}
+
+// The time limit also bounds the wait for a connection: with the only
+// one busy, a call whose limit passes first ends in timeout without
+// running, and the executor serves calls once it is free.
+func TestTimeoutWaitingForConnection(t *testing.T) {
+	e := open(t, dbtest.SQLiteFile(t, "x.db", "CREATE TABLE t (x)"), Options{MaxOpenConns: 1})
+	busy := make(chan *text2sql.Result)
+	go func() {
+		res, _ := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: dbtest.Unbounded, Timeout: 3 * time.Second})
+		busy <- res
+	}()
+	require.Eventually(t, func() bool { return len(e.pool.slots) == 1 && len(e.pool.idle) == 0 }, 10*time.Second, time.Millisecond)
+	res, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: "SELECT 1", Timeout: 50 * time.Millisecond})
+	require.NoError(t, err)
+	exectest.WantKind(t, "SELECT 1", res, text2sql.KindTimeout)
+	exectest.WantKind(t, dbtest.Unbounded, <-busy, text2sql.KindTimeout)
+	res = exectest.Run(t, e, "SELECT 1")
+	require.Nil(t, res.Error, "%v", res.Error)
 }
 
 // Concurrent calls each get their own refusal kind and rows (run with

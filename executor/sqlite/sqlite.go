@@ -122,8 +122,8 @@ type Options struct {
 	// (case-insensitive), e.g. application-defined functions, or
 	// "pragma_table_info" to allow that table-valued pragma function.
 	AllowFunctions []string
-	// MaxOpenConns bounds the connection pool (default
-	// DefaultMaxOpenConns).
+	// MaxOpenConns bounds the connections Execute and Check hold open,
+	// and apart from them those of DB() (default DefaultMaxOpenConns).
 	MaxOpenConns int
 	// MaxMemory bounds the memory SQLite allocates, in bytes (default
 	// DefaultMaxMemory). A statement that needs more fails with
@@ -154,6 +154,7 @@ type Options struct {
 // and text2sql.Guard and is safe for concurrent use.
 type Executor struct {
 	db        *sql.DB
+	pool      *pool // Execute's and Check's connections
 	dsn       string
 	path      string // absolute, for DataVersion
 	opts      Options
@@ -237,7 +238,9 @@ func Open(path string, opts Options) (*Executor, error) {
 		e.maxColumns = max(e.maxColumns, len(t.Columns))
 	}
 
-	e.db = sql.OpenDB(&connector{dsn: dsn, limits: e.limits(), allow: e.allow, noAuth: opts.noAuthorizer, calls: &e.authCalls})
+	guarded := &connector{dsn: dsn, limits: e.limits(), allow: e.allow, noAuth: opts.noAuthorizer, calls: &e.authCalls}
+	e.pool = newPool(guarded, opts.MaxOpenConns)
+	e.db = sql.OpenDB(guarded)
 	e.db.SetMaxOpenConns(opts.MaxOpenConns)
 	e.db.SetMaxIdleConns(opts.MaxOpenConns)
 	return e, nil
@@ -289,13 +292,16 @@ func (e *Executor) Schema() *schema.Database { return e.schema }
 // refused the same way at the engine level (without the lexical check,
 // the row cap or the time limit). The pragma functions are refused on it
 // too, so use Schema rather than schema.InspectSQLite on this handle.
-// Callers must not close it; use Close.
+// It has a pool of its own, of up to Options.MaxOpenConns connections
+// beside Execute's, opened when it is first used. Callers must not close
+// it; use Close.
 func (e *Executor) DB() *sql.DB { return e.db }
 
-// Close closes the database handle. Later calls to Execute and Check
-// return executor.ErrClosed.
+// Close closes the database handle and the connections of Execute. Later
+// calls to Execute and Check return executor.ErrClosed.
 func (e *Executor) Close() error {
-	return execkit.CloseOnce(&e.closed, e.db, true)
+	err := execkit.CloseOnce(&e.closed, e.db, true)
+	return errors.Join(err, e.pool.close())
 }
 
 // Execute runs req.SQL as untrusted input and returns its rows, up to the
@@ -332,23 +338,20 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		return done()
 	}
 	maxRows, timeout := execkit.Limits(req, e.opts.MaxRows, e.opts.Timeout)
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	err = e.withConn(ctx, cctx, func(c *guardedConn) error {
-		err := e.run(cctx, c, q, maxRows, res)
+	err = e.withConn(ctx, timeout, func(c *guardedConn) error {
+		err := e.run(ctx, c, q, maxRows, res)
 		if err != nil && ctx.Err() == nil {
-			se = e.sqlError(cctx, c, err, q, timeout)
+			se = e.sqlError(c, err, q, timeout)
 		}
 		return err
 	})
 	if err != nil && se == nil {
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			return nil, ctx.Err()
-		}
-		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		case errors.Is(err, errPoolWait):
 			se = execkit.TimeoutError(timeout)
-		} else {
+		default:
 			return nil, err
 		}
 	}
@@ -373,31 +376,29 @@ func (e *Executor) shape(sql string) (string, *text2sql.SQLError) {
 }
 
 // withConn runs f on a dedicated connection of the pool, so the
-// authorizer's record belongs to this call alone. Errors getting the
-// connection are returned as they are; errors of f too.
-func (e *Executor) withConn(ctx, cctx context.Context, f func(*guardedConn) error) error {
-	conn, err := e.db.Conn(cctx)
-	if err != nil {
-		if e.closed.Load() {
-			return executor.ErrClosed
-		}
+// authorizer's record belongs to this call alone, with the statement's
+// time limit set on it: timeout from now, the wait for a connection
+// included. The errors of getting the connection (ctx.Err(),
+// errPoolWait, executor.ErrClosed, failing to open one) are returned as
+// they are; errors of f too.
+func (e *Executor) withConn(ctx context.Context, timeout time.Duration, f func(*guardedConn) error) error {
+	c, left, err := e.pool.get(ctx, timeout)
+	switch {
+	case err == nil:
+	case e.closed.Load():
+		return executor.ErrClosed
+	case errors.Is(err, errPoolWait) || ctx.Err() != nil:
+		return err
+	default:
 		return fmt.Errorf("sqlite: connection: %w", err)
 	}
-	defer conn.Close()
-	var ferr error
-	err = conn.Raw(func(dc any) error {
-		c, ok := dc.(*guardedConn)
-		if !ok {
-			return fmt.Errorf("sqlite: unexpected driver connection %T", dc)
-		}
-		c.auth.reset()
-		ferr = f(c)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return ferr
+	defer e.pool.put(c)
+	c.auth.reset()
+	c.watch.arm(left)
+	err = f(c)
+	c.watch.disarm()
+	c.auth.count()
+	return err
 }
 
 // run prepares q (its first statement only: SQLite prepares one statement
@@ -480,8 +481,8 @@ func rawValue(v driver.Value) any {
 	return v
 }
 
-// sqlError maps an error of run to a *text2sql.SQLError.
-func (e *Executor) sqlError(cctx context.Context, c *guardedConn, err error, q string, timeout time.Duration) *text2sql.SQLError {
+// sqlError maps an error of run on c to a *text2sql.SQLError.
+func (e *Executor) sqlError(c *guardedConn, err error, q string, timeout time.Duration) *text2sql.SQLError {
 	if errors.Is(err, errNotReadOnlyStmt) {
 		return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly, Message: "SQLite reports the statement is not read-only"}
 	}
@@ -489,7 +490,7 @@ func (e *Executor) sqlError(cctx context.Context, c *guardedConn, err error, q s
 		return &text2sql.SQLError{Kind: text2sql.KindTooLarge,
 			Message: fmt.Sprintf("the result exceeds %d bytes; select fewer or smaller columns, or fewer rows", e.opts.MaxResultBytes)}
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(cctx.Err(), context.DeadlineExceeded) {
+	if c.watch.expired() {
 		return execkit.TimeoutError(timeout)
 	}
 	msg := err.Error()
@@ -569,10 +570,8 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 		return se
 	}
 	_, timeout := execkit.Limits(text2sql.ExecuteRequest{}, e.opts.MaxRows, e.opts.Timeout)
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	err := e.withConn(ctx, cctx, func(c *guardedConn) error {
-		ds, err := c.SQLiteConn.PrepareContext(cctx, q)
+	err := e.withConn(ctx, timeout, func(c *guardedConn) error {
+		ds, err := c.SQLiteConn.PrepareContext(ctx, q)
 		if err == nil {
 			if !ds.(*sqlite3.SQLiteStmt).Readonly() {
 				err = errNotReadOnlyStmt
@@ -580,12 +579,15 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 			ds.Close()
 		}
 		if err != nil && ctx.Err() == nil {
-			se = e.sqlError(cctx, c, err, q, timeout)
+			se = e.sqlError(c, err, q, timeout)
 		}
 		return err
 	})
 	if se != nil {
 		return se
+	}
+	if errors.Is(err, errPoolWait) {
+		return execkit.TimeoutError(timeout)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -630,21 +632,37 @@ func (c *connector) Connect(context.Context) (driver.Conn, error) {
 		conn.Close()
 		return nil, err
 	}
-	auth := &authState{allow: c.allow, calls: c.calls}
+	db := dbHandle(conn)
+	g := &guardedConn{SQLiteConn: conn, auth: &authState{allow: c.allow, calls: c.calls}, watch: newWatchdog(db)}
 	if !c.noAuth {
-		conn.RegisterAuthorizer(auth.authorize)
+		if err := g.auth.install(db); err != nil {
+			conn.Close()
+			return nil, err
+		}
 	}
-	return &guardedConn{SQLiteConn: conn, auth: auth}, nil
+	return g, nil
 }
 
 // Driver returns the underlying go-sqlite3 driver.
 func (c *connector) Driver() driver.Driver { return baseDriver }
 
-// guardedConn is a go-sqlite3 connection with its authorizer state. It
-// resets the authorizer's record before each statement it is given.
+// guardedConn is a go-sqlite3 connection with its authorizer state and
+// its time limit. It resets the authorizer's record before each statement
+// it is given.
 type guardedConn struct {
 	*sqlite3.SQLiteConn
-	auth *authState
+	auth  *authState
+	watch *watchdog
+}
+
+// Close closes the connection, then frees its authorizer's state.
+func (g *guardedConn) Close() error {
+	g.watch.stop()
+	if err := g.SQLiteConn.Close(); err != nil {
+		return err // SQLite may still call the authorizer: its state stays
+	}
+	g.auth.free()
+	return nil
 }
 
 func (g *guardedConn) Prepare(query string) (driver.Stmt, error) {

@@ -75,7 +75,11 @@ func Lex(s string) []Token { return lex(s, next) }
 // lex splits s into tokens, each the Kind and end index that scan gives
 // for the token starting at byte i (an end past i).
 func lex(s string, scan func(s string, i int) (TokenKind, int)) []Token {
-	var toks []Token
+	// SQL as written has about one token per two bytes (words, the
+	// spaces between them, punctuation): room for that, up to
+	// maxPresized tokens, spares a short statement the slice's
+	// regrowths without reserving much for a long text.
+	toks := make([]Token, 0, min(len(s)/2+1, maxPresized))
 	for i := 0; i < len(s); {
 		kind, end := scan(s, i)
 		toks = append(toks, Token{Kind: kind, Text: s[i:end], Pos: i})
@@ -83,6 +87,9 @@ func lex(s string, scan func(s string, i int) (TokenKind, int)) []Token {
 	}
 	return toks
 }
+
+// maxPresized bounds the tokens lex makes room for before it lexes.
+const maxPresized = 256
 
 // next returns the Kind and end index of Lex's token starting at s[i].
 func next(s string, i int) (TokenKind, int) {
@@ -256,10 +263,20 @@ func number(s string, i int) int {
 
 var operators = []string{"<=>", "->>", "#>>", "::", "<=", ">=", "<>", "!=", "==", "||", "<<", ">>", "->", "#>", "@>", "<@", "~*", "!~", "&&"}
 
-func operatorLen(s string) int {
+// operatorStart marks the first bytes of operators.
+var operatorStart = func() (start [256]bool) {
 	for _, op := range operators {
-		if strings.HasPrefix(s, op) {
-			return len(op)
+		start[op[0]] = true
+	}
+	return start
+}()
+
+func operatorLen(s string) int {
+	if operatorStart[s[0]] {
+		for _, op := range operators {
+			if strings.HasPrefix(s, op) {
+				return len(op)
+			}
 		}
 	}
 	// One byte, or one whole UTF-8 sequence for a stray non-ASCII rune.
@@ -283,7 +300,13 @@ func isIdentPart(c byte) bool { return isIdentStart(c) || isDigit(c) || c == '$'
 
 // Significant returns the tokens that are not white space or comments.
 func Significant(toks []Token) []Token {
-	out := make([]Token, 0, len(toks))
+	n := 0
+	for _, t := range toks {
+		if !t.Trivia() {
+			n++
+		}
+	}
+	out := make([]Token, 0, n)
 	for _, t := range toks {
 		if !t.Trivia() {
 			out = append(out, t)
@@ -343,13 +366,26 @@ func spans(s string, toks []Token) []span {
 type Lexed struct {
 	Text   string
 	Tokens []Token
+	spans  []span // where its statements are (spans)
 }
 
 // LexText lexes s once.
-func LexText(s string) Lexed { return Lexed{s, Lex(s)} }
+func LexText(s string) Lexed {
+	toks := Lex(s)
+	return Lexed{s, toks, spans(s, toks)}
+}
 
 // Statements is Statements(l.Text).
-func (l Lexed) Statements() []string { return split(l.Text, l.Tokens) }
+func (l Lexed) Statements() []string {
+	var out []string
+	for _, sp := range l.spans {
+		out = append(out, l.Text[sp.from:sp.to])
+	}
+	return out
+}
+
+// Count is len(l.Statements()).
+func (l Lexed) Count() int { return len(l.spans) }
 
 // StripTrailing is StripTrailing(l.Text).
 func (l Lexed) StripTrailing() string { return stripTrailing(l.Text, l.Tokens) }
@@ -360,11 +396,10 @@ func (l Lexed) StripTrailing() string { return stripTrailing(l.Text, l.Tokens) }
 // ends on token boundaries, as it does unless white space beyond ASCII's
 // (which Lex reads as part of a word) borders it; else it is lexed anew.
 func (l Lexed) First() []Token {
-	sp := spans(l.Text, l.Tokens)
-	if len(sp) == 0 {
+	if len(l.spans) == 0 {
 		return nil
 	}
-	from, to := sp[0].from, sp[0].to
+	from, to := l.spans[0].from, l.spans[0].to
 	i := sort.Search(len(l.Tokens), func(k int) bool { return l.Tokens[k].Pos >= from })
 	j := sort.Search(len(l.Tokens), func(k int) bool { return l.Tokens[k].Pos >= to })
 	if i < j && l.Tokens[i].Pos == from && (j < len(l.Tokens) && l.Tokens[j].Pos == to || j == len(l.Tokens) && to == len(l.Text)) {

@@ -97,6 +97,7 @@ var lexedSeeds = []string{
 func checkLexed(t *testing.T, s string) {
 	l := LexText(s)
 	assert.Equal(t, Statements(s), l.Statements(), "Statements(%q)", s)
+	assert.Equal(t, len(Statements(s)), l.Count(), "Count(%q)", s)
 	assert.Equal(t, StripTrailing(s), l.StripTrailing(), "StripTrailing(%q)", s)
 	stmts := Statements(s)
 	if len(stmts) == 0 {
