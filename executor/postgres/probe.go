@@ -24,16 +24,21 @@ import (
 // message when the catalog changed (the executor then reads it again and
 // checks anew), else with the names found (see probeError). Its text is
 // fixed and its values are parameters, so the executor prepares it once
-// per connection (probeStatement) and the server plans it once.
+// per connection (probeStatement) and the server plans it once, for any
+// values: the schema-qualified types and the relations are therefore
+// looked up one by one through pg_type's and pg_class's name indexes (a
+// correlated subquery per name), where a join would let the generic plan
+// hash the whole of pg_class, whose size grows with the schema.
 var probeQuery = `SELECT pg_catalog.int4in(pg_catalog.textout(m)) FROM (
 SELECT '` + probeChanged + `' AS m WHERE ` + watermarkSQL + ` <> $1::text
 	OR EXISTS (SELECT 1 FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
 		WHERE t.typname = ANY ($2::text[]) AND (n.nspname = ANY ($3::text[]) OR $3::text[] IS NULL) AND NOT ` + typeSeen + ` = ANY ($4::text[]))
-	OR EXISTS (SELECT 1 FROM ROWS FROM (pg_catalog.unnest($5::text[]), pg_catalog.unnest($6::text[])) AS q(s, nm) JOIN pg_catalog.pg_namespace n ON n.nspname = q.s
-		JOIN pg_catalog.pg_type t ON t.typnamespace = n.oid AND t.typname = q.nm WHERE NOT ` + typeSeen + ` = ANY ($4::text[]))
+	OR EXISTS (SELECT 1 FROM ROWS FROM (pg_catalog.unnest($5::text[]), pg_catalog.unnest($6::text[])) AS q(s, nm)
+		WHERE (SELECT NOT ` + typeSeen + ` = ANY ($4::text[]) FROM pg_catalog.pg_type t
+			WHERE t.typname = q.nm AND t.typnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = q.s)))
 	OR EXISTS (SELECT 1 FROM ROWS FROM (pg_catalog.unnest($12::text[]), pg_catalog.unnest($13::text[]), pg_catalog.unnest($14::text[])) AS r(s, nm, st)
-		JOIN pg_catalog.pg_namespace n ON n.nspname = r.s JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = r.nm
-		WHERE ` + relationState("c.oid") + ` <> r.st)
+		WHERE (SELECT ` + relationState("c.oid") + ` FROM pg_catalog.pg_class c
+			WHERE c.relname = r.nm AND c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = r.s)) <> r.st)
 UNION ALL (SELECT '` + probePrefix + `' || pg_catalog.string_agg(DISTINCT w, ', ') FROM (
 	SELECT 'function ' || p.proname FROM pg_catalog.pg_proc p WHERE p.proname = ANY ($7::text[])
 	UNION ALL SELECT 'function ' || n.nspname || '.' || p.proname FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
@@ -50,7 +55,7 @@ LIMIT 1) probe`
 var typeSeen = `(t.oid::text || '/' || CASE WHEN t.typrelid <> 0 THEN ` + relationState("t.typrelid") + ` ELSE '' END)`
 
 // probeStatement names probeQuery prepared on a connection.
-const probeStatement = "text2sql_probe_v2"
+const probeStatement = "text2sql_probe"
 
 // probeMember renders the condition that object oid of catalog class,
 // owned by owner, is a trusted member of an extension named in $9 (any
