@@ -45,7 +45,7 @@ type outcome struct {
 	truncated bool
 	err       *text2sql.SQLError
 	// changed says the probe found the catalog changed since it was
-	// read (see probeQuery).
+	// read (see probe.go).
 	changed bool
 	// stale says a statement the executor had prepared on the
 	// connection was gone (DISCARD ALL or DEALLOCATE by a pool that
@@ -85,7 +85,7 @@ const (
 //
 //	BEGIN READ ONLY; SET LOCAL …; SET LOCAL search_path TO pg_catalog    (prepared once per connection)
 //	[SELECT set_config($1, $2, true), …]                                 (the role and claims, when any)
-//	[probe]                                                              (probeQuery, prepared once)
+//	[probe]                                                              (probe.go, prepared once)
 //	SET LOCAL search_path TO …, pg_temp                                  (the statement's, prepared once)
 //	Parse q; Bind; Describe portal; Execute max N+1
 //	Sync
@@ -177,7 +177,7 @@ func (p *pipe) send(sess session, ch checked, timeout time.Duration, describeOnl
 		p.execute(stepSession, 0)
 	}
 	if ch.probe != nil {
-		p.exec(stmt{probeStatement, probeQuery}, ch.bind, stepProbe)
+		p.exec(ch.probeStmt, ch.bind, stepProbe)
 	}
 	// The search path the check decided names on (see Guard.Scoped),
 	// whatever the session, the role or the database set.
