@@ -95,7 +95,10 @@ const (
 // (Parse q; Describe statement when describeOnly.) The server runs the
 // messages in order and, after an error, skips the rest up to the Sync:
 // an error in the setup, the role or the probe leaves q unrun; the
-// rollback runs in every case. The extended protocol refuses a text with
+// rollback runs in every case. q runs only after every statement before
+// it ran, so one of them dropped on the connection (DEALLOCATE) fails
+// the setup before q, and one of the rollback segment fails it, which
+// closes the connection. The extended protocol refuses a text with
 // more than one statement. The connection is closed whenever it may be
 // left in an unknown state (a broken read, a cancel request, a COPY, a
 // failed rollback or unlock), which also ends the transaction and

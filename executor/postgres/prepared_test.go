@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 	"time"
 
@@ -45,4 +46,30 @@ func TestPreparedSetup(t *testing.T) {
 	require.Zero(t, prepared("discarded"), "DISCARD ALL dropped the prepared statements")
 	assert.Equal(t, [][]any{{"3s", "1MB", "A"}}, exectest.Run(t, short, settings).Rows, "after DISCARD ALL")
 	assert.NotZero(t, prepared("after"), "prepared anew")
+}
+
+// The statement runs only after every prepared statement of the setup
+// before it ran, and one that drops them (DEALLOCATE, possible with the
+// check off) cannot make a later call skip its setup or its rollback and
+// unlock: the next call runs none of its own statements until they are
+// prepared anew, and a rollback segment that fails closes the
+// connection. Advisory locks never outlive a call.
+func TestPreparedDropped(t *testing.T) {
+	db, _ := testDB(t, `CREATE TABLE big (id int PRIMARY KEY, label text)`, `INSERT INTO big VALUES (1, 'A')`)
+	db.SetMaxOpenConns(1)
+	bare := newExec(t, db, Options{skipCheck: true})
+	other, err := sql.Open("pgx", dsnOf(t, db))
+	require.NoError(t, err)
+	defer other.Close()
+	for _, drop := range []string{`DEALLOCATE ALL`, `DEALLOCATE text2sql_begin`, `DEALLOCATE text2sql_strings`,
+		`DEALLOCATE text2sql_rollback`, `DEALLOCATE text2sql_unlock`} {
+		res := exectest.Run(t, bare, drop)
+		require.Nil(t, res.Error, "%s: %+v", drop, res.Error)
+		res = exectest.Run(t, bare, `SELECT pg_advisory_lock(7), current_setting('standard_conforming_strings'), current_setting('transaction_read_only'), label FROM big`)
+		require.Nil(t, res.Error, "after %s: %+v", drop, res.Error)
+		assert.Equal(t, [][]any{{"", "on", "on", "A"}}, res.Rows, "after %s: the setup ran", drop)
+		var locks int
+		require.NoError(t, other.QueryRow(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'`).Scan(&locks))
+		assert.Zero(t, locks, "after %s: the advisory lock outlived its call", drop)
+	}
 }
