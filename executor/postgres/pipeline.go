@@ -105,6 +105,8 @@ const (
 // releases every lock on the server.
 func (e *Executor) pipeline(ctx context.Context, pc *pgconn.PgConn, sess session, ch checked, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
 	p := &pipe{e: e, pc: pc, fe: pc.Frontend(), maxRows: maxRows}
+	p.steps = p.stepBuf[:0]
+	p.parsed[0], p.parsed[1] = p.parsedBuf[0][:0], p.parsedBuf[1][:0]
 	p.send(sess, ch, timeout, describeOnly)
 	p.fe.SetMaxBodyLen(max(e.opts.MaxRowBytes, minBodyLen))
 	defer p.fe.SetMaxBodyLen(pgMaxBodyLen)
@@ -147,8 +149,12 @@ type pipe struct {
 	// 1: the rollback; the name "" for an unnamed one); sending the
 	// segment being sent.
 	steps   []step
-	parsed  [2][]stmt
-	sending int
+	stepBuf [16]step // steps' first backing array
+	// parsedBuf backs parsed on a connection that holds the prepared
+	// statements: the statement's and the session's Parse.
+	parsedBuf [2][2]stmt
+	parsed    [2][]stmt
+	sending   int
 	// seg counts the segments answered (ReadyForQuery), done the
 	// transaction's Executes answered.
 	seg, done int
@@ -165,6 +171,15 @@ type pipe struct {
 	bytes int // the result's size, as MaxResultBytes counts it
 
 	empty, copying, overResult bool
+
+	// The messages, reused: Frontend.Send encodes a message at once.
+	msg struct {
+		bind     pgproto3.Bind
+		execute  pgproto3.Execute
+		parse    pgproto3.Parse
+		close    pgproto3.Close
+		describe pgproto3.Describe
+	}
 }
 
 // send queues the messages of the guarded transaction (see pipeline).
@@ -176,7 +191,7 @@ func (p *pipe) send(sess session, ch checked, timeout time.Duration, describeOnl
 	// The role and claims are parameters, never text to quote.
 	if sq := sess.query(); sq != "" {
 		p.parse(stmt{text: sq})
-		p.fe.Send(&pgproto3.Bind{Parameters: sess.values()})
+		p.sendBind("", sess.values())
 		p.execute(stepSession, 0)
 	}
 	if ch.probe != nil {
@@ -190,7 +205,7 @@ func (p *pipe) send(sess session, ch checked, timeout time.Duration, describeOnl
 	p.sending = 1
 	for _, s := range []stmt{rollbackStmt, unlockStmt} {
 		p.bind(s, nil)
-		p.fe.Send(&pgproto3.Execute{})
+		p.sendExecute(0)
 	}
 	p.fe.Send(&pgproto3.Sync{})
 }
@@ -208,21 +223,38 @@ func (p *pipe) exec(s stmt, params [][]byte, st step) {
 // does not exist is no error.
 func (p *pipe) bind(s stmt, params [][]byte) {
 	if p.pc.CustomData()[s.name] != s.text {
-		p.fe.Send(&pgproto3.Close{ObjectType: 'S', Name: s.name})
+		p.msg.close = pgproto3.Close{ObjectType: 'S', Name: s.name}
+		p.fe.Send(&p.msg.close)
 		p.parse(s)
 	}
-	p.fe.Send(&pgproto3.Bind{PreparedStatement: s.name, Parameters: params})
+	p.sendBind(s.name, params)
 }
 
 func (p *pipe) parse(s stmt) {
-	p.fe.Send(&pgproto3.Parse{Name: s.name, Query: s.text})
+	p.msg.parse = pgproto3.Parse{Name: s.name, Query: s.text}
+	p.fe.Send(&p.msg.parse)
 	p.parsed[p.sending] = append(p.parsed[p.sending], s)
 }
 
 // execute queues an Execute of at most maxRows rows (0: all) as step st.
 func (p *pipe) execute(st step, maxRows uint32) {
-	p.fe.Send(&pgproto3.Execute{MaxRows: maxRows})
+	p.sendExecute(maxRows)
 	p.steps = append(p.steps, st)
+}
+
+func (p *pipe) sendBind(name string, params [][]byte) {
+	p.msg.bind = pgproto3.Bind{PreparedStatement: name, Parameters: params}
+	p.fe.Send(&p.msg.bind)
+}
+
+func (p *pipe) sendExecute(maxRows uint32) {
+	p.msg.execute = pgproto3.Execute{MaxRows: maxRows}
+	p.fe.Send(&p.msg.execute)
+}
+
+func (p *pipe) sendDescribe(objectType byte) {
+	p.msg.describe = pgproto3.Describe{ObjectType: objectType}
+	p.fe.Send(&p.msg.describe)
 }
 
 // statement queues the caller's statement: executed for at most
@@ -230,7 +262,7 @@ func (p *pipe) execute(st step, maxRows uint32) {
 func (p *pipe) statement(q string, describeOnly bool) {
 	p.parse(stmt{text: q})
 	if describeOnly {
-		p.fe.Send(&pgproto3.Describe{ObjectType: 'S'})
+		p.sendDescribe('S')
 		p.steps = append(p.steps, stepStatement)
 		return
 	}
@@ -238,8 +270,8 @@ func (p *pipe) statement(q string, describeOnly bool) {
 	if p.maxRows < math.MaxUint32-1 {
 		limit = uint32(p.maxRows + 1)
 	}
-	p.fe.Send(&pgproto3.Bind{})
-	p.fe.Send(&pgproto3.Describe{ObjectType: 'P'})
+	p.sendBind("", nil)
+	p.sendDescribe('P')
 	p.execute(stepStatement, limit)
 }
 
