@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -305,9 +306,10 @@ func (c *Guard) CheckSQL(query string) *text2sql.SQLError {
 // the text to send (resolution.text), the probe of the names it left to
 // the server (nil without one) and the probe's parameters.
 type checked struct {
-	text  string
-	probe *probe
-	bind  [][]byte
+	text      string
+	probe     *probe
+	probeStmt stmt
+	bind      [][]byte
 }
 
 // prepare checks query and returns what the pipeline needs to run it,
@@ -326,7 +328,7 @@ func (c *Guard) prepare(query string) (checked, *text2sql.SQLError) {
 	}
 	ch := checked{text: res.text(query), probe: c.probe(res)}
 	if ch.probe != nil {
-		ch.bind = ch.probe.params()
+		ch.probeStmt, ch.bind = ch.probe.statement()
 	}
 	c.passed.Put(query, ch)
 	return ch, nil
@@ -371,7 +373,7 @@ func scanBounds(query string) (int, *text2sql.SQLError) {
 // resolution holds what the check learned of an accepted statement: the
 // names it leaves for the server to resolve, which the executor has the
 // server's catalog confirm in the statement's own transaction (see
-// probeQuery; the catalog read at Open may be older than the statement),
+// probe.go; the catalog read at Open may be older than the statement),
 // and the relations it qualifies (see Scoped).
 type resolution struct {
 	// columns are names in attribute position (x.f, (expr).f) taken for
@@ -514,112 +516,199 @@ func walk(m protoreflect.Message, f func(proto.Message) bool) bool {
 	return ok
 }
 
-// checkNode checks one node of a query's tree.
+// checkNode checks one node of a query's tree: by its type's check in
+// nodeChecks, else as otherNode.
 func (c *Guard) checkNode(m proto.Message, res *resolution) *text2sql.SQLError {
-	switch n := m.(type) {
-	case *pg_query.SelectStmt:
-		if n.IntoClause != nil {
-			return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
-				Message: "SELECT … INTO creates a table; only plain queries are allowed"}
+	if check, ok := nodeChecks[reflect.TypeOf(m)]; ok {
+		return check(c, m, res)
+	}
+	return c.otherNode(m)
+}
+
+// nodeCheck checks one node of a query's tree and records in res what
+// the probe must confirm of it.
+type nodeCheck func(c *Guard, m proto.Message, res *resolution) *text2sql.SQLError
+
+// on makes the nodeCheck of node type T of f.
+func on[T proto.Message](f func(*Guard, T, *resolution) *text2sql.SQLError) nodeCheck {
+	return func(c *Guard, m proto.Message, res *resolution) *text2sql.SQLError { return f(c, m.(T), res) }
+}
+
+// nodeChecks are the checks of the node types that need one (see Guard).
+var nodeChecks = map[reflect.Type]nodeCheck{
+	reflect.TypeFor[*pg_query.SelectStmt]():       on(checkSelect),
+	reflect.TypeFor[*pg_query.CommonTableExpr]():  on(checkWithQuery),
+	reflect.TypeFor[*pg_query.FuncCall]():         on(checkCall),
+	reflect.TypeFor[*pg_query.ColumnRef]():        on(checkColumnRef),
+	reflect.TypeFor[*pg_query.A_Indirection]():    on(checkIndirection),
+	reflect.TypeFor[*pg_query.SortBy]():           on(checkSortBy),
+	reflect.TypeFor[*pg_query.SubLink]():          on(checkSubLink),
+	reflect.TypeFor[*pg_query.CaseExpr]():         on(checkCase),
+	reflect.TypeFor[*pg_query.JoinExpr]():         on(checkJoin),
+	reflect.TypeFor[*pg_query.RangeTableSample](): on(checkTableSample),
+	reflect.TypeFor[*pg_query.A_Expr]():           on(checkExpr),
+	reflect.TypeFor[*pg_query.TypeName]():         on(checkTypeName),
+	reflect.TypeFor[*pg_query.RangeVar]():         on(checkRangeVar),
+	// The statement's wrapper, which otherNode would take for a
+	// statement below the top.
+	reflect.TypeFor[*pg_query.RawStmt](): func(*Guard, proto.Message, *resolution) *text2sql.SQLError { return nil },
+}
+
+// checkSelect refuses SELECT … INTO and locking clauses.
+func checkSelect(_ *Guard, n *pg_query.SelectStmt, _ *resolution) *text2sql.SQLError {
+	if n.IntoClause != nil {
+		return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
+			Message: "SELECT … INTO creates a table; only plain queries are allowed"}
+	}
+	if len(n.LockingClause) > 0 {
+		return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
+			Message: "locking clause (" + lockingName(n.LockingClause[0]) + ") takes row locks; only plain queries are allowed"}
+	}
+	return nil
+}
+
+// checkWithQuery refuses a WITH query that is not a SELECT.
+func checkWithQuery(_ *Guard, n *pg_query.CommonTableExpr, _ *resolution) *text2sql.SQLError {
+	if q := n.GetCtequery(); q != nil {
+		if inner := nodeMessage(q); !isSelect(inner) {
+			return statementError(inner, n.Ctename)
 		}
-		if len(n.LockingClause) > 0 {
-			return &text2sql.SQLError{Kind: text2sql.KindNotReadOnly,
-				Message: "locking clause (" + lockingName(n.LockingClause[0]) + ") takes row locks; only plain queries are allowed"}
+	}
+	return nil
+}
+
+// checkCall checks a function call against the allow-list and records
+// a call without a schema.
+func checkCall(c *Guard, n *pg_query.FuncCall, res *resolution) *text2sql.SQLError {
+	if parts := names(n.Funcname); len(parts) == 1 {
+		res.call(parts[0])
+	}
+	return c.checkFunc(n)
+}
+
+// checkColumnRef records a column reference's names and checks its last
+// name, in attribute position (t.f may call f(t)).
+func checkColumnRef(c *Guard, n *pg_query.ColumnRef, res *resolution) *text2sql.SQLError {
+	for _, f := range n.Fields {
+		if s := f.GetString_(); s != nil {
+			res.field(s.Sval)
+		} else if f.GetAStar() != nil {
+			res.wholeRow = true
 		}
-	case *pg_query.CommonTableExpr:
-		if q := n.GetCtequery(); q != nil {
-			if inner := nodeMessage(q); !isSelect(inner) {
-				return statementError(inner, n.Ctename)
-			}
+	}
+	if len(n.Fields) < 2 {
+		return nil
+	}
+	last := n.Fields[len(n.Fields)-1].GetString_()
+	if last == nil {
+		return nil
+	}
+	if c.attributeCall(last.Sval) {
+		return c.attributeError(strings.Join(names(n.Fields[:len(n.Fields)-1]), "."), last.Sval)
+	}
+	return c.attribute(last.Sval, res)
+}
+
+// checkIndirection checks the field names of (expr).f, which may call
+// f(expr).
+func checkIndirection(c *Guard, n *pg_query.A_Indirection, res *resolution) *text2sql.SQLError {
+	for _, ind := range n.Indirection {
+		f := ind.GetString_()
+		if f == nil {
+			continue
 		}
-	case *pg_query.FuncCall:
-		if parts := names(n.Funcname); len(parts) == 1 {
-			res.call(parts[0])
+		if c.attributeCall(f.Sval) {
+			return c.attributeError("(expr)", f.Sval)
 		}
-		return c.checkFunc(n)
-	case *pg_query.ColumnRef:
-		for _, f := range n.Fields {
-			if s := f.GetString_(); s != nil {
-				res.field(s.Sval)
-			} else if f.GetAStar() != nil {
-				res.wholeRow = true
-			}
-		}
-		if len(n.Fields) > 1 {
-			if last := n.Fields[len(n.Fields)-1].GetString_(); last != nil {
-				if c.attributeCall(last.Sval) {
-					return c.attributeError(strings.Join(names(n.Fields[:len(n.Fields)-1]), "."), last.Sval)
-				}
-				return c.attribute(last.Sval, res)
-			}
-		}
-	case *pg_query.A_Indirection:
-		for _, ind := range n.Indirection {
-			if f := ind.GetString_(); f != nil {
-				if c.attributeCall(f.Sval) {
-					return c.attributeError("(expr)", f.Sval)
-				}
-				if se := c.attribute(f.Sval, res); se != nil {
-					return se
-				}
-			}
-		}
-	case *pg_query.SortBy:
-		if se := c.operatorCheck(names(n.UseOp), res); se != nil {
+		if se := c.attribute(f.Sval, res); se != nil {
 			return se
 		}
-	case *pg_query.SubLink:
-		op := names(n.OperName)
-		if len(op) == 0 && n.SubLinkType == pg_query.SubLinkType_ANY_SUBLINK {
-			op = []string{"="} // x IN (subquery)
-		}
+	}
+	return nil
+}
+
+// checkSortBy checks the operator of ORDER BY … USING.
+func checkSortBy(c *Guard, n *pg_query.SortBy, res *resolution) *text2sql.SQLError {
+	return c.operatorCheck(names(n.UseOp), res)
+}
+
+// checkSubLink checks the operator of a subquery comparison.
+func checkSubLink(c *Guard, n *pg_query.SubLink, res *resolution) *text2sql.SQLError {
+	op := names(n.OperName)
+	if len(op) == 0 && n.SubLinkType == pg_query.SubLinkType_ANY_SUBLINK {
+		op = []string{"="} // x IN (subquery)
+	}
+	return c.operatorCheck(op, res)
+}
+
+// checkCase checks the = that CASE x WHEN v applies (x = v).
+func checkCase(c *Guard, n *pg_query.CaseExpr, res *resolution) *text2sql.SQLError {
+	if n.Arg == nil {
+		return nil
+	}
+	return c.operatorCheck([]string{"="}, res)
+}
+
+// checkJoin records the columns of USING and NATURAL and checks the =
+// they apply.
+func checkJoin(c *Guard, n *pg_query.JoinExpr, res *resolution) *text2sql.SQLError {
+	res.wholeRow = res.wholeRow || n.IsNatural
+	for _, u := range names(n.UsingClause) {
+		res.field(u)
+	}
+	if !n.IsNatural && len(n.UsingClause) == 0 {
+		return nil
+	}
+	return c.operatorCheck([]string{"="}, res)
+}
+
+// checkTableSample allows the built-in TABLESAMPLE methods only.
+func checkTableSample(_ *Guard, n *pg_query.RangeTableSample, _ *resolution) *text2sql.SQLError {
+	switch name := strings.Join(names(n.Method), "."); name {
+	case "system", "bernoulli", "pg_catalog.system", "pg_catalog.bernoulli":
+		return nil
+	default:
+		return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
+			Message: "TABLESAMPLE method " + name + " is not allowed; use SYSTEM or BERNOULLI"}
+	}
+}
+
+// checkExpr checks the operators an expression applies.
+func checkExpr(c *Guard, n *pg_query.A_Expr, res *resolution) *text2sql.SQLError {
+	for _, op := range exprOperators(n) {
 		if se := c.operatorCheck(op, res); se != nil {
 			return se
 		}
-	case *pg_query.CaseExpr:
-		if n.Arg != nil { // CASE x WHEN v compares x = v
-			return c.operatorCheck([]string{"="}, res)
-		}
-	case *pg_query.JoinExpr:
-		res.wholeRow = res.wholeRow || n.IsNatural
-		for _, u := range names(n.UsingClause) {
-			res.field(u)
-		}
-		if n.IsNatural || len(n.UsingClause) > 0 {
-			return c.operatorCheck([]string{"="}, res)
-		}
-	case *pg_query.RangeTableSample:
-		name := strings.Join(names(n.Method), ".")
-		if name != "system" && name != "bernoulli" && name != "pg_catalog.system" && name != "pg_catalog.bernoulli" {
-			return &text2sql.SQLError{Kind: text2sql.KindForbiddenFunction,
-				Message: "TABLESAMPLE method " + name + " is not allowed; use SYSTEM or BERNOULLI"}
-		}
-	case *pg_query.A_Expr:
-		for _, op := range exprOperators(n) {
-			if se := c.operatorCheck(op, res); se != nil {
-				return se
-			}
-		}
-	case *pg_query.TypeName:
-		return c.typeCheck(names(n.Names), res)
-	case *pg_query.RangeVar:
-		if systemRelation(n) {
-			return &text2sql.SQLError{Kind: text2sql.KindForbiddenTable,
-				Message: "relation " + relationName(n) + " is part of the system catalog; only the database's own tables and views may be read",
-				Hint:    "query the application's tables"}
-		}
-	case *pg_query.RawStmt:
-	default:
-		name := string(m.ProtoReflect().Descriptor().Name())
-		if v, old := c.cat.tooNew(name); old {
-			return &text2sql.SQLError{Kind: text2sql.KindDialect,
-				Message: fmt.Sprintf("%s syntax needs PostgreSQL %d; this server is PostgreSQL %d", sqlJSONName(name), v, c.cat.major)}
-		}
-		// Any other statement node below the top (none but WITH queries
-		// can hold one, but the check does not rely on the grammar).
-		if strings.HasSuffix(name, "Stmt") {
-			return statementError(m, "")
-		}
+	}
+	return nil
+}
+
+// checkTypeName checks a type name (see typeCheck).
+func checkTypeName(c *Guard, n *pg_query.TypeName, res *resolution) *text2sql.SQLError {
+	return c.typeCheck(names(n.Names), res)
+}
+
+// checkRangeVar refuses a relation of the system catalog.
+func checkRangeVar(_ *Guard, n *pg_query.RangeVar, _ *resolution) *text2sql.SQLError {
+	if !systemRelation(n) {
+		return nil
+	}
+	return &text2sql.SQLError{Kind: text2sql.KindForbiddenTable,
+		Message: "relation " + relationName(n) + " is part of the system catalog; only the database's own tables and views may be read",
+		Hint:    "query the application's tables"}
+}
+
+// otherNode checks a node no check of nodeChecks takes: SQL/JSON newer
+// than the server, and any statement below the top (none but WITH
+// queries can hold one, but the check does not rely on the grammar).
+func (c *Guard) otherNode(m proto.Message) *text2sql.SQLError {
+	name := string(m.ProtoReflect().Descriptor().Name())
+	if v, old := c.cat.tooNew(name); old {
+		return &text2sql.SQLError{Kind: text2sql.KindDialect,
+			Message: fmt.Sprintf("%s syntax needs PostgreSQL %d; this server is PostgreSQL %d", sqlJSONName(name), v, c.cat.major)}
+	}
+	if strings.HasSuffix(name, "Stmt") {
+		return statementError(m, "")
 	}
 	return nil
 }

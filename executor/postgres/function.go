@@ -194,7 +194,7 @@ func (f *Function) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 // its own and returns the function's answer, or the statement's failure
 // as data. The transaction reads text as the check did
 // (standard_conforming_strings on, UTF-8), runs the resolution probe
-// (probeQuery) before the call, and is committed, for the
+// (probe.go) before the call, and is committed, for the
 // function's audit; the connection's session settings and advisory locks
 // are then reset, so nothing a call leaves outlives it.
 func (f *Function) callFunction(ctx context.Context, sess session, query string, pr *probe, timeout time.Duration) ([]byte, *text2sql.SQLError, error) {
@@ -245,7 +245,8 @@ func (f *Function) callFunction(ctx context.Context, sess session, query string,
 		}
 	}
 	if pr != nil {
-		if _, err := tx.ExecContext(cctx, probeQuery, pr.args()...); err != nil {
+		text, args := pr.args()
+		if _, err := tx.ExecContext(cctx, text, args...); err != nil {
 			var pe *pgconn.PgError
 			switch {
 			case errors.As(err, &pe) && strings.Contains(pe.Message, probeChanged):

@@ -206,6 +206,10 @@ type Executor struct {
 	// sent counts the statements sent to the server (test hook): a
 	// refused statement leaves it unchanged.
 	sent atomic.Int64
+	// setupStmts are the last time limit's setup (see setup); pathStmt
+	// sets the statement's search path (searchPathSQL).
+	setupStmts atomic.Pointer[setupCache]
+	pathStmt   stmt
 }
 
 // Open connects to the PostgreSQL server named by dsn (a postgres:// URL
@@ -302,6 +306,7 @@ func newExecutor(ctx context.Context, db *sql.DB, opts Options) (*Executor, erro
 	if len(opts.SearchPath) > 0 {
 		e.searchPath = append([]string(nil), opts.SearchPath...)
 	}
+	e.pathStmt = stmt{stmtPrefix + "path", searchPathSQL(e.searchPath)}
 	if e.schema, err = schema.InspectPostgres(ctx, db, opts.Schemas); err != nil {
 		return nil, err
 	}
@@ -503,7 +508,8 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 
 // run checks query and runs the pipeline. When the probe finds that the
 // catalog changed since it was read, the executor reads it again and
-// checks and runs the statement anew, once.
+// checks and runs the statement anew, once; when the connection lost the
+// statements the executor prepared on it, it runs the pipeline again.
 func (e *Executor) run(ctx context.Context, query string, maxRows int, timeout time.Duration, describeOnly bool) (*outcome, error) {
 	for try := 0; ; try++ {
 		ch, se := e.prepare(query)
@@ -511,15 +517,16 @@ func (e *Executor) run(ctx context.Context, query string, maxRows int, timeout t
 			return &outcome{err: se}, nil
 		}
 		out, err := e.roundTrip(ctx, ch, maxRows, timeout, describeOnly)
-		if err != nil || !out.changed {
+		switch {
+		case err != nil || !out.changed && !out.stale:
 			return out, err
-		}
-		if try > 0 {
+		case try > 0:
 			return &outcome{err: &text2sql.SQLError{Kind: text2sql.KindRuntime,
 				Message: "the database's catalog changed while the statement was checked; try again"}}, nil
-		}
-		if err := e.loadGuard(ctx); err != nil {
-			return nil, err
+		case out.changed:
+			if err := e.loadGuard(ctx); err != nil {
+				return nil, err
+			}
 		}
 	}
 }
@@ -557,9 +564,19 @@ func textArray(names []string) string {
 	return b.String()
 }
 
-// setupSQL is the simple-protocol text that opens the guarded
-// transaction.
-func (e *Executor) setupSQL(timeout time.Duration) string {
+// setupCache holds the setup statements of one time limit.
+type setupCache struct {
+	timeout time.Duration
+	stmts   []stmt
+}
+
+// setup returns the statements that open the guarded transaction after
+// BEGIN, for time limit timeout; each kind of setting has its statement
+// name, so a connection holds one of each, whatever the values.
+func (e *Executor) setup(timeout time.Duration) []stmt {
+	if c := e.setupStmts.Load(); c != nil && c.timeout == timeout {
+		return c.stmts
+	}
 	lock := e.opts.LockTimeout
 	if lock == 0 {
 		lock = DefaultLockTimeout
@@ -571,36 +588,34 @@ func (e *Executor) setupSQL(timeout time.Duration) string {
 	if idle == 0 {
 		idle = timeout + 5*time.Second
 	}
-	var b strings.Builder
 	// The server must read the statement as the check did: strings by
 	// the standard (a backslash is a character) and the text as UTF-8,
 	// whatever the database, the role or the DSN set.
-	b.WriteString("BEGIN READ ONLY; SET LOCAL standard_conforming_strings = on; SET LOCAL client_encoding = 'UTF8'")
-	b.WriteString("; SET LOCAL statement_timeout = ")
-	b.WriteString(millis(timeout))
-	b.WriteString("; SET LOCAL lock_timeout = ")
-	b.WriteString(millis(lock))
-	b.WriteString("; SET LOCAL idle_in_transaction_session_timeout = ")
-	b.WriteString(millis(idle))
-	b.WriteString("; SET LOCAL work_mem = ")
-	b.WriteString(kilobytes(max(e.opts.WorkMem, 64<<10)))
+	stmts := []stmt{
+		{stmtPrefix + "strings", "SET LOCAL standard_conforming_strings = on"},
+		{stmtPrefix + "encoding", "SET LOCAL client_encoding = 'UTF8'"},
+		{stmtPrefix + "statement_timeout", "SET LOCAL statement_timeout = " + millis(timeout)},
+		{stmtPrefix + "lock_timeout", "SET LOCAL lock_timeout = " + millis(lock)},
+		{stmtPrefix + "idle_timeout", "SET LOCAL idle_in_transaction_session_timeout = " + millis(idle)},
+		{stmtPrefix + "work_mem", "SET LOCAL work_mem = " + kilobytes(max(e.opts.WorkMem, 64<<10))},
+	}
 	if e.tempLimited {
-		b.WriteString("; SET LOCAL temp_file_limit = ")
-		b.WriteString(kilobytes(e.opts.TempFileLimit))
+		stmts = append(stmts, stmt{stmtPrefix + "temp_file_limit", "SET LOCAL temp_file_limit = " + kilobytes(e.opts.TempFileLimit)})
 	}
 	// Until the statement, names resolve in pg_catalog alone, so that
 	// the session's and the probe's queries reach no operator of the
 	// database's (the pipeline then pins the statement's search path).
-	b.WriteString("; SET LOCAL search_path TO pg_catalog")
+	stmts = append(stmts, stmt{stmtPrefix + "catalog_path", "SET LOCAL search_path TO pg_catalog"})
 	// The probe, prepared once per connection, is planned once: left to
 	// itself the server plans it anew for each of its first five runs on
 	// a connection (custom plans), which cost about twice the generic
 	// plan's runs. The statement itself has no parameters, so its plan
 	// is the same either way. (PostgreSQL 12 added the setting.)
 	if e.guard().cat.major >= 12 {
-		b.WriteString("; SET LOCAL plan_cache_mode = force_generic_plan")
+		stmts = append(stmts, stmt{stmtPrefix + "plan_cache_mode", "SET LOCAL plan_cache_mode = force_generic_plan"})
 	}
-	return b.String()
+	e.setupStmts.Store(&setupCache{timeout, stmts})
+	return stmts
 }
 
 // searchPathSQL sets the transaction's search_path to path, each schema

@@ -41,7 +41,7 @@ import (
 // refused (every statement) when untrusted code is attached to a trusted
 // type (a superuser's cast between two built-in types, say), since the
 // server may apply it to any value. What the check decided by name, the
-// server confirms in the statement's own transaction (see probeQuery).
+// server confirms in the statement's own transaction (see probe.go).
 
 // objectsSQL is the query that lists, as CatalogObjects, what the check
 // needs to know of trust in the server's catalog: the untrusted functions
@@ -68,7 +68,7 @@ func extensionFilter(trusted []string) string {
 // and families, domain constraints, range types, extensions, indexes,
 // extended statistics, rules and inheritance. Each is an index look-up
 // (pg_inherits, small, is counted). A statement's probe
-// compares it with the catalog's (see probeQuery).
+// compares it with the catalog's (see probe.go).
 const watermarkSQL = `pg_catalog.concat_ws('/', (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_cast),
 	(SELECT pg_catalog.max(oid) FROM pg_catalog.pg_operator),
 	(SELECT pg_catalog.max(oid) FROM pg_catalog.pg_opclass), (SELECT pg_catalog.max(oid) FROM pg_catalog.pg_amop),
@@ -229,7 +229,7 @@ func relationState(oid string) string {
 //   - "state": Column is relation Schema.Name's state (relationState);
 //   - "global": the trusted type Schema.Name (OID) is tainted, so every
 //     statement is refused;
-//   - "watermark": Name is the catalog's watermark (see probeQuery).
+//   - "watermark": Name is the catalog's watermark (see probe.go).
 type CatalogObject struct {
 	Kind    string `db:"kind"`
 	Schema  string `db:"schema"`

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,14 +132,19 @@ func BenchExecute(b *testing.B, e text2sql.Executor, db *sql.DB, queries []Bench
 	}
 }
 
+// benchRuns numbers the runs of BenchOverhead's sub-benchmarks, so that
+// the texts of "<name>/new" differ across runs (-count) too.
+var benchRuns atomic.Int64
+
 // BenchOverhead measures the ratio guarded/plain for each query with the
 // two interleaved call by call, so that load from other processes hits
 // both alike: per query, one sub-benchmark of the same text run again
 // (what an executor may remember of a statement it accepted helps) and
-// one, "<name>/new", whose text differs on every call by a trailing
-// comment, as a pipeline's new question does (nothing remembered helps
-// either side). Each reports "ratio" (the total guarded time over the
-// total plain time) and the mean "guarded-µs/op" and "plain-µs/op".
+// one, "<name>/new", whose text differs on every call, in every run, by a
+// trailing comment, as a pipeline's new question does (nothing
+// remembered helps either side). Each reports "ratio" (the total guarded
+// time over the total plain time) and the mean "guarded-µs/op" and
+// "plain-µs/op"; allocations are those of both sides.
 func BenchOverhead(b *testing.B, e text2sql.Executor, db *sql.DB, queries []BenchQuery) {
 	for _, bq := range queries {
 		for _, fresh := range []bool{false, true} {
@@ -147,12 +153,14 @@ func BenchOverhead(b *testing.B, e text2sql.Executor, db *sql.DB, queries []Benc
 				name += "/new"
 			}
 			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				run := benchRuns.Add(1)
 				var g, p time.Duration
 				i := 0
 				for b.Loop() {
 					q := bq.SQL
 					if fresh {
-						q += fmt.Sprintf(" /* %d */", i)
+						q += fmt.Sprintf(" /* %d.%d */", run, i)
 					}
 					if i%2 == 0 {
 						t0 := time.Now()
