@@ -12,6 +12,7 @@ import (
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 // AnswerStore holds cached answers as opaque bytes under a key. Get and
@@ -164,7 +165,7 @@ func (s *service) cacheKey(ctx context.Context, route, question string) (string,
 
 // cached returns the cached answer under key, marked Cached, with this
 // request's id and no model use of its own.
-func (s *service) cached(ctx context.Context, key string) *AnswerBody {
+func (s *service) cached(ctx context.Context, key string) *wire.Answer {
 	ctx, cancel := context.WithTimeout(ctx, cacheTimeout)
 	defer cancel()
 	b, ok, err := s.cfg.Cache.Store.Get(ctx, key)
@@ -175,18 +176,18 @@ func (s *service) cached(ctx context.Context, key string) *AnswerBody {
 	if !ok {
 		return nil
 	}
-	var body AnswerBody
+	var body wire.Answer
 	if err := decodeEntry(b, &body); err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "unreadable answer cache entry ignored", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
 		return nil
 	}
 	body.RequestID, body.Cached = requestID(ctx), true
-	body.Usage, body.ModelCalls, body.Timings = text2sql.Usage{}, 0, Timings{}
+	body.Usage, body.ModelCalls, body.Timings = text2sql.Usage{}, 0, wire.Timings{}
 	return &body
 }
 
 // remember stores body under key when it is worth reusing.
-func (s *service) remember(ctx context.Context, key string, body *AnswerBody) {
+func (s *service) remember(ctx context.Context, key string, body *wire.Answer) {
 	if body == nil || body.Status == text2sql.StatusFailed || body.Error != nil {
 		return
 	}
@@ -210,7 +211,7 @@ func (s *service) remember(ctx context.Context, key string, body *AnswerBody) {
 // decodeEntry decodes a cache entry into body and checks it is an answer
 // this service could have stored: bounded, with a known status that is
 // not failed, and no error.
-func decodeEntry(b []byte, body *AnswerBody) error {
+func decodeEntry(b []byte, body *wire.Answer) error {
 	if len(b) > MaxCacheEntryBytes {
 		return fmt.Errorf("entry of %d bytes, over %d", len(b), MaxCacheEntryBytes)
 	}

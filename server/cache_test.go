@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 // mapStore is an in-memory AnswerStore that can be made unreachable.
@@ -62,11 +63,11 @@ func TestAnswerCache(t *testing.T) {
 			return "", errors.New("version unreadable")
 		}},
 	})
-	ask := func(token, q string) AnswerBody {
+	ask := func(token, q string) wire.Answer {
 		t.Helper()
 		r := do(t, srv, "POST", "/v1/ask", token, map[string]any{"question": q})
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-		var b AnswerBody
+		var b wire.Answer
 		r.json(t, &b)
 		return b
 	}
@@ -120,18 +121,18 @@ func TestAnswerCacheSharedScope(t *testing.T) {
 	r := do(t, srv, "POST", "/v1/generate", testToken, map[string]any{"question": "How many students are there?"})
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	r = do(t, srv, "POST", "/v1/generate", "tok-bob-0123456789abcdef0", map[string]any{"question": "How many students are there?"})
-	var b AnswerBody
+	var b wire.Answer
 	r.json(t, &b)
 	assert.True(t, b.Cached, "a shared scope shares answers between principals")
 	assert.Equal(t, 1, model.CallCount())
 	r = do(t, srv, "POST", "/v1/ask", testToken, map[string]any{"question": "How many students are there?"})
-	var a AnswerBody
+	var a wire.Answer
 	r.json(t, &a)
 	assert.False(t, a.Cached, "generate and ask have entries of their own")
 
 	other := testServer(t, Config{Pipeline: newPipeline(t, model, 0), Cache: Cache{Store: store, Scope: SharedScope, Namespace: "model=other"}})
 	r = do(t, other, "POST", "/v1/generate", testToken, map[string]any{"question": "How many students are there?"})
-	var n AnswerBody
+	var n wire.Answer
 	r.json(t, &n)
 	assert.False(t, n.Cached, "another namespace shares no entries")
 }
@@ -143,7 +144,7 @@ func TestAnswerCacheSkipsFailures(t *testing.T) {
 	var perAnswer int
 	for i := range 2 {
 		r := do(t, srv, "POST", "/v1/ask", testToken, map[string]any{"question": "How many?"})
-		var b AnswerBody
+		var b wire.Answer
 		r.json(t, &b)
 		assert.Equal(t, text2sql.StatusFailed, b.Status, "%s", r.body)
 		assert.False(t, b.Cached)
@@ -227,10 +228,10 @@ func TestPrincipalScopeCoversClaims(t *testing.T) {
 // An entry the service could not have written is ignored.
 func TestCacheEntryChecked(t *testing.T) {
 	for _, entry := range []string{`null`, `{}`, `{"status":"failed"}`, `{"status":"answered","error":{"code":"x","message":"y"}}`, `[1]`} {
-		var b AnswerBody
+		var b wire.Answer
 		assert.Error(t, decodeEntry([]byte(entry), &b), entry)
 	}
-	var b AnswerBody
+	var b wire.Answer
 	require.NoError(t, decodeEntry([]byte(`{"status":"answered","sql":"SELECT 1"}`), &b))
 	big := make([]byte, MaxCacheEntryBytes+1)
 	assert.Error(t, decodeEntry(big, &b))

@@ -46,7 +46,7 @@
 //
 // Prompts (text2sql.ModelCall.Prompt), knowledge texts, tokens and keys
 // are never in a response or a log line: responses are built from the
-// documented bodies only (AnswerBody, RunResponse, …), and logs record
+// documented bodies only (wire.Answer, RunResponse, …), and logs record
 // the method, path, status, duration, principal id and error code of each
 // request, plus the audit events (which hold the question and the SQL).
 package server

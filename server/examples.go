@@ -12,6 +12,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/feedback"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 // The error codes of the review routes and feedback's quota.
@@ -212,7 +213,7 @@ func voteMessage(out *feedback.Outcome) string {
 // personal reports whether b reused an example that serves only its
 // author (not trusted): such an answer is not put in the answer cache,
 // whose entries other principals may share.
-func (s *service) personal(ctx context.Context, b *AnswerBody) bool {
+func (s *service) personal(ctx context.Context, b *wire.Answer) bool {
 	if s.cfg.Feedback == nil || b.ReusedExample == "" {
 		return false
 	}

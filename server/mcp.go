@@ -10,6 +10,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/schema"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 // MCP tool inputs and outputs. Outputs reuse the HTTP bodies.
@@ -147,8 +148,8 @@ func (s *service) mcpServer() (*mcp.Server, error) {
 // questionTool is the handler of a tool answering its input's question
 // with answer (s.ask or s.generate) for source; a failed answer is an
 // error result that still carries its body.
-func (s *service) questionTool(source string, answer func(ctx context.Context, source, question string) (*AnswerBody, *apiError)) mcp.ToolHandlerFor[AskInput, *AnswerBody] {
-	return func(ctx context.Context, req *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, *AnswerBody, error) {
+func (s *service) questionTool(source string, answer func(ctx context.Context, source, question string) (*wire.Answer, *apiError)) mcp.ToolHandlerFor[AskInput, *wire.Answer] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, *wire.Answer, error) {
 		ctx, cancel, err := s.toolCall(ctx, req, true)
 		if err != nil {
 			return nil, nil, err
