@@ -92,21 +92,9 @@ type CandidateOutcome struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Error is why the candidate has no result: the generator's error
 	// (an *OutputError, a *ModelError, ErrNilResult), the executor's, or
-	// the judge's unusable answer in a tie. In JSON it is its message.
+	// the judge's unusable answer in a tie. Not in this type's JSON;
+	// package wire writes its message.
 	Error error `json:"-"`
-}
-
-// MarshalJSON writes Error as its message.
-func (c CandidateOutcome) MarshalJSON() ([]byte, error) {
-	type plain CandidateOutcome
-	return marshalErr(plain(c), c.Error)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes; a message becomes an error
-// with that text.
-func (c *CandidateOutcome) UnmarshalJSON(b []byte) error {
-	type plain CandidateOutcome
-	return unmarshalErr(b, (*plain)(c), &c.Error)
 }
 
 // DefaultSameResult is the result comparison of the candidates' vote when

@@ -247,47 +247,23 @@ type Trace struct {
 	Steps      []Step        `json:"steps"`
 	Usage      Usage         `json:"usage"`       // total over every model call
 	ModelCalls int           `json:"model_calls"` // total
-	Duration   time.Duration `json:"-"`           // wall time of the whole run; duration_ms in JSON
+	Duration   time.Duration `json:"duration_ns"` // wall time of the whole run
 	// Start is when the run began, for tracers that place the steps on a
 	// timeline; not in JSON.
 	Start time.Time `json:"-"`
-}
-
-// MarshalJSON writes Duration as duration_ms, milliseconds.
-func (t Trace) MarshalJSON() ([]byte, error) {
-	type plain Trace
-	return marshalMS(plain(t), t.Duration)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (t *Trace) UnmarshalJSON(b []byte) error {
-	type plain Trace
-	return unmarshalMS(b, (*plain)(t), &t.Duration)
 }
 
 // Step is one stage run in a trace.
 type Step struct {
 	Stage    Stage         `json:"stage"`
 	Attempt  int           `json:"attempt"` // the attempt it belongs to; 0 before the first
-	Duration time.Duration `json:"-"`       // duration_ms in JSON
-	Start    time.Time     `json:"-"`       // when the stage began; not in JSON
+	Duration time.Duration `json:"duration_ns"`
+	Start    time.Time     `json:"-"` // when the stage began; not in JSON
 	Usage    Usage         `json:"usage"`
 	// Outcome is a short description: "ok", "reused example q3",
 	// "error: …", "rejected: …", "declined".
 	Outcome string      `json:"outcome"`
 	Calls   []ModelCall `json:"calls,omitempty"`
-}
-
-// MarshalJSON writes Duration as duration_ms, milliseconds.
-func (s Step) MarshalJSON() ([]byte, error) {
-	type plain Step
-	return marshalMS(plain(s), s.Duration)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (s *Step) UnmarshalJSON(b []byte) error {
-	type plain Step
-	return unmarshalMS(b, (*plain)(s), &s.Duration)
 }
 
 func (t *Trace) add(stage Stage, attempt int, start time.Time, calls []ModelCall, outcome string) {
