@@ -14,11 +14,11 @@ import (
 	"go.uber.org/goleak"
 
 	text2sql "github.com/text2sql-go/text2sql"
-	"github.com/text2sql-go/text2sql/wire"
 	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/internal/demotest"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 	"github.com/text2sql-go/text2sql/selector"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 const (
