@@ -12,6 +12,7 @@ import (
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/wire"
 )
 
@@ -58,7 +59,7 @@ type Cache struct {
 	// included): the safe choice when the database decides per caller
 	// what it reads (roles, row-level security). A host whose every
 	// caller reads the same data as one login may use SharedScope.
-	Scope func(p *text2sql.Principal) string
+	Scope func(p *identity.Principal) string
 	// Namespace is part of every key: replicas share entries only when
 	// their namespaces agree. Put in it what changes an answer that the
 	// fingerprint does not cover: the database's identity (two databases
@@ -88,7 +89,7 @@ const cacheTimeout = time.Second
 // claim, as canonical JSON): an executor that lets the database decide
 // from a claim (a tenant, a role) sees the same claims as the key, so two
 // tokens of one subject with different claims never share an answer.
-func PrincipalScope(p *text2sql.Principal) string {
+func PrincipalScope(p *identity.Principal) string {
 	if p == nil {
 		return ""
 	}
@@ -104,7 +105,7 @@ func PrincipalScope(p *text2sql.Principal) string {
 
 // SharedScope is a Cache.Scope under which every principal shares the
 // entries: for a service whose callers all read the same data.
-func SharedScope(*text2sql.Principal) string { return "" }
+func SharedScope(*identity.Principal) string { return "" }
 
 // cacheQuestion normalises q for the key without changing what it asks:
 // runs of ASCII white space outside quotes become one space, and white

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/wire"
 )
 
@@ -217,12 +218,12 @@ func TestCacheQuestion(t *testing.T) {
 // Two tokens of one subject whose claims differ (another tenant) never
 // share an entry: the database may decide from any claim.
 func TestPrincipalScopeCoversClaims(t *testing.T) {
-	acme := &text2sql.Principal{ID: "u1", Method: "jwt", Claims: map[string]any{"tenant": "acme", "role": "reader"}}
-	globex := &text2sql.Principal{ID: "u1", Method: "jwt", Claims: map[string]any{"tenant": "globex", "role": "reader"}}
-	same := &text2sql.Principal{ID: "u1", Method: "jwt", Claims: map[string]any{"role": "reader", "tenant": "acme"}}
+	acme := &identity.Principal{ID: "u1", Method: "jwt", Claims: map[string]any{"tenant": "acme", "role": "reader"}}
+	globex := &identity.Principal{ID: "u1", Method: "jwt", Claims: map[string]any{"tenant": "globex", "role": "reader"}}
+	same := &identity.Principal{ID: "u1", Method: "jwt", Claims: map[string]any{"role": "reader", "tenant": "acme"}}
 	assert.NotEqual(t, PrincipalScope(acme), PrincipalScope(globex))
 	assert.Equal(t, PrincipalScope(acme), PrincipalScope(same))
-	assert.NotEqual(t, PrincipalScope(acme), PrincipalScope(&text2sql.Principal{ID: "u1", Method: "static"}))
+	assert.NotEqual(t, PrincipalScope(acme), PrincipalScope(&identity.Principal{ID: "u1", Method: "static"}))
 }
 
 // An entry the service could not have written is ignored.

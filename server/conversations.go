@@ -13,6 +13,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/conversation"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/internal/defaults"
 	"github.com/text2sql-go/text2sql/wire"
 )
@@ -192,7 +193,7 @@ const DefaultConversationQuota = MaxListed
 // "jwt:alice"), so that two authenticators' callers of the same name
 // never share them; "" without a principal.
 func principalID(ctx context.Context) string {
-	if p, ok := text2sql.PrincipalFrom(ctx); ok {
+	if p, ok := identity.PrincipalFrom(ctx); ok {
 		return p.Method + ":" + p.ID
 	}
 	return ""

@@ -28,7 +28,7 @@
 // Supabase-compatible auth server, with a short positive cache), NewJWT
 // (JWTs verified against a JWKS URL), or NoAuth for local use only. The
 // principal reaches the pipeline through the request context
-// (text2sql.PrincipalFrom) and every AuditEvent. Requests that reach the
+// (identity.PrincipalFrom) and every AuditEvent. Requests that reach the
 // pipeline are rate-limited per principal (RateLimit; 429 with
 // Retry-After). Browsers on other origins need Config.AllowedOrigins.
 //

@@ -12,6 +12,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/feedback"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/wire"
 )
 
@@ -104,7 +105,7 @@ func claimHolds(claim any, values []string) bool {
 
 // isReviewer reports whether the principal in ctx is a reviewer.
 func (s *service) isReviewer(ctx context.Context) bool {
-	p, ok := text2sql.PrincipalFrom(ctx)
+	p, ok := identity.PrincipalFrom(ctx)
 	return ok && s.cfg.Reviewer != nil && s.cfg.Reviewer(p)
 }
 
@@ -162,7 +163,7 @@ func (s *service) reviewExample(ctx context.Context, id string, v feedback.Verdi
 	if err := s.auditReady(ctx); err != nil {
 		return nil, s.failed(ctx, err)
 	}
-	p, _ := text2sql.PrincipalFrom(ctx)
+	p, _ := identity.PrincipalFrom(ctx)
 	review := s.cfg.Feedback.Reject
 	if v == feedback.Approved {
 		review = s.cfg.Feedback.Approve

@@ -27,6 +27,7 @@ import (
 	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/chart"
 	"github.com/text2sql-go/text2sql/feedback"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/schema"
 	"github.com/text2sql-go/text2sql/wire"
@@ -53,7 +54,7 @@ type Config struct {
 	Auth Authenticator
 	// ForwardBearerToken puts each authenticated request's own bearer
 	// token in the context of its pipeline calls
-	// (text2sql.WithBearerToken), for an executor that calls the
+	// (identity.WithBearerToken), for an executor that calls the
 	// database's API as the caller (executor/postgrest with Supabase
 	// access tokens). Off by default: the token then never leaves the
 	// authenticator.
@@ -595,9 +596,9 @@ func (s *service) authenticate(next http.Handler) http.Handler {
 		if ri := info(r.Context()); ri != nil {
 			ri.principal = p.ID
 		}
-		ctx := text2sql.WithPrincipal(r.Context(), p)
+		ctx := identity.WithPrincipal(r.Context(), p)
 		if tok, ok := BearerToken(r); ok && s.cfg.ForwardBearerToken {
-			ctx = text2sql.WithBearerToken(ctx, tok)
+			ctx = identity.WithBearerToken(ctx, tok)
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
@@ -606,7 +607,7 @@ func (s *service) authenticate(next http.Handler) http.Handler {
 // rateLimit spends one token of the principal's budget.
 func (s *service) rateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, _ := text2sql.PrincipalFrom(r.Context())
+		p, _ := identity.PrincipalFrom(r.Context())
 		route := ""
 		if ri := info(r.Context()); ri != nil {
 			route = ri.route
@@ -885,7 +886,7 @@ func (s *service) feedback(ctx context.Context, route string, req *FeedbackReque
 	}
 	fb := feedback.Feedback{Question: req.Question, SQL: req.SQL, Verdict: feedback.Verdict(req.Verdict), Note: req.Note, Reviewer: s.isReviewer(ctx)}
 	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: route, Question: req.Question, SQL: req.SQL, Outcome: "feedback " + req.Verdict}
-	if p, ok := text2sql.PrincipalFrom(ctx); ok {
+	if p, ok := identity.PrincipalFrom(ctx); ok {
 		fb.Principal, e.Principal, e.Method = p.ID, p.ID, p.Method
 	}
 	out, err := s.cfg.Feedback.Record(ctx, fb)
@@ -962,7 +963,7 @@ func (s *service) recordDelivery(ctx context.Context, source, question, outcome 
 	}
 	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: source, Question: question,
 		SQL: b.SQL, Outcome: outcome, RowCount: b.Result.RowCount, Truncated: b.Result.Truncated}
-	if p, ok := text2sql.PrincipalFrom(ctx); ok {
+	if p, ok := identity.PrincipalFrom(ctx); ok {
 		e.Principal, e.Method = p.ID, p.Method
 	}
 	return s.audited(ctx, e)
@@ -973,7 +974,7 @@ func (s *service) recordDelivery(ctx context.Context, source, question, outcome 
 func (s *service) record(ctx context.Context, source, question, questionID, sql string, res *text2sql.Result) error {
 	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: source, Question: question, QuestionID: questionID,
 		SQL: sql, Outcome: "ok", RowCount: res.RowCount, Truncated: res.Truncated, Duration: res.Duration}
-	if p, ok := text2sql.PrincipalFrom(ctx); ok {
+	if p, ok := identity.PrincipalFrom(ctx); ok {
 		e.Principal, e.Method = p.ID, p.Method
 	}
 	se := StatementEvent{Source: source, Duration: res.Duration}

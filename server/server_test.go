@@ -19,6 +19,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
 	"github.com/text2sql-go/text2sql/wire"
 )
@@ -267,7 +268,7 @@ func TestPrincipalReachesPipeline(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	note := func(ctx context.Context) {
-		p, ok := text2sql.PrincipalFrom(ctx)
+		p, ok := identity.PrincipalFrom(ctx)
 		mu.Lock()
 		defer mu.Unlock()
 		if ok {
