@@ -118,6 +118,9 @@ const (
 // answer beside its rows and SQL. Package summary is the default: words
 // without a model for a single value or a small table, a model for the
 // rest only when the host lets rows reach it.
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs.
 type Narrator interface {
 	Narrate(ctx context.Context, req NarrateRequest) (*Narration, error)
 }
@@ -146,16 +149,26 @@ func (f NarratorFunc) Narrate(ctx context.Context, req NarrateRequest) (*Narrati
 }
 
 // Retriever finds what a question needs from the knowledge base.
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs.
 type Retriever interface {
 	Retrieve(ctx context.Context, req RetrieveRequest) (*Retrieval, error)
 }
 
 // Planner decomposes a question into a structured plan before SQL is written.
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs.
 type Planner interface {
 	Plan(ctx context.Context, req PlanRequest) (*Plan, error)
 }
 
 // Generator writes SQL for a question from the retrieved context.
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs, and one run calls
+// it in parallel for its candidates (Config.Candidates).
 type Generator interface {
 	Generate(ctx context.Context, req GenerateRequest) (*Candidate, error)
 }
@@ -163,6 +176,10 @@ type Generator interface {
 // Executor runs one statement as untrusted input. A refused or failing
 // statement is data in Result.Error; a Go error means the executor itself
 // cannot work (database unreachable, context cancelled).
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs, and one run calls
+// it in parallel for its candidates (Config.Candidates).
 type Executor interface {
 	Execute(ctx context.Context, req ExecuteRequest) (*Result, error)
 }
@@ -170,6 +187,9 @@ type Executor interface {
 // Guard checks a statement the way an Executor would, without running it.
 // It returns nil or a *SQLError with the refusal kind. Knowledge bases use
 // it to check verified examples when they are added.
+//
+// Implementations must be safe for concurrent use: knowledge bases and
+// services check statements from several goroutines.
 type Guard interface {
 	Check(ctx context.Context, sql string) error
 }
@@ -178,6 +198,10 @@ type Guard interface {
 // runs before execution: a non-nil error goes back to the generator like an
 // execution error. Warn runs after a successful execution: its warnings go
 // to the judge. The default implementation is package check.
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs, and one run calls
+// it in parallel for its candidates (Config.Candidates).
 type Checker interface {
 	// Failure returns nil, or one error standing for every reason the SQL
 	// cannot be right: unknown tables or columns (with a hint), constructs
@@ -191,6 +215,9 @@ type Checker interface {
 
 // Judge reviews a whole attempt and says whether it answers the question,
 // and if not, which stage is at fault.
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs.
 type Judge interface {
 	Judge(ctx context.Context, req JudgeRequest) (*Verdict, error)
 }
@@ -200,17 +227,27 @@ type Judge interface {
 // default implementation, package selector, has a model compare the
 // candidates two at a time (pairwise selection, as in CHASE-SQL,
 // Pourreza et al. 2024).
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs.
 type Selector interface {
 	Select(ctx context.Context, req SelectRequest) (*Choice, error)
 }
 
 // Model is one chat/completion call to a language model.
+//
+// Implementations must be safe for concurrent use: every stage that
+// holds one calls it from concurrent runs, and a run's candidates call
+// it in parallel.
 type Model interface {
 	Complete(ctx context.Context, req ModelRequest) (*ModelResponse, error)
 }
 
 // Embedder turns text into vectors. Name and Dimension identify the vector
 // space; both enter the index fingerprint, so changing either rebuilds it.
+//
+// Implementations must be safe for concurrent use: a retriever embeds
+// the queries of concurrent runs.
 type Embedder interface {
 	// EmbedDocuments returns one vector per text, each of length Dimension().
 	EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error)

@@ -225,9 +225,11 @@ type Table struct {
 type Item struct {
 	ID         string            `json:"id"`
 	Kind       text2sql.ItemKind `json:"kind"`
-	Name       string            `json:"name"`           // the table, "table.column", or the rule's or example's id
-	Text       string            `json:"text,omitempty"` // Full only
-	SQL        string            `json:"sql,omitempty"`  // an example's SQL, Full only
+	Name       string            `json:"name"`             // the table, "table.column", or the rule's or example's id
+	Text       string            `json:"text,omitempty"`   // Full only
+	Table      string            `json:"table,omitempty"`  // the table a table, column or value item is about (Full only)
+	Column     string            `json:"column,omitempty"` // the column a column or value item is about (Full only)
+	SQL        string            `json:"sql,omitempty"`    // an example's SQL, Full only
 	Score      float64           `json:"score"`
 	Similarity float64           `json:"similarity"`
 	// Provenance is "bm25", "vector", "bm25+vector" or "value index".
@@ -518,7 +520,7 @@ func NewContext(c *text2sql.Retrieval, d Detail) *Context {
 	for _, it := range c.Items {
 		ib := Item{ID: it.ID, Kind: it.Kind, Name: itemName(it), Score: finite(it.Score), Similarity: finite(it.Similarity), Provenance: string(it.Provenance)}
 		if d == Full {
-			ib.Text, ib.SQL = it.Text, it.SQL
+			ib.Text, ib.Table, ib.Column, ib.SQL = it.Text, it.Table, it.Column, it.SQL
 		}
 		b.Items = append(b.Items, ib)
 	}
