@@ -92,21 +92,9 @@ type CandidateOutcome struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Error is why the candidate has no result: the generator's error
 	// (an *OutputError, a *ModelError, ErrNilResult), the executor's, or
-	// the judge's unusable answer in a tie. In JSON it is its message.
+	// the judge's unusable answer in a tie. Not in this type's JSON;
+	// package wire writes its message.
 	Error error `json:"-"`
-}
-
-// MarshalJSON writes Error as its message.
-func (c CandidateOutcome) MarshalJSON() ([]byte, error) {
-	type plain CandidateOutcome
-	return marshalErr(plain(c), c.Error)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes; a message becomes an error
-// with that text.
-func (c *CandidateOutcome) UnmarshalJSON(b []byte) error {
-	type plain CandidateOutcome
-	return unmarshalErr(b, (*plain)(c), &c.Error)
 }
 
 // DefaultSameResult is the result comparison of the candidates' vote when
@@ -207,7 +195,7 @@ func (r *run) more(a *Attempt) bool {
 // Selection, and whether the judge has already reviewed it (in a tie).
 // The error is ctx's when it ended, the selector's or the judge's.
 func (r *run) choose(ctx context.Context, first *Attempt, hints []string) (*Attempt, bool, error) {
-	left := r.p.cfg.MaxModelCalls - r.trace.ModelCalls
+	left := r.maxCalls - r.trace.ModelCalls
 	if r.p.cfg.Judge != nil {
 		left-- // kept for the judge's review of the winner
 	}
@@ -340,7 +328,7 @@ func (r *run) tieBreak(ctx context.Context, sel *Selection, tied []int, tie, fal
 	}
 	judged := false
 	for _, i := range tied {
-		if r.trace.ModelCalls >= r.p.cfg.MaxModelCalls {
+		if r.trace.ModelCalls >= r.maxCalls {
 			break
 		}
 		c := &sel.Candidates[i]
@@ -378,7 +366,7 @@ func (r *run) tieBreak(ctx context.Context, sel *Selection, tied []int, tie, fal
 // range. Any other error of the selector ends the run.
 func (r *run) selector(ctx context.Context, sel *Selection, tied []int, tie string) (chose bool, note string, err error) {
 	n := len(r.ans.Attempts) + 1
-	left := r.p.cfg.MaxModelCalls - r.trace.ModelCalls
+	left := r.maxCalls - r.trace.ModelCalls
 	if r.p.cfg.Judge != nil {
 		left--
 	}

@@ -19,7 +19,13 @@
 //
 // Around the pipeline: conversation/ (follow-ups, routing, memory),
 // feedback/ (verdicts into verified examples), chart/ (Vega-Lite charts of
-// results), server/ (HTTP, the page, MCP) and cmd/text2sql (the CLI).
+// results), wire/ (the one JSON form of answers), identity/ (who a call
+// acts for), server/ (HTTP, the page, MCP) and cmd/text2sql (the CLI).
+//
+// The types here are plain data; their JSON tags name fields for a host
+// that encodes them as they are (durations in nanoseconds, errors left
+// out). What the service and the command line write is package wire's
+// form.
 //
 // This package imports only the standard library; a heavy dependency lives in
 // the sub-package that needs it.

@@ -34,7 +34,7 @@ var (
 	ErrModel = errors.New("text2sql: model call failed")
 	// ErrEmptyQuestion: the question is empty or only white space.
 	ErrEmptyQuestion = errors.New("text2sql: empty question")
-	// ErrForbidden: the caller the context carries (PrincipalFrom) may not
+	// ErrForbidden: the caller the context carries (identity.PrincipalFrom) may not
 	// run statements through this executor, e.g. no database role is
 	// mapped to it. The message names the principal, never a credential.
 	ErrForbidden = errors.New("text2sql: forbidden for this principal")

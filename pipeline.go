@@ -94,6 +94,9 @@ type Config struct {
 // Config.MaxModelCalls is zero.
 const DefaultMaxModelCalls = 16
 
+// unbounded is a model-call budget no run reaches.
+const unbounded = int(^uint(0) >> 1)
+
 // When says when an optional stage runs.
 type When int
 
@@ -163,7 +166,7 @@ func New(cfg Config) (*Pipeline, error) {
 	case cfg.MaxModelCalls == 0:
 		cfg.MaxModelCalls = DefaultMaxModelCalls
 	case cfg.MaxModelCalls < 0:
-		cfg.MaxModelCalls = int(^uint(0) >> 1)
+		cfg.MaxModelCalls = unbounded
 	}
 	for _, w := range []When{cfg.PlanWhen, cfg.JudgeWhen} {
 		if w != WhenAlways && w != WhenHard {
@@ -247,47 +250,23 @@ type Trace struct {
 	Steps      []Step        `json:"steps"`
 	Usage      Usage         `json:"usage"`       // total over every model call
 	ModelCalls int           `json:"model_calls"` // total
-	Duration   time.Duration `json:"-"`           // wall time of the whole run; duration_ms in JSON
+	Duration   time.Duration `json:"duration_ns"` // wall time of the whole run
 	// Start is when the run began, for tracers that place the steps on a
 	// timeline; not in JSON.
 	Start time.Time `json:"-"`
-}
-
-// MarshalJSON writes Duration as duration_ms, milliseconds.
-func (t Trace) MarshalJSON() ([]byte, error) {
-	type plain Trace
-	return marshalMS(plain(t), t.Duration)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (t *Trace) UnmarshalJSON(b []byte) error {
-	type plain Trace
-	return unmarshalMS(b, (*plain)(t), &t.Duration)
 }
 
 // Step is one stage run in a trace.
 type Step struct {
 	Stage    Stage         `json:"stage"`
 	Attempt  int           `json:"attempt"` // the attempt it belongs to; 0 before the first
-	Duration time.Duration `json:"-"`       // duration_ms in JSON
-	Start    time.Time     `json:"-"`       // when the stage began; not in JSON
+	Duration time.Duration `json:"duration_ns"`
+	Start    time.Time     `json:"-"` // when the stage began; not in JSON
 	Usage    Usage         `json:"usage"`
 	// Outcome is a short description: "ok", "reused example q3",
 	// "error: …", "rejected: …", "declined".
 	Outcome string      `json:"outcome"`
 	Calls   []ModelCall `json:"calls,omitempty"`
-}
-
-// MarshalJSON writes Duration as duration_ms, milliseconds.
-func (s Step) MarshalJSON() ([]byte, error) {
-	type plain Step
-	return marshalMS(plain(s), s.Duration)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (s *Step) UnmarshalJSON(b []byte) error {
-	type plain Step
-	return unmarshalMS(b, (*plain)(s), &s.Duration)
 }
 
 func (t *Trace) add(stage Stage, attempt int, start time.Time, calls []ModelCall, outcome string) {
@@ -325,7 +304,7 @@ func (t *Trace) add(stage Stage, attempt int, start time.Time, calls []ModelCall
 // failed or the generator failed with an error other than an *OutputError.
 // Trace is always set.
 func (p *Pipeline) Generate(ctx context.Context, question string) (*Answer, error) {
-	r := p.newRun(question)
+	r := p.newRun(AskRequest{Question: question})
 	defer r.finish()
 	if err := r.retrieve(ctx, RetrieveRequest{Question: question}); err != nil {
 		return r.fail(err)
@@ -400,7 +379,33 @@ func (p *Pipeline) Generate(ctx context.Context, question string) (*Answer, erro
 // while the candidates ran (every one of them has then returned).
 // Trace is always set.
 func (p *Pipeline) Ask(ctx context.Context, question string) (*Answer, error) {
-	ans, err := p.ask(ctx, question)
+	return p.Do(ctx, AskRequest{Question: question})
+}
+
+// AskRequest is a question and the options of one call of Do. A zero
+// option means the Config's; an option of a later version is a new field
+// here.
+type AskRequest struct {
+	Question string
+	// MaxRows caps the rows of each execution of this call (the result
+	// is marked truncated); 0 means Config.MaxRows. Negative is an error
+	// wrapping ErrInvalidConfig.
+	MaxRows int
+	// MaxModelCalls bounds the model calls of this call, over every
+	// stage; 0 means Config.MaxModelCalls, a negative value means no
+	// bound.
+	MaxModelCalls int
+}
+
+// Do answers req.Question as Ask does, with req's options for this call
+// only. Ask(ctx, q) is Do(ctx, AskRequest{Question: q}); the answer and
+// the error are as documented there. A negative req.MaxRows returns a nil
+// Answer and an error wrapping ErrInvalidConfig.
+func (p *Pipeline) Do(ctx context.Context, req AskRequest) (*Answer, error) {
+	if req.MaxRows < 0 {
+		return nil, invalidConfig("AskRequest.MaxRows %d is negative", req.MaxRows)
+	}
+	ans, err := p.ask(ctx, req)
 	if err == nil && ans != nil && p.cfg.Narrator != nil && ans.Result != nil && ans.Result.Error == nil {
 		p.narrate(ctx, ans)
 	}
@@ -431,132 +436,199 @@ func (p *Pipeline) narrate(ctx context.Context, ans *Answer) {
 	ans.Trace.Duration = time.Since(ans.Trace.Start)
 }
 
-func (p *Pipeline) ask(ctx context.Context, question string) (*Answer, error) {
+// ask is Do's run: retrieve, run a matched verified example, then
+// rounds of repair until one ends the run.
+func (p *Pipeline) ask(ctx context.Context, req AskRequest) (*Answer, error) {
 	if p.cfg.Executor == nil {
 		return nil, invalidConfig("Ask needs an Executor")
 	}
-	r := p.newRun(question)
+	r := p.newRun(req)
 	defer r.finish()
-	if err := r.retrieve(ctx, RetrieveRequest{Question: question}); err != nil {
+	if err := r.retrieve(ctx, RetrieveRequest{Question: req.Question}); err != nil {
 		return r.fail(err)
 	}
-	if a := r.reuse(); a != nil {
-		if err := r.execute(ctx, a); err != nil {
-			return r.fail(err)
-		}
-		r.ans.Attempts = append(r.ans.Attempts, *a)
-		if a.Result.Error == nil {
-			r.settle(a)
-			r.ans.Status = StatusAnswered
-			return r.ans, nil
-		}
-		// The example no longer runs: fall through to generation, which
-		// sees the failed attempt.
-		r.ans.ReusedExample = ""
+	if stop, err := r.tryExample(ctx); stop {
+		return r.ans, err
 	}
-
-	redo := StagePlan // the stage the next attempt starts from
-	var hints []string
 	for {
-		if r.trace.ModelCalls >= p.cfg.MaxModelCalls {
-			return r.budgetSpent()
+		if stop, err := r.round(ctx); stop {
+			return r.ans, err
 		}
-		if redo == StageRetrieval {
-			if err := r.retrieve(ctx, r.nextRetrieval()); err != nil {
-				return r.fail(err)
-			}
-			redo = StagePlan
+	}
+}
+
+// retry is where the next round starts and what it is told.
+type retry struct {
+	from  Stage    // StagePlan, StageRetrieval (then plan) or StageSQL
+	hints []string // a judge's hints for that stage
+}
+
+// stop ends the run with an end helper's (fail, exhausted, …) error:
+// the answer is r.ans.
+func (r *run) stop(_ *Answer, err error) (bool, error) { return true, err }
+
+// tryExample runs the verified example the retrieval matched, when reuse
+// is on. The run stops when it answered or the executor could not work;
+// an example that no longer runs stays as a failed attempt the generator
+// sees.
+func (r *run) tryExample(ctx context.Context) (stop bool, err error) {
+	a := r.reuse()
+	if a == nil {
+		return false, nil
+	}
+	if err := r.execute(ctx, a); err != nil {
+		return r.stop(r.fail(err))
+	}
+	r.ans.Attempts = append(r.ans.Attempts, *a)
+	if a.Result.Error == nil {
+		r.settle(a)
+		r.ans.Status = StatusAnswered
+		return true, nil
+	}
+	r.ans.ReusedExample = ""
+	return false, nil
+}
+
+// round makes one attempt: redo what the last verdict blamed upstream of
+// the SQL, draft the SQL, run it, have it reviewed. It stops the run, or
+// sets r.next for the next round.
+func (r *run) round(ctx context.Context) (stop bool, err error) {
+	if r.trace.ModelCalls >= r.maxCalls {
+		return r.stop(r.budgetSpent())
+	}
+	next := r.next
+	if err := r.redo(ctx, next); err != nil {
+		return r.stop(r.fail(err))
+	}
+	a, stop, err := r.draft(ctx, next.hints)
+	if stop {
+		return true, err
+	}
+	a, judged, err := r.runAttempt(ctx, a, next.hints)
+	if err != nil {
+		return r.stop(r.fail(err))
+	}
+	if a.Result.Error != nil {
+		r.ans.Attempts = append(r.ans.Attempts, *a)
+		if !r.canRepair() {
+			return r.stop(r.exhausted(a.Result.Error))
 		}
-		if redo == StagePlan {
-			if err := r.plan(ctx, hints); err != nil {
-				return r.fail(err)
-			}
+		r.next = retry{from: StageSQL}
+		return false, nil
+	}
+	return r.review(ctx, a, judged)
+}
+
+// redo runs again the stages before generation that next starts from:
+// retrieval (with the last verdict's terms and tables), then the plan.
+func (r *run) redo(ctx context.Context, next retry) error {
+	if next.from == StageRetrieval {
+		if err := r.retrieve(ctx, r.nextRetrieval()); err != nil {
+			return err
 		}
-		a, err := r.generate(ctx, hints)
-		roundHints := hints
-		hints = nil
+		next.from = StagePlan
+	}
+	if next.from == StagePlan {
+		return r.plan(ctx, next.hints)
+	}
+	return nil
+}
+
+// draft generates the round's first candidate. The run stops on an
+// unusable or failed generation, a declined question, or a repair that
+// repeats an earlier attempt's SQL (unless Config.DisableNoProgress).
+func (r *run) draft(ctx context.Context, hints []string) (a *Attempt, stop bool, err error) {
+	a, err = r.generate(ctx, hints)
+	var outErr *OutputError
+	switch {
+	case errors.As(err, &outErr):
+		// The generator has already re-asked within its own bound.
+		a.Error = err
+		r.ans.Attempts = append(r.ans.Attempts, *a)
+		_, err = r.fail(err)
+		return nil, true, err
+	case err != nil:
+		_, err = r.fail(err)
+		return nil, true, err
+	}
+	if !a.Candidate.Answerable {
+		r.settle(a)
+		r.ans.Attempts = append(r.ans.Attempts, *a)
+		r.ans.Status = StatusDeclined
+		return nil, true, nil
+	}
+	if prev := r.repeated(a.Candidate.SQL); prev != nil && !r.p.cfg.DisableNoProgress {
+		a.Error = fmt.Errorf("no progress: same SQL as attempt %d", prev.N)
+		r.ans.Attempts = append(r.ans.Attempts, *a)
+		r.trace.add(StageSQL, a.N, time.Now(), nil, "stopped: "+a.Error.Error())
+		var cause error = errors.New("rejected by the judge")
+		if prev.Result != nil && prev.Result.Error != nil {
+			cause = prev.Result.Error
+		}
+		_, err = r.exhausted(fmt.Errorf("%s: %w", a.Error.Error(), cause))
+		return nil, true, err
+	}
+	return a, false, nil
+}
+
+// runAttempt checks and executes a's SQL and, with Config.Candidates,
+// the other candidates, choosing among them (judged: the judge already
+// reviewed the winner). The error is the executor's or the selector's.
+func (r *run) runAttempt(ctx context.Context, a *Attempt, hints []string) (_ *Attempt, judged bool, err error) {
+	if !r.check(r.trace, a) {
+		if err := r.execute(ctx, a); err != nil {
+			return nil, false, err
+		}
+	}
+	if r.more(a) {
+		return r.choose(ctx, a, hints)
+	}
+	return a, false, nil
+}
+
+// review ends the round of an attempt that executed: the checks' warnings,
+// then the judge when it is to run (unless it already judged the winner
+// among candidates). The run stops answered, verified or unverified, or
+// goes on from the stage the verdict blames.
+func (r *run) review(ctx context.Context, a *Attempt, judged bool) (stop bool, err error) {
+	if !judged {
+		r.warn(ctx, a)
+		if r.p.cfg.Judge == nil || (r.p.cfg.JudgeWhen == WhenHard && !r.p.cfg.Hard(r.ans.Retrieval, a.Candidate.SQL)) {
+			r.settle(a)
+			r.ans.Attempts = append(r.ans.Attempts, *a)
+			r.ans.Status = StatusAnswered
+			return true, nil
+		}
+		v, err := r.judge(ctx, a)
 		var outErr *OutputError
-		switch {
-		case errors.As(err, &outErr):
-			// The generator has already re-asked within its own bound.
+		if errors.As(err, &outErr) {
+			// The judge's answer was unusable: the attempt executed but
+			// stays unverified.
 			a.Error = err
 			r.ans.Attempts = append(r.ans.Attempts, *a)
-			return r.fail(err)
-		case err != nil:
-			return r.fail(err)
+			return r.stop(r.unverified())
 		}
-		if !a.Candidate.Answerable {
-			r.settle(a)
-			r.ans.Attempts = append(r.ans.Attempts, *a)
-			r.ans.Status = StatusDeclined
-			return r.ans, nil
+		if err != nil {
+			return r.stop(r.fail(err))
 		}
-		if prev := r.repeated(a.Candidate.SQL); prev != nil && !p.cfg.DisableNoProgress {
-			a.Error = fmt.Errorf("no progress: same SQL as attempt %d", prev.N)
-			r.ans.Attempts = append(r.ans.Attempts, *a)
-			r.trace.add(StageSQL, a.N, time.Now(), nil, "stopped: "+a.Error.Error())
-			var cause error = errors.New("rejected by the judge")
-			if prev.Result != nil && prev.Result.Error != nil {
-				cause = prev.Result.Error
-			}
-			return r.exhausted(fmt.Errorf("%s: %w", a.Error.Error(), cause))
-		}
-		if !r.check(r.trace, a) {
-			if err := r.execute(ctx, a); err != nil {
-				return r.fail(err)
-			}
-		}
-		judged := false
-		if r.more(a) {
-			if a, judged, err = r.choose(ctx, a, roundHints); err != nil {
-				return r.fail(err)
-			}
-		}
-		if a.Result.Error != nil {
-			r.ans.Attempts = append(r.ans.Attempts, *a)
-			if !r.canRepair() {
-				return r.exhausted(a.Result.Error)
-			}
-			redo = StageSQL
-			continue
-		}
-		if !judged {
-			r.warn(ctx, a)
-			if p.cfg.Judge == nil || (p.cfg.JudgeWhen == WhenHard && !p.cfg.Hard(r.ans.Retrieval, a.Candidate.SQL)) {
-				r.settle(a)
-				r.ans.Attempts = append(r.ans.Attempts, *a)
-				r.ans.Status = StatusAnswered
-				return r.ans, nil
-			}
-			v, err := r.judge(ctx, a)
-			if errors.As(err, &outErr) {
-				// The judge's answer was unusable: the attempt executed but
-				// stays unverified.
-				a.Error = err
-				r.ans.Attempts = append(r.ans.Attempts, *a)
-				return r.unverified()
-			}
-			if err != nil {
-				return r.fail(err)
-			}
-			a.Verdict = v
-		}
-		v := a.Verdict
-		r.ans.Attempts = append(r.ans.Attempts, *a)
-		if v.OK {
-			r.settle(a)
-			r.ans.Status = StatusVerified
-			return r.ans, nil
-		}
-		if !r.canRepair() {
-			return r.unverified()
-		}
-		redo, hints = v.Stage, v.Hints
-		if redo != StageRetrieval && redo != StagePlan {
-			redo = StageSQL
-		}
-		r.lastVerdict = v
+		a.Verdict = v
 	}
+	v := a.Verdict
+	r.ans.Attempts = append(r.ans.Attempts, *a)
+	if v.OK {
+		r.settle(a)
+		r.ans.Status = StatusVerified
+		return true, nil
+	}
+	if !r.canRepair() {
+		return r.stop(r.unverified())
+	}
+	r.next = retry{from: v.Stage, hints: v.Hints}
+	if v.Stage != StageRetrieval && v.Stage != StagePlan {
+		r.next.from = StageSQL
+	}
+	r.lastVerdict = v
+	return false, nil
 }
 
 // Execute runs sql through the configured executor with the pipeline's row
@@ -569,7 +641,12 @@ func (p *Pipeline) Execute(ctx context.Context, sql string) (*Result, error) {
 	if p.cfg.Executor == nil {
 		return nil, invalidConfig("Execute needs an Executor")
 	}
-	res, err := p.cfg.Executor.Execute(ctx, ExecuteRequest{SQL: sql, MaxRows: p.cfg.MaxRows, Timeout: p.cfg.Timeout})
+	return p.execute(ctx, sql, p.cfg.MaxRows)
+}
+
+// execute is Execute with a row cap of its own.
+func (p *Pipeline) execute(ctx context.Context, sql string, maxRows int) (*Result, error) {
+	res, err := p.cfg.Executor.Execute(ctx, ExecuteRequest{SQL: sql, MaxRows: maxRows, Timeout: p.cfg.Timeout})
 	switch {
 	case err != nil:
 		return res, fmt.Errorf("%w: %w", ErrExecutor, err)
@@ -588,13 +665,28 @@ type run struct {
 	curPlan     *Plan
 	repairs     int
 	lastVerdict *Verdict
+	next        retry // where Ask's next round starts
+	// maxRows and maxCalls are the call's row cap and model-call budget
+	// (AskRequest over Config).
+	maxRows, maxCalls int
 }
 
-func (p *Pipeline) newRun(question string) *run {
-	ans := &Answer{Question: question}
+func (p *Pipeline) newRun(req AskRequest) *run {
+	ans := &Answer{Question: req.Question}
 	now := time.Now()
 	ans.Trace.Start = now
-	return &run{p: p, ans: ans, trace: &ans.Trace, start: now}
+	r := &run{p: p, ans: ans, trace: &ans.Trace, start: now, next: retry{from: StagePlan},
+		maxRows: p.cfg.MaxRows, maxCalls: p.cfg.MaxModelCalls}
+	if req.MaxRows > 0 {
+		r.maxRows = req.MaxRows
+	}
+	switch {
+	case req.MaxModelCalls > 0:
+		r.maxCalls = req.MaxModelCalls
+	case req.MaxModelCalls < 0:
+		r.maxCalls = unbounded
+	}
+	return r
 }
 
 func (r *run) finish() { r.trace.Duration = time.Since(r.start) }
@@ -823,7 +915,7 @@ func (r *run) execute(ctx context.Context, a *Attempt) error {
 // to a.Result; an executor that cannot work sets a.Error, also returned.
 func (r *run) exec(ctx context.Context, t *Trace, a *Attempt) error {
 	start := time.Now()
-	res, err := r.p.Execute(ctx, a.Candidate.SQL)
+	res, err := r.p.execute(ctx, a.Candidate.SQL, r.maxRows)
 	if err != nil {
 		t.add(StageExecution, a.N, start, nil, "error: "+err.Error())
 		a.Error = fmt.Errorf("execute: %w", err)

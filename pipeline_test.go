@@ -221,3 +221,31 @@ func TestNewValidatesConfig(t *testing.T) {
 	_, err := text2sql.New(text2sql.Config{})
 	require.ErrorIs(t, err, text2sql.ErrInvalidConfig, "err = %v, want ErrInvalidConfig", err)
 }
+
+// An AskRequest's options hold for its call only: its row cap and its
+// model-call budget, over the Config's.
+func TestAskRequestOptions(t *testing.T) {
+	s := newDemoStack(t)
+	m := llmtest.New(reply("SELECT first_name FROM students"), reply("SELECT last_name FROM students"), reply("SELECT email FROM students")).RepeatLast()
+	judge := text2sql.JudgeFunc(func(context.Context, text2sql.JudgeRequest) (*text2sql.Verdict, error) {
+		return &text2sql.Verdict{OK: false, Stage: text2sql.StageSQL, Reason: "never right"}, nil
+	})
+	p := s.pipeline(t, m, text2sql.Config{MaxRows: 50, Judge: judge, MaxRepairs: 5})
+	ctx := context.Background()
+
+	ans, err := p.Do(ctx, text2sql.AskRequest{Question: "List the students", MaxRows: 3, MaxModelCalls: 1})
+	require.NoError(t, err)
+	assert.Equal(t, text2sql.StatusUnverified, ans.Status, "the budget of one call ends the run after the first attempt")
+	assert.Equal(t, 1, m.CallCount())
+	require.NotNil(t, ans.Result)
+	assert.Len(t, ans.Result.Rows, 3)
+	assert.True(t, ans.Result.Truncated)
+
+	ans, err = p.Ask(ctx, "List the students")
+	require.NoError(t, err)
+	assert.Len(t, ans.Result.Rows, 50, "the Config's cap again")
+	assert.Greater(t, ans.Trace.ModelCalls, 1, "the Config's budget again")
+
+	_, err = p.Do(ctx, text2sql.AskRequest{Question: "List the students", MaxRows: -1})
+	assert.ErrorIs(t, err, text2sql.ErrInvalidConfig)
+}

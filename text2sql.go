@@ -3,8 +3,6 @@ package text2sql
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"strings"
 	"time"
 )
 
@@ -120,6 +118,9 @@ const (
 // answer beside its rows and SQL. Package summary is the default: words
 // without a model for a single value or a small table, a model for the
 // rest only when the host lets rows reach it.
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs.
 type Narrator interface {
 	Narrate(ctx context.Context, req NarrateRequest) (*Narration, error)
 }
@@ -148,16 +149,26 @@ func (f NarratorFunc) Narrate(ctx context.Context, req NarrateRequest) (*Narrati
 }
 
 // Retriever finds what a question needs from the knowledge base.
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs.
 type Retriever interface {
 	Retrieve(ctx context.Context, req RetrieveRequest) (*Retrieval, error)
 }
 
 // Planner decomposes a question into a structured plan before SQL is written.
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs.
 type Planner interface {
 	Plan(ctx context.Context, req PlanRequest) (*Plan, error)
 }
 
 // Generator writes SQL for a question from the retrieved context.
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs, and one run calls
+// it in parallel for its candidates (Config.Candidates).
 type Generator interface {
 	Generate(ctx context.Context, req GenerateRequest) (*Candidate, error)
 }
@@ -165,6 +176,10 @@ type Generator interface {
 // Executor runs one statement as untrusted input. A refused or failing
 // statement is data in Result.Error; a Go error means the executor itself
 // cannot work (database unreachable, context cancelled).
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs, and one run calls
+// it in parallel for its candidates (Config.Candidates).
 type Executor interface {
 	Execute(ctx context.Context, req ExecuteRequest) (*Result, error)
 }
@@ -172,6 +187,9 @@ type Executor interface {
 // Guard checks a statement the way an Executor would, without running it.
 // It returns nil or a *SQLError with the refusal kind. Knowledge bases use
 // it to check verified examples when they are added.
+//
+// Implementations must be safe for concurrent use: knowledge bases and
+// services check statements from several goroutines.
 type Guard interface {
 	Check(ctx context.Context, sql string) error
 }
@@ -180,6 +198,10 @@ type Guard interface {
 // runs before execution: a non-nil error goes back to the generator like an
 // execution error. Warn runs after a successful execution: its warnings go
 // to the judge. The default implementation is package lint.
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs, and one run calls
+// it in parallel for its candidates (Config.Candidates).
 type Checker interface {
 	// Failure returns nil, or one error standing for every reason the SQL
 	// cannot be right: unknown tables or columns (with a hint), constructs
@@ -193,6 +215,9 @@ type Checker interface {
 
 // Judge reviews a whole attempt and says whether it answers the question,
 // and if not, which stage is at fault.
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs.
 type Judge interface {
 	Judge(ctx context.Context, req JudgeRequest) (*Verdict, error)
 }
@@ -202,17 +227,27 @@ type Judge interface {
 // default implementation, package selector, has a model compare the
 // candidates two at a time (pairwise selection, as in CHASE-SQL,
 // Pourreza et al. 2024).
+//
+// Implementations must be safe for concurrent use: a Pipeline shared by
+// goroutines (a service) calls it from concurrent runs.
 type Selector interface {
 	Select(ctx context.Context, req SelectRequest) (*Choice, error)
 }
 
 // Model is one chat/completion call to a language model.
+//
+// Implementations must be safe for concurrent use: every stage that
+// holds one calls it from concurrent runs, and a run's candidates call
+// it in parallel.
 type Model interface {
 	Complete(ctx context.Context, req ModelRequest) (*ModelResponse, error)
 }
 
 // Embedder turns text into vectors. Name and Dimension identify the vector
 // space; both enter the index fingerprint, so changing either rebuilds it.
+//
+// Implementations must be safe for concurrent use: a retriever embeds
+// the queries of concurrent runs.
 type Embedder interface {
 	// EmbedDocuments returns one vector per text, each of length Dimension().
 	EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error)
@@ -302,14 +337,13 @@ type Item struct {
 	Provenance Provenance `json:"provenance"`
 }
 
-// TableRef is a table shown to the model, with why it is shown. In JSON it
-// is {"name", "reason", "score", "columns"}, the reason written by Why.
+// TableRef is a table shown to the model, with why it is shown.
 type TableRef struct {
 	Name   string      `json:"name"` // as in the schema model, schema-qualified when not in the default schema
 	Reason TableReason `json:"reason"`
 	// Example is the id of the verified example whose SQL uses the table
 	// when Reason is ReasonExample, else empty.
-	Example string  `json:"-"`
+	Example string  `json:"example,omitempty"`
 	Score   float64 `json:"score"` // best fused score of an item about this table; 0 when linked
 	// Columns are the columns shown when not all are (a wide table shown
 	// with its keys and the columns the question touches), as the schema
@@ -324,32 +358,6 @@ func (t TableRef) Why() string {
 		return string(ReasonExample) + " " + t.Example
 	}
 	return string(t.Reason)
-}
-
-type tableRefJSON struct {
-	Name    string   `json:"name"`
-	Reason  string   `json:"reason"`
-	Score   float64  `json:"score"`
-	Columns []string `json:"columns,omitempty"`
-}
-
-// MarshalJSON writes the reason as Why does.
-func (t TableRef) MarshalJSON() ([]byte, error) {
-	return json.Marshal(tableRefJSON{Name: t.Name, Reason: t.Why(), Score: t.Score, Columns: t.Columns})
-}
-
-// UnmarshalJSON reads what MarshalJSON writes, splitting "via example <id>"
-// into ReasonExample and Example.
-func (t *TableRef) UnmarshalJSON(b []byte) error {
-	var j tableRefJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*t = TableRef{Name: j.Name, Reason: TableReason(j.Reason), Score: j.Score, Columns: j.Columns}
-	if id, ok := strings.CutPrefix(j.Reason, string(ReasonExample)+" "); ok {
-		t.Reason, t.Example = ReasonExample, id
-	}
-	return nil
 }
 
 // ExampleMatch is a verified example that matches the question closely
@@ -499,9 +507,9 @@ type ExecuteRequest struct {
 type Result struct {
 	Columns   []string      `json:"columns"`
 	Rows      [][]any       `json:"rows"`
-	RowCount  int           `json:"row_count"` // len(Rows)
-	Truncated bool          `json:"truncated"` // more rows existed than the cap
-	Duration  time.Duration `json:"-"`         // wall time of this execution; duration_ms in JSON
+	RowCount  int           `json:"row_count"`   // len(Rows)
+	Truncated bool          `json:"truncated"`   // more rows existed than the cap
+	Duration  time.Duration `json:"duration_ns"` // wall time of this execution
 	Error     *SQLError     `json:"error,omitempty"`
 	// Steps are the statements run to produce the result when the
 	// executor ran others than the one it was given: a catalog of
@@ -519,32 +527,7 @@ type ResultStep struct {
 	Name     string        `json:"name,omitempty"`
 	SQL      string        `json:"sql"` // as the database ran it
 	RowCount int           `json:"row_count"`
-	Duration time.Duration `json:"-"` // duration_ms in JSON
-}
-
-// MarshalJSON writes Duration as duration_ms, milliseconds.
-func (s ResultStep) MarshalJSON() ([]byte, error) {
-	type plain ResultStep
-	return marshalMS(plain(s), s.Duration)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (s *ResultStep) UnmarshalJSON(b []byte) error {
-	type plain ResultStep
-	return unmarshalMS(b, (*plain)(s), &s.Duration)
-}
-
-// MarshalJSON writes Duration as duration_ms, milliseconds, as every
-// duration in this package's JSON.
-func (r Result) MarshalJSON() ([]byte, error) {
-	type plain Result
-	return marshalMS(plain(r), r.Duration)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (r *Result) UnmarshalJSON(b []byte) error {
-	type plain Result
-	return unmarshalMS(b, (*plain)(r), &r.Duration)
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // JudgeRequest asks a judge to review an attempt.
@@ -609,23 +592,9 @@ type Attempt struct {
 	// an unusable model answer, for instance, so errors.Is and errors.As
 	// work on it, or the executor's error when it could not run the
 	// statement at all. Errors the engine reports for the statement are
-	// in Result.Error. In JSON it is its
-	// message, "error", omitted when nil; decoding gives an error with that
-	// message only (the type is not kept).
+	// in Result.Error. Not in this type's JSON (an error has no JSON
+	// form); package wire writes its message.
 	Error error `json:"-"`
-}
-
-// MarshalJSON writes Error as its message.
-func (a Attempt) MarshalJSON() ([]byte, error) {
-	type plain Attempt
-	return marshalErr(plain(a), a.Error)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes; a message becomes an error
-// with that text.
-func (a *Attempt) UnmarshalJSON(b []byte) error {
-	type plain Attempt
-	return unmarshalErr(b, (*plain)(a), &a.Error)
 }
 
 // Role is the author of a chat message.
@@ -681,7 +650,7 @@ func (u Usage) Add(v Usage) Usage {
 type ModelCall struct {
 	Model    string        `json:"model"`
 	Usage    Usage         `json:"usage"`
-	Duration time.Duration `json:"-"` // wall time, retries included; duration_ms in JSON
+	Duration time.Duration `json:"duration_ns"` // wall time, retries included
 	// Start is when the call was sent; not in JSON. Zero when the stage
 	// that made the call did not record it.
 	Start time.Time `json:"-"`
@@ -691,93 +660,4 @@ type ModelCall struct {
 	// Prompt is the system instruction and messages sent, for the host's
 	// eyes only: services must not return it to clients.
 	Prompt string `json:"-"`
-}
-
-// MarshalJSON writes Duration as duration_ms, milliseconds.
-func (c ModelCall) MarshalJSON() ([]byte, error) {
-	type plain ModelCall
-	return marshalMS(plain(c), c.Duration)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (c *ModelCall) UnmarshalJSON(b []byte) error {
-	type plain ModelCall
-	return unmarshalMS(b, (*plain)(c), &c.Duration)
-}
-
-// marshalMS encodes v, a struct whose duration field is left out of its
-// JSON, with d added as "duration_ms" (milliseconds, fractional).
-func marshalMS(v any, d time.Duration) ([]byte, error) {
-	return marshalWith(v, "duration_ms", float64(d)/float64(time.Millisecond))
-}
-
-// unmarshalMS decodes b into v and its "duration_ms" into *d.
-func unmarshalMS(b []byte, v any, d *time.Duration) error {
-	var j struct {
-		MS *float64 `json:"duration_ms"`
-	}
-	if err := unmarshalBoth(b, v, &j); err != nil {
-		return err
-	}
-	if j.MS != nil {
-		*d = time.Duration(*j.MS * float64(time.Millisecond))
-	}
-	return nil
-}
-
-// marshalErr encodes v, a struct whose error field is left out of its
-// JSON, with err's message added as "error" unless err is nil.
-func marshalErr(v any, err error) ([]byte, error) {
-	if err == nil {
-		return json.Marshal(v)
-	}
-	return marshalWith(v, "error", err.Error())
-}
-
-// unmarshalErr decodes b into v and its "error" into *e: an error with
-// that message, or nil when there is none.
-func unmarshalErr(b []byte, v any, e *error) error {
-	var j struct {
-		Error string `json:"error"`
-	}
-	if err := unmarshalBoth(b, v, &j); err != nil {
-		return err
-	}
-	*e = nil
-	if j.Error != "" {
-		*e = errors.New(j.Error)
-	}
-	return nil
-}
-
-// marshalWith encodes v and, when that is a JSON object, adds key: val as
-// its last member.
-func marshalWith(v any, key string, val any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil || len(b) < 2 || b[len(b)-1] != '}' {
-		return b, err
-	}
-	k, err := json.Marshal(key)
-	if err != nil {
-		return nil, err
-	}
-	x, err := json.Marshal(val)
-	if err != nil {
-		return nil, err
-	}
-	out := append([]byte(nil), b[:len(b)-1]...)
-	if len(b) > 2 {
-		out = append(out, ',')
-	}
-	out = append(append(out, k...), ':')
-	return append(append(out, x...), '}'), nil
-}
-
-// unmarshalBoth decodes b into v and into extra, a struct of the one
-// member v leaves out (decoding skips the others without copying them).
-func unmarshalBoth(b []byte, v, extra any) error {
-	if err := json.Unmarshal(b, v); err != nil {
-		return err
-	}
-	return json.Unmarshal(b, extra)
 }

@@ -37,6 +37,9 @@ import (
 )
 
 // Asker answers a standalone question; *text2sql.Pipeline is one.
+//
+// Implementations must be safe for concurrent use: a service's
+// conversations share one Asker and ask it from concurrent requests.
 type Asker interface {
 	Ask(ctx context.Context, question string) (*text2sql.Answer, error)
 }

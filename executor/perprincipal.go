@@ -9,10 +9,11 @@ import (
 	"slices"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/identity"
 )
 
 // PerPrincipal runs each call on the executor of the caller the context
-// carries (text2sql.PrincipalFrom): the way to let the database's grants
+// carries (identity.PrincipalFrom): the way to let the database's grants
 // decide per caller where it has no row-level security (MySQL, MariaDB),
 // with one login, and so one executor, per principal. It implements
 // text2sql.Executor and text2sql.Guard; it is safe for concurrent use as
@@ -42,7 +43,7 @@ func NewPerPrincipal(def text2sql.Executor, byID map[string]text2sql.Executor) (
 // For returns the executor of the call ctx carries, or an error wrapping
 // text2sql.ErrForbidden.
 func (p *PerPrincipal) For(ctx context.Context) (text2sql.Executor, error) {
-	pr, ok := text2sql.PrincipalFrom(ctx)
+	pr, ok := identity.PrincipalFrom(ctx)
 	if !ok {
 		return p.def, nil
 	}

@@ -9,6 +9,7 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
+	"github.com/text2sql-go/text2sql/identity"
 )
 
 // closer is an executor that answers with its name and counts Close.
@@ -35,7 +36,7 @@ func TestPerPrincipal(t *testing.T) {
 		return res.Rows[0][0]
 	}
 	as := func(id string) context.Context {
-		return text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: id})
+		return identity.WithPrincipal(context.Background(), &identity.Principal{ID: id})
 	}
 	assert.Equal(t, "default", who(context.Background()))
 	assert.Equal(t, "a", who(as("alice")))

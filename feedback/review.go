@@ -7,6 +7,7 @@ import (
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/identity"
 )
 
 // Status is who an example serves.
@@ -121,7 +122,7 @@ func (r *Recorder) review(ctx context.Context, id, reviewer string, v Verdict) (
 	now := r.now()
 	ex.Status, ex.Review, ex.Reviewer, ex.Reviewed, ex.Updated = StatusRejected, false, reviewer, now, now
 	if v == Approved {
-		host := text2sql.WithPrincipal(ctx, nil)
+		host := identity.WithPrincipal(ctx, nil)
 		if err := r.Guard.Check(host, ex.SQL); err != nil {
 			return nil, err
 		}
@@ -213,7 +214,7 @@ func (r *Recorder) now() time.Time {
 // principalID is the ID of the principal in ctx; "" (the host) when there
 // is none.
 func principalID(ctx context.Context) string {
-	if p, ok := text2sql.PrincipalFrom(ctx); ok {
+	if p, ok := identity.PrincipalFrom(ctx); ok {
 		return p.ID
 	}
 	return ""

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/identity"
 )
 
 // ErrUnauthenticated is returned (possibly wrapped) by an Authenticator
@@ -19,11 +19,11 @@ import (
 // server answers 503 with code "auth_unavailable" and lets nobody in.
 var ErrUnauthenticated = errors.New("server: unauthenticated")
 
-// Principal is who a request acts for (text2sql.Principal). The server
-// puts it in the context of every pipeline call (text2sql.PrincipalFrom),
+// Principal is who a request acts for (identity.Principal). The server
+// puts it in the context of every pipeline call (identity.PrincipalFrom),
 // where executors read it to run the caller's statements under the
 // caller's own database role and claims, and in every AuditEvent.
-type Principal = text2sql.Principal
+type Principal = identity.Principal
 
 // Authenticator decides who a request is from. It returns the Principal,
 // or an error wrapping ErrUnauthenticated for missing or bad credentials,

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/identity"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 // AnswerStore holds cached answers as opaque bytes under a key. Get and
@@ -57,7 +59,7 @@ type Cache struct {
 	// included): the safe choice when the database decides per caller
 	// what it reads (roles, row-level security). A host whose every
 	// caller reads the same data as one login may use SharedScope.
-	Scope func(p *text2sql.Principal) string
+	Scope func(p *identity.Principal) string
 	// Namespace is part of every key: replicas share entries only when
 	// their namespaces agree. Put in it what changes an answer that the
 	// fingerprint does not cover: the database's identity (two databases
@@ -87,7 +89,7 @@ const cacheTimeout = time.Second
 // claim, as canonical JSON): an executor that lets the database decide
 // from a claim (a tenant, a role) sees the same claims as the key, so two
 // tokens of one subject with different claims never share an answer.
-func PrincipalScope(p *text2sql.Principal) string {
+func PrincipalScope(p *identity.Principal) string {
 	if p == nil {
 		return ""
 	}
@@ -103,7 +105,7 @@ func PrincipalScope(p *text2sql.Principal) string {
 
 // SharedScope is a Cache.Scope under which every principal shares the
 // entries: for a service whose callers all read the same data.
-func SharedScope(*text2sql.Principal) string { return "" }
+func SharedScope(*identity.Principal) string { return "" }
 
 // cacheQuestion normalises q for the key without changing what it asks:
 // runs of ASCII white space outside quotes become one space, and white
@@ -164,7 +166,7 @@ func (s *service) cacheKey(ctx context.Context, route, question string) (string,
 
 // cached returns the cached answer under key, marked Cached, with this
 // request's id and no model use of its own.
-func (s *service) cached(ctx context.Context, key string) *AnswerBody {
+func (s *service) cached(ctx context.Context, key string) *wire.Answer {
 	ctx, cancel := context.WithTimeout(ctx, cacheTimeout)
 	defer cancel()
 	b, ok, err := s.cfg.Cache.Store.Get(ctx, key)
@@ -175,18 +177,18 @@ func (s *service) cached(ctx context.Context, key string) *AnswerBody {
 	if !ok {
 		return nil
 	}
-	var body AnswerBody
+	var body wire.Answer
 	if err := decodeEntry(b, &body); err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "unreadable answer cache entry ignored", slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
 		return nil
 	}
 	body.RequestID, body.Cached = requestID(ctx), true
-	body.Usage, body.ModelCalls, body.Timings = text2sql.Usage{}, 0, Timings{}
+	body.Usage, body.ModelCalls, body.Timings = text2sql.Usage{}, 0, wire.Timings{}
 	return &body
 }
 
 // remember stores body under key when it is worth reusing.
-func (s *service) remember(ctx context.Context, key string, body *AnswerBody) {
+func (s *service) remember(ctx context.Context, key string, body *wire.Answer) {
 	if body == nil || body.Status == text2sql.StatusFailed || body.Error != nil {
 		return
 	}
@@ -210,7 +212,7 @@ func (s *service) remember(ctx context.Context, key string, body *AnswerBody) {
 // decodeEntry decodes a cache entry into body and checks it is an answer
 // this service could have stored: bounded, with a known status that is
 // not failed, and no error.
-func decodeEntry(b []byte, body *AnswerBody) error {
+func decodeEntry(b []byte, body *wire.Answer) error {
 	if len(b) > MaxCacheEntryBytes {
 		return fmt.Errorf("entry of %d bytes, over %d", len(b), MaxCacheEntryBytes)
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/identity"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 // mapStore is an in-memory AnswerStore that can be made unreachable.
@@ -62,11 +64,11 @@ func TestAnswerCache(t *testing.T) {
 			return "", errors.New("version unreadable")
 		}},
 	})
-	ask := func(token, q string) AnswerBody {
+	ask := func(token, q string) wire.Answer {
 		t.Helper()
 		r := do(t, srv, "POST", "/v1/ask", token, map[string]any{"question": q})
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-		var b AnswerBody
+		var b wire.Answer
 		r.json(t, &b)
 		return b
 	}
@@ -120,18 +122,18 @@ func TestAnswerCacheSharedScope(t *testing.T) {
 	r := do(t, srv, "POST", "/v1/generate", testToken, map[string]any{"question": "How many students are there?"})
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	r = do(t, srv, "POST", "/v1/generate", "tok-bob-0123456789abcdef0", map[string]any{"question": "How many students are there?"})
-	var b AnswerBody
+	var b wire.Answer
 	r.json(t, &b)
 	assert.True(t, b.Cached, "a shared scope shares answers between principals")
 	assert.Equal(t, 1, model.CallCount())
 	r = do(t, srv, "POST", "/v1/ask", testToken, map[string]any{"question": "How many students are there?"})
-	var a AnswerBody
+	var a wire.Answer
 	r.json(t, &a)
 	assert.False(t, a.Cached, "generate and ask have entries of their own")
 
 	other := testServer(t, Config{Pipeline: newPipeline(t, model, 0), Cache: Cache{Store: store, Scope: SharedScope, Namespace: "model=other"}})
 	r = do(t, other, "POST", "/v1/generate", testToken, map[string]any{"question": "How many students are there?"})
-	var n AnswerBody
+	var n wire.Answer
 	r.json(t, &n)
 	assert.False(t, n.Cached, "another namespace shares no entries")
 }
@@ -143,7 +145,7 @@ func TestAnswerCacheSkipsFailures(t *testing.T) {
 	var perAnswer int
 	for i := range 2 {
 		r := do(t, srv, "POST", "/v1/ask", testToken, map[string]any{"question": "How many?"})
-		var b AnswerBody
+		var b wire.Answer
 		r.json(t, &b)
 		assert.Equal(t, text2sql.StatusFailed, b.Status, "%s", r.body)
 		assert.False(t, b.Cached)
@@ -216,21 +218,21 @@ func TestCacheQuestion(t *testing.T) {
 // Two tokens of one subject whose claims differ (another tenant) never
 // share an entry: the database may decide from any claim.
 func TestPrincipalScopeCoversClaims(t *testing.T) {
-	acme := &text2sql.Principal{ID: "u1", Method: "jwt", Claims: map[string]any{"tenant": "acme", "role": "reader"}}
-	globex := &text2sql.Principal{ID: "u1", Method: "jwt", Claims: map[string]any{"tenant": "globex", "role": "reader"}}
-	same := &text2sql.Principal{ID: "u1", Method: "jwt", Claims: map[string]any{"role": "reader", "tenant": "acme"}}
+	acme := &identity.Principal{ID: "u1", Method: "jwt", Claims: map[string]any{"tenant": "acme", "role": "reader"}}
+	globex := &identity.Principal{ID: "u1", Method: "jwt", Claims: map[string]any{"tenant": "globex", "role": "reader"}}
+	same := &identity.Principal{ID: "u1", Method: "jwt", Claims: map[string]any{"role": "reader", "tenant": "acme"}}
 	assert.NotEqual(t, PrincipalScope(acme), PrincipalScope(globex))
 	assert.Equal(t, PrincipalScope(acme), PrincipalScope(same))
-	assert.NotEqual(t, PrincipalScope(acme), PrincipalScope(&text2sql.Principal{ID: "u1", Method: "static"}))
+	assert.NotEqual(t, PrincipalScope(acme), PrincipalScope(&identity.Principal{ID: "u1", Method: "static"}))
 }
 
 // An entry the service could not have written is ignored.
 func TestCacheEntryChecked(t *testing.T) {
 	for _, entry := range []string{`null`, `{}`, `{"status":"failed"}`, `{"status":"answered","error":{"code":"x","message":"y"}}`, `[1]`} {
-		var b AnswerBody
+		var b wire.Answer
 		assert.Error(t, decodeEntry([]byte(entry), &b), entry)
 	}
-	var b AnswerBody
+	var b wire.Answer
 	require.NoError(t, decodeEntry([]byte(`{"status":"answered","sql":"SELECT 1"}`), &b))
 	big := make([]byte, MaxCacheEntryBytes+1)
 	assert.Error(t, decodeEntry(big, &b))

@@ -13,7 +13,9 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/conversation"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/internal/defaults"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 // Conversations configures the conversation routes: POST /v1/conversations
@@ -134,15 +136,15 @@ type DeletedBody struct {
 // follow-up became, the reply in words, the SQL, the steps of the
 // decision, and for "data" the pipeline's answer.
 type ReplyBody struct {
-	RequestID      string      `json:"request_id"`
-	ConversationID string      `json:"conversation_id"`
-	Message        string      `json:"message"`
-	Route          string      `json:"route"`
-	Standalone     string      `json:"standalone,omitempty"`
-	Text           string      `json:"text"`
-	SQL            string      `json:"sql,omitempty"`
-	Steps          []StepBody  `json:"steps"`
-	Answer         *AnswerBody `json:"answer,omitempty"`
+	RequestID      string       `json:"request_id"`
+	ConversationID string       `json:"conversation_id"`
+	Message        string       `json:"message"`
+	Route          string       `json:"route"`
+	Standalone     string       `json:"standalone,omitempty"`
+	Text           string       `json:"text"`
+	SQL            string       `json:"sql,omitempty"`
+	Steps          []StepBody   `json:"steps"`
+	Answer         *wire.Answer `json:"answer,omitempty"`
 	// SavedAnswer is the ID of the caller's saved answer the reply came
 	// from; Related are the caller's saved answers of similar questions.
 	SavedAnswer string                 `json:"saved_answer,omitempty"`
@@ -191,7 +193,7 @@ const DefaultConversationQuota = MaxListed
 // "jwt:alice"), so that two authenticators' callers of the same name
 // never share them; "" without a principal.
 func principalID(ctx context.Context) string {
-	if p, ok := text2sql.PrincipalFrom(ctx); ok {
+	if p, ok := identity.PrincipalFrom(ctx); ok {
 		return p.Method + ":" + p.ID
 	}
 	return ""

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	text2sql "github.com/text2sql-go/text2sql"
 	convsqlite "github.com/text2sql-go/text2sql/conversation/sqlite"
+	"github.com/text2sql-go/text2sql/identity"
 )
 
 // The conversation routes: start one, small talk without the pipeline, a
@@ -221,15 +221,15 @@ func openConversationStore(t *testing.T) *convsqlite.Store {
 // which saved rows are reused.
 func TestSavedAnswerScopedByPrincipal(t *testing.T) {
 	s := &service{cfg: Config{Conversations: &Conversations{DataVersion: func(context.Context) (string, error) { return "v1", nil }}}}
-	as := func(p *text2sql.Principal) context.Context { return text2sql.WithPrincipal(context.Background(), p) }
-	static := as(&text2sql.Principal{ID: "alice", Method: "static"})
-	jwtReader := as(&text2sql.Principal{ID: "alice", Method: "jwt", Claims: map[string]any{"role": "reader"}})
-	jwtAdmin := as(&text2sql.Principal{ID: "alice", Method: "jwt", Claims: map[string]any{"role": "admin"}})
+	as := func(p *identity.Principal) context.Context { return identity.WithPrincipal(context.Background(), p) }
+	static := as(&identity.Principal{ID: "alice", Method: "static"})
+	jwtReader := as(&identity.Principal{ID: "alice", Method: "jwt", Claims: map[string]any{"role": "reader"}})
+	jwtAdmin := as(&identity.Principal{ID: "alice", Method: "jwt", Claims: map[string]any{"role": "admin"}})
 	assert.NotEqual(t, principalID(static), principalID(jwtReader), "two authenticators' alice are two owners")
 	assert.Equal(t, principalID(jwtReader), principalID(jwtAdmin))
 	v1, err := s.answerVersion(jwtReader)
 	require.NoError(t, err)
-	again, err := s.answerVersion(as(&text2sql.Principal{ID: "alice", Method: "jwt", Claims: map[string]any{"role": "reader"}}))
+	again, err := s.answerVersion(as(&identity.Principal{ID: "alice", Method: "jwt", Claims: map[string]any{"role": "reader"}}))
 	require.NoError(t, err)
 	assert.Equal(t, v1, again)
 	v2, err := s.answerVersion(jwtAdmin)

@@ -28,7 +28,7 @@
 // Supabase-compatible auth server, with a short positive cache), NewJWT
 // (JWTs verified against a JWKS URL), or NoAuth for local use only. The
 // principal reaches the pipeline through the request context
-// (text2sql.PrincipalFrom) and every AuditEvent. Requests that reach the
+// (identity.PrincipalFrom) and every AuditEvent. Requests that reach the
 // pipeline are rate-limited per principal (RateLimit; 429 with
 // Retry-After). Browsers on other origins need Config.AllowedOrigins.
 //
@@ -46,7 +46,7 @@
 //
 // Prompts (text2sql.ModelCall.Prompt), knowledge texts, tokens and keys
 // are never in a response or a log line: responses are built from the
-// documented bodies only (AnswerBody, RunResponse, …), and logs record
+// documented bodies only (wire.Answer, RunResponse, …), and logs record
 // the method, path, status, duration, principal id and error code of each
 // request, plus the audit events (which hold the question and the SQL).
 package server

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 // Code is the stable, machine-readable code of an error response. Codes
@@ -44,10 +45,10 @@ const (
 // status "failed" and one of these in error.code when the pipeline ran but
 // produced no usable SQL.
 const (
-	CodeRepairsExhausted Code = "repairs_exhausted" // every attempt failed; see attempts
-	CodeBudgetExhausted  Code = "budget_exhausted"  // the model-call budget is spent
-	CodeNoSQL            Code = "no_sql"            // the model's answer held no SQL
-	CodeInvalidOutput    Code = "invalid_output"    // the model's answer was malformed
+	CodeRepairsExhausted Code = wire.FailureRepairsExhausted // every attempt failed; see attempts
+	CodeBudgetExhausted  Code = wire.FailureBudgetExhausted  // the model-call budget is spent
+	CodeNoSQL            Code = wire.FailureNoSQL            // the model's answer held no SQL
+	CodeInvalidOutput    Code = wire.FailureInvalidOutput    // the model's answer was malformed
 )
 
 // ErrorBody is the body of every error response.
@@ -137,17 +138,4 @@ func pipelineError(err error) (Code, string) {
 
 // failureCode returns the answer-failure code of err, or "" when err is
 // not an answer failure.
-func failureCode(err error) Code {
-	var oe *text2sql.OutputError
-	switch {
-	case errors.Is(err, text2sql.ErrRepairsExhausted):
-		return CodeRepairsExhausted
-	case errors.Is(err, text2sql.ErrBudgetExhausted):
-		return CodeBudgetExhausted
-	case errors.As(err, &oe) && errors.Is(err, text2sql.ErrNoSQL):
-		return CodeNoSQL
-	case errors.As(err, &oe):
-		return CodeInvalidOutput
-	}
-	return ""
-}
+func failureCode(err error) Code { return Code(wire.FailureCode(err)) }

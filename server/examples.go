@@ -12,6 +12,8 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/feedback"
+	"github.com/text2sql-go/text2sql/identity"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 // The error codes of the review routes and feedback's quota.
@@ -103,7 +105,7 @@ func claimHolds(claim any, values []string) bool {
 
 // isReviewer reports whether the principal in ctx is a reviewer.
 func (s *service) isReviewer(ctx context.Context) bool {
-	p, ok := text2sql.PrincipalFrom(ctx)
+	p, ok := identity.PrincipalFrom(ctx)
 	return ok && s.cfg.Reviewer != nil && s.cfg.Reviewer(p)
 }
 
@@ -161,7 +163,7 @@ func (s *service) reviewExample(ctx context.Context, id string, v feedback.Verdi
 	if err := s.auditReady(ctx); err != nil {
 		return nil, s.failed(ctx, err)
 	}
-	p, _ := text2sql.PrincipalFrom(ctx)
+	p, _ := identity.PrincipalFrom(ctx)
 	review := s.cfg.Feedback.Reject
 	if v == feedback.Approved {
 		review = s.cfg.Feedback.Approve
@@ -212,7 +214,7 @@ func voteMessage(out *feedback.Outcome) string {
 // personal reports whether b reused an example that serves only its
 // author (not trusted): such an answer is not put in the answer cache,
 // whose entries other principals may share.
-func (s *service) personal(ctx context.Context, b *AnswerBody) bool {
+func (s *service) personal(ctx context.Context, b *wire.Answer) bool {
 	if s.cfg.Feedback == nil || b.ReusedExample == "" {
 		return false
 	}

@@ -13,6 +13,7 @@ import (
 	fbsqlite "github.com/text2sql-go/text2sql/feedback/sqlite"
 	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 const (
@@ -57,7 +58,7 @@ func asked(t *testing.T, call func(string, string, string, any) response, token 
 	t.Helper()
 	r := call("POST", "/v1/ask", token, map[string]string{"question": coursesQ})
 	require.Equal(t, 200, r.status, "%s", r.body)
-	var a AnswerBody
+	var a wire.Answer
 	r.json(t, &a)
 	return a.ReusedExample, a.SQL
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/retriever"
 	"github.com/text2sql-go/text2sql/schema"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 // recursiveCTE is the negative control of C1 #6: it must run everywhere
@@ -47,7 +48,7 @@ func chokePoint(t *testing.T, lib *text2sql.Pipeline, withModel func(sql string)
 		},
 		"POST /v1/ask": func(t *testing.T, q string) (text2sql.ErrorKind, int) {
 			s := testServer(t, Config{Pipeline: withModel(q)})
-			var a AnswerBody
+			var a wire.Answer
 			do(t, s, "POST", "/v1/ask", testToken, map[string]string{"question": "Do it"}).json(t, &a)
 			require.Len(t, a.Attempts, 1, "ask %q: %+v", q, a)
 			require.NotNil(t, a.Attempts[0].Result, "ask %q: %+v", q, a)
@@ -61,7 +62,7 @@ func chokePoint(t *testing.T, lib *text2sql.Pipeline, withModel func(sql string)
 		},
 		"MCP ask": func(t *testing.T, q string) (text2sql.ErrorKind, int) {
 			cs := mcpSession(t, Config{Pipeline: withModel(q)})
-			var a AnswerBody
+			var a wire.Answer
 			callTool(t, cs, "ask", map[string]any{"question": "Do it"}, &a)
 			require.Len(t, a.Attempts, 1, "ask %q: %+v", q, a)
 			require.NotNil(t, a.Attempts[0].Result, "ask %q: %+v", q, a)
@@ -182,7 +183,7 @@ func enginePipeline(t *testing.T, ex text2sql.Executor, sch *schema.Database, di
 	}
 }
 
-func kindOf(e *SQLErrorBody) text2sql.ErrorKind {
+func kindOf(e *wire.SQLError) text2sql.ErrorKind {
 	if e == nil {
 		return ""
 	}

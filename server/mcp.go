@@ -8,8 +8,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/schema"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 // MCP tool inputs and outputs. Outputs reuse the HTTP bodies.
@@ -147,8 +148,8 @@ func (s *service) mcpServer() (*mcp.Server, error) {
 // questionTool is the handler of a tool answering its input's question
 // with answer (s.ask or s.generate) for source; a failed answer is an
 // error result that still carries its body.
-func (s *service) questionTool(source string, answer func(ctx context.Context, source, question string) (*AnswerBody, *apiError)) mcp.ToolHandlerFor[AskInput, *AnswerBody] {
-	return func(ctx context.Context, req *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, *AnswerBody, error) {
+func (s *service) questionTool(source string, answer func(ctx context.Context, source, question string) (*wire.Answer, *apiError)) mcp.ToolHandlerFor[AskInput, *wire.Answer] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, *wire.Answer, error) {
 		ctx, cancel, err := s.toolCall(ctx, req, true)
 		if err != nil {
 			return nil, nil, err
@@ -180,7 +181,7 @@ func (s *service) toolCall(ctx context.Context, req *mcp.CallToolRequest, limite
 		ci := v.(*callInfo)
 		p, reqID = ci.p, ci.reqID
 		if ci.token != "" {
-			ctx = text2sql.WithBearerToken(ctx, ci.token)
+			ctx = identity.WithBearerToken(ctx, ci.token)
 		}
 	}
 	if limited {
@@ -190,7 +191,7 @@ func (s *service) toolCall(ctx context.Context, req *mcp.CallToolRequest, limite
 		}
 	}
 	s.obs.toolCall(ctx, tool, "")
-	ctx = context.WithValue(text2sql.WithPrincipal(ctx, p), reqInfoKey{}, &reqInfo{id: reqID, principal: p.ID, route: "mcp " + tool})
+	ctx = context.WithValue(identity.WithPrincipal(ctx, p), reqInfoKey{}, &reqInfo{id: reqID, principal: p.ID, route: "mcp " + tool})
 	ctx, cancel := s.work(ctx)
 	return ctx, cancel, nil
 }
@@ -200,13 +201,13 @@ func (s *service) toolCall(ctx context.Context, req *mcp.CallToolRequest, limite
 func (s *service) mcpCall(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(principalHeader)
-		p, ok := text2sql.PrincipalFrom(r.Context())
+		p, ok := identity.PrincipalFrom(r.Context())
 		if !ok {
 			s.fail(w, r, CodeUnauthorized, "a valid bearer token is required")
 			return
 		}
 		nonce := newID() + newID()
-		tok, _ := text2sql.BearerTokenFrom(r.Context())
+		tok, _ := identity.BearerTokenFrom(r.Context())
 		s.inflight.Store(nonce, &callInfo{p: p, reqID: requestID(r.Context()), token: tok})
 		defer s.inflight.Delete(nonce)
 		r.Header.Set(principalHeader, nonce)

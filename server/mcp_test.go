@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 // mcpSession connects a real MCP client to NewMCPServer(cfg) over the
@@ -88,7 +89,7 @@ func TestMCPTools(t *testing.T) {
 	var ex ExamplesBody
 	isErr, _ = callTool(t, cs, "list_examples", nil, &ex)
 	assert.False(t, isErr || len(ex.Examples) != len(fixture.kb.Examples) || ex.Examples[0].SQL == "", "list_examples: %+v", ex)
-	var g AnswerBody
+	var g wire.Answer
 	isErr, _ = callTool(t, cs, "generate_sql", map[string]any{"question": "Two course codes"}, &g)
 	assert.False(t, isErr || g.Status != text2sql.StatusGenerated ||
 		!strings.Contains(g.SQL, "courses") || g.Result != nil, "generate_sql: %+v", g)
@@ -96,7 +97,7 @@ func TestMCPTools(t *testing.T) {
 	isErr, _ = callTool(t, cs, "run_sql", map[string]any{"sql": g.SQL, "question_id": "k"}, &run)
 	assert.False(t, isErr || !run.OK || run.RowCount != 2 ||
 		run.Matched == nil || !*run.Matched, "run_sql: %+v", run)
-	var a AnswerBody
+	var a wire.Answer
 	isErr, _ = callTool(t, cs, "ask", map[string]any{"question": "Two course codes"}, &a)
 	assert.False(t, isErr || a.Status != text2sql.StatusAnswered ||
 		a.Result == nil || a.Result.RowCount != 2, "ask: %+v", a)

@@ -17,6 +17,7 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 // openAPI is the served document, decoded, with helpers to validate
@@ -215,7 +216,7 @@ func TestOpenAPI(t *testing.T) {
 	o.check(t, "POST", "/v1/feedback", do(t, srv, "POST", "/v1/feedback", testToken, vote))
 	o.check(t, "POST", "/v1/feedback", do(t, srv, "POST", "/v1/feedback", testToken, map[string]string{"question": "x", "sql": "DELETE FROM courses", "verdict": "up"}))
 	ask := do(t, srv, "POST", "/v1/ask", testToken, q)
-	var a AnswerBody
+	var a wire.Answer
 	ask.json(t, &a)
 	assert.False(t, a.Status != text2sql.StatusVerified || len(a.Attempts) != 2 || a.Attempts[0].Verdict == nil || a.Attempts[0].Verdict.OK, "ask: %s", ask.body)
 	o.check(t, "POST", "/v1/ask", ask)
@@ -242,10 +243,10 @@ func TestOpenAPI(t *testing.T) {
 	srv = testServer(t, Config{Pipeline: p})
 	gr := do(t, srv, "POST", "/v1/generate", testToken, q)
 	o.check(t, "POST", "/v1/generate", gr)
-	var g AnswerBody
+	var g wire.Answer
 	gr.json(t, &g)
 	if assert.NotNil(t, g.Context, "%s", gr.body) && assert.NotNil(t, g.Context.Rerank, "%s", gr.body) {
-		assert.Equal(t, RerankBody{Reranker: "llm", ModelCalls: 2, Tables: []string{"courses"}, Ignored: []string{"nope"}}, *g.Context.Rerank)
+		assert.Equal(t, wire.Rerank{Reranker: "llm", ModelCalls: 2, Tables: []string{"courses"}, Ignored: []string{"nope"}}, *g.Context.Rerank)
 	}
 
 	// Candidates: every one with its result group, one failing.
@@ -257,7 +258,7 @@ func TestOpenAPI(t *testing.T) {
 	require.NoError(t, err)
 	ar := do(t, testServer(t, Config{Pipeline: p}), "POST", "/v1/ask", testToken, q)
 	o.check(t, "POST", "/v1/ask", ar)
-	var sa AnswerBody
+	var sa wire.Answer
 	ar.json(t, &sa)
 	if assert.NotNil(t, sa.Selection, "%s", ar.body) {
 		assert.Equal(t, text2sql.SelectVote, sa.Selection.Method)

@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 
-	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/identity"
 )
 
 // rightsScope is what decides what the caller in ctx may read, as 64 hex
@@ -17,7 +17,7 @@ import (
 // saved with. A change of either side misses them, so the SQL runs again
 // under the caller's current rights.
 func (s *service) rightsScope(ctx context.Context) string {
-	p, _ := text2sql.PrincipalFrom(ctx)
+	p, _ := identity.PrincipalFrom(ctx)
 	scope := PrincipalScope(p)
 	if s.cfg.Cache.Scope != nil {
 		scope = s.cfg.Cache.Scope(p)

@@ -15,6 +15,7 @@ import (
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/sqlite"
 	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/identity"
 )
 
 // One rights scope keys the answer cache and saved answers' rows: the same
@@ -22,9 +23,9 @@ import (
 // misses both, under the same one hits both; with SharedScope principals
 // share it, still apart from another RightsVersion.
 func TestRightsScopeKeysCacheAndSavedAnswers(t *testing.T) {
-	alice := text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: "alice", Method: "static"})
-	bob := text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: "bob", Method: "static"})
-	svc := func(rights string, scope func(*text2sql.Principal) string) *service {
+	alice := identity.WithPrincipal(context.Background(), &identity.Principal{ID: "alice", Method: "static"})
+	bob := identity.WithPrincipal(context.Background(), &identity.Principal{ID: "bob", Method: "static"})
+	svc := func(rights string, scope func(*identity.Principal) string) *service {
 		return &service{cfg: Config{RightsVersion: rights, Cache: Cache{Store: &mapStore{}, Scope: scope},
 			Conversations: &Conversations{DataVersion: func(context.Context) (string, error) { return "v1", nil }}}}
 	}

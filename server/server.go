@@ -27,8 +27,10 @@ import (
 	"github.com/text2sql-go/text2sql/accuracy"
 	"github.com/text2sql-go/text2sql/chart"
 	"github.com/text2sql-go/text2sql/feedback"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/schema"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 // Defaults of Config.
@@ -52,7 +54,7 @@ type Config struct {
 	Auth Authenticator
 	// ForwardBearerToken puts each authenticated request's own bearer
 	// token in the context of its pipeline calls
-	// (text2sql.WithBearerToken), for an executor that calls the
+	// (identity.WithBearerToken), for an executor that calls the
 	// database's API as the caller (executor/postgrest with Supabase
 	// access tokens). Off by default: the token then never leaves the
 	// authenticator.
@@ -594,9 +596,9 @@ func (s *service) authenticate(next http.Handler) http.Handler {
 		if ri := info(r.Context()); ri != nil {
 			ri.principal = p.ID
 		}
-		ctx := text2sql.WithPrincipal(r.Context(), p)
+		ctx := identity.WithPrincipal(r.Context(), p)
 		if tok, ok := BearerToken(r); ok && s.cfg.ForwardBearerToken {
-			ctx = text2sql.WithBearerToken(ctx, tok)
+			ctx = identity.WithBearerToken(ctx, tok)
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
@@ -605,7 +607,7 @@ func (s *service) authenticate(next http.Handler) http.Handler {
 // rateLimit spends one token of the principal's budget.
 func (s *service) rateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, _ := text2sql.PrincipalFrom(r.Context())
+		p, _ := identity.PrincipalFrom(r.Context())
 		route := ""
 		if ri := info(r.Context()); ri != nil {
 			route = ri.route
@@ -756,7 +758,7 @@ func (s *service) reply(w http.ResponseWriter, r *http.Request, body any, aerr *
 }
 
 // generate runs Pipeline.Generate for route (the HTTP route or MCP tool).
-func (s *service) generate(ctx context.Context, route, question string) (*AnswerBody, *apiError) {
+func (s *service) generate(ctx context.Context, route, question string) (*wire.Answer, *apiError) {
 	return s.cachedAnswer(ctx, "generate", route, question, nil, func() (*text2sql.Answer, error) {
 		ans, err := s.cfg.Pipeline.Generate(ctx, question)
 		s.obs.pipelineRun(ctx, RunEvent{Route: route, Answer: ans, Err: err})
@@ -765,9 +767,9 @@ func (s *service) generate(ctx context.Context, route, question string) (*Answer
 }
 
 // ask runs Pipeline.Ask and audits every statement it ran.
-func (s *service) ask(ctx context.Context, source, question string) (*AnswerBody, *apiError) {
+func (s *service) ask(ctx context.Context, source, question string) (*wire.Answer, *apiError) {
 	return s.cachedAnswer(ctx, "ask", source, question,
-		func(b *AnswerBody) error { return s.recordDelivery(ctx, source, question, "cached", b) },
+		func(b *wire.Answer) error { return s.recordDelivery(ctx, source, question, "cached", b) },
 		func() (*text2sql.Answer, error) { return s.runAsk(ctx, source, question) })
 }
 
@@ -776,7 +778,7 @@ func (s *service) ask(ctx context.Context, source, question string) (*AnswerBody
 // to hit when hit is not nil (its error withholds the body), else the
 // body of run's answer under the cap of concurrent questions, remembered
 // when it is not an error.
-func (s *service) cachedAnswer(ctx context.Context, kind, source, question string, hit func(*AnswerBody) error, run func() (*text2sql.Answer, error)) (*AnswerBody, *apiError) {
+func (s *service) cachedAnswer(ctx context.Context, kind, source, question string, hit func(*wire.Answer) error, run func() (*text2sql.Answer, error)) (*wire.Answer, *apiError) {
 	if aerr := checkQuestion(question); aerr != nil {
 		return nil, aerr
 	}
@@ -839,11 +841,16 @@ func (s *service) runAsk(ctx context.Context, source, question string) (*text2sq
 }
 
 // answer converts the outcome of Ask or Generate.
-func (s *service) answer(ctx context.Context, ans *text2sql.Answer, err error) (*AnswerBody, *apiError) {
+func (s *service) answer(ctx context.Context, ans *text2sql.Answer, err error) (*wire.Answer, *apiError) {
 	if err != nil && (ans == nil || failureCode(err) == "") {
 		return nil, s.failed(ctx, err)
 	}
-	return newAnswerBody(requestID(ctx), ans, err), nil
+	b := wire.NewAnswer(ans, err, wire.Public)
+	b.RequestID = requestID(ctx)
+	if b.Error != nil {
+		b.Error.Code = string(failureCode(err))
+	}
+	return b, nil
 }
 
 // run executes one statement through Pipeline.Execute, audits it and,
@@ -859,7 +866,7 @@ func (s *service) run(ctx context.Context, source, sql, questionID string) (*Run
 	if err := s.record(ctx, source, "", questionID, sql, res); err != nil {
 		return nil, s.failed(ctx, err)
 	}
-	out := &RunResponse{RequestID: requestID(ctx), ResultBody: *newResultBody(res), Chart: chart.For(res, chart.Options{})}
+	out := &RunResponse{RequestID: requestID(ctx), Result: *wire.NewResult(res, wire.Public), Chart: chart.For(res, chart.Options{})}
 	if questionID != "" && s.cfg.AnswerKeys != nil {
 		s.match(ctx, out, sql, questionID, res)
 	}
@@ -879,7 +886,7 @@ func (s *service) feedback(ctx context.Context, route string, req *FeedbackReque
 	}
 	fb := feedback.Feedback{Question: req.Question, SQL: req.SQL, Verdict: feedback.Verdict(req.Verdict), Note: req.Note, Reviewer: s.isReviewer(ctx)}
 	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: route, Question: req.Question, SQL: req.SQL, Outcome: "feedback " + req.Verdict}
-	if p, ok := text2sql.PrincipalFrom(ctx); ok {
+	if p, ok := identity.PrincipalFrom(ctx); ok {
 		fb.Principal, e.Principal, e.Method = p.ID, p.ID, p.Method
 	}
 	out, err := s.cfg.Feedback.Record(ctx, fb)
@@ -950,13 +957,13 @@ func (s *service) match(ctx context.Context, out *RunResponse, sql, questionID s
 // recordDelivery audits rows delivered without a statement: from the
 // answer cache (outcome "cached") or a saved answer whose data version
 // is unchanged ("saved"); an error (fail-closed audit) withholds them.
-func (s *service) recordDelivery(ctx context.Context, source, question, outcome string, b *AnswerBody) error {
+func (s *service) recordDelivery(ctx context.Context, source, question, outcome string, b *wire.Answer) error {
 	if b.Result == nil {
 		return nil
 	}
 	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: source, Question: question,
 		SQL: b.SQL, Outcome: outcome, RowCount: b.Result.RowCount, Truncated: b.Result.Truncated}
-	if p, ok := text2sql.PrincipalFrom(ctx); ok {
+	if p, ok := identity.PrincipalFrom(ctx); ok {
 		e.Principal, e.Method = p.ID, p.Method
 	}
 	return s.audited(ctx, e)
@@ -967,7 +974,7 @@ func (s *service) recordDelivery(ctx context.Context, source, question, outcome 
 func (s *service) record(ctx context.Context, source, question, questionID, sql string, res *text2sql.Result) error {
 	e := AuditEvent{Time: time.Now(), RequestID: requestID(ctx), Source: source, Question: question, QuestionID: questionID,
 		SQL: sql, Outcome: "ok", RowCount: res.RowCount, Truncated: res.Truncated, Duration: res.Duration}
-	if p, ok := text2sql.PrincipalFrom(ctx); ok {
+	if p, ok := identity.PrincipalFrom(ctx); ok {
 		e.Principal, e.Method = p.ID, p.Method
 	}
 	se := StatementEvent{Source: source, Duration: res.Duration}

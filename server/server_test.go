@@ -19,7 +19,9 @@ import (
 
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/llm/llmtest"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 func TestNewValidatesConfig(t *testing.T) {
@@ -128,7 +130,7 @@ func TestGenerateRunAsk(t *testing.T) {
 	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 0)})
 	r := do(t, srv, "POST", "/v1/generate", testToken, map[string]string{"question": "How many students take each class?"})
 	require.Equal(t, 200, r.status, "generate: %d %s", r.status, r.body)
-	var g AnswerBody
+	var g wire.Answer
 	r.json(t, &g)
 	assert.False(t, g.Status != text2sql.StatusGenerated || !g.Answerable || !strings.Contains(g.SQL, "FROM courses") || g.Result != nil ||
 		g.Model != "scripted" || g.Context == nil || len(g.Context.Tables) == 0 || g.RequestID == "" || g.ModelCalls != 1, "generate: %+v", g)
@@ -144,7 +146,7 @@ func TestGenerateRunAsk(t *testing.T) {
 	assert.False(t, r.status != 200 || !run.OK || run.RowCount != 3 || len(run.Columns) != 2 || run.Matched != nil, "run: %d %s", r.status, r.body)
 
 	r = do(t, srv, "POST", "/v1/ask", testToken, map[string]string{"question": "List three courses"})
-	var a AnswerBody
+	var a wire.Answer
 	r.json(t, &a)
 	assert.False(t, r.status != 200 || a.Status != text2sql.StatusAnswered || a.Result == nil || a.Result.RowCount != 3 || len(a.Attempts) != 1, "ask: %d %s", r.status, r.body)
 }
@@ -153,7 +155,7 @@ func TestAskRepairTrail(t *testing.T) {
 	model := llmtest.New(answerJSON("SELECT nme FROM students"), answerJSON("SELECT first_name FROM students LIMIT 2"))
 	srv := testServer(t, Config{Pipeline: newPipeline(t, model, 2)})
 	r := do(t, srv, "POST", "/v1/ask", testToken, map[string]string{"question": "Name two students"})
-	var a AnswerBody
+	var a wire.Answer
 	r.json(t, &a)
 	assert.False(t, r.status != 200 || a.Status != text2sql.StatusAnswered || len(a.Attempts) != 2 || a.Attempts[0].Result == nil ||
 		a.Attempts[0].Result.Error == nil || a.Attempts[0].Result.Error.Kind != text2sql.KindUnknownColumn || a.Result.RowCount != 2, "ask: %d %s", r.status, r.body)
@@ -163,9 +165,9 @@ func TestAskFailures(t *testing.T) {
 	// Prose without SQL: an answer failure, 200 with status failed.
 	srv := testServer(t, Config{Pipeline: newPipeline(t, llmtest.New("I cannot help with that.").RepeatLast(), 0)})
 	r := do(t, srv, "POST", "/v1/ask", testToken, map[string]string{"question": "Anything"})
-	var a AnswerBody
+	var a wire.Answer
 	r.json(t, &a)
-	assert.False(t, r.status != 200 || a.Status != text2sql.StatusFailed || a.Error == nil || a.Error.Code != CodeNoSQL, "no SQL: %d %s", r.status, r.body)
+	assert.False(t, r.status != 200 || a.Status != text2sql.StatusFailed || a.Error == nil || a.Error.Code != string(CodeNoSQL), "no SQL: %d %s", r.status, r.body)
 	// A provider failure: 502 without the provider's message.
 	fail := text2sql.ModelFunc(func(context.Context, text2sql.ModelRequest) (*text2sql.ModelResponse, error) {
 		return nil, &text2sql.ModelError{Provider: "gemini", StatusCode: 429, Message: "quota exceeded for key AIzaSECRET", Retryable: true}
@@ -266,7 +268,7 @@ func TestPrincipalReachesPipeline(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	note := func(ctx context.Context) {
-		p, ok := text2sql.PrincipalFrom(ctx)
+		p, ok := identity.PrincipalFrom(ctx)
 		mu.Lock()
 		defer mu.Unlock()
 		if ok {

@@ -17,6 +17,7 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/postgres"
+	"github.com/text2sql-go/text2sql/identity"
 )
 
 // callerFlags are the flags of execution as the caller: who the command
@@ -45,11 +46,11 @@ func (c *callerFlags) bind(root *cobra.Command) {
 }
 
 // principal is the --as principal, or nil.
-func (c *callerFlags) principal() *text2sql.Principal {
+func (c *callerFlags) principal() *identity.Principal {
 	if c.as == "" {
 		return nil
 	}
-	return &text2sql.Principal{ID: c.as, Method: "cli"}
+	return &identity.Principal{ID: c.as, Method: "cli"}
 }
 
 // decides reports whether the database decides per caller what it reads

@@ -15,6 +15,7 @@ import (
 	"github.com/text2sql-go/text2sql/conversation"
 	convsqlite "github.com/text2sql-go/text2sql/conversation/sqlite"
 	"github.com/text2sql-go/text2sql/server"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 func chatCmd(o *options) *cobra.Command {
@@ -163,7 +164,11 @@ func (ch *chat) line(ctx context.Context, env *env, msg string) error {
 		return err
 	}
 	if ch.json {
-		return json.NewEncoder(ch.out).Encode(r)
+		out := chatReply{Reply: r}
+		if r.Answer != nil {
+			out.Answer = wire.NewAnswer(r.Answer, err, wire.Full)
+		}
+		return json.NewEncoder(ch.out).Encode(out)
 	}
 	route := string(r.Route)
 	if r.Standalone != "" && r.Standalone != r.Message {
@@ -190,6 +195,12 @@ func (ch *chat) line(ctx context.Context, env *env, msg string) error {
 	}
 	fmt.Fprintln(ch.out)
 	return nil
+}
+
+// chatReply is a reply in JSON, its answer in package wire's form.
+type chatReply struct {
+	*conversation.Reply
+	Answer *wire.Answer `json:"answer,omitempty"`
 }
 
 // chatRows is how many rows of a result chat prints: a screenful; --json

@@ -18,6 +18,7 @@ import (
 	"github.com/text2sql-go/text2sql/chart"
 	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/summary"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 func askCmd(o *options) *cobra.Command {
@@ -95,7 +96,7 @@ func askOffline(ctx context.Context, o *options, env *env, q string, ao answerOu
 	// says why.
 	noAnswer := &exitErr{code: exitNoModel, err: errors.New("no answer: no model provider is configured"), quiet: true}
 	if o.json {
-		if err := writeJSON(out, map[string]any{"context": newContextJSON(c), "system": system, "prompt": user, "provider": nil}); err != nil {
+		if err := writeJSON(out, map[string]any{"context": wire.NewContext(c, wire.Full), "system": system, "prompt": user, "provider": nil}); err != nil {
 			return err
 		}
 		return noAnswer
@@ -120,7 +121,7 @@ type answerOutput struct {
 // result no chart suits writes no page and says so on errW.
 func (ao answerOutput) write(ans *text2sql.Answer, err error) error {
 	if ao.json {
-		if jerr := writeJSON(ao.w, newAnswerJSON(ans, err)); jerr != nil {
+		if jerr := writeJSON(ao.w, wire.NewAnswer(ans, err, wire.Full)); jerr != nil {
 			return jerr
 		}
 	} else {
@@ -214,7 +215,7 @@ func contextCmd(o *options) *cobra.Command {
 			}
 			defer env.Close()
 			if o.json {
-				return writeJSON(cmd.OutOrStdout(), newContextJSON(c))
+				return writeJSON(cmd.OutOrStdout(), wire.NewContext(c, wire.Full))
 			}
 			printContext(cmd.OutOrStdout(), c)
 			return nil
@@ -287,7 +288,7 @@ func runCmd(o *options) *cobra.Command {
 				return ak.check(cmd.Context(), cmd.OutOrStdout(), o.json, env.executor, sql, res)
 			}
 			if o.json {
-				if err := writeJSON(cmd.OutOrStdout(), newResultJSON(res)); err != nil {
+				if err := writeJSON(cmd.OutOrStdout(), wire.NewResult(res, wire.Full)); err != nil {
 					return err
 				}
 			} else {
@@ -333,172 +334,9 @@ func answerExit(ans *text2sql.Answer, err error) error {
 	return nil
 }
 
-// JSON output shapes. They are part of the CLI's contract: fields are only
-// ever added.
-
-type resultJSON struct {
-	Columns    []string           `json:"columns"`
-	Rows       [][]any            `json:"rows"`
-	RowCount   int                `json:"row_count"`
-	Truncated  bool               `json:"truncated"`
-	DurationMS float64            `json:"duration_ms"`
-	Error      *text2sql.SQLError `json:"error,omitempty"`
-	// Steps: what ran on which database of a catalog.
-	Steps []text2sql.ResultStep `json:"steps,omitempty"`
-}
-
-func newResultJSON(r *text2sql.Result) *resultJSON {
-	if r == nil {
-		return nil
-	}
-	rows := r.Rows
-	if rows == nil {
-		rows = [][]any{}
-	}
-	cols := r.Columns
-	if cols == nil {
-		cols = []string{}
-	}
-	return &resultJSON{Columns: cols, Rows: rows, RowCount: r.RowCount, Truncated: r.Truncated, DurationMS: ms(r.Duration), Error: r.Error, Steps: r.Steps}
-}
-
-type contextJSON struct {
-	Question       string                 `json:"question"`
-	Tables         []text2sql.TableRef    `json:"tables"`
-	Items          []text2sql.Item        `json:"items"`
-	LowConfidence  bool                   `json:"low_confidence"`
-	BestSimilarity float64                `json:"best_similarity"`
-	Match          *text2sql.ExampleMatch `json:"match,omitempty"`
-	Schema         string                 `json:"schema"`
-	// Rerank is the reranker's report (calls, selected tables, fallback),
-	// when the retriever has a reporting reranker.
-	Rerank *text2sql.RerankReport `json:"rerank,omitempty"`
-	// Keywords is the keyword expansion's report, with --keywords.
-	Keywords *text2sql.KeywordReport `json:"keywords,omitempty"`
-}
-
-func newContextJSON(c *text2sql.Retrieval) *contextJSON {
-	if c == nil {
-		return nil
-	}
-	return &contextJSON{Question: c.Question, Tables: nonNil(c.Tables), Items: nonNil(c.Items), LowConfidence: c.LowConfidence,
-		BestSimilarity: c.BestSimilarity, Match: c.Match, Schema: c.Schema, Rerank: c.Rerank, Keywords: c.Keywords}
-}
-
-type attemptJSON struct {
-	N           int               `json:"n"`
-	SQL         string            `json:"sql,omitempty"`
-	Explanation string            `json:"explanation,omitempty"`
-	Result      *resultJSON       `json:"result,omitempty"`
-	Verdict     *text2sql.Verdict `json:"verdict,omitempty"`
-	Warnings    []string          `json:"warnings,omitempty"`
-	Plan        *text2sql.Plan    `json:"plan,omitempty"`
-	Selection   *selectionJSON    `json:"selection,omitempty"`
-	Error       string            `json:"error,omitempty"`
-}
-
-// selectionJSON is how an attempt's SQL was chosen among its candidates.
-type selectionJSON struct {
-	Method     text2sql.SelectionMethod `json:"method"`
-	Reason     string                   `json:"reason"`
-	Winner     int                      `json:"winner"` // index in candidates
-	Votes      int                      `json:"votes"`
-	Groups     int                      `json:"groups"`
-	Candidates []candidateJSON          `json:"candidates"`
-}
-
-type candidateJSON struct {
-	Variant     int               `json:"variant"`
-	Group       int               `json:"group"` // 1-based result group; 0: no result
-	Answerable  bool              `json:"answerable"`
-	SQL         string            `json:"sql,omitempty"`
-	Explanation string            `json:"explanation,omitempty"`
-	Result      *resultJSON       `json:"result,omitempty"`
-	Verdict     *text2sql.Verdict `json:"verdict,omitempty"`
-	Error       string            `json:"error,omitempty"`
-}
-
-func newSelectionJSON(s *text2sql.Selection) *selectionJSON {
-	if s == nil {
-		return nil
-	}
-	out := &selectionJSON{Method: s.Method, Reason: s.Reason, Winner: s.Winner, Votes: s.Votes, Groups: s.Groups, Candidates: []candidateJSON{}}
-	for _, c := range s.Candidates {
-		cj := candidateJSON{Variant: c.Variant, Group: c.Group, Result: newResultJSON(c.Result), Verdict: c.Verdict}
-		if c.Candidate != nil {
-			cj.Answerable, cj.SQL, cj.Explanation = c.Candidate.Answerable, c.Candidate.SQL, c.Candidate.Explanation
-		}
-		if c.Error != nil {
-			cj.Error = c.Error.Error()
-		}
-		out.Candidates = append(out.Candidates, cj)
-	}
-	return out
-}
-
-type stepJSON struct {
-	Stage        text2sql.Stage `json:"stage"`
-	Attempt      int            `json:"attempt"`
-	DurationMS   float64        `json:"duration_ms"`
-	InputTokens  int            `json:"input_tokens"`
-	OutputTokens int            `json:"output_tokens"`
-	ModelCalls   int            `json:"model_calls"`
-	Outcome      string         `json:"outcome"`
-}
-
-type answerJSON struct {
-	Question      string          `json:"question"`
-	Status        text2sql.Status `json:"status"`
-	SQL           string          `json:"sql"`
-	Explanation   string          `json:"explanation"`
-	ReusedExample string          `json:"reused_example,omitempty"`
-	Result        *resultJSON     `json:"result,omitempty"`
-	Words         string          `json:"words,omitempty"`
-	Chart         *chart.Spec     `json:"chart,omitempty"`
-	Context       *contextJSON    `json:"context,omitempty"`
-	Selection     *selectionJSON  `json:"selection,omitempty"` // the reported attempt's
-	Attempts      []attemptJSON   `json:"attempts"`
-	Steps         []stepJSON      `json:"steps"`
-	Usage         text2sql.Usage  `json:"usage"`
-	ModelCalls    int             `json:"model_calls"`
-	DurationMS    float64         `json:"duration_ms"`
-	Error         string          `json:"error,omitempty"`
-}
-
-func newAnswerJSON(a *text2sql.Answer, err error) *answerJSON {
-	out := &answerJSON{Question: a.Question, Status: a.Status, SQL: a.SQL, Explanation: a.Explanation, ReusedExample: a.ReusedExample,
-		Result: newResultJSON(a.Result), Words: a.Words, Chart: chart.For(a.Result, chart.Options{}), Context: newContextJSON(a.Retrieval),
-		Selection: newSelectionJSON(a.Selection), Attempts: []attemptJSON{}, Steps: []stepJSON{},
-		Usage: a.Trace.Usage, ModelCalls: a.Trace.ModelCalls, DurationMS: ms(a.Trace.Duration)}
-	if err != nil {
-		out.Error = err.Error()
-	}
-	for _, at := range a.Attempts {
-		aj := attemptJSON{N: at.N, Result: newResultJSON(at.Result), Verdict: at.Verdict, Warnings: at.Warnings, Plan: at.Plan,
-			Selection: newSelectionJSON(at.Selection)}
-		if at.Error != nil {
-			aj.Error = at.Error.Error()
-		}
-		if at.Candidate != nil {
-			aj.SQL, aj.Explanation = at.Candidate.SQL, at.Candidate.Explanation
-		}
-		out.Attempts = append(out.Attempts, aj)
-	}
-	for _, s := range a.Trace.Steps {
-		out.Steps = append(out.Steps, stepJSON{Stage: s.Stage, Attempt: s.Attempt, DurationMS: ms(s.Duration),
-			InputTokens: s.Usage.InputTokens, OutputTokens: s.Usage.OutputTokens, ModelCalls: len(s.Calls), Outcome: s.Outcome})
-	}
-	return out
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
+// The JSON output of answers, results and contexts is package wire's, in
+// its Full detail: the form the service writes, with the texts, plans,
+// model calls and trace steps a host may see. Fields are only ever added.
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

@@ -20,6 +20,7 @@ import (
 	"github.com/text2sql-go/text2sql/eval"
 	"github.com/text2sql-go/text2sql/generator"
 	"github.com/text2sql-go/text2sql/schema"
+	"github.com/text2sql-go/text2sql/wire"
 )
 
 // evalFlags are the flags of the eval command.
@@ -476,9 +477,9 @@ func (a *answerKeyFlags) check(ctx context.Context, out io.Writer, asJSON bool, 
 	}
 	if asJSON {
 		doc := struct {
-			*resultJSON
+			*wire.Result
 			AnswerCheck answerCheckJSON `json:"answer_check"`
-		}{newResultJSON(res), answerCheckJSON{Matched: chk.Matched, Mode: chk.Mode, Ordered: chk.Ordered, Summary: chk.Summary, Diff: chk.Diff, Order: chk.Order}}
+		}{wire.NewResult(res, wire.Full), answerCheckJSON{Matched: chk.Matched, Mode: chk.Mode, Ordered: chk.Ordered, Summary: chk.Summary, Diff: chk.Diff, Order: chk.Order}}
 		if err := writeJSON(out, doc); err != nil {
 			return err
 		}

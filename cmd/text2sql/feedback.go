@@ -15,6 +15,7 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/feedback"
 	fbsqlite "github.com/text2sql-go/text2sql/feedback/sqlite"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/knowledge"
 	"github.com/text2sql-go/text2sql/lint"
 )
@@ -51,7 +52,7 @@ func (o *options) mergeExamples(ctx context.Context, e *env, path string) error 
 		return err
 	}
 	// The host's rights, as for the knowledge file's examples.
-	hostCtx := text2sql.WithPrincipal(ctx, nil)
+	hostCtx := identity.WithPrincipal(ctx, nil)
 	merged, skipped, err := feedback.Merge(hostCtx, e.kb, exs, e.executor)
 	if err != nil {
 		return err

@@ -22,7 +22,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/identity"
 )
 
 // Exit codes (the README lists them).
@@ -87,7 +87,7 @@ func newRoot() *cobra.Command {
 			if cmd.Name() == "serve" {
 				return &exitErr{code: exitUsage, err: errors.New("--as: serve takes each request's principal from --auth")}
 			}
-			cmd.SetContext(text2sql.WithPrincipal(cmd.Context(), p))
+			cmd.SetContext(identity.WithPrincipal(cmd.Context(), p))
 		}
 		return nil
 	}

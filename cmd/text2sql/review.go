@@ -12,17 +12,18 @@ import (
 	"github.com/text2sql-go/text2sql/executor/postgres"
 	"github.com/text2sql-go/text2sql/feedback"
 	fbsqlite "github.com/text2sql-go/text2sql/feedback/sqlite"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/server"
 )
 
 // reviewers is serve's Config.Reviewer from --reviewers, with role:
 // entries read through --run-as's role per principal; nil when the flag
 // is empty (only the host reviews, with the CLI).
-func reviewers(o *options, spec string) (func(*text2sql.Principal) bool, error) {
+func reviewers(o *options, spec string) (func(*identity.Principal) bool, error) {
 	if strings.TrimSpace(spec) == "" {
 		return nil, nil
 	}
-	var role func(*text2sql.Principal) (string, error)
+	var role func(*identity.Principal) (string, error)
 	if kind, arg, _ := strings.Cut(o.caller.runAs, ":"); arg != "" {
 		switch kind {
 		case "claim":

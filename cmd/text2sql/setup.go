@@ -21,6 +21,7 @@ import (
 	"github.com/text2sql-go/text2sql/executor/catalog"
 	"github.com/text2sql-go/text2sql/feedback"
 	"github.com/text2sql-go/text2sql/generator"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/internal/retry"
 	"github.com/text2sql-go/text2sql/judge"
 	"github.com/text2sql-go/text2sql/knowledge"
@@ -243,7 +244,7 @@ func (o *options) openDatabase(ctx context.Context, path string, kb *knowledge.B
 	e := &env{executor: ex, kb: kb, path: path}
 	// The knowledge file is the host's: its examples run with the host's
 	// rights, not the --as principal's.
-	if err := kb.Validate(text2sql.WithPrincipal(ctx, nil), ex.Schema(), ex); err != nil {
+	if err := kb.Validate(identity.WithPrincipal(ctx, nil), ex.Schema(), ex); err != nil {
 		ex.Close()
 		return nil, nil, fmt.Errorf("knowledge file: %w", err)
 	}

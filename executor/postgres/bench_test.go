@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/exectest"
 )
@@ -50,7 +51,7 @@ func BenchmarkExecuteAsCaller(b *testing.B) {
 	dbtest.Exec(b, db, `CREATE ROLE `+role+` NOLOGIN`, `GRANT SELECT ON big TO `+role)
 	b.Cleanup(func() { _, _ = db.Exec(`DROP OWNED BY ` + role + `; DROP ROLE ` + role) })
 	caller := newExec(b, db, Options{RoleFor: RoleMap(map[string]string{"alice": role}), Claims: true})
-	ctx := text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: "alice", Claims: map[string]any{"aal": "aal1"}})
+	ctx := identity.WithPrincipal(context.Background(), &identity.Principal{ID: "alice", Claims: map[string]any{"aal": "aal1"}})
 	req := text2sql.ExecuteRequest{SQL: benchQueries[0].SQL}
 	for name, run := range map[string]func() (*text2sql.Result, error){
 		"login":  func() (*text2sql.Result, error) { return plain.Execute(context.Background(), req) },

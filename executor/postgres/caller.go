@@ -11,19 +11,20 @@ import (
 	"unicode/utf8"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/identity"
 )
 
 // RoleFunc chooses the role a caller's statements run as (Options.RoleFor):
 // a role name, or "" for Options.Role. An error refuses the call; wrap
 // text2sql.ErrForbidden when the principal may not run statements.
-type RoleFunc func(p *text2sql.Principal) (string, error)
+type RoleFunc func(p *identity.Principal) (string, error)
 
 // RoleMap returns a RoleFunc that maps Principal.ID to a role, as given in
 // m (copied). A principal m does not name is refused with an error
 // wrapping text2sql.ErrForbidden.
 func RoleMap(m map[string]string) RoleFunc {
 	m = maps.Clone(m)
-	return func(p *text2sql.Principal) (string, error) {
+	return func(p *identity.Principal) (string, error) {
 		if r, ok := m[p.ID]; ok && r != "" {
 			return r, nil
 		}
@@ -40,7 +41,7 @@ func RoleMap(m map[string]string) RoleFunc {
 // text2sql.ErrForbidden.
 func RoleFromClaim(claim string, allowed ...string) RoleFunc {
 	allowed = slices.Clone(allowed)
-	return func(p *text2sql.Principal) (string, error) {
+	return func(p *identity.Principal) (string, error) {
 		r, _ := p.Claims[claim].(string)
 		switch {
 		case r == "":
@@ -74,7 +75,7 @@ type caller struct {
 // carries.
 func (c caller) sessionFor(ctx context.Context) (session, error) {
 	s := session{role: c.role}
-	p, ok := text2sql.PrincipalFrom(ctx)
+	p, ok := identity.PrincipalFrom(ctx)
 	if ok && (c.roleFor != nil || c.claims) {
 		s.principal = p.ID
 		if !utf8.ValidString(p.ID) || strings.IndexByte(p.ID, 0) >= 0 || len(p.ID) > maxClaimsBytes {
@@ -124,7 +125,7 @@ const maxClaimsBytes = 64 << 10
 // request.jwt.claims: the claims as given, except that "sub" is
 // Principal.ID, "role" the role chosen and "email" Principal.Email when
 // they are set, so that every setting names one caller.
-func claimsJSON(p *text2sql.Principal, role string) (string, error) {
+func claimsJSON(p *identity.Principal, role string) (string, error) {
 	c := make(map[string]any, len(p.Claims)+3)
 	for k, v := range p.Claims {
 		c[k] = v

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	text2sql "github.com/text2sql-go/text2sql"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 	"github.com/text2sql-go/text2sql/internal/exectest"
 )
@@ -48,7 +49,7 @@ func rlsDB(t *testing.T) (*sql.DB, string) {
 }
 
 func as(id string, claims map[string]any) context.Context {
-	return text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: id, Method: "test", Claims: claims})
+	return identity.WithPrincipal(context.Background(), &identity.Principal{ID: id, Method: "test", Claims: claims})
 }
 
 // count runs SELECT count(*) FROM notes in ctx and returns the count.

@@ -118,7 +118,7 @@ type Options struct {
 	// only read what the model may read.
 	Role string
 	// RoleFor, when set, chooses the role of each call that carries a
-	// principal (text2sql.PrincipalFrom), so that the database's own
+	// principal (identity.PrincipalFrom), so that the database's own
 	// grants and row-level-security policies decide what each caller
 	// reads: RoleMap (principal to role), RoleFromClaim (a verified JWT's
 	// "role", as PostgREST), or a function of the host's. "" means Role;

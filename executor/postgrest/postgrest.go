@@ -41,6 +41,7 @@ import (
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/internal/execkit"
 	"github.com/text2sql-go/text2sql/guard"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/lint"
 )
 
@@ -57,7 +58,7 @@ type Options struct {
 	Param string
 	// AnonKey is the project's public anon key, sent as the apikey header,
 	// and as the bearer token of calls whose context carries no caller
-	// token (text2sql.WithBearerToken): they run as the anon role.
+	// token (identity.WithBearerToken): they run as the anon role.
 	AnonKey string
 	// Guard checks every statement before it is sent (see the package
 	// doc for which). Required.
@@ -207,7 +208,7 @@ func (e *Executor) post(ctx context.Context, query string, timeout time.Duration
 	}
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json")
-	token, ok := text2sql.BearerTokenFrom(ctx)
+	token, ok := identity.BearerTokenFrom(ctx)
 	if !ok {
 		token = e.opts.AnonKey
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/text2sql-go/text2sql/executor/executortest"
 	"github.com/text2sql-go/text2sql/executor/postgres"
 	"github.com/text2sql-go/text2sql/executor/postgrest"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/internal/dbtest"
 )
 
@@ -138,14 +139,14 @@ func TestRPCExecutesAsTheCaller(t *testing.T) {
 
 	const q = "SELECT id, body FROM notes ORDER BY id"
 	for who, want := range map[string][][]any{"alice": {{int64(1), "a1"}, {int64(2), "a2"}}, "bob": {{int64(3), "b1"}}} {
-		ctx := text2sql.WithBearerToken(context.Background(), token(t, who, s.Authenticated))
+		ctx := identity.WithBearerToken(context.Background(), token(t, who, s.Authenticated))
 		res := run(t, e, ctx, q)
 		require.Nil(t, res.Error, "%s: %v", who, res.Error)
 		assert.Equal(t, []string{"id", "body"}, res.Columns)
 		assert.Equal(t, want, res.Rows, who)
 		assert.Equal(t, len(want), res.RowCount)
 
-		pctx := text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: who, Claims: map[string]any{"role": s.Authenticated}})
+		pctx := identity.WithPrincipal(context.Background(), &identity.Principal{ID: who, Claims: map[string]any{"role": s.Authenticated}})
 		d := run(t, direct, pctx, q)
 		assert.Equal(t, d.Rows, res.Rows, "%s: the same rows as direct execution", who)
 	}
@@ -169,7 +170,7 @@ func TestRPCExecutesAsTheCaller(t *testing.T) {
 
 	forged, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "alice", "role": s.Authenticated}).SignedString([]byte("wrong-secret"))
 	require.NoError(t, err)
-	_, err = e.Execute(text2sql.WithBearerToken(context.Background(), forged), text2sql.ExecuteRequest{SQL: q})
+	_, err = e.Execute(identity.WithBearerToken(context.Background(), forged), text2sql.ExecuteRequest{SQL: q})
 	require.ErrorIs(t, err, text2sql.ErrForbidden)
 	assert.NotContains(t, err.Error(), forged)
 }
@@ -180,7 +181,7 @@ func TestRPCResultShapes(t *testing.T) {
 	s := dbtest.NewSandbox(t)
 	st := newStandIn(t, s)
 	e := newExecutor(t, s, st.srv.URL)
-	ctx := text2sql.WithBearerToken(context.Background(), token(t, "alice", s.Authenticated))
+	ctx := identity.WithBearerToken(context.Background(), token(t, "alice", s.Authenticated))
 	res := run(t, e, ctx, "SELECT g AS n FROM generate_series(1, 500) AS g")
 	require.Nil(t, res.Error)
 	assert.True(t, res.Truncated)
@@ -207,14 +208,14 @@ func TestFunctionExecutor(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	for who, want := range map[string]int64{"alice": 2, "bob": 1} {
-		res := run(t, f, text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: who}), "SELECT count(*) AS n FROM notes")
+		res := run(t, f, identity.WithPrincipal(context.Background(), &identity.Principal{ID: who}), "SELECT count(*) AS n FROM notes")
 		require.Nil(t, res.Error, who)
 		assert.Equal(t, [][]any{{want}}, res.Rows, who)
 	}
 	res := run(t, f, context.Background(), "DROP TABLE notes")
 	require.NotNil(t, res.Error)
 	assert.Equal(t, text2sql.KindNotReadOnly, res.Error.Kind)
-	_, err = f.Execute(text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: "mallory"}), text2sql.ExecuteRequest{SQL: "SELECT 1"})
+	_, err = f.Execute(identity.WithPrincipal(context.Background(), &identity.Principal{ID: "mallory"}), text2sql.ExecuteRequest{SQL: "SELECT 1"})
 	assert.ErrorIs(t, err, text2sql.ErrForbidden)
 
 	_, err = postgres.NewFunction(context.Background(), s.DB, postgres.FunctionOptions{Name: "a.b.c"})
@@ -263,7 +264,7 @@ func TestSandboxPathsHold(t *testing.T) {
 		RoleFor: postgres.RoleMap(map[string]string{"bob": s.Authenticated, "eve": "none"}), Claims: true})
 	require.NoError(t, err)
 	defer f.Close()
-	bob := text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: "bob"})
+	bob := identity.WithPrincipal(context.Background(), &identity.Principal{ID: "bob"})
 
 	const smuggle = `SELECT 'x\' AS a, ' AS b, (SELECT pg_catalog.set_config($$request.jwt.claims$$, $${"sub":"alice"}$$, true)) AS c, (SELECT pg_catalog.string_agg(body, $$,$$) FROM notes) AS d, ' AS e --'`
 	res := run(t, f, bob, smuggle)
@@ -274,27 +275,27 @@ func TestSandboxPathsHold(t *testing.T) {
 	require.NotNil(t, res.Error, "%v", res.Rows)
 	assert.True(t, res.Error.Kind.Refusal(), "%+v", res.Error)
 
-	spoof := text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: "bob", Claims: map[string]any{"sub": "alice"}})
+	spoof := identity.WithPrincipal(context.Background(), &identity.Principal{ID: "bob", Claims: map[string]any{"sub": "alice"}})
 	res = run(t, f, spoof, "SELECT count(*) AS n FROM notes")
 	require.Nil(t, res.Error)
 	assert.Equal(t, [][]any{{int64(1)}}, res.Rows, "claims' sub is the principal's id")
 
-	_, err = f.Execute(text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: "eve"}), text2sql.ExecuteRequest{SQL: "SELECT 1"})
+	_, err = f.Execute(identity.WithPrincipal(context.Background(), &identity.Principal{ID: "eve"}), text2sql.ExecuteRequest{SQL: "SELECT 1"})
 	assert.ErrorIs(t, err, text2sql.ErrForbidden)
-	_, err = f.Execute(text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: "bo\x00b"}), text2sql.ExecuteRequest{SQL: "SELECT 1"})
+	_, err = f.Execute(identity.WithPrincipal(context.Background(), &identity.Principal{ID: "bo\x00b"}), text2sql.ExecuteRequest{SQL: "SELECT 1"})
 	assert.ErrorIs(t, err, text2sql.ErrForbidden)
 
 	st := newStandIn(t, s)
 	e := newExecutor(t, s, st.srv.URL)
 	before := st.calls.Load()
 	for _, q := range []string{smuggle, `SELECT N'x\' AS a, ' AS b'`, "SELECT 'a'\n'b\\' AS c, ' AS d'", `SELECT U&'d\0061t' AS u`} {
-		res = run(t, e, text2sql.WithBearerToken(context.Background(), token(t, "bob", s.Authenticated)), q)
+		res = run(t, e, identity.WithBearerToken(context.Background(), token(t, "bob", s.Authenticated)), q)
 		require.NotNil(t, res.Error, q)
 		assert.Equal(t, text2sql.KindForbiddenStatement, res.Error.Kind, q)
 		assert.Contains(t, res.Error.Message, "backslash", q)
 	}
 	assert.Equal(t, before, st.calls.Load())
-	res = run(t, e, text2sql.WithBearerToken(context.Background(), token(t, "bob", s.Authenticated)), `SELECT E'a\\b' AS x, $$c\d$$ AS y`)
+	res = run(t, e, identity.WithBearerToken(context.Background(), token(t, "bob", s.Authenticated)), `SELECT E'a\\b' AS x, $$c\d$$ AS y`)
 	require.Nil(t, res.Error, "%+v", res.Error)
 	assert.Equal(t, [][]any{{`a\b`, `c\d`}}, res.Rows)
 }
@@ -317,7 +318,7 @@ func TestSandboxOwnerCode(t *testing.T) {
 	defer f.Close()
 	st := newStandIn(t, s)
 	e := newExecutor(t, s, st.srv.URL)
-	bob := text2sql.WithPrincipal(text2sql.WithBearerToken(context.Background(), token(t, "bob", s.Authenticated)), &text2sql.Principal{ID: "bob"})
+	bob := identity.WithPrincipal(identity.WithBearerToken(context.Background(), token(t, "bob", s.Authenticated)), &identity.Principal{ID: "bob"})
 	for _, q := range []string{`SELECT ('x'::text).any_user_function`, `SELECT 80 IN (SELECT 'x'::text)`, `SELECT '{11}'::_dom`} {
 		for _, ex := range []text2sql.Executor{f, e} {
 			res := run(t, ex, bob, q)

@@ -11,6 +11,7 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/feedback"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/internal/demotest"
 	"github.com/text2sql-go/text2sql/retriever"
 )
@@ -63,7 +64,7 @@ func BenchmarkRetrieve(b *testing.B) {
 	h, err := retriever.NewHybrid(ctx, retriever.HybridOptions{Schema: ex.Schema(), Knowledge: merged})
 	require.NoError(b, err)
 	ret := &feedback.Retriever{Base: h, Store: st}
-	alice := text2sql.WithPrincipal(ctx, &text2sql.Principal{ID: "alice", Method: "static"})
+	alice := identity.WithPrincipal(ctx, &identity.Principal{ID: "alice", Method: "static"})
 	for _, question := range []string{q, "Which students have no enrollments?"} {
 		b.Run(map[bool]string{true: "indexed", false: "none"}[question == q], func(b *testing.B) {
 			for b.Loop() {

@@ -14,6 +14,7 @@ import (
 	"github.com/text2sql-go/text2sql/demo"
 	"github.com/text2sql-go/text2sql/feedback"
 	"github.com/text2sql-go/text2sql/feedback/sqlite"
+	"github.com/text2sql-go/text2sql/identity"
 	"github.com/text2sql-go/text2sql/internal/demotest"
 	"github.com/text2sql-go/text2sql/retriever"
 )
@@ -21,7 +22,7 @@ import (
 const coursesQ = "How many courses are offered by the university?"
 
 func as(id string) context.Context {
-	return text2sql.WithPrincipal(context.Background(), &text2sql.Principal{ID: id, Method: "static"})
+	return identity.WithPrincipal(context.Background(), &identity.Principal{ID: id, Method: "static"})
 }
 
 // reused returns the SQL the retriever would reuse for question asked by

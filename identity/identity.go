@@ -1,9 +1,15 @@
-package text2sql
+// Package identity carries who a call acts for, the Principal, and the
+// caller's own bearer token through a context.Context: from where the
+// caller is known (the server's authenticators, an MCP tool call, the
+// command line's --as) to where access is decided (an executor running
+// each caller's statements under the caller's own database role, the
+// audit hook). The pipeline itself never reads them.
+package identity
 
 import "context"
 
 // Principal is who a call acts for: the caller a service authenticated
-// (server's Authenticators set it), a tool call's user (MCP), or a name
+// (package server's Authenticators set it), a tool call's user (MCP), or a name
 // given on the command line (text2sql --as NAME). It travels in the
 // context (WithPrincipal, PrincipalFrom) from where the caller is known to
 // where access is decided: an executor that runs each caller's statements
