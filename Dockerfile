@@ -13,8 +13,19 @@
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
-COPY go.mod go.sum ./
-RUN go mod download
+# The command is the nested module cmd/text2sql of the workspace (go.work);
+# its dependencies are downloaded from the go.mod files of the modules it
+# requires before the sources are copied, so that layer is cached.
+COPY go.work go.mod go.sum ./
+COPY cmd/text2sql/go.mod cmd/text2sql/go.sum cmd/text2sql/
+COPY server/go.mod server/go.sum server/
+COPY executor/mysql/go.mod executor/mysql/go.sum executor/mysql/
+COPY executor/catalog/go.mod executor/catalog/go.sum executor/catalog/
+COPY executor/mcpexec/go.mod executor/mcpexec/go.sum executor/mcpexec/
+COPY llm/gemini/go.mod llm/gemini/go.sum llm/gemini/
+COPY embed/gemini/go.mod embed/gemini/go.sum embed/gemini/
+COPY internal/geminiapi/go.mod internal/geminiapi/go.sum internal/geminiapi/
+RUN cd cmd/text2sql && GOWORK=off go mod download
 COPY . .
 RUN CGO_ENABLED=1 go build -trimpath -ldflags="-s -w" -o /out/text2sql ./cmd/text2sql
 

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -62,7 +61,7 @@ func TestNoSecretsOrPrompts(t *testing.T) {
 		seen.WriteString(text)
 	}
 	cs.Close()
-	time.Sleep(20 * time.Millisecond) // let the last request's log record land
+	srv.Close() // waits for every request's handler, so its log record has landed
 
 	out, logText := seen.String(), logs.String()
 	secrets := map[string]string{"token": token, "anon key": anonKey, "rejected token": "wrong-token-123"}

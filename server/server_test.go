@@ -388,9 +388,15 @@ func TestListenAndServeGraceful(t *testing.T) {
 	}()
 	<-started
 	cancel() // shutdown begins with a request in flight
-	time.Sleep(50 * time.Millisecond)
-	_, err := net.DialTimeout("tcp", addr.String(), time.Second)
-	assert.Error(t, err, "still accepting connections during shutdown")
+	// Shutdown closes the listener in ListenAndServe's goroutine: wait for
+	// that, while the request is still held.
+	assert.Eventually(t, func() bool {
+		c, err := net.DialTimeout("tcp", addr.String(), time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	}, 10*time.Second, 10*time.Millisecond, "still accepting connections during shutdown")
 	close(release)
 	b := <-bodyc
 	assert.Equal(t, "done", b, "in-flight request: %q", b)

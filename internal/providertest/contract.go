@@ -119,13 +119,16 @@ func Concurrent(t *testing.T, c Client, srv *httpfake.Server, n int) {
 const limit = 300 * time.Millisecond
 
 // Timeout checks a client's time limit: a server that takes the request
-// and never answers ends the call within the limit with a
+// and never answers ends the call, no sooner than the limit, with a
 // *text2sql.ModelError whose Timeout is set, matching text2sql.ErrModel
 // and context.DeadlineExceeded, worded "<provider>: no answer within
-// 300ms, …"; the limit covers the whole call, so a retried reply (retry,
-// e.g. the provider's 503) and a second attempt that hangs end within it
-// after two requests; and a caller's shorter deadline wins with its own
-// error, promptly, after one request, without the key.
+// 300ms, …"; the limit covers the whole call, so the wait after a retried
+// reply (retry, e.g. the provider's 503) runs under its deadline and a
+// second attempt that hangs ends at it after two requests; and a caller's
+// shorter deadline wins with its own error after one request, without the
+// key. The server never answers, so only a deadline can end these calls:
+// the errors say which one did, and no upper bound on the wall-clock time
+// is asserted (it flakes on a loaded machine).
 func Timeout(t *testing.T, c Client, retry httpfake.Reply) {
 	t.Run("never answers", func(t *testing.T) {
 		srv := httpfake.New(t, httpfake.Reply{Block: true})
@@ -139,26 +142,35 @@ func Timeout(t *testing.T, c Client, retry httpfake.Reply) {
 		assert.ErrorIs(t, err, text2sql.ErrModel)
 		assert.Equal(t, c.Provider+": no answer within 300ms, the time limit of one model call (Options.Timeout)", err.Error())
 		assert.GreaterOrEqual(t, el, limit)
-		assert.Less(t, el, time.Second)
 	})
 	t.Run("covers retries", func(t *testing.T) {
 		srv := httpfake.New(t, retry, httpfake.Reply{Block: true})
-		start := time.Now()
-		err := c.New(t, srv, Setup{Timeout: limit})(context.Background())
+		var (
+			mu    sync.Mutex
+			waits []bool // per retry wait: whether it ran under the call's limit
+		)
+		sleep := func(ctx context.Context, _ time.Duration) error {
+			dl, ok := ctx.Deadline() // the caller's context has none
+			mu.Lock()
+			defer mu.Unlock()
+			waits = append(waits, ok && !dl.After(time.Now().Add(limit)))
+			return ctx.Err()
+		}
+		err := c.New(t, srv, Setup{Timeout: limit, Sleep: sleep})(context.Background())
 		var me *text2sql.ModelError
 		require.ErrorAs(t, err, &me)
 		assert.True(t, me.Timeout, "err = %v", err)
 		assert.Len(t, srv.Requests(), 2)
-		assert.Less(t, time.Since(start), time.Second)
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Equal(t, []bool{true}, waits, "one retry wait, under the call's deadline")
 	})
 	t.Run("caller deadline wins", func(t *testing.T) {
 		srv := httpfake.New(t, httpfake.Reply{Block: true})
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
-		start := time.Now()
 		err := c.New(t, srv, Setup{Timeout: 10 * time.Second})(ctx)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
-		assert.Less(t, time.Since(start), time.Second)
 		var me *text2sql.ModelError
 		assert.False(t, errors.As(err, &me) && me.Timeout, "err = %v", err)
 		assert.Len(t, srv.Requests(), 1)

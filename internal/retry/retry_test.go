@@ -118,7 +118,7 @@ func TestDoContext(t *testing.T) {
 	})
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Contains(t, err.Error(), "HTTP 503")
-	assert.Less(t, time.Since(start), time.Second, "did not stop promptly")
+	assert.Less(t, time.Since(start), time.Minute, "did not stop promptly") // the wait would be ≥ 30 min
 
 	// A wait past the deadline is not started.
 	ctx, cancel2 := context.WithTimeout(context.Background(), time.Second)

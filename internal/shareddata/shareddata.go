@@ -1,6 +1,7 @@
 // Package shareddata locates the shared test data (Spider, BIRD, Chinook)
 // that lives beside the repository as ../shared/data, for tests and
-// benchmarks. Tests skip with a clear message where it is absent.
+// benchmarks. Tests skip with a clear message where it is absent, and fail
+// under CI=true, where every resource a test needs must be present.
 package shareddata
 
 import (
@@ -40,19 +41,29 @@ func Dir() string {
 	}
 }
 
-// Path returns the path of elem under the shared data directory, or skips
-// the test when the data is absent.
+// Path returns the path of elem under the shared data directory. When the
+// data is absent it skips the test, or fails it under CI=true.
 func Path(tb testing.TB, elem ...string) string {
 	tb.Helper()
 	d := Dir()
 	if d == "" {
-		tb.Skip("shared test data not found (expected ../shared/data beside the repository, or $TEXT2SQL_SHARED_DATA)")
+		absent(tb, "shared test data not found (expected ../shared/data beside the repository, or $TEXT2SQL_SHARED_DATA)")
 	}
 	p := filepath.Join(append([]string{d}, elem...)...)
 	if _, err := os.Stat(p); err != nil {
-		tb.Skipf("shared test data %s not found", p)
+		absent(tb, "shared test data "+p+" not found")
 	}
 	return p
+}
+
+// absent ends a test whose data is missing: a skip, or a failure under
+// CI=true.
+func absent(tb testing.TB, msg string) {
+	tb.Helper()
+	if os.Getenv("CI") == "true" {
+		tb.Fatal(msg + "; CI=true, so the test may not skip")
+	}
+	tb.Skip(msg)
 }
 
 // SpiderQuestion is one Spider dev question.
