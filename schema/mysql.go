@@ -40,6 +40,22 @@ func InspectMySQL(ctx context.Context, db *sql.DB) (*Database, error) {
 	}
 	out.Name = name.String
 
+	byName, err := mysqlTables(ctx, db, out)
+	if err != nil {
+		return nil, err
+	}
+	if err := mysqlColumns(ctx, db, byName); err != nil {
+		return nil, err
+	}
+	if err := mysqlKeys(ctx, db, out.Name, byName); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// mysqlTables adds the base tables and views of the current database to
+// out.Tables, sorted, and returns them by name.
+func mysqlTables(ctx context.Context, db *sql.DB, out *Database) (map[string]*Table, error) {
 	byName := map[string]*Table{}
 	tables, err := selectRows[struct {
 		Name    string `db:"name"`
@@ -70,7 +86,12 @@ func InspectMySQL(ctx context.Context, db *sql.DB) (*Database, error) {
 		}
 		return out.Tables[i].Name < out.Tables[j].Name
 	})
+	return byName, nil
+}
 
+// mysqlColumns adds the columns of the tables in byName, in ordinal
+// order.
+func mysqlColumns(ctx context.Context, db *sql.DB, byName map[string]*Table) error {
 	cols, err := selectRows[struct {
 		Table    string `db:"tbl"`
 		Name     string `db:"name"`
@@ -84,14 +105,20 @@ func InspectMySQL(ctx context.Context, db *sql.DB) (*Database, error) {
 		WHERE TABLE_SCHEMA = DATABASE()
 		ORDER BY TABLE_NAME, ORDINAL_POSITION`)
 	if err != nil {
-		return nil, fmt.Errorf("schema: mysql: columns: %w", err)
+		return fmt.Errorf("schema: mysql: columns: %w", err)
 	}
 	for _, r := range cols {
 		if t := byName[r.Table]; t != nil {
 			t.Columns = append(t.Columns, Column{Name: r.Name, Type: r.Type, NotNull: r.Nullable == "NO", Comment: r.Comment})
 		}
 	}
+	return nil
+}
 
+// mysqlKeys adds the primary and foreign keys of the tables in byName;
+// current is the current database, whose name a foreign key's RefSchema
+// leaves out.
+func mysqlKeys(ctx context.Context, db *sql.DB, current string, byName map[string]*Table) error {
 	keys, err := selectRows[struct {
 		Table     string `db:"tbl"`
 		Con       string `db:"con"`
@@ -108,7 +135,7 @@ func InspectMySQL(ctx context.Context, db *sql.DB) (*Database, error) {
 		  AND (CONSTRAINT_NAME = 'PRIMARY' OR REFERENCED_TABLE_NAME IS NOT NULL)
 		ORDER BY TABLE_NAME, CONSTRAINT_NAME = 'PRIMARY' DESC, CONSTRAINT_NAME, ORDINAL_POSITION`)
 	if err != nil {
-		return nil, fmt.Errorf("schema: mysql: keys: %w", err)
+		return fmt.Errorf("schema: mysql: keys: %w", err)
 	}
 	lastTable, lastCon := "", ""
 	for _, r := range keys {
@@ -121,7 +148,7 @@ func InspectMySQL(ctx context.Context, db *sql.DB) (*Database, error) {
 		} else {
 			if r.Table != lastTable || r.Con != lastCon {
 				fk := ForeignKey{RefTable: r.RefTable}
-				if r.RefSchema != out.Name {
+				if r.RefSchema != current {
 					fk.RefSchema = r.RefSchema
 				}
 				t.ForeignKeys = append(t.ForeignKeys, fk)
@@ -132,5 +159,5 @@ func InspectMySQL(ctx context.Context, db *sql.DB) (*Database, error) {
 		}
 		lastTable, lastCon = r.Table, r.Con
 	}
-	return out, nil
+	return nil
 }

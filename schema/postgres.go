@@ -39,9 +39,10 @@ import (
 //     inspected schemas).
 //
 // The service's audit log (AuditTable) is left out. Tables are sorted by
-// schema, then case-insensitively by name (ties by byte order). Database.Name is current_database(). Relations the
-// connection's role cannot see in the catalogs are simply absent. Errors
-// are those of the catalog queries, wrapped.
+// schema, then case-insensitively by name (ties by byte order).
+// Database.Name is current_database(). Relations the connection's role
+// cannot see in the catalogs are simply absent. Errors are those of the
+// catalog queries, wrapped.
 func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Database, error) {
 	out := &Database{Dialect: text2sql.DialectPostgres}
 	if err := db.QueryRowContext(ctx, `SELECT current_database()`).Scan(&out.Name); err != nil {
@@ -60,7 +61,25 @@ func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Databa
 		return nil, err
 	}
 	list := string(js)
+	byOID, err := postgresRelations(ctx, db, list, out)
+	if err != nil {
+		return nil, err
+	}
+	if len(out.Tables) == 0 {
+		return out, nil
+	}
+	if err := postgresColumns(ctx, db, list, byOID); err != nil {
+		return nil, err
+	}
+	if err := postgresKeys(ctx, db, list, byOID); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
+// postgresRelations adds the relations of the schemas in list (a JSON
+// array) to out.Tables, sorted, and returns them by their pg_class OID.
+func postgresRelations(ctx context.Context, db *sql.DB, list string, out *Database) (map[int64]*Table, error) {
 	byOID := map[int64]*Table{}
 	rels, err := selectRows[struct {
 		OID     int64  `db:"oid"`
@@ -103,10 +122,12 @@ func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Databa
 		}
 		return a.Name < b.Name
 	})
-	if len(out.Tables) == 0 {
-		return out, nil
-	}
+	return byOID, nil
+}
 
+// postgresColumns adds the columns of the relations in byOID, in
+// attribute order, with enum labels added to their comments.
+func postgresColumns(ctx context.Context, db *sql.DB, list string, byOID map[int64]*Table) error {
 	cols, err := selectRows[struct {
 		Rel     int64  `db:"rel"`
 		Name    string `db:"name"`
@@ -134,7 +155,7 @@ func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Databa
 		  AND a.attnum > 0 AND NOT a.attisdropped
 		ORDER BY a.attrelid, a.attnum`, list, AuditTable)
 	if err != nil {
-		return nil, fmt.Errorf("schema: postgres: columns: %w", err)
+		return fmt.Errorf("schema: postgres: columns: %w", err)
 	}
 	for _, r := range cols {
 		c := Column{Name: r.Name, Type: r.Type, NotNull: r.NotNull, Comment: r.Comment}
@@ -150,7 +171,12 @@ func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Databa
 			t.Columns = append(t.Columns, c)
 		}
 	}
+	return nil
+}
 
+// postgresKeys adds the primary and foreign keys of the relations in
+// byOID.
+func postgresKeys(ctx context.Context, db *sql.DB, list string, byOID map[int64]*Table) error {
 	// One row per key column, in key order; the referenced column of a
 	// foreign key is the one at the same position of confkey.
 	keys, err := selectRows[struct {
@@ -177,7 +203,7 @@ func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Databa
 		  AND n.nspname IN (SELECT json_array_elements_text($1::json))
 		ORDER BY con.conrelid, con.contype DESC, con.oid, k.ord`, list)
 	if err != nil {
-		return nil, fmt.Errorf("schema: postgres: keys: %w", err)
+		return fmt.Errorf("schema: postgres: keys: %w", err)
 	}
 	lastCon := int64(-1)
 	for _, r := range keys {
@@ -198,7 +224,7 @@ func InspectPostgres(ctx context.Context, db *sql.DB, schemas []string) (*Databa
 		}
 		lastCon = r.Con
 	}
-	return out, nil
+	return nil
 }
 
 // postgresSchemas lists the non-system schemas, sorted.

@@ -68,23 +68,23 @@ func TestMariaDB(t *testing.T) {
 	res = exectest.Run(t, e, "SELECT u.name, sum(o.amount) AS total FROM users u JOIN `order` o ON o.user_id = u.id GROUP BY u.name ORDER BY total DESC")
 	assert.False(t, res.Error != nil || !reflect.DeepEqual(res.Rows, [][]any{{"grace", 21.0}, {"ada", 10.5}}), "%+v", res)
 
-	// Row cap: the server stops at cap+1 (sql_select_limit).
-	start := time.Now()
+	// Row cap: the server stops at cap+1 (sql_select_limit). Uncapped, the
+	// 10^10 rows would run into the time limit: no error says the cap held.
 	res = exectest.Run(t, e, "SELECT a.seq FROM seq_1_to_100000 a, seq_1_to_100000 b")
 	assert.False(t, res.Error != nil || res.RowCount != 100 || !res.Truncated, "cap: %d %v %v", res.RowCount, res.Truncated, res.Error)
-	d := time.Since(start)
-	assert.LessOrEqual(t, d, 2*time.Second, "capped query took %v", d)
 	res = exectest.Run(t, e, "SELECT n FROM big WHERE n <= 100")
 	assert.False(t, res.RowCount != 100 || res.Truncated, "exactly the cap: %d %v", res.RowCount, res.Truncated)
 
 	// Time limit: the server stops the statement (max_statement_time).
-	start = time.Now()
+	start := time.Now()
 	res = exectest.Run(t, e, "SELECT count(*) FROM seq_1_to_1000000 a, seq_1_to_1000000 b")
-	d = time.Since(start)
+	d := time.Since(start)
 	assert.False(t, res.Error == nil || res.Error.Kind != text2sql.KindTimeout || !strings.Contains(res.Error.Message, "2s"), "sleep: %+v", res)
 	// The server's timer may fire a few milliseconds early (1.994 s was
-	// seen under load): the lower bound allows 100 ms.
-	assert.False(t, d < 1900*time.Millisecond || d > 3500*time.Millisecond, "sleep stopped after %v", d)
+	// seen under load): the lower bound allows 100 ms; the upper one is an
+	// order of magnitude over the limit, for a loaded machine (the count of
+	// 10^12 rows runs for hours otherwise).
+	assert.False(t, d < 1900*time.Millisecond || d > 20*time.Second, "sleep stopped after %v", d)
 	res = exectest.Run(t, e, "SELECT 1")
 	assert.Nil(t, res.Error, "after timeout: %v", res.Error)
 

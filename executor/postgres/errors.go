@@ -13,31 +13,6 @@ import (
 	"github.com/text2sql-go/text2sql/schema"
 )
 
-// kindOf maps a SQLSTATE to an error kind. Codes it does not know are
-// classified from the message, as the generic executor does.
-func kindOf(code, msg string) text2sql.ErrorKind {
-	switch code {
-	case "42P01", "3F000": // undefined_table, invalid_schema_name
-		return text2sql.KindUnknownTable
-	case "42703": // undefined_column
-		return text2sql.KindUnknownColumn
-	case "42601": // syntax_error
-		return text2sql.KindSyntax
-	case "57014", "55P03", "25P03": // query_canceled, lock_not_available, idle_in_transaction_session_timeout
-		return text2sql.KindTimeout
-	case "25006": // read_only_sql_transaction
-		return text2sql.KindNotReadOnly
-	case "42501": // insufficient_privilege
-		return text2sql.KindForbiddenStatement
-	case "54000", "54001", "53200", "22001": // program_limit_exceeded, statement_too_complex, out_of_memory, string_data_right_truncation
-		return text2sql.KindTooLarge
-	}
-	if strings.HasPrefix(code, "22") || strings.HasPrefix(code, "42") || strings.HasPrefix(code, "2") {
-		return text2sql.KindRuntime
-	}
-	return lint.Classify(msg)
-}
-
 // sqlError turns a server error into a *text2sql.SQLError with its
 // SQLSTATE, and for unknown tables and columns a hint that knows
 // PostgreSQL's case folding and schemas.
@@ -67,7 +42,7 @@ func (e *Executor) sqlError(pe *pgconn.PgError, query string) *text2sql.SQLError
 	if pe.Position > 0 {
 		msg += " (at character " + strconv.Itoa(int(pe.Position)) + ")"
 	}
-	se := &text2sql.SQLError{Kind: kindOf(pe.Code, pe.Message), Message: msg, SQLState: pe.Code}
+	se := &text2sql.SQLError{Kind: lint.ClassifySQLState(pe.Code, pe.Message), Message: msg, SQLState: pe.Code}
 	switch se.Kind {
 	case text2sql.KindUnknownTable:
 		se.Hint = tableHint(e.schema, e.searchPath, lint.UnknownName(pe.Message), query)

@@ -49,20 +49,20 @@ func TestValues(t *testing.T) {
 // stops at the cap, marked truncated, at once.
 func TestRowCap(t *testing.T) {
 	db, _ := testDB(t, `CREATE TABLE big AS SELECT g AS id FROM generate_series(1, 5000) g`)
+	// Uncapped, each would run into the time limit (or the result's byte
+	// bound) and answer an error: no error and 1,000 rows say the cap
+	// stopped it, whatever the machine's load.
 	e := newExec(t, db, Options{MaxRows: 1000})
 	for _, q := range []string{
 		`SELECT generate_series(1, 1000000000)`,
 		`WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT n FROM c`,
 		`SELECT id FROM big ORDER BY id`,
 	} {
-		start := time.Now()
 		res := exectest.Run(t, e, q)
 		if !assert.False(t, res.Error != nil || res.RowCount != 1000 || !res.Truncated, "%q: %d rows, truncated %v, %v", q, res.RowCount, res.Truncated, res.Error) {
 			continue
 		}
 		assert.False(t, res.Rows[0][0] != int64(1) || res.Rows[999][0] != int64(1000), "%q: rows %v … %v", q, res.Rows[0], res.Rows[999])
-		d := time.Since(start)
-		assert.LessOrEqual(t, d, 2*time.Second, "%q took %v: the whole result was computed", q, d)
 	}
 	// Exactly the cap: not truncated. A request's own cap wins.
 	res := exectest.Run(t, e, `SELECT id FROM big WHERE id <= 1000`)
@@ -79,7 +79,8 @@ func TestRowCap(t *testing.T) {
 // limit wins; the executor keeps working.
 func TestTimeout(t *testing.T) {
 	db, _ := testDB(t)
-	e := newExec(t, db, Options{Timeout: 300 * time.Millisecond})
+	const limit = 300 * time.Millisecond
+	e := newExec(t, db, Options{Timeout: limit})
 	q := dbtest.Unbounded
 	start := time.Now()
 	res := exectest.Run(t, e, q)
@@ -87,7 +88,9 @@ func TestTimeout(t *testing.T) {
 	require.Equal(t, text2sql.KindTimeout, res.Error.Kind, "%+v", res.Error)
 	require.Equal(t, "57014", res.Error.SQLState, "%+v", res.Error)
 	d := time.Since(start)
-	assert.LessOrEqual(t, d, 2*time.Second, "stopped after %v", d)
+	// An order of magnitude over the limit, for a loaded machine; the
+	// statement runs forever otherwise.
+	assert.LessOrEqual(t, d, 10*limit, "stopped after %v", d)
 	assert.Contains(t, res.Error.Message, "300ms", "message %q", res.Error.Message)
 	r2, err := e.Execute(context.Background(), text2sql.ExecuteRequest{SQL: q, Timeout: 100 * time.Millisecond})
 	assert.False(t, err != nil || r2.Error == nil || r2.Error.Kind != text2sql.KindTimeout || !strings.Contains(r2.Error.Message, "100ms"), "%+v %v", r2, err)

@@ -18,6 +18,7 @@ import (
 	text2sql "github.com/text2sql-go/text2sql"
 	"github.com/text2sql-go/text2sql/executor"
 	"github.com/text2sql-go/text2sql/executor/internal/execkit"
+	"github.com/text2sql-go/text2sql/lint"
 	"github.com/text2sql-go/text2sql/schema"
 )
 
@@ -277,7 +278,7 @@ func (f *Function) callFunction(ctx context.Context, sess session, query string,
 		case errors.As(err, &pe) && pe.Code == "57014", cctx.Err() != nil:
 			return nil, execkit.TimeoutError(timeout), nil
 		case errors.As(err, &pe):
-			return nil, &text2sql.SQLError{Kind: kindOf(pe.Code, pe.Message), Message: cutMessage(pe.Message), SQLState: pe.Code, Hint: pe.Hint}, nil
+			return nil, &text2sql.SQLError{Kind: lint.ClassifySQLState(pe.Code, pe.Message), Message: cutMessage(pe.Message), SQLState: pe.Code, Hint: pe.Hint}, nil
 		}
 		return nil, nil, fmt.Errorf("postgres: %s: %w", f.opts.Name, err)
 	}

@@ -267,11 +267,9 @@ func TestC1SleepInCTE(t *testing.T) {
 		`WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE pg_sleep_until(now() + interval '1 hour') IS NULL) SELECT * FROM s`,
 		`SELECT load_extension('/tmp/x.so')`,
 	} {
-		start := time.Now()
+		// Refused before it runs: a sleep that ran would answer rows.
 		se := wantRefused(t, e, q, text2sql.KindForbiddenFunction)
 		assert.False(t, !strings.Contains(se.Message, "pg_sleep") && !strings.Contains(se.Message, "load_extension"), "%q: message %q", q, se.Message)
-		d := time.Since(start)
-		assert.LessOrEqual(t, d, 2*time.Second, "%q took %v", q, d)
 	}
 }
 
@@ -446,8 +444,9 @@ func TestBypassEngineLayers(t *testing.T) {
 		d := time.Since(start)
 		assert.False(t, res.Error == nil || res.Error.Kind != text2sql.KindTimeout || res.Error.SQLState != "57014", "bypass %q: %+v", q, res.Error)
 		// PostgreSQL's timer may fire a few milliseconds early (1.996 s
-		// was seen under load): the lower bound allows 100 ms.
-		assert.False(t, d < 1900*time.Millisecond || d > 4*time.Second, "bypass %q stopped after %v, want about 2s", q, d)
+		// was seen under load): the lower bound allows 100 ms. The upper
+		// one is generous for a loaded machine, and under the sleep's 30 s.
+		assert.False(t, d < 1900*time.Millisecond || d > 20*time.Second, "bypass %q stopped after %v, want about 2s", q, d)
 	}
 	// Session-level advisory locks, which a read-only transaction allows,
 	// are released after the rollback.

@@ -341,7 +341,9 @@ func TestBuiltValuesBounded(t *testing.T) {
 	// What runs without building values is bounded in time on the server.
 	start := time.Now()
 	exectest.RunKind(t, e, `SELECT count(*) FROM generate_series(1, 100000) a, generate_series(1, 100000) b`, text2sql.KindTimeout)
-	assert.Less(t, time.Since(start), 2*time.Second+3*time.Second, "the time limit held")
+	// An order of magnitude over the 2 s limit, for a loaded machine; the
+	// 10^10-row count runs for minutes otherwise.
+	assert.Less(t, time.Since(start), 10*2*time.Second, "the time limit held")
 	assert.Eventually(t, func() bool {
 		var n int
 		require.NoError(t, db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%generate_series(1, 100000) b%' AND pid <> pg_backend_pid()`).Scan(&n))
