@@ -17,10 +17,8 @@ package executor
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	text2sql "github.com/text2sql-go/text2sql"
@@ -202,7 +200,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if connectionError(err) {
+		if execkit.ConnectionError(err) {
 			return nil, fmt.Errorf("executor: %w", err)
 		}
 		res.Rows, res.Truncated = nil, false
@@ -355,7 +353,7 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if connectionError(err) {
+		if execkit.ConnectionError(err) {
 			return fmt.Errorf("executor: %w", err)
 		}
 		return e.sqlError(cctx, err, q, timeout)
@@ -372,17 +370,4 @@ func (e *Executor) sqlError(ctx context.Context, err error, q string, timeout ti
 		kind = e.opts.Classify(err)
 	}
 	return lint.EngineError(kind, err.Error(), e.opts.Schema, q)
-}
-
-// connectionError reports whether err means the database cannot be reached,
-// as opposed to an error about the statement.
-func connectionError(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return false
-	}
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
-		return true
-	}
-	var ne net.Error
-	return errors.As(err, &ne)
 }

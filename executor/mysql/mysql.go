@@ -508,7 +508,7 @@ func (e *Executor) Execute(ctx context.Context, req text2sql.ExecuteRequest) (*t
 	case errors.Is(err, errResultTooLarge):
 		res.Error = &text2sql.SQLError{Kind: text2sql.KindTooLarge,
 			Message: fmt.Sprintf("the result exceeds %d bytes; select fewer or smaller columns, or fewer rows", e.resultBytes())}
-	case connectionError(err):
+	case execkit.ConnectionError(err):
 		return nil, fmt.Errorf("mysql: %w", err)
 	default:
 		res.Error = e.sqlError(cctx, err, st.Text, timeout)
@@ -546,7 +546,7 @@ func (e *Executor) Check(ctx context.Context, query string) error {
 		return stmt.Close()
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case connectionError(err):
+	case execkit.ConnectionError(err):
 		return fmt.Errorf("mysql: %w", err)
 	}
 	return e.sqlError(cctx, err, st.Text, timeout)

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"strconv"
 	"time"
 
@@ -205,17 +204,4 @@ func (e *Executor) sqlError(ctx context.Context, err error, q string, timeout ti
 		return execkit.TimeoutError(timeout)
 	}
 	return se
-}
-
-// connectionError reports whether err means the server cannot be
-// reached, as opposed to an error about the statement.
-func connectionError(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return false
-	}
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
-		return true
-	}
-	var ne net.Error
-	return errors.As(err, &ne)
 }

@@ -7,9 +7,11 @@ package execkit
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -117,3 +119,18 @@ func ReadBounded(r io.Reader, limit int) ([]byte, error) {
 
 // ErrTooLarge marks an answer larger than the executor's result bound.
 var ErrTooLarge = errors.New("result too large")
+
+// ConnectionError reports whether err means the database cannot be
+// reached (a broken connection or a network error), as opposed to an
+// error about the statement; a context's deadline or cancellation is
+// neither.
+func ConnectionError(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}
